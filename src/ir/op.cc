@@ -1,0 +1,99 @@
+// The registry of built-in operators that Call nodes name. Ops are interned: one object per
+// name, so identity and name equality agree.
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "loom/ir/node.h"
+
+namespace loom {
+
+namespace {
+
+struct OpSpec {
+  const char* name;
+  CallEffect effect;
+  int num_inputs;  // -1: variadic
+};
+
+// Math intrinsics are pure; codegen lowers them (LLVM intrinsics or polynomial expansions).
+constexpr OpSpec kBuiltinOps[] = {
+    {"call_extern", CallEffect::kOpaque, -1},
+    {"call_pure_extern", CallEffect::kPure, -1},
+    {"exp", CallEffect::kPure, 1},
+    {"exp2", CallEffect::kPure, 1},
+    {"log", CallEffect::kPure, 1},
+    {"log2", CallEffect::kPure, 1},
+    {"log10", CallEffect::kPure, 1},
+    {"sqrt", CallEffect::kPure, 1},
+    {"rsqrt", CallEffect::kPure, 1},
+    {"tanh", CallEffect::kPure, 1},
+    {"sigmoid", CallEffect::kPure, 1},
+    {"erf", CallEffect::kPure, 1},
+    {"pow", CallEffect::kPure, 2},
+    {"fabs", CallEffect::kPure, 1},
+    {"floor", CallEffect::kPure, 1},
+    {"ceil", CallEffect::kPure, 1},
+    {"round", CallEffect::kPure, 1},
+    {"trunc", CallEffect::kPure, 1},
+    {"sin", CallEffect::kPure, 1},
+    {"cos", CallEffect::kPure, 1},
+    {"isnan", CallEffect::kPure, 1},
+    {"popcount", CallEffect::kPure, 1},
+    {"shift_left", CallEffect::kPure, 2},
+    {"shift_right", CallEffect::kPure, 2},
+    {"bitwise_and", CallEffect::kPure, 2},
+    {"bitwise_or", CallEffect::kPure, 2},
+    {"bitwise_xor", CallEffect::kPure, 2},
+    {"bitwise_not", CallEffect::kPure, 1},
+    {"reinterpret", CallEffect::kPure, 1},
+    // if_then_else evaluates only the chosen branch (unlike Select, which may evaluate both).
+    {"if_then_else", CallEffect::kPure, 3},
+    // likely(cond): a hint that cond is usually true (loop partitioning peels on it).
+    {"likely", CallEffect::kPure, 1},
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global() {
+    static OpRegistry* registry = new OpRegistry();  // never destroyed: ops outlive statics
+    return *registry;
+  }
+
+  Op Get(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = ops_.find(name);
+    if (it != ops_.end()) return it->second;
+    std::string known;
+    for (const OpSpec& spec : kBuiltinOps) {
+      known += known.empty() ? "" : ", ";
+      known += spec.name;
+    }
+    LOOM_THROW << "unknown operator '" << name << "'; the built-in operators are: " << known
+               << " (an external function is called through call_extern)";
+  }
+
+ private:
+  OpRegistry() {
+    for (const OpSpec& spec : kBuiltinOps) {
+      auto node = std::make_unique<OpNode>();
+      node->name = spec.name;
+      node->effect = spec.effect;
+      node->num_inputs = spec.num_inputs;
+      node->Validate();
+      ops_.emplace(spec.name, Op(node.release()));
+    }
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, Op> ops_;
+};
+
+}  // namespace
+
+Op Op::Get(const std::string& name) { return OpRegistry::Global().Get(name); }
+
+const std::string& Op::name() const { return get()->name; }
+
+}  // namespace loom
