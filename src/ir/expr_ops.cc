@@ -155,9 +155,8 @@ PrimExpr operator+(PrimExpr a, PrimExpr b) {
   const auto *ia = AsInt(a), *ib = AsInt(b);
   if (ia && ib) {
     int64_t r;
-    if (PrimExpr f = FoldInt(a.dtype(), const_int::AddOverflows(ia->value, ib->value, &r), r);
-        f.defined())
-      return f;
+    bool overflowed = const_int::AddOverflows(ia->value, ib->value, &r);
+    if (PrimExpr f = FoldInt(a.dtype(), overflowed, r); f.defined()) return f;
   }
   if (AsFloat(a) && AsFloat(b)) return FloatImm(a.dtype(), AsFloat(a)->value + AsFloat(b)->value);
   if (IsIntValue(b, 0)) return a;
@@ -170,9 +169,8 @@ PrimExpr operator-(PrimExpr a, PrimExpr b) {
   const auto *ia = AsInt(a), *ib = AsInt(b);
   if (ia && ib) {
     int64_t r;
-    if (PrimExpr f = FoldInt(a.dtype(), const_int::SubOverflows(ia->value, ib->value, &r), r);
-        f.defined())
-      return f;
+    bool overflowed = const_int::SubOverflows(ia->value, ib->value, &r);
+    if (PrimExpr f = FoldInt(a.dtype(), overflowed, r); f.defined()) return f;
   }
   if (AsFloat(a) && AsFloat(b)) return FloatImm(a.dtype(), AsFloat(a)->value - AsFloat(b)->value);
   if (IsIntValue(b, 0)) return a;
@@ -190,9 +188,8 @@ PrimExpr operator*(PrimExpr a, PrimExpr b) {
   const auto *ia = AsInt(a), *ib = AsInt(b);
   if (ia && ib) {
     int64_t r;
-    if (PrimExpr f = FoldInt(a.dtype(), const_int::MulOverflows(ia->value, ib->value, &r), r);
-        f.defined())
-      return f;
+    bool overflowed = const_int::MulOverflows(ia->value, ib->value, &r);
+    if (PrimExpr f = FoldInt(a.dtype(), overflowed, r); f.defined()) return f;
   }
   if (AsFloat(a) && AsFloat(b)) return FloatImm(a.dtype(), AsFloat(a)->value * AsFloat(b)->value);
   if (IsIntValue(b, 1)) return a;

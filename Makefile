@@ -1,0 +1,45 @@
+# Loom: `make demo` and `make test` are all a newcomer needs (they install dependencies).
+#   make deps                 Debian packages (apt-get) + pinned test-only Python packages (.venv)
+#   make build                configure and build (build/)
+#   make test                 the whole suite through ctest; exit code is the verdict
+#   make test SANITIZE=1      the unit tests under AddressSanitizer + UBSan (build-sanitize/)
+#   make demo                 the main job on the bundled default
+# CI=true makes warnings errors.
+
+SANITIZE ?= 0
+JOBS ?= $(shell nproc)
+ifeq ($(SANITIZE),1)
+  BUILD_DIR ?= build-sanitize
+  CMAKE_FLAGS += -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  CTEST_FLAGS += -L unit
+else
+  BUILD_DIR ?= build
+endif
+ifeq ($(CI),true)
+  CMAKE_FLAGS += -DLOOM_WERROR=ON
+else
+  CMAKE_FLAGS += -DLOOM_WERROR=OFF
+endif
+
+export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+.PHONY: deps configure build test demo clean
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+demo: build
+	@$(BUILD_DIR)/tools/demo/loom-demo
+
+clean:
+	rm -rf build build-sanitize
