@@ -15,6 +15,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/int_eval.h"
 #include "loom/ir/printer.h"
+#include "random_expr.h"
 
 namespace loom {
 namespace {
@@ -23,74 +24,7 @@ constexpr int kMaxDepth = 6;
 constexpr int kNumVars = 3;
 constexpr int kRandomSamples = 6;
 
-struct FuzzVar {
-  Var var;
-  int64_t lo;
-  int64_t extent;
-};
-
-class ExpressionGenerator {
- public:
-  ExpressionGenerator(std::mt19937_64* rng, const std::vector<FuzzVar>* vars)
-      : rng_(*rng), vars_(*vars) {}
-
-  PrimExpr Integer(int depth) {
-    if (depth == 0 || Chance(0.2)) return Leaf();
-    switch (Uniform(0, 10)) {
-      case 0: return Add(Integer(depth - 1), Integer(depth - 1));
-      case 1: return Sub(Integer(depth - 1), Integer(depth - 1));
-      case 2: return Mul(Integer(depth - 1), Chance(0.6) ? Constant() : Integer(depth - 1));
-      case 3: return Div(Integer(depth - 1), Divisor(depth));
-      case 4: return Mod(Integer(depth - 1), Divisor(depth));
-      case 5: return FloorDiv(Integer(depth - 1), Divisor(depth));
-      case 6: return FloorMod(Integer(depth - 1), Divisor(depth));
-      case 7: return Min(Integer(depth - 1), Integer(depth - 1));
-      case 8: return Max(Integer(depth - 1), Integer(depth - 1));
-      case 9: return Select(Condition(depth - 1), Integer(depth - 1), Integer(depth - 1));
-      default: return Add(Integer(depth - 1), Constant());
-    }
-  }
-
-  PrimExpr Condition(int depth) {
-    PrimExpr a = Integer(std::max(depth - 1, 0)), b = Integer(std::max(depth - 1, 0));
-    PrimExpr cmp;
-    switch (Uniform(0, 5)) {
-      case 0: cmp = EQ(a, b); break;
-      case 1: cmp = NE(a, b); break;
-      case 2: cmp = LT(a, b); break;
-      case 3: cmp = LE(a, b); break;
-      case 4: cmp = GT(a, b); break;
-      default: cmp = GE(a, b); break;
-    }
-    if (depth > 1 && Chance(0.2)) return And(cmp, Condition(depth - 1));
-    if (depth > 1 && Chance(0.2)) return Or(cmp, Condition(depth - 1));
-    if (Chance(0.1)) return Not(cmp);
-    return cmp;
-  }
-
- private:
-  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  int64_t Uniform(int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
-  }
-  PrimExpr Constant() { return IntImm(DataType::Int(32), Uniform(-16, 16)); }
-  PrimExpr Leaf() {
-    if (Chance(0.7)) return vars_[Uniform(0, kNumVars - 1)].var;
-    return Constant();
-  }
-  // Mostly non-zero constants (both signs); sometimes a variable or an expression, which
-  // may be zero at some points (those points are then skipped as undefined).
-  PrimExpr Divisor(int depth) {
-    if (Chance(0.7)) {
-      int64_t c = Uniform(1, 9);
-      return IntImm(DataType::Int(32), Chance(0.3) ? -c : c);
-    }
-    return Chance(0.5) ? Leaf() : Integer(std::max(depth - 2, 0));
-  }
-
-  std::mt19937_64& rng_;
-  const std::vector<FuzzVar>& vars_;
-};
+using testing::RangedVar;
 
 struct Options {
   int64_t count = 100000;
@@ -106,9 +40,9 @@ struct Stats {
   int64_t failures = 0;
 };
 
-std::string Bindings(const std::vector<FuzzVar>& vars, const VarValueMap& values) {
+std::string Bindings(const std::vector<RangedVar>& vars, const VarValueMap& values) {
   std::string s;
-  for (const FuzzVar& v : vars) {
+  for (const RangedVar& v : vars) {
     s += v.var->name_hint + "=" + std::to_string(values.at(v.var)) + " in [" +
          std::to_string(v.lo) + ", " + std::to_string(v.lo + v.extent - 1) + "]  ";
   }
@@ -124,20 +58,15 @@ void Report(const Options& opt, int64_t index, const std::string& what, const Pr
 // Runs one expression; returns false on a mismatch.
 bool RunOne(const Options& opt, int64_t index, Stats* stats) {
   std::mt19937_64 rng(opt.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index));
-  std::vector<FuzzVar> vars;
-  for (const char* name : {"x", "y", "z"}) {
-    int64_t lo = std::uniform_int_distribution<int64_t>(-20, 20)(rng);
-    int64_t extent = std::uniform_int_distribution<int64_t>(1, 40)(rng);
-    vars.push_back({Var(name), lo, extent});
-  }
-  ExpressionGenerator gen(&rng, &vars);
+  std::vector<RangedVar> vars = testing::RandomRangedVars(&rng, kNumVars);
+  testing::RandomExprGenerator gen(&rng, &vars);
   int depth = static_cast<int>(std::uniform_int_distribution<int>(1, kMaxDepth)(rng));
   PrimExpr e = std::uniform_int_distribution<int>(0, 9)(rng) == 0 ? gen.Condition(depth)
                                                                    : gen.Integer(depth);
 
   arith::Analyzer analyzer;
   arith::VarIntSetMap dom;
-  for (const FuzzVar& v : vars) {
+  for (const RangedVar& v : vars) {
     Range range(IntImm(DataType::Int(32), v.lo), IntImm(DataType::Int(32), v.extent));
     analyzer.Bind(v.var, range);
     dom.emplace(v.var, arith::IntSet::FromRange(range));
@@ -148,24 +77,7 @@ bool RunOne(const Options& opt, int64_t index, Stats* stats) {
   if (opt.verbose) std::cout << index << ": " << e << "\n   => " << simplified << "\n";
   ++stats->expressions;
 
-  // Corner points first (every var at its low or high end), then random points.
-  std::vector<VarValueMap> points;
-  for (int corner = 0; corner < (1 << kNumVars); ++corner) {
-    VarValueMap p;
-    for (int i = 0; i < kNumVars; ++i) {
-      p[vars[i].var] = vars[i].lo + (((corner >> i) & 1) ? vars[i].extent - 1 : 0);
-    }
-    points.push_back(p);
-  }
-  for (int s = 0; s < kRandomSamples; ++s) {
-    VarValueMap p;
-    for (const FuzzVar& v : vars) {
-      p[v.var] = v.lo + std::uniform_int_distribution<int64_t>(0, v.extent - 1)(rng);
-    }
-    points.push_back(p);
-  }
-
-  for (const VarValueMap& point : points) {
+  for (const VarValueMap& point : testing::SamplePoints(&rng, vars, kRandomSamples)) {
     std::optional<int64_t> expected = EvalInt(e, point);
     if (!expected) {
       ++stats->skipped;
