@@ -31,6 +31,7 @@ class EqualChecker {
       if (a.defined() && a.kind() == NodeKind::Var) MapVars(a.get(), b.get());
       return true;
     }
+    if (!a.defined() && !b.defined()) return true;
     if (!a.defined() || !b.defined()) return Fail("one side is undefined");
     if (a.kind() != b.kind()) {
       return Fail(std::string(NodeKindName(a.kind())) + " vs " + NodeKindName(b.kind()));
