@@ -85,10 +85,17 @@ void MatchTypes(PrimExpr& a, PrimExpr& b, const char* op) {
   auto convert = [](PrimExpr& e, DataType t) {
     e = cast(t, e);
   };
-  // A literal adopts the other side's type.
+  // A literal adopts the other side's type when its value survives the conversion; one that
+  // does not fit (an int64 constant beside an int32 variable) widens the other side instead
+  // of wrapping silently.
+  auto adoptable = [](const PrimExpr& literal, DataType from, DataType to) {
+    if (from.is_float() && !to.is_float()) return false;
+    const auto* imm = AsInt(literal);
+    return !imm || !to.is_integer_like() || to.is_representable(imm->value);
+  };
   bool a_literal = AsInt(a) || AsFloat(a), b_literal = AsInt(b) || AsFloat(b);
-  if (a_literal && !b_literal && !(ta.is_float() && !tb.is_float())) return convert(a, tb);
-  if (b_literal && !a_literal && !(tb.is_float() && !ta.is_float())) return convert(b, ta);
+  if (a_literal && !b_literal && adoptable(a, ta, tb)) return convert(a, tb);
+  if (b_literal && !a_literal && adoptable(b, tb, ta)) return convert(b, ta);
   if (ta.is_float() && !tb.is_float()) return convert(b, ta);
   if (tb.is_float() && !ta.is_float()) return convert(a, tb);
   if (ta.is_float() && tb.is_float()) {

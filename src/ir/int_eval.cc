@@ -44,16 +44,16 @@ class IntEvaluator : public ExprFunctor<Value(const PrimExpr&)> {
     return Checked(op->a, op->b, const_int::MulOverflows);
   }
   Value VisitExpr_(const DivNode* op) override {
-    return Divide(op->a, op->b, [](int64_t a, int64_t b) { return a / b; });
+    return Divide(op->a, op->b, /*remainder=*/false, [](int64_t a, int64_t b) { return a / b; });
   }
   Value VisitExpr_(const ModNode* op) override {
-    return Divide(op->a, op->b, [](int64_t a, int64_t b) { return a % b; });
+    return Divide(op->a, op->b, /*remainder=*/true, [](int64_t a, int64_t b) { return a % b; });
   }
   Value VisitExpr_(const FloorDivNode* op) override {
-    return Divide(op->a, op->b, const_int::FloorDiv);
+    return Divide(op->a, op->b, /*remainder=*/false, const_int::FloorDiv);
   }
   Value VisitExpr_(const FloorModNode* op) override {
-    return Divide(op->a, op->b, const_int::FloorMod);
+    return Divide(op->a, op->b, /*remainder=*/true, const_int::FloorMod);
   }
   Value VisitExpr_(const MinNode* op) override {
     return Both(op->a, op->b, [](int64_t a, int64_t b) { return std::min(a, b); });
@@ -120,11 +120,15 @@ class IntEvaluator : public ExprFunctor<Value(const PrimExpr&)> {
     if (!x || !y || overflows(*x, *y, &r)) return std::nullopt;
     return r;
   }
+  // INT64_MIN / -1 overflows, but its remainder is 0, as in every narrower type (and as
+  // the folding builders compute it); C++ leaves both operations undefined, so it is special.
   template <typename Fn>
-  Value Divide(const PrimExpr& a, const PrimExpr& b, Fn fn) {
+  Value Divide(const PrimExpr& a, const PrimExpr& b, bool remainder, Fn fn) {
     Value x = VisitExpr(a), y = VisitExpr(b);
     if (!x || !y || *y == 0) return std::nullopt;
-    if (*y == -1 && *x == std::numeric_limits<int64_t>::min()) return std::nullopt;
+    if (*y == -1 && *x == std::numeric_limits<int64_t>::min()) {
+      return remainder ? Value(0) : std::nullopt;
+    }
     return fn(*x, *y);
   }
   Value Choose(const PrimExpr& c, const PrimExpr& t, const PrimExpr& f) {

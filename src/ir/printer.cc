@@ -1,6 +1,7 @@
 #include "loom/ir/printer.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <sstream>
 #include <unordered_map>
@@ -42,12 +43,21 @@ std::string QuoteString(const std::string& s) {
   return os.str();
 }
 
-std::string FormatFloat(double value) {
-  if (std::isnan(value)) return "T.float(\"nan\")";
-  if (std::isinf(value)) return value > 0 ? "T.float(\"inf\")" : "T.float(\"-inf\")";
-  std::ostringstream os;
-  os << std::setprecision(17) << value;
-  std::string s = os.str();
+// The shortest decimal that reads back as the same value of the constant's type, so that a
+// float32 0.1 prints as 0.1 rather than as the 17 digits of the double that holds it.
+std::string FormatFloat(double value, DataType t) {
+  // Non-finite values print as the strings Python's float() reads: T.float32("inf").
+  if (std::isnan(value)) return "\"nan\"";
+  if (std::isinf(value)) return value > 0 ? "\"inf\"" : "\"-inf\"";
+  bool single = t.bits() <= 32;
+  std::string s;
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::ostringstream os;
+    os << std::setprecision(digits) << value;
+    s = os.str();
+    double parsed = std::strtod(s.c_str(), nullptr);
+    if (single ? static_cast<float>(parsed) == static_cast<float>(value) : parsed == value) break;
+  }
   if (s.find_first_of(".eE") == std::string::npos) s += ".0";
   return s;
 }
@@ -66,7 +76,7 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
       return out_.str();
     }
     if (const auto* r = node.as<RangeNode>()) {
-      return "T.Range(" + Expr(r->min) + ", " + Expr(r->extent) + ")";
+      return Cat({"T.Range(", Expr(r->min), ", ", Expr(r->extent), ")"});
     }
     if (const auto* iv = node.as<IterVarNode>()) return PrintIterVar(*iv);
     if (const auto* b = node.as<BufferNode>()) return BufferDecl(*b);
@@ -105,7 +115,15 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
                      int* out_precedence) {
     *out_precedence = precedence;
     // Left-associative: the right operand needs parentheses at equal precedence.
-    return Expr(a, precedence) + " " + op + " " + Expr(b, precedence + 1);
+    return Cat({Expr(a, precedence), " ", op, " ", Expr(b, precedence + 1)});
+  }
+
+  // Names are given on first print, so the parts of one text must be printed left to right:
+  // the operands of `+` are unsequenced, the elements of a braced list are not.
+  static std::string Cat(std::initializer_list<std::string> parts) {
+    std::string s;
+    for (const std::string& part : parts) s += part;
+    return s;
   }
 
   std::string Call(const std::string& fn, std::initializer_list<std::string> args) {
@@ -130,7 +148,7 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
     return "T." + op->dtype.str() + "(" + std::to_string(op->value) + ")";
   }
   std::string VisitExpr_(const FloatImmNode* op, int*) override {
-    return "T." + op->dtype.str() + "(" + FormatFloat(op->value) + ")";
+    return "T." + op->dtype.str() + "(" + FormatFloat(op->value, op->dtype) + ")";
   }
   std::string VisitExpr_(const StringImmNode* op, int*) override { return QuoteString(op->value); }
   std::string VisitExpr_(const VarNode* op, int*) override {
@@ -170,7 +188,7 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
   // Comparisons do not chain in this printer: both operands bind tighter.
   std::string Compare(const PrimExpr& a, const PrimExpr& b, const char* op, int* p) {
     *p = kCompare;
-    return Expr(a, kCompare + 1) + " " + op + " " + Expr(b, kCompare + 1);
+    return Cat({Expr(a, kCompare + 1), " ", op, " ", Expr(b, kCompare + 1)});
   }
   std::string VisitExpr_(const EQNode* op, int* p) override { return Compare(op->a, op->b, "==", p); }
   std::string VisitExpr_(const NENode* op, int* p) override { return Compare(op->a, op->b, "!=", p); }
@@ -201,7 +219,8 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
     return Call("T.Shuffle", {"[" + ExprList(op->vectors) + "]", "[" + ExprList(op->indices) + "]"});
   }
   std::string VisitExpr_(const LetNode* op, int*) override {
-    return Call("T.Let", {Expr(op->body), "where={" + VarName(op->var) + ": " + Expr(op->value) + "}"});
+    return Call("T.Let",
+                {Expr(op->body), Cat({"where={", VarName(op->var), ": ", Expr(op->value), "}"})});
   }
   std::string VisitExpr_(const CallNode* op, int*) override {
     const std::string& name = op->op->name;
@@ -211,24 +230,25 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
     return "T." + name + "(" + ExprList(op->args) + ")";
   }
   std::string VisitExpr_(const BufferLoadNode* op, int*) override {
-    return BufferName(op->buffer) + "[" + ExprList(op->indices) + "]";
+    return Cat({BufferName(op->buffer), "[", ExprList(op->indices), "]"});
   }
   std::string VisitExpr_(const ReduceNode* op, int*) override {
+    std::string reducer = PrintReducer(*op->combiner.get());
+    std::string sources = ExprList(op->source), inits = ExprList(op->init);
     std::string axes;
     for (size_t i = 0; i < op->axis.size(); ++i) {
       axes += (i ? ", " : "") + PrintIterVar(*op->axis[i].get());
     }
-    return "T.reduce(" + PrintReducer(*op->combiner.get()) + ", source=[" + ExprList(op->source) +
-           "], init=[" + ExprList(op->init) + "], axis=[" + axes + "], where=" +
-           Expr(op->condition) + ", value_index=" + std::to_string(op->value_index) + ")";
+    return Cat({"T.reduce(", reducer, ", source=[", sources, "], init=[", inits, "], axis=[", axes,
+                "], where=", Expr(op->condition), ", value_index=",
+                std::to_string(op->value_index), ")"});
   }
 
   std::string PrintIterVar(const IterVarNode& iv) {
-    std::string dom = iv.dom.defined()
-                          ? "T.Range(" + Expr(iv.dom->min) + ", " + Expr(iv.dom->extent) + ")"
+    std::string s = "T.iter_var(" + VarName(iv.var) + ", ";
+    s += iv.dom.defined() ? Cat({"T.Range(", Expr(iv.dom->min), ", ", Expr(iv.dom->extent), ")"})
                           : "None";
-    std::string s = "T.iter_var(" + VarName(iv.var) + ", " + dom + ", \"" +
-                    IterVarTypeName(iv.iter_type) + "\"";
+    s += std::string(", \"") + IterVarTypeName(iv.iter_type) + "\"";
     if (!iv.thread_tag.empty()) s += ", " + QuoteString(iv.thread_tag);
     return s + ")";
   }
@@ -237,8 +257,8 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
     std::string params, results, identities;
     for (size_t i = 0; i < r.lhs.size(); ++i) params += (i ? ", " : "") + VarName(r.lhs[i]);
     for (size_t i = 0; i < r.rhs.size(); ++i) params += ", " + VarName(r.rhs[i]);
-    return "T.comm_reducer(lambda " + params + ": [" + ExprList(r.result) + "], [" +
-           ExprList(r.identity_element) + "])";
+    return Cat({"T.comm_reducer(lambda ", params, ": [", ExprList(r.result), "], [",
+                ExprList(r.identity_element), "])"});
   }
 
   std::string BufferDecl(const BufferNode& b) {
@@ -266,24 +286,24 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
   }
 
   void VisitStmt_(const LetStmtNode* op) override {
-    Line(VarName(op->var) + ": T." + op->var.dtype().str() + " = " + Expr(op->value));
+    Line(Cat({VarName(op->var), ": T.", op->var.dtype().str(), " = ", Expr(op->value)}));
     VisitStmt(op->body);
   }
   void VisitStmt_(const AttrStmtNode* op) override {
-    Line("with T.attr(" + Print(op->node) + ", " + QuoteString(op->attr_key) + ", " +
-         Expr(op->value) + "):");
+    Line(Cat({"with T.attr(", Print(op->node), ", ", QuoteString(op->attr_key), ", ",
+              Expr(op->value), "):"}));
     Body(op->body);
   }
   void VisitStmt_(const AssertStmtNode* op) override {
-    Line("assert " + Expr(op->condition) + ", " + Expr(op->message));
+    Line(Cat({"assert ", Expr(op->condition), ", ", Expr(op->message)}));
     VisitStmt(op->body);
   }
   void VisitStmt_(const BufferStoreNode* op) override {
-    Line(BufferName(op->buffer) + "[" + ExprList(op->indices) + "] = " + Expr(op->value));
+    Line(Cat({BufferName(op->buffer), "[", ExprList(op->indices), "] = ", Expr(op->value)}));
   }
   void VisitStmt_(const AllocateNode* op) override {
-    std::string s = VarName(op->buffer_var) + " = T.allocate([" + ExprList(op->extents) + "], " +
-                    QuoteString(op->dtype.str()) + ", " + QuoteString(op->storage_scope);
+    std::string s = Cat({VarName(op->buffer_var), " = T.allocate([", ExprList(op->extents), "], ",
+                         QuoteString(op->dtype.str()), ", ", QuoteString(op->storage_scope)});
     if (!is_const_true_expr(op->condition)) s += ", condition=" + Expr(op->condition);
     Line(s + ")");
     VisitStmt(op->body);
@@ -300,8 +320,8 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
     if (op->for_kind == ForKind::kSerial && zero_min && op->annotations.empty()) {
       range = "range(" + Expr(op->extent) + ")";
     } else {
-      range = std::string("T.") + ForKindName(op->for_kind) + "(" + Expr(op->min) + ", " +
-              Expr(op->min + op->extent);
+      range = Cat({"T.", ForKindName(op->for_kind), "(", Expr(op->min), ", ",
+                   Expr(op->min + op->extent)});
       if (op->for_kind == ForKind::kThreadBinding) {
         range += ", thread=" + QuoteString(op->thread_binding->thread_tag);
       }
@@ -345,8 +365,11 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
       auto it = buffer_of.find(p.get());
       params += i ? ", " : "";
       if (it != buffer_of.end()) {
-        NameOf(p.get(), p->name_hint);
-        params += BufferName(it->second) + ": " + BufferDecl(*it->second.get());
+        // The buffer takes the parameter's place (and its name); the handle itself, should
+        // the body use it, reads as the buffer's data.
+        std::string buffer = BufferName(it->second);
+        names_.emplace(p.get(), buffer + ".data");
+        params += buffer + ": " + BufferDecl(*it->second.get());
       } else {
         params += VarName(p) + ": T." + p.dtype().str();
       }

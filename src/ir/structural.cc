@@ -37,7 +37,9 @@ class EqualChecker {
       return Fail(std::string(NodeKindName(a.kind())) + " vs " + NodeKindName(b.kind()));
     }
     if (a.kind() == NodeKind::Var) return EqualVars(Downcast<Var>(a), Downcast<Var>(b), role);
-    if (a.kind() == NodeKind::kOther) return Fail("objects outside the IR differ");
+    if (a.kind() == NodeKind::kOther) {
+      return a.same_as(b) || Fail("objects outside the IR differ");
+    }
     if (const auto* ea = a.as<ExprNode>()) {
       if (ea->dtype != b.as<ExprNode>()->dtype) return Fail("dtype differs");
     }
@@ -45,12 +47,15 @@ class EqualChecker {
       using NodeT = std::decay_t<decltype(lhs)>;
       const auto& rhs = static_cast<const NodeT&>(*b.get());
       bool equal = true;
-      ForEachFieldPair(lhs, rhs, [&](const char* name, const auto& x, const auto& y,
-                                     FieldRole field_role) {
-        if (!equal) return;
-        equal = EqualField(x, y, field_role);
-        if (!equal && where_) path_.push_back(name);
-      });
+      // Definitions first: a Reduce's sources use the axes it defines after them.
+      for (bool definitions : {true, false}) {
+        ForEachFieldPair(lhs, rhs, [&](const char* name, const auto& x, const auto& y,
+                                       FieldRole field_role) {
+          if (!equal || (field_role == FieldRole::kDef) != definitions) return;
+          equal = EqualField(x, y, field_role);
+          if (!equal && where_) path_.push_back(name);
+        });
+      }
       return equal;
     });
   }
@@ -61,7 +66,8 @@ class EqualChecker {
       if (!out.empty() && (*it)[0] != '[') out += ".";
       out += *it;
     }
-    return out + (reason_.empty() ? "" : ": " + reason_);
+    if (out.empty() || reason_.empty()) return out + reason_;
+    return out + ": " + reason_;
   }
 
  private:
@@ -136,10 +142,14 @@ class Hasher {
     if (ref.kind() == NodeKind::Var) return HashCombine(h, HashVar(Downcast<Var>(ref), role));
     if (ref.kind() == NodeKind::kOther) return HashCombine(h, ObjectHash()(ref));
     if (const auto* e = ref.as<ExprNode>()) h = HashCombine(h, std::hash<DataType>()(e->dtype));
+    // Definitions first, in the order equality maps them.
     DispatchNode(*ref.get(), [&](const auto& node) {
-      ForEachField(node, [&](const char*, const auto& field, FieldRole field_role) {
-        h = HashCombine(h, HashField(field, field_role));
-      });
+      for (bool definitions : {true, false}) {
+        ForEachField(node, [&](const char*, const auto& field, FieldRole field_role) {
+          if ((field_role == FieldRole::kDef) != definitions) return;
+          h = HashCombine(h, HashField(field, field_role));
+        });
+      }
     });
     return h;
   }

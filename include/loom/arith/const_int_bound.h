@@ -1,10 +1,14 @@
 // Constant integer bounds: for an integer expression, an interval [min_value, max_value] of
-// int64 that contains every value it can take given the bound variables. kPosInf/kNegInf
-// stand for "unbounded"; arithmetic on them saturates instead of overflowing.
+// int64 that contains every value it can take given the bound variables, at every point
+// where it is defined (a division by zero or a value that would wrap its type is undefined,
+// as in EvalInt). A max_value of kPosInf or a min_value of kNegInf stands for "unbounded";
+// arithmetic on them saturates instead of overflowing (kPosInf - 1 is kPosInf). Bounds are
+// always non-empty (min_value <= max_value).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 
 #include "loom/ir/node.h"
@@ -27,6 +31,9 @@ struct ConstIntBound {
   }
 };
 
+// Prints "[min, max]", with -inf/+inf for unbounded ends.
+std::ostream& operator<<(std::ostream& os, const ConstIntBound& bound);
+
 class ConstIntBoundAnalyzer {
  public:
   explicit ConstIntBoundAnalyzer(Analyzer* parent);
@@ -38,8 +45,12 @@ class ConstIntBoundAnalyzer {
   void Bind(const Var& var, const Range& range, bool allow_override = false);
   // Records var in bound directly.
   void Update(const Var& var, const ConstIntBound& bound, bool allow_override = false);
-  // Narrows bounds of variables compared with constants in `constraint` (x < 8, 0 <= x,
-  // conjunctions of those) until the returned function is called to undo it.
+  // Narrows the bounds of variables according to `constraint` until the returned function is
+  // called to undo it (scopes nest: undo them in reverse order). Understood: comparisons of
+  // two integer expressions (x < n, 3 <= x, x == c, x != an end of x's range), solved
+  // through +, -, * by a constant, min/max and widening casts down to variables
+  // (x + 3 < 10 gives x <= 6); conjunctions, negations of those, and a bool variable. Other
+  // facts are ignored; a fact that contradicts the current bounds leaves them unchanged.
   std::function<void()> EnterConstraint(const PrimExpr& constraint);
 
  private:

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -81,14 +82,18 @@ class Stmt : public ObjectRef {
   static Stmt FromObject(const Object* ptr) { return Stmt(ptr); }
 };
 
-// Handle boilerplate shared by generated and hand-written handles.
-#define LOOM_HANDLE_BODY(Name, Base)                                   \
- public:                                                              \
-  using ContainerType = Name##Node;                                   \
-  Name() = default;                                                   \
-  explicit Name(const Object* ptr) : Base(ptr) {}                     \
-  const Name##Node* operator->() const;                               \
-  const Name##Node* get() const;                                      \
+// Handle boilerplate shared by generated and hand-written handles. The adopting constructor
+// takes only real pointers: with a plain `const Object*` parameter, `Evaluate(0)` would pick
+// it (0 is a null pointer constant) over Evaluate(PrimExpr(0)) and yield a null handle.
+#define LOOM_HANDLE_BODY(Name, Base)                                                  \
+ public:                                                                              \
+  using ContainerType = Name##Node;                                                   \
+  Name() = default;                                                                   \
+  template <typename PtrT,                                                            \
+            typename = std::enable_if_t<std::is_convertible_v<PtrT*, const Object*>>> \
+  explicit Name(PtrT* ptr) : Base(ptr) {}                                             \
+  const Name##Node* operator->() const;                                               \
+  const Name##Node* get() const;                                                      \
   static Name FromObject(const Object* ptr) { return Name(ptr); }
 
 class Var : public PrimExpr {
