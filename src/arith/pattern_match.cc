@@ -55,7 +55,7 @@ PrimExpr BuildFoldedBinary(NodeKind kind, const PrimExpr& a, const PrimExpr& b) 
     case NodeKind::Add: return a + b;
     case NodeKind::Sub: return a - b;
     case NodeKind::Mul: return a * b;
-    case NodeKind::Div: return truncdiv(a, b);
+    case NodeKind::Div: return a / b;  // truncated on integers, true division on floats
     case NodeKind::Mod: return truncmod(a, b);
     case NodeKind::FloorDiv: return floordiv(a, b);
     case NodeKind::FloorMod: return floormod(a, b);

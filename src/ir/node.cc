@@ -5,6 +5,7 @@
 
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
+#include "loom/runtime/float_codec.h"
 
 namespace loom {
 
@@ -191,6 +192,8 @@ void IntImmNode::Validate() {
 void FloatImmNode::Validate() {
   LOOM_CHECK_USER(dtype.is_float() && dtype.is_scalar())
       << "cannot build FloatImm of type " << dtype << ": use a scalar float type";
+  // A constant holds exactly what its type can: folding then computes what hardware does.
+  value = RoundToFloatType(value, dtype);
 }
 
 void StringImmNode::Validate() { dtype = DataType::Handle(); }

@@ -371,5 +371,26 @@ TEST(ExprOps, FoldingAgreesWithEvalIntOnRandomExpressions) {
   EXPECT_GT(undefined, 0) << "the generator should reach some division by zero";
 }
 
+
+// A float constant holds what its type can hold, so folding computes what hardware does:
+// float32 operations folded in double and rounded once equal the float32 operations.
+TEST(ExprOps, FloatConstantsFoldInTheirOwnPrecision) {
+  EXPECT_EQ(FloatImm(DataType::Float(32), 0.1)->value, static_cast<double>(0.1f));
+  EXPECT_EQ(FloatImm(DataType::Float(64), 0.1)->value, 0.1);
+  EXPECT_EQ(FloatImm(DataType::Float(16), 0.1)->value, 0.0999755859375);
+  EXPECT_EQ(FloatImm(DataType::BFloat16(), 0.1)->value, 0.10009765625);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  const DataType f32 = DataType::Float(32);
+  for (int i = 0; i < 2000; ++i) {
+    float x = dist(rng), y = dist(rng);
+    PrimExpr a = FloatImm(f32, x), b = FloatImm(f32, y);
+    EXPECT_EQ(Downcast<FloatImm>(a + b)->value, static_cast<double>(x + y)) << x << " + " << y;
+    EXPECT_EQ(Downcast<FloatImm>(a - b)->value, static_cast<double>(x - y)) << x << " - " << y;
+    EXPECT_EQ(Downcast<FloatImm>(a * b)->value, static_cast<double>(x * y)) << x << " * " << y;
+    EXPECT_EQ(Downcast<FloatImm>(a / b)->value, static_cast<double>(x / y)) << x << " / " << y;
+  }
+}
+
 }  // namespace
 }  // namespace loom

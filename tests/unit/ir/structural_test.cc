@@ -157,7 +157,9 @@ TEST(Structural, NamesAreIgnored) {
 TEST(Structural, FloatConstants) {
   EXPECT_STRUCTURAL_EQ(FloatImm(kFloat32, 0.0), FloatImm(kFloat32, -0.0));
   EXPECT_STRUCTURAL_EQ(FloatImm(kFloat32, std::nan("")), FloatImm(kFloat32, std::nan("")));
-  EXPECT_STRUCTURAL_NE(FloatImm(kFloat32, 1.0), FloatImm(kFloat32, std::nextafter(1.0, 2.0)));
+  EXPECT_STRUCTURAL_NE(FloatImm(kFloat32, 1.0), FloatImm(kFloat32, std::nextafter(1.0f, 2.0f)));
+  // Constants hold what their type can: 1 + 2^-52 is 1 in float32.
+  EXPECT_STRUCTURAL_EQ(FloatImm(kFloat32, 1.0), FloatImm(kFloat32, std::nextafter(1.0, 2.0)));
   EXPECT_STRUCTURAL_NE(FloatImm(kFloat32, 1.0), FloatImm(DataType::Float(64), 1.0));
 }
 

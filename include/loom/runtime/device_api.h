@@ -1,0 +1,54 @@
+// DeviceAPI: how the runtime allocates, copies and synchronizes memory on one kind of
+// device. Devices are keyed by DLPack's device type, so tensors described by a DLTensor
+// find the implementation that owns their memory. The CPU implementation is built in;
+// other devices (the VTA simulator in libloom_vta; later CUDA and OpenCL) register an
+// instance of their own when their library is loaded.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <string>
+
+namespace loom::runtime {
+
+class DeviceAPI {
+ public:
+  virtual ~DeviceAPI() = default;
+
+  // Allocates `nbytes` on `device`, aligned to at least `alignment` bytes (a power of two).
+  // The returned handle is what the device's kernels and CopyDataFromTo take; whether the
+  // host may dereference it is up to the device.
+  virtual void* AllocDataSpace(DLDevice device, size_t nbytes, size_t alignment) = 0;
+  virtual void FreeDataSpace(DLDevice device, void* ptr) = 0;
+  // Copies `nbytes` from `from + from_offset` to `to + to_offset`. At least one side lives
+  // on this API's device; the other is either the same device or the host (kDLCPU).
+  virtual void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,
+                              size_t nbytes, DLDevice device_from, DLDevice device_to) = 0;
+  // Waits until all work queued on `device` has finished.
+  virtual void StreamSync(DLDevice device) = 0;
+};
+
+// Installs `api` (not owned; it must outlive every use) as the implementation for
+// `device_type`, under a human-readable `name` ("cpu", "vta"). Registering the same object
+// twice is harmless; registering a different object for a taken type is a loom::Error.
+void RegisterDeviceAPI(DLDeviceType device_type, const std::string& name, DeviceAPI* api);
+
+// The implementation for `device_type`; throws loom::Error naming the device type when no
+// library registered one.
+DeviceAPI* GetDeviceAPI(DLDeviceType device_type);
+// Returns nullptr instead of throwing.
+DeviceAPI* FindDeviceAPI(DLDeviceType device_type);
+// The registered name, or "dlpack-device-<n>" when none is registered.
+std::string DeviceName(DLDeviceType device_type);
+
+// Copies between any two devices by dispatching to the API that owns the non-host side
+// (host-to-host copies use the CPU API). Copies between two different non-host device
+// types are a loom::Error: they must go through host memory.
+void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset, size_t nbytes,
+                    DLDevice device_from, DLDevice device_to);
+
+// Alignment of every CPU allocation: one cache line, enough for any vector load.
+inline constexpr size_t kCPUAllocAlignment = 64;
+
+}  // namespace loom::runtime

@@ -1,0 +1,25 @@
+// Small analyses over TIR that passes share.
+#pragma once
+
+#include "loom/ir/node.h"
+
+namespace loom::tir {
+
+// Whether `var` is used (read) anywhere in `node`: an expression or a statement, buffer
+// accesses included (an access uses its buffer's data variable).
+bool UsesVar(const ObjectRef& node, const Var& var);
+
+// Whether evaluating `expr` can do more than compute a value: it calls an operator or
+// external function whose effect is not pure. Loads, and arithmetic that may be undefined
+// (a division by zero), count as side-effect free: dropping them is allowed.
+bool HasSideEffect(const PrimExpr& expr);
+
+// Whether `expr`'s value depends only on its variables: it reads no buffer and has no
+// side effect. Only such expressions may be duplicated, moved or assumed as facts across
+// statements that write memory.
+bool IsMemoryIndependent(const PrimExpr& expr);
+
+// A statement that does nothing: Evaluate of a side-effect-free expression.
+bool IsNoOp(const Stmt& stmt);
+
+}  // namespace loom::tir
