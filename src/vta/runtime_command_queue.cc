@@ -239,33 +239,26 @@ void CommandQueue::PushKernelOp(KernelMode mode, void** uop_handle, int (*finit)
   } else if (loops.size() == 1) {
     (mode == KernelMode::kGemm ? outer : inner) = loops[0];
   }
-  uint32_t uop_bgn = *kernel.sram_begin;
-  uint32_t uop_end = uop_bgn + static_cast<uint32_t>(kernel.uops().size());
-  if (mode == KernelMode::kGemm) {
-    GemmInsn insn;
+  auto fill_loop = [&](auto& insn) {
     insn.reset = kernel.reset();
-    insn.uop_bgn = uop_bgn;
-    insn.uop_end = uop_end;
+    insn.uop_bgn = *kernel.sram_begin;
+    insn.uop_end = insn.uop_bgn + static_cast<uint32_t>(kernel.uops().size());
     insn.iter_out = outer.extent;
     insn.iter_in = inner.extent;
     insn.dst_factor_out = outer.dst_factor;
     insn.dst_factor_in = inner.dst_factor;
     insn.src_factor_out = outer.src_factor;
     insn.src_factor_in = inner.src_factor;
+  };
+  if (mode == KernelMode::kGemm) {
+    GemmInsn insn;
+    fill_loop(insn);
     insn.wgt_factor_out = outer.wgt_factor;
     insn.wgt_factor_in = inner.wgt_factor;
     Emit(api_name, insn, Stage::kCompute);
   } else {
     AluInsn insn;
-    insn.reset = kernel.reset();
-    insn.uop_bgn = uop_bgn;
-    insn.uop_end = uop_end;
-    insn.iter_out = outer.extent;
-    insn.iter_in = inner.extent;
-    insn.dst_factor_out = outer.dst_factor;
-    insn.dst_factor_in = inner.dst_factor;
-    insn.src_factor_out = outer.src_factor;
-    insn.src_factor_in = inner.src_factor;
+    fill_loop(insn);
     insn.alu_opcode = kernel.alu_opcode();
     insn.use_imm = kernel.use_imm();
     insn.imm = kernel.imm();
