@@ -1,0 +1,291 @@
+// create_schedule and the schedule primitives: each checks its request and records it on
+// the stage; lowering interprets the record.
+#include "loom/te/schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
+
+namespace loom::te {
+namespace {
+
+std::string Names(const Array<IterVar>& ivars) {
+  std::string out;
+  for (const IterVar& iv : ivars) out += (out.empty() ? "" : ", ") + iv->var.name();
+  return out;
+}
+
+// "split of stage 'C': " -- the prefix of every schedule error.
+#define LOOM_SCHEDULE_CHECK(cond, primitive, stage) \
+  LOOM_CHECK_USER(cond) << primitive << " of stage '" << (stage).name() << "': "
+
+// Why iv is not a leaf, for the error message.
+std::string NotLeafReason(const StageNode& stage, const IterVar& iv) {
+  for (const IterVarRelation& rel : stage.relations) {
+    if (const auto* split = std::get_if<SplitRelation>(&rel); split && split->parent.same_as(iv)) {
+      return "it was already split into " + Names({split->outer, split->inner});
+    }
+    if (const auto* fuse = std::get_if<FuseRelation>(&rel);
+        fuse && (fuse->outer.same_as(iv) || fuse->inner.same_as(iv))) {
+      return "it was already fused into " + fuse->fused->var.name();
+    }
+  }
+  bool known = std::any_of(stage.all_iter_vars.begin(), stage.all_iter_vars.end(),
+                           [&](const IterVar& v) { return v.same_as(iv); });
+  return known ? "it is not a loop of the stage"
+               : "it does not belong to this stage (its loops are " +
+                     Names(stage.leaf_iter_vars) + ")";
+}
+
+void CheckLeaf(const StageNode& stage, const IterVar& iv, const char* primitive) {
+  LOOM_CHECK_USER(iv.defined()) << primitive << " of stage '" << stage.name()
+                                << "': the axis is undefined";
+  LOOM_SCHEDULE_CHECK(stage.IsLeaf(iv), primitive, stage)
+      << "axis '" << iv->var.name() << "' is not a leaf axis (" << NotLeafReason(stage, iv)
+      << ")";
+}
+
+void CheckPositiveConstant(const StageNode& stage, const PrimExpr& value, const char* primitive,
+                           const char* what) {
+  int64_t v = 0;
+  LOOM_SCHEDULE_CHECK(value.defined() && (!IsConstInt(value, &v) || v > 0), primitive, stage)
+      << what << " must be positive, got " << (value.defined() ? ToScript(value) : "none");
+}
+
+// parent is a copy: callers often pass an element of leaf_iter_vars, which this edits.
+std::pair<IterVar, IterVar> SplitImpl(StageNode* stage, IterVar parent, PrimExpr factor,
+                                      PrimExpr nparts, const char* primitive) {
+  CheckLeaf(*stage, parent, primitive);
+  const std::string& name = parent->var.name();
+  DataType t = parent->var.dtype();
+  IterVar outer(Range(), Var(name + ".outer", t), parent->iter_type, "");
+  IterVar inner(Range(), Var(name + ".inner", t), parent->iter_type, "");
+  if (factor.defined()) factor = cast(t, factor);
+  if (nparts.defined()) nparts = cast(t, nparts);
+  stage->relations.push_back(SplitRelation{parent, outer, inner, factor, nparts});
+  stage->all_iter_vars.push_back(outer);
+  stage->all_iter_vars.push_back(inner);
+  auto it = stage->leaf_iter_vars.begin() + stage->LeafIndex(parent);
+  it = stage->leaf_iter_vars.erase(it);
+  stage->leaf_iter_vars.insert(it, {outer, inner});
+  return {outer, inner};
+}
+
+IterVarAttr& AttrOf(StageNode* stage, const IterVar& iv) { return stage->iter_var_attrs[iv.get()]; }
+
+void SetKind(StageNode* stage, const IterVar& iv, ForKind kind, const char* primitive) {
+  CheckLeaf(*stage, iv, primitive);
+  IterVarAttr& attr = AttrOf(stage, iv);
+  LOOM_SCHEDULE_CHECK(attr.for_kind == ForKind::kSerial || attr.for_kind == kind, primitive,
+                      *stage)
+      << "axis '" << iv->var.name() << "' is already " << ForKindName(attr.for_kind);
+  if (kind == ForKind::kParallel || kind == ForKind::kThreadBinding) {
+    LOOM_SCHEDULE_CHECK(iv->iter_type != IterVarType::kCommReduce, primitive, *stage)
+        << "axis '" << iv->var.name() << "' is a reduction axis; its iterations depend on "
+        << "each other and cannot run in parallel";
+  }
+  attr.for_kind = kind;
+}
+
+bool Reads(const Operation& consumer, const Operation& producer) {
+  for (const Tensor& t : consumer->InputTensors()) {
+    if (t.op() == producer) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool StageNode::IsLeaf(const IterVar& iv) const { return LeafIndex(iv) >= 0; }
+
+int StageNode::LeafIndex(const IterVar& iv) const {
+  for (size_t i = 0; i < leaf_iter_vars.size(); ++i) {
+    if (leaf_iter_vars[i].same_as(iv)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const IterVarAttr* StageNode::Attr(const IterVar& iv) const {
+  auto it = iter_var_attrs.find(iv.get());
+  return it == iter_var_attrs.end() ? nullptr : &it->second;
+}
+
+std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, PrimExpr factor) {
+  CheckPositiveConstant(**this, factor, "split", "the factor");
+  return SplitImpl(node_.get(), parent, std::move(factor), PrimExpr(), "split");
+}
+
+std::pair<IterVar, IterVar> Stage::split_by_nparts(const IterVar& parent, PrimExpr nparts) {
+  CheckPositiveConstant(**this, nparts, "split_by_nparts", "the number of parts");
+  return SplitImpl(node_.get(), parent, PrimExpr(), std::move(nparts), "split_by_nparts");
+}
+
+std::array<IterVar, 4> Stage::tile(IterVar x, IterVar y, PrimExpr x_factor, PrimExpr y_factor) {
+  LOOM_SCHEDULE_CHECK(!x.same_as(y), "tile", **this) << "x and y are the same axis";
+  auto [xo, xi] = split(x, std::move(x_factor));
+  auto [yo, yi] = split(y, std::move(y_factor));
+  reorder({xo, yo, xi, yi});
+  return {xo, yo, xi, yi};
+}
+
+IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
+  StageNode* stage = node_.get();
+  CheckLeaf(*stage, outer, "fuse");
+  CheckLeaf(*stage, inner, "fuse");
+  int pos = stage->LeafIndex(outer);
+  LOOM_SCHEDULE_CHECK(stage->LeafIndex(inner) == pos + 1, "fuse", *stage)
+      << "axes '" << outer->var.name() << "' and '" << inner->var.name()
+      << "' are not adjacent loops with the first outside the second (the loops are "
+      << Names(stage->leaf_iter_vars) << ")";
+  LOOM_SCHEDULE_CHECK(outer->iter_type == inner->iter_type, "fuse", *stage)
+      << "cannot fuse a data-parallel axis with a reduction axis ('" << outer->var.name()
+      << "', '" << inner->var.name() << "')";
+  IterVar fused(Range(), Var(outer->var.name() + "." + inner->var.name() + ".fused",
+                             outer->var.dtype()),
+                outer->iter_type, "");
+  stage->relations.push_back(FuseRelation{outer, inner, fused});
+  stage->all_iter_vars.push_back(fused);
+  stage->leaf_iter_vars.erase(stage->leaf_iter_vars.begin() + pos,
+                              stage->leaf_iter_vars.begin() + pos + 2);
+  stage->leaf_iter_vars.insert(stage->leaf_iter_vars.begin() + pos, fused);
+  return fused;
+}
+
+void Stage::reorder(const Array<IterVar>& order) {
+  StageNode* stage = node_.get();
+  std::vector<int> positions;
+  for (const IterVar& iv : order) {
+    CheckLeaf(*stage, iv, "reorder");
+    int pos = stage->LeafIndex(iv);
+    LOOM_SCHEDULE_CHECK(std::find(positions.begin(), positions.end(), pos) == positions.end(),
+                        "reorder", *stage)
+        << "axis '" << iv->var.name() << "' is listed twice";
+    positions.push_back(pos);
+  }
+  std::vector<int> slots = positions;
+  std::sort(slots.begin(), slots.end());
+  Array<IterVar> leaves = stage->leaf_iter_vars;
+  for (size_t i = 0; i < order.size(); ++i) leaves[slots[i]] = order[i];
+  stage->leaf_iter_vars = leaves;
+}
+
+void Stage::compute_at(const Stage& parent, const IterVar& scope) {
+  StageNode* stage = node_.get();
+  LOOM_CHECK_USER(parent.defined()) << "compute_at of stage '" << stage->name()
+                                    << "': the target stage is undefined";
+  std::string what = "compute_at of stage '" + stage->name() + "' into '" + parent->name() + "'";
+  LOOM_CHECK_USER(dynamic_cast<const ComputeOpNode*>(stage->op.get()))
+      << what << ": only a compute has loops to attach ('" << stage->name()
+      << "' is a placeholder)";
+  LOOM_CHECK_USER(!parent.same_as(*this)) << what << ": a stage cannot be attached to itself";
+  LOOM_CHECK_USER(!stage->is_output)
+      << what << ": '" << stage->name() << "' is an output of the schedule and stays at the root";
+  LOOM_CHECK_USER(Reads(parent->op, stage->op))
+      << what << ": '" << parent->name() << "' does not consume '" << stage->name() << "'";
+  LOOM_CHECK_USER(scope.defined() && parent->IsLeaf(scope))
+      << what << ": '" << (scope.defined() ? scope->var.name() : "(undefined)")
+      << "' is not a loop of '" << parent->name() << "' (its loops are "
+      << Names(parent->leaf_iter_vars) << ")";
+  for (Stage s = parent; s.defined() && s->attach_type == AttachType::kScope; s = s->attach_stage) {
+    LOOM_CHECK_USER(!s->attach_stage.same_as(*this))
+        << what << ": '" << parent->name() << "' is itself computed inside '" << stage->name()
+        << "'; the attachment would be circular";
+  }
+  stage->attach_type = AttachType::kScope;
+  stage->attach_stage = parent;
+  stage->attach_ivar = scope;
+}
+
+void Stage::compute_inline() {
+  StageNode* stage = node_.get();
+  const auto* compute = dynamic_cast<const ComputeOpNode*>(stage->op.get());
+  LOOM_SCHEDULE_CHECK(compute != nullptr, "compute_inline", *stage)
+      << "only a compute can be inlined (this is a placeholder)";
+  LOOM_SCHEDULE_CHECK(compute->reduce_axis.empty(), "compute_inline", *stage)
+      << "a reduction cannot be inlined";
+  LOOM_SCHEDULE_CHECK(compute->num_outputs() == 1, "compute_inline", *stage)
+      << "a compute with several outputs cannot be inlined";
+  LOOM_SCHEDULE_CHECK(!stage->is_output, "compute_inline", *stage)
+      << "an output of the schedule cannot be inlined";
+  stage->attach_type = AttachType::kInline;
+  stage->attach_stage = Stage();
+  stage->attach_ivar = IterVar();
+}
+
+void Stage::compute_root() {
+  StageNode* stage = node_.get();
+  stage->attach_type = AttachType::kRoot;
+  stage->attach_stage = Stage();
+  stage->attach_ivar = IterVar();
+}
+
+void Stage::vectorize(const IterVar& var) {
+  SetKind(node_.get(), var, ForKind::kVectorized, "vectorize");
+}
+void Stage::unroll(const IterVar& var) { SetKind(node_.get(), var, ForKind::kUnrolled, "unroll"); }
+void Stage::parallel(const IterVar& var) {
+  SetKind(node_.get(), var, ForKind::kParallel, "parallel");
+}
+
+void Stage::pragma(const IterVar& var, const std::string& key, PrimExpr value) {
+  CheckLeaf(**this, var, "pragma");
+  LOOM_SCHEDULE_CHECK(!key.empty(), "pragma", **this) << "the pragma key is empty";
+  AttrOf(node_.get(), var).pragmas.emplace_back(key, std::move(value));
+}
+
+void Stage::bind(const IterVar& var, const IterVar& thread) {
+  LOOM_SCHEDULE_CHECK(thread.defined() && !thread->thread_tag.empty(), "bind", **this)
+      << "bind '" << var->var.name() << "' to a thread axis made by thread_axis()";
+  StageNode* stage = node_.get();
+  for (const auto& [key, attr] : stage->iter_var_attrs) {
+    LOOM_SCHEDULE_CHECK(!attr.bind_thread.same_as(thread), "bind", *stage)
+        << "thread axis '" << thread->thread_tag << "' is already bound to another loop";
+  }
+  SetKind(stage, var, ForKind::kThreadBinding, "bind");
+  AttrOf(stage, var).bind_thread = thread;
+}
+
+Stage Schedule::operator[](const Operation& op) const {
+  for (const Stage& s : stages_) {
+    if (s->op == op) return s;
+  }
+  LOOM_THROW << "operation '" << (op ? op->name : "(null)")
+             << "' is not part of this schedule (create_schedule reaches only the operations "
+                "its outputs depend on)";
+}
+
+Schedule create_schedule(const Array<Operation>& outputs) {
+  Schedule sch;
+  sch.outputs_ = outputs;
+  std::unordered_set<const OperationNode*> visited;
+  std::function<void(const Operation&)> visit = [&](const Operation& op) {
+    if (!visited.insert(op.get()).second) return;
+    for (const Tensor& t : op->InputTensors()) visit(t.op());
+    auto node = std::make_shared<StageNode>();
+    node->op = op;
+    if (const auto* compute = dynamic_cast<const ComputeOpNode*>(op.get())) {
+      node->root_iter_vars = compute->root_iter_vars();
+    }
+    node->all_iter_vars = node->root_iter_vars;
+    node->leaf_iter_vars = node->root_iter_vars;
+    sch.stages_.emplace_back(std::move(node));
+  };
+  for (const Operation& op : outputs) {
+    LOOM_CHECK_USER(op != nullptr) << "create_schedule: an output operation is null";
+    visit(op);
+  }
+  for (const Operation& op : outputs) sch[op]->is_output = true;
+  return sch;
+}
+
+IterVar thread_axis(const std::string& tag) {
+  LOOM_CHECK_USER(!tag.empty()) << "thread_axis: the tag is empty (use \"threadIdx.x\", ...)";
+  IterVarType type = tag.rfind("vthread", 0) == 0 ? IterVarType::kVirtualThread
+                                                   : IterVarType::kThreadIndex;
+  return IterVar(Range(), Var(tag), type, tag);
+}
+
+}  // namespace loom::te

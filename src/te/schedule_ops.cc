@@ -1,0 +1,305 @@
+// Loop-nest construction: each stage's loops from its leaves, its stores from its bodies,
+// attached stages inside their attach loops, and intermediate stages allocated over the
+// region bound inference found for them.
+#include "te/schedule_ops.h"
+
+#include <algorithm>
+
+#include "loom/arith/analyzer.h"
+#include "loom/ir/expr_ops.h"
+#include "loom/tir/stmt_functor.h"
+
+namespace loom::te::detail {
+namespace {
+
+Stmt Seq(Stmt first, Stmt second) {
+  Array<Stmt> seq;
+  for (const Stmt& s : {first, second}) {
+    if (const auto* inner = s.as<SeqStmtNode>()) {
+      seq.insert(seq.end(), inner->seq.begin(), inner->seq.end());
+    } else {
+      seq.push_back(s);
+    }
+  }
+  return SeqStmt(seq);
+}
+
+Stmt SeqOf(const Array<Stmt>& stmts) {
+  return stmts.size() == 1 ? stmts[0] : SeqStmt(stmts);
+}
+
+PrimExpr Likely(PrimExpr cond) { return call_intrin(DataType::Bool(), "likely", {cond}); }
+
+Stmt Guard(const Array<PrimExpr>& conditions, Stmt body) {
+  if (conditions.empty()) return body;
+  PrimExpr all = Likely(conditions[0]);
+  for (size_t i = 1; i < conditions.size(); ++i) all = all && Likely(conditions[i]);
+  return IfThenElse(all, body, Stmt());
+}
+
+// Where an intermediate tensor lives while it is alive: a buffer over its region, indexed
+// relative to the region's start.
+struct Region {
+  Buffer buffer;
+  Array<PrimExpr> mins;
+};
+
+class RegionRewriter : public StmtExprMutator {
+ public:
+  explicit RegionRewriter(const std::map<const Object*, Region>& regions) : regions_(regions) {}
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+    PrimExpr load = StmtExprMutator::VisitExpr_(op);
+    const auto* rebuilt = load.as<BufferLoadNode>();
+    auto it = regions_.find(rebuilt->buffer.get());
+    if (it == regions_.end()) return load;
+    return BufferLoad(it->second.buffer, Relative(rebuilt->indices, it->second.mins));
+  }
+  Stmt VisitStmt_(const BufferStoreNode* op) override {
+    Stmt store = StmtExprMutator::VisitStmt_(op);
+    const auto* rebuilt = store.as<BufferStoreNode>();
+    auto it = regions_.find(rebuilt->buffer.get());
+    if (it == regions_.end()) return store;
+    return BufferStore(it->second.buffer, rebuilt->value,
+                       Relative(rebuilt->indices, it->second.mins));
+  }
+
+ private:
+  Array<PrimExpr> Relative(const Array<PrimExpr>& indices, const Array<PrimExpr>& mins) {
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < indices.size(); ++d) out.push_back(analyzer_.Simplify(indices[d] - mins[d]));
+    return out;
+  }
+  const std::map<const Object*, Region>& regions_;
+  arith::Analyzer analyzer_;
+};
+
+class NestBuilder {
+ public:
+  NestBuilder(const ScheduleGraph& graph, const BoundMap& bounds,
+              const std::set<const StageNode*>& materialized)
+      : graph_(graph), bounds_(bounds), materialized_(materialized) {}
+
+  Stmt Build() {
+    Array<Stage> roots;
+    for (const Stage& s : graph_.compute_stages) {
+      if (s->attach_type == AttachType::kScope) {
+        attached_[{s->attach_stage.operator->(), s->attach_ivar.get()}].push_back(s);
+      } else {
+        roots.push_back(s);
+      }
+    }
+    Stmt body = RealizeAll(roots, Stmt());
+    return RegionRewriter(regions_).VisitStmt(body);
+  }
+
+ private:
+  // The nests of `stages` in order, each intermediate one allocated around itself and
+  // everything after it (its readers), followed by `rest`.
+  Stmt RealizeAll(const Array<Stage>& stages, Stmt rest) {
+    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+      Stmt nest = MakeNest(**it);
+      rest = rest.defined() ? Seq(nest, rest) : nest;
+      rest = Realize(**it, rest);
+    }
+    return rest;
+  }
+
+  Stmt Realize(const StageNode& stage, Stmt body) {
+    if (materialized_.count(&stage)) return body;
+    const auto* compute = static_cast<const ComputeOpNode*>(stage.op.get());
+    Array<PrimExpr> extents, mins;
+    for (const IterVar& iv : compute->axis) {
+      extents.push_back(bounds_.at(iv)->extent);
+      mins.push_back(bounds_.at(iv)->min);
+    }
+    for (auto it = compute->output_buffers.rbegin(); it != compute->output_buffers.rend(); ++it) {
+      const std::string& name = (*it)->name;
+      // The data variable gets its own name so that the buffer prints as the tensor's name.
+      Buffer region(Var(name + "_data", DataType::Handle()), (*it)->dtype, extents, {},
+                    IntImm(DataType::Int(32), 0), name, "global", 64, 1);
+      regions_[it->get()] = Region{region, mins};
+      body = Allocate(region->data, region->dtype, extents, const_true(), body, "global");
+    }
+    return body;
+  }
+
+  Stmt MakeLoop(const StageNode& stage, const IterVar& leaf, const Var& var, Stmt body) {
+    PrimExpr extent = cast(var.dtype(), bounds_.at(leaf)->extent);
+    const IterVarAttr* attr = stage.Attr(leaf);
+    ForKind kind = attr ? attr->for_kind : ForKind::kSerial;
+    IterVar thread;
+    if (kind == ForKind::kThreadBinding) {
+      const IterVar& axis = attr->bind_thread;
+      thread = IterVar(Range(make_zero(extent.dtype()), extent), axis->var, axis->iter_type,
+                       axis->thread_tag);
+    }
+    Stmt loop = For(var, make_zero(var.dtype()), extent, kind, body, thread, {});
+    if (attr) {
+      for (auto it = attr->pragmas.rbegin(); it != attr->pragmas.rend(); ++it) {
+        loop = AttrStmt(var, "pragma_" + it->first, it->second, loop);
+      }
+    }
+    return loop;
+  }
+
+  // Conditions keeping every iteration variable made of loops inside its range (a split
+  // that does not divide makes its parent overshoot), and each root variable inside its axis
+  // too (bound inference may give a region wider than the tensor).
+  Array<PrimExpr> BoundChecks(const StageNode& stage, const IterVarValueMap& values,
+                              arith::Analyzer* analyzer, bool reduce_axes) {
+    Array<PrimExpr> checks;
+    for (const IterVar& iv : stage.all_iter_vars) {
+      if ((iv->iter_type == IterVarType::kCommReduce) != reduce_axes) continue;
+      const PrimExpr& value = values.at(iv);
+      const Range& range = bounds_.at(iv);
+      PrimExpr range_end = range->min + range->extent;
+      // A leaf's loop runs exactly over its range.
+      if (!stage.IsLeaf(iv) && !analyzer->CanProve(value < range_end)) {
+        checks.push_back(analyzer->Simplify(value < range_end));
+      }
+      bool is_root = std::any_of(stage.root_iter_vars.begin(), stage.root_iter_vars.end(),
+                                 [&](const IterVar& root) { return root.same_as(iv); });
+      if (!is_root) continue;
+      PrimExpr axis_end = iv->dom->min + iv->dom->extent;
+      if (!analyzer->CanProve(range_end <= axis_end) && !analyzer->CanProve(value < axis_end)) {
+        checks.push_back(analyzer->Simplify(value < axis_end));
+      }
+      if (!analyzer->CanProve(range->min >= iv->dom->min) &&
+          !analyzer->CanProve(value >= iv->dom->min)) {
+        checks.push_back(analyzer->Simplify(value >= iv->dom->min));
+      }
+    }
+    return checks;
+  }
+
+  Stmt MakeNest(const StageNode& stage) {
+    const auto* compute = static_cast<const ComputeOpNode*>(stage.op.get());
+    arith::Analyzer analyzer;
+    for (const IterVar& loop : EnclosingLoops(stage)) {
+      analyzer.Bind(loop->var, Range(make_zero(loop->var.dtype()), bounds_.at(loop)->extent));
+    }
+    for (const IterVar& leaf : stage.leaf_iter_vars) {
+      analyzer.Bind(leaf->var, Range(make_zero(leaf->var.dtype()), bounds_.at(leaf)->extent));
+    }
+    IterVarValueMap values = PassUpValues(stage, bounds_, &analyzer);
+    tir::VarMap root_values;
+    for (const IterVar& root : stage.root_iter_vars) root_values[root->var] = values.at(root);
+    Array<PrimExpr> indices;
+    for (const IterVar& iv : compute->axis) indices.push_back(values.at(iv));
+    Array<PrimExpr> bodies;
+    for (const PrimExpr& body : graph_.bodies.at(&stage)) {
+      bodies.push_back(tir::Substitute(body, root_values));
+    }
+    Array<PrimExpr> data_checks = BoundChecks(stage, values, &analyzer, false);
+    const auto* reduce = bodies[0].as<ReduceNode>();
+    Stmt inner;
+    Stmt init;
+    int first_reduce_leaf = -1;
+    if (!reduce) {
+      Array<Stmt> stores;
+      for (size_t k = 0; k < bodies.size(); ++k) {
+        stores.push_back(BufferStore(compute->output_buffers[k], bodies[k], indices));
+      }
+      inner = Guard(data_checks, SeqOf(stores));
+    } else {
+      Array<PrimExpr> checks = data_checks;
+      Array<PrimExpr> reduce_checks = BoundChecks(stage, values, &analyzer, true);
+      checks.insert(checks.end(), reduce_checks.begin(), reduce_checks.end());
+      inner = Guard(checks, MakeUpdate(*compute, reduce, indices));
+      for (size_t i = 0; i < stage.leaf_iter_vars.size(); ++i) {
+        if (stage.leaf_iter_vars[i]->iter_type == IterVarType::kCommReduce) {
+          first_reduce_leaf = static_cast<int>(i);
+          break;
+        }
+      }
+      LOOM_ICHECK(first_reduce_leaf >= 0) << "reduction stage '" << stage.name()
+                                          << "' has no reduction loop";
+      init = MakeInit(stage, *compute, reduce, indices, data_checks, first_reduce_leaf);
+    }
+    Stmt nest = inner;
+    for (int pos = static_cast<int>(stage.leaf_iter_vars.size()) - 1; pos >= 0; --pos) {
+      const IterVar& leaf = stage.leaf_iter_vars[pos];
+      auto attached = attached_.find({&stage, leaf.get()});
+      if (attached != attached_.end()) nest = RealizeAll(attached->second, nest);
+      nest = MakeLoop(stage, leaf, leaf->var, nest);
+      if (pos == first_reduce_leaf) nest = Seq(init, nest);
+    }
+    return nest;
+  }
+
+  Stmt MakeUpdate(const ComputeOpNode& compute, const ReduceNode* reduce,
+                  const Array<PrimExpr>& indices) {
+    const CommReducer& combiner = reduce->combiner;
+    tir::VarMap operands;
+    for (size_t k = 0; k < reduce->source.size(); ++k) {
+      operands[combiner->lhs[k]] = BufferLoad(compute.output_buffers[k], indices);
+      operands[combiner->rhs[k]] = reduce->source[k];
+    }
+    Stmt update;
+    if (reduce->source.size() == 1) {
+      update = BufferStore(compute.output_buffers[0],
+                           tir::Substitute(combiner->result[0], operands), indices);
+    } else {
+      // Every combined value reads the old accumulators: compute all, then store all.
+      Array<Var> temps;
+      Array<Stmt> stores;
+      for (size_t k = 0; k < reduce->source.size(); ++k) {
+        temps.push_back(Var(compute.output_buffers[k]->name + "_next", combiner->result[k].dtype()));
+        stores.push_back(BufferStore(compute.output_buffers[k], temps[k], indices));
+      }
+      update = SeqStmt(stores);
+      for (size_t k = reduce->source.size(); k-- > 0;) {
+        update = LetStmt(temps[k], tir::Substitute(combiner->result[k], operands), update);
+      }
+    }
+    if (!is_const_true(reduce->condition)) update = IfThenElse(reduce->condition, update, Stmt());
+    return update;
+  }
+
+  // The accumulators' initial values, stored just outside the first reduction loop, by
+  // loops of their own over the data-parallel leaves inside that point.
+  Stmt MakeInit(const StageNode& stage, const ComputeOpNode& compute, const ReduceNode* reduce,
+                const Array<PrimExpr>& indices, const Array<PrimExpr>& checks, int first) {
+    tir::VarMap renamed;
+    std::vector<std::pair<IterVar, Var>> loops;
+    for (size_t i = first; i < stage.leaf_iter_vars.size(); ++i) {
+      const IterVar& leaf = stage.leaf_iter_vars[i];
+      if (leaf->iter_type == IterVarType::kCommReduce) continue;
+      Var init_var(leaf->var.name() + ".init", leaf->var.dtype());
+      renamed[leaf->var] = init_var;
+      loops.emplace_back(leaf, init_var);
+    }
+    Array<PrimExpr> init_indices;
+    for (const PrimExpr& index : indices) init_indices.push_back(tir::Substitute(index, renamed));
+    Array<PrimExpr> init_checks;
+    for (const PrimExpr& check : checks) init_checks.push_back(tir::Substitute(check, renamed));
+    Array<Stmt> stores;
+    for (size_t k = 0; k < reduce->source.size(); ++k) {
+      PrimExpr value = reduce->init.empty() ? reduce->combiner->identity_element[k] : reduce->init[k];
+      stores.push_back(BufferStore(compute.output_buffers[k], value, init_indices));
+    }
+    Stmt init = Guard(init_checks, SeqOf(stores));
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      init = MakeLoop(stage, it->first, it->second, init);
+    }
+    return init;
+  }
+
+  const ScheduleGraph& graph_;
+  const BoundMap& bounds_;
+  const std::set<const StageNode*>& materialized_;
+  std::map<std::pair<const StageNode*, const Object*>, Array<Stage>> attached_;
+  std::map<const Object*, Region> regions_;
+};
+
+}  // namespace
+
+Stmt ScheduleOps(const ScheduleGraph& graph, const BoundMap& bounds,
+                 const std::set<const StageNode*>& materialized) {
+  return NestBuilder(graph, bounds, materialized).Build();
+}
+
+}  // namespace loom::te::detail

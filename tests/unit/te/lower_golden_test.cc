@@ -1,0 +1,70 @@
+// The printed lowering of small schedules, which reads like tvm.lower(simple_mode=True).
+#include "te_test_util.h"
+
+namespace loom::te::test {
+namespace {
+
+TEST(TeLowerGolden, NonDivisibleSplitWithVectorizedInnerLoop) {
+  Tensor A = placeholder({10}, kF32, "A");
+  Tensor B = compute({10}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Schedule s = create_schedule({B.op()});
+  auto [o, i] = s[B].split(s[B]->leaf_iter_vars[0], 4);
+  s[B].vectorize(i);
+  EXPECT_EQ(ToScript(lower(s, {A, B}, "scale")), R"(@T.prim_func
+def scale(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i.outer in range(3):
+        for i.inner in T.vectorized(0, 4):
+            if T.likely(i.outer * 4 + i.inner < 10):
+                B[i.outer * 4 + i.inner] = A[i.outer * 4 + i.inner] * T.float32(2.0)
+)");
+}
+
+TEST(TeLowerGolden, TiledMatmulWithReductionSplit) {
+  Tensor X = placeholder({16, 8}, kF32, "X"), Y = placeholder({8, 12}, kF32, "Y");
+  IterVar k = reduce_axis(Range(0, 8), "k");
+  Tensor M = compute({16, 12}, [&](Var i, Var j) { return sum(X(i, k->var) * Y(k->var, j), {k}); }, "M");
+  Schedule s = create_schedule({M.op()});
+  auto [xo, yo, xi, yi] = s[M].tile(s[M]->leaf_iter_vars[0], s[M]->leaf_iter_vars[1], 4, 4);
+  auto [ko, ki] = s[M].split(k, 2);
+  s[M].reorder({xo, yo, ko, xi, ki, yi});
+  s[M].vectorize(yi);
+  s[M].parallel(xo);
+  EXPECT_EQ(ToScript(lower(s, {X, Y, M}, "matmul")), R"(@T.prim_func
+def matmul(X: T.Buffer((16, 8), "float32"), Y: T.Buffer((8, 12), "float32"), M: T.Buffer((16, 12), "float32")):
+    for i.outer in T.parallel(0, 4):
+        for j.outer in range(3):
+            for i.inner.init in range(4):
+                for j.inner.init in T.vectorized(0, 4):
+                    M[i.outer * 4 + i.inner.init, j.outer * 4 + j.inner.init] = T.float32(0.0)
+            for k.outer in range(4):
+                for i.inner in range(4):
+                    for k.inner in range(2):
+                        for j.inner in T.vectorized(0, 4):
+                            M[i.outer * 4 + i.inner, j.outer * 4 + j.inner] = M[i.outer * 4 + i.inner, j.outer * 4 + j.inner] + X[i.outer * 4 + i.inner, k.outer * 2 + k.inner] * Y[k.outer * 2 + k.inner, j.outer * 4 + j.inner]
+)");
+}
+
+// Each tile of 4 rows of C reads 5 rows of B: B is allocated [5, 6] inside the tile loop and
+// indexed relative to the tile's first row; no guard is needed as B has 13 rows.
+TEST(TeLowerGolden, ProducerComputedAtTheConsumersOuterLoop) {
+  Tensor A = placeholder({12, 6}, kF32, "A");
+  Tensor B = compute({13, 6}, [&](Var i, Var j) { return A(min(i, 11), j) + 1.0f; }, "B");
+  Tensor C = compute({12, 6}, [&](Var i, Var j) { return B(i, j) + B(i + 1, j); }, "C");
+  Schedule s = create_schedule({C.op()});
+  auto [o, i] = s[C].split(s[C]->leaf_iter_vars[0], 4);
+  s[B].compute_at(s[C], o);
+  EXPECT_EQ(ToScript(lower(s, {A, C}, "stencil")), R"(@T.prim_func
+def stencil(A: T.Buffer((12, 6), "float32"), C: T.Buffer((12, 6), "float32")):
+    for i.outer in range(3):
+        B_data = T.allocate([5, 6], "float32", "global")
+        for i in range(5):
+            for j in range(6):
+                B[i, j] = A[T.min(i.outer * 4 + i, 11), j] + T.float32(1.0)
+        for i.inner in range(4):
+            for j_1 in range(6):
+                C[i.outer * 4 + i.inner, j_1] = B[i.inner, j_1] + B[i.inner + 1, j_1]
+)");
+}
+
+}  // namespace
+}  // namespace loom::te::test
