@@ -25,6 +25,12 @@ void Analyzer::Bind(const Var& var, const Range& range, bool allow_override) {
     Bind(var, range->min, allow_override);
   } else {
     const_int_bound.Bind(var, range, allow_override);
+    if (allow_override) {
+      // A loop variable reused with a new range must forget an earlier extent-1 binding.
+      modular_set.Update(var, ModularSet::Everything(), true);
+      rewrite_simplify.Update(var, PrimExpr(), true);
+      canonical_simplify.Update(var, PrimExpr(), true);
+    }
   }
 }
 

@@ -307,6 +307,10 @@ class CanonicalSimplifier::Impl {
   }
 
   void Update(const Var& var, const PrimExpr& value, bool allow_override) {
+    if (!value.defined()) {
+      bindings_.erase(var);
+      return;
+    }
     auto it = bindings_.find(var);
     if (it != bindings_.end() && !allow_override) {
       LOOM_CHECK_USER(StructuralEqual(it->second, value))

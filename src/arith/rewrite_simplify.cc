@@ -93,6 +93,10 @@ class RewriteSimplifier::Impl : public ExprMutator {
   }
 
   void Update(const Var& var, const PrimExpr& value, bool allow_override) {
+    if (!value.defined()) {
+      var_map_.erase(var);
+      return;
+    }
     auto it = var_map_.find(var);
     if (it != var_map_.end() && !allow_override) {
       LOOM_ICHECK(StructuralEqual(it->second, value))

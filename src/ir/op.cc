@@ -52,6 +52,9 @@ constexpr OpSpec kBuiltinOps[] = {
     {"if_then_else", CallEffect::kPure, 3},
     // likely(cond): a hint that cond is usually true (loop partitioning peels on it).
     {"likely", CallEffect::kPure, 1},
+    // tvm_tuple(a, b, ...): a constant record carried by an attribute, never evaluated
+    // (buffer_dim_align's (dim, factor, offset); see tir/transform.h).
+    {"tvm_tuple", CallEffect::kPure, -1},
 };
 
 class OpRegistry {

@@ -31,7 +31,7 @@ class CanonicalSimplifier {
 
   PrimExpr operator()(const PrimExpr& expr);
   // Substitutes `value` for `var` from now on. Rebinding to a different value is a user
-  // error unless allow_override is set.
+  // error unless allow_override is set; an undefined value removes the binding.
   void Update(const Var& var, const PrimExpr& value, bool allow_override = false);
 
  private:

@@ -29,7 +29,7 @@ class RewriteSimplifier {
 
   PrimExpr operator()(const PrimExpr& expr);
   // From now on replaces `var` by `value`. Rebinding a variable to a different value is an
-  // internal error unless allow_override is set.
+  // internal error unless allow_override is set; an undefined value removes the binding.
   void Update(const Var& var, const PrimExpr& value, bool allow_override = false);
   // Records `constraint` (each conjunct) as true, and its negation as false, until the
   // returned function is called.

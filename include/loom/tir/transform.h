@@ -125,5 +125,96 @@ Pass RemoveNoOp();
 // Unrolls loops of kind unroll (their extent must be a constant), and serial loops with a
 // constant extent up to the config value "tir.UnrollLoop.auto_max_step" (default 0: none).
 Pass UnrollLoop();
+// StorageFlatten: every BufferLoad/BufferStore of an N-d buffer becomes a 1-D access of a
+// flat Buffer over the same data variable, at elem_offset + sum(index[k] * stride[k]) (a Ramp
+// index gives a Ramp), and every Allocate gets one extent. Strides are the buffer's own, or
+// row-major from its shape. Parameter buffers keep their N-d declaration in buffer_map (the
+// calling convention: callers pass N-d arrays); only the body changes.
+// Alignment: AttrStmt(node = the Buffer the accesses use, attr_key = "buffer_dim_align",
+// value = T.tvm_tuple(dim, factor, offset), constant integers) anywhere in the body pads the
+// stride of dimension `dim` to the next value equal to offset modulo factor, and grows the
+// buffer's Allocate to match; the attribute is removed. Only compact buffers the function
+// allocates can be aligned (user error otherwise). Runs first among the TIR passes.
+Pass StorageFlatten();
+// StorageRewrite: allocations in one attach scope (the function body, or the body of a
+// parallel, vectorized or thread-bound loop: never crossed, so per-thread storage stays per
+// thread) are hoisted to the top of that scope, and two allocations of the same dtype and
+// storage scope whose live ranges (first to last access, a loop inside the allocation's
+// scope counting as a whole) do not overlap share one, of the larger size. Assumes no
+// allocation is read before it is written (fresh storage has undefined contents). Left in
+// place: allocations with a condition, with extents that use variables bound inside the
+// scope, or whose data variable is bound to another name (their accesses cannot be seen).
+// Precondition: StorageFlatten has run (merged allocations get one extent).
+Pass StorageRewrite();
+// The bytes all Allocate statements of `func` request together (each counted once); a user
+// error when an extent is not a constant. Shows what StorageRewrite saved.
+int64_t AllocatedBytes(const PrimFunc& func);
+
+
+// Attribute keys of the AttrStmts that schedules emit for the two passes below.
+namespace attr {
+// AttrStmt(node = the IterVar of the virtual thread axis, whose var is the vthread variable
+// (iter_type kVirtualThread, thread_tag "vthread" or "cthread"), value = the number of
+// threads, a positive constant) around the statements the threads run.
+inline constexpr const char* kVirtualThread = "virtual_thread";
+// AttrStmt(node = the data Var of an allocated buffer B, value = 1) around the producer of B,
+// as a leading statement of the body of the loop to pipeline; B is allocated outside it.
+inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
+}  // namespace attr
+
+// InjectVirtualThread: each virtual_thread scope becomes code one thread runs, with the
+// virtual threads interleaved. A statement whose own expressions (a loop's bounds, an if's
+// condition, a store's indices and value, ...) differ between threads is replicated where it
+// stands: unrolled, the vthread variable replaced by 0..n-1, when it contains no loop and
+// n <= 16; otherwise as a serial loop over the vthread variable. Other statements run once
+// and are descended into, so at every loop level the threads' statements alternate
+// (s1(0) s1(1) s2(0) s2(1)). Allocations inside the scope whose contents differ per thread
+// get one copy per thread (a flat allocation n times larger, thread t at offset t * size; an
+// N-d one a leading dimension of n). A body that never uses the variable runs once.
+// Preconditions (those of real threads): threads do not communicate through memory allocated
+// outside the scope (no thread reads or writes what another writes there), and statements
+// that do not depend on the thread are idempotent on such memory. User errors: a
+// non-constant or non-positive thread count; a per-thread allocation whose handle is used
+// other than by element accesses.
+Pass InjectVirtualThread();
+// InjectDoubleBuffer: software pipelining of a loop whose body starts with double_buffer_scope
+// producers of buffers allocated outside it, followed by the consumer:
+//   for i in [min, min+n): P(i); C(i)   becomes
+//   P(min) -> half 0;  for i in [min, min+n-1): P(i+1) -> half (i+1-min)%2; C(i) <- half (i-min)%2;
+//   C(min+n-1)
+// (wrapped in `if n >= 1` unless that is provable). Each double-buffered allocation doubles
+// (flat: 2*S with half h at offset h*S; N-d: a leading dimension of 2), so the load of the
+// next tile can overlap the compute of this one. Preconditions, user errors naming the
+// buffer when violated: B is allocated outside the loop and accessed only inside loops that
+// double-buffer it; the consumer does not write B; the producer reads nothing the consumer
+// writes, and writes nothing (besides the double-buffered buffers) the consumer accesses;
+// the loop is serial or unrolled; B's handle is used only by element accesses. Not checked:
+// each iteration's consumer reads only elements its own producer wrote (no state carried
+// across iterations in B).
+Pass InjectDoubleBuffer();
+// VectorizeLoop: a loop of kind vectorized with constant extent n becomes straight-line
+// vector code: the loop variable is Ramp(min, 1, n), expressions depending on it are widened
+// lane by lane (scalars broadcast), loads and stores become vector accesses (Ramp indices;
+// other vector indices gather and scatter). The loop stays a serial loop instead when the
+// body has no vector form or vectorizing could change what it computes: a nested loop,
+// Allocate, While or AttrStmt; an if/assert condition depending on the loop variable; an
+// impure call; an external call depending on it; an if_then_else on it whose branches could
+// fault; a loop-dependent vector already in the body (so of nested vectorized loops only the
+// innermost is vectorized); a written buffer accessed through more than one index, or
+// stored to where two lanes may hit one element. Extent 1 substitutes the variable, extent
+// <= 0 removes the loop. User error: a non-constant extent, or one above 65535.
+Pass VectorizeLoop();
+// LoopPartition: peels the boundary checks of non-divisible splits. In a serial or parallel
+// loop over v, if conditions of the form likely(a < b) (<=, >, >= too; conjuncts of an &&)
+// that are linear in v and read no memory are relaxed over the inner loops to the range of v
+// where they hold for every inner iteration; the loop is split into that main part, where
+// they become true, and the parts before and after it, where they are simplified for the
+// part's range and lose the likely tag (decided ones become constants). Extent-1 parts
+// substitute v; empty or no-op parts are dropped; each part's body is partitioned in turn.
+//   for io in range(3): for ii in range(4): if likely(io * 4 + ii < 10): S
+//   -> for io in range(2): for ii in range(4): S;  for ii in range(4): if ii < 2: S[io := 2]
+// Config "tir.LoopPartition.partition_const_loop" (bool, default false): conditions without
+// the likely tag are partitioned on too. Assumes index arithmetic does not wrap.
+Pass LoopPartition();
 
 }  // namespace loom::tir::transform

@@ -122,5 +122,15 @@ TEST(Analyzer, IntSetOverLoopRanges) {
   EXPECT_TRUE(StructuralEqual(set.max(), PrimExpr(127)));
 }
 
+TEST(Analyzer, RebindingARangeForgetsAnExtentOneBinding) {
+  Analyzer ana;
+  Var x("x");
+  ana.Bind(x, Range(3, 1));  // x == 3
+  EXPECT_TRUE(StructuralEqual(ana.Simplify(x + 1), PrimExpr(4)));
+  ana.Bind(x, Range(0, 8), /*allow_override=*/true);
+  EXPECT_TRUE(StructuralEqual(ana.Simplify(x + 1), x + 1));
+  EXPECT_EQ(ana.const_int_bound(x), (ConstIntBound{0, 7}));
+}
+
 }  // namespace
 }  // namespace loom::arith
