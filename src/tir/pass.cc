@@ -144,6 +144,11 @@ Pass CreateModulePass(Pass::ModuleFunction function, int opt_level, std::string 
   return Pass(PassInfo{std::move(name), opt_level}, std::move(function));
 }
 
+PrimFunc WithBody(const PrimFunc& func, Stmt body) {
+  if (body.same_as(func->body)) return func;
+  return PrimFunc(func->params, func->buffer_map, std::move(body), func->ret_type, func->attrs);
+}
+
 Pass CreatePrimFuncPass(
     std::function<PrimFunc(const PrimFunc&, const IRModule&, const PassContext&)> function,
     int opt_level, std::string name) {

@@ -111,6 +111,9 @@ Pass CreateModulePass(Pass::ModuleFunction function, int opt_level, std::string 
 Pass CreatePrimFuncPass(
     std::function<PrimFunc(const PrimFunc&, const IRModule&, const PassContext&)> function,
     int opt_level, std::string name);
+// `func` with its body replaced; `func` itself when `body` is the same object (so a pass
+// that changed nothing returns its input, and LOOM_DUMP_IR skips it).
+PrimFunc WithBody(const PrimFunc& func, Stmt body);
 
 // ---- passes
 

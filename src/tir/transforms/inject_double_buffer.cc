@@ -280,8 +280,7 @@ class DoubleBufferInjector : public StmtExprMutator {
 Pass InjectDoubleBuffer() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     Stmt body = DoubleBufferInjector().VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "InjectDoubleBuffer");
 }

@@ -259,8 +259,7 @@ class VirtualThreadInjector : public StmtExprMutator {
 Pass InjectVirtualThread() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     Stmt body = VirtualThreadInjector().VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "InjectVirtualThread");
 }

@@ -328,8 +328,7 @@ Pass LoopPartition() {
     bool partition_unlikely =
         context.GetConfig<bool>("tir.LoopPartition.partition_const_loop", false);
     Stmt body = LoopPartitioner(partition_unlikely).VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "LoopPartition");
 }

@@ -113,8 +113,7 @@ class NoOpRemover : public StmtExprMutator {
 Pass RemoveNoOp() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     Stmt body = NoOpRemover().VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "RemoveNoOp");
 }

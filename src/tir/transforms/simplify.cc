@@ -107,8 +107,7 @@ class StmtSimplifier : public StmtExprMutator {
 Pass Simplify() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     Stmt body = StmtSimplifier().VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "Simplify");
 }

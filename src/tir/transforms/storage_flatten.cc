@@ -330,8 +330,7 @@ Pass StorageFlatten() {
         << "buffer '" << missing.front()->name << "' has aligned dimensions but no Allocate "
         << "of its data variable '" << missing.front()->data.name()
         << "' in the function: alignment pads storage the function itself allocates";
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "StorageFlatten");
 }

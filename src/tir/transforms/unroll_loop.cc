@@ -63,8 +63,7 @@ Pass UnrollLoop() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext& context) {
     int64_t auto_max_step = context.GetConfig<int64_t>("tir.UnrollLoop.auto_max_step", 0);
     Stmt body = LoopUnroller(auto_max_step).VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "UnrollLoop");
 }

@@ -405,8 +405,7 @@ class LoopVectorizer : public StmtExprMutator {
 Pass VectorizeLoop() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     Stmt body = LoopVectorizer().VisitStmt(func->body);
-    if (body.same_as(func->body)) return func;
-    return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
+    return WithBody(func, body);
   };
   return CreatePrimFuncPass(rewrite, 0, "VectorizeLoop");
 }
