@@ -84,8 +84,11 @@ void InferStage(const Stage& stage, const ScheduleGraph& graph, arith::Analyzer*
       PostOrderVisit(body, [&](const ObjectRef& node) {
         const auto* load = node.as<BufferLoadNode>();
         if (!load) return;
-        std::optional<Tensor> tensor = TensorFromBuffer(load->buffer);
-        if (!tensor || tensor->op() != stage->op) return;
+        const Array<Buffer>& outputs = compute->output_buffers;
+        if (std::none_of(outputs.begin(), outputs.end(),
+                         [&](const Buffer& b) { return b.same_as(load->buffer); })) {
+          return;
+        }
         Array<arith::IntSet> region = ReadRegion(*reader, load->indices, fixed, *bounds, analyzer);
         demand = demand.empty() ? region : arith::UnionRegion(analyzer, demand, region);
       });

@@ -33,6 +33,10 @@ PrimFunc lower(const Schedule& schedule, const Array<Tensor>& args, const std::s
     LOOM_CHECK_USER(stage->attach_type == AttachType::kRoot)
         << "lower '" << name << "': tensor '" << stage->name()
         << "' is an argument, so it is computed whole and cannot be attached with compute_at";
+    LOOM_CHECK_USER(stage->scope == "global")
+        << "lower '" << name << "': tensor '" << stage->name() << "' is an argument, so it "
+        << "lives in its argument buffer and cannot be allocated in scope '" << stage->scope
+        << "'";
     materialized.insert(stage.operator->());
   }
   BoundMap bounds = InferBound(schedule);

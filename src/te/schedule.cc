@@ -90,9 +90,12 @@ void SetKind(StageNode* stage, const IterVar& iv, ForKind kind, const char* prim
   attr.for_kind = kind;
 }
 
+// Compared by buffer: the consumer may read a tensor of an operation the schedule replaced.
 bool Reads(const Operation& consumer, const Operation& producer) {
   for (const Tensor& t : consumer->InputTensors()) {
-    if (t.op() == producer) return true;
+    for (const Buffer& b : producer->output_buffers) {
+      if (t.buffer().same_as(b)) return true;
+    }
   }
   return false;
 }
@@ -248,9 +251,23 @@ void Stage::bind(const IterVar& var, const IterVar& thread) {
   AttrOf(stage, var).bind_thread = thread;
 }
 
+void Stage::set_scope(const std::string& scope) {
+  StageNode* stage = node_.get();
+  LOOM_SCHEDULE_CHECK(!scope.empty(), "set_scope", *stage) << "the scope is empty";
+  LOOM_SCHEDULE_CHECK(dynamic_cast<const ComputeOpNode*>(stage->op.get()), "set_scope", *stage)
+      << "a placeholder is an argument of the function and is not allocated";
+  LOOM_SCHEDULE_CHECK(!stage->is_output, "set_scope", *stage)
+      << "an output of the schedule lives in the function's argument buffer; cache_write it "
+         "to compute it in scope '"
+      << scope << "'";
+  stage->scope = scope;
+}
+
+Schedule::Schedule() : state_(std::make_shared<State>()) {}
+
 Stage Schedule::operator[](const Operation& op) const {
-  for (const Stage& s : stages_) {
-    if (s->op == op) return s;
+  for (const Stage& s : state_->stages) {
+    if (s->op == op || s->origin_op == op) return s;
   }
   LOOM_THROW << "operation '" << (op ? op->name : "(null)")
              << "' is not part of this schedule (create_schedule reaches only the operations "
@@ -259,19 +276,20 @@ Stage Schedule::operator[](const Operation& op) const {
 
 Schedule create_schedule(const Array<Operation>& outputs) {
   Schedule sch;
-  sch.outputs_ = outputs;
+  sch.state_->outputs = outputs;
   std::unordered_set<const OperationNode*> visited;
   std::function<void(const Operation&)> visit = [&](const Operation& op) {
     if (!visited.insert(op.get()).second) return;
     for (const Tensor& t : op->InputTensors()) visit(t.op());
     auto node = std::make_shared<StageNode>();
     node->op = op;
+    node->origin_op = op;
     if (const auto* compute = dynamic_cast<const ComputeOpNode*>(op.get())) {
       node->root_iter_vars = compute->root_iter_vars();
     }
     node->all_iter_vars = node->root_iter_vars;
     node->leaf_iter_vars = node->root_iter_vars;
-    sch.stages_.emplace_back(std::move(node));
+    sch.state_->stages.emplace_back(std::move(node));
   };
   for (const Operation& op : outputs) {
     LOOM_CHECK_USER(op != nullptr) << "create_schedule: an output operation is null";

@@ -96,7 +96,7 @@ ScheduleGraph BuildScheduleGraph(const Schedule& schedule) {
     }
     graph.bodies[stage.operator->()] = bodies;
     graph.compute_stages.push_back(stage);
-    graph.stage_of[stage->op.get()] = stage;
+    for (const Buffer& b : compute->output_buffers) graph.stage_of[b.get()] = stage;
   }
   for (const Stage& reader : graph.compute_stages) {
     std::map<const StageNode*, bool> seen;
@@ -104,9 +104,7 @@ ScheduleGraph BuildScheduleGraph(const Schedule& schedule) {
       PostOrderVisit(body, [&](const ObjectRef& node) {
         const auto* load = node.as<BufferLoadNode>();
         if (!load) return;
-        std::optional<Tensor> tensor = TensorFromBuffer(load->buffer);
-        if (!tensor) return;
-        auto it = graph.stage_of.find(tensor->op().get());
+        auto it = graph.stage_of.find(load->buffer.get());
         if (it == graph.stage_of.end() || seen[it->second.operator->()]) return;
         seen[it->second.operator->()] = true;
         graph.readers[it->second.operator->()].push_back(reader);

@@ -22,8 +22,9 @@ struct ScheduleGraph {
   std::map<const StageNode*, Array<Stage>> readers;
   // Stages that are computes and not inlined, in schedule order.
   Array<Stage> compute_stages;
-  // The compute stage an operation belongs to, or an undefined stage.
-  std::map<const OperationNode*, Stage> stage_of;
+  // The compute stage writing a buffer (keyed by buffer: a stage's operation may have been
+  // replaced by one writing the same buffers).
+  std::map<const Object*, Stage> stage_of;
 };
 
 // loom::Error when a stage is attached where its readers cannot see it.

@@ -119,9 +119,9 @@ class NestBuilder {
       const std::string& name = (*it)->name;
       // The data variable gets its own name so that the buffer prints as the tensor's name.
       Buffer region(Var(name + "_data", DataType::Handle()), (*it)->dtype, extents, {},
-                    IntImm(DataType::Int(32), 0), name, "global", 64, 1);
+                    IntImm(DataType::Int(32), 0), name, stage.scope, 64, 1);
       regions_[it->get()] = Region{region, mins};
-      body = Allocate(region->data, region->dtype, extents, const_true(), body, "global");
+      body = Allocate(region->data, region->dtype, extents, const_true(), body, stage.scope);
     }
     return body;
   }

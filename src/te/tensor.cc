@@ -26,7 +26,12 @@ BufferRegistry& Registry() {
 OperationNode::~OperationNode() {
   BufferRegistry& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  for (const Buffer& buffer : output_buffers) registry.owners.erase(buffer.get());
+  // A schedule may give this operation's buffers to a replacement operation, which does not
+  // register them: only the entries naming this operation are its own.
+  for (const Buffer& buffer : output_buffers) {
+    auto it = registry.owners.find(buffer.get());
+    if (it != registry.owners.end() && it->second.first == this) registry.owners.erase(it);
+  }
 }
 
 void OperationNode::MakeOutputs(const Array<Array<PrimExpr>>& shapes,

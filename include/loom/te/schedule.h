@@ -74,13 +74,21 @@ class Stage {
   void pragma(const IterVar& var, const std::string& key, PrimExpr value = PrimExpr(1));
   // Maps a leaf onto a thread axis made by thread_axis().
   void bind(const IterVar& var, const IterVar& thread);
+  // Allocates the stage's buffer in storage scope `scope` ("global", "shared", "local",
+  // "local.acc_buffer", ...); the Allocate of the lowered function carries it.
+  void set_scope(const std::string& scope);
 
  private:
   std::shared_ptr<StageNode> node_;
 };
 
 struct StageNode {
+  // What the stage computes. cache_read, cache_write and rfactor may replace it by an
+  // operation writing the same buffers (so every tensor keeps its storage and its readers).
   Operation op;
+  // The operation the stage was created for, which user code still holds: schedule[] finds
+  // the stage by either, and it keeps the buffers registered as tensors.
+  Operation origin_op;
   // The axes and reduction axes of op; never changes.
   Array<IterVar> root_iter_vars;
   // Every iteration variable of the stage, roots and those made by relations.
@@ -94,6 +102,8 @@ struct StageNode {
   // Keyed by the IterVar's node.
   std::map<const Object*, IterVarAttr> iter_var_attrs;
   bool is_output = false;
+  // Where an intermediate result is allocated; outputs and arguments live in their buffers.
+  std::string scope = "global";
 
   const std::string& name() const { return op->name; }
   bool IsLeaf(const IterVar& iv) const;
@@ -104,18 +114,39 @@ struct StageNode {
 
 class Schedule {
  public:
-  Schedule() = default;
+  Schedule();
   // Stages in post-order of the operation graph (producers before consumers).
-  const Array<Stage>& stages() const { return stages_; }
-  const Array<Operation>& outputs() const { return outputs_; }
-  // The stage of an operation of the schedule; loom::Error when it is not one.
+  const Array<Stage>& stages() const { return state_->stages; }
+  const Array<Operation>& outputs() const { return state_->outputs; }
+  // The stage of an operation of the schedule (or of an operation the schedule replaced,
+  // found by the buffers they share); loom::Error when it is not one.
   Stage operator[](const Operation& op) const;
   Stage operator[](const Tensor& tensor) const { return (*this)[tensor.op()]; }
 
+  // A new stage copying `tensor` into a buffer of storage scope `scope` (named
+  // "<tensor>.<scope>"); each of `readers` (operations of the schedule that read `tensor`)
+  // reads the copy instead. Returns the copy.
+  Tensor cache_read(const Tensor& tensor, const std::string& scope,
+                    const Array<Operation>& readers);
+  // A new stage computing `tensor`'s operation (all its outputs) into buffers of scope
+  // `scope`; the original stage becomes a copy from it, so a reduction moves into the cache.
+  // Call it before scheduling the stage's loops. Returns the cache of `tensor`.
+  Tensor cache_write(const Tensor& tensor, const std::string& scope);
+  // Splits a reduction into partial reductions: the reduction leaf `axis` of `tensor`'s stage
+  // becomes a data-parallel axis (at position factor_axis) of a new tensor holding the
+  // partial results over the stage's other reduction loops, and the stage then reduces that
+  // tensor over `axis`. The stage's loops start over from its root axes. Returns the new
+  // tensor (of `tensor`'s output for a tuple reduction).
+  Tensor rfactor(const Tensor& tensor, const IterVar& axis, int factor_axis = 0);
+
  private:
   friend Schedule create_schedule(const Array<Operation>& outputs);
-  Array<Operation> outputs_;
-  Array<Stage> stages_;
+  // Shared by copies, like the stages, so that a primitive adding stages is seen by all.
+  struct State {
+    Array<Operation> outputs;
+    Array<Stage> stages;
+  };
+  std::shared_ptr<State> state_;
 };
 
 // One stage per operation reachable from `outputs`.
