@@ -14,6 +14,8 @@ ifeq ($(SANITIZE),1)
   CTEST_FLAGS += -L unit
 else
   BUILD_DIR ?= build
+  # Label `slow` (dense sweeps) runs only when asked: cd build && ctest -L slow
+  CTEST_FLAGS += -LE slow
 endif
 ifeq ($(CI),true)
   CMAKE_FLAGS += -DLOOM_WERROR=ON

@@ -116,8 +116,12 @@ int main() {
     bool all_ok = true;
     for (int index = 0; index < static_cast<int>(std::size(steps)); ++index) {
       DenseLayer l = MakeDenseLayer();
-      PrimFunc func = lower(steps[index].schedule(l), {l.A, l.W, l.bias, l.Out}, "dense_relu");
-      std::cout << "\n==== Step " << index << ": " << steps[index].title << "\n" << ToScript(func);
+      Schedule schedule = steps[index].schedule(l);
+      Array<Tensor> args{l.A, l.W, l.bias, l.Out};
+      std::cout << "\n==== Step " << index << ": " << steps[index].title << "\n"
+                << ToScript(ScheduleToPrimFunc(schedule, args, "dense_relu"));
+      // What runs is the fully lowered function, the one code generation receives.
+      PrimFunc func = lower(schedule, args, "dense_relu");
 
       tir::HostArray out(DataType::Float(32), {kRows, kCols});
       tir::Interpreter().Run(func, {a, w, bias, out});

@@ -166,14 +166,17 @@ struct Step {
   Schedule (*schedule)(const Matmul&);
 };
 
-// Lowers and prints one step; unless print_only, runs it and compares with `expected`.
+// Prints one step's loop nest; unless print_only, runs its fully lowered form (flat
+// buffers, vector code: what code generation receives) and compares with `expected`.
 // Returns whether the result matched.
 bool RunStep(int index, const Step& step, int n, bool print_only, const tir::HostArray& a,
              const tir::HostArray& b, const std::vector<float>& expected) {
   Matmul m = MakeMatmul(n, step.packed);
-  PrimFunc func = lower(step.schedule(m), {m.A, m.B, m.C}, "gemm");
-  std::cout << "\n==== Step " << index << ": " << step.title << "\n" << ToScript(func);
+  Schedule schedule = step.schedule(m);
+  std::cout << "\n==== Step " << index << ": " << step.title << "\n"
+            << ToScript(ScheduleToPrimFunc(schedule, {m.A, m.B, m.C}, "gemm"));
   if (print_only) return true;
+  PrimFunc func = lower(schedule, {m.A, m.B, m.C}, "gemm");
 
   tir::HostArray c(DataType::Float(32), {n, n});
   tir::Interpreter().Run(func, {a, b, c});

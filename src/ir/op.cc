@@ -55,6 +55,20 @@ constexpr OpSpec kBuiltinOps[] = {
     // tvm_tuple(a, b, ...): a constant record carried by an attribute, never evaluated
     // (buffer_dim_align's (dim, factor, offset); see tir/transform.h).
     {"tvm_tuple", CallEffect::kPure, -1},
+    // address_of(buffer[indices]): a handle to that element, how a pointer into a buffer
+    // (a tile of a tensor, say) is passed to an external function. The argument is a
+    // BufferLoad that is never read, so passes that rewrite buffer accesses (StorageFlatten,
+    // allocation regions) keep the address right.
+    {"address_of", CallEffect::kPure, 1},
+    // The packed calling convention (tir::transform::MakePackedAPI, lowered by codegen):
+    // loom_struct_get(ptr, index, field) reads one field of the runtime's C structs (an
+    // argument slot, a DLTensor field, an element of an int32/int64 array; field is a
+    // tir::builtin::StructField); loom_handle_is_null(h) tests a pointer;
+    // loom_check(cond, format, int64 values...) makes the function fail, returning -1 with
+    // the printf-formatted message as its last error, when cond is false.
+    {"loom_struct_get", CallEffect::kReadState, 3},
+    {"loom_handle_is_null", CallEffect::kPure, 1},
+    {"loom_check", CallEffect::kOpaque, -1},
 };
 
 class OpRegistry {

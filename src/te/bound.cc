@@ -23,19 +23,24 @@ bool Contains(const std::vector<IterVar>& loops, const IterVar& iv) {
   return std::any_of(loops.begin(), loops.end(), [&](const IterVar& l) { return l.same_as(iv); });
 }
 
-// Loops bound to threads run all at once, so a stage in global memory computed inside them
-// must cover what every thread needs: they are relaxed too.
-bool StaysSymbolic(const StageNode& stage, const std::vector<IterVar>& fixed, const IterVar& leaf) {
+// Loops bound to threads run all at once, so a stage in memory the threads share, computed
+// inside them, must cover what every thread needs: they are relaxed too. Virtual threads
+// are the exception for thread-private ("local...") storage: InjectVirtualThread gives each
+// of them its own copy, so the region stays per thread.
+bool StaysSymbolic(const StageNode& stage, const std::vector<IterVar>& fixed, const IterVar& leaf,
+                   const std::string& producer_scope) {
   if (!Contains(fixed, leaf)) return false;
   const IterVarAttr* attr = stage.Attr(leaf);
-  return !(attr && attr->for_kind == ForKind::kThreadBinding);
+  if (!attr || attr->for_kind != ForKind::kThreadBinding) return true;
+  return attr->bind_thread->iter_type == IterVarType::kVirtualThread &&
+         producer_scope.rfind("local", 0) == 0;
 }
 
 // The sets of `indices` (read by `reader`, over its root variables) over every loop of the
 // reader and its enclosing stages that is not in `fixed`.
 Array<arith::IntSet> ReadRegion(const StageNode& reader, const Array<PrimExpr>& indices,
-                                const std::vector<IterVar>& fixed, const BoundMap& bounds,
-                                arith::Analyzer* analyzer) {
+                                const std::vector<IterVar>& fixed, const std::string& scope,
+                                const BoundMap& bounds, arith::Analyzer* analyzer) {
   Array<const StageNode*> levels{&reader};
   for (const Stage& s : detail::EnclosingStages(reader)) levels.push_back(s.operator->());
   IterVarValueMap values = detail::PassUpValues(reader, bounds, analyzer);
@@ -51,7 +56,7 @@ Array<arith::IntSet> ReadRegion(const StageNode& reader, const Array<PrimExpr>& 
   for (const StageNode* level : levels) {
     arith::VarIntSetMap dom;
     for (const IterVar& leaf : level->leaf_iter_vars) {
-      if (StaysSymbolic(*level, fixed, leaf)) continue;
+      if (StaysSymbolic(*level, fixed, leaf, scope)) continue;
       dom[leaf->var] = arith::IntSet::FromRange(Range(make_zero(leaf->var.dtype()),
                                                       bounds.at(leaf)->extent));
     }
@@ -70,7 +75,8 @@ Array<arith::IntSet> ReadRegion(const StageNode& reader, const Array<PrimExpr>& 
 
 void InferStage(const Stage& stage, const ScheduleGraph& graph, arith::Analyzer* analyzer,
                 BoundMap* bounds) {
-  const auto* compute = static_cast<const ComputeOpNode*>(stage->op.get());
+  const auto* compute = dynamic_cast<const ComputeOpNode*>(stage->op.get());
+  if (!compute) return;  // an extern operation: no iteration variables
   for (const IterVar& iv : compute->reduce_axis) (*bounds)[iv] = iv->dom;
   auto readers = graph.readers.find(stage.operator->());
   if (stage->is_output || readers == graph.readers.end()) {
@@ -80,6 +86,13 @@ void InferStage(const Stage& stage, const ScheduleGraph& graph, arith::Analyzer*
   std::vector<IterVar> fixed = detail::EnclosingLoops(*stage);
   Array<arith::IntSet> demand;
   for (const Stage& reader : readers->second) {
+    if (dynamic_cast<const ExternOpNode*>(reader->op.get())) {
+      // An extern operation reads its inputs whole.
+      Array<arith::IntSet> whole;
+      for (const IterVar& iv : compute->axis) whole.push_back(arith::IntSet::FromRange(iv->dom));
+      demand = demand.empty() ? whole : arith::UnionRegion(analyzer, demand, whole);
+      continue;
+    }
     for (const PrimExpr& body : graph.bodies.at(reader.operator->())) {
       PostOrderVisit(body, [&](const ObjectRef& node) {
         const auto* load = node.as<BufferLoadNode>();
@@ -89,7 +102,8 @@ void InferStage(const Stage& stage, const ScheduleGraph& graph, arith::Analyzer*
                          [&](const Buffer& b) { return b.same_as(load->buffer); })) {
           return;
         }
-        Array<arith::IntSet> region = ReadRegion(*reader, load->indices, fixed, *bounds, analyzer);
+        Array<arith::IntSet> region = ReadRegion(*reader, load->indices, fixed, stage->scope,
+                                                  *bounds, analyzer);
         demand = demand.empty() ? region : arith::UnionRegion(analyzer, demand, region);
       });
     }

@@ -1,16 +1,19 @@
-// lower(): bound inference, loop nests, the function's parameters, simplification.
+// lower(): bound inference, loop nests, the function's parameters, simplification, then the
+// TIR lowering pipeline.
 #include "loom/te/lower.h"
 
 #include <set>
 #include <unordered_set>
 
 #include "loom/ir/functor.h"
+#include "loom/tir/pipeline.h"
 #include "loom/tir/transform.h"
 #include "te/schedule_ops.h"
 
 namespace loom::te {
 
-PrimFunc lower(const Schedule& schedule, const Array<Tensor>& args, const std::string& name) {
+PrimFunc ScheduleToPrimFunc(const Schedule& schedule, const Array<Tensor>& args,
+                            const std::string& name) {
   detail::ScheduleGraph graph = detail::BuildScheduleGraph(schedule);
   std::unordered_set<const Object*> arg_buffers;
   for (const Tensor& t : args) {
@@ -37,7 +40,17 @@ PrimFunc lower(const Schedule& schedule, const Array<Tensor>& args, const std::s
         << "lower '" << name << "': tensor '" << stage->name() << "' is an argument, so it "
         << "lives in its argument buffer and cannot be allocated in scope '" << stage->scope
         << "'";
+    LOOM_CHECK_USER(stage->storage_alignments.empty())
+        << "storage_align of stage '" << stage->name() << "': the tensor is an argument of '"
+        << name << "', whose layout the caller decides; align a cache stage instead";
     materialized.insert(stage.operator->());
+  }
+  for (const Stage& stage : schedule.stages()) {
+    LOOM_CHECK_USER(!stage->double_buffered || stage->attach_type == AttachType::kScope)
+        << "double_buffer of stage '" << stage->name() << "': the stage is "
+        << (stage->attach_type == AttachType::kInline ? "inlined" : "computed at the root")
+        << ", not attached inside a loop; compute_at it into the loop whose iterations should "
+        << "overlap its production";
   }
   BoundMap bounds = InferBound(schedule);
   Stmt body = detail::ScheduleOps(graph, bounds, materialized);
@@ -61,6 +74,10 @@ PrimFunc lower(const Schedule& schedule, const Array<Tensor>& args, const std::s
   }
   PrimFunc func(params, buffer_map, body, DataType::Void(), {{"global_symbol", StringImm(name)}});
   return tir::transform::Simplify()(func);
+}
+
+PrimFunc lower(const Schedule& schedule, const Array<Tensor>& args, const std::string& name) {
+  return tir::DefaultLoweringPipeline()(ScheduleToPrimFunc(schedule, args, name));
 }
 
 }  // namespace loom::te

@@ -41,6 +41,8 @@ std::string NotLeafReason(const StageNode& stage, const IterVar& iv) {
 }
 
 void CheckLeaf(const StageNode& stage, const IterVar& iv, const char* primitive) {
+  LOOM_SCHEDULE_CHECK(!dynamic_cast<const ExternOpNode*>(stage.op.get()), primitive, stage)
+      << "it is an extern operation, which has no loops to schedule";
   LOOM_CHECK_USER(iv.defined()) << primitive << " of stage '" << stage.name()
                                 << "': the axis is undefined";
   LOOM_SCHEDULE_CHECK(stage.IsLeaf(iv), primitive, stage)
@@ -91,11 +93,15 @@ void SetKind(StageNode* stage, const IterVar& iv, ForKind kind, const char* prim
 }
 
 // Compared by buffer: the consumer may read a tensor of an operation the schedule replaced.
+// Transitive, as a stage may be attached in a consumer of its readers (the VTA GEMM computes
+// its accumulator inside the output's tile loop, where the shift and clip stages read it);
+// lowering checks that every reader can see the stage there.
 bool Reads(const Operation& consumer, const Operation& producer) {
   for (const Tensor& t : consumer->InputTensors()) {
     for (const Buffer& b : producer->output_buffers) {
       if (t.buffer().same_as(b)) return true;
     }
+    if (Reads(t.op(), producer)) return true;
   }
   return false;
 }
@@ -180,6 +186,8 @@ void Stage::compute_at(const Stage& parent, const IterVar& scope) {
   LOOM_CHECK_USER(parent.defined()) << "compute_at of stage '" << stage->name()
                                     << "': the target stage is undefined";
   std::string what = "compute_at of stage '" + stage->name() + "' into '" + parent->name() + "'";
+  LOOM_CHECK_USER(!dynamic_cast<const ExternOpNode*>(stage->op.get()))
+      << what << ": an extern operation computes its outputs whole at the root";
   LOOM_CHECK_USER(dynamic_cast<const ComputeOpNode*>(stage->op.get()))
       << what << ": only a compute has loops to attach ('" << stage->name()
       << "' is a placeholder)";
@@ -205,6 +213,9 @@ void Stage::compute_at(const Stage& parent, const IterVar& scope) {
 void Stage::compute_inline() {
   StageNode* stage = node_.get();
   const auto* compute = dynamic_cast<const ComputeOpNode*>(stage->op.get());
+  LOOM_SCHEDULE_CHECK(!dynamic_cast<const ExternOpNode*>(stage->op.get()), "compute_inline",
+                      *stage)
+      << "an extern operation computes its outputs whole; it cannot be inlined";
   LOOM_SCHEDULE_CHECK(compute != nullptr, "compute_inline", *stage)
       << "only a compute can be inlined (this is a placeholder)";
   LOOM_SCHEDULE_CHECK(compute->reduce_axis.empty(), "compute_inline", *stage)
@@ -261,6 +272,43 @@ void Stage::set_scope(const std::string& scope) {
          "to compute it in scope '"
       << scope << "'";
   stage->scope = scope;
+}
+
+void Stage::storage_align(const IterVar& axis, int64_t factor, int64_t offset) {
+  StageNode* stage = node_.get();
+  const auto* compute = dynamic_cast<const ComputeOpNode*>(stage->op.get());
+  LOOM_SCHEDULE_CHECK(compute != nullptr, "storage_align", *stage)
+      << "a placeholder is an argument of the function, whose layout the caller decides";
+  LOOM_SCHEDULE_CHECK(!stage->is_output, "storage_align", *stage)
+      << "an output of the schedule lives in the function's argument buffer, whose layout the "
+         "caller decides; align a cache_write stage instead";
+  LOOM_CHECK_USER(axis.defined()) << "storage_align of stage '" << stage->name()
+                                  << "': the axis is undefined";
+  auto it = std::find_if(compute->axis.begin(), compute->axis.end(),
+                         [&](const IterVar& a) { return a.same_as(axis); });
+  LOOM_SCHEDULE_CHECK(it != compute->axis.end(), "storage_align", *stage)
+      << "'" << axis->var.name() << "' is not an axis of the stage's operation (its axes are "
+      << Names(compute->axis) << "); pass one of op->axis";
+  LOOM_SCHEDULE_CHECK(factor > 0 && offset >= 0 && offset < factor, "storage_align", *stage)
+      << "factor " << factor << " and offset " << offset
+      << " are invalid: need factor > 0 and 0 <= offset < factor";
+  int dim = static_cast<int>(it - compute->axis.begin());
+  for (const StageNode::StorageAlignment& existing : stage->storage_alignments) {
+    LOOM_SCHEDULE_CHECK(existing.dim != dim, "storage_align", *stage)
+        << "axis '" << axis->var.name() << "' is already aligned";
+  }
+  stage->storage_alignments.push_back({dim, factor, offset});
+}
+
+void Stage::double_buffer() {
+  StageNode* stage = node_.get();
+  LOOM_SCHEDULE_CHECK(dynamic_cast<const ComputeOpNode*>(stage->op.get()), "double_buffer",
+                      *stage)
+      << "a placeholder is not computed by the schedule";
+  LOOM_SCHEDULE_CHECK(!stage->is_output, "double_buffer", *stage)
+      << "an output of the schedule lives in the function's argument buffer and is computed "
+         "at the root; double-buffer a stage attached with compute_at";
+  stage->double_buffered = true;
 }
 
 Schedule::Schedule() : state_(std::make_shared<State>()) {}

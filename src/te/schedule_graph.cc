@@ -85,6 +85,18 @@ ScheduleGraph BuildScheduleGraph(const Schedule& schedule) {
   std::map<const Object*, Array<IterVar>> inlined_axes;
   InlineReads inliner(inlined_bodies, inlined_axes);
   for (const Stage& stage : schedule.stages()) {
+    if (const auto* external = dynamic_cast<const ExternOpNode*>(stage->op.get())) {
+      for (const Tensor& input : external->inputs) {
+        LOOM_CHECK_USER(!inlined_bodies.count(input.buffer().get()))
+            << "compute_inline of stage '" << input.op()->name << "': extern operation '"
+            << external->name << "' reads it through its buffer, so it must be computed; "
+            << "remove compute_inline";
+      }
+      graph.bodies[stage.operator->()] = {};
+      graph.compute_stages.push_back(stage);
+      for (const Buffer& b : external->output_buffers) graph.stage_of[b.get()] = stage;
+      continue;
+    }
     const auto* compute = dynamic_cast<const ComputeOpNode*>(stage->op.get());
     if (!compute) continue;
     Array<PrimExpr> bodies;
@@ -100,6 +112,14 @@ ScheduleGraph BuildScheduleGraph(const Schedule& schedule) {
   }
   for (const Stage& reader : graph.compute_stages) {
     std::map<const StageNode*, bool> seen;
+    if (const auto* external = dynamic_cast<const ExternOpNode*>(reader->op.get())) {
+      for (const Tensor& input : external->inputs) {
+        auto it = graph.stage_of.find(input.buffer().get());
+        if (it == graph.stage_of.end() || seen[it->second.operator->()]) continue;
+        seen[it->second.operator->()] = true;
+        graph.readers[it->second.operator->()].push_back(reader);
+      }
+    }
     for (const PrimExpr& body : graph.bodies.at(reader.operator->())) {
       PostOrderVisit(body, [&](const ObjectRef& node) {
         const auto* load = node.as<BufferLoadNode>();

@@ -20,7 +20,8 @@ struct ScheduleGraph {
   std::map<const StageNode*, Array<PrimExpr>> bodies;
   // For each such stage: the stages whose bodies read it, in schedule order.
   std::map<const StageNode*, Array<Stage>> readers;
-  // Stages that are computes and not inlined, in schedule order.
+  // Stages that are computes and not inlined, or extern operations (whose bodies are
+  // empty: they read their inputs whole), in schedule order.
   Array<Stage> compute_stages;
   // The compute stage writing a buffer (keyed by buffer: a stage's operation may have been
   // replaced by one writing the same buffers).

@@ -7,7 +7,11 @@
 
 #include "loom/arith/analyzer.h"
 #include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
+#include "loom/tir/analysis.h"
 #include "loom/tir/stmt_functor.h"
+#include "loom/tir/transform.h"
+#include "te/tensorize.h"
 
 namespace loom::te::detail {
 namespace {
@@ -92,7 +96,7 @@ class NestBuilder {
       }
     }
     Stmt body = RealizeAll(roots, Stmt());
-    return RegionRewriter(regions_).VisitStmt(body);
+    return BindTensorizedBuffers(RegionRewriter(regions_).VisitStmt(body));
   }
 
  private:
@@ -100,30 +104,76 @@ class NestBuilder {
   // everything after it (its readers), followed by `rest`.
   Stmt RealizeAll(const Array<Stage>& stages, Stmt rest) {
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-      Stmt nest = MakeNest(**it);
+      const StageNode& stage = **it;
+      Array<Buffer> buffers = materialized_.count(&stage) ? Array<Buffer>() : MakeRegions(stage);
+      Stmt nest = MakeNest(stage);
+      if (stage.double_buffered) {
+        for (const Buffer& b : buffers) {
+          nest = AttrStmt(b->data, tir::transform::attr::kDoubleBufferScope, 1, nest);
+        }
+      }
       rest = rest.defined() ? Seq(nest, rest) : nest;
-      rest = Realize(**it, rest);
+      for (auto b = buffers.rbegin(); b != buffers.rend(); ++b) {
+        if (stage.double_buffered) {
+          // InjectDoubleBuffer needs the allocation outside the loop it pipelines: MakeNest
+          // places it around the attach loop.
+          CheckFixedAcrossAttachLoop(stage, *b);
+          hoisted_.emplace_back(&stage, *b);
+        } else {
+          rest = AllocateRegion(stage, *b, rest);
+        }
+      }
     }
     return rest;
   }
 
-  Stmt Realize(const StageNode& stage, Stmt body) {
-    if (materialized_.count(&stage)) return body;
-    const auto* compute = static_cast<const ComputeOpNode*>(stage.op.get());
+  // The buffers holding `stage`'s region, one per output, recorded for RegionRewriter. Each
+  // carries the stage's storage_align requests as buffer_dim_align attributes.
+  Array<Buffer> MakeRegions(const StageNode& stage) {
     Array<PrimExpr> extents, mins;
-    for (const IterVar& iv : compute->axis) {
-      extents.push_back(bounds_.at(iv)->extent);
-      mins.push_back(bounds_.at(iv)->min);
+    if (const auto* compute = dynamic_cast<const ComputeOpNode*>(stage.op.get())) {
+      for (const IterVar& iv : compute->axis) {
+        extents.push_back(bounds_.at(iv)->extent);
+        mins.push_back(bounds_.at(iv)->min);
+      }
     }
-    for (auto it = compute->output_buffers.rbegin(); it != compute->output_buffers.rend(); ++it) {
-      const std::string& name = (*it)->name;
+    Array<Buffer> buffers;
+    for (const Buffer& output : stage.op->output_buffers) {
+      if (dynamic_cast<const ExternOpNode*>(stage.op.get())) {
+        // An extern operation writes its outputs whole.
+        extents = output->shape;
+        mins.assign(extents.size(), IntImm(DataType::Int(32), 0));
+      }
+      const std::string& name = output->name;
       // The data variable gets its own name so that the buffer prints as the tensor's name.
-      Buffer region(Var(name + "_data", DataType::Handle()), (*it)->dtype, extents, {},
+      Buffer region(Var(name + "_data", DataType::Handle()), output->dtype, extents, {},
                     IntImm(DataType::Int(32), 0), name, stage.scope, 64, 1);
-      regions_[it->get()] = Region{region, mins};
-      body = Allocate(region->data, region->dtype, extents, const_true(), body, stage.scope);
+      regions_[output.get()] = Region{region, mins};
+      buffers.push_back(region);
     }
-    return body;
+    return buffers;
+  }
+
+  static Stmt AllocateRegion(const StageNode& stage, const Buffer& region, Stmt body) {
+    for (const StageNode::StorageAlignment& align : stage.storage_alignments) {
+      PrimExpr tuple = call_intrin(DataType::Handle(), "tvm_tuple",
+                                   {IntImm(DataType::Int(32), align.dim),
+                                    IntImm(DataType::Int(32), align.factor),
+                                    IntImm(DataType::Int(32), align.offset)});
+      body = AttrStmt(region, "buffer_dim_align", tuple, body);
+    }
+    return Allocate(region->data, region->dtype, region->shape, const_true(), body,
+                    region->scope);
+  }
+
+  void CheckFixedAcrossAttachLoop(const StageNode& stage, const Buffer& region) const {
+    for (const PrimExpr& extent : region->shape) {
+      LOOM_CHECK_USER(!tir::UsesVar(extent, stage.attach_ivar->var))
+          << "double_buffer of stage '" << stage.name() << "': the size of its region ("
+          << ToScript(extent) << ") changes with loop '" << stage.attach_ivar->var.name()
+          << "', so one allocation outside that loop cannot hold it; split the loops so that "
+          << "every iteration needs a tile of one size";
+    }
   }
 
   Stmt MakeLoop(const StageNode& stage, const IterVar& leaf, const Var& var, Stmt body) {
@@ -136,7 +186,14 @@ class NestBuilder {
       thread = IterVar(Range(make_zero(extent.dtype()), extent), axis->var, axis->iter_type,
                        axis->thread_tag);
     }
-    Stmt loop = For(var, make_zero(var.dtype()), extent, kind, body, thread, {});
+    Stmt loop;
+    if (thread.defined() && thread->iter_type == IterVarType::kVirtualThread) {
+      // Virtual threads are a scope, not a loop: InjectVirtualThread interleaves their bodies.
+      loop = AttrStmt(IterVar(thread->dom, var, IterVarType::kVirtualThread, thread->thread_tag),
+                      tir::transform::attr::kVirtualThread, extent, body);
+    } else {
+      loop = For(var, make_zero(var.dtype()), extent, kind, body, thread, {});
+    }
     if (attr) {
       for (auto it = attr->pragmas.rbegin(); it != attr->pragmas.rend(); ++it) {
         loop = AttrStmt(var, "pragma_" + it->first, it->second, loop);
@@ -176,6 +233,9 @@ class NestBuilder {
   }
 
   Stmt MakeNest(const StageNode& stage) {
+    if (const auto* external = dynamic_cast<const ExternOpNode*>(stage.op.get())) {
+      return external->body;
+    }
     const auto* compute = static_cast<const ComputeOpNode*>(stage.op.get());
     arith::Analyzer analyzer;
     for (const IterVar& loop : EnclosingLoops(stage)) {
@@ -198,7 +258,12 @@ class NestBuilder {
     Stmt inner;
     Stmt init;
     int first_reduce_leaf = -1;
-    if (!reduce) {
+    int loop_count = static_cast<int>(stage.leaf_iter_vars.size());
+    if (int tensorized = TensorizedLeaf(stage); tensorized >= 0) {
+      loop_count = tensorized;
+      inner = MakeTensorized(stage, values, data_checks, &analyzer, tensorized, &init,
+                             &first_reduce_leaf);
+    } else if (!reduce) {
       Array<Stmt> stores;
       for (size_t k = 0; k < bodies.size(); ++k) {
         stores.push_back(BufferStore(compute->output_buffers[k], bodies[k], indices));
@@ -220,11 +285,16 @@ class NestBuilder {
       init = MakeInit(stage, *compute, reduce, indices, data_checks, first_reduce_leaf);
     }
     Stmt nest = inner;
-    for (int pos = static_cast<int>(stage.leaf_iter_vars.size()) - 1; pos >= 0; --pos) {
+    for (int pos = loop_count - 1; pos >= 0; --pos) {
       const IterVar& leaf = stage.leaf_iter_vars[pos];
       auto attached = attached_.find({&stage, leaf.get()});
+      size_t hoisted_before = hoisted_.size();
       if (attached != attached_.end()) nest = RealizeAll(attached->second, nest);
       nest = MakeLoop(stage, leaf, leaf->var, nest);
+      while (hoisted_.size() > hoisted_before) {
+        nest = AllocateRegion(*hoisted_.back().first, hoisted_.back().second, nest);
+        hoisted_.pop_back();
+      }
       if (pos == first_reduce_leaf) nest = Seq(init, nest);
     }
     return nest;
@@ -263,29 +333,59 @@ class NestBuilder {
   // loops of their own over the data-parallel leaves inside that point.
   Stmt MakeInit(const StageNode& stage, const ComputeOpNode& compute, const ReduceNode* reduce,
                 const Array<PrimExpr>& indices, const Array<PrimExpr>& checks, int first) {
+    Array<Stmt> stores;
+    for (size_t k = 0; k < reduce->source.size(); ++k) {
+      PrimExpr value = reduce->init.empty() ? reduce->combiner->identity_element[k] : reduce->init[k];
+      stores.push_back(BufferStore(compute.output_buffers[k], value, indices));
+    }
+    return InitNest(stage, Guard(checks, SeqOf(stores)), first,
+                    static_cast<int>(stage.leaf_iter_vars.size()));
+  }
+
+  // `init` inside loops of its own (variables renamed ".init") over the data-parallel leaves
+  // in [first, end).
+  Stmt InitNest(const StageNode& stage, Stmt init, int first, int end) {
     tir::VarMap renamed;
     std::vector<std::pair<IterVar, Var>> loops;
-    for (size_t i = first; i < stage.leaf_iter_vars.size(); ++i) {
+    for (int i = first; i < end; ++i) {
       const IterVar& leaf = stage.leaf_iter_vars[i];
       if (leaf->iter_type == IterVarType::kCommReduce) continue;
       Var init_var(leaf->var.name() + ".init", leaf->var.dtype());
       renamed[leaf->var] = init_var;
       loops.emplace_back(leaf, init_var);
     }
-    Array<PrimExpr> init_indices;
-    for (const PrimExpr& index : indices) init_indices.push_back(tir::Substitute(index, renamed));
-    Array<PrimExpr> init_checks;
-    for (const PrimExpr& check : checks) init_checks.push_back(tir::Substitute(check, renamed));
-    Array<Stmt> stores;
-    for (size_t k = 0; k < reduce->source.size(); ++k) {
-      PrimExpr value = reduce->init.empty() ? reduce->combiner->identity_element[k] : reduce->init[k];
-      stores.push_back(BufferStore(compute.output_buffers[k], value, init_indices));
-    }
-    Stmt init = Guard(init_checks, SeqOf(stores));
+    init = tir::Substitute(init, renamed);
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       init = MakeLoop(stage, it->first, it->second, init);
     }
     return init;
+  }
+
+  // The intrinsic's statements in place of the loops from leaf `tensorized` inward, and
+  // (through init / first_reduce_leaf) its reduce_init when reduction loops lie outside.
+  Stmt MakeTensorized(const StageNode& stage, const IterVarValueMap& values,
+                      const Array<PrimExpr>& data_checks, arith::Analyzer* analyzer,
+                      int tensorized, Stmt* init, int* first_reduce_leaf) {
+    for (size_t i = tensorized; i < stage.leaf_iter_vars.size(); ++i) {
+      auto attached = attached_.find({&stage, stage.leaf_iter_vars[i].get()});
+      LOOM_CHECK_USER(attached == attached_.end())
+          << "tensorize of stage '" << stage.name() << "': stage '"
+          << attached->second[0]->name() << "' is computed at loop '"
+          << stage.leaf_iter_vars[i]->var.name() << "', which tensorize replaces; compute it "
+          << "at a loop outside '" << stage.leaf_iter_vars[tensorized]->var.name() << "'";
+    }
+    Array<PrimExpr> checks = data_checks;
+    Array<PrimExpr> reduce_checks = BoundChecks(stage, values, analyzer, true);
+    checks.insert(checks.end(), reduce_checks.begin(), reduce_checks.end());
+    TensorizedLoops loops = TensorizeLoops(stage, graph_.bodies.at(&stage), values, bounds_,
+                                           checks, tensorized, analyzer);
+    if (loops.init.defined()) {
+      for (int i = 0; i < tensorized && *first_reduce_leaf < 0; ++i) {
+        if (stage.leaf_iter_vars[i]->iter_type == IterVarType::kCommReduce) *first_reduce_leaf = i;
+      }
+      *init = InitNest(stage, Guard(data_checks, loops.init), *first_reduce_leaf, tensorized);
+    }
+    return Guard(checks, loops.body);
   }
 
   const ScheduleGraph& graph_;
@@ -293,6 +393,8 @@ class NestBuilder {
   const std::set<const StageNode*>& materialized_;
   std::map<std::pair<const StageNode*, const Object*>, Array<Stage>> attached_;
   std::map<const Object*, Region> regions_;
+  // Allocations of double-buffered stages waiting to be placed around their attach loop.
+  std::vector<std::pair<const StageNode*, Buffer>> hoisted_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The built-in intrinsics of src/ir/op.cc: math in the precision of the argument's type,
-// bitwise operations and shifts at the type's width, reinterpret, if_then_else, likely.
+// bitwise operations and shifts at the type's width, reinterpret, if_then_else, likely,
+// address_of.
 #include <bit>
 #include <cmath>
 #include <vector>
@@ -80,6 +81,21 @@ Value Machine::CallIntrinsic(const CallNode* op) {
     return if_true;
   }
   if (name == "likely") return VisitExpr(op->args[0]);
+  if (name == "address_of") {
+    // A handle into the middle of a memory carries its byte offset as its one integer lane
+    // (a plain handle has none): an external function reads `memory` from there.
+    const auto* load = op->args[0].as<BufferLoadNode>();
+    LOOM_CHECK_USER(load != nullptr)
+        << "cannot execute " << ToScript(ObjectRef(op))
+        << ": address_of takes a buffer element (BufferLoad)";
+    Access access = Locate(load->buffer, load->indices);
+    LOOM_CHECK_USER(access.byte_offsets.size() == 1)
+        << "cannot execute " << ToScript(ObjectRef(op))
+        << ": address_of takes one element, not a vector of them";
+    Value handle = Value::Handle(access.memory);
+    handle.ints.push_back(access.byte_offsets[0]);
+    return handle;
+  }
 
   std::vector<Value> args;
   for (const PrimExpr& arg : op->args) args.push_back(VisitExpr(arg));

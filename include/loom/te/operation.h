@@ -38,6 +38,34 @@ class ComputeOpNode final : public OperationNode {
   Array<IterVar> root_iter_vars() const;
 };
 
+// A call into code outside the compiler (a library routine, a hand-written kernel): its
+// outputs are computed whole by `body`, a statement over the inputs' and outputs' buffers.
+// Schedules see a stage without loops.
+class ExternOpNode final : public OperationNode {
+ public:
+  using OperationNode::OperationNode;
+  Array<Tensor> inputs;
+  // Reads the inputs' buffers and writes output_buffers.
+  Stmt body;
+  Array<Tensor> InputTensors() const override { return inputs; }
+};
+
+// Builds an extern operation's body from the input tensors' buffers and the output buffers,
+// typically Evaluate(call_extern(...)) passing access_ptr(buffer) (loom/te/tensor_intrin.h)
+// and shapes. Pass pointers with access_ptr rather than buffer->data: an intermediate tensor
+// is allocated by lowering, and only element accesses follow it there.
+using ExternBodyBuilder =
+    std::function<Stmt(const Array<Buffer>& inputs, const Array<Buffer>& outputs)>;
+
+// One output per (shape, dtype); loom::Error naming the operation when the builder returns
+// no statement or the shapes and dtypes do not pair up.
+Array<Tensor> extern_op(const Array<Array<PrimExpr>>& shapes, const Array<DataType>& dtypes,
+                        const Array<Tensor>& inputs, const ExternBodyBuilder& body,
+                        std::string name = "extern", std::string tag = "");
+Tensor extern_op(const Array<PrimExpr>& shape, DataType dtype, const Array<Tensor>& inputs,
+                 const ExternBodyBuilder& body, std::string name = "extern",
+                 std::string tag = "");
+
 Tensor placeholder(Array<PrimExpr> shape, DataType dtype = DataType::Float(32),
                    std::string name = "placeholder");
 

@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "loom/te/operation.h"
+#include "loom/te/tensor_intrin.h"
 
 namespace loom::te {
 
@@ -45,6 +46,8 @@ struct IterVarAttr {
   ForKind for_kind = ForKind::kSerial;
   IterVar bind_thread;  // set when for_kind is kThreadBinding
   Array<std::pair<std::string, PrimExpr>> pragmas;
+  // Set by tensorize: this loop and those inside it become the intrinsic's statements.
+  TensorIntrin tensor_intrin;
 };
 
 struct StageNode;
@@ -77,6 +80,17 @@ class Stage {
   // Allocates the stage's buffer in storage scope `scope` ("global", "shared", "local",
   // "local.acc_buffer", ...); the Allocate of the lowered function carries it.
   void set_scope(const std::string& scope);
+  // Pads the stride of `axis`'s dimension (an axis of the stage's operation) of the stage's
+  // buffer to the next value equal to offset modulo factor when buffers are flattened, e.g.
+  // to keep rows of a cache off the same memory bank. Needs 0 <= offset < factor.
+  void storage_align(const IterVar& axis, int64_t factor, int64_t offset);
+  // Allocates the stage's buffer twice so that the loop it is attached in (compute_at)
+  // fills the next iteration's copy while this iteration's is read (software pipelining).
+  void double_buffer();
+  // Replaces the loop `var` and every loop inside it by `intrin`'s statements, bound to the
+  // tile of the stage's tensors those loops cover (src/te/tensorize.cc). Checked at lower():
+  // the loops must compute exactly the intrinsic's compute.
+  void tensorize(const IterVar& var, TensorIntrin intrin);
 
  private:
   std::shared_ptr<StageNode> node_;
@@ -104,6 +118,13 @@ struct StageNode {
   bool is_output = false;
   // Where an intermediate result is allocated; outputs and arguments live in their buffers.
   std::string scope = "global";
+  // storage_align requests, one per dimension of the stage's buffer at most.
+  struct StorageAlignment {
+    int dim;
+    int64_t factor, offset;
+  };
+  Array<StorageAlignment> storage_alignments;
+  bool double_buffered = false;
 
   const std::string& name() const { return op->name; }
   bool IsLeaf(const IterVar& iv) const;

@@ -19,6 +19,9 @@
 #include <type_traits>
 
 #include "loom/ir/node.h"
+// Compute bodies are written with operators and math functions on PrimExpr: every TE user
+// needs them, so they come with the tensor type.
+#include "loom/ir/math.h"
 
 namespace loom::te {
 

@@ -26,6 +26,30 @@
 
 #include "loom/ir/module.h"
 
+namespace loom::tir::builtin {
+
+// Which field loom_struct_get(ptr, index, field) reads (see src/ir/op.cc).
+enum class StructField : int {
+  kArgValue = 0,     // ((LoomValue*)ptr)[index], as the call's dtype (int64, float64, handle)
+  kInt32Element,     // ((int32_t*)ptr)[index]
+  kInt64Element,     // ((int64_t*)ptr)[index]
+  kTensorData,       // ((DLTensor*)ptr)[index].data, and so on for the DLTensor fields
+  kTensorDeviceType,
+  kTensorNDim,
+  kTensorDTypeCode,
+  kTensorDTypeBits,
+  kTensorDTypeLanes,
+  kTensorShape,
+  kTensorStrides,
+  kTensorByteOffset,
+};
+
+// Names of the attributes MakePackedAPI sets and codegen reads.
+inline constexpr const char* kCallingConv = "calling_conv";
+inline constexpr const char* kComputeScope = "compute_scope";
+
+}  // namespace loom::tir::builtin
+
 namespace loom::tir::transform {
 
 using ConfigValue = std::variant<bool, int64_t, double, std::string>;
@@ -219,5 +243,40 @@ Pass VectorizeLoop();
 // Config "tir.LoopPartition.partition_const_loop" (bool, default false): conditions without
 // the likely tag are partitioned on too. Assumes index arithmetic does not wrap.
 Pass LoopPartition();
+
+// MakePackedAPI: every function not yet in the packed calling convention (attribute
+// "calling_conv" = "packed") gets the LoomBackendPackedCFunc signature of
+// runtime/c_backend_api.h: params (args, type_codes, num_args, ret_value, ret_type_code,
+// resource_handle), returning int32. Its body first checks the call -- argument count; per
+// argument its type code; for a buffer parameter a non-null DLTensor of the declared rank,
+// dtype and CPU device, non-null data aligned to the buffer's data_alignment, byte_offset 0,
+// each shape extent (a Var extent is bound from the tensor, other extents are compared after
+// every Var is bound), compact strides (or NULL) unless the buffer declares strides -- each
+// failure a loom_check naming the function, the argument, what was expected and what was
+// passed. Then it binds the buffers' data variables and scalar parameters and runs the
+// original body inside AttrStmt "compute_scope" (codegen compiles that part as a function
+// whose buffer pointers are noalias: distinct buffer parameters must not overlap).
+Pass MakePackedAPI();
+
+// LowerMathIntrinsics: every float32 call (scalar or any number of lanes) to exp, exp2, log,
+// log2, tanh, sigmoid, erf and pow becomes a branch-free expression of plain arithmetic,
+// comparisons, Select, Let, casts and the intrinsics reinterpret, shift_left, shift_right,
+// bitwise_and, fabs, floor and isnan (hardware instructions): range reduction on the
+// exponent bits, a polynomial fitted by scripts/fit_math_polynomials.py, and special values
+// (NaN, +-inf, overflow, underflow to 0 and subnormals, log of 0 or a negative, saturation)
+// chosen per lane. pow computes in float64 lanes internally. Calls of other types (float64
+// goes to LLVM intrinsics or libm) and other intrinsics (sqrt, fabs, floor, ...) are kept.
+// Measured max error over the dense sweeps of tests/unit/tir/math_intrinsics_accuracy_test.cc
+// (ctest label slow; table and method in docs/math.md), in float32 ulps of the exact result:
+// exp 1.14, exp2 1.07, log 0.90, log2 1.35, tanh 1.29, sigmoid 2.27, erf 1.13, pow 0.50.
+// Contract for codegen, which runs this pass before emitting code: results are exactly the
+// interpreter's only if every float operation is emitted as one IEEE operation rounded to
+// nearest: no fma contraction of a * b + c, no fast-math flags (nnan/ninf would delete the
+// special-value selects, reassociation would undo the rounding-constant and Cody-Waite
+// tricks). reinterpret of float32/64 <-> int32/64 is a bitcast; shift_right is arithmetic.
+// It may run before or after VectorizeLoop, and Simplify afterwards keeps the results.
+Pass LowerMathIntrinsics();
+// The same rewrite applied to one expression.
+PrimExpr LowerMathIntrinsicsInExpr(const PrimExpr& expr);
 
 }  // namespace loom::tir::transform

@@ -1,3 +1,4 @@
+#include "runtime_test_util.h"
 #include "loom/runtime/device_api.h"
 
 #include <gtest/gtest.h>
@@ -16,15 +17,6 @@ namespace loom::runtime {
 namespace {
 
 constexpr DLDevice kCPU{kDLCPU, 0};
-
-std::string MessageOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "<no loom::Error thrown>";
-}
 
 TEST(DeviceAPI, CPUIsRegisteredByDefault) {
   EXPECT_NE(FindDeviceAPI(kDLCPU), nullptr);

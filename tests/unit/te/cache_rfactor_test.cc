@@ -56,7 +56,7 @@ TEST(TeCacheRead, CopyAtTheRootReplacesTheReadersLoads) {
   Schedule s = create_schedule({g.C.op()});
   Tensor AS = s.cache_read(g.A, "shared", {g.C.op()});
   EXPECT_EQ(AS.name(), "A.shared");
-  PrimFunc f = lower(s, {g.A, g.B, g.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {g.A, g.B, g.C}, "f");
   std::optional<Allocation> alloc = AllocationOf(f, "A.shared");
   ASSERT_TRUE(alloc.has_value()) << ToScript(f);
   EXPECT_EQ(alloc->extents, (std::vector<int64_t>{Gemm::kM, Gemm::kK}));
@@ -67,7 +67,7 @@ TEST(TeCacheRead, CopyAtTheRootReplacesTheReadersLoads) {
   // The operations themselves are unchanged: another schedule of them has no copy.
   Schedule fresh = create_schedule({g.C.op()});
   EXPECT_EQ(fresh.stages().size(), 3u);
-  EXPECT_EQ(ToScript(lower(fresh, {g.A, g.B, g.C}, "f")).find("A.shared"), std::string::npos);
+  EXPECT_EQ(ToScript(ScheduleToPrimFunc(fresh, {g.A, g.B, g.C}, "f")).find("A.shared"), std::string::npos);
 }
 
 TEST(TeCacheRead, CopyAtTheReductionsOuterLoopCoversOneBlockOfK) {
@@ -78,7 +78,7 @@ TEST(TeCacheRead, CopyAtTheReductionsOuterLoopCoversOneBlockOfK) {
     auto [ko, ki] = s[g.C].split(g.k, factor);
     Stage c = s[g.C];
     s[AL].compute_at(c, ko);
-    PrimFunc f = lower(s, {g.A, g.B, g.C}, "f");
+    PrimFunc f = ScheduleToPrimFunc(s, {g.A, g.B, g.C}, "f");
     std::optional<Allocation> alloc = AllocationOf(f, "A.local.inp_buffer");
     ASSERT_TRUE(alloc.has_value()) << ToScript(f);
     EXPECT_EQ(alloc->extents, (std::vector<int64_t>{1, factor})) << ToScript(f);
@@ -98,7 +98,7 @@ TEST(TeCacheRead, OnlyTheListedReadersReadTheCopy) {
   s[BS].compute_at(s[C], io);
   s[B].compute_at(s[BS], s[BS]->leaf_iter_vars[0]);
   s[AL].compute_at(s[B], s[B]->leaf_iter_vars[0]);
-  PrimFunc f = lower(s, {A, C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, C}, "f");
   std::string text = ToScript(f);
   EXPECT_NE(text.find("= B.shared[i.inner, j_3] * A[i.outer * 2 + i.inner, j_3]"),
             std::string::npos)
@@ -120,7 +120,7 @@ TEST(TeCacheWrite, ReductionMovesIntoTheCacheComputedAtTheOutputsTile) {
   EXPECT_TRUE(s[g.C]->leaf_iter_vars.size() == 2) << "the output stage became a copy";
   auto [io, jo, ii, ji] = s[g.C].tile(s[g.C]->leaf_iter_vars[0], s[g.C]->leaf_iter_vars[1], 4, 4);
   s[CL].compute_at(s[g.C], jo);
-  PrimFunc f = lower(s, {g.A, g.B, g.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {g.A, g.B, g.C}, "f");
   std::optional<Allocation> alloc = AllocationOf(f, "C.local");
   ASSERT_TRUE(alloc.has_value()) << ToScript(f);
   EXPECT_EQ(alloc->extents, (std::vector<int64_t>{4, 4})) << ToScript(f);
@@ -139,7 +139,7 @@ TEST(TeCacheWrite, ElementwiseStageAndIntermediateInput) {
   auto [o, i] = s[C].split(s[C]->leaf_iter_vars[0], 3);
   s[CL].compute_at(s[C], o);
   s[B].compute_at(s[CL], s[CL]->leaf_iter_vars[0]);
-  PrimFunc f = lower(s, {A, C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, C}, "f");
   tir::HostArray a = RandomArray(kF32, {7}, 8);
   tir::HostArray expected(kF32, {7});
   for (int64_t x = 0; x < 7; ++x) expected.SetFloat(x, a.GetFloat(x) * 3 - 1);
@@ -153,7 +153,7 @@ TEST(TeSetScope, AllocationCarriesTheScope) {
   Schedule s = create_schedule({C.op()});
   s[B].set_scope("local.acc_buffer");
   s[B].compute_at(s[C], s[C]->leaf_iter_vars[0]);
-  PrimFunc f = lower(s, {A, C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, C}, "f");
   EXPECT_NE(ToScript(f).find(R"(B_data = T.allocate([1, 3], "float32", "local.acc_buffer"))"),
             std::string::npos)
       << ToScript(f);
@@ -189,7 +189,7 @@ TEST(TeCacheComposition, BlockedGemmMatchesTheReferenceForManyBlockings) {
     for (int k_block : {4, 3}) {
       for (bool with_set_scope : {false, true}) {
         Schedule s = BlockedGemm(g, tile, k_block, with_set_scope);
-        PrimFunc f = lower(s, {g.A, g.B, g.C}, "gemm");
+        PrimFunc f = ScheduleToPrimFunc(s, {g.A, g.B, g.C}, "gemm");
         std::string what = "tile " + std::to_string(tile) + " k_block " + std::to_string(k_block);
         std::optional<Allocation> acc =
             AllocationOf(f, with_set_scope ? "C.local" : "C.local.acc_buffer");
@@ -209,7 +209,8 @@ TEST(TeCacheComposition, BlockedGemmMatchesTheReferenceForManyBlockings) {
 // of A and B are staged and multiplied in, and the tile is copied out.
 TEST(TeCacheComposition, BlockedGemmGolden) {
   Gemm g;
-  EXPECT_EQ(ToScript(lower(BlockedGemm(g, 4, 8, false), {g.A, g.B, g.C}, "gemm")), R"(@T.prim_func
+  EXPECT_EQ(ToScript(ScheduleToPrimFunc(BlockedGemm(g, 4, 8, false), {g.A, g.B, g.C}, "gemm")),
+            R"(@T.prim_func
 def gemm(A: T.Buffer((8, 16), "float32"), B: T.Buffer((12, 16), "float32"), C: T.Buffer((8, 12), "float32")):
     for i.outer in range(2):
         for j.outer in range(3):
@@ -245,7 +246,7 @@ struct RowSum {
   tir::HostArray a = RandomArray(kF32, {kRows, kLen}, 11);
 
   tir::HostArray Run(const Schedule& s) const {
-    return RunFunc(lower(s, {A, S}, "rowsum"), {a}, {{kF32, {kRows}}})[0];
+    return RunFunc(ScheduleToPrimFunc(s, {A, S}, "rowsum"), {a}, {{kF32, {kRows}}})[0];
   }
   tir::HostArray Reference() const {
     tir::HostArray out(kF32, {kRows});
@@ -272,7 +273,7 @@ TEST(TeRfactor, InnerPartOfASplitBecomesADataAxisOfPartialSums) {
     // The stage reduces the partial sums over one loop named after the factored axis.
     ASSERT_EQ(s[t.S]->leaf_iter_vars.size(), 2u);
     EXPECT_EQ(s[t.S]->leaf_iter_vars[1]->var.name(), "k.inner.v");
-    PrimFunc f = lower(s, {t.A, t.S}, "rowsum");
+    PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.S}, "rowsum");
     // 100 is not a multiple of 16: the partial sums skip the overshooting elements.
     EXPECT_NE(ToScript(f).find("< 100"), std::string::npos) << ToScript(f);
     ExpectSame(t.Run(s), t.Reference(),
@@ -321,10 +322,10 @@ TEST(TeRfactor, TwoReductionAxesFusedThenFactored) {
   IterVar fused = s[M].fuse(r, q);
   auto [fo, fi] = s[M].split(fused, 4);
   s.rfactor(M, fo);
-  ExpectSame(RunFunc(lower(s, {A, M}, "f"), {a}, {{kF32, {2}}})[0], expected, "fused rfactor");
+  ExpectSame(RunFunc(ScheduleToPrimFunc(s, {A, M}, "f"), {a}, {{kF32, {2}}})[0], expected, "fused rfactor");
   Schedule s2 = create_schedule({M.op()});
   s2.rfactor(M, q);  // r stays a reduction of the partial tensor
-  ExpectSame(RunFunc(lower(s2, {A, M}, "f"), {a}, {{kF32, {2}}})[0], expected, "rfactor q");
+  ExpectSame(RunFunc(ScheduleToPrimFunc(s2, {A, M}, "f"), {a}, {{kF32, {2}}})[0], expected, "rfactor q");
 }
 
 // A tuple reduction (argmax over a row): rfactor and cache_write carry every output along.
@@ -351,7 +352,7 @@ TEST(TeRfactor, TupleReductionThroughRfactorAndCacheWrite) {
     Tensor partial = s.rfactor(reduced, ri);
     EXPECT_EQ(partial.value_index(), 1);
     EXPECT_EQ(partial.op()->num_outputs(), 2);
-    auto res = RunFunc(lower(s, {A, out[0], out[1]}, "argmax"), {a}, {{kI32, {4}}, {kF32, {4}}});
+    auto res = RunFunc(ScheduleToPrimFunc(s, {A, out[0], out[1]}, "argmax"), {a}, {{kI32, {4}}, {kF32, {4}}});
     for (int i = 0; i < 4; ++i) {
       int best = 0;
       for (int j = 1; j < 23; ++j) {

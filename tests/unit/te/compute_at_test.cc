@@ -27,7 +27,7 @@ struct Stencil {
   tir::HostArray a = RandomArray(kF32, {11, 6}, 21);
 
   tir::HostArray Run(const Schedule& s) const {
-    return RunFunc(lower(s, {A, C}, "stencil"), {a}, {{kF32, {10, 6}}})[0];
+    return RunFunc(ScheduleToPrimFunc(s, {A, C}, "stencil"), {a}, {{kF32, {10, 6}}})[0];
   }
   tir::HostArray Reference() const {
     tir::HostArray out(kF32, {10, 6});
@@ -43,7 +43,7 @@ struct Stencil {
 TEST(TeComputeAt, RootIntermediateIsAllocatedOverWhatItsReaderNeeds) {
   Stencil t;
   Schedule s = create_schedule({t.C.op()});
-  PrimFunc f = lower(s, {t.A, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
   EXPECT_EQ(AllocatedExtents(f, "B"), (std::vector<int64_t>{11, 6})) << ToScript(f);
   ExpectSame(t.Run(s), t.Reference(), "root");
 }
@@ -54,7 +54,7 @@ TEST(TeComputeAt, ProducerInsideTheConsumersOuterLoopCoversOneTile) {
     Schedule s = create_schedule({t.C.op()});
     auto [io, ii] = s[t.C].split(s[t.C]->leaf_iter_vars[0], factor);
     s[t.B].compute_at(s[t.C], io);
-    PrimFunc f = lower(s, {t.A, t.C}, "f");
+    PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
     // One tile of C reads factor + 1 rows of B.
     EXPECT_EQ(AllocatedExtents(f, "B"), (std::vector<int64_t>{factor + 1, 6})) << ToScript(f);
     ExpectSame(t.Run(s), t.Reference(), "compute_at factor " + std::to_string(factor));
@@ -78,7 +78,7 @@ TEST(TeComputeAt, ProducerAtTheInnermostLoopComputesOneElementPerUse) {
   Stencil t;
   Schedule s = create_schedule({t.C.op()});
   s[t.B].compute_at(s[t.C], s[t.C]->leaf_iter_vars[1]);
-  PrimFunc f = lower(s, {t.A, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
   EXPECT_EQ(AllocatedExtents(f, "B"), (std::vector<int64_t>{2, 1})) << ToScript(f);
   ExpectSame(t.Run(s), t.Reference(), "innermost");
 }
@@ -94,7 +94,7 @@ TEST(TeComputeAt, ChainOfAttachmentsAndSchedulesOnTheProducer) {
   auto [co, ci] = s[C].split(s[C]->leaf_iter_vars[0], 2);
   s[B].compute_at(s[C], co);
   s[C].vectorize(ci);
-  PrimFunc f = lower(s, {A, D}, "chain");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, D}, "chain");
   EXPECT_EQ(AllocatedExtents(f, "C"), std::vector<int64_t>{8}) << ToScript(f);
   EXPECT_EQ(AllocatedExtents(f, "B"), std::vector<int64_t>{2}) << ToScript(f);
   auto a = RandomArray(kF32, {16}, 3);
@@ -111,7 +111,7 @@ TEST(TeComputeAt, ProducerOfAMatmulOperandInsideTheReduction) {
   auto [ko, ki] = s[C].split(k, 3);
   s[C].reorder({s[C]->leaf_iter_vars[0], ko, s[C]->leaf_iter_vars[1], ki});
   s[AA].compute_at(s[C], ko);
-  PrimFunc f = lower(s, {A, B, C}, "mm");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, B, C}, "mm");
   EXPECT_EQ(AllocatedExtents(f, "AA"), (std::vector<int64_t>{1, 3})) << ToScript(f);
   auto a = RandomArray(kF32, {8, 6}, 1), b = RandomArray(kF32, {6, 4}, 2);
   auto out = RunFunc(f, {a, b}, {{kF32, {8, 4}}})[0];
@@ -131,7 +131,7 @@ TEST(TeComputeAt, ThreadBoundLoopsAreRelaxedForAGlobalProducer) {
   s[t.C].bind(bx, thread_axis("blockIdx.x"));
   s[t.C].bind(tx, thread_axis("threadIdx.x"));
   s[t.B].compute_at(s[t.C], tx);
-  PrimFunc f = lower(s, {t.A, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
   // B is in global memory, which every thread of every block shares (and all of them run
   // at once): it covers the rows all 3 blocks of 4 threads read, 3 * 4 + 1, not one thread's 2.
   EXPECT_EQ(AllocatedExtents(f, "B"), (std::vector<int64_t>{13, 6})) << ToScript(f);
@@ -142,7 +142,7 @@ TEST(TeComputeAt, InlineSubstitutesTheBodyAndComputeRootUndoesAnAttachment) {
   Stencil t;
   Schedule s = create_schedule({t.C.op()});
   s[t.B].compute_inline();
-  PrimFunc f = lower(s, {t.A, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
   EXPECT_TRUE(AllocatedExtents(f, "B").empty()) << ToScript(f);
   EXPECT_EQ(ToScript(f).find("B["), std::string::npos) << ToScript(f);
   ExpectSame(t.Run(s), t.Reference(), "inline");
@@ -154,7 +154,7 @@ TEST(TeComputeAt, InlineSubstitutesTheBodyAndComputeRootUndoesAnAttachment) {
   // At the root, B covers what C's loops read, 3 tiles of 4 rows plus one: the last tile runs
   // past C's 10 rows (guarded), so B's region is not clipped to its 11 rows either (B's own
   // loop is guarded the same way).
-  PrimFunc root = lower(r, {t.A, t.C}, "f");
+  PrimFunc root = ScheduleToPrimFunc(r, {t.A, t.C}, "f");
   EXPECT_EQ(AllocatedExtents(root, "B"), (std::vector<int64_t>{13, 6})) << ToScript(root);
   EXPECT_NE(ToScript(root).find("if T.likely(i < 11):"), std::string::npos) << ToScript(root);
   ExpectSame(t.Run(r), t.Reference(), "compute_root");
@@ -171,7 +171,7 @@ TEST(TeComputeAt, InlineChainAndInlineIntoAnAttachedStage) {
   s[C].compute_inline();
   auto [o, in] = s[E].split(s[E]->leaf_iter_vars[0], 5);
   s[D].compute_at(s[E], o);
-  PrimFunc f = lower(s, {A, E}, "chain");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, E}, "chain");
   EXPECT_EQ(AllocatedExtents(f, "D"), std::vector<int64_t>{5}) << ToScript(f);
   auto a = RandomArray(kF32, {12}, 8);
   auto out = RunFunc(f, {a}, {{kF32, {12}}})[0];
@@ -188,7 +188,7 @@ TEST(TeComputeAt, SymbolicShapeWithAnAttachedProducerRunsAtTwoSizes) {
   Schedule s = create_schedule({C.op()});
   auto [o, in] = s[C].split(s[C]->leaf_iter_vars[0], 4);
   s[B].compute_at(s[C], o);
-  PrimFunc f = lower(s, {A, C}, "diff");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, C}, "diff");
   EXPECT_EQ(AllocatedExtents(f, "B"), std::vector<int64_t>{5}) << ToScript(f);
   for (int64_t size : {6, 13}) {
     auto a = RandomArray(kF32, {size + 1}, 17);

@@ -16,7 +16,7 @@ struct MulAdd {
   tir::HostArray b = RandomArray(kF32, {kRows, kCols}, 2);
 
   tir::HostArray Run(const Schedule& s) const {
-    return RunFunc(lower(s, {A, B, C}, "mul_add"), {a, b}, {{kF32, {kRows, kCols}}})[0];
+    return RunFunc(ScheduleToPrimFunc(s, {A, B, C}, "mul_add"), {a, b}, {{kF32, {kRows, kCols}}})[0];
   }
   tir::HostArray Reference() const {
     tir::HostArray out(kF32, {kRows, kCols});
@@ -79,13 +79,13 @@ TEST(TeElementwise, NonDivisibleSplitGuardsTheBodyAndDivisibleDoesNot) {
   MulAdd t;
   Schedule s = create_schedule({t.C.op()});
   s[t.C].split(s[t.C]->leaf_iter_vars[0], 4);
-  std::string text = ToScript(lower(s, {t.A, t.B, t.C}, "f"));
+  std::string text = ToScript(ScheduleToPrimFunc(s, {t.A, t.B, t.C}, "f"));
   EXPECT_NE(text.find("if T.likely(i.outer * 4 + i.inner < 10):"), std::string::npos) << text;
-  EXPECT_EQ(LoopsNamed(lower(s, {t.A, t.B, t.C}, "f"), "i.outer").at(0)->extent.as<IntImmNode>()->value, 3);
+  EXPECT_EQ(LoopsNamed(ScheduleToPrimFunc(s, {t.A, t.B, t.C}, "f"), "i.outer").at(0)->extent.as<IntImmNode>()->value, 3);
 
   Schedule even = create_schedule({t.C.op()});
   even[t.C].split(even[t.C]->leaf_iter_vars[0], 5);
-  std::string even_text = ToScript(lower(even, {t.A, t.B, t.C}, "f"));
+  std::string even_text = ToScript(ScheduleToPrimFunc(even, {t.A, t.B, t.C}, "f"));
   EXPECT_EQ(even_text.find("likely"), std::string::npos) << even_text;
 }
 
@@ -98,7 +98,7 @@ TEST(TeElementwise, LoopKindsAndPragmasAppearInTheLoweredLoops) {
   c.unroll(o);
   c.vectorize(i);
   c.pragma(c->leaf_iter_vars[0], "auto_unroll_max_step", 8);
-  PrimFunc f = lower(s, {t.A, t.B, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.B, t.C}, "f");
   EXPECT_EQ(LoopsNamed(f, "i").at(0)->for_kind, ForKind::kParallel);
   EXPECT_EQ(LoopsNamed(f, "j.outer").at(0)->for_kind, ForKind::kUnrolled);
   EXPECT_EQ(LoopsNamed(f, "j.inner").at(0)->for_kind, ForKind::kVectorized);
@@ -114,7 +114,7 @@ TEST(TeElementwise, SymbolicShapeRunsAtTwoSizes) {
   Schedule s = create_schedule({B.op()});
   auto [o, i] = s[B].split(s[B]->leaf_iter_vars[0], 4);
   s[B].parallel(o);
-  PrimFunc f = lower(s, {A, B}, "square");
+  PrimFunc f = ScheduleToPrimFunc(s, {A, B}, "square");
   EXPECT_NE(ToScript(f).find("likely"), std::string::npos) << "n is not known to divide by 4";
   for (int64_t size : {5, 12}) {
     auto a = RandomArray(kF32, {size, 3}, 7);
@@ -141,7 +141,7 @@ TEST(TeElementwise, MultipleOutputsIntrinsicsAndConditionals) {
   Schedule s = create_schedule({outs[0].op()});
   s[outs[0]].split(s[outs[0]]->leaf_iter_vars[0], 5);
   auto a = RandomArray(kF32, {12}, 3);
-  auto r = RunFunc(lower(s, {A, outs[0], outs[1], outs[2]}, "multi"), {a},
+  auto r = RunFunc(ScheduleToPrimFunc(s, {A, outs[0], outs[1], outs[2]}, "multi"), {a},
                    {{kF32, {12}}, {kF32, {12}}, {kI32, {12}}});
   for (int64_t i = 0; i < 12; ++i) {
     double x = a.GetFloat(i);

@@ -1,4 +1,5 @@
-// The printed lowering of small schedules, which reads like tvm.lower(simple_mode=True).
+// The printed lowering of small schedules: the scheduled loop nest (N-d accesses, which reads
+// like tvm.lower(simple_mode=True)) and the fully lowered function.
 #include "te_test_util.h"
 
 namespace loom::te::test {
@@ -10,7 +11,7 @@ TEST(TeLowerGolden, NonDivisibleSplitWithVectorizedInnerLoop) {
   Schedule s = create_schedule({B.op()});
   auto [o, i] = s[B].split(s[B]->leaf_iter_vars[0], 4);
   s[B].vectorize(i);
-  EXPECT_EQ(ToScript(lower(s, {A, B}, "scale")), R"(@T.prim_func
+  EXPECT_EQ(ToScript(ScheduleToPrimFunc(s, {A, B}, "scale")), R"(@T.prim_func
 def scale(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
     for i.outer in range(3):
         for i.inner in T.vectorized(0, 4):
@@ -29,7 +30,7 @@ TEST(TeLowerGolden, TiledMatmulWithReductionSplit) {
   s[M].reorder({xo, yo, ko, xi, ki, yi});
   s[M].vectorize(yi);
   s[M].parallel(xo);
-  EXPECT_EQ(ToScript(lower(s, {X, Y, M}, "matmul")), R"(@T.prim_func
+  EXPECT_EQ(ToScript(ScheduleToPrimFunc(s, {X, Y, M}, "matmul")), R"(@T.prim_func
 def matmul(X: T.Buffer((16, 8), "float32"), Y: T.Buffer((8, 12), "float32"), M: T.Buffer((16, 12), "float32")):
     for i.outer in T.parallel(0, 4):
         for j.outer in range(3):
@@ -53,7 +54,7 @@ TEST(TeLowerGolden, ProducerComputedAtTheConsumersOuterLoop) {
   Schedule s = create_schedule({C.op()});
   auto [o, i] = s[C].split(s[C]->leaf_iter_vars[0], 4);
   s[B].compute_at(s[C], o);
-  EXPECT_EQ(ToScript(lower(s, {A, C}, "stencil")), R"(@T.prim_func
+  EXPECT_EQ(ToScript(ScheduleToPrimFunc(s, {A, C}, "stencil")), R"(@T.prim_func
 def stencil(A: T.Buffer((12, 6), "float32"), C: T.Buffer((12, 6), "float32")):
     for i.outer in range(3):
         B_data = T.allocate([5, 6], "float32", "global")
@@ -63,6 +64,49 @@ def stencil(A: T.Buffer((12, 6), "float32"), C: T.Buffer((12, 6), "float32")):
         for i.inner in range(4):
             for j_1 in range(6):
                 C[i.outer * 4 + i.inner, j_1] = B[i.inner, j_1] + B[i.inner + 1, j_1]
+)");
+}
+
+// Fully lowered: LoopPartition peels the guard of the non-dividing split (two full vector
+// iterations, then the scalar edge), VectorizeLoop turns the main part into vector code.
+TEST(TeLowerGolden, NonDivisibleVectorizedSplitLowered) {
+  Tensor A = placeholder({10}, kF32, "A");
+  Tensor B = compute({10}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Schedule s = create_schedule({B.op()});
+  auto [o, i] = s[B].split(s[B]->leaf_iter_vars[0], 4);
+  s[B].vectorize(i);
+  EXPECT_EQ(ToScript(lower(s, {A, B}, "scale")), R"(@T.prim_func
+def scale(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i.outer in range(2):
+        B[T.Ramp(i.outer * 4, 1, 4)] = A[T.Ramp(i.outer * 4, 1, 4)] * T.Broadcast(T.float32(2.0), 4)
+    for i.inner in range(4):
+        if i.inner < 2:
+            B[i.inner + 8] = A[i.inner + 8] * T.float32(2.0)
+)");
+}
+
+// Fully lowered rfactor of a row sum: the partial sums are a flat allocation, the final
+// reduction reads them back.
+TEST(TeLowerGolden, RowSumRfactorLowered) {
+  Tensor A = placeholder({4, 10}, kF32, "A");
+  IterVar k = reduce_axis(Range(0, 10), "k");
+  Tensor S = compute({4}, [&](Var i) { return sum(A(i, k->var), {k}); }, "S");
+  Schedule s = create_schedule({S.op()});
+  auto [ko, ki] = s[S].split(k, 4);
+  s.rfactor(S, ki);
+  EXPECT_EQ(ToScript(lower(s, {A, S}, "rowsum")), R"(@T.prim_func
+def rowsum(A: T.Buffer((4, 10), "float32"), S: T.Buffer((4,), "float32")):
+    S.rf_data = T.allocate([16], "float32", "global")
+    for k.inner in range(4):
+        for i in range(4):
+            S.rf[k.inner * 4 + i] = T.float32(0.0)
+            for k.outer in range(3):
+                if k.outer * 4 + k.inner < 10:
+                    S.rf[k.inner * 4 + i] = S.rf[k.inner * 4 + i] + A_1[i * 10 + k.outer * 4 + k.inner]
+    for i_1 in range(4):
+        S[i_1] = T.float32(0.0)
+        for k.inner.v in range(4):
+            S[i_1] = S[i_1] + S.rf[k.inner.v * 4 + i_1]
 )");
 }
 

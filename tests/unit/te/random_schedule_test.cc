@@ -1,6 +1,8 @@
 // Random schedules of one computation must all compute the same result: splits by random
 // (often non-dividing) factors, random loop orders, fuses, loop kinds, and a producer
-// attached at a random loop of its consumer or inlined.
+// attached at a random loop of its consumer or inlined. Each schedule runs twice (RunFunc): as
+// the scheduled loop nest, and fully lowered (flattened, partitioned, vectorized, storage
+// planned), so every pass of the pipeline meets every shape of loop nest a schedule makes.
 #include <algorithm>
 
 #include "te_test_util.h"
@@ -68,7 +70,7 @@ TEST(TeRandomSchedule, MatmulWithAProducerAgreesWithTheReference) {
       s[AA].compute_inline();
       log += " AA inline";
     }
-    PrimFunc f = lower(s, {A, B, C}, "mm");
+    PrimFunc f = ScheduleToPrimFunc(s, {A, B, C}, "mm");
     auto out = RunFunc(f, {a, b}, {{kF32, {kM, kN}}})[0];
     ExpectSame(out, reference, "trial " + std::to_string(trial) + ":" + log + "\n" + ToScript(f));
   }
@@ -121,7 +123,7 @@ TEST(TeRandomSchedule, StencilChainAgreesWithTheReference) {
       s[B].compute_inline();
       log += " B inline";
     }
-    PrimFunc f = lower(s, {A, C}, "stencil");
+    PrimFunc f = ScheduleToPrimFunc(s, {A, C}, "stencil");
     auto out = RunFunc(f, {a}, {{kF32, {kH, kW}}})[0];
     ExpectSame(out, reference, "trial " + std::to_string(trial) + ":" + log + "\n" + ToScript(f));
   }

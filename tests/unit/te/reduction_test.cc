@@ -16,7 +16,7 @@ struct Matmul {
   tir::HostArray a = RandomArray(kF32, {kM, kK}, 11), b = RandomArray(kF32, {kK, kN}, 12);
 
   tir::HostArray Run(const Schedule& s) const {
-    return RunFunc(lower(s, {A, B, C}, "matmul"), {a, b}, {{kF32, {kM, kN}}})[0];
+    return RunFunc(ScheduleToPrimFunc(s, {A, B, C}, "matmul"), {a, b}, {{kF32, {kM, kN}}})[0];
   }
   tir::HostArray Reference() const {
     tir::HostArray out(kF32, {kM, kN});
@@ -68,7 +68,7 @@ TEST(TeReduction, InitIsPlacedOutsideTheFirstReductionLoop) {
   Stage c = s[t.C];
   auto [jo, ji] = c.split(c->leaf_iter_vars[1], 5);
   c.reorder({c->leaf_iter_vars[0], jo, t.k, ji});
-  PrimFunc f = lower(s, {t.A, t.B, t.C}, "f");
+  PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.B, t.C}, "f");
   // The accumulators of one j.outer iteration are cleared by a loop over j.inner.init, then
   // the k loop runs with j.inner inside it.
   ASSERT_EQ(LoopsNamed(f, "j.inner.init").size(), 1u) << ToScript(f);
@@ -91,7 +91,7 @@ TEST(TeReduction, BuiltInReducersAndCondition) {
   Schedule s = create_schedule({S.op(), Mx.op(), Mn.op(), P.op(), Even.op()});
   s[P].split(r, 2);
   auto a = RandomArray(kF32, {6, 7}, 5);
-  auto out = RunFunc(lower(s, {A, S, Mx, Mn, P, Even}, "reducers"), {a},
+  auto out = RunFunc(ScheduleToPrimFunc(s, {A, S, Mx, Mn, P, Even}, "reducers"), {a},
                      {{kF32, {6}}, {kF32, {6}}, {kF32, {6}}, {kF32, {6}}, {kF32, {6}}});
   for (int i = 0; i < 6; ++i) {
     double sum_v = 0, max_v = -1e30, min_v = 1e30, prod_v = 1, even_v = 0;
@@ -129,7 +129,7 @@ TEST(TeReduction, ArgmaxTupleReducer) {
     Schedule s = create_schedule({out[0].op()});
     if (factor) s[out[0]].split(r, factor);
     auto a = RandomArray(kF32, {5, 9}, 9);
-    auto res = RunFunc(lower(s, {A, out[0], out[1]}, "argmax"), {a}, {{kI32, {5}}, {kF32, {5}}});
+    auto res = RunFunc(ScheduleToPrimFunc(s, {A, out[0], out[1]}, "argmax"), {a}, {{kI32, {5}}, {kF32, {5}}});
     for (int i = 0; i < 5; ++i) {
       int best = 0;
       for (int j = 1; j < 9; ++j) {
@@ -146,7 +146,7 @@ TEST(TeReduction, ReductionToAScalar) {
   IterVar x = reduce_axis(Range(0, 4), "x"), y = reduce_axis(Range(0, 5), "y");
   Tensor total = compute({}, [&](const Array<Var>&) { return sum(A(x->var, y->var), {x, y}); }, "total");
   auto a = RandomArray(kF32, {4, 5}, 4);
-  auto res = RunFunc(lower(create_schedule({total.op()}), {A, total}, "total"), {a}, {{kF32, {}}});
+  auto res = RunFunc(ScheduleToPrimFunc(create_schedule({total.op()}), {A, total}, "total"), {a}, {{kF32, {}}});
   double expected = 0;
   for (int i = 0; i < 20; ++i) expected += a.GetFloat(i);
   EXPECT_EQ(res[0].GetFloat(0), expected);

@@ -62,8 +62,8 @@ TEST(TeScheduleErrors, LoopPrimitives) {
 
 TEST(TeScheduleErrors, AttachmentPrimitives) {
   Graph g;
-  EXPECT_ERROR(g.s[g.B].compute_at(g.s[g.D], g.s[g.D]->leaf_iter_vars[0]),
-               "compute_at of stage 'B' into 'D': 'D' does not consume 'B'");
+  EXPECT_ERROR(g.s[g.C].compute_at(g.s[g.B], g.s[g.B]->leaf_iter_vars[0]),
+               "compute_at of stage 'C' into 'B': 'B' does not consume 'C'");
   EXPECT_ERROR(g.s[g.C].compute_at(g.s[g.D], g.s[g.B]->leaf_iter_vars[0]),
                "compute_at of stage 'C' into 'D': 'i' is not a loop of 'D'");
   EXPECT_ERROR(g.s[g.D].compute_at(g.s[g.C], g.s[g.C]->leaf_iter_vars[0]),

@@ -11,6 +11,7 @@
 #include "loom/ir/printer.h"
 #include "loom/te/lower.h"
 #include "loom/tir/interpreter.h"
+#include "loom/tir/pipeline.h"
 
 namespace loom::te::test {
 
@@ -26,12 +27,18 @@ inline tir::HostArray RandomArray(DataType dtype, std::vector<int64_t> shape, ui
   return array;
 }
 
+inline void ExpectSame(const tir::HostArray& a, const tir::HostArray& b, const std::string& what) {
+  ASSERT_EQ(a.NumElements(), b.NumElements()) << what;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    ASSERT_EQ(a.GetFloat(i), b.GetFloat(i)) << what << " differs at flat index " << i;
+  }
+}
+
 // Runs `func` on copies of `inputs` followed by fresh outputs of the given shapes; returns
 // the outputs.
-inline std::vector<tir::HostArray> RunFunc(const PrimFunc& func,
-                                       const std::vector<tir::HostArray>& inputs,
-                                       const std::vector<std::pair<DataType, std::vector<int64_t>>>&
-                                           outputs) {
+inline std::vector<tir::HostArray> RunOnce(
+    const PrimFunc& func, const std::vector<tir::HostArray>& inputs,
+    const std::vector<std::pair<DataType, std::vector<int64_t>>>& outputs) {
   std::vector<tir::HostArray> arrays;
   for (const tir::HostArray& a : inputs) arrays.push_back(a.Copy());
   std::vector<tir::HostArray> results;
@@ -43,11 +50,27 @@ inline std::vector<tir::HostArray> RunFunc(const PrimFunc& func,
   return results;
 }
 
-inline void ExpectSame(const tir::HostArray& a, const tir::HostArray& b, const std::string& what) {
-  ASSERT_EQ(a.NumElements(), b.NumElements()) << what;
-  for (int64_t i = 0; i < a.NumElements(); ++i) {
-    ASSERT_EQ(a.GetFloat(i), b.GetFloat(i)) << what << " differs at flat index " << i;
+// RunOnce, and again after the TIR lowering pipeline, which must not change any output: so
+// every schedule a test runs in its scheduled form (ScheduleToPrimFunc) is also checked fully
+// lowered (flattened, partitioned, vectorized, storage planned). Returns the outputs.
+inline std::vector<tir::HostArray> RunFunc(
+    const PrimFunc& func, const std::vector<tir::HostArray>& inputs,
+    const std::vector<std::pair<DataType, std::vector<int64_t>>>& outputs) {
+  std::vector<tir::HostArray> results = RunOnce(func, inputs, outputs);
+  PrimFunc lowered = tir::DefaultLoweringPipeline()(func);
+  std::vector<tir::HostArray> lowered_results = RunOnce(lowered, inputs, outputs);
+  for (size_t k = 0; k < results.size(); ++k) {
+    ExpectSame(lowered_results[k], results[k],
+               "output " + std::to_string(k) + " after the lowering pipeline, of\n" +
+                   ToScript(func) + "lowered to\n" + ToScript(lowered));
   }
+  return results;
+}
+
+
+// Axis d of a compute tensor's operation (TVM's s[T].op.axis[d]).
+inline IterVar OpAxis(const Tensor& t, size_t d) {
+  return static_cast<const ComputeOpNode*>(t.op().get())->axis.at(d);
 }
 
 // Loops of the lowered function whose variable has this name (printing order).

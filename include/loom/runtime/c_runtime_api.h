@@ -1,0 +1,57 @@
+/* The deployment C API of libloom_runtime: load a compiled model library, look up and call
+ * its functions, move tensors in and out. Plain C so any language with a C FFI can use it.
+ *
+ * Every function returns 0 on success and -1 on failure; after a failure LoomGetLastError()
+ * (declared in c_backend_api.h) returns the calling thread's message. No C++ exception ever
+ * crosses this boundary. Handles are owned by the caller and released with the matching
+ * Free function.
+ */
+#ifndef LOOM_RUNTIME_C_RUNTIME_API_H_
+#define LOOM_RUNTIME_C_RUNTIME_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/runtime/c_backend_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LoomModuleOpaque* LoomModuleHandle;
+typedef struct LoomFunctionOpaque* LoomFunctionHandle;
+/* An array is a DLTensor the runtime owns: pass it directly as a kLoomDLTensorHandle
+ * argument and read its shape/dtype fields, but free it only with LoomArrayFree. */
+typedef DLTensor* LoomArrayHandle;
+
+/* Loads a shared library exported by the compiler. */
+int LoomModLoadFromFile(const char* path, LoomModuleHandle* out);
+/* Looks `name` up in the module (and its imports when query_imports is nonzero). A missing
+ * function is an error. The function keeps its module loaded. */
+int LoomModGetFunction(LoomModuleHandle module, const char* name, int query_imports,
+                       LoomFunctionHandle* out);
+int LoomModFree(LoomModuleHandle module);
+
+/* Calls a function with packed arguments. On return, *ret_type_code says what *ret_value
+ * holds (kLoomNullptr for nothing). A returned string stays valid until the calling thread's
+ * next LoomFuncCall; a returned kLoomDLTensorHandle is a new LoomArrayHandle the caller frees
+ * with LoomArrayFree. */
+int LoomFuncCall(LoomFunctionHandle func, const LoomValue* args, const int32_t* type_codes,
+                 int32_t num_args, LoomValue* ret_value, int32_t* ret_type_code);
+int LoomFuncFree(LoomFunctionHandle func);
+
+/* A new compact array, 64-byte aligned, contents uninitialized. */
+int LoomArrayAlloc(const int64_t* shape, int32_t ndim, int32_t dtype_code, int32_t dtype_bits,
+                   int32_t dtype_lanes, int32_t device_type, int32_t device_id,
+                   LoomArrayHandle* out);
+/* nbytes must equal the array's size in bytes. */
+int LoomArrayCopyFromBytes(LoomArrayHandle array, const void* data, size_t nbytes);
+int LoomArrayCopyToBytes(LoomArrayHandle array, void* data, size_t nbytes);
+int LoomArrayFree(LoomArrayHandle array);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_RUNTIME_C_RUNTIME_API_H_ */

@@ -1,0 +1,70 @@
+// Module: a container of compiled functions looked up by name (a loaded shared library, a
+// JIT session, later a CUDA or VTA module), plus the modules it imports - for example the
+// device kernels a host module launches.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/runtime/packed_func.h"
+
+namespace loom::runtime {
+
+class Module;
+
+class ModuleNode {
+ public:
+  virtual ~ModuleNode() = default;
+
+  // The kind of module ("dso", "llvm", ...).
+  virtual std::string type_key() const = 0;
+  // The function called `name`, or an empty PackedFunc when this module has none.
+  virtual PackedFunc GetFunction(const std::string& name) = 0;
+  // What error messages call this module; the library path for a loaded library.
+  virtual std::string description() const { return "a '" + type_key() + "' module"; }
+
+  const std::vector<Module>& imports() const { return imports_; }
+  void Import(Module module);
+
+ private:
+  std::vector<Module> imports_;
+};
+
+// A shared handle to a ModuleNode.
+class Module {
+ public:
+  Module() = default;
+  explicit Module(std::shared_ptr<ModuleNode> node) : node_(std::move(node)) {}
+
+  bool defined() const { return node_ != nullptr; }
+  ModuleNode* operator->() const { return node_.get(); }
+  std::shared_ptr<ModuleNode> node() const { return node_; }
+
+  // Looks in this module, then (when `query_imports`) depth-first through its imports. An
+  // empty PackedFunc when no module has it.
+  PackedFunc GetFunction(const std::string& name, bool query_imports = false) const;
+  // Like GetFunction with imports, but a missing function is a loom::Error naming the
+  // module and the function.
+  PackedFunc GetRequiredFunction(const std::string& name) const;
+  void Import(Module module) const { node_->Import(std::move(module)); }
+
+ private:
+  std::shared_ptr<ModuleNode> node_;
+};
+
+// Loads a shared library exported by codegen (dlopen). Functions are resolved by their
+// symbol name and must be defined by the library itself. Before returning, the backend-
+// service globals of c_backend_api.h that the library defines are pointed at this runtime.
+// A missing file, a file that is not a shared library for this machine, and a truncated or
+// corrupt library are loom::Errors naming the path.
+Module LoadModuleFromFile(const std::string& path);
+
+// Sets each backend-service global (LOOM_*_SYMBOL in c_backend_api.h) that `find_global`
+// resolves to a non-null address, to this runtime's implementation; globals it does not find
+// are skipped. Every loader of generated code (this file's dlopen loader, the JIT) calls it
+// before running the code.
+void InitBackendServices(const std::function<void*(const char* symbol)>& find_global);
+
+}  // namespace loom::runtime

@@ -1,0 +1,166 @@
+#include "loom/runtime/c_runtime_api.h"
+
+#include <exception>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "loom/runtime/module.h"
+#include "loom/runtime/ndarray.h"
+#include "loom/runtime/packed_func.h"
+#include "loom/support/error.h"
+
+using loom::runtime::Module;
+using loom::runtime::NDArray;
+using loom::runtime::PackedFunc;
+
+struct LoomModuleOpaque {
+  Module module;
+};
+
+struct LoomFunctionOpaque {
+  PackedFunc func;
+};
+
+namespace {
+
+// The C handle of an array: the DLTensor comes first so the handle is a usable DLTensor*.
+struct CArray {
+  DLTensor tensor;
+  NDArray* owner;
+};
+static_assert(std::is_standard_layout_v<CArray>, "LoomArrayHandle must convert to CArray*");
+
+LoomArrayHandle NewArrayHandle(NDArray array) {
+  auto* handle = new CArray{*array.tensor(), nullptr};
+  handle->owner = new NDArray(std::move(array));
+  return &handle->tensor;
+}
+
+const NDArray& ArrayOf(LoomArrayHandle handle) {
+  return *reinterpret_cast<CArray*>(handle)->owner;
+}
+
+// Runs `body`, turning any exception into -1 plus the calling thread's last error.
+template <typename Body>
+int Guard(const char* api, Body&& body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& error) {
+    LoomAPISetLastError(error.what());
+  } catch (...) {
+    LoomAPISetLastError((std::string(api) + ": failed with a non-standard exception").c_str());
+  }
+  return -1;
+}
+
+int NullArgument(const char* api, const char* argument) {
+  LoomAPISetLastError((std::string(api) + ": argument '" + argument + "' is null").c_str());
+  return -1;
+}
+
+// A string returned to C lives here until the thread's next call.
+thread_local std::string tls_returned_string;
+
+}  // namespace
+
+extern "C" {
+
+int LoomModLoadFromFile(const char* path, LoomModuleHandle* out) {
+  if (path == nullptr) return NullArgument("LoomModLoadFromFile", "path");
+  if (out == nullptr) return NullArgument("LoomModLoadFromFile", "out");
+  return Guard("LoomModLoadFromFile", [&] {
+    *out = new LoomModuleOpaque{loom::runtime::LoadModuleFromFile(path)};
+  });
+}
+
+int LoomModGetFunction(LoomModuleHandle module, const char* name, int query_imports,
+                       LoomFunctionHandle* out) {
+  if (module == nullptr) return NullArgument("LoomModGetFunction", "module");
+  if (name == nullptr) return NullArgument("LoomModGetFunction", "name");
+  if (out == nullptr) return NullArgument("LoomModGetFunction", "out");
+  return Guard("LoomModGetFunction", [&] {
+    PackedFunc func = module->module.GetFunction(name, query_imports != 0);
+    LOOM_CHECK_USER(func.defined())
+        << "LoomModGetFunction: " << module->module->description() << " has no function '"
+        << name << "'; check the name the function was compiled under";
+    *out = new LoomFunctionOpaque{func};
+  });
+}
+
+int LoomModFree(LoomModuleHandle module) {
+  return Guard("LoomModFree", [&] { delete module; });
+}
+
+int LoomFuncCall(LoomFunctionHandle func, const LoomValue* args, const int32_t* type_codes,
+                 int32_t num_args, LoomValue* ret_value, int32_t* ret_type_code) {
+  if (func == nullptr) return NullArgument("LoomFuncCall", "func");
+  if (num_args > 0 && (args == nullptr || type_codes == nullptr)) {
+    return NullArgument("LoomFuncCall", args == nullptr ? "args" : "type_codes");
+  }
+  if (ret_value == nullptr) return NullArgument("LoomFuncCall", "ret_value");
+  if (ret_type_code == nullptr) return NullArgument("LoomFuncCall", "ret_type_code");
+  return Guard("LoomFuncCall", [&] {
+    loom::runtime::RetValue ret;
+    func->func.CallPacked(loom::runtime::PackedArgs(args, type_codes, num_args), &ret);
+    *ret_type_code = ret.type_code();
+    if (ret.type_code() == kLoomStr) {
+      tls_returned_string = ret.AsString();
+      ret_value->v_str = tls_returned_string.c_str();
+    } else if (ret.type_code() == kLoomDLTensorHandle) {
+      ret_value->v_handle = NewArrayHandle(ret.AsNDArray());
+    } else {
+      *ret_value = ret.value();
+    }
+  });
+}
+
+int LoomFuncFree(LoomFunctionHandle func) {
+  return Guard("LoomFuncFree", [&] { delete func; });
+}
+
+int LoomArrayAlloc(const int64_t* shape, int32_t ndim, int32_t dtype_code, int32_t dtype_bits,
+                   int32_t dtype_lanes, int32_t device_type, int32_t device_id,
+                   LoomArrayHandle* out) {
+  if (ndim > 0 && shape == nullptr) return NullArgument("LoomArrayAlloc", "shape");
+  if (out == nullptr) return NullArgument("LoomArrayAlloc", "out");
+  return Guard("LoomArrayAlloc", [&] {
+    LOOM_CHECK_USER(ndim >= 0) << "LoomArrayAlloc: ndim must be >= 0, got " << ndim;
+    LOOM_CHECK_USER(dtype_code >= 0 && dtype_code <= 255 && dtype_bits > 0 && dtype_bits <= 255 &&
+                    dtype_lanes > 0 && dtype_lanes <= 65535)
+        << "LoomArrayAlloc: dtype (code " << dtype_code << ", bits " << dtype_bits << ", lanes "
+        << dtype_lanes << ") is out of range";
+    LOOM_CHECK_USER(device_type >= kDLCPU && device_type <= kDLCUDAManaged)
+        << "LoomArrayAlloc: device type " << device_type
+        << " is not a DLPack device type (kDLCPU is 1)";
+    DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
+                     static_cast<uint16_t>(dtype_lanes)};
+    std::vector<int64_t> dims(shape, shape + ndim);
+    DLDevice device{static_cast<DLDeviceType>(device_type), device_id};
+    *out = NewArrayHandle(NDArray::Empty(dims, loom::DataType::FromDLPack(dtype), device));
+  });
+}
+
+int LoomArrayCopyFromBytes(LoomArrayHandle array, const void* data, size_t nbytes) {
+  if (array == nullptr) return NullArgument("LoomArrayCopyFromBytes", "array");
+  if (data == nullptr && nbytes > 0) return NullArgument("LoomArrayCopyFromBytes", "data");
+  return Guard("LoomArrayCopyFromBytes", [&] { ArrayOf(array).CopyFromBytes(data, nbytes); });
+}
+
+int LoomArrayCopyToBytes(LoomArrayHandle array, void* data, size_t nbytes) {
+  if (array == nullptr) return NullArgument("LoomArrayCopyToBytes", "array");
+  if (data == nullptr && nbytes > 0) return NullArgument("LoomArrayCopyToBytes", "data");
+  return Guard("LoomArrayCopyToBytes", [&] { ArrayOf(array).CopyToBytes(data, nbytes); });
+}
+
+int LoomArrayFree(LoomArrayHandle array) {
+  return Guard("LoomArrayFree", [&] {
+    if (array == nullptr) return;
+    auto* handle = reinterpret_cast<CArray*>(array);
+    delete handle->owner;
+    delete handle;
+  });
+}
+
+}  // extern "C"

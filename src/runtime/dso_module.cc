@@ -1,0 +1,139 @@
+// Loading an exported model library with dlopen. The file is checked as an ELF shared object
+// before dlopen sees it: the dynamic loader maps segments without checking that the file
+// really holds them, so a truncated library can load and then crash with SIGBUS on first
+// use. Checking the headers turns that into an error naming the file.
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "loom/runtime/module.h"
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr int kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr int kHostMachine = EM_AARCH64;
+#else
+#error "LoadModuleFromFile: add this host's ELF machine code"
+#endif
+
+const char* kExportHint = "pass a shared library exported by the Loom compiler";
+
+void CheckFitsInFile(const std::string& path, const char* what, uint64_t offset, uint64_t size,
+                     uint64_t file_size) {
+  LOOM_CHECK_USER(offset <= file_size && size <= file_size - offset)
+      << "LoadModuleFromFile('" << path << "'): the library is truncated or corrupt: its "
+      << what << " spans bytes " << offset << " to " << offset + size << " but the file has "
+      << file_size << " bytes; re-export or re-copy the library";
+}
+
+void CheckElfSharedObject(const std::string& path) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  LOOM_CHECK_USER(std::filesystem::exists(status))
+      << "LoadModuleFromFile('" << path << "'): no such file; check the path (relative paths "
+      << "are resolved from the current directory, " << std::filesystem::current_path(ec) << ")";
+  LOOM_CHECK_USER(std::filesystem::is_regular_file(status))
+      << "LoadModuleFromFile('" << path << "'): not a regular file; " << kExportHint;
+  uint64_t file_size = std::filesystem::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  LOOM_CHECK_USER(in.good() && !ec)
+      << "LoadModuleFromFile('" << path << "'): the file cannot be read; check its permissions";
+
+  Elf64_Ehdr header{};
+  in.read(reinterpret_cast<char*>(&header), sizeof(header));
+  bool has_magic = in.gcount() >= SELFMAG && std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0;
+  LOOM_CHECK_USER(has_magic) << "LoadModuleFromFile('" << path
+                             << "'): not a shared library (the file has no ELF header); "
+                             << kExportHint;
+  CheckFitsInFile(path, "ELF header", 0, sizeof(header), file_size);
+  LOOM_CHECK_USER(header.e_ident[EI_CLASS] == ELFCLASS64 &&
+                  header.e_ident[EI_DATA] == ELFDATA2LSB && header.e_machine == kHostMachine)
+      << "LoadModuleFromFile('" << path << "'): the library was built for another machine "
+      << "(ELF class " << int(header.e_ident[EI_CLASS]) << ", machine " << header.e_machine
+      << "); compile the model for this host's target";
+  LOOM_CHECK_USER(header.e_type == ET_DYN)
+      << "LoadModuleFromFile('" << path << "'): an ELF file but not a shared library (ELF type "
+      << header.e_type << "); " << kExportHint;
+  LOOM_CHECK_USER(header.e_phentsize == sizeof(Elf64_Phdr))
+      << "LoadModuleFromFile('" << path << "'): the library is corrupt (program header entry "
+      << "size " << header.e_phentsize << "); re-export or re-copy the library";
+
+  CheckFitsInFile(path, "program header table", header.e_phoff,
+                  uint64_t{header.e_phnum} * sizeof(Elf64_Phdr), file_size);
+  if (header.e_shoff != 0) {
+    CheckFitsInFile(path, "section header table", header.e_shoff,
+                    uint64_t{header.e_shnum} * header.e_shentsize, file_size);
+  }
+  in.seekg(static_cast<std::streamoff>(header.e_phoff));
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    in.read(reinterpret_cast<char*>(&segment), sizeof(segment));
+    if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC) continue;
+    std::string what = "segment " + std::to_string(i);
+    CheckFitsInFile(path, what.c_str(), segment.p_offset, segment.p_filesz, file_size);
+  }
+}
+
+class DSOModuleNode final : public ModuleNode,
+                            public std::enable_shared_from_this<DSOModuleNode> {
+ public:
+  DSOModuleNode(std::string path, void* handle) : path_(std::move(path)), handle_(handle) {
+    LOOM_ICHECK(dlinfo(handle_, RTLD_DI_LINKMAP, &link_map_) == 0)
+        << "dlinfo of a library dlopen just returned failed: " << dlerror();
+  }
+  ~DSOModuleNode() override { dlclose(handle_); }
+
+  std::string type_key() const override { return "dso"; }
+  std::string description() const override { return "library '" + path_ + "'"; }
+
+  PackedFunc GetFunction(const std::string& name) override {
+    void* symbol = FindOwnSymbol(name.c_str());
+    if (symbol == nullptr) return PackedFunc();
+    return WrapPackedCFunc(reinterpret_cast<LoomBackendPackedCFunc>(symbol), shared_from_this());
+  }
+
+  // dlsym also searches the library's dependencies (libc, ...); only symbols the library
+  // itself defines are its functions or globals.
+  void* FindOwnSymbol(const char* name) const {
+    void* symbol = dlsym(handle_, name);
+    if (symbol == nullptr) return nullptr;
+    Dl_info info{};
+    struct link_map* owner = nullptr;
+    if (dladdr1(symbol, &info, reinterpret_cast<void**>(&owner), RTLD_DL_LINKMAP) == 0) {
+      return nullptr;
+    }
+    return owner == link_map_ ? symbol : nullptr;
+  }
+
+ private:
+  std::string path_;
+  void* handle_;
+  struct link_map* link_map_ = nullptr;
+};
+
+}  // namespace
+
+Module LoadModuleFromFile(const std::string& path) {
+  CheckElfSharedObject(path);
+  // Without a slash dlopen would search the system library path instead of this file.
+  std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  LOOM_CHECK_USER(handle != nullptr)
+      << "LoadModuleFromFile('" << path << "'): the dynamic loader rejected the library: "
+      << dlerror() << "; " << kExportHint;
+  auto node = std::make_shared<DSOModuleNode>(path, handle);
+  InitBackendServices([&](const char* symbol) { return node->FindOwnSymbol(symbol); });
+  return Module(node);
+}
+
+}  // namespace loom::runtime

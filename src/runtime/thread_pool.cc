@@ -1,0 +1,278 @@
+#include "loom/runtime/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+namespace {
+
+// How long a waiting thread polls before it sleeps: a few tens of microseconds, enough to
+// catch back-to-back parallel loops without burning a core while idle.
+constexpr int kSpinIterations = 1 << 12;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Returns the first value of `word` that differs from `seen`: spin, then sleep on a futex.
+uint32_t WaitForChange(const std::atomic<uint32_t>& word, uint32_t seen) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    uint32_t now = word.load(std::memory_order_acquire);
+    if (now != seen) return now;
+    CpuRelax();
+  }
+  while (true) {
+    word.wait(seen, std::memory_order_acquire);
+    uint32_t now = word.load(std::memory_order_acquire);
+    if (now != seen) return now;
+  }
+}
+
+// Set while this thread runs a task, so that a nested launch runs serially.
+thread_local bool tls_inside_task = false;
+
+}  // namespace
+
+// One launch: lives on the launching thread's stack until every task has finished. Its
+// address is the sync_handle generated code passes back to the barrier.
+struct ParallelJob {
+  ParallelJob(LoomParallelLambda lambda, void* data, int32_t tasks)
+      : flambda(lambda), cdata(data), num_task(tasks) {}
+
+  void RunTask(int32_t task_id) {
+    LoomParallelGroupEnv env{this, num_task};
+    bool was_inside = tls_inside_task;
+    tls_inside_task = true;
+    // A stale message from an earlier task on this thread must not be mistaken for this one's.
+    LoomAPISetLastError("");
+    int32_t status = 0;
+    // Lambdas are C code, but one written in C++ must not take the process down by
+    // throwing across a worker thread.
+    try {
+      status = flambda(task_id, &env, cdata);
+    } catch (const std::exception& error) {
+      LoomAPISetLastError(error.what());
+      status = -1;
+    } catch (...) {
+      LoomAPISetLastError("a parallel task threw a non-standard exception");
+      status = -1;
+    }
+    tls_inside_task = was_inside;
+    if (status != 0) RecordFailure(task_id, status);
+  }
+
+  void RecordFailure(int32_t task_id, int32_t status) {
+    std::string message = LoomGetLastError();
+    if (message.empty()) {
+      message = "parallel task " + std::to_string(task_id) + " of " + std::to_string(num_task) +
+                " failed with status " + std::to_string(status) + " without recording a message";
+    }
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!failed) {
+      failed = true;
+      error = std::move(message);
+    }
+  }
+
+  // Hands the first failure to the launching thread.
+  int32_t Finish() {
+    if (!failed) return 0;
+    LoomAPISetLastError(error.c_str());
+    return -1;
+  }
+
+  void Barrier() {
+    if (num_task <= 1) return;
+    uint32_t phase = barrier_phase.load(std::memory_order_acquire);
+    if (barrier_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == num_task) {
+      // Reset before releasing: nobody can arrive for the next phase until it changes.
+      barrier_arrived.store(0, std::memory_order_relaxed);
+      barrier_phase.fetch_add(1, std::memory_order_release);
+      barrier_phase.notify_all();
+    } else {
+      WaitForChange(barrier_phase, phase);
+    }
+  }
+
+  const LoomParallelLambda flambda;
+  void* const cdata;
+  const int32_t num_task;
+  std::atomic<uint32_t> pending_workers{0};
+  std::atomic<int32_t> barrier_arrived{0};
+  std::atomic<uint32_t> barrier_phase{0};
+  std::mutex error_mutex;
+  bool failed = false;
+  std::string error;
+};
+
+namespace {
+
+// A worker's mailbox: the launcher stores `job`, then bumps `sequence` (release); the worker
+// sees the new sequence (acquire) and then reads `job`. A null job tells the worker to exit.
+struct alignas(64) WorkerSlot {
+  std::atomic<uint32_t> sequence{0};
+  ParallelJob* job = nullptr;
+  std::thread thread;
+};
+
+void WorkerLoop(WorkerSlot* slot, int32_t task_id) {
+  uint32_t seen = 0;
+  while (true) {
+    seen = WaitForChange(slot->sequence, seen);
+    ParallelJob* job = slot->job;
+    if (job == nullptr) return;
+    job->RunTask(task_id);
+    // The last access to the job: after this the launcher may return and free it.
+    job->pending_workers.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void Post(WorkerSlot& slot, ParallelJob* job) {
+  slot.job = job;
+  slot.sequence.fetch_add(1, std::memory_order_release);
+  slot.sequence.notify_one();
+}
+
+void PinToCpu(std::thread& thread, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // Pinning is a performance hint: a CPU that disappeared since start-up is not an error.
+  pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set);
+}
+
+}  // namespace
+
+struct ThreadPool::Impl {
+  int num_threads = 1;
+  std::unique_ptr<WorkerSlot[]> workers;
+  // Held for the duration of a parallel launch; a launcher that cannot take it runs serially.
+  std::mutex launch_mutex;
+};
+
+ThreadPool::ThreadPool(int num_threads, bool bind_threads) : impl_(std::make_unique<Impl>()) {
+  LOOM_CHECK_USER(num_threads >= 1)
+      << "ThreadPool: the number of threads must be at least 1, got " << num_threads;
+  impl_->num_threads = num_threads;
+  impl_->workers = std::make_unique<WorkerSlot[]>(num_threads - 1);
+  std::vector<int> cores = bind_threads ? PhysicalCoreRepresentatives() : std::vector<int>{};
+  for (int w = 0; w + 1 < num_threads; ++w) {
+    WorkerSlot& slot = impl_->workers[w];
+    slot.thread = std::thread(WorkerLoop, &slot, w + 1);
+    if (!cores.empty()) PinToCpu(slot.thread, cores[(w + 1) % cores.size()]);
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  for (int w = 0; w + 1 < impl_->num_threads; ++w) Post(impl_->workers[w], nullptr);
+  for (int w = 0; w + 1 < impl_->num_threads; ++w) impl_->workers[w].thread.join();
+}
+
+ThreadPool& ThreadPool::Global() {
+  static ThreadPool pool(NumThreadsFromEnvironment(std::getenv("LOOM_NUM_THREADS")), [] {
+    const char* bind = std::getenv("LOOM_BIND_THREADS");
+    return bind != nullptr && std::string(bind) == "1";
+  }());
+  return pool;
+}
+
+int ThreadPool::num_threads() const { return impl_->num_threads; }
+
+int32_t ThreadPool::Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task) {
+  int32_t tasks = num_task <= 0 ? impl_->num_threads : std::min(num_task, impl_->num_threads);
+  std::unique_lock<std::mutex> lock(impl_->launch_mutex, std::defer_lock);
+  if (tasks == 1 || tls_inside_task || !lock.try_lock()) {
+    ParallelJob job(flambda, cdata, 1);
+    job.RunTask(0);
+    return job.Finish();
+  }
+  ParallelJob job(flambda, cdata, tasks);
+  job.pending_workers.store(static_cast<uint32_t>(tasks - 1), std::memory_order_relaxed);
+  for (int32_t task = 1; task < tasks; ++task) Post(impl_->workers[task - 1], &job);
+  job.RunTask(0);
+  // Tasks are sized to finish together, so the wait is short; yield rather than sleep so a
+  // descheduled worker gets the core back quickly on a loaded machine.
+  for (int spin = 0; job.pending_workers.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinIterations) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return job.Finish();
+}
+
+std::vector<double> ThreadPool::WorkerCpuSeconds() const {
+  std::vector<double> seconds;
+  for (int w = 0; w + 1 < impl_->num_threads; ++w) {
+    clockid_t clock;
+    timespec ts{};
+    if (pthread_getcpuclockid(impl_->workers[w].thread.native_handle(), &clock) != 0 ||
+        clock_gettime(clock, &ts) != 0) {
+      seconds.push_back(-1.0);
+      continue;
+    }
+    seconds.push_back(static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
+  }
+  return seconds;
+}
+
+int NumThreadsFromEnvironment(const char* env_value) {
+  if (env_value == nullptr || env_value[0] == '\0') return PhysicalCoreCount();
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(env_value, &end, 10);
+  LOOM_CHECK_USER(errno == 0 && *end == '\0' && value >= 1 && value <= 4096)
+      << "LOOM_NUM_THREADS='" << env_value
+      << "' is not a positive integer up to 4096; set it to the number of threads to use, or "
+         "unset it to use one per physical core ("
+      << PhysicalCoreCount() << " here)";
+  return static_cast<int>(value);
+}
+
+}  // namespace loom::runtime
+
+extern "C" {
+
+int32_t LoomBackendParallelLaunch(LoomParallelLambda flambda, void* cdata, int32_t num_task) {
+  if (flambda == nullptr) {
+    LoomAPISetLastError("LoomBackendParallelLaunch: the task function is null");
+    return -1;
+  }
+  try {
+    return loom::runtime::ThreadPool::Global().Launch(flambda, cdata, num_task);
+  } catch (const std::exception& error) {
+    LoomAPISetLastError(error.what());
+    return -1;
+  }
+}
+
+int32_t LoomBackendParallelBarrier(int32_t task_id, LoomParallelGroupEnv* penv) {
+  if (penv == nullptr || penv->sync_handle == nullptr) {
+    LoomAPISetLastError(("LoomBackendParallelBarrier: task " + std::to_string(task_id) +
+                         " passed no parallel group; call it only from a parallel task")
+                            .c_str());
+    return -1;
+  }
+  static_cast<loom::runtime::ParallelJob*>(penv->sync_handle)->Barrier();
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,216 @@
+// CodeGenLLVM: calls -- math intrinsics, bitwise operations, if_then_else, external
+// functions, and the packed-API builtins (loom_struct_get, loom_handle_is_null, loom_check).
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+
+#include "loom/runtime/c_backend_api.h"
+#include "loom/tir/transform.h"
+#include <llvm/IR/MDBuilder.h>
+
+#include "target/codegen/llvm/codegen_llvm.h"
+
+namespace loom::codegen {
+
+namespace {
+
+// The byte offsets codegen reads DLTensor fields at.
+static_assert(offsetof(DLTensor, data) == 0 && offsetof(DLTensor, device) == 8 &&
+              offsetof(DLTensor, ndim) == 16 && offsetof(DLTensor, dtype) == 20 &&
+              offsetof(DLTensor, shape) == 24 && offsetof(DLTensor, strides) == 32 &&
+              offsetof(DLTensor, byte_offset) == 40 && sizeof(DLTensor) == 48,
+              "DLTensor layout differs from what codegen assumes");
+static_assert(sizeof(LoomValue) == 8, "LoomValue must be 8 bytes");
+
+// Math functions with an LLVM intrinsic; the others call libm.
+llvm::Intrinsic::ID MathIntrinsic(const std::string& name) {
+  if (name == "exp") return llvm::Intrinsic::exp;
+  if (name == "exp2") return llvm::Intrinsic::exp2;
+  if (name == "log") return llvm::Intrinsic::log;
+  if (name == "log2") return llvm::Intrinsic::log2;
+  if (name == "log10") return llvm::Intrinsic::log10;
+  if (name == "sqrt") return llvm::Intrinsic::sqrt;
+  if (name == "fabs") return llvm::Intrinsic::fabs;
+  if (name == "floor") return llvm::Intrinsic::floor;
+  if (name == "ceil") return llvm::Intrinsic::ceil;
+  if (name == "round") return llvm::Intrinsic::roundeven;
+  if (name == "trunc") return llvm::Intrinsic::trunc;
+  if (name == "sin") return llvm::Intrinsic::sin;
+  if (name == "cos") return llvm::Intrinsic::cos;
+  if (name == "pow") return llvm::Intrinsic::pow;
+  return llvm::Intrinsic::not_intrinsic;
+}
+
+}  // namespace
+
+llvm::Value* CodeGenLLVM::EmitMath(const std::string& name, DataType t,
+                                   const std::vector<llvm::Value*>& args) {
+  llvm::Value* x = args[0];
+  llvm::Type* type = x->getType();
+  llvm::Value* result = nullptr;
+  if (llvm::Intrinsic::ID id = MathIntrinsic(name); id != llvm::Intrinsic::not_intrinsic) {
+    result = args.size() == 1 ? builder_->CreateUnaryIntrinsic(id, x)
+                              : builder_->CreateBinaryIntrinsic(id, x, args[1]);
+  } else if (name == "rsqrt") {
+    result = builder_->CreateFDiv(llvm::ConstantFP::get(type, 1.0),
+                                  builder_->CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+  } else if (name == "sigmoid") {
+    llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+    llvm::Value* e = builder_->CreateUnaryIntrinsic(llvm::Intrinsic::exp, builder_->CreateFNeg(x));
+    result = builder_->CreateFDiv(one, builder_->CreateFAdd(one, e));
+  } else {
+    // tanh and erf: libm, lane by lane (the same functions the interpreter calls).
+    LOOM_ICHECK(name == "tanh" || name == "erf") << "no lowering for math function " << name;
+    bool single = t.bits() != 64;
+    llvm::Type* scalar = single ? builder_->getFloatTy() : builder_->getDoubleTy();
+    llvm::FunctionCallee callee = module_->getOrInsertFunction(
+        name + (single ? "f" : ""), llvm::FunctionType::get(scalar, {scalar}, false));
+    if (t.lanes() == 1) {
+      result = builder_->CreateCall(callee, {x});
+    } else {
+      result = llvm::PoisonValue::get(type);
+      for (int lane = 0; lane < t.lanes(); ++lane) {
+        llvm::Value* value = builder_->CreateCall(callee, {builder_->CreateExtractElement(x, Int32(lane))});
+        result = builder_->CreateInsertElement(result, value, Int32(lane));
+      }
+    }
+  }
+  return RoundToType(result, t);
+}
+
+llvm::Value* CodeGenLLVM::EmitExtern(const CallNode* op, size_t first_arg) {
+  const std::string& name = op->args[0].as<StringImmNode>()->value;
+  std::vector<llvm::Value*> args;
+  std::vector<llvm::Type*> types;
+  for (size_t i = first_arg; i < op->args.size(); ++i) {
+    args.push_back(VisitExpr(op->args[i]));
+    types.push_back(args.back()->getType());
+  }
+  llvm::Type* ret = op->dtype.is_void() ? builder_->getVoidTy() : ComputeType(op->dtype);
+  llvm::FunctionCallee callee =
+      module_->getOrInsertFunction(name, llvm::FunctionType::get(ret, types, false));
+  llvm::Value* result = builder_->CreateCall(callee, args);
+  // A void call still needs a value for its Evaluate: a dummy int32 zero.
+  return op->dtype.is_void() ? Int32(0) : result;
+}
+
+llvm::Value* CodeGenLLVM::EmitStructGet(const CallNode* op) {
+  using tir::builtin::StructField;
+  llvm::Value* base = VisitExpr(op->args[0]);
+  int64_t index = 0, field = 0;
+  LOOM_ICHECK(IsConstInt(op->args[1], &index) && IsConstInt(op->args[2], &field))
+      << "loom_struct_get takes constant index and field";
+  llvm::Type* type = ComputeType(op->dtype);
+  int64_t offset = 0;
+  switch (static_cast<StructField>(field)) {
+    case StructField::kArgValue: offset = index * 8; break;
+    case StructField::kInt32Element: offset = index * 4; break;
+    case StructField::kInt64Element: offset = index * 8; break;
+    case StructField::kTensorData: offset = index * 48 + 0; break;
+    case StructField::kTensorDeviceType: offset = index * 48 + 8; break;
+    case StructField::kTensorNDim: offset = index * 48 + 16; break;
+    case StructField::kTensorDTypeCode: offset = index * 48 + 20; break;
+    case StructField::kTensorDTypeBits: offset = index * 48 + 21; break;
+    case StructField::kTensorDTypeLanes: offset = index * 48 + 22; break;
+    case StructField::kTensorShape: offset = index * 48 + 24; break;
+    case StructField::kTensorStrides: offset = index * 48 + 32; break;
+    case StructField::kTensorByteOffset: offset = index * 48 + 40; break;
+  }
+  llvm::Value* address = builder_->CreateInBoundsGEP(builder_->getInt8Ty(), base, Int64(offset));
+  return builder_->CreateLoad(type, address);
+}
+
+llvm::Value* CodeGenLLVM::EmitCheck(const CallNode* op) {
+  // loom_check(cond, format, values...): on failure, format the message into a stack buffer
+  // with snprintf (libc, present wherever the code runs) and fail the function.
+  llvm::BasicBlock* fail = llvm::BasicBlock::Create(context_, "check_fail", state_.function);
+  llvm::BasicBlock* pass = llvm::BasicBlock::Create(context_, "check_ok", state_.function);
+  builder_->CreateCondBr(VisitExpr(op->args[0]), pass, fail,
+                         llvm::MDBuilder(context_).createLikelyBranchWeights());
+  builder_->SetInsertPoint(fail);
+  constexpr int kMessageBytes = 512;
+  if (state_.message_buffer == nullptr) {
+    state_.message_buffer = EntryAlloca(builder_->getInt8Ty(), Int32(kMessageBytes), 8);
+  }
+  llvm::Value* buffer = state_.message_buffer;
+  std::vector<llvm::Value*> args{buffer, Int64(kMessageBytes), VisitExpr(op->args[1])};
+  for (size_t i = 2; i < op->args.size(); ++i) args.push_back(VisitExpr(op->args[i]));
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context_);
+  llvm::FunctionCallee snprintf = module_->getOrInsertFunction(
+      "snprintf", llvm::FunctionType::get(builder_->getInt32Ty(),
+                                          {ptr, builder_->getInt64Ty(), ptr}, true));
+  builder_->CreateCall(snprintf, args);
+  EmitFailure(buffer);
+  builder_->SetInsertPoint(pass);
+  return Int32(0);
+}
+
+llvm::Value* CodeGenLLVM::EmitIfThenElse(const PrimExpr& condition, const PrimExpr& then_value,
+                                         const PrimExpr& else_value, DataType t) {
+  if (condition.dtype().lanes() > 1) {
+    // Per-lane choice: both sides are computed, as for Select.
+    return builder_->CreateSelect(VisitExpr(condition), VisitExpr(then_value),
+                                  VisitExpr(else_value));
+  }
+  llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "ite_then", state_.function);
+  llvm::BasicBlock* else_block = llvm::BasicBlock::Create(context_, "ite_else", state_.function);
+  llvm::BasicBlock* end = llvm::BasicBlock::Create(context_, "ite_end", state_.function);
+  builder_->CreateCondBr(VisitExpr(condition), then_block, else_block);
+  builder_->SetInsertPoint(then_block);
+  llvm::Value* then_result = VisitExpr(then_value);
+  llvm::BasicBlock* then_end = builder_->GetInsertBlock();
+  builder_->CreateBr(end);
+  builder_->SetInsertPoint(else_block);
+  llvm::Value* else_result = VisitExpr(else_value);
+  llvm::BasicBlock* else_end = builder_->GetInsertBlock();
+  builder_->CreateBr(end);
+  builder_->SetInsertPoint(end);
+  llvm::PHINode* phi = builder_->CreatePHI(ComputeType(t), 2);
+  phi->addIncoming(then_result, then_end);
+  phi->addIncoming(else_result, else_end);
+  return phi;
+}
+
+llvm::Value* CodeGenLLVM::VisitExpr_(const CallNode* op) {
+  const std::string& name = op->op->name;
+  if (name == "call_extern" || name == "call_pure_extern") return EmitExtern(op, 1);
+  if (name == "loom_struct_get") return EmitStructGet(op);
+  if (name == "loom_check") return EmitCheck(op);
+  if (name == "loom_handle_is_null") return builder_->CreateIsNull(VisitExpr(op->args[0]));
+  if (name == "if_then_else") {
+    return EmitIfThenElse(op->args[0], op->args[1], op->args[2], op->dtype);
+  }
+  if (name == "likely") return VisitExpr(op->args[0]);
+  if (name == "address_of") {
+    const auto* load = op->args[0].as<BufferLoadNode>();
+    LOOM_ICHECK(load != nullptr) << "address_of takes a BufferLoad";
+    return ElementAddress(load->buffer, VisitExpr(FlatIndex(load->buffer, load->indices)));
+  }
+  LOOM_CHECK_USER(name != "tvm_tuple")
+      << "codegen of '" << function_name_ << "': tvm_tuple is an attribute payload and "
+      << "cannot be evaluated";
+  std::vector<llvm::Value*> args;
+  for (const PrimExpr& arg : op->args) args.push_back(VisitExpr(arg));
+  DataType t = op->dtype;
+  DataType arg_type = op->args.empty() ? t : op->args[0].dtype();
+  auto& ir = *builder_;
+  if (name == "isnan") return ir.CreateFCmpUNO(args[0], args[0]);
+  if (name == "popcount") return ir.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, args[0]);
+  if (name == "shift_left") return ir.CreateShl(args[0], args[1]);
+  if (name == "shift_right") {
+    return arg_type.is_int() ? ir.CreateAShr(args[0], args[1]) : ir.CreateLShr(args[0], args[1]);
+  }
+  if (name == "bitwise_and") return ir.CreateAnd(args[0], args[1]);
+  if (name == "bitwise_or") return ir.CreateOr(args[0], args[1]);
+  if (name == "bitwise_xor") return ir.CreateXor(args[0], args[1]);
+  if (name == "bitwise_not") return ir.CreateNot(args[0]);
+  if (name == "reinterpret") {
+    if (arg_type.is_handle()) return ir.CreatePtrToInt(args[0], ComputeType(t));
+    if (t.is_handle()) return ir.CreateIntToPtr(args[0], ComputeType(t));
+    llvm::Value* stored = ComputeToStorage(args[0], arg_type);
+    return StorageToCompute(ir.CreateBitCast(stored, StorageType(t)), t);
+  }
+  return EmitMath(name, t, args);
+}
+
+}  // namespace loom::codegen

@@ -1,0 +1,41 @@
+// The default lowering pipeline, in the order it runs. Each pass states the form it expects;
+// the order is the one in which those expectations hold.
+#include "loom/tir/pipeline.h"
+
+namespace loom::tir {
+
+transform::Pass DefaultLoweringPipeline() {
+  using namespace transform;
+  return Sequential(
+      {
+          // First: every later pass reasons about flat, 1-D accesses and single-extent
+          // allocations, and buffer_dim_align attributes only make sense while buffers still
+          // have dimensions.
+          StorageFlatten(),
+          // Before LoopPartition: peeling a non-divisible pipelined loop would leave an
+          // extent-1 part that is no loop, so its double_buffer_scope could not be pipelined.
+          // Before StorageRewrite too, which must plan the doubled allocation's real size.
+          InjectDoubleBuffer(),
+          // Peels the likely() guards of non-divisible splits before vectorizing, so that the
+          // main part of a guarded vectorized loop has no condition on its variable and can
+          // become vector code (only the peeled edge stays scalar).
+          LoopPartition(),
+          VectorizeLoop(),
+          // Virtual threads are interleaved once the loops inside them have their final
+          // shape (pipelined, partitioned, vectorized); their per-thread copies of
+          // allocations are flat, so this follows StorageFlatten.
+          InjectVirtualThread(),
+          // Plans storage once every pass that adds, copies or resizes allocations has run.
+          StorageRewrite(),
+          // Late: unrolled copies would otherwise multiply the work of every pass above.
+          UnrollLoop(),
+          // Cleans up what the rewrites leave: index arithmetic of the flattened, partitioned
+          // and pipelined loops (folded constants, extent-1 loops), then statements that do
+          // nothing.
+          Simplify(),
+          RemoveNoOp(),
+      },
+      "LoweringPipeline");
+}
+
+}  // namespace loom::tir

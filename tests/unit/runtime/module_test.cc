@@ -1,0 +1,176 @@
+#include "runtime_test_util.h"
+#include "loom/runtime/module.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFixture = LOOM_TEST_FIXTURE_LIBRARY;
+
+class ModuleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("loom_module_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A copy of the fixture library cut to its first `size` bytes.
+  std::string TruncatedFixture(size_t size) const {
+    std::ifstream in(kFixture, std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string path = (dir_ / ("cut_" + std::to_string(size) + ".so")).string();
+    std::ofstream(path, std::ios::binary) << bytes.substr(0, size);
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ModuleTest, LoadsTheFixtureAndRunsItsParallelKernel) {
+  Module module = LoadModuleFromFile(kFixture);
+  EXPECT_EQ(module->type_key(), "dso");
+  PackedFunc scale_add = module.GetFunction("loom_fixture_scale_add");
+  ASSERT_TRUE(scale_add.defined());
+  constexpr int kLength = 1003;
+  NDArray x = NDArray::Empty({kLength}, DataType::Float(32));
+  NDArray y = NDArray::Empty({kLength}, DataType::Float(32));
+  std::vector<float> values(kLength), result(kLength);
+  float sum = 0;
+  for (int i = 0; i < kLength; ++i) sum += values[i] = static_cast<float>(i % 5);
+  x.CopyFromBytes(values.data(), sizeof(float) * kLength);
+  EXPECT_EQ(scale_add(x, y, 3.0).AsInt(), kLength);
+  y.CopyToBytes(result.data(), sizeof(float) * kLength);
+  for (int i = 0; i < kLength; ++i) ASSERT_FLOAT_EQ(result[i], 3.0f * values[i] + sum) << i;
+}
+
+TEST_F(ModuleTest, WrongArgumentsGiveTheFunctionsOwnMessage) {
+  PackedFunc scale_add = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_scale_add");
+  NDArray x = NDArray::Empty({4}, DataType::Float(32));
+  NDArray ints = NDArray::Empty({4}, DataType::Int(32));
+  EXPECT_EQ(MessageOf([&] { scale_add(x, x); }),
+            "loom_fixture_scale_add: expected 3 arguments, got 2");
+  EXPECT_EQ(MessageOf([&] { scale_add(x, 7, 1.0); }),
+            "loom_fixture_scale_add: argument 1 must be a DLTensor*, got type code 0");
+  EXPECT_EQ(MessageOf([&] { scale_add(x, ints, 1.0); }),
+            "loom_fixture_scale_add: argument 1 must be a 1-d float32 tensor");
+}
+
+TEST_F(ModuleTest, AFailingParallelTaskReportsItsMessage) {
+  PackedFunc fail = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_fail_in_task");
+  EXPECT_EQ(MessageOf([&] { fail(); }), "loom_fixture_fail_in_task: the last task refused to run");
+}
+
+TEST_F(ModuleTest, OnlyTheLibrarysOwnSymbolsAreFunctions) {
+  Module module = LoadModuleFromFile(kFixture);
+  EXPECT_FALSE(module.GetFunction("no_such_function").defined());
+  // Defined by libc, which the fixture depends on, not by the fixture.
+  EXPECT_FALSE(module.GetFunction("snprintf").defined());
+  std::string message = MessageOf([&] { module.GetRequiredFunction("no_such_function"); });
+  EXPECT_EQ(message, "library '" + std::string(kFixture) +
+                         "' has no function 'no_such_function' (nor do its imports); check the "
+                         "name the function was compiled under");
+}
+
+TEST_F(ModuleTest, FunctionsKeepTheirLibraryLoaded) {
+  PackedFunc greeting = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_greeting");
+  EXPECT_EQ(greeting().AsString(), "hello from the fixture");
+}
+
+TEST_F(ModuleTest, MissingFileIsAnError) {
+  std::string path = (dir_ / "absent.so").string();
+  EXPECT_NE(MessageOf([&] { LoadModuleFromFile(path); })
+                .find("LoadModuleFromFile('" + path + "'): no such file; check the path"),
+            std::string::npos);
+}
+
+TEST_F(ModuleTest, TextFileNamedSoIsAnError) {
+  std::string path = (dir_ / "model.so").string();
+  std::ofstream(path) << "this is not a library\n";
+  EXPECT_EQ(MessageOf([&] { LoadModuleFromFile(path); }),
+            "LoadModuleFromFile('" + path +
+                "'): not a shared library (the file has no ELF header); pass a shared library "
+                "exported by the Loom compiler");
+  EXPECT_NE(MessageOf([&] { LoadModuleFromFile(dir_.string()); }).find("not a regular file"),
+            std::string::npos);
+}
+
+TEST_F(ModuleTest, TruncatedLibraryIsAnErrorWhereverItIsCut) {
+  size_t full = fs::file_size(kFixture);
+  for (size_t size : {size_t{40}, size_t{100}, size_t{2000}, full / 2, full - 1}) {
+    std::string path = TruncatedFixture(size);
+    std::string message = MessageOf([&] { LoadModuleFromFile(path); });
+    EXPECT_EQ(message.rfind("LoadModuleFromFile('" + path + "'): the library is truncated or "
+                                "corrupt: its ",
+                            0),
+              0u)
+        << "cut at " << size << ": " << message;
+    EXPECT_NE(message.find("but the file has " + std::to_string(size) + " bytes"),
+              std::string::npos)
+        << message;
+  }
+}
+
+class TableModule final : public ModuleNode {
+ public:
+  explicit TableModule(std::map<std::string, int> values) : values_(std::move(values)) {}
+  std::string type_key() const override { return "table"; }
+  PackedFunc GetFunction(const std::string& name) override {
+    auto it = values_.find(name);
+    if (it == values_.end()) return PackedFunc();
+    int value = it->second;
+    return PackedFunc([value](PackedArgs, RetValue* ret) { ret->SetInt(value); });
+  }
+
+ private:
+  std::map<std::string, int> values_;
+};
+
+TEST(Module, LooksThroughImportsOnlyWhenAsked) {
+  Module host(std::make_shared<TableModule>(std::map<std::string, int>{{"host", 1}}));
+  Module device(std::make_shared<TableModule>(std::map<std::string, int>{{"kernel", 2}}));
+  host.Import(device);
+  ASSERT_EQ(host->imports().size(), 1u);
+  EXPECT_FALSE(host.GetFunction("kernel").defined());
+  EXPECT_EQ(host.GetFunction("kernel", true)().AsInt(), 2);
+  EXPECT_EQ(host.GetRequiredFunction("host")().AsInt(), 1);
+  EXPECT_EQ(MessageOf([&] { host.GetRequiredFunction("missing"); }),
+            "a 'table' module has no function 'missing' (nor do its imports); check the name "
+            "the function was compiled under");
+  EXPECT_EQ(MessageOf([&] { host.Import(Module()); }),
+            "Import into a 'table' module: the imported module is undefined");
+}
+
+TEST(InitBackendServices, FillsTheGlobalsItFindsAndSkipsTheRest) {
+  LoomBackendParallelLaunchFn launch = nullptr;
+  LoomAPISetLastErrorFn set_error = nullptr;
+  std::vector<std::string> asked;
+  InitBackendServices([&](const char* symbol) -> void* {
+    asked.push_back(symbol);
+    if (asked.back() == LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL) return &launch;
+    if (asked.back() == LOOM_API_SET_LAST_ERROR_SYMBOL) return &set_error;
+    return nullptr;
+  });
+  EXPECT_EQ(launch, &LoomBackendParallelLaunch);
+  EXPECT_EQ(set_error, &LoomAPISetLastError);
+  EXPECT_EQ(asked.size(), 5u);
+}
+
+}  // namespace
+}  // namespace loom::runtime

@@ -1,0 +1,240 @@
+#include "loom/runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+namespace {
+
+// Each task writes its share of `out[i] = i * factor` and counts itself.
+struct FillWork {
+  std::vector<int64_t>* out;
+  int64_t factor;
+  std::atomic<int> tasks_run{0};
+  std::atomic<int> num_task_seen{0};
+};
+
+int32_t FillTask(int32_t task_id, LoomParallelGroupEnv* penv, void* cdata) {
+  auto* work = static_cast<FillWork*>(cdata);
+  int64_t n = static_cast<int64_t>(work->out->size());
+  int64_t chunk = (n + penv->num_task - 1) / penv->num_task;
+  for (int64_t i = task_id * chunk; i < std::min(n, (task_id + 1) * chunk); ++i) {
+    (*work->out)[i] = i * work->factor;
+  }
+  work->num_task_seen = penv->num_task;
+  ++work->tasks_run;
+  return 0;
+}
+
+bool Filled(const std::vector<int64_t>& out, int64_t factor) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != static_cast<int64_t>(i) * factor) return false;
+  }
+  return true;
+}
+
+TEST(ThreadPool, RunsOneTaskPerThreadByDefaultAndCapsLargerRequests) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.num_threads(), 3);
+  for (int32_t requested : {0, 2, 3, 50}) {
+    std::vector<int64_t> out(1000, -1);
+    FillWork work{&out, 3};
+    ASSERT_EQ(pool.Launch(FillTask, &work, requested), 0);
+    int expected = requested == 0 ? 3 : std::min(requested, 3);
+    EXPECT_EQ(work.tasks_run, expected) << "requested " << requested;
+    EXPECT_EQ(work.num_task_seen, expected);
+    EXPECT_TRUE(Filled(out, 3));
+  }
+}
+
+TEST(ThreadPool, RejectsAPoolWithoutThreads) {
+  try {
+    ThreadPool pool(0);
+    FAIL() << "a pool of 0 threads should be rejected";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), "ThreadPool: the number of threads must be at least 1, got 0");
+  }
+}
+
+// Phase 1 writes one slot per task; after the barrier every task must see all slots.
+struct BarrierWork {
+  std::vector<std::atomic<int>> slots = std::vector<std::atomic<int>>(8);
+  std::atomic<int> mismatches{0};
+  int rounds = 200;
+};
+
+int32_t BarrierTask(int32_t task_id, LoomParallelGroupEnv* penv, void* cdata) {
+  auto* work = static_cast<BarrierWork*>(cdata);
+  for (int round = 1; round <= work->rounds; ++round) {
+    work->slots[task_id].store(round, std::memory_order_relaxed);
+    LoomBackendParallelBarrier(task_id, penv);
+    for (int t = 0; t < penv->num_task; ++t) {
+      if (work->slots[t].load(std::memory_order_relaxed) < round) ++work->mismatches;
+    }
+    LoomBackendParallelBarrier(task_id, penv);
+  }
+  return 0;
+}
+
+TEST(ThreadPool, BarrierSeparatesPhases) {
+  ThreadPool pool(4);
+  BarrierWork work;
+  ASSERT_EQ(pool.Launch(BarrierTask, &work, 0), 0);
+  EXPECT_EQ(work.mismatches, 0);
+}
+
+TEST(ThreadPool, ManyConcurrentCallersAllGetCorrectResults) {
+  ThreadPool pool(3);
+  constexpr int kCallers = 6;
+  constexpr int kLaunches = 150;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int launch = 0; launch < kLaunches; ++launch) {
+        std::vector<int64_t> out(257, -1);
+        FillWork work{&out, c * 1000 + launch};
+        if (pool.Launch(FillTask, &work, 0) != 0 || !Filled(out, work.factor)) ++wrong;
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+struct NestedWork {
+  ThreadPool* pool;
+  std::vector<std::vector<int64_t>> outs = std::vector<std::vector<int64_t>>(4);
+  std::atomic<int> inner_num_task_max{0};
+  std::atomic<int> failures{0};
+};
+
+int32_t OuterTask(int32_t task_id, LoomParallelGroupEnv*, void* cdata) {
+  auto* work = static_cast<NestedWork*>(cdata);
+  std::vector<int64_t>& out = work->outs[task_id];
+  out.assign(100, -1);
+  FillWork inner{&out, task_id + 1};
+  if (work->pool->Launch(FillTask, &inner, 0) != 0 || !Filled(out, task_id + 1)) ++work->failures;
+  work->inner_num_task_max = std::max(work->inner_num_task_max.load(), inner.num_task_seen.load());
+  return 0;
+}
+
+TEST(ThreadPool, NestedLaunchRunsSeriallyInsideTheTask) {
+  ThreadPool pool(4);
+  NestedWork work{&pool};
+  ASSERT_EQ(pool.Launch(OuterTask, &work, 0), 0);
+  EXPECT_EQ(work.failures, 0);
+  EXPECT_EQ(work.inner_num_task_max, 1) << "an inner launch must not fan out again";
+}
+
+int32_t FailOnLastTask(int32_t task_id, LoomParallelGroupEnv* penv, void*) {
+  if (task_id != penv->num_task - 1) return 0;
+  LoomAPISetLastError(("task " + std::to_string(task_id) + " failed on purpose").c_str());
+  return -1;
+}
+
+int32_t FailWithoutMessage(int32_t task_id, LoomParallelGroupEnv* penv, void*) {
+  return task_id == penv->num_task - 1 ? 3 : 0;
+}
+
+int32_t ThrowInTask(int32_t, LoomParallelGroupEnv*, void*) {
+  throw std::runtime_error("a task threw");
+}
+
+TEST(ThreadPool, TaskErrorsPropagateToTheLauncher) {
+  ThreadPool pool(3);
+  LoomAPISetLastError("");
+  EXPECT_EQ(pool.Launch(FailOnLastTask, nullptr, 0), -1);
+  EXPECT_STREQ(LoomGetLastError(), "task 2 failed on purpose");
+  EXPECT_EQ(pool.Launch(FailWithoutMessage, nullptr, 0), -1);
+  EXPECT_STREQ(LoomGetLastError(),
+               "parallel task 2 of 3 failed with status 3 without recording a message");
+  EXPECT_EQ(pool.Launch(ThrowInTask, nullptr, 0), -1);
+  EXPECT_STREQ(LoomGetLastError(), "a task threw");
+  std::vector<int64_t> out(10);
+  FillWork work{&out, 1};
+  EXPECT_EQ(pool.Launch(FillTask, &work, 0), 0) << "the pool still works after failures";
+}
+
+int32_t Noop(int32_t, LoomParallelGroupEnv*, void*) { return 0; }
+
+TEST(ThreadPool, IdleWorkersUseNoCpu) {
+  ThreadPool pool(3);
+  ASSERT_EQ(pool.Launch(Noop, nullptr, 0), 0);
+  // Past the spin phase, workers sleep.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::vector<double> before = pool.WorkerCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::vector<double> after = pool.WorkerCpuSeconds();
+  ASSERT_EQ(before.size(), 2u);
+  for (size_t w = 0; w < before.size(); ++w) {
+    ASSERT_GE(before[w], 0.0);
+    EXPECT_LT(after[w] - before[w], 0.02) << "worker " << w << " burns CPU while idle";
+  }
+}
+
+TEST(ThreadPool, BackendServicesUseTheGlobalPool) {
+  std::vector<int64_t> out(333, -1);
+  FillWork work{&out, 9};
+  ASSERT_EQ(LoomBackendParallelLaunch(FillTask, &work, 0), 0);
+  EXPECT_TRUE(Filled(out, 9));
+  EXPECT_EQ(work.num_task_seen, ThreadPool::Global().num_threads());
+  EXPECT_EQ(LoomBackendParallelLaunch(nullptr, nullptr, 0), -1);
+  EXPECT_STREQ(LoomGetLastError(), "LoomBackendParallelLaunch: the task function is null");
+  EXPECT_EQ(LoomBackendParallelBarrier(0, nullptr), -1);
+  EXPECT_STREQ(LoomGetLastError(),
+               "LoomBackendParallelBarrier: task 0 passed no parallel group; call it only from "
+               "a parallel task");
+}
+
+TEST(ThreadPool, NumThreadsComesFromTheEnvironmentValue) {
+  EXPECT_EQ(NumThreadsFromEnvironment("3"), 3);
+  EXPECT_EQ(NumThreadsFromEnvironment(nullptr), PhysicalCoreCount());
+  EXPECT_EQ(NumThreadsFromEnvironment(""), PhysicalCoreCount());
+  EXPECT_GE(PhysicalCoreCount(), 1);
+  for (const char* bad : {"0", "-2", "four", "3x", "99999"}) {
+    try {
+      NumThreadsFromEnvironment(bad);
+      ADD_FAILURE() << "LOOM_NUM_THREADS=" << bad << " should be rejected";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("LOOM_NUM_THREADS='" + std::string(bad) +
+                          "' is not a positive integer up to 4096; set it to the number of "
+                          "threads to use, or unset it"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+TEST(BackendServices, WorkspacesAreAlignedAndLastErrorIsPerThread) {
+  void* workspace = LoomBackendAllocWorkspace(kDLCPU, 0, 1000, kDLFloat, 32);
+  ASSERT_NE(workspace, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(workspace) % 64, 0u);
+  EXPECT_EQ(LoomBackendFreeWorkspace(kDLCPU, 0, workspace), 0);
+  EXPECT_EQ(LoomBackendAllocWorkspace(kDLExtDev + 100, 0, 16, kDLFloat, 32), nullptr);
+  EXPECT_STREQ(LoomGetLastError(), "LoomBackendAllocWorkspace: 112 is not a DLPack device type");
+  EXPECT_EQ(LoomBackendAllocWorkspace(kDLROCMHost, 0, 16, kDLFloat, 32), nullptr);
+  EXPECT_NE(std::string(LoomGetLastError()).find("LoomBackendAllocWorkspace of 16 bytes: no device "
+                                                 "API is registered"),
+            std::string::npos)
+      << LoomGetLastError();
+
+  LoomAPISetLastError("main thread error");
+  std::string seen_by_other;
+  std::thread([&] { seen_by_other = LoomGetLastError(); }).join();
+  EXPECT_EQ(seen_by_other, "");
+  EXPECT_STREQ(LoomGetLastError(), "main thread error");
+}
+
+}  // namespace
+}  // namespace loom::runtime

@@ -1,0 +1,99 @@
+// Hand-written TIR for the statement and expression kinds schedules rarely produce: stack
+// and workspace allocations, While, IfThenElse, AssertStmt, LetStmt/Let, explicit Ramp,
+// Broadcast and Shuffle, gathers and scatters -- each against the interpreter.
+#include "loom/ir/expr_ops.h"
+#include "target_test_util.h"
+
+namespace loom::target_test {
+namespace {
+
+DataType F32() { return DataType::Float(32); }
+DataType I32() { return DataType::Int(32); }
+
+PrimFunc MakeFunc(const std::vector<Buffer>& params, Stmt body) {
+  Array<Var> vars;
+  BufferMap map;
+  for (const Buffer& b : params) {
+    vars.push_back(b->data);
+    map.emplace_back(b->data, b);
+  }
+  return PrimFunc(vars, map, body, DataType::Void(), {});
+}
+
+Stmt Loop(Var i, int64_t extent, Stmt body) {
+  return For(i, 0, IntImm(I32(), extent), ForKind::kSerial, body, IterVar(), {});
+}
+
+// B = (A * 2) + 1 through a temporary of `elements` floats (stack or workspace).
+void CheckTemporary(int64_t elements) {
+  Buffer A = DeclBuffer({IntImm(I32(), elements)}, F32(), "A");
+  Buffer B = DeclBuffer({IntImm(I32(), elements)}, F32(), "B");
+  Buffer T = DeclBuffer({IntImm(I32(), elements)}, F32(), "T");
+  Var i("i"), j("j");
+  Stmt fill = Loop(i, elements, BufferStore(T, BufferLoad(A, {i}) * 2.0f, {i}));
+  Stmt use = Loop(j, elements, BufferStore(B, BufferLoad(T, {j}) + 1.0f, {j}));
+  Stmt body = Allocate(T->data, F32(), {IntImm(I32(), elements)}, const_true(),
+                       SeqStmt({fill, use}), "global");
+  ExpectMatchesInterpreter(MakeFunc({A, B}, body), {RandomArray(F32(), {elements}, 1)},
+                           {tir::HostArray(F32(), {elements})},
+                           "temporary of " + std::to_string(elements));
+}
+
+TEST(CodegenLLVMStmt, StackAndWorkspaceAllocations) {
+  CheckTemporary(100);     // 400 bytes: on the stack
+  CheckTemporary(10000);   // 40 KB: from the workspace service
+}
+
+TEST(CodegenLLVMStmt, WhileIfLetAndAssert) {
+  // B[i] = number of halvings of |A[i]| + 1 until below 1, negated when A[i] < 0.
+  Buffer A = DeclBuffer({16}, I32(), "A");
+  Buffer B = DeclBuffer({16}, I32(), "B");
+  Buffer Count = DeclBuffer({1}, I32(), "count");
+  Var i("i"), v("v");
+  Stmt body = Loop(i, 16, SeqStmt({
+      BufferStore(Count, IntImm(I32(), 0), {0}),
+      LetStmt(v, Max(BufferLoad(A, {i}), 0 - BufferLoad(A, {i})) + 1,
+              While(GE(truncdiv(v, call_intrin(I32(), "shift_left", {1, BufferLoad(Count, {0})})), 1),
+                    BufferStore(Count, BufferLoad(Count, {0}) + 1, {0}))),
+      AssertStmt(GE(BufferLoad(Count, {0}), 1), StringImm("count is positive"),
+                 IfThenElse(LT(BufferLoad(A, {i}), 0),
+                            BufferStore(B, 0 - BufferLoad(Count, {0}), {i}),
+                            BufferStore(B, Let(Var("c", I32()), BufferLoad(Count, {0}),
+                                               BufferLoad(Count, {0})), {i}))),
+  }));
+  Stmt with_alloc = Allocate(Count->data, I32(), {1}, const_true(), body, "global");
+  ExpectMatchesInterpreter(MakeFunc({A, B}, with_alloc), {RandomArray(I32(), {16}, 2)},
+                           {tir::HostArray(I32(), {16})}, "while/if/let/assert");
+}
+
+TEST(CodegenLLVMStmt, FailedAssertReturnsItsMessage) {
+  Buffer A = DeclBuffer({4}, I32(), "A");
+  Stmt body = AssertStmt(GT(BufferLoad(A, {0}), 100), StringImm("A[0] must exceed 100"),
+                         BufferStore(A, IntImm(I32(), 1), {0}));
+  runtime::Module m = build(MakeFunc({A}, body), Target::Parse("llvm"));
+  try {
+    CallWithArrays(m, "main", {tir::HostArray(I32(), {4})});
+    FAIL() << "expected the assert to fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("main: A[0] must exceed 100"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CodegenLLVMStmt, RampBroadcastShuffleGatherAndScatter) {
+  Buffer A = DeclBuffer({32}, F32(), "A");
+  Buffer B = DeclBuffer({32}, F32(), "B");
+  Var i("i");
+  PrimExpr contiguous = BufferLoad(A, {Ramp(i * 8, 1, 8)});
+  PrimExpr gathered = BufferLoad(A, {Ramp(31 - i * 8, -1, 8)});
+  PrimExpr reversed = Shuffle({contiguous}, {7, 6, 5, 4, 3, 2, 1, 0});
+  PrimExpr value = reversed * Broadcast(FloatImm(F32(), 0.5), 8) + gathered;
+  // Stores to lanes in a stride-4 pattern wrap around the vector: a scatter.
+  PrimExpr scatter_index = Ramp(i, 4, 8);
+  Stmt body = For(i, 0, 4, ForKind::kSerial, BufferStore(B, value, {scatter_index}), IterVar(), {});
+  ExpectMatchesInterpreter(MakeFunc({A, B}, body), {RandomArray(F32(), {32}, 3)},
+                           {tir::HostArray(F32(), {32})}, "ramp/shuffle/gather/scatter");
+}
+
+}  // namespace
+}  // namespace loom::target_test

@@ -1,0 +1,154 @@
+// The packed calling convention: argument checks fail with a message naming the function,
+// the argument, what was expected and what was passed; symbolic shapes bind at call time;
+// JIT and exported library give the same bits.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/te/lower.h"
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+#include "loom/tir/transform.h"
+#include "target_test_util.h"
+
+namespace loom::target_test {
+namespace {
+
+using te::compute;
+using te::placeholder;
+using te::Tensor;
+
+// scale(A: float32[n, 4], B: float32[n, 4], s: float32): B = A * s + i
+runtime::Module BuildScale() {
+  Var n = SizeVar("n");
+  Tensor A = placeholder({n, 4}, DataType::Float(32), "A");
+  Var s("s", DataType::Float(32));
+  Tensor B = compute({n, 4}, [&](Var i, Var j) { return A(i, j) * s + cast(DataType::Float(32), i); }, "B");
+  PrimFunc f = te::lower(te::create_schedule({B.op()}), {A, B}, "scale");
+  Array<Var> params = f->params;
+  params.push_back(s);
+  PrimFunc with_scalar(params, f->buffer_map, f->body, f->ret_type, f->attrs);
+  return build(with_scalar, Target::Parse("llvm"));
+}
+
+struct Call {
+  tir::HostArray a = RandomArray(DataType::Float(32), {5, 4}, 1);
+  tir::HostArray b = tir::HostArray(DataType::Float(32), {5, 4});
+  std::vector<int64_t> a_shape, b_shape;
+  DLTensor ta = Describe(a, &a_shape), tb = Describe(b, &b_shape);
+  std::vector<LoomValue> values{LoomValue{}, LoomValue{}, LoomValue{}};
+  std::vector<int32_t> codes{kLoomDLTensorHandle, kLoomDLTensorHandle, kLoomArgFloat};
+  Call() {
+    values[0].v_handle = &ta;
+    values[1].v_handle = &tb;
+    values[2].v_float64 = 0.5;
+  }
+  // The error message of the call, or "" when it succeeds.
+  std::string Run(const runtime::Module& m, int num_args = 3) {
+    try {
+      runtime::RetValue ret;
+      m.GetRequiredFunction("scale").CallPacked(
+          runtime::PackedArgs(values.data(), codes.data(), num_args), &ret);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST(PackedAPI, SymbolicShapeBindsAndScalarsArrive) {
+  runtime::Module m = BuildScale();
+  Call call;
+  ASSERT_EQ(call.Run(m), "");
+  for (int64_t k = 0; k < 20; ++k) {
+    ASSERT_EQ(call.b.GetFloat(k), static_cast<float>(call.a.GetFloat(k) * 0.5f + float(k / 4))) << k;
+  }
+}
+
+void ExpectError(const std::string& message, const std::string& expected) {
+  EXPECT_NE(message.find(expected), std::string::npos) << "got: " << message;
+}
+
+TEST(PackedAPI, EachWrongArgumentIsAClearError) {
+  runtime::Module m = BuildScale();
+  { Call c; ExpectError(c.Run(m, 2), "scale: expected 3 argument(s), got 2"); }
+  { Call c; c.codes[0] = kLoomArgInt;
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must be a tensor (DLTensor*, type code 7), got type code 0"); }
+  { Call c; c.codes[2] = kLoomArgInt;
+    ExpectError(c.Run(m), "scale: argument 2 ('s') must be a float (type code 2), got type code 0"); }
+  { Call c; c.values[1].v_handle = nullptr;
+    ExpectError(c.Run(m), "scale: argument 1 ('B') is a null DLTensor pointer"); }
+  { Call c; c.ta.ndim = 1;
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must have rank 2, got 1"); }
+  { Call c; c.tb.dtype.bits = 64;
+    ExpectError(c.Run(m), "scale: argument 1 ('B') must have dtype float32 (code 2, bits 32, lanes 1), got code 2, bits 64, lanes 1"); }
+  { Call c; c.b_shape[1] = 3;
+    ExpectError(c.Run(m), "scale: argument 1 ('B') dimension 1 must be 4, got 3"); }
+  { Call c; c.b_shape[0] = 6;
+    ExpectError(c.Run(m), "scale: argument 1 ('B') dimension 0 must be 5, got 6"); }
+  { Call c; c.ta.data = nullptr;
+    ExpectError(c.Run(m), "scale: argument 0 ('A') has a null data pointer"); }
+  { Call c; c.ta.device.device_type = kDLCUDA;
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must be on the CPU (device type 1), got device type 2"); }
+  { Call c; c.ta.data = static_cast<char*>(c.ta.data) + 4;
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must have data aligned to 64 bytes"); }
+  { Call c; std::vector<int64_t> strides{1, 5}; c.ta.strides = strides.data();
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must be compact (row-major strides or NULL strides)"); }
+  { Call c; std::vector<int64_t> strides{4, 1}; c.ta.strides = strides.data();
+    EXPECT_EQ(c.Run(m), "") << "compact explicit strides are accepted"; }
+}
+
+TEST(PackedAPI, CodegenRejectsUnpackedFunctions) {
+  Tensor A = placeholder({4}, DataType::Float(32), "A");
+  Tensor B = compute({4}, [&](Var i) { return A(i); }, "B");
+  PrimFunc f = te::lower(te::create_schedule({B.op()}), {A, B}, "f");
+  PrimFunc packed = tir::transform::MakePackedAPI()(f);
+  EXPECT_EQ(packed->params.size(), 6u);
+  EXPECT_EQ(packed->ret_type, DataType::Int(32));
+  // Running the pass again leaves a packed function alone.
+  EXPECT_TRUE(tir::transform::MakePackedAPI()(packed).same_as(packed));
+}
+
+TEST(PackedAPI, JitAndExportedLibraryAreBitIdentical) {
+  Tensor A = placeholder({8, 37}, DataType::Float(32), "A");
+  Tensor B = placeholder({8, 38}, DataType::Float(32), "B");
+  Tensor C = compute({8, 37}, [&](Var i, Var j) {
+    return exp(A(i, j)) * B(i, j + 1) + tanh(B(i, j + 1)) / (A(i, j) * A(i, j) + 1.0f);
+  }, "C");
+  te::Schedule s = te::create_schedule({C.op()});
+  auto [o, in] = s[C].split(s[C]->leaf_iter_vars[1], 8);
+  s[C].vectorize(in);
+  s[C].parallel(s[C]->leaf_iter_vars[0]);
+  (void)o;
+  PrimFunc f = te::lower(s, {A, B, C}, "fused");
+  runtime::Module jit = build(f, Target::Parse("llvm -fast-math"));
+  std::string path = "/tmp/loom_target_test_" + std::to_string(getpid()) + ".so";
+  ExportLibrary(jit, path);
+  runtime::Module library = runtime::LoadModuleFromFile(path);
+  tir::HostArray a = RandomArray(DataType::Float(32), {8, 37}, 3);
+  tir::HostArray b = RandomArray(DataType::Float(32), {8, 38}, 4);
+  tir::HostArray from_jit(DataType::Float(32), {8, 37}), from_library(DataType::Float(32), {8, 37});
+  CallWithArrays(jit, "fused", {a, b, from_jit});
+  CallWithArrays(library, "fused", {a, b, from_library});
+  EXPECT_TRUE(SameBytes(from_jit, from_library));
+  EXPECT_NE(from_jit.GetFloat(5), 0.0);
+  // Nothing from libloom is needed: the library's undefined symbols are libc/libm only.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  EXPECT_NE(dlsym(handle, LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL), nullptr);
+  dlclose(handle);
+  std::remove(path.c_str());
+}
+
+TEST(PackedAPI, ExportingAForeignModuleIsAnError) {
+  try {
+    ExportLibrary(runtime::Module(), "/tmp/never.so");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    ExpectError(e.what(), "ExportLibrary('/tmp/never.so'): the module is undefined; only modules "
+                          "made by loom::build for an llvm target can be exported");
+  }
+}
+
+}  // namespace
+}  // namespace loom::target_test

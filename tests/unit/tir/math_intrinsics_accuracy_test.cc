@@ -1,0 +1,235 @@
+// LowerMathIntrinsics accuracy: the lowered float32 expressions run through the interpreter
+// (float32 arithmetic rounded as generated code rounds it) over sweeps of float32 bit
+// patterns, compared with double-precision references. Prints the measured max ulp error of
+// each function (the table in docs/math.md) and asserts its documented bound.
+//
+// The sweeps step through the ordered bit patterns of each domain, so every binade is
+// sampled evenly. LOOM_MATH_SWEEP_STRIDE_DIVISOR=k samples k times more densely (the
+// `slow` ctest label runs it with 64).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/tir/interpreter.h"
+#include "loom/tir/transform.h"
+
+namespace loom::tir::transform {
+namespace {
+
+constexpr int kLanes = 4096;  // points per interpreter evaluation
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A total order on float bit patterns: -inf ... -0, +0 ... +inf as consecutive integers.
+int64_t OrderedFromFloat(float f) {
+  auto bits = static_cast<int64_t>(std::bit_cast<uint32_t>(f));
+  return bits & 0x80000000 ? -(bits & 0x7FFFFFFF) : bits;
+}
+float FloatFromOrdered(int64_t ordered) {
+  uint32_t bits = ordered < 0 ? (static_cast<uint32_t>(-ordered) | 0x80000000u)
+                              : static_cast<uint32_t>(ordered);
+  return std::bit_cast<float>(bits);
+}
+
+int64_t StrideDivisor() {
+  const char* text = std::getenv("LOOM_MATH_SWEEP_STRIDE_DIVISOR");
+  return text == nullptr ? 1 : std::max<int64_t>(1, std::atoll(text));
+}
+
+// About `points` floats from lo to hi, evenly spaced in bit-pattern order (both ends kept).
+std::vector<float> FixedSweep(float lo, float hi, int64_t points) {
+  int64_t first = OrderedFromFloat(lo), last = OrderedFromFloat(hi);
+  int64_t stride = std::max<int64_t>(1, (last - first) / points);
+  std::vector<float> values;
+  for (int64_t ordered = first; ordered < last; ordered += stride) {
+    values.push_back(FloatFromOrdered(ordered));
+  }
+  values.push_back(hi);
+  return values;
+}
+
+// A FixedSweep made denser by LOOM_MATH_SWEEP_STRIDE_DIVISOR.
+std::vector<float> Sweep(float lo, float hi, int64_t points) {
+  return FixedSweep(lo, hi, points * StrideDivisor());
+}
+
+std::vector<float> Concat(std::vector<std::vector<float>> parts) {
+  std::vector<float> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+const std::vector<float> kSpecialValues = {
+    0.0f, -0.0f, 1.0f, -1.0f, static_cast<float>(kInf), static_cast<float>(-kInf),
+    static_cast<float>(kNaN), std::numeric_limits<float>::max(),
+    -std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
+    std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()};
+
+// d rounded to float32 (to nearest even), overflowing to infinity as IEEE does.
+float RoundToFloat(double d) {
+  if (std::fabs(d) >= 0x1.ffffffp127) return static_cast<float>(std::copysign(kInf, d));
+  return static_cast<float>(d);
+}
+
+// |result - reference| in units of the float32 ulp at the reference (subnormal ulps below
+// 2^-126). NaN must match NaN; an infinite result or reference must match exactly.
+double UlpError(float result, double reference) {
+  if (std::isnan(reference) || std::isnan(result)) {
+    return std::isnan(reference) && std::isnan(result) ? 0 : kInf;
+  }
+  float rounded = RoundToFloat(reference);
+  if (std::isinf(result) || std::isinf(rounded)) return result == rounded ? 0 : kInf;
+  int exponent = reference == 0 ? -126 : std::max(std::ilogb(reference), -126);
+  return std::fabs(static_cast<double>(result) - reference) / std::ldexp(1.0, exponent - 23);
+}
+
+// Enough digits to name a float32 exactly.
+std::string FloatText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+struct Worst {
+  double ulp = 0;
+  std::string where;
+};
+
+// Evaluates the lowered form of `op` on each input (one or two operands) batch by batch and
+// returns the largest ulp error against `reference`.
+Worst MeasureMaxUlp(const std::string& op, const std::vector<std::vector<float>>& inputs,
+                    const std::function<double(const std::vector<double>&)>& reference) {
+  const DataType vector_type = DataType::Float(32, kLanes);
+  std::vector<Var> vars;
+  Array<PrimExpr> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    vars.emplace_back("x" + std::to_string(i), vector_type);
+    args.push_back(vars.back());
+  }
+  PrimExpr lowered = LowerMathIntrinsicsInExpr(call_intrin(vector_type, op, args));
+  Interpreter interpreter;
+  Worst worst;
+  size_t count = inputs[0].size();
+  for (size_t start = 0; start < count; start += kLanes) {
+    std::vector<std::pair<Var, Value>> bindings;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Value v = Value::Float(vector_type, 0.0);
+      for (int lane = 0; lane < kLanes && start + lane < count; ++lane) {
+        v.floats[lane] = inputs[i][start + lane];
+      }
+      bindings.emplace_back(vars[i], v);
+    }
+    Value out = interpreter.Evaluate(lowered, bindings);
+    for (int lane = 0; lane < kLanes && start + lane < count; ++lane) {
+      std::vector<double> point;
+      for (const auto& input : inputs) point.push_back(input[start + lane]);
+      auto result = static_cast<float>(out.floats[lane]);
+      double error = UlpError(result, reference(point));
+      if (error > worst.ulp) {
+        worst.ulp = error;
+        worst.where = op + "(";
+        for (size_t i = 0; i < point.size(); ++i) {
+          worst.where += (i ? ", " : "") + FloatText(point[i]);
+        }
+        worst.where += ") = " + FloatText(result);
+      }
+    }
+  }
+  std::printf("[ math accuracy ] %-8s %zu points, max error %.3f ulp at %s\n", op.c_str(),
+              count, worst.ulp, worst.where.c_str());
+  return worst;
+}
+
+Worst MeasureUnary(const std::string& op, const std::vector<float>& inputs,
+                   double (*reference)(double)) {
+  return MeasureMaxUlp(op, {Concat({inputs, kSpecialValues})},
+                       [reference](const std::vector<double>& p) { return reference(p[0]); });
+}
+
+const float kMaxFloat = std::numeric_limits<float>::max();
+
+TEST(MathIntrinsicsAccuracy, Exp) {
+  std::vector<float> inputs = Concat({Sweep(-110.0f, 90.0f, 200000), Sweep(-1.0f, 1.0f, 20000)});
+  Worst worst = MeasureUnary("exp", inputs, [](double x) { return std::exp(x); });
+  EXPECT_LE(worst.ulp, 2.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Exp2) {
+  Worst worst = MeasureUnary("exp2", Sweep(-155.0f, 130.0f, 150000),
+                             [](double x) { return std::exp2(x); });
+  EXPECT_LE(worst.ulp, 2.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Log) {
+  std::vector<float> inputs = Concat({Sweep(0.0f, kMaxFloat, 200000), Sweep(0.5f, 2.0f, 20000),
+                                      Sweep(-kMaxFloat, -0.0f, 1000)});
+  Worst worst = MeasureUnary("log", inputs, [](double x) { return std::log(x); });
+  EXPECT_LE(worst.ulp, 2.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Log2) {
+  std::vector<float> inputs = Concat({Sweep(0.0f, kMaxFloat, 150000), Sweep(0.5f, 2.0f, 20000),
+                                      Sweep(-kMaxFloat, -0.0f, 1000)});
+  Worst worst = MeasureUnary("log2", inputs, [](double x) { return std::log2(x); });
+  EXPECT_LE(worst.ulp, 2.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Tanh) {
+  std::vector<float> inputs =
+      Concat({Sweep(-kMaxFloat, kMaxFloat, 50000), Sweep(-10.0f, 10.0f, 150000)});
+  Worst worst = MeasureUnary("tanh", inputs, [](double x) { return std::tanh(x); });
+  EXPECT_LE(worst.ulp, 4.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Sigmoid) {
+  std::vector<float> inputs =
+      Concat({Sweep(-kMaxFloat, kMaxFloat, 50000), Sweep(-110.0f, 30.0f, 150000)});
+  Worst worst = MeasureUnary("sigmoid", inputs,
+                             [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+  EXPECT_LE(worst.ulp, 4.0) << worst.where;
+}
+
+TEST(MathIntrinsicsAccuracy, Erf) {
+  std::vector<float> inputs =
+      Concat({Sweep(-kMaxFloat, kMaxFloat, 50000), Sweep(-5.0f, 5.0f, 150000)});
+  Worst worst = MeasureUnary("erf", inputs, [](double x) { return std::erf(x); });
+  EXPECT_LE(worst.ulp, 4.0) << worst.where;
+}
+
+// pow over a grid: positive bases across all binades against exponents of both signs up to
+// the overflow range, bases near 1 against huge exponents, negative bases against integers.
+// Only the bases densify, so the dense run grows linearly.
+TEST(MathIntrinsicsAccuracy, Pow) {
+  std::vector<float> bases, exponents;
+  auto add_grid = [&](const std::vector<float>& xs, const std::vector<float>& ys) {
+    for (float x : xs) {
+      for (float y : ys) {
+        bases.push_back(x);
+        exponents.push_back(y);
+      }
+    }
+  };
+  add_grid(Sweep(0.0f, kMaxFloat, 2000),
+           Concat({FixedSweep(-160.0f, 160.0f, 60), kSpecialValues}));
+  add_grid(Sweep(0.5f, 2.0f, 1000), FixedSweep(-3000.0f, 3000.0f, 60));
+  add_grid(Sweep(0.999f, 1.001f, 500), FixedSweep(-1e7f, 1e7f, 60));
+  add_grid(Concat({Sweep(-300.0f, -0.0f, 1000), kSpecialValues}),
+           {-7.0f, -2.0f, -1.0f, 0.5f, 2.0f, 3.0f, 17.0f, 0x1p24f, 0x1p24f + 2});
+  Worst worst = MeasureMaxUlp("pow", {bases, exponents}, [](const std::vector<double>& p) {
+    return std::pow(p[0], p[1]);
+  });
+  EXPECT_LE(worst.ulp, 8.0) << worst.where;
+}
+
+}  // namespace
+}  // namespace loom::tir::transform
