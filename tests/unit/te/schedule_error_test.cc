@@ -5,24 +5,6 @@
 namespace loom::te::test {
 namespace {
 
-// Runs fn and returns the loom::Error message it throws ("" when it does not throw).
-template <typename Fn>
-std::string ErrorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_ERROR(statement, expected_substring)                                  \
-  do {                                                                               \
-    std::string message = ErrorOf([&] { statement; });                               \
-    EXPECT_NE(message.find(expected_substring), std::string::npos)                   \
-        << "message: " << (message.empty() ? "(no error)" : message);               \
-  } while (0)
-
 struct Graph {
   Tensor A = placeholder({8, 8}, kF32, "A");
   Tensor B = compute({8, 8}, [&](Var i, Var j) { return A(i, j) + 1.0f; }, "B");

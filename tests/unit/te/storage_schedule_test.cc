@@ -5,15 +5,6 @@
 namespace loom::te::test {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const loom::Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 // C[i, j] = sum_k A[i, k] * 2 over a staged copy AS of A, one row block at a time.
 struct Staged {
   Tensor A = placeholder({8, 6}, kF32, "A");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "loom/ir/expr_ops.h"
@@ -26,6 +27,25 @@ inline tir::HostArray RandomArray(DataType dtype, std::vector<int64_t> shape, ui
   for (int64_t i = 0; i < array.NumElements(); ++i) array.SetFloat(i, dist(rng));
   return array;
 }
+
+// The message of the loom::Error `fn` throws ("" when it throws none).
+template <typename Fn>
+std::string ErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Expects `statement` to throw a loom::Error whose message contains `expected_substring`.
+#define EXPECT_ERROR(statement, expected_substring)                                  \
+  do {                                                                               \
+    std::string message = ErrorOf([&] { statement; });                               \
+    EXPECT_NE(message.find(expected_substring), std::string::npos)                   \
+        << "message: " << (message.empty() ? "(no error)" : message);               \
+  } while (0)
 
 inline void ExpectSame(const tir::HostArray& a, const tir::HostArray& b, const std::string& what) {
   ASSERT_EQ(a.NumElements(), b.NumElements()) << what;
