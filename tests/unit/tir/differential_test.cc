@@ -11,6 +11,7 @@
 #include "loom/ir/printer.h"
 #include "loom/tir/interpreter.h"
 #include "loom/tir/transform.h"
+#include "program_runner.h"
 #include "random_expr.h"
 
 namespace loom::tir {
@@ -108,33 +109,10 @@ class ProgramGenerator {
   Buffer fout_ = DeclBuffer({kSize}, kFloat32, "FOut");
 };
 
-struct Outputs {
-  std::vector<int64_t> ints;
-  std::vector<double> floats;
-  bool operator==(const Outputs&) const = default;
-};
+using Outputs = test::ProgramOutputs;
 
-// Runs `func` on inputs drawn from `seed`; nullopt when the run fails with a user error.
 std::optional<Outputs> RunOn(const PrimFunc& func, uint64_t seed, std::string* error) {
-  std::mt19937_64 rng(seed);
-  HostArray in(kInt32, {kSize}), out(kInt32, {kSize}), fout(kFloat32, {kSize});
-  for (int i = 0; i < kSize; ++i) {
-    in.SetInt(i, std::uniform_int_distribution<int>(-50, 50)(rng));
-    out.SetInt(i, std::uniform_int_distribution<int>(-50, 50)(rng));
-    fout.SetFloat(i, std::uniform_real_distribution<double>(-1, 1)(rng));
-  }
-  try {
-    Interpreter().Run(func, {in, out, fout, Value::Int(kInt32, 3)});
-  } catch (const Error& e) {
-    *error = e.what();
-    return std::nullopt;
-  }
-  Outputs result;
-  for (int i = 0; i < kSize; ++i) {
-    result.ints.push_back(out.GetInt(i));
-    result.floats.push_back(fout.GetFloat(i));
-  }
-  return result;
+  return test::RunProgram(func, kSize, seed, error);
 }
 
 void CheckPassPreservesSemantics(const transform::Pass& pass, int programs) {

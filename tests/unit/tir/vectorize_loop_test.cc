@@ -9,6 +9,7 @@
 #include "loom/ir/printer.h"
 #include "loom/tir/interpreter.h"
 #include "loom/tir/transform.h"
+#include "program_runner.h"
 #include "random_expr.h"
 
 namespace loom::tir::transform {
@@ -256,32 +257,10 @@ class VectorLoopGenerator {
   Buffer fout_ = DeclBuffer({kSize}, kFloat32, "FOut");
 };
 
-struct Outputs {
-  std::vector<int64_t> ints;
-  std::vector<double> floats;
-  bool operator==(const Outputs&) const = default;
-};
+using Outputs = test::ProgramOutputs;
 
 std::optional<Outputs> RunOn(const PrimFunc& func, uint64_t seed, std::string* error) {
-  std::mt19937_64 rng(seed);
-  HostArray in(kInt32, {kSize}), out(kInt32, {kSize}), fout(kFloat32, {kSize});
-  for (int k = 0; k < kSize; ++k) {
-    in.SetInt(k, std::uniform_int_distribution<int>(-50, 50)(rng));
-    out.SetInt(k, std::uniform_int_distribution<int>(-50, 50)(rng));
-    fout.SetFloat(k, std::uniform_real_distribution<double>(-1, 1)(rng));
-  }
-  try {
-    Interpreter().Run(func, {in, out, fout, Value::Int(kInt32, 3)});
-  } catch (const Error& e) {
-    *error = e.what();
-    return std::nullopt;
-  }
-  Outputs result;
-  for (int k = 0; k < kSize; ++k) {
-    result.ints.push_back(out.GetInt(k));
-    result.floats.push_back(fout.GetFloat(k));
-  }
-  return result;
+  return test::RunProgram(func, kSize, seed, error);
 }
 
 bool HasLoop(const Stmt& stmt) {
