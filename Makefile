@@ -4,6 +4,7 @@
 #   make test                 the whole suite through ctest; exit code is the verdict
 #   make test SANITIZE=1      the unit tests under AddressSanitizer + UBSan (build-sanitize/)
 #   make demo                 the main job on the bundled default
+#   make bench                the benchmarks against OpenBLAS and oneDNN (prints ratios)
 # CI=true makes warnings errors.
 
 SANITIZE ?= 0
@@ -26,7 +27,7 @@ endif
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
-.PHONY: deps configure build test demo clean
+.PHONY: deps configure build test demo bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -42,6 +43,9 @@ test: build
 
 demo: build
 	@$(BUILD_DIR)/tools/demo/loom-demo
+
+bench: build
+	@$(BUILD_DIR)/bench/loom-bench-gemm
 
 clean:
 	rm -rf build build-sanitize

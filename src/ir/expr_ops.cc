@@ -348,4 +348,9 @@ PrimExpr call_extern(DataType t, const std::string& function, Array<PrimExpr> ar
   return Call(t, Op::Get("call_extern"), std::move(args));
 }
 
+PrimExpr call_llvm_pure_intrin(DataType t, const std::string& intrinsic, Array<PrimExpr> args) {
+  args.insert(args.begin(), StringImm(intrinsic));
+  return Call(t, Op::Get("call_llvm_pure_intrin"), std::move(args));
+}
+
 }  // namespace loom

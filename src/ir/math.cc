@@ -51,6 +51,22 @@ PrimExpr pow(PrimExpr base, PrimExpr exponent) {
   return call_intrin(t, "pow", {std::move(base), std::move(exponent)});
 }
 
+PrimExpr fma(PrimExpr a, PrimExpr b, PrimExpr c) {
+  CheckFloat("fma", a, "first factor");
+  CheckFloat("fma", b, "second factor");
+  CheckFloat("fma", c, "addend");
+  for (const PrimExpr* other : {&b, &c}) {
+    LOOM_CHECK_USER(other->dtype() == a.dtype())
+        << "fma: the operands must have one type, got " << a.dtype() << ", " << b.dtype()
+        << " and " << c.dtype() << " in fma(" << a << ", " << b << ", " << c << "); "
+        << (other->dtype().element_of() == a.dtype().element_of()
+                ? "broadcast the scalar operands to the vector's lanes"
+                : "cast the operands to one float type");
+  }
+  DataType t = a.dtype();
+  return call_intrin(t, "fma", {std::move(a), std::move(b), std::move(c)});
+}
+
 PrimExpr isnan(PrimExpr x) {
   CheckFloat("isnan", x);
   DataType t = DataType::Bool(x.dtype().lanes());

@@ -308,7 +308,8 @@ void CallNode::Validate() {
   LOOM_CHECK_USER(op->num_inputs < 0 || static_cast<int>(args.size()) == op->num_inputs)
       << "cannot call '" << op->name << "': it takes " << op->num_inputs << " argument(s), got "
       << args.size();
-  if (op->name == "call_extern" || op->name == "call_pure_extern") {
+  if (op->name == "call_extern" || op->name == "call_pure_extern" ||
+      op->name == "call_llvm_pure_intrin") {
     LOOM_CHECK_USER(!args.empty() && args[0].as<StringImmNode>())
         << "cannot build " << op->name << ": the first argument must be the function name";
   }

@@ -21,6 +21,9 @@ struct OpSpec {
 constexpr OpSpec kBuiltinOps[] = {
     {"call_extern", CallEffect::kOpaque, -1},
     {"call_pure_extern", CallEffect::kPure, -1},
+    // call_llvm_pure_intrin("llvm.x86.avx512.vpdpbusd.512", args...): an LLVM intrinsic by
+    // name, for instructions Loom has no operator for; only LLVM codegen can run it.
+    {"call_llvm_pure_intrin", CallEffect::kPure, -1},
     {"exp", CallEffect::kPure, 1},
     {"exp2", CallEffect::kPure, 1},
     {"log", CallEffect::kPure, 1},
@@ -40,6 +43,8 @@ constexpr OpSpec kBuiltinOps[] = {
     {"sin", CallEffect::kPure, 1},
     {"cos", CallEffect::kPure, 1},
     {"isnan", CallEffect::kPure, 1},
+    // fma(a, b, c): a * b + c with one rounding (tir::transform::ContractMultiplyAdd).
+    {"fma", CallEffect::kPure, 3},
     {"popcount", CallEffect::kPure, 1},
     {"shift_left", CallEffect::kPure, 2},
     {"shift_right", CallEffect::kPure, 2},

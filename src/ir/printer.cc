@@ -224,7 +224,7 @@ class ScriptPrinter : public ExprFunctor<std::string(const PrimExpr&, int*)>,
   }
   std::string VisitExpr_(const CallNode* op, int*) override {
     const std::string& name = op->op->name;
-    if (name == "call_extern" || name == "call_pure_extern") {
+    if (name == "call_extern" || name == "call_pure_extern" || name == "call_llvm_pure_intrin") {
       return "T." + name + "(" + QuoteString(op->dtype.str()) + ", " + ExprList(op->args) + ")";
     }
     return "T." + name + "(" + ExprList(op->args) + ")";

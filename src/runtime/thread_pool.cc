@@ -75,6 +75,7 @@ struct ParallelJob {
       status = -1;
     }
     tls_inside_task = was_inside;
+    LeaveBarrierGroup();
     if (status != 0) RecordFailure(task_id, status);
   }
 
@@ -98,24 +99,47 @@ struct ParallelJob {
     return -1;
   }
 
+  // Waits for every task that is still running to arrive. A task that has returned -- done,
+  // failed, or thrown -- no longer counts, so a sibling that fails before a barrier releases
+  // the others instead of leaving them waiting forever.
   void Barrier() {
     if (num_task <= 1) return;
     uint32_t phase = barrier_phase.load(std::memory_order_acquire);
-    if (barrier_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == num_task) {
-      // Reset before releasing: nobody can arrive for the next phase until it changes.
-      barrier_arrived.store(0, std::memory_order_relaxed);
-      barrier_phase.fetch_add(1, std::memory_order_release);
-      barrier_phase.notify_all();
+    uint64_t state = barrier_state.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (Arrived(state) == Running(state)) {
+      ReleaseBarrier();
     } else {
       WaitForChange(barrier_phase, phase);
     }
   }
 
+  void LeaveBarrierGroup() {
+    if (num_task <= 1) return;
+    uint64_t state =
+        barrier_state.fetch_sub(kOneRunning, std::memory_order_acq_rel) - kOneRunning;
+    if (Arrived(state) != 0 && Arrived(state) == Running(state)) ReleaseBarrier();
+  }
+
+  // Called by whoever completed the count. Every running task is now waiting, so nothing
+  // else changes barrier_state until the phase moves on.
+  void ReleaseBarrier() {
+    barrier_state.fetch_and(~kArrivedMask, std::memory_order_relaxed);
+    barrier_phase.fetch_add(1, std::memory_order_release);
+    barrier_phase.notify_all();
+  }
+
+  // barrier_state packs two counts into one word so that arriving and leaving are totally
+  // ordered: the high half counts running tasks, the low half those waiting at the barrier.
+  static constexpr uint64_t kOneRunning = uint64_t{1} << 32;
+  static constexpr uint64_t kArrivedMask = kOneRunning - 1;
+  static uint64_t Arrived(uint64_t state) { return state & kArrivedMask; }
+  static uint64_t Running(uint64_t state) { return state >> 32; }
+
   const LoomParallelLambda flambda;
   void* const cdata;
   const int32_t num_task;
   std::atomic<uint32_t> pending_workers{0};
-  std::atomic<int32_t> barrier_arrived{0};
+  std::atomic<uint64_t> barrier_state{static_cast<uint64_t>(num_task) * kOneRunning};
   std::atomic<uint32_t> barrier_phase{0};
   std::mutex error_mutex;
   bool failed = false;

@@ -7,9 +7,21 @@
 namespace loom {
 
 runtime::Module build(const IRModule& module, const Target& target) {
-  // Target lowering: the packed calling convention with its argument checks. (Passes that
-  // depend on the target -- host/device splitting, intrinsic lowering -- go here.)
-  IRModule lowered = tir::transform::MakePackedAPI()(module);
+  using namespace tir::transform;
+  IRModule lowered = module;
+  // Float contraction, decided in TIR so that compiled code and the interpreter running
+  // this TIR agree bit for bit (LLVM itself never contracts; see Target): a * b + c
+  // becomes fma(a, b, c) where the target contracts (-fp-contract=fast on an fma CPU).
+  if (target.ContractsMultiplyAdd()) lowered = ContractMultiplyAdd()(lowered);
+  // float32 exp, log, tanh, ... become branch-free polynomials, vectorizable with no libm
+  // calls. After contraction, which must not fuse the polynomials' operations: their
+  // accuracy (docs/math.md) holds as measured, uncontracted. Under -fast-math the calls go
+  // to codegen instead, which emits the same polynomials without the fast-math flags that
+  // would otherwise let LLVM reassociate them.
+  if (!target.fast_math()) lowered = LowerMathIntrinsics()(lowered);
+  // The packed calling convention with its argument checks. (Other passes that depend on
+  // the target -- host/device splitting -- go before it.)
+  lowered = MakePackedAPI()(lowered);
   // Code generation and loading, by target kind (only llvm exists).
   return codegen::BuildLLVM(lowered, target);
 }

@@ -19,7 +19,8 @@ namespace loom {
 namespace {
 
 constexpr const char* kAcceptedOptions =
-    "-mcpu=NAME, -mattr=+feature,-feature,..., -mtriple=TRIPLE, -opt-level=0..3, -fast-math";
+    "-mcpu=NAME, -mattr=+feature,-feature,..., -mtriple=TRIPLE, -opt-level=0..3, "
+    "-fp-contract=fast|off, -fast-math";
 
 std::vector<std::string> HostFeatures() {
   std::vector<std::string> features;
@@ -85,6 +86,10 @@ Target Target::Parse(const std::string& text) {
       LOOM_CHECK_USER(value.size() == 1 && value[0] >= '0' && value[0] <= '3')
           << "target '" << text << "': -opt-level must be 0, 1, 2 or 3, got '" << value << "'";
       target.opt_level_ = value[0] - '0';
+    } else if (key == "-fp-contract" && has_value) {
+      LOOM_CHECK_USER(value == "fast" || value == "off")
+          << "target '" << text << "': -fp-contract must be fast or off, got '" << value << "'";
+      target.fp_contract_ = value == "fast";
     } else {
       LOOM_THROW << "target '" << text << "': unknown option '" << token
                  << "'; the llvm target accepts " << kAcceptedOptions;
@@ -126,6 +131,8 @@ bool Target::HasFeature(const std::string& name) const {
   return subtarget->checkFeatures("+" + name);
 }
 
+bool Target::ContractsMultiplyAdd() const { return fp_contract_ && HasFeature("fma"); }
+
 std::string Target::str() const {
   std::string text = kind_ + " -mtriple=" + triple_ + " -mcpu=" + cpu_;
   if (!features_.empty()) {
@@ -133,6 +140,7 @@ std::string Target::str() const {
     for (size_t i = 0; i < features_.size(); ++i) text += (i ? "," : "") + features_[i];
   }
   text += " -opt-level=" + std::to_string(opt_level_);
+  if (!fp_contract_) text += " -fp-contract=off";
   if (fast_math_) text += " -fast-math";
   return text;
 }
@@ -156,12 +164,12 @@ std::unique_ptr<llvm::TargetMachine> CreateTargetMachine(const Target& target) {
     options.UnsafeFPMath = true;
     options.NoInfsFPMath = true;
     options.NoNaNsFPMath = true;
-    options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  } else {
-    // Contraction (a * b + c as one fma) changes rounding: only with -fast-math, so that
-    // generated code matches the interpreter bit for bit by default.
-    options.AllowFPOpFusion = llvm::FPOpFusion::Strict;
   }
+  // LLVM never contracts on its own: contraction changes rounding, so the TIR decides it
+  // (fma calls, see Target). Under -fast-math the instructions' own fast-math flags, which
+  // include `contract`, let the backend fuse them; the math polynomials codegen emits
+  // without flags stay unfused even then.
+  options.AllowFPOpFusion = llvm::FPOpFusion::Strict;
   static constexpr llvm::CodeGenOptLevel kLevels[] = {
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less, llvm::CodeGenOptLevel::Default,
       llvm::CodeGenOptLevel::Aggressive};

@@ -54,7 +54,13 @@ class Matcher {
         tiles_(intrin.input_buffers.size()) {
     what_ = "tensorize of stage '" + stage.name() + "' with intrinsic '" + intrin.name + "'";
     inner_leaves_.assign(stage.leaf_iter_vars.begin() + first_leaf, stage.leaf_iter_vars.end());
-    for (const IterVar& iv : intrin_compute_.root_iter_vars()) intrin_vars_.push_back(iv->var);
+    // The intrinsic's variables keep to their axes' ranges: reads of a stage's tensor in a
+    // blocked layout, B[floordiv(j, 16), floormod(j, 16)] with j = 16 * outer + intrinsic
+    // variable, then simplify to the tile start plus the intrinsic's index.
+    for (const IterVar& iv : intrin_compute_.root_iter_vars()) {
+      intrin_vars_.push_back(iv->var);
+      analyzer_->Bind(iv->var, iv->dom, /*allow_override=*/true);
+    }
   }
 
   void CheckNoBoundChecks(const Array<PrimExpr>& checks) {

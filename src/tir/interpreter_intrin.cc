@@ -122,6 +122,19 @@ Value Machine::CallIntrinsic(const CallNode* op) {
     }
     return result;
   }
+  if (name == "fma") {
+    expect_float(x);
+    for (int lane = 0; lane < x.lanes(); ++lane) {
+      double a = x.floats[lane], b = args[1].floats[lane], c = args[2].floats[lane];
+      // One rounding to the type's precision (float32's in float); float16 and bfloat16
+      // then round that float to their type in PushFloat, as generated code does.
+      PushFloat(&result, element.bits() == 64
+                             ? std::fma(a, b, c)
+                             : std::fma(static_cast<float>(a), static_cast<float>(b),
+                                        static_cast<float>(c)));
+    }
+    return result;
+  }
   if (name == "isnan") {
     expect_float(x);
     for (double lane : x.floats) result.ints.push_back(std::isnan(lane));

@@ -75,6 +75,11 @@ LOOM_LITERAL_OVERLOADS(operator>=)
 PrimExpr call_intrin(DataType t, const std::string& op, Array<PrimExpr> args);
 // Calls an external function by name.
 PrimExpr call_extern(DataType t, const std::string& function, Array<PrimExpr> args);
+// Calls the LLVM intrinsic `intrinsic` (its full name, with the type suffix of an overloaded
+// one: "llvm.x86.avx512.vpdpbusd.512", "llvm.fshl.i32"), which must have no side effects.
+// LLVM codegen checks the name and the types (t and the arguments' types) against LLVM's
+// declaration of it; the interpreter cannot run it.
+PrimExpr call_llvm_pure_intrin(DataType t, const std::string& intrinsic, Array<PrimExpr> args);
 
 // Exact integer arithmetic helpers shared with arith/ (std::nullopt on overflow).
 namespace const_int {

@@ -35,5 +35,9 @@ inline PrimExpr pow(PrimExpr base, double exponent) {
 }
 // A boolean per lane: whether x is NaN.
 PrimExpr isnan(PrimExpr x);
+// a * b + c rounded once (a fused multiply-add, IEEE fusedMultiplyAdd): the three must have
+// the same float type, lanes included. float16/bfloat16 compute it in float32 and round the
+// result to their type, as every other operation on them.
+PrimExpr fma(PrimExpr a, PrimExpr b, PrimExpr c);
 
 }  // namespace loom

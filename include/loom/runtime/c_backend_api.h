@@ -63,7 +63,9 @@ typedef int32_t (*LoomParallelLambda)(int32_t task_id, LoomParallelGroupEnv* pen
  * last error. */
 typedef int32_t (*LoomBackendParallelLaunchFn)(LoomParallelLambda flambda, void* cdata,
                                                int32_t num_task);
-/* Waits until every task of the group has reached the barrier. */
+/* Waits until every task of the group that is still running has reached the barrier. A task
+ * that has returned (finished or failed) no longer counts, so it never leaves the others
+ * waiting. */
 typedef int32_t (*LoomBackendParallelBarrierFn)(int32_t task_id, LoomParallelGroupEnv* penv);
 /* Scratch memory for a kernel's intermediate buffers, 64-byte aligned; NULL on failure. */
 typedef void* (*LoomBackendAllocWorkspaceFn)(int32_t device_type, int32_t device_id,

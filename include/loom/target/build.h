@@ -1,6 +1,9 @@
 // build(): what happens to a lowered function after te::lower, read top to bottom in
-// src/target/build.cc -- target lowering (MakePackedAPI), code generation for the target,
-// and loading the code in process (an ORC JIT) as a runtime::Module.
+// src/target/build.cc -- target lowering (ContractMultiplyAdd, LowerMathIntrinsics,
+// MakePackedAPI), code generation for the target, and loading the code in process (an ORC
+// JIT) as a runtime::Module. The compiled code computes bit for bit what the TIR
+// interpreter computes on the function after the first two of those passes (except under
+// -fast-math).
 //
 //   PrimFunc f = te::lower(s, {A, B, C}, "add");
 //   runtime::Module m = build(f, Target::Parse("llvm"));

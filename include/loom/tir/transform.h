@@ -249,14 +249,27 @@ Pass LoopPartition();
 // runtime/c_backend_api.h: params (args, type_codes, num_args, ret_value, ret_type_code,
 // resource_handle), returning int32. Its body first checks the call -- argument count; per
 // argument its type code; for a buffer parameter a non-null DLTensor of the declared rank,
-// dtype and CPU device, non-null data aligned to the buffer's data_alignment, byte_offset 0,
-// each shape extent (a Var extent is bound from the tensor, other extents are compared after
-// every Var is bound), compact strides (or NULL) unless the buffer declares strides -- each
-// failure a loom_check naming the function, the argument, what was expected and what was
-// passed. Then it binds the buffers' data variables and scalar parameters and runs the
+// dtype and CPU device, non-null data, data + byte_offset aligned to the buffer's
+// data_alignment, each shape extent (a Var extent is bound from the tensor, other extents are
+// compared after every Var is bound), compact strides (or NULL) unless the buffer declares
+// strides -- each failure a loom_check naming the function, the argument, what was expected
+// and what was passed. Then it binds each buffer's data variable to data + byte_offset and
+// the scalar parameters, and runs the
 // original body inside AttrStmt "compute_scope" (codegen compiles that part as a function
 // whose buffer pointers are noalias: distinct buffer parameters must not overlap).
 Pass MakePackedAPI();
+
+// ContractMultiplyAdd: float32 and float64 (scalar or vector) a * b + c and c + a * b become
+// fma(a, b, c), a * b - c becomes fma(a, b, -c) and c - a * b becomes fma(-a, b, c): one
+// rounding instead of two, and one instruction. Contraction is decided here, in TIR, and
+// never by LLVM, so that the interpreter running this pass's output computes exactly what
+// the compiled code does (loom::build runs it for targets with -fp-contract=fast, the
+// default). Operands are rewritten first; where both operands are products, the left one
+// is fused (a * b + c * d -> fma(a, b, c * d)). Only a product that is directly the
+// operand is fused. Left alone: float16/bfloat16 (rounded after every operation by
+// definition), integers, and Reduce nodes (lowering turns them into acc + source updates,
+// which are contracted then). Running it twice changes nothing more.
+Pass ContractMultiplyAdd();
 
 // LowerMathIntrinsics: every float32 call (scalar or any number of lanes) to exp, exp2, log,
 // log2, tanh, sigmoid, erf and pow becomes a branch-free expression of plain arithmetic,
@@ -269,11 +282,14 @@ Pass MakePackedAPI();
 // Measured max error over the dense sweeps of tests/unit/tir/math_intrinsics_accuracy_test.cc
 // (ctest label slow; table and method in docs/math.md), in float32 ulps of the exact result:
 // exp 1.14, exp2 1.07, log 0.90, log2 1.35, tanh 1.29, sigmoid 2.27, erf 1.13, pow 0.50.
-// Contract for codegen, which runs this pass before emitting code: results are exactly the
-// interpreter's only if every float operation is emitted as one IEEE operation rounded to
-// nearest: no fma contraction of a * b + c, no fast-math flags (nnan/ninf would delete the
-// special-value selects, reassociation would undo the rounding-constant and Cody-Waite
-// tricks). reinterpret of float32/64 <-> int32/64 is a bitcast; shift_right is arithmetic.
+// Contract for codegen (loom::build runs this pass after ContractMultiplyAdd, so the
+// polynomials are never contracted, as they were when their accuracy was measured):
+// results are exactly the interpreter's only if every float operation is emitted as one
+// IEEE operation rounded to nearest: no fma contraction of a * b + c, no fast-math flags
+// (nnan/ninf would delete the special-value selects, reassociation would undo the
+// rounding-constant and Cody-Waite tricks). reinterpret of float32/64 <-> int32/64 is a
+// bitcast; shift_right is arithmetic. Under -fast-math, build leaves the calls to codegen,
+// which emits these same expressions without fast-math flags.
 // It may run before or after VectorizeLoop, and Simplify afterwards keeps the results.
 Pass LowerMathIntrinsics();
 // The same rewrite applied to one expression.

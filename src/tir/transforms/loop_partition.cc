@@ -13,6 +13,10 @@
 // part's body is then partitioned in turn (inner loops). Serial and parallel loops are
 // partitioned; loops without candidates are left as they are.
 //
+// Conditions of if_then_else(c, a, b) expressions count like if conditions (the form a
+// compute with a boundary, such as zero padding, lowers to): where a part decides c, the
+// call becomes a or b, so the main part of a padded copy is a plain load that vectorizes.
+//
 // With the PassContext config "tir.LoopPartition.partition_const_loop" set, conditions
 // without the likely tag are candidates too. Like the arithmetic layer, the derivation
 // assumes index arithmetic does not wrap.
@@ -70,6 +74,13 @@ PrimExpr NonNegativeForm(const PrimExpr& comparison) {
   return ge->a - ge->b;
 }
 
+// The condition of an if_then_else call, or null for any other node.
+const PrimExpr* IfThenElseCondition(const ObjectRef& node) {
+  const auto* call = node.as<CallNode>();
+  if (!call || call->op->name != "if_then_else") return nullptr;
+  return &call->args[0];
+}
+
 struct Candidate {
   PrimExpr conjunct;    // what the if condition holds (likely(...) or the comparison)
   PrimExpr comparison;  // the comparison it tests
@@ -86,7 +97,12 @@ class CandidateCollector : public StmtExprVisitor {
 
   using StmtExprVisitor::VisitStmt_;
 
-  void VisitExpr(const PrimExpr&) override {}
+  // Expressions contribute the conditions of their if_then_else calls.
+  void VisitExpr(const PrimExpr& e) override {
+    PostOrderVisit(e, [&](const ObjectRef& node) {
+      if (const PrimExpr* condition = IfThenElseCondition(node)) CollectConjuncts(*condition);
+    });
+  }
 
   void VisitStmt_(const ForNode* op) override {
     bool fixed = !DependsOnLoop(op->min) && !DependsOnLoop(op->extent);
@@ -105,8 +121,14 @@ class CandidateCollector : public StmtExprVisitor {
   }
 
   void VisitStmt_(const IfThenElseNode* op) override {
+    CollectConjuncts(op->condition);
+    StmtExprVisitor::VisitStmt_(op);
+  }
+
+ private:
+  void CollectConjuncts(const PrimExpr& condition) {
     std::vector<PrimExpr> conjuncts;
-    Conjuncts(op->condition, &conjuncts);
+    Conjuncts(condition, &conjuncts);
     for (const PrimExpr& conjunct : conjuncts) {
       std::optional<PrimExpr> comparison = Comparison(conjunct, partition_unlikely_);
       if (comparison && IsMemoryIndependent(*comparison) && UsesVar(*comparison, loop_var_) &&
@@ -114,10 +136,8 @@ class CandidateCollector : public StmtExprVisitor {
         candidates.push_back({conjunct, *comparison, domain_});
       }
     }
-    StmtExprVisitor::VisitStmt_(op);
   }
 
- private:
   // Whether `e` uses the loop variable (unless allowed) or a variable defined inside the
   // loop that is not an inner loop variable with a fixed range.
   bool DependsOnLoop(const PrimExpr& e, bool allow_loop_var = false) const {
@@ -190,13 +210,22 @@ class ConditionRewriter : public StmtExprMutator {
 
   using StmtExprMutator::VisitStmt_;
 
-  PrimExpr VisitExpr(const PrimExpr& e) override { return e; }
-
   Stmt VisitStmt_(const ForNode* op) override {
     scope_.emplace_back(op->loop_var, Range(op->min, op->extent));
     Stmt result = StmtExprMutator::VisitStmt_(op);
     scope_.pop_back();
     return result;
+  }
+
+  PrimExpr VisitExpr_(const CallNode* op) override {
+    PrimExpr visited = StmtExprMutator::VisitExpr_(op);
+    const auto* call = visited.as<CallNode>();
+    if (!IfThenElseCondition(visited)) return visited;
+    PrimExpr condition = Rewrite(call->args[0]);
+    if (is_const_true(condition)) return call->args[1];
+    if (is_const_false(condition)) return call->args[2];
+    if (condition.same_as(call->args[0])) return visited;
+    return Call(call->dtype, call->op, {condition, call->args[1], call->args[2]});
   }
 
   Stmt VisitStmt_(const IfThenElseNode* op) override {

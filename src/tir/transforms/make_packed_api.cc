@@ -117,13 +117,18 @@ void UnpackBuffer(PackedBodyBuilder& builder, std::vector<std::function<void()>>
   builder.Check(device == static_cast<int>(kDLCPU),
                 arg + " must be on the CPU (device type 1), got device type %lld", {device});
 
-  PrimExpr data = StructGet(DataType::Handle(), handle, 0, StructField::kTensorData);
-  builder.Bind(buffer->data, data);
-  builder.Check(!IsNull(buffer->data), arg + " has a null data pointer");
-  PrimExpr byte_offset = StructGet(DataType::UInt(64), handle, 0, StructField::kTensorByteOffset);
-  builder.Check(byte_offset == make_const(DataType::UInt(64), int64_t{0}),
-                arg + " must have byte_offset 0 (pass the view's address as data), got %lld",
-                {byte_offset});
+  // The elements start byte_offset bytes past `data` (a view into a larger allocation):
+  // the buffer's data is the address of that byte, taken through a byte buffer over `data`,
+  // and the alignment check applies to it.
+  Var base(buffer->name + ".base", DataType::Handle());
+  builder.Bind(base, StructGet(DataType::Handle(), handle, 0, StructField::kTensorData));
+  builder.Check(!IsNull(base), arg + " has a null data pointer");
+  PrimExpr byte_offset = cast(
+      i64, StructGet(DataType::UInt(64), handle, 0, StructField::kTensorByteOffset));
+  Buffer bytes(base, DataType::UInt(8), {byte_offset + 1}, {}, make_zero(i64),
+               buffer->name + ".bytes", "global", 1, 1);
+  builder.Bind(buffer->data,
+               call_intrin(DataType::Handle(), "address_of", {BufferLoad(bytes, {byte_offset})}));
   PrimExpr address = call_intrin(DataType::UInt(64), "reinterpret", {buffer->data});
   builder.Check(
       floormod(address, make_const(DataType::UInt(64), int64_t{buffer->data_alignment})) ==

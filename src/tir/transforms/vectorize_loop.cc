@@ -237,7 +237,8 @@ class BodyVectorizer : public StmtExprMutator {
     }
     if (failed_ || !changed) return PrimExpr(op);
     const std::string& name = op->op->name;
-    if (name == "call_pure_extern" || name == "call_extern" || name == "tvm_tuple") {
+    if (name == "call_pure_extern" || name == "call_extern" || name == "tvm_tuple" ||
+        name == "call_llvm_pure_intrin") {
       return Fail(PrimExpr(op));
     }
     if (name == "if_then_else") {

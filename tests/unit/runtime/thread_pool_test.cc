@@ -1,6 +1,7 @@
 #include "loom/runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "deadline.h"
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -90,6 +92,62 @@ TEST(ThreadPool, BarrierSeparatesPhases) {
   BarrierWork work;
   ASSERT_EQ(pool.Launch(BarrierTask, &work, 0), 0);
   EXPECT_EQ(work.mismatches, 0);
+}
+
+// Every task passes `rounds` barriers, except the last, which gives up after `fail_after`
+// of them: by failing, throwing, or returning early with success.
+struct AbandonedBarrierWork {
+  enum class Exit { kFail, kThrow, kReturn } exit;
+  int fail_after;
+  int rounds = 3;
+  std::atomic<int> finished_rounds{0};
+};
+
+int32_t AbandonBarrierTask(int32_t task_id, LoomParallelGroupEnv* penv, void* cdata) {
+  auto* work = static_cast<AbandonedBarrierWork*>(cdata);
+  bool quits = task_id == penv->num_task - 1;
+  for (int round = 0; round < work->rounds; ++round) {
+    if (quits && round == work->fail_after) {
+      switch (work->exit) {
+        case AbandonedBarrierWork::Exit::kFail:
+          LoomAPISetLastError("task failed before a barrier");
+          return -1;
+        case AbandonedBarrierWork::Exit::kThrow:
+          throw std::runtime_error("task threw before a barrier");
+        case AbandonedBarrierWork::Exit::kReturn:
+          return 0;
+      }
+    }
+    if (LoomBackendParallelBarrier(task_id, penv) != 0) return -1;
+    if (!quits) ++work->finished_rounds;
+  }
+  return 0;
+}
+
+TEST(ThreadPool, ATaskLeavingBeforeABarrierReleasesItsSiblings) {
+  using Exit = AbandonedBarrierWork::Exit;
+  ThreadPool pool(4);
+  test::RunWithDeadline("launches whose last task skips a barrier", [&] {
+    for (Exit exit : {Exit::kFail, Exit::kThrow, Exit::kReturn}) {
+      for (int fail_after : {0, 1, 2}) {
+        for (int repeat = 0; repeat < 20; ++repeat) {
+          AbandonedBarrierWork work{exit, fail_after};
+          int32_t status = pool.Launch(AbandonBarrierTask, &work, 0);
+          EXPECT_EQ(work.finished_rounds, 3 * work.rounds) << "the siblings run to the end";
+          if (exit == Exit::kReturn) {
+            EXPECT_EQ(status, 0);
+          } else {
+            EXPECT_EQ(status, -1);
+            EXPECT_STREQ(LoomGetLastError(), exit == Exit::kFail ? "task failed before a barrier"
+                                                                 : "task threw before a barrier");
+          }
+        }
+      }
+    }
+    BarrierWork work;
+    EXPECT_EQ(pool.Launch(BarrierTask, &work, 0), 0) << "barriers still work afterwards";
+    EXPECT_EQ(work.mismatches, 0);
+  });
 }
 
 TEST(ThreadPool, ManyConcurrentCallersAllGetCorrectResults) {
@@ -179,6 +237,39 @@ TEST(ThreadPool, IdleWorkersUseNoCpu) {
   for (size_t w = 0; w < before.size(); ++w) {
     ASSERT_GE(before[w], 0.0);
     EXPECT_LT(after[w] - before[w], 0.02) << "worker " << w << " burns CPU while idle";
+  }
+}
+
+struct AffinityWork {
+  explicit AffinityWork(int threads) : cpus_per_task(threads, -1) {}
+  std::vector<int> cpus_per_task;
+  std::vector<int64_t> out = std::vector<int64_t>(1000, -1);
+};
+
+int32_t RecordAffinityTask(int32_t task_id, LoomParallelGroupEnv* penv, void* cdata) {
+  auto* work = static_cast<AffinityWork*>(cdata);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  work->cpus_per_task[task_id] = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  FillWork fill{&work->out, 5};
+  return FillTask(task_id, penv, &fill);
+}
+
+TEST(ThreadPool, BoundWorkersArePinnedAndTheCallerIsNot) {
+  cpu_set_t before, after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  // More threads than cores: pinning wraps around the cores rather than failing.
+  int threads = PhysicalCoreCount() + 2;
+  ThreadPool pool(threads, /*bind_threads=*/true);
+  AffinityWork work(threads);
+  ASSERT_EQ(pool.Launch(RecordAffinityTask, &work, 0), 0);
+  EXPECT_TRUE(Filled(work.out, 5));
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the launching thread keeps its own affinity";
+  EXPECT_EQ(work.cpus_per_task[0], CPU_COUNT(&before));
+  if (PhysicalCoreRepresentatives().empty()) return;  // topology unknown: nothing is pinned
+  for (int task = 1; task < threads; ++task) {
+    EXPECT_EQ(work.cpus_per_task[task], 1) << "worker of task " << task << " is not pinned";
   }
 }
 

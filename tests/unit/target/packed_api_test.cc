@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "loom/ir/expr_ops.h"
+#include "loom/runtime/c_runtime_api.h"
 #include "loom/te/lower.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
@@ -96,6 +97,77 @@ TEST(PackedAPI, EachWrongArgumentIsAClearError) {
     ExpectError(c.Run(m), "scale: argument 0 ('A') must be compact (row-major strides or NULL strides)"); }
   { Call c; std::vector<int64_t> strides{4, 1}; c.ta.strides = strides.data();
     EXPECT_EQ(c.Run(m), "") << "compact explicit strides are accepted"; }
+}
+
+// scale's result for A's row `row`, column `column`, with A's data starting at `a`.
+float ScaleResult(const float* a, int64_t row, int64_t column, float s) {
+  return a[row * 4 + column] * s + static_cast<float>(row);
+}
+
+TEST(PackedAPI, ByteOffsetViewsAreReadAndWrittenInPlace) {
+  runtime::Module m = BuildScale();
+  // 64-byte offsets (4 rows of 4 floats) keep the data aligned: A is rows 4..8 of a 9-row
+  // array, B rows 8..12 of a 13-row one, whose first 8 rows must stay untouched.
+  tir::HostArray a_base = RandomArray(DataType::Float(32), {9, 4}, 8);
+  tir::HostArray b_base(DataType::Float(32), {13, 4});
+  Call c;
+  c.ta.data = a_base.memory()->data();
+  c.ta.byte_offset = 64;
+  c.tb.data = b_base.memory()->data();
+  c.tb.byte_offset = 128;
+  ASSERT_EQ(c.Run(m), "");
+  const float* a_view = a_base.data<float>() + 16;
+  for (int64_t k = 0; k < 13 * 4; ++k) {
+    float expected = k < 32 ? 0.0f : ScaleResult(a_view, k / 4 - 8, k % 4, 0.5f);
+    ASSERT_EQ(b_base.GetFloat(k), expected) << k;
+  }
+}
+
+TEST(PackedAPI, ByteOffsetCountsTowardsAlignment) {
+  runtime::Module m = BuildScale();
+  Call c;
+  c.ta.byte_offset = 4;
+  uintptr_t address = reinterpret_cast<uintptr_t>(c.ta.data) + 4;
+  ExpectError(c.Run(m), "scale: argument 0 ('A') must have data aligned to 64 bytes, got address " +
+                            std::to_string(address));
+}
+
+TEST(PackedAPI, ByteOffsetViewsThroughTheCApi) {
+  std::string path = "/tmp/loom_byte_offset_test_" + std::to_string(getpid()) + ".so";
+  ExportLibrary(BuildScale(), path);
+  LoomModuleHandle module = nullptr;
+  LoomFunctionHandle scale = nullptr;
+  ASSERT_EQ(LoomModLoadFromFile(path.c_str(), &module), 0) << LoomGetLastError();
+  ASSERT_EQ(LoomModGetFunction(module, "scale", 0, &scale), 0) << LoomGetLastError();
+  int64_t base_shape[2] = {9, 4}, view_shape[2] = {5, 4};
+  LoomArrayHandle base = nullptr, out = nullptr;
+  ASSERT_EQ(LoomArrayAlloc(base_shape, 2, kDLFloat, 32, 1, kDLCPU, 0, &base), 0);
+  ASSERT_EQ(LoomArrayAlloc(view_shape, 2, kDLFloat, 32, 1, kDLCPU, 0, &out), 0);
+  std::vector<float> input(36);
+  for (size_t k = 0; k < input.size(); ++k) input[k] = static_cast<float>(k) * 0.25f;
+  ASSERT_EQ(LoomArrayCopyFromBytes(base, input.data(), input.size() * sizeof(float)), 0);
+  // A zero-copy view of rows 4..8: the same allocation, 64 bytes in.
+  DLTensor view = *base;
+  view.shape = view_shape;
+  view.byte_offset = 64;
+  LoomValue args[3];
+  args[0].v_handle = &view;
+  args[1].v_handle = out;
+  args[2].v_float64 = 2.0;
+  int32_t codes[3] = {kLoomDLTensorHandle, kLoomDLTensorHandle, kLoomArgFloat};
+  LoomValue ret{};
+  int32_t ret_code = kLoomNullptr;
+  ASSERT_EQ(LoomFuncCall(scale, args, codes, 3, &ret, &ret_code), 0) << LoomGetLastError();
+  std::vector<float> result(20);
+  ASSERT_EQ(LoomArrayCopyToBytes(out, result.data(), result.size() * sizeof(float)), 0);
+  for (int64_t k = 0; k < 20; ++k) {
+    EXPECT_EQ(result[k], ScaleResult(input.data() + 16, k / 4, k % 4, 2.0f)) << k;
+  }
+  LoomArrayFree(out);
+  LoomArrayFree(base);
+  LoomFuncFree(scale);
+  LoomModFree(module);
+  std::remove(path.c_str());
 }
 
 TEST(PackedAPI, CodegenRejectsUnpackedFunctions) {

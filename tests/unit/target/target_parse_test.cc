@@ -64,5 +64,32 @@ TEST(TargetParse, ErrorsNameWhatIsAccepted) {
   EXPECT_NE(e.find("target string is empty"), std::string::npos) << e;
 }
 
+TEST(TargetParse, FpContract) {
+  Target host = Target::Parse("llvm");
+  EXPECT_TRUE(host.fp_contract());
+  EXPECT_EQ(host.str().find("-fp-contract"), std::string::npos) << host.str();
+  EXPECT_EQ(host.ContractsMultiplyAdd(), host.HasFeature("fma"));
+  Target off = Target::Parse("llvm -mcpu=haswell -fp-contract=off -fast-math");
+  EXPECT_FALSE(off.fp_contract());
+  EXPECT_FALSE(off.ContractsMultiplyAdd());
+  EXPECT_TRUE(off.fast_math());
+  EXPECT_NE(off.str().find(" -fp-contract=off"), std::string::npos) << off.str();
+  EXPECT_EQ(Target::Parse(off.str()).str(), off.str());
+  EXPECT_FALSE(Target::Parse(off.str()).fp_contract());
+  Target fast = Target::Parse("llvm -mcpu=haswell -fp-contract=off -fp-contract=fast");
+  EXPECT_TRUE(fast.fp_contract());
+  EXPECT_TRUE(fast.ContractsMultiplyAdd());
+  EXPECT_EQ(Target::Parse(fast.str()).str(), fast.str());
+  // Contraction needs the fma feature: a generic x86-64 or -mattr=-fma has none.
+  EXPECT_FALSE(Target::Parse("llvm -mcpu=x86-64").ContractsMultiplyAdd());
+  EXPECT_FALSE(Target::Parse("llvm -mcpu=haswell -mattr=-fma").ContractsMultiplyAdd());
+  std::string e = ParseError("llvm -fp-contract=on");
+  EXPECT_NE(e.find("-fp-contract must be fast or off, got 'on'"), std::string::npos) << e;
+  e = ParseError("llvm -fp-contract");
+  EXPECT_NE(e.find("unknown option '-fp-contract'; the llvm target accepts"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("-fp-contract=fast|off"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace loom

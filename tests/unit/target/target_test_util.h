@@ -13,6 +13,7 @@
 #include "loom/target/build.h"
 #include "loom/tir/host_array.h"
 #include "loom/tir/interpreter.h"
+#include "loom/tir/transform.h"
 
 namespace loom::target_test {
 
@@ -65,17 +66,41 @@ inline void CallWithArrays(const runtime::Module& module, const std::string& fun
       runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
 }
 
+// A hand-written function: the buffers' data variables, then `scalars`, as parameters; the
+// symbol is `name`.
+inline PrimFunc MakePrimFunc(const std::vector<Buffer>& buffers, const std::vector<Var>& scalars,
+                             Stmt body, const std::string& name) {
+  Array<Var> params;
+  BufferMap buffer_map;
+  for (const Buffer& buffer : buffers) {
+    params.push_back(buffer->data);
+    buffer_map.emplace_back(buffer->data, buffer);
+  }
+  for (const Var& scalar : scalars) params.push_back(scalar);
+  return PrimFunc(params, buffer_map, std::move(body), DataType::Void(),
+                  {{"global_symbol", StringImm(name)}});
+}
+
 inline bool SameBytes(const tir::HostArray& a, const tir::HostArray& b) {
   return a.memory()->nbytes() == b.memory()->nbytes() &&
          std::memcmp(a.memory()->data(), b.memory()->data(),
                      static_cast<size_t>(a.memory()->nbytes())) == 0;
 }
 
-// Runs `func` (inputs then one output per `outputs` entry) in the interpreter and compiled
-// for the host, and expects bit-identical outputs.
+// The TIR whose interpretation build(func, target) matches bit for bit: contracted as the
+// target contracts, float32 math functions as their polynomials (see build.cc).
+inline PrimFunc AsCompiled(const PrimFunc& func, const Target& target) {
+  PrimFunc lowered = func;
+  if (target.ContractsMultiplyAdd()) lowered = tir::transform::ContractMultiplyAdd()(lowered);
+  return tir::transform::LowerMathIntrinsics()(lowered);
+}
+
+// Runs `func` (inputs then one output per `outputs` entry) compiled for `target` and in the
+// interpreter (as compiled, AsCompiled), and expects bit-identical outputs.
 inline void ExpectMatchesInterpreter(const PrimFunc& func, const std::vector<tir::HostArray>& inputs,
                                      const std::vector<tir::HostArray>& outputs,
-                                     const std::string& label) {
+                                     const std::string& label,
+                                     const std::string& target_text = "llvm") {
   std::vector<tir::Argument> interp_args;
   std::vector<tir::HostArray> compiled_args;
   std::vector<tir::HostArray> expected, actual;
@@ -89,8 +114,9 @@ inline void ExpectMatchesInterpreter(const PrimFunc& func, const std::vector<tir
     interp_args.push_back(expected.back());
     compiled_args.push_back(actual.back());
   }
-  tir::Interpreter().Run(func, interp_args);
-  runtime::Module module = build(func, Target::Parse("llvm"));
+  Target target = Target::Parse(target_text);
+  tir::Interpreter().Run(AsCompiled(func, target), interp_args);
+  runtime::Module module = build(func, target);
   CallWithArrays(module, "main", compiled_args);
   for (size_t i = 0; i < outputs.size(); ++i) {
     EXPECT_TRUE(SameBytes(expected[i], actual[i])) << label << ": output " << i << " differs";

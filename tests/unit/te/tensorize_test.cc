@@ -152,6 +152,30 @@ TEST(TeTensorize, ReductionSplitOutsideUsesInitAndUpdate) {
   ExpectSame(mm.Run(s), mm.Reference(), "tensorized vs reference");
 }
 
+TEST(TeTensorize, ReadsOfABlockedLayoutMatchThroughDivAndMod) {
+  // B stored as blocks of 16 rows, Bb[j / 16, j % 16, k]: inside a 16-column tile the block
+  // index is the tile's and the row in it the intrinsic's, which tensorize proves from the
+  // ranges of the intrinsic's axes.
+  Matmul mm(32, 48, 64);
+  Tensor Bb = placeholder({3, 16, 64}, kF32, "Bb");
+  Tensor C = compute({32, 48}, [&](Var i, Var j) {
+    return sum(mm.A(i, mm.k->var) * Bb(floordiv(j, 16), floormod(j, 16), mm.k->var), {mm.k});
+  }, "C");
+  Schedule s = create_schedule({C.op()});
+  auto [io, jo, ii, ji] = s[C].tile(s[C]->leaf_iter_vars[0], s[C]->leaf_iter_vars[1], 16, 16);
+  auto [ko, ki] = s[C].split(s[C]->leaf_iter_vars[4], 16);
+  s[C].reorder({io, jo, ko, ii, ji, ki});
+  s[C].tensorize(ii, DeclGemm({}, "gemm16"));
+  PrimFunc f = lower(s, {mm.A, Bb, C}, "matmul");
+  EXPECT_NE(ToScript(f).find("T.address_of(Bb_1[j.outer * 1024 + k.outer * 16])"),
+            std::string::npos)
+      << ToScript(f);
+  tir::HostArray bb(kF32, {3, 16, 64}), c(kF32, {32, 48});
+  for (int x = 0; x < 48 * 64; ++x) bb.SetFloat(x, mm.b.GetFloat(x));
+  GemmInterpreter().Run(f, {mm.a.Copy(), bb, c});
+  ExpectSame(c, mm.Reference(), "blocked B vs reference");
+}
+
 TEST(TeTensorize, WholeReductionInsideUsesTheBody) {
   Matmul mm(32, 16, 16);
   Schedule s = create_schedule({mm.C.op()});

@@ -184,6 +184,27 @@ PrimFunc RandomSplitFunc(const SplitCase& sc, const Buffer& in, const Buffer& ou
                   DataType::Void(), {});
 }
 
+// A padded copy: the bound lives in an if_then_else expression, not an if statement. The
+// main part loads unconditionally; the tail keeps the (simplified) select.
+TEST_F(LoopPartitionTest, IfThenElseExpressionConditionsArePartitionedToo) {
+  PrimExpr j = jo * 4 + ji;
+  auto padded_copy = [&](PrimExpr condition) {
+    PrimExpr value = call_intrin(kInt32, "if_then_else",
+                                 {condition, BufferLoad(a, {j}), make_zero(kInt32)});
+    return Loop(jo, 0, 3, Loop(ji, 0, 4, BufferStore(b, value, {j})));
+  };
+  Stmt body = padded_copy(Likely(j < 10));
+  EXPECT_EQ(Run(body),
+            "    for jo in range(2):\n"
+            "        for ji in range(4):\n"
+            "            B[jo * 4 + ji] = A[jo * 4 + ji]\n"
+            "    for ji in range(4):\n"
+            "        B[2 * 4 + ji] = T.if_then_else(ji < 2, A[2 * 4 + ji], 0)\n");
+  // Without the likely tag nothing moves (the config is off).
+  Stmt plain = padded_copy(j < 10);
+  EXPECT_EQ(Run(plain), Body(Func(plain)));
+}
+
 TEST(LoopPartitionDifferentialTest, RandomSplitsComputeTheSame) {
   std::mt19937_64 rng(42);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };

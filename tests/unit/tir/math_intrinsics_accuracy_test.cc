@@ -3,22 +3,21 @@
 // patterns, compared with double-precision references. Prints the measured max ulp error of
 // each function (the table in docs/math.md) and asserts its documented bound.
 //
-// The sweeps step through the ordered bit patterns of each domain, so every binade is
-// sampled evenly. LOOM_MATH_SWEEP_STRIDE_DIVISOR=k samples k times more densely (the
-// `slow` ctest label runs it with 64).
+// The sweeps (tests/common/float_sweep.h) step through the ordered bit patterns of each
+// domain, so every binade is sampled evenly. LOOM_MATH_SWEEP_STRIDE_DIVISOR=k samples k
+// times more densely (the `slow` ctest label runs it with 64).
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <limits>
 #include <string>
 #include <vector>
 
+#include "float_sweep.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/tir/interpreter.h"
 #include "loom/tir/transform.h"
@@ -26,78 +25,18 @@
 namespace loom::tir::transform {
 namespace {
 
-constexpr int kLanes = 4096;  // points per interpreter evaluation
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using namespace loom::testing;
 
-// A total order on float bit patterns: -inf ... -0, +0 ... +inf as consecutive integers.
-int64_t OrderedFromFloat(float f) {
-  auto bits = static_cast<int64_t>(std::bit_cast<uint32_t>(f));
-  return bits & 0x80000000 ? -(bits & 0x7FFFFFFF) : bits;
-}
-float FloatFromOrdered(int64_t ordered) {
-  uint32_t bits = ordered < 0 ? (static_cast<uint32_t>(-ordered) | 0x80000000u)
-                              : static_cast<uint32_t>(ordered);
-  return std::bit_cast<float>(bits);
-}
+constexpr int kLanes = 4096;  // points per interpreter evaluation
 
 int64_t StrideDivisor() {
   const char* text = std::getenv("LOOM_MATH_SWEEP_STRIDE_DIVISOR");
   return text == nullptr ? 1 : std::max<int64_t>(1, std::atoll(text));
 }
 
-// About `points` floats from lo to hi, evenly spaced in bit-pattern order (both ends kept).
-std::vector<float> FixedSweep(float lo, float hi, int64_t points) {
-  int64_t first = OrderedFromFloat(lo), last = OrderedFromFloat(hi);
-  int64_t stride = std::max<int64_t>(1, (last - first) / points);
-  std::vector<float> values;
-  for (int64_t ordered = first; ordered < last; ordered += stride) {
-    values.push_back(FloatFromOrdered(ordered));
-  }
-  values.push_back(hi);
-  return values;
-}
-
 // A FixedSweep made denser by LOOM_MATH_SWEEP_STRIDE_DIVISOR.
 std::vector<float> Sweep(float lo, float hi, int64_t points) {
   return FixedSweep(lo, hi, points * StrideDivisor());
-}
-
-std::vector<float> Concat(std::vector<std::vector<float>> parts) {
-  std::vector<float> all;
-  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
-  return all;
-}
-
-const std::vector<float> kSpecialValues = {
-    0.0f, -0.0f, 1.0f, -1.0f, static_cast<float>(kInf), static_cast<float>(-kInf),
-    static_cast<float>(kNaN), std::numeric_limits<float>::max(),
-    -std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
-    std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()};
-
-// d rounded to float32 (to nearest even), overflowing to infinity as IEEE does.
-float RoundToFloat(double d) {
-  if (std::fabs(d) >= 0x1.ffffffp127) return static_cast<float>(std::copysign(kInf, d));
-  return static_cast<float>(d);
-}
-
-// |result - reference| in units of the float32 ulp at the reference (subnormal ulps below
-// 2^-126). NaN must match NaN; an infinite result or reference must match exactly.
-double UlpError(float result, double reference) {
-  if (std::isnan(reference) || std::isnan(result)) {
-    return std::isnan(reference) && std::isnan(result) ? 0 : kInf;
-  }
-  float rounded = RoundToFloat(reference);
-  if (std::isinf(result) || std::isinf(rounded)) return result == rounded ? 0 : kInf;
-  int exponent = reference == 0 ? -126 : std::max(std::ilogb(reference), -126);
-  return std::fabs(static_cast<double>(result) - reference) / std::ldexp(1.0, exponent - 23);
-}
-
-// Enough digits to name a float32 exactly.
-std::string FloatText(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", value);
-  return text;
 }
 
 struct Worst {
@@ -155,8 +94,6 @@ Worst MeasureUnary(const std::string& op, const std::vector<float>& inputs,
   return MeasureMaxUlp(op, {Concat({inputs, kSpecialValues})},
                        [reference](const std::vector<double>& p) { return reference(p[0]); });
 }
-
-const float kMaxFloat = std::numeric_limits<float>::max();
 
 TEST(MathIntrinsicsAccuracy, Exp) {
   std::vector<float> inputs = Concat({Sweep(-110.0f, 90.0f, 200000), Sweep(-1.0f, 1.0f, 20000)});

@@ -222,6 +222,8 @@ void CodeGenLLVM::EmitFailure(llvm::Value* message) {
   builder_->CreateCall(type, setter, {message});
   builder_->CreateBr(done);
   builder_->SetInsertPoint(done);
+  // After the message is recorded: freeing succeeds silently, so the message survives.
+  FreeLiveWorkspaces();
   builder_->CreateRet(Int32(-1));
 }
 
@@ -231,8 +233,19 @@ void CodeGenLLVM::PropagateFailure(llvm::Value* code) {
   builder_->CreateCondBr(builder_->CreateICmpNE(code, Int32(0)), fail, ok,
                          llvm::MDBuilder(context_).createUnlikelyBranchWeights());
   builder_->SetInsertPoint(fail);
+  FreeLiveWorkspaces();
   builder_->CreateRet(code);
   builder_->SetInsertPoint(ok);
+}
+
+void CodeGenLLVM::FreeLiveWorkspaces() {
+  const std::vector<llvm::Value*>& live = state_.live_workspaces;
+  if (live.empty()) return;
+  llvm::FunctionType* free_type = ServiceType(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
+  llvm::Value* free_workspace = LoadService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
+  for (auto it = live.rbegin(); it != live.rend(); ++it) {
+    builder_->CreateCall(free_type, free_workspace, {Int32(kDLCPU), Int32(0), *it});
+  }
 }
 
 llvm::AllocaInst* CodeGenLLVM::EntryAlloca(llvm::Type* type, llvm::Value* count, int alignment) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "loom/arith/analyzer.h"
 #include "loom/ir/functor.h"
@@ -110,7 +111,12 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
 
   // ---- calls (codegen_llvm_call.cc)
   llvm::Value* EmitMath(const std::string& name, DataType t, const std::vector<llvm::Value*>& args);
+  // LowerMathIntrinsics' expression for the call, emitted without fast-math flags; null
+  // for calls it keeps.
+  llvm::Value* EmitMathApproximation(const std::string& name, DataType t,
+                                     const std::vector<llvm::Value*>& args);
   llvm::Value* EmitExtern(const CallNode* op, size_t first_arg);
+  llvm::Value* EmitLLVMIntrinsic(const CallNode* op);
   llvm::Value* EmitStructGet(const CallNode* op);
   llvm::Value* EmitCheck(const CallNode* op);
 
@@ -120,6 +126,9 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   void EmitFailure(llvm::Value* message);
   // Returns `code` from the current function when it is nonzero.
   void PropagateFailure(llvm::Value* code);
+  // Frees the workspaces live at the insertion point, innermost first: every early return
+  // does, so a failed check never leaks the memory allocated before it.
+  void FreeLiveWorkspaces();
   llvm::Value* LoadService(const char* symbol);
   llvm::FunctionType* ServiceType(const char* symbol);
   // alloca in the entry block, so loops do not grow the stack.
@@ -140,6 +149,8 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
     std::unordered_map<const VarNode*, llvm::Value*> vars;
     // Where failed loom_checks format their message; one per function, made on first use.
     llvm::Value* message_buffer = nullptr;
+    // Workspaces allocated by the Allocates enclosing the insertion point, outermost first.
+    std::vector<llvm::Value*> live_workspaces;
   };
 
   llvm::LLVMContext& context_;

@@ -1,12 +1,15 @@
 // CodeGenLLVM: calls -- math intrinsics, bitwise operations, if_then_else, external
-// functions, and the packed-API builtins (loom_struct_get, loom_handle_is_null, loom_check).
+// functions, LLVM intrinsics by name (call_llvm_pure_intrin), and the packed-API builtins (loom_struct_get, loom_handle_is_null, loom_check).
 #include <dlpack/dlpack.h>
 
 #include <cstddef>
 
 #include "loom/runtime/c_backend_api.h"
 #include "loom/tir/transform.h"
+#include <llvm/Config/llvm-config.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include "target/codegen/llvm/codegen_llvm.h"
 
@@ -38,6 +41,8 @@ llvm::Intrinsic::ID MathIntrinsic(const std::string& name) {
   if (name == "sin") return llvm::Intrinsic::sin;
   if (name == "cos") return llvm::Intrinsic::cos;
   if (name == "pow") return llvm::Intrinsic::pow;
+  // llvm.fma always fuses (llvm.fmuladd may not): compiled code rounds where the TIR does.
+  if (name == "fma") return llvm::Intrinsic::fma;
   return llvm::Intrinsic::not_intrinsic;
 }
 
@@ -45,12 +50,12 @@ llvm::Intrinsic::ID MathIntrinsic(const std::string& name) {
 
 llvm::Value* CodeGenLLVM::EmitMath(const std::string& name, DataType t,
                                    const std::vector<llvm::Value*>& args) {
+  if (llvm::Value* approximation = EmitMathApproximation(name, t, args)) return approximation;
   llvm::Value* x = args[0];
   llvm::Type* type = x->getType();
   llvm::Value* result = nullptr;
   if (llvm::Intrinsic::ID id = MathIntrinsic(name); id != llvm::Intrinsic::not_intrinsic) {
-    result = args.size() == 1 ? builder_->CreateUnaryIntrinsic(id, x)
-                              : builder_->CreateBinaryIntrinsic(id, x, args[1]);
+    result = builder_->CreateIntrinsic(id, {type}, args);
   } else if (name == "rsqrt") {
     result = builder_->CreateFDiv(llvm::ConstantFP::get(type, 1.0),
                                   builder_->CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
@@ -78,6 +83,32 @@ llvm::Value* CodeGenLLVM::EmitMath(const std::string& name, DataType t,
   return RoundToType(result, t);
 }
 
+llvm::Value* CodeGenLLVM::EmitMathApproximation(const std::string& name, DataType t,
+                                                const std::vector<llvm::Value*>& args) {
+  // loom::build lowers these calls in TIR, except under -fast-math: there they arrive here,
+  // and the same expressions are emitted without the fast-math flags, under which LLVM
+  // would reassociate away their rounding tricks and delete their special-value selects.
+  Array<PrimExpr> params;
+  for (llvm::Value* arg : args) {
+    Var param("x", t);
+    state_.vars[param.get()] = arg;
+    params.push_back(param);
+  }
+  PrimExpr call = Call(t, Op::Get(name), params);
+  PrimExpr lowered = tir::transform::LowerMathIntrinsicsInExpr(call);
+  llvm::Value* result = nullptr;
+  if (!lowered.same_as(call)) {
+    llvm::IRBuilderBase::FastMathFlagGuard guard(*builder_);
+    builder_->clearFastMathFlags();
+    result = VisitExpr(lowered);
+  }
+  // The expression dies here: no variable of it may stay bound (its address could be reused).
+  PostOrderVisit(lowered, [&](const ObjectRef& node) {
+    if (const auto* var = node.as<VarNode>()) state_.vars.erase(var);
+  });
+  return result;
+}
+
 llvm::Value* CodeGenLLVM::EmitExtern(const CallNode* op, size_t first_arg) {
   const std::string& name = op->args[0].as<StringImmNode>()->value;
   std::vector<llvm::Value*> args;
@@ -92,6 +123,56 @@ llvm::Value* CodeGenLLVM::EmitExtern(const CallNode* op, size_t first_arg) {
   llvm::Value* result = builder_->CreateCall(callee, args);
   // A void call still needs a value for its Evaluate: a dummy int32 zero.
   return op->dtype.is_void() ? Int32(0) : result;
+}
+
+llvm::Value* CodeGenLLVM::EmitLLVMIntrinsic(const CallNode* op) {
+  const std::string& name = op->args[0].as<StringImmNode>()->value;
+  std::string what = "codegen of '" + function_name_ + "': call_llvm_pure_intrin of '" + name + "'";
+  llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
+  LOOM_CHECK_USER(id != llvm::Intrinsic::not_intrinsic)
+      << what << ": LLVM " << LLVM_VERSION_STRING << " has no intrinsic of that name";
+  std::vector<llvm::Value*> args;
+  std::vector<llvm::Type*> types;
+  std::string given;
+  for (size_t i = 1; i < op->args.size(); ++i) {
+    args.push_back(VisitExpr(op->args[i]));
+    types.push_back(args.back()->getType());
+    given += (i > 1 ? ", " : "") + op->args[i].dtype().str();
+  }
+  // Matching the call's signature against LLVM's table both checks the types (a mismatch
+  // would otherwise be an LLVM assertion or a miscompile) and infers the overloaded types.
+  llvm::Type* ret = op->dtype.is_void() ? builder_->getVoidTy() : ComputeType(op->dtype);
+  llvm::FunctionType* call_type = llvm::FunctionType::get(ret, types, false);
+  llvm::SmallVector<llvm::Intrinsic::IITDescriptor, 8> table;
+  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
+  llvm::ArrayRef<llvm::Intrinsic::IITDescriptor> descriptors = table;
+  llvm::SmallVector<llvm::Type*, 4> overloads;
+  bool matches = llvm::Intrinsic::matchIntrinsicSignature(call_type, descriptors, overloads) ==
+                     llvm::Intrinsic::MatchIntrinsicTypes_Match &&
+                 !llvm::Intrinsic::matchIntrinsicVarArg(false, descriptors);
+  llvm::Function* callee = nullptr;
+  if (matches) {
+    callee = llvm::Intrinsic::getDeclaration(module_.get(), id, overloads);
+    // An overloaded intrinsic's name carries its types: "llvm.fshl.i32" called on i64 matches
+    // the table but is another function.
+    matches = callee->getName() == name;
+  }
+  if (!matches) {
+    std::string hint;
+    llvm::raw_string_ostream os(hint);
+    if (callee != nullptr) {
+      os << "; called with these types its name is '" << callee->getName() << "'";
+    } else if (!llvm::Intrinsic::isOverloaded(id)) {
+      os << "; it takes ";
+      llvm::Intrinsic::getType(context_, id)->print(os);
+      os << " (LLVM types: <lanes x type> is a vector)";
+    } else {
+      os << "; the suffix of an overloaded intrinsic's name spells the types it takes";
+    }
+    LOOM_THROW << what << ": the call's types (" << op->dtype << " from " << given
+               << ") do not match the intrinsic" << hint;
+  }
+  return builder_->CreateCall(callee, args);
 }
 
 llvm::Value* CodeGenLLVM::EmitStructGet(const CallNode* op) {
@@ -174,6 +255,7 @@ llvm::Value* CodeGenLLVM::EmitIfThenElse(const PrimExpr& condition, const PrimEx
 llvm::Value* CodeGenLLVM::VisitExpr_(const CallNode* op) {
   const std::string& name = op->op->name;
   if (name == "call_extern" || name == "call_pure_extern") return EmitExtern(op, 1);
+  if (name == "call_llvm_pure_intrin") return EmitLLVMIntrinsic(op);
   if (name == "loom_struct_get") return EmitStructGet(op);
   if (name == "loom_check") return EmitCheck(op);
   if (name == "loom_handle_is_null") return builder_->CreateIsNull(VisitExpr(op->args[0]));

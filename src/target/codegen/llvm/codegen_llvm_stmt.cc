@@ -107,7 +107,9 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
       ".alloc"));
   builder_->SetInsertPoint(ok);
   state_.vars[op->buffer_var.get()] = storage;
+  state_.live_workspaces.push_back(storage);
   VisitStmt(op->body);
+  state_.live_workspaces.pop_back();
   llvm::FunctionType* free_type = ServiceType(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
   builder_->CreateCall(free_type, LoadService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL),
                        {Int32(kDLCPU), Int32(0), storage});

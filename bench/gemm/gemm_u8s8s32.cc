@@ -1,0 +1,134 @@
+#include "gemm_u8s8s32.h"
+
+#include <algorithm>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/te/lower.h"
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+
+namespace loom::bench {
+
+namespace {
+// int32 lanes of an AVX-512 register, and the k values one vpdpbusd lane sums.
+constexpr int kLanes = 16;
+constexpr int kDepth = 4;
+const DataType kU8 = DataType::UInt(8);
+const DataType kI8 = DataType::Int(8);
+const DataType kI32 = DataType::Int(32);
+}  // namespace
+
+te::TensorIntrin VnniDot16x4() {
+  te::Tensor a = te::placeholder({kDepth}, kU8, "a");
+  te::Tensor b = te::placeholder({kLanes, kDepth}, kI8, "b");
+  IterVar k = te::reduce_axis(Range(0, kDepth), "k");
+  te::Tensor c = te::compute({kLanes}, [&](Var j) {
+    return te::sum(cast(kI32, a(k->var)) * cast(kI32, b(j, k->var)), {k});
+  }, "c");
+  return te::decl_tensor_intrin(c.op(), [](const Array<Buffer>& in, const Array<Buffer>& out) {
+    const DataType vector = kI32.with_lanes(kLanes);
+    PrimExpr zero = make_zero(kI32);
+    // a's 4 bytes as one int32 in every lane (vpbroadcastd); b's 16 x 4 bytes, one 64-byte
+    // load: its rows are contiguous (the packed layout), so a ramp over the last dimension
+    // past its extent reads them all. LLVM 19 declares vpdpbusd on <16 x i32> operands.
+    PrimExpr a_bytes = BufferLoad(in[0], {Ramp(zero, make_const(kI32, int64_t{1}), kDepth)});
+    PrimExpr a_lanes = Broadcast(call_intrin(kI32, "reinterpret", {a_bytes}), kLanes);
+    PrimExpr b_bytes =
+        BufferLoad(in[1], {zero, Ramp(zero, make_const(kI32, int64_t{1}), kLanes * kDepth)});
+    PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
+    Array<PrimExpr> c_lanes{Ramp(zero, make_const(kI32, int64_t{1}), kLanes)};
+    auto accumulate = [&](PrimExpr acc) {
+      return BufferStore(out[0],
+                         call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
+                                               {std::move(acc), a_lanes, b_lanes}),
+                         c_lanes);
+    };
+    Stmt reset = BufferStore(out[0], Broadcast(zero, kLanes), c_lanes);
+    return te::TensorIntrinStmts{accumulate(Broadcast(zero, kLanes)), reset,
+                                 accumulate(BufferLoad(out[0], c_lanes))};
+  }, "vnni_dot_16x4");
+}
+
+PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
+                         const GemmU8S8S32Params& p) {
+  constexpr int64_t kMaxSize = int64_t{1} << 24;  // shapes are int32 expressions
+  LOOM_CHECK_USER(rows > 0 && columns > 0 && depth > 0 && rows <= kMaxSize &&
+                  columns <= kMaxSize && depth <= kMaxSize)
+      << "MakeGemmU8S8S32: sizes must be in [1, 2^24], got M=" << rows << " N=" << columns
+      << " K=" << depth;
+  LOOM_CHECK_USER(p.mr > 0 && p.nr > 0 && p.nr % kLanes == 0 && p.nc > 0 && p.nc % p.nr == 0)
+      << "MakeGemmU8S8S32: tile parameters mr=" << p.mr << " nr=" << p.nr << " nc=" << p.nc
+      << " must be positive, with nr a multiple of 16 (int32 lanes of AVX-512) and nc of nr";
+  const int M = static_cast<int>(rows), N = static_cast<int>(columns), K = static_cast<int>(depth);
+  const int mr = static_cast<int>(p.mr), nr = static_cast<int>(p.nr);
+  const int row_tiles = (M + mr - 1) / mr;
+  const int panels = (N + nr - 1) / nr;
+  const int k_groups = (K + kDepth - 1) / kDepth;
+  te::Tensor A = te::placeholder({M, K}, kU8, "A");
+  te::Tensor B = te::placeholder({K, N}, kI8, "B");
+
+  // The intrinsic reads 4 bytes of A at once: a K that 4 does not divide needs A copied with
+  // its rows padded (by repeating the last column: B is zero there, so its value is
+  // irrelevant and the copy needs no select).
+  te::Tensor padded_a = A;
+  if (K % kDepth != 0) {
+    padded_a = te::compute({M, k_groups * kDepth}, [&](Var i, Var k) {
+      return A(i, min(k, K - 1));
+    }, "padded_A");
+  }
+  // Columns past N repeat column N - 1 (they only feed accumulator columns that are never
+  // stored); k past K is zero, so that the padded k add nothing. Sizes that need neither
+  // keep the reads of B contiguous.
+  te::Tensor packed_b = te::compute(
+      {panels * nr / kLanes, k_groups, kLanes, kDepth}, [&](Var column_group, Var k_group,
+                                                            Var lane, Var k_lane) {
+        PrimExpr k = k_group * kDepth + k_lane;
+        PrimExpr column = column_group * kLanes + lane;
+        if (N % nr != 0) column = min(column, N - 1);
+        if (K % kDepth == 0) return B(k, column);
+        return te::if_then_else(k < K, B(min(k, K - 1), column), make_zero(kI8));
+      }, "packed_B");
+  // The accumulator stage covers whole tiles (its domain is padded to the tile grid), so the
+  // register tile is computed without bound checks; rows past M read row M - 1, and C copies
+  // out only [M, N].
+  IterVar k = te::reduce_axis(Range(0, k_groups * kDepth), "k");
+  te::Tensor acc = te::compute({row_tiles * mr, panels * nr}, [&](Var i, Var j) {
+    PrimExpr b = packed_b(floordiv(j, kLanes), floordiv(k->var, kDepth), floormod(j, kLanes),
+                          floormod(k->var, kDepth));
+    return te::sum(cast(kI32, padded_a(min(i, M - 1), k->var)) * cast(kI32, b), {k});
+  }, "acc");
+  te::Tensor C = te::compute({M, N}, [&](Var i, Var j) { return acc(i, j); }, "C");
+
+  te::Schedule s = te::create_schedule({C.op()});
+  IterVar i = s[C]->leaf_iter_vars[0], j = s[C]->leaf_iter_vars[1];
+  // As in gemm_f32.cc: blocks of a panel count that divides the panels, so that only C's
+  // own store needs a bound check.
+  auto [all_panels, lane] = s[C].split(j, nr);
+  int panels_per_block = static_cast<int>(std::min<int64_t>(p.nc / p.nr, panels));
+  while (panels % panels_per_block != 0) --panels_per_block;
+  auto [column_block, panel] = s[C].split(all_panels, panels_per_block);
+  auto [row_tile, tile_row] = s[C].split(i, mr);
+  auto [lane_vector, vector_lane] = s[C].split(lane, kLanes);
+  s[C].reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
+  s[C].vectorize(vector_lane);
+  IterVar task = s[C].fuse(column_block, row_tile);
+  s[C].parallel(task);
+
+  s[acc].compute_at(s[C], panel);
+  s[acc].set_scope("local");
+  const auto& acc_axes = s[acc]->leaf_iter_vars;  // i, j, k
+  IterVar acc_row = acc_axes[0], acc_column = acc_axes[1], acc_k = acc_axes[2];
+  auto [acc_vector, acc_lane] = s[acc].split(acc_column, kLanes);
+  auto [k_group, k_lane] = s[acc].split(acc_k, kDepth);
+  s[acc].reorder({k_group, acc_row, acc_vector, acc_lane, k_lane});
+  s[acc].unroll(acc_row);
+  s[acc].unroll(acc_vector);
+  s[acc].tensorize(acc_lane, VnniDot16x4());
+
+  if (K % kDepth != 0) s[padded_a].parallel(s[padded_a]->leaf_iter_vars[0]);
+  s[packed_b].parallel(s[packed_b]->leaf_iter_vars[0]);
+  Array<te::Tensor> args{A, B, C};
+  return te::lower(s, args, "gemm_u8s8s32");
+}
+
+}  // namespace loom::bench
