@@ -13,7 +13,9 @@
 // The thread count of every library is fixed when it starts (LOOM_NUM_THREADS,
 // OPENBLAS_NUM_THREADS, OMP_NUM_THREADS), and OpenBLAS picks its kernel when it loads
 // (OPENBLAS_CORETYPE: its default detection takes an AVX2 kernel on AVX-512 machines). So
-// each thread count runs in a child process started with that environment.
+// each thread count runs in a child process started with that environment. In it, idle
+// OpenMP (oneDNN) and OpenBLAS threads sleep instead of spinning (OMP_WAIT_POLICY=passive,
+// OPENBLAS_THREAD_TIMEOUT=4, unless set already), like Loom's.
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <spawn.h>
@@ -242,6 +244,11 @@ int RunChildren(const Options& options, const char* self) {
     setenv("OPENBLAS_NUM_THREADS", count.c_str(), 1);
     setenv("OMP_NUM_THREADS", count.c_str(), 1);
     if (avx512) setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1);
+    // Between calls every library's threads sleep, as Loom's pool does after a short spin.
+    // Left spinning (OpenMP's and OpenBLAS's defaults), one library's idle threads would
+    // occupy the cores during the next library's call in the interleaved timing.
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
     std::vector<std::string> args{self,       "--threads", count, "--sizes", JoinInts(options.sizes),
                                   "--repeat", std::to_string(options.repeat), "--kinds", kinds};
     std::vector<char*> argv;

@@ -6,6 +6,8 @@
 // The raw node constructors (Add(a, b), ...) do neither: they are for passes and patterns.
 #pragma once
 
+#include <type_traits>
+
 #include "loom/ir/node.h"
 
 namespace loom {
@@ -48,10 +50,30 @@ PrimExpr operator!(PrimExpr a);
 
 PrimExpr select(PrimExpr condition, PrimExpr true_value, PrimExpr false_value);
 
-// Literal overloads keep `x + 1` in x's type (an int64 x gives an int64 sum).
-#define LOOM_LITERAL_OVERLOADS(OP)                                      \
+namespace detail {
+// A floating-point literal next to an operand of type t: in t when t is a float type, else
+// float32 (so that `i * 0.5f` is a float32 product, as with PrimExpr(0.5f)).
+inline PrimExpr FloatLiteral(DataType t, double value) {
+  return t.is_float() ? make_const(t, value) : PrimExpr(static_cast<float>(value));
+}
+template <typename T>
+inline constexpr bool kFloatLiteral = std::is_floating_point_v<T>;
+}  // namespace detail
+
+// Literal overloads keep `x + 1` and `y * 0.5f` in x's and y's type (an int64 x gives an
+// int64 sum, a float16 y a float16 product). Floating-point literals have overloads of their
+// own: converted to int they would silently turn `y * 0.5f` into `y * 0`.
+#define LOOM_LITERAL_OVERLOADS(OP)                                                           \
   inline PrimExpr OP(PrimExpr a, int b) { return OP(a, make_const(a.dtype(), int64_t{b})); } \
-  inline PrimExpr OP(int a, PrimExpr b) { return OP(make_const(b.dtype(), int64_t{a}), b); }
+  inline PrimExpr OP(int a, PrimExpr b) { return OP(make_const(b.dtype(), int64_t{a}), b); } \
+  template <typename F, std::enable_if_t<detail::kFloatLiteral<F>, int> = 0>                 \
+  inline PrimExpr OP(PrimExpr a, F b) {                                                      \
+    return OP(a, detail::FloatLiteral(a.dtype(), b));                                        \
+  }                                                                                          \
+  template <typename F, std::enable_if_t<detail::kFloatLiteral<F>, int> = 0>                 \
+  inline PrimExpr OP(F a, PrimExpr b) {                                                      \
+    return OP(detail::FloatLiteral(b.dtype(), a), b);                                        \
+  }
 LOOM_LITERAL_OVERLOADS(operator+)
 LOOM_LITERAL_OVERLOADS(operator-)
 LOOM_LITERAL_OVERLOADS(operator*)

@@ -50,6 +50,21 @@ TEST(ExprOps, LiteralsTakeTheOtherOperandsType) {
   EXPECT_USER_ERROR(b + 300, "integer constant 300 does not fit in int8");
 }
 
+// Floating-point literals keep their value: before they had overloads of their own, 1.5f
+// went through the int overload and `f - 1.5f` became `f - 1`, `f * 0.5f` became 0.
+TEST(ExprOps, FloatLiteralsKeepTheirValue) {
+  Var f("f", kFloat32), h("h", DataType::Float(16)), x("x");
+  EXPECT_EQ(ToScript(f - 1.5f), "f - T.float32(1.5)");
+  EXPECT_EQ(ToScript(0.25 * f), "T.float32(0.25) * f");
+  EXPECT_EQ((h * 0.5f).dtype(), DataType::Float(16));
+  EXPECT_EQ(ToScript(h * 0.5f), "h * T.float16(0.5)");
+  // An integer operand meets a float literal as float32, as with PrimExpr(0.5f).
+  EXPECT_EQ((x * 0.5f).dtype(), kFloat32);
+  EXPECT_EQ(ToScript(max(f, 0.0f)), "T.max(f, T.float32(0.0))");
+  // Integer literals of other widths still take the int overload.
+  EXPECT_EQ(ToScript(x + int64_t{2}), "x + 2");
+}
+
 TEST(ExprOps, LiteralsThatDoNotFitWidenTheOtherSide) {
   Var x("x"), b("b", kInt8), p("p", kBool);
   PrimExpr wide = x + I64(int64_t{1} << 40);
