@@ -49,6 +49,37 @@ te::TensorIntrin VnniDot16x4() {
   }, "vnni_dot_16x4");
 }
 
+namespace {
+// The intrinsic c[j, k] = b[k, j] for j < 16, k < 4: 4 rows of 16 int8 (b, rows of B, any
+// stride apart) interleaved into one 64-byte vector of the packed layout (c). Its statement
+// widens each row's bytes to the 16 int32 lanes, shifted into byte k, and ors them: 4 16-byte
+// loads and about 10 vector instructions where the loop it replaces copies 64 single bytes.
+// (A 64-lane shuffle of the 4 rows became a chain of some 40 two-source byte permutations.)
+te::TensorIntrin VnniPack16x4() {
+  te::Tensor b = te::placeholder({kDepth, kLanes}, kI8, "b");
+  te::Tensor c = te::compute({kLanes, kDepth}, [&](Var j, Var k) { return b(k, j); }, "c");
+  return te::decl_tensor_intrin(c.op(), [](const Array<Buffer>& in, const Array<Buffer>& out) {
+    const DataType words = DataType::UInt(32).with_lanes(kLanes);
+    PrimExpr zero = make_zero(kI32), one = make_const(kI32, int64_t{1});
+    PrimExpr interleaved;
+    for (int k = 0; k < kDepth; ++k) {
+      PrimExpr row = BufferLoad(in[0], {make_const(kI32, int64_t{k}), Ramp(zero, one, kLanes)});
+      PrimExpr word = cast(words, call_intrin(kU8.with_lanes(kLanes), "reinterpret", {row}));
+      if (k == 0) {
+        interleaved = word;
+        continue;
+      }
+      PrimExpr shift = Broadcast(make_const(DataType::UInt(32), int64_t{8 * k}), kLanes);
+      word = call_intrin(words, "shift_left", {word, shift});
+      interleaved = call_intrin(words, "bitwise_or", {interleaved, word});
+    }
+    PrimExpr bytes = call_intrin(kI8.with_lanes(kLanes * kDepth), "reinterpret", {interleaved});
+    Stmt store = BufferStore(out[0], bytes, {zero, Ramp(zero, one, kLanes * kDepth)});
+    return te::TensorIntrinStmts{store, Stmt(), Stmt()};
+  }, "vnni_pack_16x4");
+}
+}  // namespace
+
 PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
                          const GemmU8S8S32Params& p) {
   constexpr int64_t kMaxSize = int64_t{1} << 24;  // shapes are int32 expressions
@@ -56,9 +87,12 @@ PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
                   columns <= kMaxSize && depth <= kMaxSize)
       << "MakeGemmU8S8S32: sizes must be in [1, 2^24], got M=" << rows << " N=" << columns
       << " K=" << depth;
-  LOOM_CHECK_USER(p.mr > 0 && p.nr > 0 && p.nr % kLanes == 0 && p.nc > 0 && p.nc % p.nr == 0)
+  LOOM_CHECK_USER(p.mr > 0 && p.nr > 0 && p.nr % kLanes == 0 && p.nc >= 0 &&
+                  p.nc % p.nr == 0 && p.packed_b_block_bytes > 0 && p.k_unroll > 0)
       << "MakeGemmU8S8S32: tile parameters mr=" << p.mr << " nr=" << p.nr << " nc=" << p.nc
-      << " must be positive, with nr a multiple of 16 (int32 lanes of AVX-512) and nc of nr";
+      << " packed_b_block_bytes=" << p.packed_b_block_bytes << " k_unroll=" << p.k_unroll
+      << " must be positive (nc may be 0: automatic), with nr a multiple of 16 (int32 lanes "
+      << "of AVX-512) and nc of nr";
   const int M = static_cast<int>(rows), N = static_cast<int>(columns), K = static_cast<int>(depth);
   const int mr = static_cast<int>(p.mr), nr = static_cast<int>(p.nr);
   const int row_tiles = (M + mr - 1) / mr;
@@ -104,12 +138,19 @@ PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
   // As in gemm_f32.cc: blocks of a panel count that divides the panels, so that only C's
   // own store needs a bound check.
   auto [all_panels, lane] = s[C].split(j, nr);
-  int panels_per_block = static_cast<int>(std::min<int64_t>(p.nc / p.nr, panels));
+  int64_t panel_bytes = int64_t{k_groups} * kDepth * nr;
+  int64_t wanted = p.nc > 0 ? p.nc / p.nr
+                            : std::max<int64_t>(1, p.packed_b_block_bytes / panel_bytes);
+  int panels_per_block = static_cast<int>(std::min<int64_t>(wanted, panels));
   while (panels % panels_per_block != 0) --panels_per_block;
   auto [column_block, panel] = s[C].split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = s[C].split(i, mr);
   auto [lane_vector, vector_lane] = s[C].split(lane, kLanes);
   s[C].reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
+  // Unrolled so that every access to the register tile has a constant offset: LLVM keeps
+  // the tile in registers only then (see gemm_f32.cc).
+  s[C].unroll(tile_row);
+  s[C].unroll(lane_vector);
   s[C].vectorize(vector_lane);
   IterVar task = s[C].fuse(column_block, row_tile);
   s[C].parallel(task);
@@ -120,13 +161,22 @@ PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
   IterVar acc_row = acc_axes[0], acc_column = acc_axes[1], acc_k = acc_axes[2];
   auto [acc_vector, acc_lane] = s[acc].split(acc_column, kLanes);
   auto [k_group, k_lane] = s[acc].split(acc_k, kDepth);
-  s[acc].reorder({k_group, acc_row, acc_vector, acc_lane, k_lane});
+  // A factor that divides the k groups, so that the unrolled copies need no bound check.
+  int k_unroll = static_cast<int>(std::min<int64_t>(p.k_unroll, k_groups));
+  while (k_groups % k_unroll != 0) --k_unroll;
+  auto [k_step, k_unrolled] = s[acc].split(k_group, k_unroll);
+  s[acc].reorder({k_step, k_unrolled, acc_row, acc_vector, acc_lane, k_lane});
+  s[acc].unroll(k_unrolled);
   s[acc].unroll(acc_row);
   s[acc].unroll(acc_vector);
   s[acc].tensorize(acc_lane, VnniDot16x4());
 
   if (K % kDepth != 0) s[padded_a].parallel(s[padded_a]->leaf_iter_vars[0]);
-  s[packed_b].parallel(s[packed_b]->leaf_iter_vars[0]);
+  const auto& pack_axes = s[packed_b]->leaf_iter_vars;  // column group, k group, lane, k lane
+  s[packed_b].parallel(pack_axes[0]);
+  // The intrinsic matches the plain copy only: sizes that need padding (a clamped column, a
+  // zero k) keep the per-byte loop.
+  if (N % nr == 0 && K % kDepth == 0) s[packed_b].tensorize(pack_axes[2], VnniPack16x4());
   Array<te::Tensor> args{A, B, C};
   return te::lower(s, args, "gemm_u8s8s32");
 }

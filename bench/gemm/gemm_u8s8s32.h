@@ -5,7 +5,8 @@
 // vpdpbusd adds to each of 16 int32 lanes the dot product of 4 unsigned bytes of one operand
 // with 4 signed bytes of the other. The schedule:
 //   - B is packed into the VNNI layout Bp[N / 16][K / 4][16][4] (zero past K, clamped past
-//     N): the 4 consecutive k of 16 consecutive columns are one 64-byte vector;
+//     N): the 4 consecutive k of 16 consecutive columns are one 64-byte vector, built (when
+//     no padding is needed) from 4 16-byte rows of B by a second intrinsic;
 //   - the output is computed in register tiles of mr rows x nr columns (a padded accumulator
 //     stage in "local" scope attached under the tile loop); per 4 k, each of the mr rows
 //     broadcasts its 4 bytes of A to all lanes and does nr / 16 vpdpbusd, the loop of 16
@@ -31,8 +32,17 @@ struct GemmU8S8S32Params {
   // sizes, which then need no partial tiles.
   int64_t mr = 8;
   int64_t nr = 32;
-  // Columns per L2 block: K x nc bytes of packed B (256 KiB at K = 1024).
-  int64_t nc = 256;
+  // Columns per block: the packed panels of a block stay in L2 while every row tile of A
+  // streams past them. 0 picks as many panels as fit in packed_b_block_bytes (K x nc bytes
+  // of packed B; half of this machine's 2 MiB L2, as in gemm_f32: 1024 columns at K = 1024).
+  // Against the former fixed nc = 256 it measured as fast or faster on 1 thread; 2 threads
+  // were too noisy to tell the two apart.
+  int64_t nc = 0;
+  int64_t packed_b_block_bytes = int64_t{1} << 20;
+  // Copies of the tile's loop over groups of 4 k per iteration (loop overhead against code
+  // size); the largest factor up to this that divides the groups is used (4 at K = 1024,
+  // 2 at K = 1000).
+  int64_t k_unroll = 4;
 };
 
 // The intrinsic c[j] += sum_{k < 4} int32(a[k]) * int32(b[j, k]) for j < 16: a is 4 uint8,

@@ -37,7 +37,9 @@ void ExpectGemmMatchesReference(int64_t M, int64_t N, int64_t K,
                                 const GemmU8S8S32Params& params) {
   std::string label = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
                       " mr=" + std::to_string(params.mr) + " nr=" + std::to_string(params.nr) +
-                      " nc=" + std::to_string(params.nc);
+                      " nc=" + std::to_string(params.nc) +
+                      " packed_b_block_bytes=" + std::to_string(params.packed_b_block_bytes) +
+                      " k_unroll=" + std::to_string(params.k_unroll);
   runtime::Module module = build(MakeGemmU8S8S32(M, N, K, params), Target::Parse("llvm"));
   runtime::NDArray a = RandomMatrix<uint8_t>(M, K, DataType::UInt(8), 1);
   runtime::NDArray b = RandomMatrix<int8_t>(K, N, DataType::Int(8), 2);
@@ -81,10 +83,27 @@ TEST(GemmU8S8S32, MatchesTheReferenceWithOtherTilings) {
   }
 }
 
+// Blocks sized by packed_b_block_bytes (several blocks of one or more panels), k unrolling
+// by factors that divide the k groups or not, on sizes where B's packing is vectorized (N a
+// multiple of nr, K of 4) and where it is not.
+TEST(GemmU8S8S32, MatchesTheReferenceWithOtherBlockingAndUnrolling) {
+  if (!HostHasVnni()) GTEST_SKIP() << "the host has no avx512vnni";
+  for (auto [block_bytes, k_unroll] : std::vector<std::array<int64_t, 2>>{
+           {1, 1}, {4096, 3}, {8192, 5}, {int64_t{1} << 20, 8}}) {
+    GemmU8S8S32Params params;
+    params.packed_b_block_bytes = block_bytes;
+    params.k_unroll = k_unroll;
+    ExpectGemmMatchesReference(40, 128, 96, params);
+    ExpectGemmMatchesReference(33, 100, 61, params);
+  }
+}
+
 TEST(GemmU8S8S32, RejectsBadParameters) {
   EXPECT_THROW(MakeGemmU8S8S32(0, 4, 4), Error);
   EXPECT_THROW(MakeGemmU8S8S32(4, 4, 4, GemmU8S8S32Params{4, 24, 96}), Error);  // nr % 16
   EXPECT_THROW(MakeGemmU8S8S32(4, 4, 4, GemmU8S8S32Params{4, 32, 48}), Error);  // nc % nr
+  EXPECT_THROW(MakeGemmU8S8S32(4, 4, 4, GemmU8S8S32Params{8, 32, 0, 0}), Error);  // bytes
+  EXPECT_THROW(MakeGemmU8S8S32(4, 4, 4, GemmU8S8S32Params{8, 32, 0, 1024, 0}), Error);
 }
 
 }  // namespace
