@@ -63,6 +63,7 @@ void CheckBodies(ComputeOpNode* op) {
 
 Array<Tensor> Finish(const std::shared_ptr<ComputeOpNode>& op, const Array<PrimExpr>& shape) {
   CheckBodies(op.get());
+  op->producers = op->InputTensors();
   Array<Array<PrimExpr>> shapes(op->body.size(), shape);
   Array<DataType> dtypes;
   for (const PrimExpr& body : op->body) dtypes.push_back(body.dtype());

@@ -33,6 +33,10 @@ class ComputeOpNode final : public OperationNode {
   Array<IterVar> reduce_axis;
   // One expression per output, over axis (and reduce_axis) variables.
   Array<PrimExpr> body;
+  // The tensors the body reads when the compute was built, held so that their operations
+  // live as long as this one: `relu(add(x, y))` keeps the add, whose tensor the caller never
+  // held. (InputTensors() finds the inputs from the body's buffers, through operations alive.)
+  Array<Tensor> producers;
   Array<Tensor> InputTensors() const override;
   // axis followed by reduce_axis: the iteration variables a schedule starts from.
   Array<IterVar> root_iter_vars() const;

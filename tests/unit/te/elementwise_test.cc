@@ -30,6 +30,25 @@ TEST(TeElementwise, UnscheduledMatchesReference) {
   ExpectSame(t.Run(create_schedule({t.C.op()})), t.Reference(), "unscheduled");
 }
 
+// An intermediate compute nobody holds (built inside an expression) stays alive through its
+// consumer: before, its operation died with the temporary and the consumer's input could no
+// longer be found ("reads buffer 'doubled', which is not a tensor").
+TEST(TeElementwise, IntermediatesHeldOnlyByTheirConsumerStayAlive) {
+  Tensor A = placeholder({int(kRows)}, kF32, "A");
+  auto doubled = [&] { return compute({int(kRows)}, [&](Var i) { return A(i) * 2.0f; }, "doubled"); };
+  Tensor C = [&] {
+    Tensor d = doubled();
+    return compute({int(kRows)}, [&](Var i) { return d(i) + 1.0f; }, "C");
+  }();
+  Schedule s = create_schedule({C.op()});
+  EXPECT_EQ(s.stages().size(), 3u);
+  tir::HostArray a = RandomArray(kF32, {kRows}, 3);
+  tir::HostArray got = RunFunc(ScheduleToPrimFunc(s, {A, C}, "f"), {a}, {{kF32, {kRows}}})[0];
+  tir::HostArray want(kF32, {kRows});
+  for (int64_t i = 0; i < kRows; ++i) want.SetFloat(i, float(a.GetFloat(i) * 2) + 1.0f);
+  ExpectSame(got, want, "chain");
+}
+
 TEST(TeElementwise, EachLoopPrimitiveKeepsTheResult) {
   using Primitive = std::function<void(Stage, Schedule)>;
   std::vector<std::pair<std::string, Primitive>> cases = {
