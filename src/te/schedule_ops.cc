@@ -162,8 +162,10 @@ class NestBuilder {
                                     IntImm(DataType::Int(32), align.offset)});
       body = AttrStmt(region, "buffer_dim_align", tuple, body);
     }
-    return Allocate(region->data, region->dtype, region->shape, const_true(), body,
-                    region->scope);
+    // A 0-d tensor (a full reduction without keepdims) is one element.
+    Array<PrimExpr> extents = region->shape;
+    if (extents.empty()) extents.push_back(IntImm(DataType::Int(32), 1));
+    return Allocate(region->data, region->dtype, extents, const_true(), body, region->scope);
   }
 
   void CheckFixedAcrossAttachLoop(const StageNode& stage, const Buffer& region) const {

@@ -12,6 +12,16 @@ namespace loom::topi {
 // in parallel over the vectors.
 te::Schedule schedule_injective(const Array<te::Tensor>& outs);
 
+// Reductions (tag "comm_reduce") and what follows them: each reduction runs in parallel over
+// its output elements; when the innermost input dimension is kept, the reduction loops move
+// outside it and it is vectorized (16 outputs accumulate at once). Injective outputs (mean's
+// division) are scheduled as by schedule_injective, injective intermediates inlined.
+te::Schedule schedule_reduce(const Array<te::Tensor>& outs);
+
+// softmax / log_softmax (loom/topi/reduction.h): rows (every dimension but the axis) in
+// parallel; per row the maximum and the sum of exponentials, then the vectorized output.
+te::Schedule schedule_softmax(const te::Tensor& out);
+
 // Below this many elements a parallel launch costs more than it saves.
 inline constexpr int64_t kParallelMinElements = 1 << 15;
 

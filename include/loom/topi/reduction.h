@@ -1,0 +1,39 @@
+// Reductions with ONNX semantics (ReduceSum, ReduceMean, ..., ArgMax, Softmax), as computes
+// for schedule_reduce / schedule_softmax (loom/topi/schedule.h).
+//
+// `axes` lists the reduced dimensions, negative ones counting from the end; empty reduces
+// every dimension (ONNX noop_with_empty_axes = 0). keepdims leaves each reduced dimension as
+// 1. An axis out of range or listed twice is a loom::Error naming the operator.
+#pragma once
+
+#include <vector>
+
+#include "loom/te/operation.h"
+
+namespace loom::topi {
+
+te::Tensor sum(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// Integers divide truncating, as ONNX ReduceMean.
+te::Tensor mean(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+te::Tensor max(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+te::Tensor min(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+te::Tensor prod(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// sum(|x|), sqrt(sum(x^2)), sum(x^2): ONNX ReduceL1, ReduceL2, ReduceSumSquare.
+te::Tensor l1_norm(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+te::Tensor l2_norm(const te::Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+te::Tensor sum_square(const te::Tensor& x, const std::vector<int>& axes = {},
+                      bool keepdims = false);
+// log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the maximum (no overflow).
+te::Tensor logsumexp(const te::Tensor& x, const std::vector<int>& axes = {},
+                     bool keepdims = false);
+// The int64 index of the largest (smallest) element along `axis`; ties take the first
+// index, or the last with select_last_index.
+te::Tensor argmax(const te::Tensor& x, int axis = 0, bool keepdims = true,
+                  bool select_last_index = false);
+te::Tensor argmin(const te::Tensor& x, int axis = 0, bool keepdims = true,
+                  bool select_last_index = false);
+// exp(x - max) / sum(exp(x - max)) along `axis` (ONNX Softmax, opset 13); float tensors.
+te::Tensor softmax(const te::Tensor& x, int axis = -1);
+te::Tensor log_softmax(const te::Tensor& x, int axis = -1);
+
+}  // namespace loom::topi
