@@ -1,10 +1,11 @@
 // Elementwise operators: one compute per operator over the (broadcast) output shape.
 #include "loom/topi/elementwise.h"
 
+#include "topi/topi_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <sstream>
 
 #include "loom/ir/math.h"
 #include "loom/ir/printer.h"
@@ -78,13 +79,6 @@ PrimExpr Constant(DataType t, double value) { return make_const(t, value); }
 
 
 
-std::string ShapeText(const Array<PrimExpr>& shape) {
-  std::ostringstream text;
-  text << "(";
-  for (size_t d = 0; d < shape.size(); ++d) text << (d ? ", " : "") << shape[d];
-  text << ")";
-  return text.str();
-}
 
 }  // namespace
 
@@ -105,7 +99,7 @@ Array<PrimExpr> BroadcastShape(const Array<PrimExpr>& a, const Array<PrimExpr>& 
     } else {
       int64_t cx = 0, cy = 0;
       bool equal = (IsConstInt(x, &cx) && IsConstInt(y, &cy)) ? cx == cy : x.same_as(y);
-      LOOM_CHECK_USER(equal) << op << ": shapes " << ShapeText(a) << " and " << ShapeText(b)
+      LOOM_CHECK_USER(equal) << op << ": shapes " << detail::ShapeText(a) << " and " << detail::ShapeText(b)
                              << " do not broadcast (dimension " << x << " against " << y
                              << "); each pair of trailing dimensions must be equal or 1";
       out = x;

@@ -6,6 +6,7 @@
 
 #include "loom/ir/math.h"
 #include "loom/topi/elementwise.h"
+#include "topi/topi_util.h"
 
 namespace loom::topi {
 
@@ -13,20 +14,13 @@ namespace {
 
 constexpr const char* kReduceTag = "comm_reduce";
 
-int NormalizeAxis(int axis, int rank, const std::string& op, const te::Tensor& x) {
-  LOOM_CHECK_USER(axis >= -rank && axis < rank)
-      << op << " of '" << x.name() << "': axis " << axis << " is out of range for a tensor of "
-      << rank << " dimensions (expected " << -rank << " to " << rank - 1 << ")";
-  return axis < 0 ? axis + rank : axis;
-}
-
 // Which dimensions `axes` reduces (all of them when empty).
 std::vector<bool> ReducedDims(const te::Tensor& x, const std::vector<int>& axes,
                               const std::string& op) {
   int rank = x.ndim();
   std::vector<bool> reduced(rank, axes.empty());
   for (int axis : axes) {
-    int d = NormalizeAxis(axis, rank, op, x);
+    int d = detail::NormalizeAxis(axis, rank, op, x);
     LOOM_CHECK_USER(!reduced[d]) << op << " of '" << x.name() << "': axis " << axis
                                  << " is listed twice";
     reduced[d] = true;
@@ -112,7 +106,7 @@ te::Tensor ArgReduce(const te::Tensor& x, int axis, bool keepdims, bool select_l
                      bool largest, const std::string& op) {
   LOOM_CHECK_USER(!x.dtype().is_bool())
       << op << ": '" << x.name() << "' is bool; the operator takes numeric tensors";
-  int d = NormalizeAxis(axis, x.ndim(), op, x);
+  int d = detail::NormalizeAxis(axis, x.ndim(), op, x);
   std::vector<bool> reduced(x.ndim(), false);
   reduced[d] = true;
   te::CommReducerBuilder reducer = te::comm_reducer(
@@ -257,7 +251,7 @@ namespace {
 te::Tensor SoftmaxLike(const te::Tensor& x, int axis, bool log_output) {
   const std::string op = log_output ? "log_softmax" : "softmax";
   CheckFloat(x, op);
-  int d = NormalizeAxis(axis, x.ndim(), op, x);
+  int d = detail::NormalizeAxis(axis, x.ndim(), op, x);
   std::vector<bool> reduced(x.ndim(), false);
   reduced[d] = true;
   te::Tensor largest = max(x, {d}, /*keepdims=*/true);

@@ -10,37 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "../target/target_test_util.h"
 #include "loom/ir/functor.h"
-#include "loom/te/lower.h"
 #include "loom/topi/elementwise.h"
-#include "loom/topi/schedule.h"
+#include "topi_test_util.h"
 
 namespace loom::topi {
 namespace {
 
-using target_test::CallWithArrays;
 using target_test::RandomArray;
-
-// Compiles `out` (computed from `inputs`) with schedule_injective and runs it on `arrays`.
-tir::HostArray RunCompiled(const std::vector<te::Tensor>& inputs, const te::Tensor& out,
-                           const std::vector<tir::HostArray>& arrays) {
-  te::Schedule s = schedule_injective({out});
-  Array<te::Tensor> args(inputs.begin(), inputs.end());
-  args.push_back(out);
-  runtime::Module module = build(te::lower(s, args, "op"), Target::Parse("llvm"));
-  std::vector<int64_t> shape;
-  for (const PrimExpr& extent : out.shape()) {
-    int64_t value = 0;
-    EXPECT_TRUE(IsConstInt(extent, &value));
-    shape.push_back(value);
-  }
-  tir::HostArray result(out.dtype(), shape);
-  std::vector<tir::HostArray> all = arrays;
-  all.push_back(result);
-  CallWithArrays(module, "op", all);
-  return result;
-}
+using test::ErrorOf;
+using test::ExpectClose;
+using test::RunCompiled;
 
 // The flat index into an operand of `shape` (right-aligned, size-1 dimensions broadcast)
 // of the output element at `flat` in `out_shape`.
@@ -55,23 +35,6 @@ int64_t BroadcastSource(const std::vector<int64_t>& shape, const std::vector<int
     stride *= shape[s];
   }
   return source;
-}
-
-// Float results within `tolerance` relative (absolute near 0); exact otherwise.
-void ExpectClose(const tir::HostArray& got, const std::function<double(int64_t)>& want,
-                 double tolerance, const std::string& label) {
-  int failures = 0;
-  for (int64_t i = 0; i < got.NumElements() && failures < 5; ++i) {
-    double expected = want(i);
-    double actual = got.dtype().is_float() ? got.GetFloat(i) : static_cast<double>(got.GetInt(i));
-    bool ok = std::isnan(expected) ? std::isnan(actual)
-                                   : std::abs(actual - expected) <=
-                                         tolerance * std::max(1.0, std::abs(expected));
-    if (!ok) {
-      ++failures;
-      ADD_FAILURE() << label << " element " << i << ": got " << actual << ", want " << expected;
-    }
-  }
 }
 
 struct UnaryCase {
@@ -269,15 +232,6 @@ TEST(TopiElementwise, InjectiveChainsAreInlinedIntoOneLoop) {
                 return std::max(v, 0.0);
               },
               1e-6, "chain");
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(TopiElementwise, BadOperandsAreUserErrors) {

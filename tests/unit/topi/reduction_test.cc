@@ -10,33 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "../target/target_test_util.h"
-#include "loom/te/lower.h"
 #include "loom/topi/reduction.h"
-#include "loom/topi/schedule.h"
+#include "topi_test_util.h"
 
 namespace loom::topi {
 namespace {
 
-using target_test::CallWithArrays;
 using target_test::RandomArray;
 
-std::vector<int64_t> ConstShape(const te::Tensor& t) {
-  std::vector<int64_t> shape;
-  for (const PrimExpr& extent : t.shape()) {
-    int64_t value = 0;
-    EXPECT_TRUE(IsConstInt(extent, &value));
-    shape.push_back(value);
-  }
-  return shape;
-}
-
 tir::HostArray RunSchedule(const te::Schedule& s, const te::Tensor& x, const te::Tensor& out,
-                   const tir::HostArray& input) {
-  runtime::Module module = build(te::lower(s, {x, out}, "op"), Target::Parse("llvm"));
-  tir::HostArray result(out.dtype(), ConstShape(out));
-  CallWithArrays(module, "op", {input, result});
-  return result;
+                           const tir::HostArray& input) {
+  return test::RunScheduled(s, {x}, {out}, {input})[0];
 }
 
 // The reference of a reduction of `input` (shape `shape`) over `reduced`: fold(acc, value,
@@ -72,14 +56,7 @@ std::vector<double> Reference(const tir::HostArray& input, const std::vector<int
 void ExpectNear(const tir::HostArray& got, const std::vector<double>& want, double tolerance,
                 const std::string& label) {
   ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size())) << label;
-  int failures = 0;
-  for (int64_t i = 0; i < got.NumElements() && failures < 5; ++i) {
-    double actual = got.dtype().is_float() ? got.GetFloat(i) : double(got.GetInt(i));
-    if (std::abs(actual - want[i]) > tolerance * std::max(1.0, std::abs(want[i]))) {
-      ++failures;
-      ADD_FAILURE() << label << " element " << i << ": got " << actual << ", want " << want[i];
-    }
-  }
+  test::ExpectClose(got, [&](int64_t i) { return want[i]; }, tolerance, label);
 }
 
 std::vector<bool> Mask(const std::vector<int>& axes, size_t rank) {
@@ -239,26 +216,17 @@ TEST(TopiReduction, SoftmaxAndLogSoftmaxAlongEveryAxis) {
   }
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(TopiReduction, BadAxesAreUserErrors) {
   te::Tensor x = te::placeholder({4, 3}, DataType::Float(32), "x");
   te::Tensor i = te::placeholder({4, 3}, DataType::Int(32), "i");
-  EXPECT_NE(ErrorOf([&] { sum(x, {2}); }).find("sum of 'x': axis 2 is out of range for a tensor of 2 dimensions (expected -2 to 1)"),
+  EXPECT_NE(test::ErrorOf([&] { sum(x, {2}); }).find("sum of 'x': axis 2 is out of range for rank 2 (expected -2 to 1)"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { max(x, {1, -1}); }).find("axis -1 is listed twice"), std::string::npos);
-  EXPECT_NE(ErrorOf([&] { softmax(i); }).find("softmax: 'i' is int32; the operator takes float tensors"),
+  EXPECT_NE(test::ErrorOf([&] { max(x, {1, -1}); }).find("axis -1 is listed twice"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { softmax(i); }).find("softmax: 'i' is int32; the operator takes float tensors"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { argmax(x, -3); }).find("argmax of 'x': axis -3 is out of range"),
+  EXPECT_NE(test::ErrorOf([&] { argmax(x, -3); }).find("argmax of 'x': axis -3 is out of range"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { schedule_softmax(x); }).find("not the output of softmax"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { schedule_softmax(x); }).find("not the output of softmax"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,21 @@
+// Matrix products with ONNX semantics, and their generic CPU schedule.
+#pragma once
+
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+
+namespace loom::topi {
+
+// numpy.matmul / ONNX MatMul: a [..., M, K] x b [..., K, N] -> [..., M, N], the batch
+// dimensions broadcasting; a 1-D a is a row [1, K] and a 1-D b a column [K, 1], whose unit
+// dimension the result drops. One dtype for both; integers accumulate in that type. A
+// K mismatch is a loom::Error naming both shapes. Tag "matmul".
+te::Tensor matmul(const te::Tensor& a, const te::Tensor& b);
+
+// Output rows (batch and M fused) in parallel; per row group a register tile of
+// `tile_rows` rows x 16 columns accumulates over K (the k loop inside the tile loop, the
+// rows unrolled, the columns one AVX-512 vector). Inputs computed by injective stages are
+// inlined.
+te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows = 4);
+
+}  // namespace loom::topi

@@ -1,0 +1,97 @@
+// Data-movement operators with ONNX semantics: reshaping, transposing, broadcasting,
+// concatenating, splitting, slicing, gathering, tiling, padding and layout changes. Each
+// returns compute tensors tagged "injective", to be scheduled with schedule_injective
+// (loom/topi/schedule.h) or inlined into a consumer.
+//
+//   te::Tensor y = topi::transpose(topi::reshape(x, {0, 4, -1}), {0, 2, 1});
+//
+// Axes may be negative and then count from the end of the rank they refer to. Out-of-range
+// axes, shapes that do not fit the operator and other misuse are a loom::Error naming the
+// operator, the tensor and what was expected. Operators whose output shape depends on the
+// input's dimension sizes (reshape, split, strided_slice, ...) need those sizes constant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/te/operation.h"
+
+namespace loom::topi {
+
+// ---- shape changes
+
+// ONNX Reshape (allowzero = 0): one entry may be -1 (inferred from the element count) and
+// an entry 0 copies the input's dimension at that position; the element count must match.
+te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape);
+// ONNX Flatten: a 2-d tensor of (product of dims before axis, product from axis on);
+// axis in [-rank, rank].
+te::Tensor flatten(const te::Tensor& x, int64_t axis = 1);
+// ONNX Squeeze: removes the listed dimensions, which must have size 1; no axes removes
+// every dimension of constant size 1.
+te::Tensor squeeze(const te::Tensor& x, const std::vector<int64_t>& axes = {});
+// ONNX Unsqueeze: inserts size-1 dimensions at `axes`, positions in the output's rank.
+te::Tensor unsqueeze(const te::Tensor& x, const std::vector<int64_t>& axes);
+// ONNX Transpose: output dimension d is input dimension perm[d]; no perm reverses them.
+te::Tensor transpose(const te::Tensor& x, const std::vector<int64_t>& perm = {});
+// ONNX Expand: x broadcast with `shape` in both directions (NumPy rules), so a 1 in
+// `shape` keeps x's dimension.
+te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape);
+// NumPy broadcast_to: x broadcast to exactly `shape` (x's dimensions must be 1 or match).
+te::Tensor broadcast_to(const te::Tensor& x, const Array<PrimExpr>& shape);
+
+// ---- joining, splitting, slicing
+
+// ONNX Concat: tensors of one dtype and rank, equal in every dimension but `axis`.
+te::Tensor concat(const Array<te::Tensor>& tensors, int64_t axis);
+// ONNX Split: consecutive pieces of x along `axis`, of the given sizes (which must sum to
+// the dimension).
+Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int64_t>& sizes);
+// ONNX Slice: along each of `axes` (default 0, 1, ...), elements start, start + step, ...
+// before end (steps default to 1, may be negative, not 0). Negative starts and ends count
+// from the end of the dimension; both are then clamped into range, so INT64_MAX means "to
+// the end" (and INT64_MIN, with a negative step, "to the beginning").
+te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
+                         const std::vector<int64_t>& ends, const std::vector<int64_t>& axes = {},
+                         const std::vector<int64_t>& steps = {});
+// ONNX Tile: dimension d repeated repeats[d] (>= 1) times.
+te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats);
+
+// ---- gathering. Index tensors are int32 or int64; a negative index counts from the end of
+// the dimension. Out-of-range indices, undefined in ONNX, read the nearest element in range
+// rather than outside the tensor.
+
+// ONNX Gather: output shape data[:axis] + indices.shape + data[axis + 1:].
+te::Tensor gather(const te::Tensor& data, const te::Tensor& indices, int64_t axis = 0);
+// ONNX GatherElements: indices has data's rank; output[i] = data[i with i[axis] replaced by
+// indices[i]], so the output has indices' shape.
+te::Tensor gather_elements(const te::Tensor& data, const te::Tensor& indices, int64_t axis = 0);
+// NumPy take without an axis: elements of the flattened data, in indices' shape.
+te::Tensor take(const te::Tensor& data, const te::Tensor& indices);
+
+// ---- padding and layouts
+
+// How pad fills the border: with a constant, mirrored without repeating the edge
+// (reflect: 3 2 | 1 2 3 | 2 1), or repeating the edge (edge: 1 1 | 1 2 3 | 3 3).
+enum class PadMode { kConstant, kReflect, kEdge };
+// ONNX Pad: pads_begin[d] and pads_end[d] (>= 0) elements added before and after dimension
+// d. kConstant fills with `value` converted to x's dtype; kReflect needs pads below the
+// dimension's size; kEdge needs a non-empty dimension.
+te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
+               const std::vector<int64_t>& pads_end, PadMode mode = PadMode::kConstant,
+               double value = 0);
+// ONNX DepthToSpace orders: channel blocks depth-column-row (DCR, the default) or
+// column-row-depth (CRD).
+enum class DepthToSpaceMode { kDCR, kCRD };
+// ONNX DepthToSpace on NCHW: (N, C, H, W) to (N, C / b^2, H * b, W * b).
+te::Tensor depth_to_space(const te::Tensor& x, int64_t blocksize,
+                          DepthToSpaceMode mode = DepthToSpaceMode::kDCR);
+// ONNX SpaceToDepth on NCHW: (N, C, H, W) to (N, C * b^2, H / b, W / b), the inverse of
+// DCR depth_to_space; H and W must be multiples of b.
+te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize);
+// Between "NCHW" and a blocked "NCHW<k>c" (e.g. "NCHW16c": (N, C / k, H, W, k), channel
+// c at [c / k, ..., c % k]); C must be a multiple of k.
+te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
+                            const std::string& dst_layout);
+
+}  // namespace loom::topi

@@ -1,0 +1,121 @@
+#include "loom/topi/matmul.h"
+
+#include <string>
+
+#include "loom/topi/elementwise.h"
+
+namespace loom::topi {
+
+namespace {
+
+constexpr int kVectorLanes = 16;
+
+bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
+  int64_t x = 0, y = 0;
+  return (IsConstInt(a, &x) && IsConstInt(b, &y)) ? x == y : a.same_as(b);
+}
+
+bool IsUnit(const PrimExpr& extent) {
+  int64_t value = 0;
+  return IsConstInt(extent, &value) && value == 1;
+}
+
+}  // namespace
+
+te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
+  LOOM_CHECK_USER(a.dtype() == b.dtype())
+      << "matmul: operand types differ ('" << a.name() << "' is " << a.dtype().str() << ", '"
+      << b.name() << "' is " << b.dtype().str() << "); cast one operand to the other's type";
+  LOOM_CHECK_USER(a.ndim() >= 1 && b.ndim() >= 1 && !a.dtype().is_bool())
+      << "matmul of '" << a.name() << "' and '" << b.name()
+      << "': operands must be numeric tensors of at least one dimension";
+  // The matrix views: a 1-D operand gains a unit dimension.
+  Array<PrimExpr> a_shape = a.shape(), b_shape = b.shape();
+  bool a_vector = a.ndim() == 1, b_vector = b.ndim() == 1;
+  if (a_vector) a_shape.insert(a_shape.begin(), 1);
+  if (b_vector) b_shape.push_back(1);
+  PrimExpr depth = a_shape.back();
+  LOOM_CHECK_USER(SameExtent(depth, b_shape[b_shape.size() - 2]))
+      << "matmul of '" << a.name() << "' and '" << b.name() << "': the inner dimensions differ ("
+      << "K = " << a_shape.size() << "-d operand's last vs the other's second to last); "
+      << "a [..., M, K] needs b [..., K, N]";
+  Array<PrimExpr> a_batch(a_shape.begin(), a_shape.end() - 2);
+  Array<PrimExpr> b_batch(b_shape.begin(), b_shape.end() - 2);
+  Array<PrimExpr> batch = BroadcastShape(a_batch, b_batch, "matmul");
+  Array<PrimExpr> out_shape = batch;
+  if (!a_vector) out_shape.push_back(a_shape[a_shape.size() - 2]);
+  if (!b_vector) out_shape.push_back(b_shape.back());
+  IterVar k = te::reduce_axis(Range(0, depth), "k");
+  // Index of an operand's batch dimensions: right-aligned with the output's, unit ones at 0.
+  auto batch_index = [&](const Array<PrimExpr>& operand_batch, const Array<Var>& out) {
+    Array<PrimExpr> index;
+    size_t offset = batch.size() - operand_batch.size();
+    for (size_t d = 0; d < operand_batch.size(); ++d) {
+      index.push_back(IsUnit(operand_batch[d]) ? make_zero(out[offset + d].dtype())
+                                               : PrimExpr(out[offset + d]));
+    }
+    return index;
+  };
+  return te::compute(
+      out_shape,
+      [&](const Array<Var>& i) {
+        size_t next = batch.size();
+        Array<PrimExpr> a_index = batch_index(a_batch, i);
+        Array<PrimExpr> b_index = batch_index(b_batch, i);
+        if (!a_vector) a_index.push_back(i[next++]);
+        a_index.push_back(k->var);
+        b_index.push_back(k->var);
+        if (!b_vector) b_index.push_back(i[next++]);
+        return te::sum(a(a_index) * b(b_index), {k});
+      },
+      "matmul", "matmul");
+}
+
+te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows) {
+  LOOM_CHECK_USER(out.op()->tag == "matmul")
+      << "schedule_matmul: '" << out.name() << "' is not the output of matmul";
+  LOOM_CHECK_USER(tile_rows > 0) << "schedule_matmul: tile_rows must be positive, got "
+                                 << tile_rows;
+  te::Schedule s = te::create_schedule({out.op()});
+  for (const te::Stage& stage : s.stages()) {
+    const std::string& tag = stage->op->tag;
+    bool injective = tag == "elemwise" || tag == "broadcast" || tag == "injective";
+    if (injective && stage->op != out.op()) te::Stage(stage).compute_inline();
+  }
+  if (out.ndim() == 0) return s;  // a dot product of two vectors: one reduction loop
+  te::Tensor tile = s.cache_write(out, "local");
+  te::Stage c = s[out];
+  Array<IterVar> axes = c->leaf_iter_vars;
+  // The last output dimension is split into vectors; the one before it (M, when there is
+  // one) into tiles of rows; dimensions before those (batch) and the row tiles are fused
+  // into the parallel loop, so that the tile's own extents stay constant.
+  auto [column_vectors, lanes] = c.split(axes.back(), kVectorLanes);
+  c.vectorize(lanes);
+  if (axes.size() == 1) {
+    s[tile].compute_at(c, column_vectors);
+  } else {
+    auto [row_tiles, tile_row] = c.split(axes[axes.size() - 2], tile_rows);
+    Array<IterVar> order(axes.begin(), axes.end() - 2);
+    order.push_back(row_tiles);
+    IterVar task = order[0];
+    order.insert(order.end(), {column_vectors, tile_row, lanes});
+    c.reorder(order);
+    for (size_t d = 1; d + 3 < order.size(); ++d) task = c.fuse(task, order[d]);
+    c.unroll(tile_row);
+    c.parallel(task);
+    s[tile].compute_at(c, column_vectors);
+  }
+  // The tile: k outermost, then its rows (unrolled) and the 16 columns (one vector).
+  Array<IterVar> tile_axes = s[tile]->leaf_iter_vars;  // output dims..., k
+  IterVar tile_k = tile_axes.back();
+  IterVar tile_columns = tile_axes[tile_axes.size() - 2];
+  Array<IterVar> order{tile_k};
+  for (size_t d = 0; d + 2 < tile_axes.size(); ++d) order.push_back(tile_axes[d]);
+  order.push_back(tile_columns);
+  s[tile].reorder(order);
+  for (size_t d = 0; d + 2 < tile_axes.size(); ++d) s[tile].unroll(tile_axes[d]);
+  s[tile].vectorize(tile_columns);
+  return s;
+}
+
+}  // namespace loom::topi

@@ -1,0 +1,435 @@
+// Data-movement operators that rearrange a tensor's elements by index arithmetic alone:
+// one compute per operator, reading the input at the source index of each output element.
+#include "loom/topi/transform.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <sstream>
+
+#include "loom/ir/printer.h"
+#include "loom/topi/elementwise.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi {
+
+namespace detail {
+
+int NormalizeAxis(int64_t axis, int64_t rank, const std::string& op, const te::Tensor& x) {
+  LOOM_CHECK_USER(axis >= -rank && axis < rank)
+      << op << " of '" << x.name() << "': axis " << axis << " is out of range for rank " << rank
+      << " (expected " << -rank << " to " << rank - 1 << ")";
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+std::vector<int64_t> ConstShape(const te::Tensor& x, const std::string& op) {
+  std::vector<int64_t> shape;
+  for (const PrimExpr& extent : x.shape()) {
+    int64_t value = 0;
+    LOOM_CHECK_USER(IsConstInt(extent, &value))
+        << op << " of '" << x.name() << "': shape " << ShapeText(x.shape())
+        << " is symbolic; the operator needs constant dimension sizes";
+    shape.push_back(value);
+  }
+  return shape;
+}
+
+DataType IndexType(const te::Tensor& x) {
+  return x.shape().empty() ? DataType::Int(32) : x.shape()[0].dtype();
+}
+
+Array<PrimExpr> Unravel(PrimExpr flat, const Array<PrimExpr>& shape) {
+  Array<PrimExpr> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = d == 0 ? flat : floormod(flat, shape[d]);
+    flat = floordiv(flat, shape[d]);
+  }
+  return index;
+}
+
+PrimExpr ClampIndex(const PrimExpr& index, const PrimExpr& extent) {
+  return min(max(index, make_zero(index.dtype())), extent - 1);
+}
+
+template <typename T>
+std::string Parenthesized(const std::vector<T>& items) {
+  std::ostringstream text;
+  text << "(";
+  for (size_t d = 0; d < items.size(); ++d) text << (d ? ", " : "") << items[d];
+  text << ")";
+  return text.str();
+}
+
+std::string ShapeText(const Array<PrimExpr>& shape) { return Parenthesized(shape); }
+std::string ShapeText(const std::vector<int64_t>& shape) { return Parenthesized(shape); }
+
+}  // namespace detail
+
+namespace {
+
+using detail::ClampIndex;
+using detail::ConstShape;
+using detail::IndexType;
+using detail::kInjective;
+using detail::NormalizeAxis;
+using detail::ShapeText;
+using detail::Unravel;
+
+Array<PrimExpr> AsExprs(const Array<Var>& vars) {
+  return Array<PrimExpr>(vars.begin(), vars.end());
+}
+
+bool IsConst(const PrimExpr& extent, int64_t expected) {
+  int64_t value = 0;
+  return IsConstInt(extent, &value) && value == expected;
+}
+
+// Equal sizes: equal constants, or one and the same symbolic expression.
+bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
+  int64_t ca = 0, cb = 0;
+  return (IsConstInt(a, &ca) && IsConstInt(b, &cb)) ? ca == cb : a.same_as(b);
+}
+
+PrimExpr Product(const Array<PrimExpr>& extents, size_t begin, size_t end, DataType t) {
+  PrimExpr product = make_const(t, int64_t{1});
+  for (size_t d = begin; d < end; ++d) product = product * extents[d];
+  return product;
+}
+
+// The row-major flat position of `index` in `shape`.
+PrimExpr Ravel(const Array<PrimExpr>& index, const Array<PrimExpr>& shape, DataType t) {
+  PrimExpr flat = make_zero(t);
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+// x's elements in row-major order, laid out in `shape` (of x's element count).
+te::Tensor ReshapeTo(const te::Tensor& x, const Array<PrimExpr>& shape, const std::string& op) {
+  DataType t = IndexType(x);
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) { return x(Unravel(Ravel(AsExprs(i), shape, t), x.shape())); },
+      op, kInjective);
+}
+
+// x read at output index `out` of a broadcast to a shape of out's rank.
+PrimExpr BroadcastRead(const te::Tensor& x, const Array<Var>& out) {
+  Array<PrimExpr> index;
+  size_t offset = out.size() - x.shape().size();
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    index.push_back(IsConst(x.shape()[d], 1) ? make_zero(out[offset + d].dtype())
+                                             : PrimExpr(out[offset + d]));
+  }
+  return x(index);
+}
+
+}  // namespace
+
+te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> in = ConstShape(x, "reshape");
+  int64_t count = std::accumulate(in.begin(), in.end(), int64_t{1}, std::multiplies<>());
+  std::vector<int64_t> out(shape.size());
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      LOOM_CHECK_USER(inferred < 0) << "reshape of '" << x.name() << "': target shape "
+                                    << ShapeText(shape) << " has more than one -1";
+      inferred = static_cast<int>(d);
+      continue;
+    }
+    if (shape[d] == 0) {
+      LOOM_CHECK_USER(d < in.size())
+          << "reshape of '" << x.name() << "': entry 0 at position " << d << " of "
+          << ShapeText(shape) << " copies an input dimension, but '" << x.name()
+          << "' has rank " << in.size();
+      out[d] = in[d];
+    } else {
+      LOOM_CHECK_USER(shape[d] > 0)
+          << "reshape of '" << x.name() << "': entry " << shape[d] << " of " << ShapeText(shape)
+          << " is invalid; entries are sizes, 0 (copy the input's) or -1 (infer)";
+      out[d] = shape[d];
+    }
+    known *= out[d];
+  }
+  if (inferred >= 0) {
+    LOOM_CHECK_USER(known != 0 && count % known == 0)
+        << "reshape of '" << x.name() << "': cannot infer the -1 of " << ShapeText(shape) << ": "
+        << ShapeText(in) << " has " << count << " elements, no multiple of " << known;
+    out[inferred] = count / known;
+  } else {
+    LOOM_CHECK_USER(known == count)
+        << "reshape of '" << x.name() << "': target shape " << ShapeText(out) << " has " << known
+        << " elements but " << ShapeText(in) << " has " << count;
+  }
+  Array<PrimExpr> target;
+  for (int64_t extent : out) target.push_back(make_const(IndexType(x), extent));
+  return ReshapeTo(x, target, "reshape");
+}
+
+te::Tensor flatten(const te::Tensor& x, int64_t axis) {
+  int64_t rank = x.ndim();
+  // Unlike other axes, axis == rank is allowed (an outer dimension of everything).
+  LOOM_CHECK_USER(axis >= -rank && axis <= rank)
+      << "flatten of '" << x.name() << "': axis " << axis << " is out of range for rank " << rank
+      << " (expected " << -rank << " to " << rank << ")";
+  size_t split = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  DataType t = IndexType(x);
+  return ReshapeTo(x, {Product(x.shape(), 0, split, t), Product(x.shape(), split, rank, t)},
+                   "flatten");
+}
+
+te::Tensor squeeze(const te::Tensor& x, const std::vector<int64_t>& axes) {
+  std::vector<bool> dropped(x.ndim(), false);
+  for (int d = 0; d < x.ndim() && axes.empty(); ++d) dropped[d] = IsConst(x.shape()[d], 1);
+  for (int64_t axis : axes) {
+    int d = NormalizeAxis(axis, x.ndim(), "squeeze", x);
+    LOOM_CHECK_USER(!dropped[d]) << "squeeze of '" << x.name() << "': axis " << axis
+                                 << " is listed twice";
+    LOOM_CHECK_USER(IsConst(x.shape()[d], 1))
+        << "squeeze of '" << x.name() << "': dimension " << d << " of " << ShapeText(x.shape())
+        << " is " << x.shape()[d] << ", not 1";
+    dropped[d] = true;
+  }
+  Array<PrimExpr> shape;
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (!dropped[d]) shape.push_back(x.shape()[d]);
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        size_t kept = 0;
+        for (int d = 0; d < x.ndim(); ++d) {
+          index.push_back(dropped[d] ? make_zero(IndexType(x)) : PrimExpr(i[kept++]));
+        }
+        return x(index);
+      },
+      "squeeze", kInjective);
+}
+
+te::Tensor unsqueeze(const te::Tensor& x, const std::vector<int64_t>& axes) {
+  int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t axis : axes) {
+    int d = NormalizeAxis(axis, rank, "unsqueeze", x);
+    LOOM_CHECK_USER(!inserted[d]) << "unsqueeze of '" << x.name() << "': axis " << axis
+                                  << " is listed twice";
+    inserted[d] = true;
+  }
+  Array<PrimExpr> shape;
+  for (int64_t d = 0, kept = 0; d < rank; ++d) {
+    shape.push_back(inserted[d] ? make_const(IndexType(x), int64_t{1}) : x.shape()[kept++]);
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (!inserted[d]) index.push_back(i[d]);
+        }
+        return x(index);
+      },
+      "unsqueeze", kInjective);
+}
+
+te::Tensor transpose(const te::Tensor& x, const std::vector<int64_t>& perm) {
+  int rank = x.ndim();
+  std::vector<int> order(rank);
+  if (perm.empty()) {
+    for (int d = 0; d < rank; ++d) order[d] = rank - 1 - d;
+  } else {
+    LOOM_CHECK_USER(static_cast<int>(perm.size()) == rank)
+        << "transpose of '" << x.name() << "': perm " << ShapeText(perm) << " has " << perm.size()
+        << " entries for a tensor of rank " << rank;
+    std::vector<bool> seen(rank, false);
+    for (int d = 0; d < rank; ++d) {
+      order[d] = NormalizeAxis(perm[d], rank, "transpose", x);
+      LOOM_CHECK_USER(!seen[order[d]]) << "transpose of '" << x.name() << "': perm "
+                                       << ShapeText(perm) << " is not a permutation of the axes";
+      seen[order[d]] = true;
+    }
+  }
+  Array<PrimExpr> shape;
+  for (int d = 0; d < rank; ++d) shape.push_back(x.shape()[order[d]]);
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index(rank);
+        for (int d = 0; d < rank; ++d) index[order[d]] = i[d];
+        return x(index);
+      },
+      "transpose", kInjective);
+}
+
+te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  Array<PrimExpr> out = BroadcastShape(x.shape(), shape, "expand of '" + x.name() + "'");
+  return te::compute(
+      out, [&](const Array<Var>& i) { return BroadcastRead(x, i); }, "expand", kInjective);
+}
+
+te::Tensor broadcast_to(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  std::string op = "broadcast_to of '" + x.name() + "'";
+  Array<PrimExpr> out = BroadcastShape(x.shape(), shape, op);
+  bool exact = out.size() == shape.size();
+  for (size_t d = 0; exact && d < out.size(); ++d) exact = SameExtent(out[d], shape[d]);
+  LOOM_CHECK_USER(exact) << op << ": " << ShapeText(x.shape()) << " does not broadcast to "
+                         << ShapeText(shape) << " (it would give " << ShapeText(out)
+                         << "); use expand to broadcast in both directions";
+  return te::compute(
+      shape, [&](const Array<Var>& i) { return BroadcastRead(x, i); }, "broadcast_to", kInjective);
+}
+
+te::Tensor concat(const Array<te::Tensor>& tensors, int64_t axis) {
+  LOOM_CHECK_USER(!tensors.empty()) << "concat: no tensors to concatenate";
+  const te::Tensor& first = tensors[0];
+  int a = NormalizeAxis(axis, first.ndim(), "concat", first);
+  // offsets[k]: where tensor k starts along the axis; offsets.back() is the output's extent.
+  Array<PrimExpr> offsets = {make_zero(IndexType(first))};
+  for (const te::Tensor& t : tensors) {
+    LOOM_CHECK_USER(t.dtype() == first.dtype())
+        << "concat: '" << t.name() << "' is " << t.dtype().str() << " but '" << first.name()
+        << "' is " << first.dtype().str() << "; all tensors need one dtype";
+    bool same = t.ndim() == first.ndim();
+    for (int d = 0; same && d < t.ndim(); ++d) {
+      same = d == a || SameExtent(t.shape()[d], first.shape()[d]);
+    }
+    LOOM_CHECK_USER(same) << "concat along axis " << axis << ": '" << t.name() << "' has shape "
+                          << ShapeText(t.shape()) << " but '" << first.name() << "' has "
+                          << ShapeText(first.shape())
+                          << "; all dimensions but the axis must be equal";
+    offsets.push_back(offsets.back() + t.shape()[a]);
+  }
+  Array<PrimExpr> shape = first.shape();
+  shape[a] = offsets.back();
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        PrimExpr value;
+        for (size_t k = tensors.size(); k-- > 0;) {
+          if (IsConst(tensors[k].shape()[a], 0)) continue;  // contributes nothing
+          Array<PrimExpr> index = AsExprs(i);
+          index[a] = ClampIndex(i[a] - offsets[k], tensors[k].shape()[a]);
+          PrimExpr read = tensors[k](index);
+          value = value.defined() ? select(i[a] < offsets[k + 1], read, value) : read;
+        }
+        // Every tensor empty along the axis: so is the output, and the body never runs.
+        return value.defined() ? value : make_zero(first.dtype());
+      },
+      "concat", kInjective);
+}
+
+Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int64_t>& sizes) {
+  int a = NormalizeAxis(axis, x.ndim(), "split", x);
+  int64_t extent = 0;
+  LOOM_CHECK_USER(IsConstInt(x.shape()[a], &extent))
+      << "split of '" << x.name() << "': dimension " << a << " of " << ShapeText(x.shape())
+      << " is symbolic; the operator needs a constant size";
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    LOOM_CHECK_USER(size >= 0) << "split of '" << x.name() << "': sizes " << ShapeText(sizes)
+                               << " include a negative size";
+    total += size;
+  }
+  LOOM_CHECK_USER(!sizes.empty() && total == extent)
+      << "split of '" << x.name() << "': sizes " << ShapeText(sizes) << " sum to " << total
+      << " but dimension " << a << " of " << ShapeText(x.shape()) << " is " << extent;
+  Array<te::Tensor> pieces;
+  int64_t offset = 0;
+  for (int64_t size : sizes) {
+    Array<PrimExpr> shape = x.shape();
+    shape[a] = make_const(IndexType(x), size);
+    pieces.push_back(te::compute(
+        shape,
+        [&](const Array<Var>& i) {
+          Array<PrimExpr> index = AsExprs(i);
+          index[a] = i[a] + make_const(i[a].dtype(), offset);
+          return x(index);
+        },
+        "split", kInjective));
+    offset += size;
+  }
+  return pieces;
+}
+
+te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
+                         const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                         const std::vector<int64_t>& steps) {
+  const std::string op = "strided_slice";
+  LOOM_CHECK_USER(ends.size() == starts.size() &&
+                  (axes.empty() || axes.size() == starts.size()) &&
+                  (steps.empty() || steps.size() == starts.size()))
+      << op << " of '" << x.name() << "': starts " << ShapeText(starts) << ", ends "
+      << ShapeText(ends) << ", axes " << ShapeText(axes) << " and steps " << ShapeText(steps)
+      << " differ in length";
+  std::vector<int64_t> first(x.ndim(), 0), stride(x.ndim(), 1);
+  Array<PrimExpr> shape = x.shape();
+  std::vector<bool> sliced(x.ndim(), false);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int d = NormalizeAxis(axes.empty() ? static_cast<int64_t>(k) : axes[k], x.ndim(), op, x);
+    LOOM_CHECK_USER(!sliced[d]) << op << " of '" << x.name() << "': axis " << d
+                                << " is sliced twice";
+    sliced[d] = true;
+    int64_t step = steps.empty() ? 1 : steps[k];
+    LOOM_CHECK_USER(step != 0) << op << " of '" << x.name() << "': step 0 along axis " << d;
+    int64_t extent = 0;
+    LOOM_CHECK_USER(IsConstInt(x.shape()[d], &extent))
+        << op << " of '" << x.name() << "': dimension " << d << " of " << ShapeText(x.shape())
+        << " is symbolic; the operator needs a constant size";
+    // ONNX Slice: negative bounds count from the end, then clamp to [0, extent] going
+    // forward or [-1, extent - 1] going backward (where -1 is "before the first").
+    int64_t start = starts[k] < 0 ? starts[k] + extent : starts[k];
+    int64_t end = ends[k] < 0 ? ends[k] + extent : ends[k];
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, extent);
+      end = std::clamp<int64_t>(end, 0, extent);
+    } else {
+      start = std::clamp<int64_t>(start, 0, extent - 1);
+      end = std::clamp<int64_t>(end, -1, extent - 1);
+    }
+    int64_t span = step > 0 ? end - start : start - end;
+    // Unsigned, so that steps up to INT64_MIN and INT64_MAX neither overflow nor wrap.
+    uint64_t magnitude = step > 0 ? uint64_t(step) : uint64_t{0} - uint64_t(step);
+    int64_t count = span <= 0 ? 0 : int64_t(1 + uint64_t(span - 1) / magnitude);
+    first[d] = start;
+    // A single element needs no step, which then need not fit the index type.
+    stride[d] = count > 1 ? step : 1;
+    shape[d] = make_const(IndexType(x), count);
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        for (int d = 0; d < x.ndim(); ++d) {
+          DataType t = i[d].dtype();
+          index.push_back(sliced[d] ? make_const(t, first[d]) + i[d] * make_const(t, stride[d])
+                                    : PrimExpr(i[d]));
+        }
+        return x(index);
+      },
+      op, kInjective);
+}
+
+te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats) {
+  LOOM_CHECK_USER(static_cast<int>(repeats.size()) == x.ndim())
+      << "tile of '" << x.name() << "': repeats " << ShapeText(repeats) << " has "
+      << repeats.size() << " entries for a tensor of rank " << x.ndim();
+  Array<PrimExpr> shape;
+  for (int d = 0; d < x.ndim(); ++d) {
+    LOOM_CHECK_USER(repeats[d] >= 1) << "tile of '" << x.name() << "': repeats "
+                                     << ShapeText(repeats) << " must all be at least 1";
+    shape.push_back(x.shape()[d] * make_const(x.shape()[d].dtype(), repeats[d]));
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        for (int d = 0; d < x.ndim(); ++d) {
+          index.push_back(repeats[d] == 1 ? PrimExpr(i[d]) : floormod(i[d], x.shape()[d]));
+        }
+        return x(index);
+      },
+      "tile", kInjective);
+}
+
+}  // namespace loom::topi

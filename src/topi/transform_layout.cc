@@ -1,0 +1,198 @@
+// Padding and layout changes of image-like tensors: pad, depth_to_space, space_to_depth and
+// layout_transform between NCHW and blocked NCHW<k>c.
+#include "loom/topi/transform.h"
+
+#include <algorithm>
+#include <string>
+
+#include "loom/ir/printer.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi {
+
+namespace {
+
+using detail::ClampIndex;
+using detail::ConstShape;
+using detail::IndexType;
+using detail::kInjective;
+using detail::ShapeText;
+
+const char* PadModeName(PadMode mode) {
+  switch (mode) {
+    case PadMode::kConstant: return "constant";
+    case PadMode::kReflect: return "reflect";
+    case PadMode::kEdge: return "edge";
+  }
+  return "?";
+}
+
+// The source position of a padded index `at` (already shifted by the begin pad) in a
+// dimension of `extent`, mirrored about the first and last elements.
+PrimExpr Reflect(const PrimExpr& at, const PrimExpr& extent) {
+  PrimExpr folded = select(at < make_zero(at.dtype()), make_zero(at.dtype()) - at, at);
+  return select(folded >= extent, (extent - 1) * 2 - folded, folded);
+}
+
+// (N, C, H, W) of a 4-d tensor, constant, for `op`.
+std::vector<int64_t> ImageShape(const te::Tensor& x, const std::string& op) {
+  LOOM_CHECK_USER(x.ndim() == 4) << op << " of '" << x.name() << "': shape "
+                                 << ShapeText(x.shape()) << " is not 4-d NCHW";
+  return ConstShape(x, op);
+}
+
+void CheckBlocksize(const te::Tensor& x, int64_t blocksize, const std::string& op) {
+  LOOM_CHECK_USER(blocksize >= 1) << op << " of '" << x.name() << "': blocksize " << blocksize
+                                  << " must be at least 1";
+}
+
+// The channel block k of "NCHW<k>c", 0 for "NCHW", or a loom::Error for any other layout.
+int64_t ChannelBlock(const std::string& layout, const te::Tensor& x) {
+  const std::string base = "NCHW";
+  std::string rest = layout.substr(0, base.size()) == base ? layout.substr(base.size()) : "?";
+  if (rest.empty()) return 0;
+  bool blocked = rest.size() >= 2 && rest.back() == 'c' &&
+                 rest.find_first_not_of("0123456789") == rest.size() - 1 && rest[0] != '0';
+  LOOM_CHECK_USER(blocked) << "layout_transform of '" << x.name() << "': layout '" << layout
+                           << "' is not supported; expected NCHW or NCHW<k>c such as NCHW16c";
+  return std::stoll(rest.substr(0, rest.size() - 1));
+}
+
+}  // namespace
+
+te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
+               const std::vector<int64_t>& pads_end, PadMode mode, double value) {
+  std::string op = std::string("pad (") + PadModeName(mode) + ") of '" + x.name() + "'";
+  LOOM_CHECK_USER(static_cast<int>(pads_begin.size()) == x.ndim() &&
+                  static_cast<int>(pads_end.size()) == x.ndim())
+      << op << ": pads " << ShapeText(pads_begin) << " and " << ShapeText(pads_end)
+      << " need one entry per dimension of " << ShapeText(x.shape());
+  Array<PrimExpr> shape;
+  for (int d = 0; d < x.ndim(); ++d) {
+    LOOM_CHECK_USER(pads_begin[d] >= 0 && pads_end[d] >= 0)
+        << op << ": pads " << ShapeText(pads_begin) << " and " << ShapeText(pads_end)
+        << " must be non-negative";
+    int64_t extent = 0;
+    bool padded = pads_begin[d] > 0 || pads_end[d] > 0;
+    bool known = IsConstInt(x.shape()[d], &extent);
+    LOOM_CHECK_USER(!padded || mode != PadMode::kReflect || !known ||
+                    std::max(pads_begin[d], pads_end[d]) < extent)
+        << op << ": pads of dimension " << d << " (" << pads_begin[d] << ", " << pads_end[d]
+        << ") must be smaller than its size " << extent << " to reflect";
+    LOOM_CHECK_USER(!padded || mode != PadMode::kEdge || !known || extent > 0)
+        << op << ": dimension " << d << " is empty, with no edge to repeat";
+    DataType t = x.shape()[d].dtype();
+    shape.push_back(x.shape()[d] + make_const(t, pads_begin[d] + pads_end[d]));
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        PrimExpr inside = const_true();
+        for (int d = 0; d < x.ndim(); ++d) {
+          const PrimExpr& extent = x.shape()[d];
+          if (pads_begin[d] == 0 && pads_end[d] == 0) {
+            index.push_back(i[d]);
+            continue;
+          }
+          PrimExpr at = i[d] - make_const(i[d].dtype(), pads_begin[d]);
+          switch (mode) {
+            case PadMode::kConstant:
+              inside = inside && at >= 0 && at < extent;
+              index.push_back(ClampIndex(at, extent));
+              break;
+            case PadMode::kReflect: index.push_back(Reflect(at, extent)); break;
+            case PadMode::kEdge: index.push_back(ClampIndex(at, extent)); break;
+          }
+        }
+        PrimExpr read = x(index);
+        return mode == PadMode::kConstant ? select(inside, read, make_const(x.dtype(), value))
+                                          : read;
+      },
+      "pad", kInjective);
+}
+
+te::Tensor depth_to_space(const te::Tensor& x, int64_t blocksize, DepthToSpaceMode mode) {
+  const std::string op = "depth_to_space";
+  std::vector<int64_t> in = ImageShape(x, op);
+  CheckBlocksize(x, blocksize, op);
+  int64_t block_area = blocksize * blocksize;
+  LOOM_CHECK_USER(in[1] % block_area == 0)
+      << op << " of '" << x.name() << "': " << in[1] << " channels are not a multiple of "
+      << "blocksize^2 = " << block_area;
+  DataType t = IndexType(x);
+  int64_t channels = in[1] / block_area;
+  Array<PrimExpr> shape = {x.shape()[0], make_const(t, channels), make_const(t, in[2] * blocksize),
+                           make_const(t, in[3] * blocksize)};
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        PrimExpr b = make_const(t, blocksize);
+        // Position within the b x b block of output pixels: which input channel group.
+        PrimExpr within = floormod(i[2], b) * b + floormod(i[3], b);
+        PrimExpr channel = mode == DepthToSpaceMode::kDCR
+                               ? within * make_const(t, channels) + i[1]
+                               : i[1] * make_const(t, block_area) + within;
+        return x(i[0], channel, floordiv(i[2], b), floordiv(i[3], b));
+      },
+      op, kInjective);
+}
+
+te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize) {
+  const std::string op = "space_to_depth";
+  std::vector<int64_t> in = ImageShape(x, op);
+  CheckBlocksize(x, blocksize, op);
+  LOOM_CHECK_USER(in[2] % blocksize == 0 && in[3] % blocksize == 0)
+      << op << " of '" << x.name() << "': height " << in[2] << " and width " << in[3]
+      << " must be multiples of blocksize " << blocksize;
+  DataType t = IndexType(x);
+  Array<PrimExpr> shape = {x.shape()[0], make_const(t, in[1] * blocksize * blocksize),
+                           make_const(t, in[2] / blocksize), make_const(t, in[3] / blocksize)};
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        PrimExpr b = make_const(t, blocksize), channels = make_const(t, in[1]);
+        // Output channel (row-in-block * b + column-in-block) * C + c.
+        PrimExpr within = floordiv(i[1], channels);
+        return x(i[0], floormod(i[1], channels), i[2] * b + floordiv(within, b),
+                 i[3] * b + floormod(within, b));
+      },
+      op, kInjective);
+}
+
+te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
+                            const std::string& dst_layout) {
+  int64_t src_block = ChannelBlock(src_layout, x), dst_block = ChannelBlock(dst_layout, x);
+  std::string op =
+      "layout_transform of '" + x.name() + "' from " + src_layout + " to " + dst_layout;
+  LOOM_CHECK_USER(x.ndim() == (src_block ? 5 : 4))
+      << op << ": shape " << ShapeText(x.shape()) << " does not have the rank of " << src_layout;
+  LOOM_CHECK_USER((src_block == 0) != (dst_block == 0))
+      << op << ": only NCHW <-> NCHW<k>c are supported";
+  DataType t = IndexType(x);
+  if (dst_block) {
+    int64_t channels = 0;
+    LOOM_CHECK_USER(IsConstInt(x.shape()[1], &channels) && channels % dst_block == 0)
+        << op << ": channels " << x.shape()[1] << " must be a constant multiple of " << dst_block;
+    PrimExpr k = make_const(t, dst_block);
+    Array<PrimExpr> shape = {x.shape()[0], make_const(t, channels / dst_block), x.shape()[2],
+                             x.shape()[3], k};
+    return te::compute(
+        shape,
+        [&](const Array<Var>& i) { return x(i[0], i[1] * k + i[4], i[2], i[3]); },
+        "layout_transform", kInjective);
+  }
+  int64_t block = 0;
+  LOOM_CHECK_USER(IsConstInt(x.shape()[4], &block) && block == src_block)
+      << op << ": the last dimension of " << ShapeText(x.shape()) << " must be " << src_block;
+  PrimExpr k = make_const(t, src_block);
+  Array<PrimExpr> shape = {x.shape()[0], x.shape()[1] * k, x.shape()[2], x.shape()[3]};
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        return x(i[0], floordiv(i[1], k), i[2], i[3], floormod(i[1], k));
+      },
+      "layout_transform", kInjective);
+}
+
+}  // namespace loom::topi
