@@ -1,0 +1,33 @@
+// Neural-network operators with ONNX semantics, and their generic CPU schedules.
+#pragma once
+
+#include <array>
+
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+
+namespace loom::topi {
+
+struct Conv2DAttrs {
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 2> dilations{1, 1};
+  // Zeros before and after the input's rows and columns: {top, left, bottom, right}, as
+  // ONNX's pads (x1_begin, x2_begin, x1_end, x2_end).
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
+  int64_t groups = 1;
+};
+
+// ONNX Conv in NCHW: data [N, C, H, W], weight [K, C / groups, R, S] -> [N, K, P, Q] with
+// P = (H + top + bottom - dilation * (R - 1) - 1) / stride + 1 (and Q alike). groups = C
+// = K is depthwise. Shapes must be constant; channels not divisible by groups, a weight
+// whose channels do not match, non-positive strides or dilations, negative pads, or an
+// empty output are loom::Errors naming the operator and the sizes. Tag "conv2d_nchw".
+te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight,
+                       const Conv2DAttrs& attrs = {});
+
+// The padded input is inlined; output channels x rows in parallel, the output row's
+// columns in 16-lane vectors accumulating in a register tile over the reduction (input
+// channels of the group, kernel rows, kernel columns).
+te::Schedule schedule_conv2d_nchw(const te::Tensor& out);
+
+}  // namespace loom::topi

@@ -1,0 +1,91 @@
+// conv2d in NCHW: a zero-padded view of the input (an injective stage, inlined by the
+// schedule) and one reduction over the group's input channels and the kernel window.
+#include <string>
+
+#include "loom/topi/nn.h"
+#include "loom/topi/transform.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi {
+
+namespace {
+
+constexpr int kVectorLanes = 16;
+
+}  // namespace
+
+te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
+  const std::string op = "conv2d_nchw";
+  LOOM_CHECK_USER(data.ndim() == 4 && weight.ndim() == 4)
+      << op << ": data '" << data.name() << "' and weight '" << weight.name()
+      << "' must be 4-d (NCHW and KCRS), got " << data.ndim() << "-d and " << weight.ndim() << "-d";
+  LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
+      << op << ": data and weight must share one float type, got " << data.dtype().str()
+      << " and " << weight.dtype().str();
+  std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+  const int64_t K = w[0], CG = w[1], R = w[2], S = w[3];
+  LOOM_CHECK_USER(a.groups > 0 && C % a.groups == 0 && K % a.groups == 0)
+      << op << ": " << C << " input and " << K << " output channels must both divide into "
+      << a.groups << " groups";
+  LOOM_CHECK_USER(CG == C / a.groups)
+      << op << ": weight '" << weight.name() << "' has " << CG << " input channels per group, "
+      << "but data '" << data.name() << "' has " << C << " channels in " << a.groups
+      << " groups (expected " << C / a.groups << ")";
+  for (int d = 0; d < 2; ++d) {
+    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
+        << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
+        << ", " << a.strides[1] << ") dilations (" << a.dilations[0] << ", " << a.dilations[1] << ")";
+  }
+  for (int64_t pad : a.pads) {
+    LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got " << pad;
+  }
+  const int64_t P = (H + a.pads[0] + a.pads[2] - a.dilations[0] * (R - 1) - 1) / a.strides[0] + 1;
+  const int64_t Q = (W + a.pads[1] + a.pads[3] - a.dilations[1] * (S - 1) - 1) / a.strides[1] + 1;
+  LOOM_CHECK_USER(P > 0 && Q > 0 && H + a.pads[0] + a.pads[2] >= a.dilations[0] * (R - 1) + 1 &&
+                  W + a.pads[1] + a.pads[3] >= a.dilations[1] * (S - 1) + 1)
+      << op << ": the " << R << "x" << S << " kernel (dilations " << a.dilations[0] << ", "
+      << a.dilations[1] << ") does not fit the padded " << H << "x" << W << " input";
+  te::Tensor padded = pad(data, {0, 0, a.pads[0], a.pads[1]}, {0, 0, a.pads[2], a.pads[3]});
+  IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
+  IterVar rr = te::reduce_axis(Range(0, int(R)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(S)), "rs");
+  const int64_t out_per_group = K / a.groups;
+  return te::compute(
+      {int(N), int(K), int(P), int(Q)},
+      [&](Var n, Var k, Var p, Var q) {
+        PrimExpr channel = floordiv(k, int(out_per_group)) * int(CG) + rc->var;
+        return te::sum(padded(n, channel, p * int(a.strides[0]) + rr->var * int(a.dilations[0]),
+                              q * int(a.strides[1]) + rs->var * int(a.dilations[1])) *
+                           weight(k, rc->var, rr->var, rs->var),
+                       {rc, rr, rs});
+      },
+      op, "conv2d_nchw");
+}
+
+te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
+  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw")
+      << "schedule_conv2d_nchw: '" << out.name() << "' is not the output of conv2d_nchw";
+  te::Schedule s = te::create_schedule({out.op()});
+  for (const te::Stage& stage : s.stages()) {
+    const std::string& tag = stage->op->tag;
+    bool injective = tag == "elemwise" || tag == "broadcast" || tag == "injective";
+    if (injective && stage->op != out.op()) te::Stage(stage).compute_inline();
+  }
+  te::Tensor tile = s.cache_write(out, "local");
+  te::Stage c = s[out];
+  Array<IterVar> axes = c->leaf_iter_vars;  // n, k, p, q
+  auto [column_vectors, lanes] = c.split(axes[3], kVectorLanes);
+  c.reorder({axes[0], axes[1], axes[2], column_vectors, lanes});
+  IterVar rows = c.fuse(c.fuse(axes[0], axes[1]), axes[2]);
+  c.vectorize(lanes);
+  c.parallel(rows);
+  s[tile].compute_at(c, column_vectors);
+  Array<IterVar> tile_axes = s[tile]->leaf_iter_vars;  // n, k, p, q, rc, rr, rs
+  s[tile].reorder({tile_axes[4], tile_axes[5], tile_axes[6], tile_axes[0], tile_axes[1],
+                   tile_axes[2], tile_axes[3]});
+  s[tile].vectorize(tile_axes[3]);
+  return s;
+}
+
+}  // namespace loom::topi

@@ -1,0 +1,120 @@
+// conv2d_nchw compiled with schedule_conv2d_nchw against a direct reference written here:
+// strides, dilations, asymmetric pads, groups (depthwise included), 1x1 kernels, widths that
+// are no multiple of 16, batch 2; and the user errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loom/topi/nn.h"
+#include "topi_test_util.h"
+
+namespace loom::topi {
+namespace {
+
+using target_test::RandomArray;
+
+struct ConvCase {
+  std::vector<int64_t> data;    // N, C, H, W
+  std::vector<int64_t> weight;  // K, C / groups, R, S
+  Conv2DAttrs attrs;
+};
+
+std::vector<double> Reference(const tir::HostArray& x, const tir::HostArray& w,
+                              const ConvCase& c, int64_t P, int64_t Q) {
+  const int64_t N = c.data[0], C = c.data[1], H = c.data[2], W = c.data[3];
+  const int64_t K = c.weight[0], CG = c.weight[1], R = c.weight[2], S = c.weight[3];
+  const Conv2DAttrs& a = c.attrs;
+  std::vector<double> out;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t q = 0; q < Q; ++q) {
+          double total = 0;
+          int64_t group = k / (K / a.groups);
+          for (int64_t rc = 0; rc < CG; ++rc)
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                int64_t h = p * a.strides[0] + r * a.dilations[0] - a.pads[0];
+                int64_t wc = q * a.strides[1] + s * a.dilations[1] - a.pads[1];
+                if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
+                int64_t channel = group * CG + rc;
+                total += x.GetFloat(((n * C + channel) * H + h) * W + wc) *
+                         w.GetFloat(((k * CG + rc) * R + r) * S + s);
+              }
+          out.push_back(total);
+        }
+  return out;
+}
+
+Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
+  Array<PrimExpr> e;
+  for (int64_t v : shape) e.push_back(int(v));
+  return e;
+}
+
+TEST(TopiConv2D, MatchesTheDirectReference) {
+  auto attrs = [](std::array<int64_t, 2> strides, std::array<int64_t, 2> dilations,
+                  std::array<int64_t, 4> pads, int64_t groups) {
+    Conv2DAttrs a;
+    a.strides = strides;
+    a.dilations = dilations;
+    a.pads = pads;
+    a.groups = groups;
+    return a;
+  };
+  std::vector<ConvCase> cases = {
+      {{1, 3, 11, 19}, {5, 3, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 1)},
+      {{2, 4, 12, 33}, {6, 4, 3, 3}, attrs({2, 2}, {1, 1}, {1, 1, 1, 1}, 1)},
+      {{1, 2, 13, 17}, {3, 2, 3, 3}, attrs({1, 1}, {2, 2}, {2, 2, 2, 2}, 1)},
+      {{1, 3, 9, 20}, {4, 3, 2, 3}, attrs({1, 2}, {1, 1}, {0, 1, 1, 2}, 1)},
+      {{1, 4, 10, 18}, {6, 2, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 2)},
+      {{1, 8, 14, 14}, {8, 1, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 8)},  // depthwise
+      {{1, 16, 7, 7}, {24, 16, 1, 1}, attrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1)},  // 1x1
+  };
+  for (const ConvCase& c : cases) {
+    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor y = conv2d_nchw(x, w, c.attrs);
+    int64_t P = 0, Q = 0;
+    ASSERT_TRUE(IsConstInt(y.shape()[2], &P) && IsConstInt(y.shape()[3], &Q));
+    tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 41);
+    tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 42);
+    std::vector<double> want = Reference(in_x, in_w, c, P, Q);
+    tir::HostArray got = test::RunScheduled(schedule_conv2d_nchw(y), {x, w}, {y}, {in_x, in_w})[0];
+    ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+    std::string label = "conv2d C=" + std::to_string(c.data[1]) + " K=" + std::to_string(c.weight[0]) +
+                        " groups=" + std::to_string(c.attrs.groups);
+    // float32 sums of up to 144 products below 16 in magnitude.
+    test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 3e-4, label);
+  }
+}
+
+TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
+  te::Tensor x = te::placeholder({1, 4, 8, 8}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({6, 3, 3, 3}, DataType::Float(32), "w");
+  te::Tensor w2 = te::placeholder({6, 2, 3, 3}, DataType::Float(32), "w2");
+  te::Tensor w4 = te::placeholder({6, 4, 3, 3}, DataType::Float(32), "w4");
+  te::Tensor big = te::placeholder({6, 4, 11, 11}, DataType::Float(32), "big");
+  Conv2DAttrs groups3;
+  groups3.groups = 3;
+  Conv2DAttrs negative;
+  negative.pads = {0, -1, 0, 0};
+  Conv2DAttrs zero_stride;
+  zero_stride.strides = {0, 1};
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w); }).find("has 3 input channels per group, but data 'x' has 4 channels in 1 groups"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w2, groups3); }).find("must both divide into 3 groups"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w4, negative); }).find("pads must not be negative"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w4, zero_stride); }).find("must be positive"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, big); }).find("does not fit the padded 8x8 input"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); }).find("not the output of conv2d_nchw"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::topi
