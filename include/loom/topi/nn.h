@@ -30,4 +30,30 @@ te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight,
 // channels of the group, kernel rows, kernel columns).
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out);
 
+struct Pool2DAttrs {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 2> dilations{1, 1};
+  // {top, left, bottom, right}, as conv2d's.
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
+  // Output size rounded up: a last window may start in the input and overhang the padding.
+  bool ceil_mode = false;
+  // Average pooling divides by the window including its padded positions (ONNX
+  // count_include_pad = 1) or only by the positions inside the input.
+  bool count_include_pad = false;
+};
+
+// ONNX MaxPool / AveragePool on NCHW float tensors [N, C, H, W] -> [N, C, P, Q]. Padded
+// positions never win a max and count for an average only with count_include_pad; a window
+// that lies entirely in the padding is a loom::Error at construction (ONNX forbids it).
+// Tag "pool2d".
+te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs);
+te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs);
+// ONNX GlobalMaxPool / GlobalAveragePool: [N, C, H, W] -> [N, C, 1, 1] (schedule_reduce).
+te::Tensor global_max_pool2d(const te::Tensor& data);
+te::Tensor global_avg_pool2d(const te::Tensor& data);
+
+// Rows (batch, channel, output row) in parallel, output columns in 16-lane vectors.
+te::Schedule schedule_pool2d(const te::Tensor& out);
+
 }  // namespace loom::topi

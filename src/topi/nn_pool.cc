@@ -1,0 +1,170 @@
+// 2-D pooling in NCHW: a reduction over the window of each output position, reading the
+// input through bounds checks instead of a padded copy (padding must never win a max, and
+// counts for an average only when asked).
+#include <string>
+
+#include "loom/topi/nn.h"
+#include "loom/topi/reduction.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi {
+
+namespace {
+
+constexpr int kVectorLanes = 16;
+
+struct PoolGeometry {
+  int64_t N, C, H, W, P, Q;
+};
+
+int64_t OutputSize(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t kernel,
+                   int64_t stride, int64_t dilation, bool ceil_mode) {
+  int64_t span = in + pad_begin + pad_end - dilation * (kernel - 1) - 1;
+  int64_t size = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // ONNX: with ceil_mode, a last window starting in the end padding is dropped.
+  if (ceil_mode && (size - 1) * stride >= in + pad_begin) --size;
+  return size;
+}
+
+PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::string& op) {
+  LOOM_CHECK_USER(data.ndim() == 4 && data.dtype().is_float())
+      << op << ": '" << data.name() << "' must be a 4-d (NCHW) float tensor, got "
+      << data.ndim() << "-d " << data.dtype().str();
+  std::vector<int64_t> in = detail::ConstShape(data, op);
+  for (int d = 0; d < 2; ++d) {
+    LOOM_CHECK_USER(a.kernel[d] > 0 && a.strides[d] > 0 && a.dilations[d] > 0)
+        << op << ": kernel, strides and dilations must be positive, got kernel (" << a.kernel[0]
+        << ", " << a.kernel[1] << ") strides (" << a.strides[0] << ", " << a.strides[1]
+        << ") dilations (" << a.dilations[0] << ", " << a.dilations[1] << ")";
+    LOOM_CHECK_USER(a.pads[d] >= 0 && a.pads[d + 2] >= 0 &&
+                    a.pads[d] < a.kernel[d] * a.dilations[d] &&
+                    a.pads[d + 2] < a.kernel[d] * a.dilations[d])
+        << op << ": pads (" << a.pads[0] << ", " << a.pads[1] << ", " << a.pads[2] << ", "
+        << a.pads[3] << ") must be non-negative and smaller than the kernel's extent, so that "
+        << "no window lies entirely in the padding";
+  }
+  PoolGeometry g{in[0], in[1], in[2], in[3],
+                 OutputSize(in[2], a.pads[0], a.pads[2], a.kernel[0], a.strides[0],
+                            a.dilations[0], a.ceil_mode),
+                 OutputSize(in[3], a.pads[1], a.pads[3], a.kernel[1], a.strides[1],
+                            a.dilations[1], a.ceil_mode)};
+  LOOM_CHECK_USER(g.P > 0 && g.Q > 0)
+      << op << ": the " << a.kernel[0] << "x" << a.kernel[1] << " window does not fit the padded "
+      << g.H << "x" << g.W << " input";
+  return g;
+}
+
+te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, bool average) {
+  const std::string op = average ? "avg_pool2d" : "max_pool2d";
+  PoolGeometry g = Geometry(data, a, op);
+  IterVar rr = te::reduce_axis(Range(0, int(a.kernel[0])), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(a.kernel[1])), "rs");
+  DataType t = data.dtype();
+  auto window = [&](Var n, Var c, Var p, Var q) {
+    PrimExpr h = p * int(a.strides[0]) + rr->var * int(a.dilations[0]) - int(a.pads[0]);
+    PrimExpr w = q * int(a.strides[1]) + rs->var * int(a.dilations[1]) - int(a.pads[1]);
+    PrimExpr inside = h >= 0 && h < int(g.H) && w >= 0 && w < int(g.W);
+    // The read is clamped into the input: a select evaluates both sides.
+    PrimExpr value = data(n, c, detail::ClampIndex(h, int(g.H)), detail::ClampIndex(w, int(g.W)));
+    return std::pair{inside, value};
+  };
+  Array<PrimExpr> out_shape{int(g.N), int(g.C), int(g.P), int(g.Q)};
+  if (!average) {
+    return te::compute(
+        out_shape,
+        [&](Var n, Var c, Var p, Var q) {
+          auto [inside, value] = window(n, c, p, q);
+          return te::max(select(inside, value, te::min_value(t)), {rr, rs});
+        },
+        op, "pool2d");
+  }
+  te::Tensor total = te::compute(
+      out_shape,
+      [&](Var n, Var c, Var p, Var q) {
+        auto [inside, value] = window(n, c, p, q);
+        return te::sum(select(inside, value, make_zero(t)), {rr, rs});
+      },
+      op + "_sum", "pool2d");
+  return te::compute(
+      out_shape,
+      [&](Var n, Var c, Var p, Var q) {
+        PrimExpr count;
+        if (a.count_include_pad) {
+          // Positions in the input or its padding; with ceil_mode a window may overhang the
+          // padding too, and those positions do not count.
+          auto extent = [&](PrimExpr start, int64_t in, int64_t pad_end, int64_t kernel,
+                            int64_t dilation) {
+            PrimExpr end = min(start + int(dilation * (kernel - 1) + 1), int(in + pad_end));
+            return floordiv(end - start + int(dilation - 1), int(dilation));
+          };
+          count = extent(p * int(a.strides[0]) - int(a.pads[0]), g.H, a.pads[2], a.kernel[0],
+                         a.dilations[0]) *
+                  extent(q * int(a.strides[1]) - int(a.pads[1]), g.W, a.pads[3], a.kernel[1],
+                         a.dilations[1]);
+        } else {
+          // Window positions inside the input: for each axis, the taps k with
+          // 0 <= start + k * dilation < in.
+          auto inside = [&](PrimExpr start, int64_t in, int64_t kernel, int64_t dilation) {
+            PrimExpr first = max(make_zero(start.dtype()),
+                                 floordiv(int(dilation - 1) - start, int(dilation)));
+            PrimExpr last = min(int(kernel - 1), floordiv(int(in - 1) - start, int(dilation)));
+            return max(last - first + 1, make_zero(start.dtype()));
+          };
+          count = inside(p * int(a.strides[0]) - int(a.pads[0]), g.H, a.kernel[0], a.dilations[0]) *
+                  inside(q * int(a.strides[1]) - int(a.pads[1]), g.W, a.kernel[1], a.dilations[1]);
+        }
+        return total(n, c, p, q) / loom::cast(t, count);
+      },
+      op, "elemwise");
+}
+
+}  // namespace
+
+te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs) {
+  return Pool(data, attrs, false);
+}
+
+te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs) {
+  return Pool(data, attrs, true);
+}
+
+te::Tensor global_max_pool2d(const te::Tensor& data) {
+  LOOM_CHECK_USER(data.ndim() == 4) << "global_max_pool2d: '" << data.name()
+                                    << "' must be 4-d (NCHW), got " << data.ndim() << "-d";
+  return max(data, {2, 3}, /*keepdims=*/true);
+}
+
+te::Tensor global_avg_pool2d(const te::Tensor& data) {
+  LOOM_CHECK_USER(data.ndim() == 4) << "global_avg_pool2d: '" << data.name()
+                                    << "' must be 4-d (NCHW), got " << data.ndim() << "-d";
+  return mean(data, {2, 3}, /*keepdims=*/true);
+}
+
+te::Schedule schedule_pool2d(const te::Tensor& out) {
+  te::Schedule s = te::create_schedule({out.op()});
+  te::Stage c = s[out];
+  Array<IterVar> axes = c->leaf_iter_vars;  // n, c, p, q (then the window, for max)
+  LOOM_CHECK_USER(axes.size() >= 4 && (out.op()->tag == "pool2d" || out.op()->tag == "elemwise"))
+      << "schedule_pool2d: '" << out.name() << "' is not the output of max_pool2d or avg_pool2d";
+  auto [column_vectors, lanes] = c.split(axes[3], kVectorLanes);
+  IterVar rows = c.fuse(c.fuse(axes[0], axes[1]), axes[2]);
+  Array<IterVar> order{rows, column_vectors};
+  for (size_t d = 4; d < axes.size(); ++d) order.push_back(axes[d]);
+  order.push_back(lanes);
+  c.reorder(order);
+  c.vectorize(lanes);
+  c.parallel(rows);
+  // Average pooling: the window sums, computed where the output row is.
+  for (const te::Stage& stage : s.stages()) {
+    if (stage->op != out.op() && stage->op->tag == "pool2d") {
+      te::Stage sum_stage(stage);
+      sum_stage.compute_at(c, column_vectors);
+      Array<IterVar> sum_axes = sum_stage->leaf_iter_vars;  // n, c, p, q, rr, rs
+      sum_stage.reorder({sum_axes[4], sum_axes[5], sum_axes[0], sum_axes[1], sum_axes[2], sum_axes[3]});
+      sum_stage.vectorize(sum_axes[3]);
+    }
+  }
+  return s;
+}
+
+}  // namespace loom::topi
