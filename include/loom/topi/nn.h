@@ -56,4 +56,24 @@ te::Tensor global_avg_pool2d(const te::Tensor& data);
 // Rows (batch, channel, output row) in parallel, output columns in 16-lane vectors.
 te::Schedule schedule_pool2d(const te::Tensor& out);
 
+// ---- normalization (float tensors; schedule_injective for batch_norm, schedule_reduce for
+// the others, whose statistics are reductions).
+
+// ONNX BatchNormalization in inference: (x - mean) / sqrt(var + epsilon) * scale + bias,
+// the four parameters 1-d over dimension 1 of x ([N, C, ...]).
+te::Tensor batch_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
+                      const te::Tensor& mean, const te::Tensor& var, double epsilon = 1e-5);
+// ONNX LayerNormalization: statistics over dimensions axis.. of x; scale and bias have the
+// shape of those dimensions.
+te::Tensor layer_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
+                      int axis = -1, double epsilon = 1e-5);
+// ONNX InstanceNormalization: statistics per (n, c) over the spatial dimensions; scale and
+// bias 1-d over C.
+te::Tensor instance_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
+                         double epsilon = 1e-5);
+// ONNX LRN across channels of [N, C, ...]: x / (bias + alpha / size * sum of x^2 over the
+// `size` channels around c)^beta.
+te::Tensor lrn(const te::Tensor& x, int64_t size, double alpha = 1e-4, double beta = 0.75,
+               double bias = 1.0);
+
 }  // namespace loom::topi
