@@ -94,4 +94,17 @@ te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize);
 te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
                             const std::string& dst_layout);
 
+// ---- resize
+
+// ONNX Resize on the two trailing (spatial) dimensions of NCHW, to `out_h` x `out_w`.
+enum class ResizeMethod { kNearest, kLinear };
+// How an output coordinate maps to an input one (ONNX coordinate_transformation_mode).
+enum class ResizeCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
+// How nearest rounds the input coordinate (ONNX nearest_mode).
+enum class ResizeRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w,
+                    ResizeMethod method = ResizeMethod::kNearest,
+                    ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel,
+                    ResizeRounding rounding = ResizeRounding::kRoundPreferFloor);
+
 }  // namespace loom::topi
