@@ -63,9 +63,65 @@ te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const C
       op, "conv2d_nchw");
 }
 
+te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weight,
+                                 const Conv2DAttrs& a, std::array<int64_t, 2> output_padding) {
+  const std::string op = "conv2d_transpose_nchw";
+  LOOM_CHECK_USER(data.ndim() == 4 && weight.ndim() == 4)
+      << op << ": data '" << data.name() << "' and weight '" << weight.name()
+      << "' must be 4-d (NCHW and CKRS), got " << data.ndim() << "-d and " << weight.ndim() << "-d";
+  LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
+      << op << ": data and weight must share one float type, got " << data.dtype().str()
+      << " and " << weight.dtype().str();
+  std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+  const int64_t KG = w[1], R = w[2], S = w[3];
+  LOOM_CHECK_USER(a.groups > 0 && C % a.groups == 0 && w[0] == C)
+      << op << ": weight '" << weight.name() << "' has " << w[0] << " input channels; data '"
+      << data.name() << "' has " << C << " (which must divide into " << a.groups << " groups)";
+  const int64_t K = KG * a.groups, CG = C / a.groups;
+  std::array<int64_t, 2> extent{};
+  for (int d = 0; d < 2; ++d) {
+    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0 && output_padding[d] >= 0 &&
+                    (output_padding[d] < a.strides[d] || output_padding[d] < a.dilations[d]))
+        << op << ": strides and dilations must be positive and output_padding below the stride "
+        << "or the dilation, got strides (" << a.strides[0] << ", " << a.strides[1]
+        << ") output_padding (" << output_padding[0] << ", " << output_padding[1] << ")";
+    int64_t in_size = d == 0 ? H : W, kernel = d == 0 ? R : S;
+    extent[d] = (in_size - 1) * a.strides[d] - a.pads[d] - a.pads[d + 2] +
+                a.dilations[d] * (kernel - 1) + output_padding[d] + 1;
+    LOOM_CHECK_USER(a.pads[d] >= 0 && a.pads[d + 2] >= 0 && extent[d] > 0)
+        << op << ": pads (" << a.pads[0] << ", " << a.pads[1] << ", " << a.pads[2] << ", "
+        << a.pads[3] << ") must be non-negative and leave a non-empty output";
+  }
+  IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
+  IterVar rr = te::reduce_axis(Range(0, int(R)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(S)), "rs");
+  DataType t = data.dtype();
+  return te::compute(
+      {int(N), int(K), int(extent[0]), int(extent[1])},
+      [&](Var n, Var k, Var p, Var q) {
+        // Input row h contributes to output row h * stride - top + r * dilation.
+        PrimExpr h_scaled = p + int(a.pads[0]) - rr->var * int(a.dilations[0]);
+        PrimExpr w_scaled = q + int(a.pads[1]) - rs->var * int(a.dilations[1]);
+        PrimExpr h = floordiv(h_scaled, int(a.strides[0]));
+        PrimExpr wc = floordiv(w_scaled, int(a.strides[1]));
+        PrimExpr hits = floormod(h_scaled, int(a.strides[0])) == 0 &&
+                        floormod(w_scaled, int(a.strides[1])) == 0 && h >= 0 && h < int(H) &&
+                        wc >= 0 && wc < int(W);
+        PrimExpr group = floordiv(k, int(KG));
+        PrimExpr channel = group * int(CG) + rc->var;
+        // Reads are clamped into the input: a select evaluates both sides.
+        PrimExpr value = data(n, channel, detail::ClampIndex(h, int(H)), detail::ClampIndex(wc, int(W))) *
+                         weight(channel, floormod(k, int(KG)), rr->var, rs->var);
+        return te::sum(select(hits, value, make_zero(t)), {rc, rr, rs});
+      },
+      op, "conv2d_transpose_nchw");
+}
+
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
-  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw")
-      << "schedule_conv2d_nchw: '" << out.name() << "' is not the output of conv2d_nchw";
+  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw" || out.op()->tag == "conv2d_transpose_nchw")
+      << "schedule_conv2d_nchw: '" << out.name()
+      << "' is not the output of conv2d_nchw or conv2d_transpose_nchw";
   te::Schedule s = te::create_schedule({out.op()});
   for (const te::Stage& stage : s.stages()) {
     const std::string& tag = stage->op->tag;

@@ -25,7 +25,17 @@ struct Conv2DAttrs {
 te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight,
                        const Conv2DAttrs& attrs = {});
 
-// The padded input is inlined; output channels x rows in parallel, the output row's
+// ONNX ConvTranspose in NCHW: data [N, C, H, W], weight [C, K / groups, R, S] ->
+// [N, K, P, Q] with P = (H - 1) * stride - top - bottom + dilation * (R - 1) +
+// output_padding + 1. Each output position sums the input positions whose strided window
+// covers it. output_padding must be below the stride or the dilation. Tag
+// "conv2d_transpose_nchw" (schedule_conv2d_nchw schedules it).
+te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weight,
+                                 const Conv2DAttrs& attrs = {},
+                                 std::array<int64_t, 2> output_padding = {0, 0});
+
+// For conv2d_nchw and conv2d_transpose_nchw outputs. The padded input is inlined; output
+// channels x rows in parallel, the output row's
 // columns in 16-lane vectors accumulating in a register tile over the reduction (input
 // channels of the group, kernel rows, kernel columns).
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out);

@@ -90,6 +90,67 @@ TEST(TopiConv2D, MatchesTheDirectReference) {
   }
 }
 
+// The reference scatters each input element through the kernel (the definition of a
+// transposed convolution), independent of the gather form the operator computes.
+TEST(TopiConv2D, TransposeMatchesTheScatterReference) {
+  struct Case {
+    std::vector<int64_t> data, weight;  // [N, C, H, W], [C, K / groups, R, S]
+    std::array<int64_t, 2> strides, dilations;
+    std::array<int64_t, 4> pads;
+    int64_t groups;
+    std::array<int64_t, 2> output_padding;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 5, 7}, {3, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, {1, 1}},
+      {{2, 2, 6, 5}, {2, 3, 2, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, {0, 0}},
+      {{1, 4, 4, 6}, {4, 1, 3, 2}, {2, 1}, {2, 1}, {1, 0, 0, 1}, 2, {1, 0}},
+  };
+  for (const Case& c : cases) {
+    Conv2DAttrs a;
+    a.strides = c.strides;
+    a.dilations = c.dilations;
+    a.pads = c.pads;
+    a.groups = c.groups;
+    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor y = conv2d_transpose_nchw(x, w, a, c.output_padding);
+    int64_t K = 0, P = 0, Q = 0;
+    ASSERT_TRUE(IsConstInt(y.shape()[1], &K) && IsConstInt(y.shape()[2], &P) &&
+                IsConstInt(y.shape()[3], &Q));
+    const int64_t N = c.data[0], C = c.data[1], H = c.data[2], W = c.data[3];
+    const int64_t KG = c.weight[1], R = c.weight[2], S = c.weight[3], CG = C / c.groups;
+    EXPECT_EQ(P, (H - 1) * c.strides[0] - c.pads[0] - c.pads[2] + c.dilations[0] * (R - 1) +
+                     c.output_padding[0] + 1);
+    tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 43);
+    tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 44);
+    std::vector<double> want(N * K * P * Q, 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t wc = 0; wc < W; ++wc)
+            for (int64_t kk = 0; kk < KG; ++kk)
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t s = 0; s < S; ++s) {
+                  int64_t p = h * c.strides[0] - c.pads[0] + r * c.dilations[0];
+                  int64_t q = wc * c.strides[1] - c.pads[1] + s * c.dilations[1];
+                  if (p < 0 || p >= P || q < 0 || q >= Q) continue;
+                  int64_t k = ch / CG * KG + kk;
+                  want[((n * K + k) * P + p) * Q + q] +=
+                      in_x.GetFloat(((n * C + ch) * H + h) * W + wc) *
+                      in_w.GetFloat(((ch * KG + kk) * R + r) * S + s);
+                }
+    tir::HostArray got = test::RunScheduled(schedule_conv2d_nchw(y), {x, w}, {y}, {in_x, in_w})[0];
+    ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+    test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 3e-4,
+                      "conv2d_transpose groups=" + std::to_string(c.groups));
+  }
+  te::Tensor x = te::placeholder({1, 3, 5, 5}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({3, 2, 3, 3}, DataType::Float(32), "w");
+  EXPECT_NE(test::ErrorOf([&] { conv2d_transpose_nchw(x, w, {}, {1, 0}); })
+                .find("output_padding below the stride or the dilation"),
+            std::string::npos);
+}
+
 TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 4, 8, 8}, DataType::Float(32), "x");
   te::Tensor w = te::placeholder({6, 3, 3, 3}, DataType::Float(32), "w");
@@ -112,7 +173,7 @@ TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, big); }).find("does not fit the padded 8x8 input"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); }).find("not the output of conv2d_nchw"),
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); }).find("is not the output of conv2d_nchw or conv2d_transpose_nchw"),
             std::string::npos);
 }
 
