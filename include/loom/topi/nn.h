@@ -25,6 +25,20 @@ struct Conv2DAttrs {
 te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight,
                        const Conv2DAttrs& attrs = {});
 
+struct Conv1DAttrs {
+  int64_t stride = 1;
+  int64_t dilation = 1;
+  std::array<int64_t, 2> pads{0, 0};  // begin, end
+  int64_t groups = 1;
+};
+
+// ONNX Conv in 1-D (NCW): data [N, C, W], weight [K, C / groups, S] -> [N, K, Q]. Errors as
+// conv2d_nchw's. Tag "conv1d_ncw".
+te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight,
+                      const Conv1DAttrs& attrs = {});
+// Rows (batch, output channel) in parallel, output positions in 16-lane vectors.
+te::Schedule schedule_conv1d_ncw(const te::Tensor& out);
+
 // ONNX ConvTranspose in NCHW: data [N, C, H, W], weight [C, K / groups, R, S] ->
 // [N, K, P, Q] with P = (H - 1) * stride - top - bottom + dilation * (R - 1) +
 // output_padding + 1. Each output position sums the input positions whose strided window

@@ -1,5 +1,6 @@
-// conv2d in NCHW: a zero-padded view of the input (an injective stage, inlined by the
-// schedule) and one reduction over the group's input channels and the kernel window.
+// Convolutions: conv2d and conv1d read a zero-padded view of the input (an injective stage,
+// inlined by the schedule) in one reduction over the group's input channels and the kernel
+// window; conv2d_transpose gathers the inputs whose strided window covers each output.
 #include <string>
 
 #include "loom/topi/nn.h"
@@ -118,10 +119,12 @@ te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weigh
       op, "conv2d_transpose_nchw");
 }
 
-te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
-  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw" || out.op()->tag == "conv2d_transpose_nchw")
-      << "schedule_conv2d_nchw: '" << out.name()
-      << "' is not the output of conv2d_nchw or conv2d_transpose_nchw";
+namespace {
+
+// A convolution output [N, K, spatial...] reduced over (channels, kernel...): every output
+// dimension but the last fused into parallel rows, the last split into 16-lane vectors
+// accumulating in a register tile over the whole reduction.
+te::Schedule ScheduleConvolution(const te::Tensor& out) {
   te::Schedule s = te::create_schedule({out.op()});
   for (const te::Stage& stage : s.stages()) {
     const std::string& tag = stage->op->tag;
@@ -130,18 +133,76 @@ te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
   }
   te::Tensor tile = s.cache_write(out, "local");
   te::Stage c = s[out];
-  Array<IterVar> axes = c->leaf_iter_vars;  // n, k, p, q
-  auto [column_vectors, lanes] = c.split(axes[3], kVectorLanes);
-  c.reorder({axes[0], axes[1], axes[2], column_vectors, lanes});
-  IterVar rows = c.fuse(c.fuse(axes[0], axes[1]), axes[2]);
+  Array<IterVar> axes = c->leaf_iter_vars;
+  auto [column_vectors, lanes] = c.split(axes.back(), kVectorLanes);
+  Array<IterVar> order(axes.begin(), axes.end() - 1);
+  order.push_back(column_vectors);
+  order.push_back(lanes);
+  c.reorder(order);
+  IterVar rows = axes[0];
+  for (size_t d = 1; d + 1 < axes.size(); ++d) rows = c.fuse(rows, axes[d]);
   c.vectorize(lanes);
   c.parallel(rows);
   s[tile].compute_at(c, column_vectors);
-  Array<IterVar> tile_axes = s[tile]->leaf_iter_vars;  // n, k, p, q, rc, rr, rs
-  s[tile].reorder({tile_axes[4], tile_axes[5], tile_axes[6], tile_axes[0], tile_axes[1],
-                   tile_axes[2], tile_axes[3]});
-  s[tile].vectorize(tile_axes[3]);
+  // The tile's loops: the output dimensions, then the reduction; the reduction goes outside.
+  Array<IterVar> tile_axes = s[tile]->leaf_iter_vars;
+  size_t spatial = axes.size();
+  Array<IterVar> tile_order(tile_axes.begin() + spatial, tile_axes.end());
+  tile_order.insert(tile_order.end(), tile_axes.begin(), tile_axes.begin() + spatial);
+  s[tile].reorder(tile_order);
+  s[tile].vectorize(tile_axes[spatial - 1]);
   return s;
+}
+
+}  // namespace
+
+te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
+  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw" || out.op()->tag == "conv2d_transpose_nchw")
+      << "schedule_conv2d_nchw: '" << out.name()
+      << "' is not the output of conv2d_nchw or conv2d_transpose_nchw";
+  return ScheduleConvolution(out);
+}
+
+te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight, const Conv1DAttrs& a) {
+  const std::string op = "conv1d_ncw";
+  LOOM_CHECK_USER(data.ndim() == 3 && weight.ndim() == 3)
+      << op << ": data '" << data.name() << "' and weight '" << weight.name()
+      << "' must be 3-d (NCW and KCS), got " << data.ndim() << "-d and " << weight.ndim() << "-d";
+  LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
+      << op << ": data and weight must share one float type, got " << data.dtype().str()
+      << " and " << weight.dtype().str();
+  std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
+  const int64_t N = in[0], C = in[1], W = in[2], K = w[0], CG = w[1], S = w[2];
+  LOOM_CHECK_USER(a.groups > 0 && C % a.groups == 0 && K % a.groups == 0 && CG == C / a.groups)
+      << op << ": weight '" << weight.name() << "' has " << CG << " input channels per group; "
+      << "data '" << data.name() << "' has " << C << " channels and the weight " << K
+      << " filters in " << a.groups << " groups";
+  LOOM_CHECK_USER(a.stride > 0 && a.dilation > 0 && a.pads[0] >= 0 && a.pads[1] >= 0)
+      << op << ": stride and dilation must be positive and pads non-negative, got stride "
+      << a.stride << " dilation " << a.dilation << " pads (" << a.pads[0] << ", " << a.pads[1] << ")";
+  const int64_t span = W + a.pads[0] + a.pads[1] - a.dilation * (S - 1) - 1;
+  LOOM_CHECK_USER(span >= 0) << op << ": the kernel of " << S << " (dilation " << a.dilation
+                             << ") does not fit the padded input of " << W;
+  const int64_t Q = span / a.stride + 1;
+  te::Tensor padded = pad(data, {0, 0, a.pads[0]}, {0, 0, a.pads[1]});
+  IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
+  IterVar rs = te::reduce_axis(Range(0, int(S)), "rs");
+  const int64_t out_per_group = K / a.groups;
+  return te::compute(
+      {int(N), int(K), int(Q)},
+      [&](Var n, Var k, Var q) {
+        PrimExpr channel = floordiv(k, int(out_per_group)) * int(CG) + rc->var;
+        return te::sum(padded(n, channel, q * int(a.stride) + rs->var * int(a.dilation)) *
+                           weight(k, rc->var, rs->var),
+                       {rc, rs});
+      },
+      op, "conv1d_ncw");
+}
+
+te::Schedule schedule_conv1d_ncw(const te::Tensor& out) {
+  LOOM_CHECK_USER(out.op()->tag == "conv1d_ncw")
+      << "schedule_conv1d_ncw: '" << out.name() << "' is not the output of conv1d_ncw";
+  return ScheduleConvolution(out);
 }
 
 }  // namespace loom::topi

@@ -1,6 +1,6 @@
-// conv2d_nchw compiled with schedule_conv2d_nchw against a direct reference written here:
-// strides, dilations, asymmetric pads, groups (depthwise included), 1x1 kernels, widths that
-// are no multiple of 16, batch 2; and the user errors.
+// conv2d_nchw, conv2d_transpose_nchw and conv1d_ncw compiled with their schedules against
+// direct references written here: strides, dilations, asymmetric pads, groups (depthwise
+// included), 1x1 kernels, widths that are no multiple of 16, batch 2; and the user errors.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -148,6 +148,57 @@ TEST(TopiConv2D, TransposeMatchesTheScatterReference) {
   te::Tensor w = te::placeholder({3, 2, 3, 3}, DataType::Float(32), "w");
   EXPECT_NE(test::ErrorOf([&] { conv2d_transpose_nchw(x, w, {}, {1, 0}); })
                 .find("output_padding below the stride or the dilation"),
+            std::string::npos);
+}
+
+TEST(TopiConv1D, MatchesTheDirectReference) {
+  struct Case {
+    std::vector<int64_t> data, weight;  // [N, C, W], [K, C / groups, S]
+    Conv1DAttrs attrs;
+  };
+  auto attrs = [](int64_t stride, int64_t dilation, std::array<int64_t, 2> pads, int64_t groups) {
+    Conv1DAttrs a;
+    a.stride = stride;
+    a.dilation = dilation;
+    a.pads = pads;
+    a.groups = groups;
+    return a;
+  };
+  std::vector<Case> cases = {{{2, 3, 37}, {5, 3, 3}, attrs(1, 1, {1, 1}, 1)},
+                             {{1, 4, 50}, {6, 2, 5}, attrs(2, 2, {3, 0}, 2)},
+                             {{1, 6, 20}, {6, 1, 3}, attrs(1, 1, {1, 1}, 6)}};
+  for (const Case& c : cases) {
+    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor y = conv1d_ncw(x, w, c.attrs);
+    int64_t Q = 0;
+    ASSERT_TRUE(IsConstInt(y.shape()[2], &Q));
+    const int64_t N = c.data[0], C = c.data[1], W = c.data[2];
+    const int64_t K = c.weight[0], CG = c.weight[1], S = c.weight[2];
+    tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 45);
+    tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 46);
+    std::vector<double> want;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t q = 0; q < Q; ++q) {
+          double total = 0;
+          for (int64_t rc = 0; rc < CG; ++rc)
+            for (int64_t s = 0; s < S; ++s) {
+              int64_t pos = q * c.attrs.stride + s * c.attrs.dilation - c.attrs.pads[0];
+              if (pos < 0 || pos >= W) continue;
+              int64_t channel = k / (K / c.attrs.groups) * CG + rc;
+              total += in_x.GetFloat((n * C + channel) * W + pos) * in_w.GetFloat((k * CG + rc) * S + s);
+            }
+          want.push_back(total);
+        }
+    tir::HostArray got = test::RunScheduled(schedule_conv1d_ncw(y), {x, w}, {y}, {in_x, in_w})[0];
+    ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+    test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 3e-4,
+                      "conv1d groups=" + std::to_string(c.attrs.groups));
+  }
+  te::Tensor x = te::placeholder({1, 4, 8}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({2, 3, 3}, DataType::Float(32), "w");
+  EXPECT_NE(test::ErrorOf([&] { conv1d_ncw(x, w); }).find("has 3 input channels per group"),
             std::string::npos);
 }
 
