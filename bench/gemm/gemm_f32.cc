@@ -1,7 +1,6 @@
 #include "gemm_f32.h"
 
-#include <algorithm>
-
+#include "gemm_blocking.h"
 #include "loom/te/lower.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
@@ -53,16 +52,11 @@ PrimFunc MakeGemmF32(int64_t rows, int64_t columns, int64_t depth, const GemmF32
 
   te::Schedule s = te::create_schedule({C.op()});
   IterVar i = s[C]->leaf_iter_vars[0], j = s[C]->leaf_iter_vars[1];
-  // Columns split into panels, panels into blocks of a count that divides the number of
-  // panels: then only C's own store needs a bound check (j < N, in the last panel). A block
-  // split that did not divide would leave register tiles past the padded grid, and their
-  // guard, one per element, would push the whole tail of a block onto a scalar path.
+  // Columns split into panels, panels into blocks (gemm_blocking.h says why the block count
+  // divides the panel count).
   auto [all_panels, lane] = s[C].split(j, nr);
-  int64_t panel_bytes = int64_t{K} * nr * 4;
-  int64_t wanted = p.nc > 0 ? p.nc / p.nr
-                            : std::max<int64_t>(1, p.packed_b_block_bytes / panel_bytes);
-  int panels_per_block = static_cast<int>(std::min<int64_t>(wanted, panels));
-  while (panels % panels_per_block != 0) --panels_per_block;
+  int panels_per_block = PanelsPerBlock(panels, int64_t{K} * nr * 4, p.nc, p.nr,
+                                        p.packed_b_block_bytes);
   auto [column_block, panel] = s[C].split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = s[C].split(i, mr);
   auto [lane_vector, vector_lane] = s[C].split(lane, kLanes);

@@ -1,5 +1,7 @@
 #include "gemm_u8s8s32.h"
 
+#include "gemm_blocking.h"
+
 #include <algorithm>
 
 #include "loom/ir/expr_ops.h"
@@ -135,14 +137,10 @@ PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
 
   te::Schedule s = te::create_schedule({C.op()});
   IterVar i = s[C]->leaf_iter_vars[0], j = s[C]->leaf_iter_vars[1];
-  // As in gemm_f32.cc: blocks of a panel count that divides the panels, so that only C's
-  // own store needs a bound check.
+  // Columns split into panels, panels into blocks (gemm_blocking.h).
   auto [all_panels, lane] = s[C].split(j, nr);
-  int64_t panel_bytes = int64_t{k_groups} * kDepth * nr;
-  int64_t wanted = p.nc > 0 ? p.nc / p.nr
-                            : std::max<int64_t>(1, p.packed_b_block_bytes / panel_bytes);
-  int panels_per_block = static_cast<int>(std::min<int64_t>(wanted, panels));
-  while (panels % panels_per_block != 0) --panels_per_block;
+  int panels_per_block = PanelsPerBlock(panels, int64_t{k_groups} * kDepth * nr, p.nc, p.nr,
+                                        p.packed_b_block_bytes);
   auto [column_block, panel] = s[C].split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = s[C].split(i, mr);
   auto [lane_vector, vector_lane] = s[C].split(lane, kLanes);

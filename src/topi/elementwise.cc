@@ -19,18 +19,12 @@ constexpr const char* kBroadcast = "broadcast";
 
 enum class Operands { kNumeric, kFloat, kBool };
 
-bool IsOne(const PrimExpr& extent) {
-  int64_t value = 0;
-  return IsConstInt(extent, &value) && value == 1;
-}
 
 void CheckOperand(const te::Tensor& x, Operands kind, const std::string& op) {
   DataType t = x.dtype();
   switch (kind) {
     case Operands::kFloat:
-      LOOM_CHECK_USER(t.is_float())
-          << op << ": '" << x.name() << "' is " << t.str()
-          << "; the operator takes float tensors (cast it to a float type first)";
+      detail::CheckFloat(x, op);
       break;
     case Operands::kBool:
       LOOM_CHECK_USER(t.is_bool()) << op << ": '" << x.name() << "' is " << t.str()
@@ -50,16 +44,9 @@ te::Tensor Unary(const te::Tensor& x, const std::string& op, Operands kind,
       x.shape(), [&](const Array<Var>& i) { return f(x(i)); }, op, kElemwise);
 }
 
-// x read at the output index `out` of a broadcast: x's dimensions align with the trailing
-// output dimensions, and a dimension of extent 1 reads element 0.
+// x read at the output index `out` of a broadcast.
 PrimExpr BroadcastRead(const te::Tensor& x, const Array<Var>& out) {
-  Array<PrimExpr> index;
-  size_t offset = out.size() - x.shape().size();
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    index.push_back(IsOne(x.shape()[d]) ? make_zero(out[offset + d].dtype())
-                                         : PrimExpr(out[offset + d]));
-  }
-  return x(index);
+  return x(detail::BroadcastIndex(x.shape(), Array<PrimExpr>(out.begin(), out.end())));
 }
 
 te::Tensor Binary(const te::Tensor& a, const te::Tensor& b, const std::string& op,
@@ -92,14 +79,12 @@ Array<PrimExpr> BroadcastShape(const Array<PrimExpr>& a, const Array<PrimExpr>& 
     PrimExpr x = in_a ? a[a.size() - 1 - d] : PrimExpr();
     PrimExpr y = in_b ? b[b.size() - 1 - d] : PrimExpr();
     PrimExpr out;
-    if (!in_a || (in_b && IsOne(x))) {
+    if (!in_a || (in_b && detail::IsUnitExtent(x))) {
       out = y;
-    } else if (!in_b || IsOne(y)) {
+    } else if (!in_b || detail::IsUnitExtent(y)) {
       out = x;
     } else {
-      int64_t cx = 0, cy = 0;
-      bool equal = (IsConstInt(x, &cx) && IsConstInt(y, &cy)) ? cx == cy : x.same_as(y);
-      LOOM_CHECK_USER(equal) << op << ": shapes " << detail::ShapeText(a) << " and " << detail::ShapeText(b)
+      LOOM_CHECK_USER(detail::SameExtent(x, y)) << op << ": shapes " << detail::ShapeText(a) << " and " << detail::ShapeText(b)
                              << " do not broadcast (dimension " << x << " against " << y
                              << "); each pair of trailing dimensions must be equal or 1";
       out = x;

@@ -2,25 +2,11 @@
 
 #include <string>
 
+#include "loom/ir/printer.h"
 #include "loom/topi/elementwise.h"
+#include "topi/topi_util.h"
 
 namespace loom::topi {
-
-namespace {
-
-constexpr int kVectorLanes = 16;
-
-bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
-  int64_t x = 0, y = 0;
-  return (IsConstInt(a, &x) && IsConstInt(b, &y)) ? x == y : a.same_as(b);
-}
-
-bool IsUnit(const PrimExpr& extent) {
-  int64_t value = 0;
-  return IsConstInt(extent, &value) && value == 1;
-}
-
-}  // namespace
 
 te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
   LOOM_CHECK_USER(a.dtype() == b.dtype())
@@ -35,10 +21,10 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
   if (a_vector) a_shape.insert(a_shape.begin(), 1);
   if (b_vector) b_shape.push_back(1);
   PrimExpr depth = a_shape.back();
-  LOOM_CHECK_USER(SameExtent(depth, b_shape[b_shape.size() - 2]))
-      << "matmul of '" << a.name() << "' and '" << b.name() << "': the inner dimensions differ ("
-      << "K = " << a_shape.size() << "-d operand's last vs the other's second to last); "
-      << "a [..., M, K] needs b [..., K, N]";
+  LOOM_CHECK_USER(detail::SameExtent(depth, b_shape[b_shape.size() - 2]))
+      << "matmul of '" << a.name() << "' " << detail::ShapeText(a.shape()) << " and '" << b.name()
+      << "' " << detail::ShapeText(b.shape()) << ": the inner dimensions differ (" << depth
+      << " against " << b_shape[b_shape.size() - 2] << "); a [..., M, K] needs b [..., K, N]";
   Array<PrimExpr> a_batch(a_shape.begin(), a_shape.end() - 2);
   Array<PrimExpr> b_batch(b_shape.begin(), b_shape.end() - 2);
   Array<PrimExpr> batch = BroadcastShape(a_batch, b_batch, "matmul");
@@ -46,22 +32,13 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
   if (!a_vector) out_shape.push_back(a_shape[a_shape.size() - 2]);
   if (!b_vector) out_shape.push_back(b_shape.back());
   IterVar k = te::reduce_axis(Range(0, depth), "k");
-  // Index of an operand's batch dimensions: right-aligned with the output's, unit ones at 0.
-  auto batch_index = [&](const Array<PrimExpr>& operand_batch, const Array<Var>& out) {
-    Array<PrimExpr> index;
-    size_t offset = batch.size() - operand_batch.size();
-    for (size_t d = 0; d < operand_batch.size(); ++d) {
-      index.push_back(IsUnit(operand_batch[d]) ? make_zero(out[offset + d].dtype())
-                                               : PrimExpr(out[offset + d]));
-    }
-    return index;
-  };
   return te::compute(
       out_shape,
       [&](const Array<Var>& i) {
         size_t next = batch.size();
-        Array<PrimExpr> a_index = batch_index(a_batch, i);
-        Array<PrimExpr> b_index = batch_index(b_batch, i);
+        Array<PrimExpr> batch_index(i.begin(), i.begin() + next);
+        Array<PrimExpr> a_index = detail::BroadcastIndex(a_batch, batch_index);
+        Array<PrimExpr> b_index = detail::BroadcastIndex(b_batch, batch_index);
         if (!a_vector) a_index.push_back(i[next++]);
         a_index.push_back(k->var);
         b_index.push_back(k->var);
@@ -77,11 +54,7 @@ te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows) {
   LOOM_CHECK_USER(tile_rows > 0) << "schedule_matmul: tile_rows must be positive, got "
                                  << tile_rows;
   te::Schedule s = te::create_schedule({out.op()});
-  for (const te::Stage& stage : s.stages()) {
-    const std::string& tag = stage->op->tag;
-    bool injective = tag == "elemwise" || tag == "broadcast" || tag == "injective";
-    if (injective && stage->op != out.op()) te::Stage(stage).compute_inline();
-  }
+  detail::InlineInjective(s, {out.op()});
   if (out.ndim() == 0) return s;  // a dot product of two vectors: one reduction loop
   te::Tensor tile = s.cache_write(out, "local");
   te::Stage c = s[out];
@@ -89,7 +62,7 @@ te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows) {
   // The last output dimension is split into vectors; the one before it (M, when there is
   // one) into tiles of rows; dimensions before those (batch) and the row tiles are fused
   // into the parallel loop, so that the tile's own extents stay constant.
-  auto [column_vectors, lanes] = c.split(axes.back(), kVectorLanes);
+  auto [column_vectors, lanes] = c.split(axes.back(), detail::kVectorLanes);
   c.vectorize(lanes);
   if (axes.size() == 1) {
     s[tile].compute_at(c, column_vectors);

@@ -9,12 +9,6 @@
 
 namespace loom::topi {
 
-namespace {
-
-constexpr int kVectorLanes = 16;
-
-}  // namespace
-
 te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
   const std::string op = "conv2d_nchw";
   LOOM_CHECK_USER(data.ndim() == 4 && weight.ndim() == 4)
@@ -126,15 +120,11 @@ namespace {
 // accumulating in a register tile over the whole reduction.
 te::Schedule ScheduleConvolution(const te::Tensor& out) {
   te::Schedule s = te::create_schedule({out.op()});
-  for (const te::Stage& stage : s.stages()) {
-    const std::string& tag = stage->op->tag;
-    bool injective = tag == "elemwise" || tag == "broadcast" || tag == "injective";
-    if (injective && stage->op != out.op()) te::Stage(stage).compute_inline();
-  }
+  detail::InlineInjective(s, {out.op()});
   te::Tensor tile = s.cache_write(out, "local");
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
-  auto [column_vectors, lanes] = c.split(axes.back(), kVectorLanes);
+  auto [column_vectors, lanes] = c.split(axes.back(), detail::kVectorLanes);
   Array<IterVar> order(axes.begin(), axes.end() - 1);
   order.push_back(column_vectors);
   order.push_back(lanes);

@@ -11,20 +11,11 @@ namespace loom::topi {
 
 namespace {
 
-void CheckFloat(const te::Tensor& x, const std::string& op) {
-  LOOM_CHECK_USER(x.dtype().is_float())
-      << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float tensors";
-}
-
 // A parameter must have exactly `shape` (constant extents compared by value).
 void CheckParameter(const te::Tensor& p, const Array<PrimExpr>& shape, DataType t,
                     const std::string& op, const std::string& role) {
   bool same = p.ndim() == static_cast<int>(shape.size()) && p.dtype() == t;
-  for (size_t d = 0; same && d < shape.size(); ++d) {
-    int64_t a = 0, b = 0;
-    same = (IsConstInt(p.shape()[d], &a) && IsConstInt(shape[d], &b)) ? a == b
-                                                                       : p.shape()[d].same_as(shape[d]);
-  }
+  for (size_t d = 0; same && d < shape.size(); ++d) same = detail::SameExtent(p.shape()[d], shape[d]);
   LOOM_CHECK_USER(same) << op << ": " << role << " '" << p.name() << "' is "
                         << detail::ShapeText(p.shape()) << " " << p.dtype().str() << "; expected "
                         << detail::ShapeText(shape) << " " << t.str();
@@ -75,7 +66,7 @@ te::Tensor Normalize(const te::Tensor& x, int first, double epsilon, const std::
 te::Tensor batch_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
                       const te::Tensor& mean, const te::Tensor& var, double epsilon) {
   const std::string op = "batch_norm";
-  CheckFloat(x, op);
+  detail::CheckFloat(x, op);
   LOOM_CHECK_USER(x.ndim() >= 2) << op << ": '" << x.name() << "' must be [N, C, ...], got "
                                  << x.ndim() << "-d";
   Array<PrimExpr> channels{x.shape()[1]};
@@ -96,7 +87,7 @@ te::Tensor batch_norm(const te::Tensor& x, const te::Tensor& scale, const te::Te
 te::Tensor layer_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
                       int axis, double epsilon) {
   const std::string op = "layer_norm";
-  CheckFloat(x, op);
+  detail::CheckFloat(x, op);
   int first = detail::NormalizeAxis(axis, x.ndim(), op, x);
   Array<PrimExpr> normalized_shape(x.shape().begin() + first, x.shape().end());
   CheckParameter(scale, normalized_shape, x.dtype(), op, "scale");
@@ -110,7 +101,7 @@ te::Tensor layer_norm(const te::Tensor& x, const te::Tensor& scale, const te::Te
 te::Tensor instance_norm(const te::Tensor& x, const te::Tensor& scale, const te::Tensor& bias,
                          double epsilon) {
   const std::string op = "instance_norm";
-  CheckFloat(x, op);
+  detail::CheckFloat(x, op);
   LOOM_CHECK_USER(x.ndim() >= 3) << op << ": '" << x.name()
                                  << "' must be [N, C, D1, ...] with a spatial dimension, got "
                                  << x.ndim() << "-d";
@@ -124,7 +115,7 @@ te::Tensor instance_norm(const te::Tensor& x, const te::Tensor& scale, const te:
 
 te::Tensor lrn(const te::Tensor& x, int64_t size, double alpha, double beta, double bias) {
   const std::string op = "lrn";
-  CheckFloat(x, op);
+  detail::CheckFloat(x, op);
   LOOM_CHECK_USER(x.ndim() >= 2) << op << ": '" << x.name() << "' must be [N, C, ...], got "
                                  << x.ndim() << "-d";
   LOOM_CHECK_USER(size > 0) << op << ": size must be positive, got " << size;

@@ -11,8 +11,6 @@ namespace loom::topi {
 
 namespace {
 
-constexpr int kVectorLanes = 16;
-
 struct PoolGeometry {
   int64_t N, C, H, W, P, Q;
 };
@@ -146,7 +144,7 @@ te::Schedule schedule_pool2d(const te::Tensor& out) {
   Array<IterVar> axes = c->leaf_iter_vars;  // n, c, p, q (then the window, for max)
   LOOM_CHECK_USER(axes.size() >= 4 && (out.op()->tag == "pool2d" || out.op()->tag == "elemwise"))
       << "schedule_pool2d: '" << out.name() << "' is not the output of max_pool2d or avg_pool2d";
-  auto [column_vectors, lanes] = c.split(axes[3], kVectorLanes);
+  auto [column_vectors, lanes] = c.split(axes[3], detail::kVectorLanes);
   IterVar rows = c.fuse(c.fuse(axes[0], axes[1]), axes[2]);
   Array<IterVar> order{rows, column_vectors};
   for (size_t d = 4; d < axes.size(); ++d) order.push_back(axes[d]);

@@ -78,12 +78,6 @@ te::Tensor Reduce(const te::Tensor& x, const std::vector<int>& axes, bool keepdi
 PrimExpr Identity(PrimExpr v) { return v; }
 Reducer SumReducer() { return [](const PrimExpr& v, const Array<IterVar>& a) { return te::sum(v, a); }; }
 
-void CheckFloat(const te::Tensor& x, const std::string& op) {
-  LOOM_CHECK_USER(x.dtype().is_float())
-      << op << ": '" << x.name() << "' is " << x.dtype().str()
-      << "; the operator takes float tensors (cast it to a float type first)";
-}
-
 // The index of a keepdims-shaped tensor for element `index` of the full shape: reduced
 // dimensions read 0.
 Array<PrimExpr> KeptIndex(const Array<PrimExpr>& index, const std::vector<bool>& reduced) {
@@ -204,7 +198,7 @@ te::Tensor sum_square(const te::Tensor& x, const std::vector<int>& axes, bool ke
 }
 
 te::Tensor l2_norm(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  CheckFloat(x, "l2_norm");
+  detail::CheckFloat(x, "l2_norm");
   te::Tensor squares = sum_square(x, axes, keepdims);
   return te::compute(
       squares.shape(), [&](const Array<Var>& i) { return loom::sqrt(squares(i)); }, "l2_norm",
@@ -212,7 +206,7 @@ te::Tensor l2_norm(const te::Tensor& x, const std::vector<int>& axes, bool keepd
 }
 
 te::Tensor logsumexp(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  CheckFloat(x, "logsumexp");
+  detail::CheckFloat(x, "logsumexp");
   std::vector<bool> reduced = ReducedDims(x, axes, "logsumexp");
   te::Tensor largest = max(x, axes, /*keepdims=*/true);
   te::Tensor total = ReduceCompute(
@@ -250,7 +244,7 @@ namespace {
 // tag carries the axis for schedule_softmax ("softmax_output:<axis>").
 te::Tensor SoftmaxLike(const te::Tensor& x, int axis, bool log_output) {
   const std::string op = log_output ? "log_softmax" : "softmax";
-  CheckFloat(x, op);
+  detail::CheckFloat(x, op);
   int d = detail::NormalizeAxis(axis, x.ndim(), op, x);
   std::vector<bool> reduced(x.ndim(), false);
   reduced[d] = true;

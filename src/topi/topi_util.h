@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loom/te/operation.h"
+#include "loom/te/schedule.h"
 
 namespace loom::topi::detail {
 
@@ -28,6 +29,26 @@ Array<PrimExpr> Unravel(PrimExpr flat, const Array<PrimExpr>& shape);
 // `index` clamped into [0, extent - 1]. Both operands of a select are evaluated (vector
 // code reads both), so the index read by a branch not taken must stay inside its tensor.
 PrimExpr ClampIndex(const PrimExpr& index, const PrimExpr& extent);
+
+// float32 lanes of an AVX-512 register: the vector width of the generic CPU schedules.
+inline constexpr int kVectorLanes = 16;
+
+// Whether a dimension is the constant 1.
+bool IsUnitExtent(const PrimExpr& extent);
+// Whether two dimensions are equal: equal constants, or the same expression.
+bool SameExtent(const PrimExpr& a, const PrimExpr& b);
+// The index of an operand of `shape` broadcast to the output dimensions indexed by `out`:
+// right-aligned, a dimension of extent 1 reading element 0.
+Array<PrimExpr> BroadcastIndex(const Array<PrimExpr>& shape, const Array<PrimExpr>& out);
+
+// A loom::Error naming `op` unless x has a float type.
+void CheckFloat(const te::Tensor& x, const std::string& op);
+
+// A compute the generic schedules inline into its consumers (tags "elemwise", "broadcast",
+// "injective").
+bool IsInjective(const te::Operation& op);
+// Inlines every injective stage of `s` that is not one of `outputs`.
+void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs);
 
 // "(2, 3, n)".
 std::string ShapeText(const Array<PrimExpr>& shape);

@@ -13,58 +13,6 @@
 
 namespace loom::topi {
 
-namespace detail {
-
-int NormalizeAxis(int64_t axis, int64_t rank, const std::string& op, const te::Tensor& x) {
-  LOOM_CHECK_USER(axis >= -rank && axis < rank)
-      << op << " of '" << x.name() << "': axis " << axis << " is out of range for rank " << rank
-      << " (expected " << -rank << " to " << rank - 1 << ")";
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
-}
-
-std::vector<int64_t> ConstShape(const te::Tensor& x, const std::string& op) {
-  std::vector<int64_t> shape;
-  for (const PrimExpr& extent : x.shape()) {
-    int64_t value = 0;
-    LOOM_CHECK_USER(IsConstInt(extent, &value))
-        << op << " of '" << x.name() << "': shape " << ShapeText(x.shape())
-        << " is symbolic; the operator needs constant dimension sizes";
-    shape.push_back(value);
-  }
-  return shape;
-}
-
-DataType IndexType(const te::Tensor& x) {
-  return x.shape().empty() ? DataType::Int(32) : x.shape()[0].dtype();
-}
-
-Array<PrimExpr> Unravel(PrimExpr flat, const Array<PrimExpr>& shape) {
-  Array<PrimExpr> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = d == 0 ? flat : floormod(flat, shape[d]);
-    flat = floordiv(flat, shape[d]);
-  }
-  return index;
-}
-
-PrimExpr ClampIndex(const PrimExpr& index, const PrimExpr& extent) {
-  return min(max(index, make_zero(index.dtype())), extent - 1);
-}
-
-template <typename T>
-std::string Parenthesized(const std::vector<T>& items) {
-  std::ostringstream text;
-  text << "(";
-  for (size_t d = 0; d < items.size(); ++d) text << (d ? ", " : "") << items[d];
-  text << ")";
-  return text.str();
-}
-
-std::string ShapeText(const Array<PrimExpr>& shape) { return Parenthesized(shape); }
-std::string ShapeText(const std::vector<int64_t>& shape) { return Parenthesized(shape); }
-
-}  // namespace detail
-
 namespace {
 
 using detail::ClampIndex;

@@ -10,16 +10,6 @@ namespace {
 DataType F32() { return DataType::Float(32); }
 DataType I32() { return DataType::Int(32); }
 
-PrimFunc MakeFunc(const std::vector<Buffer>& params, Stmt body) {
-  Array<Var> vars;
-  BufferMap map;
-  for (const Buffer& b : params) {
-    vars.push_back(b->data);
-    map.emplace_back(b->data, b);
-  }
-  return PrimFunc(vars, map, body, DataType::Void(), {});
-}
-
 Stmt Loop(Var i, int64_t extent, Stmt body) {
   return For(i, 0, IntImm(I32(), extent), ForKind::kSerial, body, IterVar(), {});
 }
@@ -34,7 +24,8 @@ void CheckTemporary(int64_t elements) {
   Stmt use = Loop(j, elements, BufferStore(B, BufferLoad(T, {j}) + 1.0f, {j}));
   Stmt body = Allocate(T->data, F32(), {IntImm(I32(), elements)}, const_true(),
                        SeqStmt({fill, use}), "global");
-  ExpectMatchesInterpreter(MakeFunc({A, B}, body), {RandomArray(F32(), {elements}, 1)},
+  ExpectMatchesInterpreter(MakePrimFunc({A, B}, {}, body, "main"),
+                           {RandomArray(F32(), {elements}, 1)},
                            {tir::HostArray(F32(), {elements})},
                            "temporary of " + std::to_string(elements));
 }
@@ -62,7 +53,8 @@ TEST(CodegenLLVMStmt, WhileIfLetAndAssert) {
                                                BufferLoad(Count, {0})), {i}))),
   }));
   Stmt with_alloc = Allocate(Count->data, I32(), {1}, const_true(), body, "global");
-  ExpectMatchesInterpreter(MakeFunc({A, B}, with_alloc), {RandomArray(I32(), {16}, 2)},
+  ExpectMatchesInterpreter(MakePrimFunc({A, B}, {}, with_alloc, "main"),
+                           {RandomArray(I32(), {16}, 2)},
                            {tir::HostArray(I32(), {16})}, "while/if/let/assert");
 }
 
@@ -70,7 +62,7 @@ TEST(CodegenLLVMStmt, FailedAssertReturnsItsMessage) {
   Buffer A = DeclBuffer({4}, I32(), "A");
   Stmt body = AssertStmt(GT(BufferLoad(A, {0}), 100), StringImm("A[0] must exceed 100"),
                          BufferStore(A, IntImm(I32(), 1), {0}));
-  runtime::Module m = build(MakeFunc({A}, body), Target::Parse("llvm"));
+  runtime::Module m = build(MakePrimFunc({A}, {}, body, "main"), Target::Parse("llvm"));
   try {
     CallWithArrays(m, "main", {tir::HostArray(I32(), {4})});
     FAIL() << "expected the assert to fail";
@@ -91,7 +83,8 @@ TEST(CodegenLLVMStmt, RampBroadcastShuffleGatherAndScatter) {
   // Stores to lanes in a stride-4 pattern wrap around the vector: a scatter.
   PrimExpr scatter_index = Ramp(i, 4, 8);
   Stmt body = For(i, 0, 4, ForKind::kSerial, BufferStore(B, value, {scatter_index}), IterVar(), {});
-  ExpectMatchesInterpreter(MakeFunc({A, B}, body), {RandomArray(F32(), {32}, 3)},
+  ExpectMatchesInterpreter(MakePrimFunc({A, B}, {}, body, "main"),
+                           {RandomArray(F32(), {32}, 3)},
                            {tir::HostArray(F32(), {32})}, "ramp/shuffle/gather/scatter");
 }
 

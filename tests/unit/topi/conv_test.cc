@@ -47,12 +47,6 @@ std::vector<double> Reference(const tir::HostArray& x, const tir::HostArray& w,
   return out;
 }
 
-Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
-  Array<PrimExpr> e;
-  for (int64_t v : shape) e.push_back(int(v));
-  return e;
-}
-
 TEST(TopiConv2D, MatchesTheDirectReference) {
   auto attrs = [](std::array<int64_t, 2> strides, std::array<int64_t, 2> dilations,
                   std::array<int64_t, 4> pads, int64_t groups) {
@@ -73,8 +67,8 @@ TEST(TopiConv2D, MatchesTheDirectReference) {
       {{1, 16, 7, 7}, {24, 16, 1, 1}, attrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1)},  // 1x1
   };
   for (const ConvCase& c : cases) {
-    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
-    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(test::Exprs(c.weight), DataType::Float(32), "w");
     te::Tensor y = conv2d_nchw(x, w, c.attrs);
     int64_t P = 0, Q = 0;
     ASSERT_TRUE(IsConstInt(y.shape()[2], &P) && IsConstInt(y.shape()[3], &Q));
@@ -111,8 +105,8 @@ TEST(TopiConv2D, TransposeMatchesTheScatterReference) {
     a.dilations = c.dilations;
     a.pads = c.pads;
     a.groups = c.groups;
-    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
-    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(test::Exprs(c.weight), DataType::Float(32), "w");
     te::Tensor y = conv2d_transpose_nchw(x, w, a, c.output_padding);
     int64_t K = 0, P = 0, Q = 0;
     ASSERT_TRUE(IsConstInt(y.shape()[1], &K) && IsConstInt(y.shape()[2], &P) &&
@@ -168,8 +162,8 @@ TEST(TopiConv1D, MatchesTheDirectReference) {
                              {{1, 4, 50}, {6, 2, 5}, attrs(2, 2, {3, 0}, 2)},
                              {{1, 6, 20}, {6, 1, 3}, attrs(1, 1, {1, 1}, 6)}};
   for (const Case& c : cases) {
-    te::Tensor x = te::placeholder(Exprs(c.data), DataType::Float(32), "x");
-    te::Tensor w = te::placeholder(Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(test::Exprs(c.weight), DataType::Float(32), "w");
     te::Tensor y = conv1d_ncw(x, w, c.attrs);
     int64_t Q = 0;
     ASSERT_TRUE(IsConstInt(y.shape()[2], &Q));

@@ -165,13 +165,8 @@ TEST(TopiElementwise, BinaryOperatorsBroadcastLikeNumPy) {
         };
         out_shape[d] = std::max(dim(shape_a), dim(shape_b));
       }
-      auto to_exprs = [](const std::vector<int64_t>& s) {
-        Array<PrimExpr> e;
-        for (int64_t v : s) e.push_back(int(v));
-        return e;
-      };
-      te::Tensor a = te::placeholder(to_exprs(shape_a), c.dtype, "a");
-      te::Tensor b = te::placeholder(to_exprs(shape_b), c.dtype, "b");
+      te::Tensor a = te::placeholder(test::Exprs(shape_a), c.dtype, "a");
+      te::Tensor b = te::placeholder(test::Exprs(shape_b), c.dtype, "b");
       tir::HostArray in_a = RandomArray(c.dtype, shape_a, 11);
       tir::HostArray in_b = RandomArray(c.dtype, shape_b, 12, c.nonzero_divisor);
       auto get = [](const tir::HostArray& h, int64_t i) {

@@ -15,12 +15,6 @@ namespace {
 
 using target_test::RandomArray;
 
-Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
-  Array<PrimExpr> e;
-  for (int64_t v : shape) e.push_back(int(v));
-  return e;
-}
-
 // The reference: both operands as batches of matrices (1-D ones with a unit dimension),
 // batch dimensions broadcast from the right.
 std::vector<double> Reference(const tir::HostArray& a, const tir::HostArray& b) {
@@ -69,8 +63,8 @@ std::vector<double> Reference(const tir::HostArray& a, const tir::HostArray& b) 
 
 void ExpectMatmul(const std::vector<int64_t>& shape_a, const std::vector<int64_t>& shape_b,
                   DataType t, int tile_rows = 4) {
-  te::Tensor a = te::placeholder(Exprs(shape_a), t, "a");
-  te::Tensor b = te::placeholder(Exprs(shape_b), t, "b");
+  te::Tensor a = te::placeholder(test::Exprs(shape_a), t, "a");
+  te::Tensor b = te::placeholder(test::Exprs(shape_b), t, "b");
   te::Tensor c = matmul(a, b);
   tir::HostArray in_a = RandomArray(t, shape_a, 31), in_b = RandomArray(t, shape_b, 32);
   tir::HostArray got = test::RunScheduled(schedule_matmul(c, tile_rows), {a, b}, {c}, {in_a, in_b})[0];

@@ -71,6 +71,13 @@ inline void ExpectClose(const tir::HostArray& got, const std::function<double(in
   }
 }
 
+// A constant shape as expressions.
+inline Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
+  Array<PrimExpr> extents;
+  for (int64_t extent : shape) extents.push_back(static_cast<int>(extent));
+  return extents;
+}
+
 // The message of the loom::Error that `f` throws, or "no error".
 inline std::string ErrorOf(const std::function<void()>& f) {
   try {
