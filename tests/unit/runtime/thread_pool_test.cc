@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -325,6 +326,28 @@ TEST(BackendServices, WorkspacesAreAlignedAndLastErrorIsPerThread) {
   std::thread([&] { seen_by_other = LoomGetLastError(); }).join();
   EXPECT_EQ(seen_by_other, "");
   EXPECT_STREQ(LoomGetLastError(), "main thread error");
+}
+
+// A kernel asks for the same workspaces on every call: a freed block serves the next request
+// of its thread that it fits without wasting more than half of it, and a block freed by a
+// thread that did not allocate it still goes back to the system.
+TEST(BackendServices, FreedWorkspacesServeTheThreadsNextRequests) {
+  void* big = LoomBackendAllocWorkspace(kDLCPU, 0, 1 << 20, kDLFloat, 32);
+  ASSERT_NE(big, nullptr);
+  ASSERT_EQ(LoomBackendFreeWorkspace(kDLCPU, 0, big), 0);
+  void* again = LoomBackendAllocWorkspace(kDLCPU, 0, 1 << 20, kDLFloat, 32);
+  EXPECT_EQ(again, big);
+  ASSERT_EQ(LoomBackendFreeWorkspace(kDLCPU, 0, again), 0);
+  void* small = LoomBackendAllocWorkspace(kDLCPU, 0, 1000, kDLFloat, 32);
+  EXPECT_NE(small, big);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  void* fits = LoomBackendAllocWorkspace(kDLCPU, 0, (1 << 20) - 4096, kDLFloat, 32);
+  EXPECT_EQ(fits, big);
+  std::memset(fits, 1, (1 << 20) - 4096);
+  int32_t freed_elsewhere = -1;
+  std::thread([&] { freed_elsewhere = LoomBackendFreeWorkspace(kDLCPU, 0, fits); }).join();
+  EXPECT_EQ(freed_elsewhere, 0);
+  EXPECT_EQ(LoomBackendFreeWorkspace(kDLCPU, 0, small), 0);
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+// conv2d for x86 CPUs in the blocked layouts that vector units want, with tuned schedules.
+//
+// Layouts (ic_bn / oc_bn: the channel blocks; c_in = C / ic_bn, c_out = K / oc_bn):
+//   data     NCHW[ic_bn]c          [N, c_in, H, W, ic_bn]
+//   weight   OIHW[ic_bn]i[oc_bn]o  [c_out, c_in, R, S, ic_bn, oc_bn]
+//   output   NCHW[oc_bn]c          [N, c_out, P, Q, oc_bn]
+// The output block is one or more 16-lane vectors of output channels, so every
+// multiply-add of the inner loop is one broadcast input value times a vector of weights.
+// A depthwise convolution (groups = C = K) keeps its channels in one block layout:
+//   weight   [c, 1, R, S, 1, bn], output [N, c, P, Q, bn] with c = C / bn.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "loom/ir/module.h"
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+#include "loom/topi/nn.h"
+
+namespace loom::topi::x86 {
+
+// One convolution as a model states it (NCHW data, KCRS weight).
+struct Conv2DWorkload {
+  int64_t n = 1, c = 0, h = 0, w = 0;  // data
+  int64_t k = 0, r = 0, s = 0;         // weight: k filters of c / groups x r x s
+  Conv2DAttrs attrs;
+  int64_t out_h() const;
+  int64_t out_w() const;
+  bool depthwise() const { return attrs.groups > 1 && attrs.groups == c && k == c; }
+  // "n=1 c=64 h=56 w=56 k=64 r=3 s=3 stride=1 pad=1 groups=1"
+  std::string str() const;
+};
+
+// The tiling choices of the direct NCHWc schedules, named for the auto-tuner. The layout
+// choices (ic_bn, oc_bn) fix the tensors' shapes; the rest only the loop nest.
+struct Conv2DNCHWcConfig {
+  int64_t ic_bn = 16;  // input channels per block (divides C)
+  int64_t oc_bn = 16;  // output channels per block (a multiple of 16 that divides K)
+  // The register tile: oc_tile channel blocks x reg_h output rows x reg_w output columns,
+  // each position one vector of oc_bn outputs (oc_tile * reg_h * reg_w * oc_bn / 16 of the
+  // 32 zmm registers). reg_w divides Q, reg_h divides P, oc_tile divides K / oc_bn.
+  int64_t oc_tile = 1;
+  int64_t reg_h = 1;
+  int64_t reg_w = 1;
+  // Copies of the body over the kernel columns (the s loop unrolled).
+  bool unroll_kw = false;
+  std::string str() const;
+};
+
+// The default configuration for a workload: measured on this machine (see the .cc).
+Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& workload);
+
+// ONNX Conv semantics (as topi::conv2d_nchw) on the blocked layouts; groups must be 1.
+// Errors name the operator and the mismatching sizes. Tag "conv2d_nchwc".
+te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight,
+                        const Conv2DAttrs& attrs = {});
+// Depthwise (groups = channels, one filter each) on the blocked layouts. Tag
+// "depthwise_conv2d_nchwc".
+te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight,
+                                  const Conv2DAttrs& attrs = {});
+
+// Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc output or an
+// elementwise epilogue of one (bias add, ReLU, residual add, ... : injective stages between
+// the convolution and `out` are inlined, and the epilogue runs on the register tile before
+// it is stored). Rows of output in parallel, the register tile of `config`, the input's
+// padding materialized once. A config that does not fit the shapes is a loom::Error.
+te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfig& config);
+
+// The compiled form of one workload, as a graph compiler or a benchmark uses it: every
+// function below is a TE computation lowered by Loom, to be built together.
+//   pack_data(data NCHW, packed)         NCHW -> the kernel's data layout
+//   pack_weight(weight KCRS, packed)     run once per model (weights are constants)
+//   conv(packed data, packed weight, out)  the convolution, timed
+//   unpack_output(out, result NCHW)
+struct Conv2DKernel {
+  std::string algorithm;  // "direct", "depthwise" or "winograd"
+  Conv2DNCHWcConfig config;
+  Array<PrimFunc> funcs;  // pack_data, pack_weight, conv, unpack_output (names as above)
+};
+
+// The kernel Loom compiles by default for `workload`: depthwise for depthwise workloads,
+// Winograd where it measured faster, else direct; `config` overrides the default tiling.
+Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload,
+                              const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
+
+}  // namespace loom::topi::x86

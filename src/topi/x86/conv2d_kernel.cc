@@ -1,0 +1,159 @@
+// The conv2d strategy for x86: which algorithm and which tiling a workload gets by default,
+// and the four functions (layout packing, the convolution, unpacking) it compiles to.
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "loom/te/lower.h"
+#include "loom/topi/schedule.h"
+#include "loom/topi/transform.h"
+#include "loom/topi/x86/conv2d.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi::x86 {
+
+int64_t Conv2DWorkload::out_h() const {
+  return (h + attrs.pads[0] + attrs.pads[2] - attrs.dilations[0] * (r - 1) - 1) /
+             attrs.strides[0] + 1;
+}
+
+int64_t Conv2DWorkload::out_w() const {
+  return (w + attrs.pads[1] + attrs.pads[3] - attrs.dilations[1] * (s - 1) - 1) /
+             attrs.strides[1] + 1;
+}
+
+std::string Conv2DWorkload::str() const {
+  std::ostringstream text;
+  text << "n=" << n << " c=" << c << " h=" << h << " w=" << w << " k=" << k << " r=" << r
+       << " s=" << s << " stride=" << attrs.strides[0] << " pad=" << attrs.pads[0]
+       << " groups=" << attrs.groups;
+  return text.str();
+}
+
+namespace {
+
+// The largest divisor of `n` that is at most `limit` (1 at least).
+int64_t LargestDivisorUpTo(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+// Registers of the 32 zmm the accumulators may take: the rest hold a weight vector per
+// channel block of the tile and the broadcast input value.
+constexpr int64_t kAccumulatorRegisters = 28;
+
+}  // namespace
+
+Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
+  Conv2DNCHWcConfig config;
+  const int64_t p = wl.out_h(), q = wl.out_w();
+  if (wl.depthwise()) {
+    config.ic_bn = config.oc_bn = wl.c % 16 == 0 ? 16 : LargestDivisorUpTo(wl.c, 16);
+    config.reg_w = LargestDivisorUpTo(q, 16);
+    return config;
+  }
+  config.ic_bn = wl.c % 16 == 0 ? 16 : LargestDivisorUpTo(wl.c, 16);
+  config.oc_bn = wl.k % 16 == 0 ? 16 : LargestDivisorUpTo(wl.k, 16);
+  const int64_t chunks = wl.k / config.oc_bn;
+  // Enough independent accumulators to hide the FMA latency (two pipes, four cycles: 8 at
+  // least), as many as fit. Two channel blocks per tile measured best where the columns
+  // allow 14 positions (56x56 and 28x28: 159 against 145 GFLOP/s for one block of 28
+  // columns, 1 thread, 2026-11-24); four where a row has only 7 (7x7 outputs).
+  Conv2DNCHWcConfig best = config;
+  int64_t best_accumulators = 0;
+  for (int64_t oc_tile : {2, 4, 1}) {
+    if (chunks % oc_tile != 0) continue;
+    Conv2DNCHWcConfig candidate = config;
+    candidate.oc_tile = oc_tile;
+    candidate.reg_w = LargestDivisorUpTo(q, kAccumulatorRegisters / oc_tile);
+    candidate.reg_h = LargestDivisorUpTo(p, kAccumulatorRegisters / (oc_tile * candidate.reg_w));
+    int64_t accumulators = oc_tile * candidate.reg_h * candidate.reg_w;
+    if (accumulators > best_accumulators) {
+      best = candidate;
+      best_accumulators = accumulators;
+    }
+    if (accumulators >= 20) break;
+  }
+  config = best;
+  return config;
+}
+
+namespace {
+
+// KCRS weights in the direct kernel's OIHW[x]i[y]o layout.
+te::Tensor PackDirectWeight(const te::Tensor& weight, const Conv2DNCHWcConfig& config) {
+  std::vector<int64_t> w = detail::ConstShape(weight, "pack_weight");
+  const int ib = int(config.ic_bn), ob = int(config.oc_bn);
+  return te::compute(
+      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib, ob},
+      [&](const Array<Var>& i) { return weight(i[0] * ob + i[5], i[1] * ib + i[4], i[2], i[3]); },
+      "packed_weight", detail::kInjective);
+}
+
+// Depthwise KCRS weights [C, 1, R, S] as [C / bn, 1, R, S, 1, bn].
+te::Tensor PackDepthwiseWeight(const te::Tensor& weight, int64_t bn) {
+  std::vector<int64_t> w = detail::ConstShape(weight, "pack_weight");
+  const int b = int(bn);
+  return te::compute(
+      {int(w[0] / b), 1, int(w[2]), int(w[3]), 1, b},
+      [&](const Array<Var>& i) { return weight(i[0] * b + i[5], 0, i[2], i[3]); },
+      "packed_weight", detail::kInjective);
+}
+
+std::string Blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
+
+PrimFunc LowerInjective(const te::Tensor& in, const te::Tensor& out, const std::string& name) {
+  return te::lower(schedule_injective({out}), {in, out}, name);
+}
+
+}  // namespace
+
+Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
+                              const std::optional<Conv2DNCHWcConfig>& config) {
+  const std::string op = "MakeConv2DKernel(" + wl.str() + ")";
+  LOOM_CHECK_USER(wl.n > 0 && wl.c > 0 && wl.h > 0 && wl.w > 0 && wl.k > 0 && wl.r > 0 &&
+                  wl.s > 0)
+      << op << ": every size must be positive";
+  LOOM_CHECK_USER(wl.attrs.groups == 1 || wl.depthwise())
+      << op << ": the x86 kernels take groups = 1 or depthwise (groups = c = k); "
+      << "topi::conv2d_nchw computes other groupings";
+  Conv2DKernel kernel;
+  kernel.algorithm = wl.depthwise() ? "depthwise" : "direct";
+  kernel.config = config ? *config : DefaultConv2DNCHWcConfig(wl);
+  const Conv2DNCHWcConfig& cfg = kernel.config;
+  LOOM_CHECK_USER(cfg.ic_bn > 0 && wl.c % cfg.ic_bn == 0 && cfg.oc_bn > 0 &&
+                  wl.k % cfg.oc_bn == 0 && (!wl.depthwise() || cfg.ic_bn == cfg.oc_bn))
+      << op << ": " << cfg.str() << ": ic_bn must divide " << wl.c << " and oc_bn " << wl.k
+      << (wl.depthwise() ? " (and be equal, depthwise)" : "");
+
+  const DataType f32 = DataType::Float(32);
+  auto extents = [](std::initializer_list<int64_t> shape) {
+    Array<PrimExpr> out;
+    for (int64_t extent : shape) out.push_back(int(extent));
+    return out;
+  };
+  te::Tensor data = te::placeholder(extents({wl.n, wl.c, wl.h, wl.w}), f32, "data");
+  te::Tensor weight =
+      te::placeholder(extents({wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}), f32, "weight");
+  te::Tensor packed_data = layout_transform(data, "NCHW", Blocked(cfg.ic_bn));
+  te::Tensor packed_weight = wl.depthwise() ? PackDepthwiseWeight(weight, cfg.oc_bn)
+                                            : PackDirectWeight(weight, cfg);
+  kernel.funcs.push_back(LowerInjective(data, packed_data, "pack_data"));
+  kernel.funcs.push_back(LowerInjective(weight, packed_weight, "pack_weight"));
+
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), f32, "packed_data");
+  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), f32, "packed_weight");
+  te::Tensor out = wl.depthwise() ? depthwise_conv2d_nchwc(conv_data, conv_weight, wl.attrs)
+                                  : conv2d_nchwc(conv_data, conv_weight, wl.attrs);
+  kernel.funcs.push_back(te::lower(schedule_conv2d_nchwc(out, cfg), {conv_data, conv_weight, out},
+                                   "conv"));
+
+  te::Tensor blocked_out = te::placeholder(out.shape(), f32, "blocked_output");
+  te::Tensor result = layout_transform(blocked_out, Blocked(cfg.oc_bn), "NCHW");
+  kernel.funcs.push_back(LowerInjective(blocked_out, result, "unpack_output"));
+  return kernel;
+}
+
+}  // namespace loom::topi::x86

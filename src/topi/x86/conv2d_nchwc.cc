@@ -1,0 +1,234 @@
+// Direct and depthwise conv2d in the blocked NCHW[x]c layouts, and their x86 schedule.
+//
+// The schedule is a register-blocked direct convolution: each task owns rows of output of
+// a few channel blocks, and per tile of (channel blocks x rows x columns) the accumulators
+// stay in zmm registers over the whole reduction. Every multiply-add is one input value
+// broadcast (an embedded-broadcast memory operand) times a vector of 16 weights, so the
+// inner loop needs one weight load per channel block and one broadcast per position.
+#include "loom/topi/x86/conv2d.h"
+
+#include <sstream>
+#include <string>
+
+#include "loom/topi/transform.h"
+#include "topi/topi_util.h"
+
+namespace loom::topi::x86 {
+
+namespace {
+
+using detail::ConstShape;
+
+struct OutputSize {
+  int64_t p, q;
+};
+
+// Checks the attributes against an input of h x w with an r x s kernel and returns the
+// output size (ONNX Conv's arithmetic).
+OutputSize CheckedOutputSize(const std::string& op, int64_t h, int64_t w, int64_t r, int64_t s,
+                             const Conv2DAttrs& a) {
+  for (int d = 0; d < 2; ++d) {
+    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
+        << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
+        << ", " << a.strides[1] << ") dilations (" << a.dilations[0] << ", " << a.dilations[1]
+        << ")";
+  }
+  for (int64_t pad : a.pads) {
+    LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got " << pad;
+  }
+  const int64_t span_h = h + a.pads[0] + a.pads[2] - a.dilations[0] * (r - 1) - 1;
+  const int64_t span_w = w + a.pads[1] + a.pads[3] - a.dilations[1] * (s - 1) - 1;
+  LOOM_CHECK_USER(span_h >= 0 && span_w >= 0)
+      << op << ": the " << r << "x" << s << " kernel (dilations " << a.dilations[0] << ", "
+      << a.dilations[1] << ") does not fit the padded " << h << "x" << w << " input";
+  return {span_h / a.strides[0] + 1, span_w / a.strides[1] + 1};
+}
+
+// The zero-padded view of blocked data [N, c, H, W, bn] (the data itself without padding).
+te::Tensor PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
+  if (a.pads == std::array<int64_t, 4>{0, 0, 0, 0}) return data;
+  return pad(data, {0, 0, a.pads[0], a.pads[1], 0}, {0, 0, a.pads[2], a.pads[3], 0});
+}
+
+void CheckBlockedFloat(const std::string& op, const te::Tensor& data, const te::Tensor& weight) {
+  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 6)
+      << op << ": data '" << data.name() << "' must be 5-d (NCHW[x]c) and weight '"
+      << weight.name() << "' 6-d (OIHW[x]i[y]o), got " << data.ndim() << "-d and "
+      << weight.ndim() << "-d";
+  LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
+      << op << ": data and weight must share one float type, got " << data.dtype().str()
+      << " and " << weight.dtype().str();
+}
+
+}  // namespace
+
+te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
+  const std::string op = "conv2d_nchwc";
+  CheckBlockedFloat(op, data, weight);
+  LOOM_CHECK_USER(a.groups == 1) << op << ": groups must be 1 (got " << a.groups
+                                 << "); depthwise_conv2d_nchwc takes groups = channels";
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
+  LOOM_CHECK_USER(w[1] == in[1] && w[4] == in[4])
+      << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w)
+      << " must have the data's input channel blocks: " << in[1] << " blocks of " << in[4]
+      << " (data '" << data.name() << "' " << detail::ShapeText(in) << ")";
+  const int64_t r = w[2], s = w[3];
+  OutputSize out = CheckedOutputSize(op, in[2], in[3], r, s, a);
+  te::Tensor padded = PadSpatial(data, a);
+  IterVar rco = te::reduce_axis(Range(0, int(in[1])), "rco");
+  IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
+  IterVar rci = te::reduce_axis(Range(0, int(in[4])), "rci");
+  return te::compute(
+      {int(in[0]), int(w[0]), int(out.p), int(out.q), int(w[5])},
+      [&](const Array<Var>& i) {
+        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
+        PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
+        return te::sum(padded(i[0], rco->var, row, column, rci->var) *
+                           weight(i[1], rco->var, rr->var, rs->var, rci->var, i[4]),
+                       {rco, rr, rs, rci});
+      },
+      op, "conv2d_nchwc");
+}
+
+te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight,
+                                  const Conv2DAttrs& a) {
+  const std::string op = "depthwise_conv2d_nchwc";
+  CheckBlockedFloat(op, data, weight);
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
+  LOOM_CHECK_USER(w[0] == in[1] && w[1] == 1 && w[4] == 1 && w[5] == in[4])
+      << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w) << " must be ["
+      << in[1] << ", 1, R, S, 1, " << in[4] << "] (one filter per channel of data '"
+      << data.name() << "' " << detail::ShapeText(in) << ")";
+  LOOM_CHECK_USER(a.groups == in[1] * in[4])
+      << op << ": groups must equal the " << in[1] * in[4] << " channels, got " << a.groups;
+  const int64_t r = w[2], s = w[3];
+  OutputSize out = CheckedOutputSize(op, in[2], in[3], r, s, a);
+  te::Tensor padded = PadSpatial(data, a);
+  IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
+  return te::compute(
+      {int(in[0]), int(in[1]), int(out.p), int(out.q), int(in[4])},
+      [&](const Array<Var>& i) {
+        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
+        PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
+        return te::sum(padded(i[0], i[1], row, column, i[4]) *
+                           weight(i[1], 0, rr->var, rs->var, 0, i[4]),
+                       {rr, rs});
+      },
+      op, "depthwise_conv2d_nchwc");
+}
+
+namespace {
+
+bool IsBlockedConv(const te::Operation& op) {
+  return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc";
+}
+
+// The convolution `out` is computed from: out itself, or the one convolution reached
+// through its injective producers.
+te::Operation FindConvolution(const te::Tensor& out) {
+  std::vector<te::Operation> pending{out.op()};
+  te::Operation conv;
+  while (!pending.empty() && !conv) {
+    te::Operation op = pending.back();
+    pending.pop_back();
+    if (IsBlockedConv(op)) conv = op;
+    if (op != out.op() && !detail::IsInjective(op)) continue;
+    for (const te::Tensor& input : op->InputTensors()) pending.push_back(input.op());
+  }
+  LOOM_CHECK_USER(conv) << "schedule_conv2d_nchwc: '" << out.name()
+                        << "' is neither a conv2d_nchwc / depthwise_conv2d_nchwc output nor "
+                           "computed from one by elementwise operations";
+  return conv;
+}
+
+}  // namespace
+
+te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfig& config) {
+  const std::string name = "schedule_conv2d_nchwc";
+  te::Operation conv = FindConvolution(out);
+  const bool depthwise = conv->tag == "depthwise_conv2d_nchwc";
+  std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
+  LOOM_CHECK_USER(out.ndim() == 5 && ConstShape(out, name) == shape)
+      << name << ": the epilogue '" << out.name() << "' " << detail::ShapeText(out.shape())
+      << " must keep the convolution's shape " << detail::ShapeText(shape);
+  const int64_t bn = shape[4];
+  const int64_t lanes = bn % detail::kVectorLanes == 0 ? detail::kVectorLanes : bn;
+  LOOM_CHECK_USER(config.oc_tile > 0 && shape[1] % config.oc_tile == 0 && config.reg_h > 0 &&
+                  shape[2] % config.reg_h == 0 && config.reg_w > 0 &&
+                  shape[3] % config.reg_w == 0 && (depthwise ? config.oc_tile == 1 : true))
+      << name << ": " << config.str() << " does not tile the output " << detail::ShapeText(shape)
+      << ": oc_tile must divide " << shape[1] << (depthwise ? " (and be 1 for depthwise)" : "")
+      << ", reg_h " << shape[2] << " and reg_w " << shape[3];
+
+  te::Schedule s = te::create_schedule({out.op()});
+  // The padded input (if any) is computed once, before the convolution: inlined, it would
+  // put a bounds test on every multiply-add.
+  te::Tensor conv_data = conv->InputTensors()[0];
+  const bool padded = conv_data.op()->tag == detail::kInjective && conv_data.op()->name == "pad";
+  detail::InlineInjective(s, {out.op(), conv_data.op()});
+  te::Operation acc = conv;
+  if (conv == out.op()) acc = s.cache_write(out, "local").op();
+  else s[conv].set_scope("local");
+
+  te::Stage o = s[out];
+  Array<IterVar> axes = o->leaf_iter_vars;  // n, c, p, q, b
+  auto [chunk_outer, chunk_tile] = o.split(axes[1], int(config.oc_tile));
+  auto [row_outer, row_tile] = o.split(axes[2], int(config.reg_h));
+  auto [column_outer, column_tile] = o.split(axes[3], int(config.reg_w));
+  auto [vector, lane] = o.split(axes[4], int(lanes));
+  o.reorder({axes[0], chunk_outer, row_outer, column_outer, chunk_tile, row_tile, column_tile,
+             vector, lane});
+  // Constant offsets into the tile everywhere (unrolled copy-out), or LLVM keeps it in memory.
+  o.unroll(chunk_tile);
+  o.unroll(row_tile);
+  o.unroll(column_tile);
+  o.unroll(vector);
+  o.vectorize(lane);
+  o.parallel(o.fuse(o.fuse(axes[0], chunk_outer), row_outer));
+  s[acc].compute_at(o, column_outer);
+
+  te::Stage t = s[acc];
+  Array<IterVar> tile = t->leaf_iter_vars;  // n, c, p, q, b, then the reduction
+  auto [tile_vector, tile_lane] = t.split(tile[4], int(lanes));
+  Array<IterVar> order;
+  if (depthwise) {
+    order = {tile[5], tile[6]};  // rr, rs
+  } else {
+    order = {tile[5], tile[6], tile[8], tile[7]};  // rco, rr, rci, rs
+    if (!config.unroll_kw) order = {tile[5], tile[6], tile[7], tile[8]};
+  }
+  // Channel blocks innermost: the input value broadcast for a position serves each of them
+  // back to back and dies. (Outermost, LLVM keeps every broadcast of the tile live across
+  // the blocks and spills the accumulators.)
+  order.insert(order.end(), {tile[0], tile[2], tile[3], tile[1], tile_vector, tile_lane});
+  t.reorder(order);
+  if (depthwise || config.unroll_kw) t.unroll(tile[6]);
+  if (depthwise) t.unroll(tile[5]);
+  for (int d = 0; d < 4; ++d) t.unroll(tile[d]);
+  t.unroll(tile_vector);
+  t.vectorize(tile_lane);
+
+  if (padded) {
+    te::Stage p = s[conv_data.op()];
+    Array<IterVar> pad_axes = p->leaf_iter_vars;  // n, c, h, w, b
+    IterVar rows = p.fuse(p.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]);
+    p.parallel(rows);
+    int64_t block = ConstShape(conv_data, name)[4];
+    if (block % detail::kVectorLanes == 0) {
+      auto [pad_vector, pad_lane] = p.split(pad_axes[4], detail::kVectorLanes);
+      p.vectorize(pad_lane);
+    }
+  }
+  return s;
+}
+
+std::string Conv2DNCHWcConfig::str() const {
+  std::ostringstream text;
+  text << "ic_bn=" << ic_bn << " oc_bn=" << oc_bn << " oc_tile=" << oc_tile << " reg_h=" << reg_h
+       << " reg_w=" << reg_w << " unroll_kw=" << (unroll_kw ? 1 : 0);
+  return text.str();
+}
+
+}  // namespace loom::topi::x86

@@ -1,0 +1,179 @@
+// The x86 conv2d kernels (direct and depthwise NCHW[x]c, their default and other tilings,
+// fused epilogues) compiled and run through MakeConv2DKernel's four functions, against the
+// direct NCHW reference; and the user errors of the computes, the schedule and the strategy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "conv_reference.h"
+#include "loom/topi/elementwise.h"
+#include "loom/topi/x86/conv2d.h"
+#include "topi_test_util.h"
+
+namespace loom::topi::x86 {
+namespace {
+
+using target_test::CallWithArrays;
+using target_test::RandomArray;
+
+Conv2DWorkload Workload(std::vector<int64_t> nchw, std::vector<int64_t> krs, int64_t stride,
+                        std::array<int64_t, 4> pads, int64_t groups = 1, int64_t dilation = 1) {
+  Conv2DWorkload wl;
+  wl.n = nchw[0], wl.c = nchw[1], wl.h = nchw[2], wl.w = nchw[3];
+  wl.k = krs[0], wl.r = krs[1], wl.s = krs[2];
+  wl.attrs.strides = {stride, stride};
+  wl.attrs.dilations = {dilation, dilation};
+  wl.attrs.pads = pads;
+  wl.attrs.groups = groups;
+  return wl;
+}
+
+// An array shaped as parameter `index` of `func`.
+tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
+  std::vector<int64_t> shape;
+  for (const PrimExpr& extent : func->buffer_map.at(index).second->shape) {
+    int64_t value = 0;
+    EXPECT_TRUE(IsConstInt(extent, &value));
+    shape.push_back(value);
+  }
+  return tir::HostArray(DataType::Float(32), shape);
+}
+
+// Runs the kernel's pack, convolution and unpack functions on random data and compares the
+// NCHW result with the reference.
+void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DKernel& kernel) {
+  SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " + kernel.config.str());
+  ASSERT_EQ(kernel.funcs.size(), 4u);
+  IRModule module;
+  for (const PrimFunc& func : kernel.funcs) {
+    module.Add(func->attrs.at("global_symbol").as<StringImmNode>()->value, func);
+  }
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
+  tir::HostArray w = RandomArray(DataType::Float(32), {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);
+  tir::HostArray packed_x = ArrayFor(module.Lookup("pack_data"), 1);
+  tir::HostArray packed_w = ArrayFor(module.Lookup("pack_weight"), 1);
+  tir::HostArray blocked = ArrayFor(module.Lookup("conv"), 2);
+  tir::HostArray y = ArrayFor(module.Lookup("unpack_output"), 1);
+  CallWithArrays(compiled, "pack_data", {x, packed_x});
+  CallWithArrays(compiled, "pack_weight", {w, packed_w});
+  CallWithArrays(compiled, "conv", {packed_x, packed_w, blocked});
+  CallWithArrays(compiled, "unpack_output", {blocked, y});
+  std::vector<double> want = test::ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
+  // Sums of up to C * R * S float32 products of values in [-1, 1].
+  test::ExpectClose(y, [&](int64_t i) { return want[i]; }, 1e-4, "conv");
+}
+
+TEST(TopiX86Conv2D, DefaultKernelsMatchTheReference) {
+  std::vector<Conv2DWorkload> cases = {
+      Workload({1, 16, 9, 9}, {32, 3, 3}, 1, {1, 1, 1, 1}),
+      Workload({1, 3, 23, 21}, {16, 7, 7}, 2, {3, 3, 3, 3}),        // a stem: ic_bn = 3
+      Workload({1, 32, 14, 14}, {48, 1, 1}, 1, {0, 0, 0, 0}),       // 1x1
+      Workload({1, 32, 15, 15}, {16, 1, 1}, 2, {0, 0, 0, 0}),       // 1x1 stride 2
+      Workload({2, 16, 10, 13}, {16, 3, 3}, 1, {0, 1, 2, 1}),       // batch 2, asymmetric
+      Workload({1, 16, 12, 12}, {16, 3, 3}, 1, {2, 2, 2, 2}, 1, 2), // dilation 2
+      Workload({1, 24, 8, 8}, {24, 1, 1}, 1, {0, 0, 0, 0}),         // blocks of 12 and 12
+      Workload({1, 32, 17, 17}, {32, 3, 3}, 1, {1, 1, 1, 1}, 32),   // depthwise
+      Workload({1, 48, 16, 16}, {48, 3, 3}, 2, {1, 1, 1, 1}, 48),   // depthwise stride 2
+      Workload({1, 24, 9, 9}, {24, 3, 3}, 1, {1, 1, 1, 1}, 24),     // depthwise blocks of 12
+  };
+  for (const Conv2DWorkload& wl : cases) ExpectKernelMatchesReference(wl, MakeConv2DKernel(wl));
+}
+
+TEST(TopiX86Conv2D, EveryTilingComputesTheSame) {
+  Conv2DWorkload wl = Workload({1, 32, 8, 12}, {64, 3, 3}, 1, {1, 1, 1, 1});
+  // {ic_bn, oc_bn, oc_tile, reg_h, reg_w, unroll_kw}: tiles of one position up to the
+  // whole output, two-vector channel blocks, the kernel columns rolled.
+  std::vector<Conv2DNCHWcConfig> configs = {
+      {16, 16, 1, 1, 1, true}, {8, 16, 2, 2, 3, false}, {16, 32, 2, 8, 1, true},
+      {32, 16, 4, 1, 12, true}, {16, 64, 1, 2, 6, false},
+  };
+  for (const Conv2DNCHWcConfig& config : configs)
+    ExpectKernelMatchesReference(wl, MakeConv2DKernel(wl, config));
+}
+
+TEST(TopiX86Conv2D, EpilogueRunsOnTheRegisterTile) {
+  // relu(conv + bias + residual) as one kernel, the epilogue inlined into the tile's store.
+  const DataType f32 = DataType::Float(32);
+  te::Tensor data = te::placeholder(test::Exprs({1, 2, 6, 7, 16}), f32, "data");
+  te::Tensor weight = te::placeholder(test::Exprs({2, 2, 3, 3, 16, 16}), f32, "weight");
+  te::Tensor bias = te::placeholder(test::Exprs({2, 1, 1, 16}), f32, "bias");
+  te::Tensor residual = te::placeholder(test::Exprs({1, 2, 6, 7, 16}), f32, "residual");
+  Conv2DAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  te::Tensor conv = conv2d_nchwc(data, weight, attrs);
+  te::Tensor out = relu(add(add(conv, bias), residual));
+  Conv2DNCHWcConfig config;
+  config.oc_tile = 2;
+  config.reg_h = 2;
+  config.reg_w = 7;
+  te::Schedule s = schedule_conv2d_nchwc(out, config);
+  std::vector<tir::HostArray> in = {RandomArray(f32, {1, 2, 6, 7, 16}, 1),
+                                    RandomArray(f32, {2, 2, 3, 3, 16, 16}, 2),
+                                    RandomArray(f32, {2, 1, 1, 16}, 3),
+                                    RandomArray(f32, {1, 2, 6, 7, 16}, 4)};
+  tir::HostArray got = test::RunScheduled(s, {data, weight, bias, residual}, {out}, in)[0];
+  auto at = [](int64_t c, int64_t h, int64_t w, int64_t b, int64_t height, int64_t width) {
+    return ((c * height + h) * width + w) * 16 + b;
+  };
+  test::ExpectClose(got, [&](int64_t i) {
+    int64_t b = i % 16, q = i / 16 % 7, p = i / 112 % 6, k = i / 672;
+    double total = in[2].GetFloat(k * 16 + b) + in[3].GetFloat(i);
+    for (int64_t c = 0; c < 32; ++c)
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t t = 0; t < 3; ++t) {
+          int64_t h = p + r - 1, w = q + t - 1;
+          if (h < 0 || h >= 6 || w < 0 || w >= 7) continue;
+          total += in[0].GetFloat(at(c / 16, h, w, c % 16, 6, 7)) *
+                   in[1].GetFloat((((k * 2 + c / 16) * 3 + r) * 3 + t) * 256 + c % 16 * 16 + b);
+        }
+    return std::max(total, 0.0);
+  }, 1e-4, "conv + bias + residual, relu");
+}
+
+TEST(TopiX86Conv2D, DefaultTileKeepsEnoughAccumulators) {
+  for (int64_t size : {7, 14, 28, 56, 112}) {
+    Conv2DWorkload wl = Workload({1, 64, size, size}, {128, 3, 3}, 1, {1, 1, 1, 1});
+    Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
+    int64_t accumulators = config.oc_tile * config.reg_h * config.reg_w * config.oc_bn / 16;
+    EXPECT_GE(accumulators, 8) << wl.str() << ": " << config.str();
+    EXPECT_LE(accumulators, 28) << wl.str() << ": " << config.str();
+  }
+}
+
+TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor data = te::placeholder(test::Exprs({1, 2, 8, 8, 16}), f32, "data");
+  te::Tensor weight = te::placeholder(test::Exprs({2, 3, 3, 3, 16, 16}), f32, "weight");
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc(data, weight); })
+                .find("must have the data's input channel blocks: 2 blocks of 16"),
+            std::string::npos);
+  te::Tensor good = te::placeholder(test::Exprs({2, 2, 3, 3, 16, 16}), f32, "weight");
+  Conv2DAttrs negative;
+  negative.pads = {1, -1, 1, 1};
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc(data, good, negative); }).find("must not be negative"),
+            std::string::npos);
+  Conv2DNCHWcConfig bad;
+  bad.reg_w = 5;
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(conv2d_nchwc(data, good), bad); })
+                .find("does not tile the output (1, 2, 6, 6, 16)"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(exp(data), bad); })
+                .find("is neither a conv2d_nchwc"),
+            std::string::npos);
+  Conv2DWorkload grouped = Workload({1, 8, 8, 8}, {8, 3, 3}, 1, {1, 1, 1, 1}, 2);
+  EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(grouped); }).find("groups = 1 or depthwise"),
+            std::string::npos);
+  Conv2DNCHWcConfig uneven;
+  uneven.ic_bn = 3;
+  EXPECT_NE(test::ErrorOf([&] {
+              MakeConv2DKernel(Workload({1, 16, 8, 8}, {16, 3, 3}, 1, {1, 1, 1, 1}), uneven);
+            }).find("ic_bn must divide 16"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::topi::x86
