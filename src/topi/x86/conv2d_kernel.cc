@@ -40,9 +40,8 @@ int64_t LargestDivisorUpTo(int64_t n, int64_t limit) {
   return 1;
 }
 
-// Registers of the 32 zmm the accumulators may take: the rest hold a weight vector per
-// channel block of the tile and the broadcast input value.
-constexpr int64_t kAccumulatorRegisters = 28;
+// AVX-512's zmm registers.
+constexpr int64_t kVectorRegisters = 32;
 
 }  // namespace
 
@@ -58,23 +57,25 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
   config.oc_bn = wl.k % 16 == 0 ? 16 : LargestDivisorUpTo(wl.k, 16);
   const int64_t chunks = wl.k / config.oc_bn;
   // Enough independent accumulators to hide the FMA latency (two pipes, four cycles: 8 at
-  // least), as many as fit. Two channel blocks per tile measured best where the columns
-  // allow 14 positions (56x56 and 28x28: 159 against 145 GFLOP/s for one block of 28
-  // columns, 1 thread, 2026-11-24); four where a row has only 7 (7x7 outputs).
+  // least), as many as the registers hold beside a weight vector per channel block and the
+  // broadcast input value: one register more and LLVM spills and shuffles the tile (seen
+  // with 4 blocks x 7 columns). Ties go to two channel blocks per tile, which measured best
+  // where 14 columns fit (56x56 and 28x28: 159 against 145 GFLOP/s for one block of 28
+  // columns, 1 thread, 2026-11-24).
   Conv2DNCHWcConfig best = config;
   int64_t best_accumulators = 0;
-  for (int64_t oc_tile : {2, 4, 1}) {
+  for (int64_t oc_tile : {2, 3, 4, 1}) {
     if (chunks % oc_tile != 0) continue;
+    const int64_t budget = kVectorRegisters - 2 - oc_tile;
     Conv2DNCHWcConfig candidate = config;
     candidate.oc_tile = oc_tile;
-    candidate.reg_w = LargestDivisorUpTo(q, kAccumulatorRegisters / oc_tile);
-    candidate.reg_h = LargestDivisorUpTo(p, kAccumulatorRegisters / (oc_tile * candidate.reg_w));
+    candidate.reg_w = LargestDivisorUpTo(q, budget / oc_tile);
+    candidate.reg_h = LargestDivisorUpTo(p, budget / (oc_tile * candidate.reg_w));
     int64_t accumulators = oc_tile * candidate.reg_h * candidate.reg_w;
     if (accumulators > best_accumulators) {
       best = candidate;
       best_accumulators = accumulators;
     }
-    if (accumulators >= 20) break;
   }
   config = best;
   return config;
