@@ -134,14 +134,49 @@ TEST(TopiX86Conv2D, EpilogueRunsOnTheRegisterTile) {
   }, 1e-4, "conv + bias + residual, relu");
 }
 
-TEST(TopiX86Conv2D, DefaultTileKeepsEnoughAccumulators) {
-  for (int64_t size : {7, 14, 28, 56, 112}) {
-    Conv2DWorkload wl = Workload({1, 64, size, size}, {128, 3, 3}, 1, {1, 1, 1, 1});
-    Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
-    int64_t accumulators = config.oc_tile * config.reg_h * config.reg_w * config.oc_bn / 16;
-    EXPECT_GE(accumulators, 8) << wl.str() << ": " << config.str();
-    EXPECT_LE(accumulators, 28) << wl.str() << ": " << config.str();
-  }
+TEST(TopiX86Conv2D, DepthwiseEpilogueRunsOnTheRegisterTile) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor data = te::placeholder(test::Exprs({1, 2, 5, 9, 16}), f32, "data");
+  te::Tensor weight = te::placeholder(test::Exprs({2, 1, 3, 3, 1, 16}), f32, "weight");
+  te::Tensor bias = te::placeholder(test::Exprs({2, 1, 1, 16}), f32, "bias");
+  Conv2DAttrs attrs;
+  attrs.pads = {1, 0, 1, 2};
+  attrs.strides = {1, 2};
+  attrs.groups = 32;
+  te::Tensor out = relu(add(depthwise_conv2d_nchwc(data, weight, attrs), bias));
+  Conv2DNCHWcConfig config;
+  config.reg_w = 5;
+  std::vector<tir::HostArray> in = {RandomArray(f32, {1, 2, 5, 9, 16}, 5),
+                                    RandomArray(f32, {2, 1, 3, 3, 1, 16}, 6),
+                                    RandomArray(f32, {2, 1, 1, 16}, 7)};
+  tir::HostArray got =
+      test::RunScheduled(schedule_conv2d_nchwc(out, config), {data, weight, bias}, {out}, in)[0];
+  ASSERT_EQ(got.shape(), (std::vector<int64_t>{1, 2, 5, 5, 16}));
+  test::ExpectClose(got, [&](int64_t i) {
+    int64_t b = i % 16, q = i / 16 % 5, p = i / 80 % 5, c = i / 400;
+    double total = in[2].GetFloat(c * 16 + b);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t t = 0; t < 3; ++t) {
+        int64_t h = p + r - 1, w = q * 2 + t;
+        if (h < 0 || h >= 5 || w >= 9) continue;
+        total += in[0].GetFloat(((c * 5 + h) * 9 + w) * 16 + b) *
+                 in[1].GetFloat(((c * 3 + r) * 3 + t) * 16 + b);
+      }
+    return std::max(total, 0.0);
+  }, 1e-5, "depthwise + bias, relu");
+}
+
+// Enough accumulators to hide the FMA latency, and no more than the 32 zmm registers hold
+// beside a weight vector per channel block and the broadcast value (beyond, LLVM spills).
+TEST(TopiX86Conv2D, DefaultTileFitsTheRegisters) {
+  for (int64_t size : {7, 14, 28, 56, 112})
+    for (int64_t k : {16, 96, 512}) {
+      Conv2DWorkload wl = Workload({1, 64, size, size}, {k, 3, 3}, 1, {1, 1, 1, 1});
+      Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
+      int64_t accumulators = config.oc_tile * config.reg_h * config.reg_w;
+      EXPECT_GE(accumulators, 7) << wl.str() << ": " << config.str();
+      EXPECT_LE(accumulators + config.oc_tile + 1, 31) << wl.str() << ": " << config.str();
+    }
 }
 
 TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
