@@ -27,8 +27,7 @@ runtime::NDArray RandomMatrix(int64_t rows, int64_t columns, unsigned seed) {
 
 void ExpectGemmMatchesReference(int64_t M, int64_t N, int64_t K, const GemmF32Params& params) {
   std::string label = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
-                      " mr=" + std::to_string(params.mr) + " nr=" + std::to_string(params.nr) +
-                      " nc=" + std::to_string(params.nc) + " k_unroll=" + std::to_string(params.k_unroll);
+                      " " + params.str();
   runtime::Module module = build(MakeGemmF32(M, N, K, params), Target::Parse("llvm"));
   runtime::NDArray a = RandomMatrix(M, K, 1), b = RandomMatrix(K, N, 2);
   runtime::NDArray c = runtime::NDArray::Empty({M, N}, DataType::Float(32), {kDLCPU, 0});
@@ -65,8 +64,8 @@ TEST(GemmF32, MatchesTheReferenceOnDividingAndRaggedSizes) {
 }
 
 TEST(GemmF32, OtherTilingsMatchTheReference) {
-  // {mr, nr, nc, packed_b_block_bytes, k_unroll}: nc = 0 with a small budget puts one panel
-  // in a block; k_unroll = 3 does not divide K, 1 unrolls nothing.
+  // {tile_rows, tile_columns, block_columns, block_bytes, k_unroll}: block_columns = 0 with a
+  // small budget puts one panel in a block; k_unroll = 3 does not divide K, 1 unrolls nothing.
   for (GemmF32Params params :
        {GemmF32Params{4, 64, 256}, GemmF32Params{6, 16, 64}, GemmF32Params{12, 32, 96},
         GemmF32Params{1, 16, 16}, GemmF32Params{8, 32, 0, 4096}, GemmF32Params{8, 32, 0, 1 << 20, 3},
@@ -86,9 +85,11 @@ TEST(GemmF32, RejectsBadSizesAndTiles) {
   };
   EXPECT_NE(message([] { MakeGemmF32(0, 4, 4); }).find("sizes must be in [1, 2^24]"),
             std::string::npos);
-  EXPECT_NE(message([] { MakeGemmF32(4, 4, 4, {8, 24, 48}); }).find("nr a multiple of 16"),
+  EXPECT_NE(message([] { MakeGemmF32(4, 4, 4, {8, 24, 48}); })
+                .find("tile_columns a multiple of 16"),
             std::string::npos);
-  EXPECT_NE(message([] { MakeGemmF32(4, 4, 4, {8, 32, 48}); }).find("nc of nr"),
+  EXPECT_NE(message([] { MakeGemmF32(4, 4, 4, {8, 32, 48}); })
+                .find("block_columns of tile_columns"),
             std::string::npos);
 }
 

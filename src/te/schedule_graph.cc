@@ -176,6 +176,14 @@ IterVarValueMap PassUpValues(const StageNode& stage, const BoundMap& bounds,
       const auto& fuse = std::get<FuseRelation>(*it);
       PrimExpr fused = values.at(fuse.fused);
       PrimExpr inner_extent = bounds.at(fuse.inner)->extent;
+      int64_t inner_size = 0;
+      if (IsConstInt(inner_extent, &inner_size) && inner_size == 0) {
+        // An empty inner loop makes the fused loop empty: its body never runs, and dividing
+        // by the extent 0 would be an error.
+        values[fuse.outer] = bounds.at(fuse.outer)->min;
+        values[fuse.inner] = bounds.at(fuse.inner)->min;
+        continue;
+      }
       values[fuse.outer] =
           analyzer->Simplify(floordiv(fused, inner_extent) + bounds.at(fuse.outer)->min);
       values[fuse.inner] =

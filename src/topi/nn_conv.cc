@@ -1,6 +1,7 @@
 // Convolutions: conv2d and conv1d read a zero-padded view of the input (an injective stage,
-// inlined by the schedule) in one reduction over the group's input channels and the kernel
-// window; conv2d_transpose gathers the inputs whose strided window covers each output.
+// inlined by the NCHW schedule, materialized by the NHWC one) in one reduction over the
+// group's input channels and the kernel window; conv2d_transpose gathers the inputs whose
+// strided window covers each output.
 #include <string>
 
 #include "loom/topi/nn.h"
@@ -9,24 +10,44 @@
 
 namespace loom::topi {
 
-te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
-  const std::string op = "conv2d_nchw";
+namespace {
+
+// Output columns per register tile of conv2d_nhwc: with one 16-lane vector of output
+// channels each, the accumulators, the broadcast inputs and the weight vector fit in the
+// AVX-512 register file.
+constexpr int kNhwcTileColumns = 4;
+
+struct Conv2DShape {
+  int64_t N, C, H, W;  // data
+  int64_t K, CG, R, S;  // weight: K filters of CG channels x R x S
+  int64_t P, Q;        // output rows and columns
+};
+
+// The sizes of a 2-d convolution of data [N, C, H, W] and weight [K, C / groups, R, S]
+// (channels_last: data [N, H, W, C] and weight [R, S, C / groups, K]), checked for `op`.
+Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a,
+                        const std::string& op, bool channels_last) {
   LOOM_CHECK_USER(data.ndim() == 4 && weight.ndim() == 4)
-      << op << ": data '" << data.name() << "' and weight '" << weight.name()
-      << "' must be 4-d (NCHW and KCRS), got " << data.ndim() << "-d and " << weight.ndim() << "-d";
+      << op << ": data '" << data.name() << "' and weight '" << weight.name() << "' must be 4-d ("
+      << (channels_last ? "NHWC and HWIO" : "NCHW and KCRS") << "), got " << data.ndim()
+      << "-d and " << weight.ndim() << "-d";
   LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
       << op << ": data and weight must share one float type, got " << data.dtype().str()
       << " and " << weight.dtype().str();
   std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
-  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
-  const int64_t K = w[0], CG = w[1], R = w[2], S = w[3];
-  LOOM_CHECK_USER(a.groups > 0 && C % a.groups == 0 && K % a.groups == 0)
-      << op << ": " << C << " input and " << K << " output channels must both divide into "
+  Conv2DShape g{};
+  if (channels_last) {
+    g = {in[0], in[3], in[1], in[2], w[3], w[2], w[0], w[1], 0, 0};
+  } else {
+    g = {in[0], in[1], in[2], in[3], w[0], w[1], w[2], w[3], 0, 0};
+  }
+  LOOM_CHECK_USER(a.groups > 0 && g.C % a.groups == 0 && g.K % a.groups == 0)
+      << op << ": " << g.C << " input and " << g.K << " output channels must both divide into "
       << a.groups << " groups";
-  LOOM_CHECK_USER(CG == C / a.groups)
-      << op << ": weight '" << weight.name() << "' has " << CG << " input channels per group, "
-      << "but data '" << data.name() << "' has " << C << " channels in " << a.groups
-      << " groups (expected " << C / a.groups << ")";
+  LOOM_CHECK_USER(g.CG == g.C / a.groups)
+      << op << ": weight '" << weight.name() << "' has " << g.CG << " input channels per group, "
+      << "but data '" << data.name() << "' has " << g.C << " channels in " << a.groups
+      << " groups (expected " << g.C / a.groups << ")";
   for (int d = 0; d < 2; ++d) {
     LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
         << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
@@ -35,12 +56,22 @@ te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const C
   for (int64_t pad : a.pads) {
     LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got " << pad;
   }
-  const int64_t P = (H + a.pads[0] + a.pads[2] - a.dilations[0] * (R - 1) - 1) / a.strides[0] + 1;
-  const int64_t Q = (W + a.pads[1] + a.pads[3] - a.dilations[1] * (S - 1) - 1) / a.strides[1] + 1;
-  LOOM_CHECK_USER(P > 0 && Q > 0 && H + a.pads[0] + a.pads[2] >= a.dilations[0] * (R - 1) + 1 &&
-                  W + a.pads[1] + a.pads[3] >= a.dilations[1] * (S - 1) + 1)
-      << op << ": the " << R << "x" << S << " kernel (dilations " << a.dilations[0] << ", "
-      << a.dilations[1] << ") does not fit the padded " << H << "x" << W << " input";
+  g.P = (g.H + a.pads[0] + a.pads[2] - a.dilations[0] * (g.R - 1) - 1) / a.strides[0] + 1;
+  g.Q = (g.W + a.pads[1] + a.pads[3] - a.dilations[1] * (g.S - 1) - 1) / a.strides[1] + 1;
+  LOOM_CHECK_USER(g.P > 0 && g.Q > 0 &&
+                  g.H + a.pads[0] + a.pads[2] >= a.dilations[0] * (g.R - 1) + 1 &&
+                  g.W + a.pads[1] + a.pads[3] >= a.dilations[1] * (g.S - 1) + 1)
+      << op << ": the " << g.R << "x" << g.S << " kernel (dilations " << a.dilations[0] << ", "
+      << a.dilations[1] << ") does not fit the padded " << g.H << "x" << g.W << " input";
+  return g;
+}
+
+}  // namespace
+
+te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
+  const std::string op = "conv2d_nchw";
+  Conv2DShape g = CheckConv2D(data, weight, a, op, /*channels_last=*/false);
+  const int64_t N = g.N, K = g.K, CG = g.CG, R = g.R, S = g.S, P = g.P, Q = g.Q;
   te::Tensor padded = pad(data, {0, 0, a.pads[0], a.pads[1]}, {0, 0, a.pads[2], a.pads[3]});
   IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
   IterVar rr = te::reduce_axis(Range(0, int(R)), "rr");
@@ -151,6 +182,109 @@ te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
       << "schedule_conv2d_nchw: '" << out.name()
       << "' is not the output of conv2d_nchw or conv2d_transpose_nchw";
   return ScheduleConvolution(out);
+}
+
+te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
+  const std::string op = "conv2d_nhwc";
+  Conv2DShape g = CheckConv2D(data, weight, a, op, /*channels_last=*/true);
+  const int64_t N = g.N, K = g.K, CG = g.CG, R = g.R, S = g.S, P = g.P, Q = g.Q;
+  bool padded_input = a.pads[0] || a.pads[1] || a.pads[2] || a.pads[3];
+  te::Tensor padded =
+      padded_input ? pad(data, {0, a.pads[0], a.pads[1], 0}, {0, a.pads[2], a.pads[3], 0}) : data;
+  IterVar rr = te::reduce_axis(Range(0, int(R)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(S)), "rs");
+  IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
+  const int64_t out_per_group = K / a.groups;
+  return te::compute(
+      {int(N), int(P), int(Q), int(K)},
+      [&](Var n, Var p, Var q, Var k) {
+        PrimExpr channel = a.groups == 1 ? PrimExpr(rc->var)
+                                         : floordiv(k, int(out_per_group)) * int(CG) + rc->var;
+        return te::sum(padded(n, p * int(a.strides[0]) + rr->var * int(a.dilations[0]),
+                              q * int(a.strides[1]) + rs->var * int(a.dilations[1]), channel) *
+                           weight(rr->var, rs->var, rc->var, k),
+                       {rr, rs, rc});
+      },
+      op, "conv2d_nhwc");
+}
+
+namespace {
+
+// The conv2d_nhwc stage that `out` is (or that the injective epilogue `out` reads,
+// through other injective stages), or a loom::Error.
+te::Operation FindConvolution(const te::Tensor& out, const std::string& tag,
+                              const std::string& schedule) {
+  te::Operation op = out.op();
+  while (op->tag != tag) {
+    te::Operation next;
+    if (detail::IsInjective(op)) {
+      for (const te::Tensor& input : op->InputTensors()) {
+        bool found = next != nullptr && next->tag == tag;
+        if (!found && (input.op()->tag == tag || detail::IsInjective(input.op()))) next = input.op();
+      }
+    }
+    LOOM_CHECK_USER(next != nullptr)
+        << schedule << ": '" << out.name() << "' is neither the output of " << tag
+        << " nor an elementwise epilogue of one";
+    op = next;
+  }
+  return op;
+}
+
+}  // namespace
+
+te::Schedule schedule_conv2d_nhwc(const te::Tensor& out) {
+  const std::string name = "schedule_conv2d_nhwc";
+  te::Operation conv = FindConvolution(out, "conv2d_nhwc", name);
+  LOOM_CHECK_USER(out.ndim() == 4 && detail::SameExtent(out.shape()[3], conv->output_shape(0)[3]))
+      << name << ": the epilogue '" << out.name() << "' must keep the convolution's [N, P, Q, K] "
+      << "shape, got " << detail::ShapeText(out.shape());
+  te::Schedule s = te::create_schedule({out.op()});
+  // The zero-padded input is materialized once, so that the inner loop reads it without a
+  // bounds check per multiply-add.
+  te::Tensor input = conv->InputTensors()[0];
+  bool materialize = dynamic_cast<const te::ComputeOpNode*>(input.op().get()) != nullptr;
+  Array<te::Operation> kept{out.op()};
+  if (materialize) kept.push_back(input.op());
+  detail::InlineInjective(s, kept);
+  if (materialize) {
+    te::Stage pad_stage = s[input];
+    Array<IterVar> axes = pad_stage->leaf_iter_vars;  // n, h, w, c
+    IterVar rows = pad_stage.fuse(axes[0], axes[1]);
+    // Whole vectors of channels share one padding test; fewer channels than a vector fill
+    // vectors across columns.
+    int64_t channels = 0;
+    bool wide = IsConstInt(input.shape()[3], &channels) && channels >= detail::kVectorLanes;
+    IterVar vectorized = wide ? axes[3] : pad_stage.fuse(axes[2], axes[3]);
+    pad_stage.vectorize(pad_stage.split(vectorized, detail::kVectorLanes).second);
+    pad_stage.parallel(rows);
+  }
+  // The register tile: the convolution itself under an epilogue, else a cache of the output.
+  te::Stage tile_stage;
+  if (conv == out.op()) {
+    tile_stage = s[s.cache_write(out, "local")];
+  } else {
+    tile_stage = s[conv];
+    tile_stage.set_scope("local");
+  }
+  te::Stage c = s[out];
+  Array<IterVar> axes = c->leaf_iter_vars;  // n, p, q, k
+  auto [column_tiles, column] = c.split(axes[2], kNhwcTileColumns);
+  auto [channel_vectors, lanes] = c.split(axes[3], detail::kVectorLanes);
+  IterVar rows = c.fuse(axes[0], axes[1]);
+  c.reorder({rows, column_tiles, channel_vectors, column, lanes});
+  c.unroll(column);
+  c.vectorize(lanes);
+  c.parallel(rows);
+  tile_stage.compute_at(c, channel_vectors);
+  // The tile's loops: the reduction outside, then its columns (unrolled: every accumulator a
+  // register) and the channel vector.
+  Array<IterVar> tile_axes = tile_stage->leaf_iter_vars;  // n, p, q, k, rr, rs, rc
+  tile_stage.reorder({tile_axes[0], tile_axes[1], tile_axes[4], tile_axes[5], tile_axes[6],
+                      tile_axes[2], tile_axes[3]});
+  tile_stage.unroll(tile_axes[2]);
+  tile_stage.vectorize(tile_axes[3]);
+  return s;
 }
 
 te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight, const Conv1DAttrs& a) {

@@ -1,7 +1,8 @@
-// 2-D pooling in NCHW: a reduction over the window of each output position, reading the
-// input through bounds checks instead of a padded copy (padding must never win a max, and
-// counts for an average only when asked).
+// 2-D pooling in NCHW or blocked NCHW<k>c: a reduction over the window of each output
+// position, reading the input through bounds checks instead of a padded copy (padding must
+// never win a max, and counts for an average only when asked).
 #include <string>
+#include <tuple>
 
 #include "loom/topi/nn.h"
 #include "loom/topi/reduction.h"
@@ -12,8 +13,23 @@ namespace loom::topi {
 namespace {
 
 struct PoolGeometry {
-  int64_t N, C, H, W, P, Q;
+  int64_t N, C, H, W, P, Q;  // C: the channels, or the channel blocks of NCHW<k>c
+  int64_t block;  // channels per block of NCHW<k>c, 0 for NCHW
 };
+
+// The tensor's channel block in `layout` (0 for NCHW), checking that its rank and last
+// dimension match.
+int64_t CheckLayout(const te::Tensor& data, const std::string& layout, const std::string& op) {
+  int64_t block = detail::ChannelBlock(layout, op);
+  int64_t last = 0;
+  LOOM_CHECK_USER(data.ndim() == (block ? 5 : 4) &&
+                  (!block || (IsConstInt(data.shape()[4], &last) && last == block)))
+      << op << ": '" << data.name() << "' of shape " << detail::ShapeText(data.shape())
+      << " is not in layout " << layout << " (expected "
+      << (block ? "[N, C / k, H, W, k] with k = " + std::to_string(block) : "[N, C, H, W]")
+      << ")";
+  return block;
+}
 
 int64_t OutputSize(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t kernel,
                    int64_t stride, int64_t dilation, bool ceil_mode) {
@@ -24,10 +40,10 @@ int64_t OutputSize(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t kerne
   return size;
 }
 
-PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::string& op) {
-  LOOM_CHECK_USER(data.ndim() == 4 && data.dtype().is_float())
-      << op << ": '" << data.name() << "' must be a 4-d (NCHW) float tensor, got "
-      << data.ndim() << "-d " << data.dtype().str();
+PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::string& layout,
+                      const std::string& op) {
+  int64_t block = CheckLayout(data, layout, op);
+  detail::CheckFloat(data, op);
   std::vector<int64_t> in = detail::ConstShape(data, op);
   for (int d = 0; d < 2; ++d) {
     LOOM_CHECK_USER(a.kernel[d] > 0 && a.strides[d] > 0 && a.dilations[d] > 0)
@@ -45,47 +61,58 @@ PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::s
                  OutputSize(in[2], a.pads[0], a.pads[2], a.kernel[0], a.strides[0],
                             a.dilations[0], a.ceil_mode),
                  OutputSize(in[3], a.pads[1], a.pads[3], a.kernel[1], a.strides[1],
-                            a.dilations[1], a.ceil_mode)};
+                            a.dilations[1], a.ceil_mode),
+                 block};
   LOOM_CHECK_USER(g.P > 0 && g.Q > 0)
       << op << ": the " << a.kernel[0] << "x" << a.kernel[1] << " window does not fit the padded "
       << g.H << "x" << g.W << " input";
   return g;
 }
 
-te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, bool average) {
+te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, const std::string& layout,
+                bool average) {
   const std::string op = average ? "avg_pool2d" : "max_pool2d";
-  PoolGeometry g = Geometry(data, a, op);
+  PoolGeometry g = Geometry(data, a, layout, op);
   IterVar rr = te::reduce_axis(Range(0, int(a.kernel[0])), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(a.kernel[1])), "rs");
   DataType t = data.dtype();
-  auto window = [&](Var n, Var c, Var p, Var q) {
-    PrimExpr h = p * int(a.strides[0]) + rr->var * int(a.dilations[0]) - int(a.pads[0]);
-    PrimExpr w = q * int(a.strides[1]) + rs->var * int(a.dilations[1]) - int(a.pads[1]);
+  // Output index (n, c, p, q) or (n, c_block, p, q, c_in_block): the input's index at input
+  // row h and column w.
+  auto input_at = [&](const Array<Var>& i, PrimExpr h, PrimExpr w) {
+    Array<PrimExpr> index{i[0], i[1], std::move(h), std::move(w)};
+    if (g.block) index.push_back(i[4]);
+    return data(index);
+  };
+  auto window = [&](const Array<Var>& i) {
+    PrimExpr h = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]) - int(a.pads[0]);
+    PrimExpr w = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]) - int(a.pads[1]);
     PrimExpr inside = h >= 0 && h < int(g.H) && w >= 0 && w < int(g.W);
     // The read is clamped into the input: a select evaluates both sides.
-    PrimExpr value = data(n, c, detail::ClampIndex(h, int(g.H)), detail::ClampIndex(w, int(g.W)));
+    PrimExpr value = input_at(i, detail::ClampIndex(h, int(g.H)), detail::ClampIndex(w, int(g.W)));
     return std::pair{inside, value};
   };
   Array<PrimExpr> out_shape{int(g.N), int(g.C), int(g.P), int(g.Q)};
+  if (g.block) out_shape.push_back(int(g.block));
   if (!average) {
     return te::compute(
         out_shape,
-        [&](Var n, Var c, Var p, Var q) {
-          auto [inside, value] = window(n, c, p, q);
+        [&](const Array<Var>& i) {
+          auto [inside, value] = window(i);
           return te::max(select(inside, value, te::min_value(t)), {rr, rs});
         },
         op, "pool2d");
   }
   te::Tensor total = te::compute(
       out_shape,
-      [&](Var n, Var c, Var p, Var q) {
-        auto [inside, value] = window(n, c, p, q);
+      [&](const Array<Var>& i) {
+        auto [inside, value] = window(i);
         return te::sum(select(inside, value, make_zero(t)), {rr, rs});
       },
       op + "_sum", "pool2d");
   return te::compute(
       out_shape,
-      [&](Var n, Var c, Var p, Var q) {
+      [&](const Array<Var>& i) {
+        const Var &p = i[2], &q = i[3];
         PrimExpr count;
         if (a.count_include_pad) {
           // Positions in the input or its padding; with ceil_mode a window may overhang the
@@ -111,55 +138,68 @@ te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, bool average) {
           count = inside(p * int(a.strides[0]) - int(a.pads[0]), g.H, a.kernel[0], a.dilations[0]) *
                   inside(q * int(a.strides[1]) - int(a.pads[1]), g.W, a.kernel[1], a.dilations[1]);
         }
-        return total(n, c, p, q) / loom::cast(t, count);
+        return total(Array<PrimExpr>(i.begin(), i.end())) / loom::cast(t, count);
       },
       op, "elemwise");
 }
 
 }  // namespace
 
-te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs) {
-  return Pool(data, attrs, false);
+te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs, const std::string& layout) {
+  return Pool(data, attrs, layout, false);
 }
 
-te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs) {
-  return Pool(data, attrs, true);
+te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs, const std::string& layout) {
+  return Pool(data, attrs, layout, true);
 }
 
-te::Tensor global_max_pool2d(const te::Tensor& data) {
-  LOOM_CHECK_USER(data.ndim() == 4) << "global_max_pool2d: '" << data.name()
-                                    << "' must be 4-d (NCHW), got " << data.ndim() << "-d";
+te::Tensor global_max_pool2d(const te::Tensor& data, const std::string& layout) {
+  CheckLayout(data, layout, "global_max_pool2d");
   return max(data, {2, 3}, /*keepdims=*/true);
 }
 
-te::Tensor global_avg_pool2d(const te::Tensor& data) {
-  LOOM_CHECK_USER(data.ndim() == 4) << "global_avg_pool2d: '" << data.name()
-                                    << "' must be 4-d (NCHW), got " << data.ndim() << "-d";
+te::Tensor global_avg_pool2d(const te::Tensor& data, const std::string& layout) {
+  CheckLayout(data, layout, "global_avg_pool2d");
   return mean(data, {2, 3}, /*keepdims=*/true);
 }
 
 te::Schedule schedule_pool2d(const te::Tensor& out) {
   te::Schedule s = te::create_schedule({out.op()});
   te::Stage c = s[out];
-  Array<IterVar> axes = c->leaf_iter_vars;  // n, c, p, q (then the window, for max)
+  // n, c, p, q or n, c_block, p, q, c_in_block; then the window, for max.
+  Array<IterVar> axes = c->leaf_iter_vars;
   LOOM_CHECK_USER(axes.size() >= 4 && (out.op()->tag == "pool2d" || out.op()->tag == "elemwise"))
       << "schedule_pool2d: '" << out.name() << "' is not the output of max_pool2d or avg_pool2d";
-  auto [column_vectors, lanes] = c.split(axes[3], detail::kVectorLanes);
+  const size_t spatial = out.ndim();
   IterVar rows = c.fuse(c.fuse(axes[0], axes[1]), axes[2]);
-  Array<IterVar> order{rows, column_vectors};
-  for (size_t d = 4; d < axes.size(); ++d) order.push_back(axes[d]);
+  Array<IterVar> window(axes.begin() + spatial, axes.end());
+  // The vector: 16 output columns in NCHW, the channel block (16 lanes at a time) in
+  // NCHW<k>c.
+  IterVar outer, lanes;
+  Array<IterVar> order{rows};
+  if (spatial == 4) {
+    std::tie(outer, lanes) = c.split(axes[3], detail::kVectorLanes);
+    order.push_back(outer);
+  } else {
+    std::tie(outer, lanes) = c.split(axes[4], detail::kVectorLanes);
+    order.push_back(axes[3]);
+    order.push_back(outer);
+  }
+  order.insert(order.end(), window.begin(), window.end());
   order.push_back(lanes);
   c.reorder(order);
   c.vectorize(lanes);
   c.parallel(rows);
-  // Average pooling: the window sums, computed where the output row is.
+  // Average pooling: the window sums, computed where the output vector is.
   for (const te::Stage& stage : s.stages()) {
     if (stage->op != out.op() && stage->op->tag == "pool2d") {
       te::Stage sum_stage(stage);
-      sum_stage.compute_at(c, column_vectors);
-      Array<IterVar> sum_axes = sum_stage->leaf_iter_vars;  // n, c, p, q, rr, rs
-      sum_stage.reorder({sum_axes[4], sum_axes[5], sum_axes[0], sum_axes[1], sum_axes[2], sum_axes[3]});
-      sum_stage.vectorize(sum_axes[3]);
+      sum_stage.compute_at(c, outer);
+      Array<IterVar> sum_axes = sum_stage->leaf_iter_vars;  // the output's axes, rr, rs
+      Array<IterVar> sum_order(sum_axes.begin() + spatial, sum_axes.end());
+      sum_order.insert(sum_order.end(), sum_axes.begin(), sum_axes.begin() + spatial);
+      sum_stage.reorder(sum_order);
+      sum_stage.vectorize(sum_axes[spatial - 1]);
     }
   }
   return s;

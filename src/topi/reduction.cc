@@ -241,7 +241,9 @@ te::Tensor argmin(const te::Tensor& x, int axis, bool keepdims, bool select_last
 namespace {
 
 // Softmax and log_softmax share the maximum and the sum of exponentials; the output stage's
-// tag carries the axis for schedule_softmax ("softmax_output:<axis>").
+// tag carries the axis for schedule_softmax ("softmax_output:<axis>"). Softmax keeps each
+// exp(x - max) in a stage (tag "softmax_exp") that both the sum and the output read, so
+// every exponential is evaluated once; log_softmax needs them only for the sum.
 te::Tensor SoftmaxLike(const te::Tensor& x, int axis, bool log_output) {
   const std::string op = log_output ? "log_softmax" : "softmax";
   detail::CheckFloat(x, op);
@@ -249,10 +251,22 @@ te::Tensor SoftmaxLike(const te::Tensor& x, int axis, bool log_output) {
   std::vector<bool> reduced(x.ndim(), false);
   reduced[d] = true;
   te::Tensor largest = max(x, {d}, /*keepdims=*/true);
+  auto shifted = [&](const Array<PrimExpr>& index) {
+    return x(index) - largest(KeptIndex(index, reduced));
+  };
+  te::Tensor exponentials;
+  if (!log_output) {
+    exponentials = te::compute(
+        x.shape(),
+        [&](const Array<Var>& i) {
+          return loom::exp(shifted(Array<PrimExpr>(i.begin(), i.end())));
+        },
+        op + "_exp", "softmax_exp");
+  }
   te::Tensor total = ReduceCompute(
       x.shape(), reduced, /*keepdims=*/true, op + "_sum",
       [&](const Array<PrimExpr>& index) {
-        return loom::exp(x(index) - largest(KeptIndex(index, reduced)));
+        return log_output ? loom::exp(shifted(index)) : exponentials(index);
       },
       SumReducer());
   return te::compute(
@@ -260,8 +274,8 @@ te::Tensor SoftmaxLike(const te::Tensor& x, int axis, bool log_output) {
       [&](const Array<Var>& i) {
         Array<PrimExpr> index(i.begin(), i.end());
         Array<PrimExpr> kept = KeptIndex(index, reduced);
-        PrimExpr shifted = x(index) - largest(kept);
-        return log_output ? shifted - loom::log(total(kept)) : loom::exp(shifted) / total(kept);
+        return log_output ? shifted(index) - loom::log(total(kept))
+                          : exponentials(index) / total(kept);
       },
       op, "softmax_output:" + std::to_string(d));
 }

@@ -111,23 +111,30 @@ te::Schedule schedule_softmax(const te::Tensor& out) {
     if (d != axis) rows.push_back(axes[d]);
   }
   auto [vectors, lanes] = stage.split(axes[axis], kVectorLanes);
-  if (rows.empty()) {
-    stage.vectorize(lanes);
-  } else {
+  stage.vectorize(lanes);
+  IterVar row;
+  if (!rows.empty()) {
     Array<IterVar> order = rows;
     order.push_back(vectors);
     order.push_back(lanes);
     stage.reorder(order);
-    IterVar row = rows[0];
+    row = rows[0];
     for (size_t d = 1; d < rows.size(); ++d) row = stage.fuse(row, rows[d]);
-    stage.vectorize(lanes);
     bool constant = true;
     if (ConstantElements(out.shape(), &constant) >= kParallelMinElements || !constant) {
       stage.parallel(row);
     }
-    // The row's maximum and sum of exponentials, computed where the row is.
-    for (const te::Stage& producer : s.stages()) {
-      if (IsReduction(producer->op)) te::Stage(producer).compute_at(stage, row);
+  }
+  // The row's maximum, exponentials and their sum, computed where the row is.
+  for (const te::Stage& producer : s.stages()) {
+    te::Stage row_stage(producer);
+    bool exponentials = producer->op->tag == "softmax_exp";
+    if (row.defined() && (exponentials || IsReduction(producer->op))) {
+      row_stage.compute_at(stage, row);
+    }
+    if (exponentials) {
+      IterVar exp_lanes = row_stage.split(row_stage->leaf_iter_vars[axis], kVectorLanes).second;
+      row_stage.vectorize(exp_lanes);
     }
   }
   return s;

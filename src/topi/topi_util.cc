@@ -9,7 +9,6 @@ namespace loom::topi {
 
 namespace detail {
 
-
 int NormalizeAxis(int64_t axis, int64_t rank, const std::string& op, const te::Tensor& x) {
   LOOM_CHECK_USER(axis >= -rank && axis < rank)
       << op << " of '" << x.name() << "': axis " << axis << " is out of range for rank " << rank
@@ -35,10 +34,20 @@ DataType IndexType(const te::Tensor& x) {
 
 Array<PrimExpr> Unravel(PrimExpr flat, const Array<PrimExpr>& shape) {
   Array<PrimExpr> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = d == 0 ? flat : floormod(flat, shape[d]);
+  for (const PrimExpr& extent : shape) {
+    int64_t size = 0;
+    if (IsConstInt(extent, &size) && size == 0) {
+      // An empty tensor has no element to index, and nothing may divide by its 0.
+      for (PrimExpr& i : index) i = make_zero(flat.dtype());
+      return index;
+    }
+  }
+  // The first dimension takes what is left, undivided.
+  for (size_t d = shape.size(); d-- > 1;) {
+    index[d] = floormod(flat, shape[d]);
     flat = floordiv(flat, shape[d]);
   }
+  if (!shape.empty()) index[0] = flat;
   return index;
 }
 
@@ -81,6 +90,17 @@ void CheckFloat(const te::Tensor& x, const std::string& op) {
   LOOM_CHECK_USER(x.dtype().is_float())
       << op << ": '" << x.name() << "' is " << x.dtype().str()
       << "; the operator takes float tensors (cast it to a float type first)";
+}
+
+int64_t ChannelBlock(const std::string& layout, const std::string& op) {
+  const std::string base = "NCHW";
+  std::string rest = layout.substr(0, base.size()) == base ? layout.substr(base.size()) : "?";
+  if (rest.empty()) return 0;
+  bool blocked = rest.size() >= 2 && rest.back() == 'c' &&
+                 rest.find_first_not_of("0123456789") == rest.size() - 1 && rest[0] != '0';
+  LOOM_CHECK_USER(blocked) << op << ": layout '" << layout
+                           << "' is not supported; expected NCHW or NCHW<k>c such as NCHW16c";
+  return std::stoll(rest.substr(0, rest.size() - 1));
 }
 
 bool IsInjective(const te::Operation& op) {

@@ -50,6 +50,10 @@ bool IsInjective(const te::Operation& op);
 // Inlines every injective stage of `s` that is not one of `outputs`.
 void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs);
 
+// The channel block k of layout "NCHW<k>c" (such as "NCHW16c": [N, C / k, H, W, k]), 0 for
+// "NCHW", or a loom::Error naming `op` for any other layout.
+int64_t ChannelBlock(const std::string& layout, const std::string& op);
+
 // "(2, 3, n)".
 std::string ShapeText(const Array<PrimExpr>& shape);
 std::string ShapeText(const std::vector<int64_t>& shape);

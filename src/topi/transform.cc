@@ -300,6 +300,25 @@ Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int
   return pieces;
 }
 
+Array<te::Tensor> split_by_count(const te::Tensor& x, int64_t axis, int64_t num_outputs) {
+  int a = NormalizeAxis(axis, x.ndim(), "split_by_count", x);
+  int64_t extent = 0;
+  LOOM_CHECK_USER(IsConstInt(x.shape()[a], &extent))
+      << "split_by_count of '" << x.name() << "': dimension " << a << " of " << ShapeText(x.shape())
+      << " is symbolic; the operator needs a constant size";
+  LOOM_CHECK_USER(num_outputs >= 1)
+      << "split_by_count of '" << x.name() << "': num_outputs " << num_outputs << " must be at least 1";
+  int64_t part = (extent + num_outputs - 1) / num_outputs;
+  int64_t last = extent - part * (num_outputs - 1);
+  LOOM_CHECK_USER(last >= 0)
+      << "split_by_count of '" << x.name() << "': dimension " << a << " of " << ShapeText(x.shape())
+      << " does not divide into " << num_outputs << " parts of " << part
+      << " (the last one smaller); use explicit sizes";
+  std::vector<int64_t> sizes(num_outputs, part);
+  sizes.back() = last;
+  return split(x, axis, sizes);
+}
+
 te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
                          const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
                          const std::vector<int64_t>& steps) {
@@ -364,8 +383,8 @@ te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats) {
       << repeats.size() << " entries for a tensor of rank " << x.ndim();
   Array<PrimExpr> shape;
   for (int d = 0; d < x.ndim(); ++d) {
-    LOOM_CHECK_USER(repeats[d] >= 1) << "tile of '" << x.name() << "': repeats "
-                                     << ShapeText(repeats) << " must all be at least 1";
+    LOOM_CHECK_USER(repeats[d] >= 0) << "tile of '" << x.name() << "': repeats "
+                                     << ShapeText(repeats) << " must not be negative";
     shape.push_back(x.shape()[d] * make_const(x.shape()[d].dtype(), repeats[d]));
   }
   return te::compute(
@@ -373,7 +392,9 @@ te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats) {
       [&](const Array<Var>& i) {
         Array<PrimExpr> index;
         for (int d = 0; d < x.ndim(); ++d) {
-          index.push_back(repeats[d] == 1 ? PrimExpr(i[d]) : floormod(i[d], x.shape()[d]));
+          // An empty dimension (or a repeat of 0) leaves the output empty: no modulo by 0.
+          bool wraps = repeats[d] > 1 && !IsConst(x.shape()[d], 0);
+          index.push_back(wraps ? floormod(i[d], x.shape()[d]) : PrimExpr(i[d]));
         }
         return x(index);
       },

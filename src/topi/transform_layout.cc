@@ -46,18 +46,6 @@ void CheckBlocksize(const te::Tensor& x, int64_t blocksize, const std::string& o
                                   << " must be at least 1";
 }
 
-// The channel block k of "NCHW<k>c", 0 for "NCHW", or a loom::Error for any other layout.
-int64_t ChannelBlock(const std::string& layout, const te::Tensor& x) {
-  const std::string base = "NCHW";
-  std::string rest = layout.substr(0, base.size()) == base ? layout.substr(base.size()) : "?";
-  if (rest.empty()) return 0;
-  bool blocked = rest.size() >= 2 && rest.back() == 'c' &&
-                 rest.find_first_not_of("0123456789") == rest.size() - 1 && rest[0] != '0';
-  LOOM_CHECK_USER(blocked) << "layout_transform of '" << x.name() << "': layout '" << layout
-                           << "' is not supported; expected NCHW or NCHW<k>c such as NCHW16c";
-  return std::stoll(rest.substr(0, rest.size() - 1));
-}
-
 }  // namespace
 
 te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
@@ -67,43 +55,57 @@ te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
                   static_cast<int>(pads_end.size()) == x.ndim())
       << op << ": pads " << ShapeText(pads_begin) << " and " << ShapeText(pads_end)
       << " need one entry per dimension of " << ShapeText(x.shape());
-  Array<PrimExpr> shape;
+  // Negative pads crop first (as ONNX's reference does); the positive ones then pad the
+  // cropped view, which reflect and edge mirror or repeat.
+  Array<PrimExpr> shape, cropped;
+  bool nothing_kept = false;
   for (int d = 0; d < x.ndim(); ++d) {
-    LOOM_CHECK_USER(pads_begin[d] >= 0 && pads_end[d] >= 0)
-        << op << ": pads " << ShapeText(pads_begin) << " and " << ShapeText(pads_end)
-        << " must be non-negative";
+    DataType t = x.shape()[d].dtype();
+    int64_t crop = std::min<int64_t>(pads_begin[d], 0) + std::min<int64_t>(pads_end[d], 0);
+    cropped.push_back(crop == 0 ? x.shape()[d] : x.shape()[d] + make_const(t, crop));
     int64_t extent = 0;
-    bool padded = pads_begin[d] > 0 || pads_end[d] > 0;
-    bool known = IsConstInt(x.shape()[d], &extent);
-    LOOM_CHECK_USER(!padded || mode != PadMode::kReflect || !known ||
-                    std::max(pads_begin[d], pads_end[d]) < extent)
+    bool known = IsConstInt(cropped.back(), &extent);
+    LOOM_CHECK_USER(!known || extent >= 0)
+        << op << ": pads " << ShapeText(pads_begin) << " and " << ShapeText(pads_end)
+        << " crop " << -crop << " elements from dimension " << d << " of "
+        << ShapeText(x.shape()) << ", more than it has";
+    int64_t begin = std::max<int64_t>(pads_begin[d], 0), end = std::max<int64_t>(pads_end[d], 0);
+    bool padded = begin > 0 || end > 0;
+    LOOM_CHECK_USER(!padded || mode != PadMode::kReflect || !known || std::max(begin, end) < extent)
         << op << ": pads of dimension " << d << " (" << pads_begin[d] << ", " << pads_end[d]
         << ") must be smaller than its size " << extent << " to reflect";
     LOOM_CHECK_USER(!padded || mode != PadMode::kEdge || !known || extent > 0)
         << op << ": dimension " << d << " is empty, with no edge to repeat";
-    DataType t = x.shape()[d].dtype();
-    shape.push_back(x.shape()[d] + make_const(t, pads_begin[d] + pads_end[d]));
+    shape.push_back(begin + end == 0 ? cropped.back() : cropped.back() + make_const(t, begin + end));
+    nothing_kept = nothing_kept || (known && extent == 0);
   }
   return te::compute(
       shape,
       [&](const Array<Var>& i) {
+        // Every element is padding: x, perhaps empty, is not read (not even by a select).
+        if (nothing_kept) return make_const(x.dtype(), value);
         Array<PrimExpr> index;
         PrimExpr inside = const_true();
         for (int d = 0; d < x.ndim(); ++d) {
-          const PrimExpr& extent = x.shape()[d];
-          if (pads_begin[d] == 0 && pads_end[d] == 0) {
-            index.push_back(i[d]);
+          DataType t = i[d].dtype();
+          PrimExpr crop_offset = make_const(t, std::max<int64_t>(-pads_begin[d], 0));
+          if (pads_begin[d] <= 0 && pads_end[d] <= 0) {
+            index.push_back(pads_begin[d] == 0 ? PrimExpr(i[d]) : i[d] + crop_offset);
             continue;
           }
-          PrimExpr at = i[d] - make_const(i[d].dtype(), pads_begin[d]);
+          // The position in the cropped view, then in x.
+          PrimExpr at = i[d] - make_const(t, std::max<int64_t>(pads_begin[d], 0));
+          const PrimExpr& extent = cropped[d];
+          PrimExpr source;
           switch (mode) {
             case PadMode::kConstant:
               inside = inside && at >= 0 && at < extent;
-              index.push_back(ClampIndex(at, extent));
+              source = ClampIndex(at, extent);
               break;
-            case PadMode::kReflect: index.push_back(Reflect(at, extent)); break;
-            case PadMode::kEdge: index.push_back(ClampIndex(at, extent)); break;
+            case PadMode::kReflect: source = Reflect(at, extent); break;
+            case PadMode::kEdge: source = ClampIndex(at, extent); break;
           }
+          index.push_back(pads_begin[d] < 0 ? source + crop_offset : source);
         }
         PrimExpr read = x(index);
         return mode == PadMode::kConstant ? select(inside, read, make_const(x.dtype(), value))
@@ -162,7 +164,9 @@ te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize) {
 
 te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
                             const std::string& dst_layout) {
-  int64_t src_block = ChannelBlock(src_layout, x), dst_block = ChannelBlock(dst_layout, x);
+  const std::string parsing = "layout_transform of '" + x.name() + "'";
+  int64_t src_block = detail::ChannelBlock(src_layout, parsing);
+  int64_t dst_block = detail::ChannelBlock(dst_layout, parsing);
   std::string op =
       "layout_transform of '" + x.name() + "' from " + src_layout + " to " + dst_layout;
   LOOM_CHECK_USER(x.ndim() == (src_block ? 5 : 4))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
@@ -54,6 +55,17 @@ te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weigh
 // channels of the group, kernel rows, kernel columns).
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out);
 
+// ONNX Conv on channels-last tensors: data [N, H, W, C], weight [R, S, C / groups, K]
+// (HWIO) -> [N, P, Q, K], sizes and errors as conv2d_nchw's. Tag "conv2d_nhwc".
+te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight,
+                       const Conv2DAttrs& attrs = {});
+// For conv2d_nhwc outputs, or an elementwise epilogue of one of the same shape (bias, ReLU:
+// inlined into the output loop). The padded input is materialized (no bounds check in the
+// inner loop); output rows (n, p) run in parallel, each a sequence of register tiles of 4
+// output columns x 16 output channels accumulating over (kernel row, kernel column, input
+// channel).
+te::Schedule schedule_conv2d_nhwc(const te::Tensor& out);
+
 struct Pool2DAttrs {
   std::array<int64_t, 2> kernel{1, 1};
   std::array<int64_t, 2> strides{1, 1};
@@ -67,17 +79,24 @@ struct Pool2DAttrs {
   bool count_include_pad = false;
 };
 
-// ONNX MaxPool / AveragePool on NCHW float tensors [N, C, H, W] -> [N, C, P, Q]. Padded
-// positions never win a max and count for an average only with count_include_pad; a window
-// that lies entirely in the padding is a loom::Error at construction (ONNX forbids it).
-// Tag "pool2d".
-te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs);
-te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs);
-// ONNX GlobalMaxPool / GlobalAveragePool: [N, C, H, W] -> [N, C, 1, 1] (schedule_reduce).
-te::Tensor global_max_pool2d(const te::Tensor& data);
-te::Tensor global_avg_pool2d(const te::Tensor& data);
+// ONNX MaxPool / AveragePool on float tensors in `layout`: "NCHW" [N, C, H, W] ->
+// [N, C, P, Q], or a blocked "NCHW<k>c" such as "NCHW16c" [N, C / k, H, W, k] ->
+// [N, C / k, P, Q, k] (the layout strings of layout_transform). Padded positions never win
+// a max and count for an average only with count_include_pad; a window that lies entirely
+// in the padding is a loom::Error at construction (ONNX forbids it). Tag "pool2d".
+te::Tensor max_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs,
+                      const std::string& layout = "NCHW");
+te::Tensor avg_pool2d(const te::Tensor& data, const Pool2DAttrs& attrs,
+                      const std::string& layout = "NCHW");
+// ONNX GlobalMaxPool / GlobalAveragePool: [N, C, H, W] -> [N, C, 1, 1], or in NCHW<k>c
+// [N, C / k, H, W, k] -> [N, C / k, 1, 1, k] (schedule_reduce, which vectorizes a channel
+// block of 16 or more).
+te::Tensor global_max_pool2d(const te::Tensor& data, const std::string& layout = "NCHW");
+te::Tensor global_avg_pool2d(const te::Tensor& data, const std::string& layout = "NCHW");
 
-// Rows (batch, channel, output row) in parallel, output columns in 16-lane vectors.
+// Rows (batch, channel or channel block, output row) in parallel; output columns in
+// 16-lane vectors (NCHW), or per output column the channel block in 16-lane vectors
+// (NCHW<k>c).
 te::Schedule schedule_pool2d(const te::Tensor& out);
 
 // ---- normalization (float tensors; schedule_injective for batch_norm, schedule_reduce for

@@ -33,6 +33,8 @@ te::Tensor argmax(const te::Tensor& x, int axis = 0, bool keepdims = true,
 te::Tensor argmin(const te::Tensor& x, int axis = 0, bool keepdims = true,
                   bool select_last_index = false);
 // exp(x - max) / sum(exp(x - max)) along `axis` (ONNX Softmax, opset 13); float tensors.
+// Each exponential is computed once: softmax keeps them in a stage (tag "softmax_exp")
+// that the sum and the output read; log_softmax needs them only in the sum.
 te::Tensor softmax(const te::Tensor& x, int axis = -1);
 te::Tensor log_softmax(const te::Tensor& x, int axis = -1);
 

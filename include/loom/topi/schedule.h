@@ -19,7 +19,8 @@ te::Schedule schedule_injective(const Array<te::Tensor>& outs);
 te::Schedule schedule_reduce(const Array<te::Tensor>& outs);
 
 // softmax / log_softmax (loom/topi/reduction.h): rows (every dimension but the axis) in
-// parallel; per row the maximum and the sum of exponentials, then the vectorized output.
+// parallel; per row the maximum, softmax's exponentials (16-lane vectors, each evaluated
+// once, read by the sum and the output), their sum, then the vectorized output.
 te::Schedule schedule_softmax(const te::Tensor& out);
 
 // Below this many elements a parallel launch costs more than it saves.

@@ -11,6 +11,7 @@
 // input's dimension sizes (reshape, split, strided_slice, ...) need those sizes constant.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ te::Tensor concat(const Array<te::Tensor>& tensors, int64_t axis);
 // ONNX Split: consecutive pieces of x along `axis`, of the given sizes (which must sum to
 // the dimension).
 Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int64_t>& sizes);
+// ONNX Split without sizes (opset 18 num_outputs): num_outputs pieces of
+// ceil(dimension / num_outputs), the last one smaller when it does not divide evenly (a
+// loom::Error when not even the last piece is left, such as 5 in 4 parts of 2). A name of
+// its own: split(x, axis, {4}) must keep meaning one piece of size 4.
+Array<te::Tensor> split_by_count(const te::Tensor& x, int64_t axis, int64_t num_outputs);
 // ONNX Slice: along each of `axes` (default 0, 1, ...), elements start, start + step, ...
 // before end (steps default to 1, may be negative, not 0). Negative starts and ends count
 // from the end of the dimension; both are then clamped into range, so INT64_MAX means "to
@@ -54,7 +60,7 @@ Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int
 te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
                          const std::vector<int64_t>& ends, const std::vector<int64_t>& axes = {},
                          const std::vector<int64_t>& steps = {});
-// ONNX Tile: dimension d repeated repeats[d] (>= 1) times.
+// ONNX Tile: dimension d repeated repeats[d] (>= 0) times; a repeat of 0 empties it.
 te::Tensor tile(const te::Tensor& x, const std::vector<int64_t>& repeats);
 
 // ---- gathering. Index tensors are int32 or int64; a negative index counts from the end of
@@ -74,9 +80,10 @@ te::Tensor take(const te::Tensor& data, const te::Tensor& indices);
 // How pad fills the border: with a constant, mirrored without repeating the edge
 // (reflect: 3 2 | 1 2 3 | 2 1), or repeating the edge (edge: 1 1 | 1 2 3 | 3 3).
 enum class PadMode { kConstant, kReflect, kEdge };
-// ONNX Pad: pads_begin[d] and pads_end[d] (>= 0) elements added before and after dimension
-// d. kConstant fills with `value` converted to x's dtype; kReflect needs pads below the
-// dimension's size; kEdge needs a non-empty dimension.
+// ONNX Pad: pads_begin[d] and pads_end[d] elements added before and after dimension d; a
+// negative pad removes elements instead (crops), and the positive pads then extend the
+// cropped tensor. kConstant fills with `value` converted to x's dtype; kReflect needs pads
+// below the (cropped) dimension's size; kEdge needs a non-empty (cropped) dimension.
 te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
                const std::vector<int64_t>& pads_end, PadMode mode = PadMode::kConstant,
                double value = 0);
@@ -97,11 +104,36 @@ te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
 // ---- resize
 
 // ONNX Resize on the two trailing (spatial) dimensions of NCHW, to `out_h` x `out_w`.
-enum class ResizeMethod { kNearest, kLinear };
+// Linear and cubic blend the 2 or 4 nearest input pixels along each axis, reading the edge
+// pixel for taps outside the image.
+enum class ResizeMethod { kNearest, kLinear, kCubic };
 // How an output coordinate maps to an input one (ONNX coordinate_transformation_mode).
-enum class ResizeCoordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
+// kTfCropAndResize maps the output onto the region `roi` of the input and gives
+// `extrapolation_value` where the coordinate falls outside the input.
+enum class ResizeCoordinates {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfCropAndResize
+};
 // How nearest rounds the input coordinate (ONNX nearest_mode).
 enum class ResizeRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+struct ResizeAttrs {
+  ResizeMethod method = ResizeMethod::kNearest;
+  ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel;
+  ResizeRounding rounding = ResizeRounding::kRoundPreferFloor;
+  // ONNX cubic_coeff_a: the Keys kernel's parameter.
+  double cubic_coeff_a = -0.75;
+  // ONNX exclude_outside (cubic): taps outside the image get weight 0 and the others are
+  // renormalized to sum to 1.
+  bool exclude_outside = false;
+  // kTfCropAndResize: the region, in coordinates normalized to [0, 1] over the input (ONNX
+  // roi of the two spatial axes): {h_start, w_start, h_end, w_end}.
+  std::array<double, 4> roi{0, 0, 1, 1};
+  double extrapolation_value = 0;
+};
+te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const ResizeAttrs& attrs);
 te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w,
                     ResizeMethod method = ResizeMethod::kNearest,
                     ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel,

@@ -8,6 +8,7 @@
 #include "loom/topi/schedule.h"
 #include "loom/topi/transform.h"
 #include "loom/topi/x86/conv2d.h"
+#include "loom/topi/x86/conv2d_winograd.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi::x86 {
@@ -121,7 +122,8 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
       << op << ": the x86 kernels take groups = 1 or depthwise (groups = c = k); "
       << "topi::conv2d_nchw computes other groupings";
   Conv2DKernel kernel;
-  kernel.algorithm = wl.depthwise() ? "depthwise" : "direct";
+  const bool winograd = !config && PreferWinograd(wl);
+  kernel.algorithm = wl.depthwise() ? "depthwise" : winograd ? "winograd" : "direct";
   kernel.config = config ? *config : DefaultConv2DNCHWcConfig(wl);
   const Conv2DNCHWcConfig& cfg = kernel.config;
   LOOM_CHECK_USER(cfg.ic_bn > 0 && wl.c % cfg.ic_bn == 0 && cfg.oc_bn > 0 &&
@@ -140,16 +142,24 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
       te::placeholder(extents({wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}), f32, "weight");
   te::Tensor packed_data = layout_transform(data, "NCHW", Blocked(cfg.ic_bn));
   te::Tensor packed_weight = wl.depthwise() ? PackDepthwiseWeight(weight, cfg.oc_bn)
-                                            : PackDirectWeight(weight, cfg);
+                             : winograd      ? winograd_weight_transform(weight)
+                                             : PackDirectWeight(weight, cfg);
   kernel.funcs.push_back(LowerInjective(data, packed_data, "pack_data"));
   kernel.funcs.push_back(LowerInjective(weight, packed_weight, "pack_weight"));
 
   te::Tensor conv_data = te::placeholder(packed_data.shape(), f32, "packed_data");
   te::Tensor conv_weight = te::placeholder(packed_weight.shape(), f32, "packed_weight");
-  te::Tensor out = wl.depthwise() ? depthwise_conv2d_nchwc(conv_data, conv_weight, wl.attrs)
-                                  : conv2d_nchwc(conv_data, conv_weight, wl.attrs);
-  kernel.funcs.push_back(te::lower(schedule_conv2d_nchwc(out, cfg), {conv_data, conv_weight, out},
-                                   "conv"));
+  te::Tensor out;
+  te::Schedule schedule;
+  if (winograd) {
+    out = conv2d_nchwc_winograd(conv_data, conv_weight, wl.attrs, cfg.oc_bn);
+    schedule = schedule_conv2d_nchwc_winograd(out, DefaultWinogradConfig(wl));
+  } else {
+    out = wl.depthwise() ? depthwise_conv2d_nchwc(conv_data, conv_weight, wl.attrs)
+                         : conv2d_nchwc(conv_data, conv_weight, wl.attrs);
+    schedule = schedule_conv2d_nchwc(out, cfg);
+  }
+  kernel.funcs.push_back(te::lower(schedule, {conv_data, conv_weight, out}, "conv"));
 
   te::Tensor blocked_out = te::placeholder(out.shape(), f32, "blocked_output");
   te::Tensor result = layout_transform(blocked_out, Blocked(cfg.oc_bn), "NCHW");

@@ -1,12 +1,15 @@
-// conv2d_nchw, conv2d_transpose_nchw and conv1d_ncw compiled with their schedules against
-// direct references written here: strides, dilations, asymmetric pads, groups (depthwise
-// included), 1x1 kernels, widths that are no multiple of 16, batch 2; and the user errors.
+// conv2d_nchw, conv2d_transpose_nchw, conv2d_nhwc (alone and under a bias + ReLU epilogue)
+// and conv1d_ncw compiled with their schedules against direct references written here:
+// strides, dilations, asymmetric pads, groups (depthwise included), 1x1 kernels, widths and
+// channel counts that are no multiple of 16, batch 2; and the user errors.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "loom/topi/elementwise.h"
 #include "loom/topi/nn.h"
+#include "loom/topi/reduction.h"
 #include "topi_test_util.h"
 
 namespace loom::topi {
@@ -193,6 +196,108 @@ TEST(TopiConv1D, MatchesTheDirectReference) {
   te::Tensor x = te::placeholder({1, 4, 8}, DataType::Float(32), "x");
   te::Tensor w = te::placeholder({2, 3, 3}, DataType::Float(32), "w");
   EXPECT_NE(test::ErrorOf([&] { conv1d_ncw(x, w); }).find("has 3 input channels per group"),
+            std::string::npos);
+}
+
+// NHWC data and HWIO weights against a reference indexing them directly; the cases marked
+// also through a bias + ReLU epilogue, which the schedule inlines into the output loop.
+TEST(TopiConv2D, NhwcMatchesTheDirectReference) {
+  struct Case {
+    std::vector<int64_t> data, weight;  // [N, H, W, C], [R, S, C / groups, K]
+    std::array<int64_t, 2> strides, dilations;
+    std::array<int64_t, 4> pads;
+    int64_t groups;
+    bool epilogue = false;
+  };
+  std::vector<Case> cases = {
+      {{1, 11, 19, 3}, {3, 3, 3, 5}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},
+      {{2, 12, 13, 4}, {3, 3, 4, 20}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1},
+      {{1, 13, 17, 4}, {3, 3, 2, 6}, {1, 1}, {2, 2}, {2, 2, 2, 2}, 2},  // dilated, 2 groups
+      {{1, 9, 10, 3}, {2, 3, 3, 17}, {1, 2}, {1, 1}, {0, 1, 1, 2}, 1, true},  // asymmetric pads
+      {{1, 7, 14, 24}, {3, 3, 1, 24}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 24},  // depthwise
+      {{1, 7, 5, 16}, {1, 1, 16, 33}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},  // 1x1, no padding
+      {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
+  };
+  for (const Case& c : cases) {
+    Conv2DAttrs a;
+    a.strides = c.strides;
+    a.dilations = c.dilations;
+    a.pads = c.pads;
+    a.groups = c.groups;
+    const int64_t N = c.data[0], H = c.data[1], W = c.data[2], C = c.data[3];
+    const int64_t R = c.weight[0], S = c.weight[1], CG = c.weight[2], K = c.weight[3];
+    te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
+    te::Tensor w = te::placeholder(test::Exprs(c.weight), DataType::Float(32), "w");
+    te::Tensor bias = te::placeholder({int(K)}, DataType::Float(32), "bias");
+    te::Tensor y = conv2d_nhwc(x, w, a);
+    te::Tensor fused = relu(add(y, bias));
+    int64_t P = 0, Q = 0;
+    ASSERT_TRUE(IsConstInt(y.shape()[1], &P) && IsConstInt(y.shape()[2], &Q));
+    EXPECT_EQ(P, (H + c.pads[0] + c.pads[2] - c.dilations[0] * (R - 1) - 1) / c.strides[0] + 1);
+    tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 47);
+    tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 48);
+    tir::HostArray in_b = RandomArray(DataType::Float(32), {K}, 49);
+    std::vector<double> want;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t q = 0; q < Q; ++q)
+          for (int64_t k = 0; k < K; ++k) {
+            double total = 0;
+            int64_t group = k / (K / c.groups);
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s)
+                for (int64_t rc = 0; rc < CG; ++rc) {
+                  int64_t h = p * c.strides[0] + r * c.dilations[0] - c.pads[0];
+                  int64_t wc = q * c.strides[1] + s * c.dilations[1] - c.pads[1];
+                  if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
+                  total += in_x.GetFloat(((n * H + h) * W + wc) * C + group * CG + rc) *
+                           in_w.GetFloat(((r * S + s) * CG + rc) * K + k);
+                }
+            want.push_back(total);
+          }
+    std::string label = "conv2d_nhwc C=" + std::to_string(C) + " K=" + std::to_string(K) +
+                        " groups=" + std::to_string(c.groups);
+    tir::HostArray got = test::RunScheduled(schedule_conv2d_nhwc(y), {x, w}, {y}, {in_x, in_w})[0];
+    ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+    test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 3e-4, label);
+    if (!c.epilogue) continue;
+    tir::HostArray got_fused = test::RunScheduled(schedule_conv2d_nhwc(fused), {x, w, bias}, {fused},
+                                                  {in_x, in_w, in_b})[0];
+    test::ExpectClose(
+        got_fused, [&](int64_t i) { return std::max(0.0, want[i] + in_b.GetFloat(i % K)); }, 3e-4,
+        label + " + bias + relu");
+  }
+}
+
+TEST(TopiConv2D, NhwcBadShapesAndAttributesAreUserErrors) {
+  te::Tensor x = te::placeholder({1, 8, 8, 4}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({3, 3, 3, 6}, DataType::Float(32), "w");
+  te::Tensor w2 = te::placeholder({3, 3, 2, 6}, DataType::Float(32), "w2");
+  te::Tensor w4 = te::placeholder({3, 3, 4, 6}, DataType::Float(32), "w4");
+  te::Tensor big = te::placeholder({11, 11, 4, 6}, DataType::Float(32), "big");
+  Conv2DAttrs groups3;
+  groups3.groups = 3;
+  Conv2DAttrs negative;
+  negative.pads = {0, 0, -1, 0};
+  Conv2DAttrs zero_dilation;
+  zero_dilation.dilations = {1, 0};
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w); }).find("conv2d_nhwc: weight 'w' has 3 input channels per group, but data 'x' has 4 channels in 1 groups"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w2, groups3); }).find("must both divide into 3 groups"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w4, negative); }).find("pads must not be negative"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w4, zero_dilation); }).find("must be positive"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, big); }).find("does not fit the padded 8x8 input"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, te::placeholder({3, 3, 4}, DataType::Float(32), "w3")); })
+                .find("must be 4-d (NHWC and HWIO), got 4-d and 3-d"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nhwc(x); }).find("'x' is neither the output of conv2d_nhwc nor an elementwise epilogue of one"),
+            std::string::npos);
+  te::Tensor y = conv2d_nhwc(x, w4);
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nhwc(sum(y, {3})); }).find("neither the output of conv2d_nhwc"),
             std::string::npos);
 }
 

@@ -1,6 +1,6 @@
 // Pooling compiled against a direct reference written here: max and average, padding
-// (symmetric and not), strides, dilations, ceil_mode, count_include_pad, global pooling; and
-// the user errors.
+// (symmetric and not), strides, dilations, ceil_mode, count_include_pad, global pooling, in
+// NCHW and in blocked NCHW<k>c layouts; and the user errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/topi/nn.h"
+#include "loom/topi/schedule.h"
 #include "topi_test_util.h"
 
 namespace loom::topi {
@@ -116,6 +117,70 @@ TEST(TopiPool, GlobalPooling) {
   test::ExpectClose(got_avg, [&](int64_t i) { return fold(i, true); }, 1e-5, "global avg");
 }
 
+// `nchw` (shape [N, C, H, W]) in NCHW<k>c: element (n, c, h, w) at [n, c / k, h, w, c % k].
+tir::HostArray Blocked(const tir::HostArray& nchw, const std::vector<int64_t>& shape, int64_t k) {
+  const int64_t C = shape[1], HW = shape[2] * shape[3];
+  tir::HostArray blocked(nchw.dtype(), {shape[0], C / k, shape[2], shape[3], k});
+  for (int64_t i = 0; i < nchw.NumElements(); ++i) {
+    int64_t n = i / (C * HW), c = i / HW % C, hw = i % HW;
+    blocked.SetFloat(((n * (C / k) + c / k) * HW + hw) * k + c % k, nchw.GetFloat(i));
+  }
+  return blocked;
+}
+
+// The flat NCHW position of blocked flat position `i` of a [N, C / k, P, Q, k] tensor.
+int64_t UnblockedPosition(int64_t i, int64_t C, int64_t PQ, int64_t k) {
+  int64_t ci = i % k, pq = i / k % PQ, cb = i / (k * PQ) % (C / k), n = i / (k * PQ * (C / k));
+  return (n * C + cb * k + ci) * PQ + pq;
+}
+
+TEST(TopiPool, BlockedLayoutsMatchTheNchwReference) {
+  struct Case {
+    std::vector<int64_t> shape;  // NCHW
+    int64_t block;
+  };
+  std::vector<Case> cases = {{{2, 32, 9, 11}, 16}, {{1, 8, 7, 5}, 8}, {{1, 64, 3, 4}, 32},
+                             {{1, 3, 6, 6}, 1}};
+  std::vector<Pool2DAttrs> attrs = {Attrs({3, 3}, {2, 2}, {1, 1, 1, 1}, /*ceil_mode=*/true),
+                                    Attrs({3, 2}, {2, 1}, {0, 1, 2, 0}, false, /*include_pad=*/true),
+                                    Attrs({2, 2}, {1, 1}, {0, 0, 0, 0})};
+  for (const Case& c : cases) {
+    const int64_t N = c.shape[0], C = c.shape[1], H = c.shape[2], W = c.shape[3], k = c.block;
+    const std::string layout = "NCHW" + std::to_string(k) + "c";
+    tir::HostArray nchw = RandomArray(DataType::Float(32), c.shape, 53);
+    tir::HostArray input = Blocked(nchw, c.shape, k);
+    te::Tensor x = te::placeholder({int(N), int(C / k), int(H), int(W), int(k)},
+                                   DataType::Float(32), "x");
+    for (const Pool2DAttrs& a : attrs) {
+      for (bool average : {false, true}) {
+        te::Tensor y = average ? avg_pool2d(x, a, layout) : max_pool2d(x, a, layout);
+        ASSERT_EQ(y.ndim(), 5);
+        int64_t P = 0, Q = 0;
+        ASSERT_TRUE(IsConstInt(y.shape()[2], &P) && IsConstInt(y.shape()[3], &Q));
+        std::vector<double> want = Reference(nchw, c.shape, a, average, P, Q);
+        tir::HostArray got = test::RunScheduled(schedule_pool2d(y), {x}, {y}, {input})[0];
+        ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+        test::ExpectClose(got, [&](int64_t i) { return want[UnblockedPosition(i, C, P * Q, k)]; },
+                          1e-5, std::string(average ? "avg " : "max ") + layout);
+      }
+    }
+    te::Tensor mx = global_max_pool2d(x, layout), av = global_avg_pool2d(x, layout);
+    tir::HostArray got_max = test::RunScheduled(schedule_reduce({mx}), {x}, {mx}, {input})[0];
+    tir::HostArray got_avg = test::RunScheduled(schedule_reduce({av}), {x}, {av}, {input})[0];
+    auto fold = [&](int64_t i, bool average) {
+      int64_t nc = UnblockedPosition(i, C, 1, k);
+      double best = -1e30, total = 0;
+      for (int64_t j = 0; j < H * W; ++j) {
+        best = std::max(best, nchw.GetFloat(nc * H * W + j));
+        total += nchw.GetFloat(nc * H * W + j);
+      }
+      return average ? total / double(H * W) : best;
+    };
+    test::ExpectClose(got_max, [&](int64_t i) { return fold(i, false); }, 0, "global max " + layout);
+    test::ExpectClose(got_avg, [&](int64_t i) { return fold(i, true); }, 1e-5, "global avg " + layout);
+  }
+}
+
 TEST(TopiPool, BadAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 2, 8, 8}, DataType::Float(32), "x");
   te::Tensor i = te::placeholder({1, 2, 8, 8}, DataType::Int(32), "i");
@@ -123,9 +188,19 @@ TEST(TopiPool, BadAttributesAreUserErrors) {
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { max_pool2d(x, Attrs({2, 2}, {1, 1}, {2, 0, 0, 0})); }).find("smaller than the kernel's extent"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { avg_pool2d(i, Attrs({2, 2}, {1, 1}, {0, 0, 0, 0})); }).find("must be a 4-d (NCHW) float tensor"),
+  EXPECT_NE(test::ErrorOf([&] { avg_pool2d(i, Attrs({2, 2}, {1, 1}, {0, 0, 0, 0})); }).find("avg_pool2d: 'i' is int32; the operator takes float tensors"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { max_pool2d(x, Attrs({9, 9}, {1, 1}, {0, 0, 0, 0})); }).find("does not fit"),
+            std::string::npos);
+  te::Tensor blocked = te::placeholder({1, 2, 8, 8, 16}, DataType::Float(32), "blocked");
+  EXPECT_NE(test::ErrorOf([&] { max_pool2d(blocked, Attrs({2, 2}, {1, 1}, {0, 0, 0, 0}), "NCHW8c"); })
+                .find("max_pool2d: 'blocked' of shape (1, 2, 8, 8, 16) is not in layout NCHW8c "
+                      "(expected [N, C / k, H, W, k] with k = 8)"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { global_avg_pool2d(x, "NCHW16c"); }).find("is not in layout NCHW16c"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { global_max_pool2d(x, "NHWC"); })
+                .find("global_max_pool2d: layout 'NHWC' is not supported; expected NCHW or NCHW<k>c"),
             std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/functor.h"
 #include "loom/topi/reduction.h"
 #include "topi_test_util.h"
 
@@ -212,6 +213,54 @@ TEST(TopiReduction, SoftmaxAndLogSoftmaxAlongEveryAxis) {
       }
       ExpectNear(RunSchedule(schedule_softmax(out), x, out, input), want, 2e-5,
                  std::string(log_output ? "log_softmax" : "softmax") + " axis=" + std::to_string(axis));
+    }
+  }
+}
+
+// The exp calls in softmax's lowered loops: one per element means a single call in the
+// loop nest (the axis, 32 long, needs no vector tail), softmax's output reading the
+// exponentials its sum reduced.
+int ExpCalls(const te::Tensor& x, const te::Tensor& out) {
+  PrimFunc f = te::lower(schedule_softmax(out), {x, out}, "softmax");
+  int calls = 0;
+  PostOrderVisit(f->body, [&](const ObjectRef& node) {
+    if (const auto* call = node.as<CallNode>()) calls += call->op.name() == "exp";
+  });
+  return calls;
+}
+
+TEST(TopiReduction, SoftmaxEvaluatesEachExponentialOnce) {
+  for (bool log_output : {false, true}) {
+    te::Tensor x = te::placeholder({5, 32}, DataType::Float(32), "x");
+    EXPECT_EQ(ExpCalls(x, log_output ? log_softmax(x) : softmax(x)), 1) << log_output;
+  }
+}
+
+// Rank 1 (no rows), a unit axis, negative axes and a tensor large enough to run its rows
+// in parallel.
+TEST(TopiReduction, SoftmaxShapesAndParallelRows) {
+  std::vector<std::pair<std::vector<int64_t>, int>> cases = {
+      {{37}, 0}, {{4, 1}, -1}, {{1, 19}, -1}, {{3, 21, 5}, -2}, {{600, 70}, 1}};
+  for (const auto& [shape, axis] : cases) {
+    for (bool log_output : {false, true}) {
+      te::Tensor x = te::placeholder(test::Exprs(shape), DataType::Float(32), "x");
+      te::Tensor out = log_output ? log_softmax(x, axis) : softmax(x, axis);
+      tir::HostArray input = RandomArray(DataType::Float(32), shape, 10);
+      int d = axis < 0 ? axis + static_cast<int>(shape.size()) : axis;
+      int64_t extent = shape[d], inner = 1;
+      for (size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
+      std::vector<double> want(input.NumElements());
+      for (int64_t i = 0; i < input.NumElements(); ++i) {
+        int64_t base = i / (extent * inner) * extent * inner + i % inner;
+        double largest = -1e30, total = 0;
+        for (int64_t k = 0; k < extent; ++k) largest = std::max(largest, input.GetFloat(base + k * inner));
+        for (int64_t k = 0; k < extent; ++k) total += std::exp(input.GetFloat(base + k * inner) - largest);
+        double shifted = input.GetFloat(i) - largest;
+        want[i] = log_output ? shifted - std::log(total) : std::exp(shifted) / total;
+      }
+      ExpectNear(RunSchedule(schedule_softmax(out), x, out, input), want, 2e-5,
+                 std::string(log_output ? "log_softmax" : "softmax") + " of " +
+                     std::to_string(input.NumElements()) + " along " + std::to_string(axis));
     }
   }
 }

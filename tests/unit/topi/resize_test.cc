@@ -1,9 +1,12 @@
 // resize2d compiled against a reference written here (coordinates computed in float32 in the
 // same order, so nearest picks the same pixels): up- and down-sampling, every coordinate mode,
-// every nearest rounding, linear blending; and the user errors.
+// every nearest rounding, linear blending; cubic and tf_crop_and_resize against a transcription
+// of ONNX's reference implementation; and the user errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,8 @@ float Coordinate(int64_t out, int64_t in, int64_t out_size, ResizeCoordinates mo
       return out_size == 1 ? 0.0f : o * static_cast<float>(double(in - 1) / (out_size - 1));
     case ResizeCoordinates::kAsymmetric:
       return o / scale;
+    case ResizeCoordinates::kTfCropAndResize:  // tested against OnnxResize below
+      break;
   }
   return 0;
 }
@@ -78,6 +83,163 @@ TEST(TopiResize, NearestAndLinearInEveryCoordinateMode) {
   }
 }
 
+// ONNX's reference implementation (onnx/reference/ops/op_resize.py), in double: one axis
+// interpolated at output coordinate `x` from `data`, the neighbours chosen as the n input
+// positions nearest the coordinate (ties to the lower) in the edge-padded data.
+struct OnnxAxis {
+  ResizeAttrs attrs;
+  int64_t out_size;
+  double roi_start = 0, roi_end = 1;
+};
+
+std::vector<double> CubicCoefficients(double ratio, double A) {
+  return {((A * (ratio + 1) - 5 * A) * (ratio + 1) + 8 * A) * (ratio + 1) - 4 * A,
+          ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
+          ((A + 2) * (1 - ratio) - (A + 3)) * (1 - ratio) * (1 - ratio) + 1,
+          ((A * ((1 - ratio) + 1) - 5 * A) * ((1 - ratio) + 1) + 8 * A) * ((1 - ratio) + 1) - 4 * A};
+}
+
+double Interpolate1D(const std::vector<double>& data, const OnnxAxis& axis, int64_t x) {
+  const int64_t in = static_cast<int64_t>(data.size());
+  const double scale = double(axis.out_size) / in;
+  double x_ori = 0;
+  switch (axis.attrs.coordinates) {
+    case ResizeCoordinates::kHalfPixel: x_ori = (x + 0.5) / scale - 0.5; break;
+    case ResizeCoordinates::kPytorchHalfPixel:
+      x_ori = axis.out_size == 1 ? 0 : (x + 0.5) / scale - 0.5;
+      break;
+    case ResizeCoordinates::kAlignCorners:
+      x_ori = axis.out_size == 1 ? 0 : x * double(in - 1) / double(axis.out_size - 1);
+      break;
+    case ResizeCoordinates::kAsymmetric: x_ori = x / scale; break;
+    case ResizeCoordinates::kTfCropAndResize:
+      x_ori = axis.out_size == 1
+                  ? (axis.roi_end - axis.roi_start) * double(in - 1) / 2
+                  : x * (axis.roi_end - axis.roi_start) * double(in - 1) / double(axis.out_size - 1);
+      x_ori += axis.roi_start * double(in - 1);
+      if (x_ori < 0 || x_ori > double(in - 1)) return axis.attrs.extrapolation_value;
+      break;
+  }
+  const int64_t x_ori_int = static_cast<int64_t>(std::floor(x_ori));
+  double ratio = x_ori == std::floor(x_ori) ? 1 : x_ori - double(x_ori_int);
+  std::vector<double> coeffs;
+  if (axis.attrs.method == ResizeMethod::kLinear) {
+    coeffs = {1 - ratio, ratio};
+  } else {
+    coeffs = CubicCoefficients(ratio, axis.attrs.cubic_coeff_a);
+  }
+  const int64_t n = static_cast<int64_t>(coeffs.size()), pad = (n + 1) / 2;
+  std::vector<int64_t> padded(in + 2 * pad);
+  std::iota(padded.begin(), padded.end(), int64_t{0});
+  std::stable_sort(padded.begin(), padded.end(), [&](int64_t a, int64_t b) {
+    return std::abs(x_ori + double(pad) - double(a)) < std::abs(x_ori + double(pad) - double(b));
+  });
+  std::vector<int64_t> nearest(padded.begin(), padded.begin() + n);
+  std::sort(nearest.begin(), nearest.end());
+  double total = 0, weight_sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t index = nearest[k] - pad;
+    if (axis.attrs.exclude_outside && (index < 0 || index >= in)) coeffs[k] = 0;
+    weight_sum += coeffs[k];
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t index = std::clamp<int64_t>(nearest[k] - pad, 0, in - 1);
+    double weight = axis.attrs.exclude_outside ? coeffs[k] / weight_sum : coeffs[k];
+    total += weight * data[index];
+  }
+  return total;
+}
+
+// ONNX's n-d scheme on an H x W plane: each input row interpolated along the width, then
+// those values along the height.
+double OnnxResize(const std::vector<std::vector<double>>& plane, const OnnxAxis& rows,
+                  const OnnxAxis& columns, int64_t oh, int64_t ow) {
+  std::vector<double> along_rows;
+  for (const std::vector<double>& row : plane) along_rows.push_back(Interpolate1D(row, columns, ow));
+  return Interpolate1D(along_rows, rows, oh);
+}
+
+TEST(TopiResize, CubicAndTfCropAndResizeFollowTheOnnxReference) {
+  const int64_t H = 6, W = 9, planes = 2;
+  struct Case {
+    ResizeAttrs attrs;
+    int64_t out_h, out_w;
+  };
+  auto attrs = [](ResizeMethod method, ResizeCoordinates coordinates, double a = -0.75,
+                  bool exclude = false, std::array<double, 4> roi = {0, 0, 1, 1},
+                  double extrapolation = 0) {
+    ResizeAttrs r;
+    r.method = method;
+    r.coordinates = coordinates;
+    r.cubic_coeff_a = a;
+    r.exclude_outside = exclude;
+    r.roi = roi;
+    r.extrapolation_value = extrapolation;
+    return r;
+  };
+  using M = ResizeMethod;
+  using C = ResizeCoordinates;
+  std::vector<Case> cases = {
+      {attrs(M::kCubic, C::kHalfPixel), 13, 17},
+      {attrs(M::kCubic, C::kHalfPixel, -0.5, /*exclude=*/true), 4, 5},
+      {attrs(M::kCubic, C::kAsymmetric, -0.75, true), 11, 20},
+      {attrs(M::kCubic, C::kAlignCorners), 1, 7},
+      {attrs(M::kCubic, C::kPytorchHalfPixel, -0.5), 9, 1},
+      {attrs(M::kCubic, C::kTfCropAndResize, -0.75, false, {0.1, -0.2, 0.8, 1.3}, 2.5), 7, 12},
+      {attrs(M::kLinear, C::kTfCropAndResize, -0.75, false, {0.25, 0, 1.5, 0.6}, -1), 10, 8},
+      {attrs(M::kLinear, C::kTfCropAndResize, -0.75, false, {0, 0, 1, 1}), 11, 17},
+      {attrs(M::kCubic, C::kTfCropAndResize, -0.75, true, {0.3, 0.2, 0.6, 0.9}, 4), 1, 1},
+  };
+  for (const Case& c : cases) {
+    te::Tensor x = te::placeholder({int(planes), 1, int(H), int(W)}, DataType::Float(32), "x");
+    te::Tensor y = resize2d(x, c.out_h, c.out_w, c.attrs);
+    tir::HostArray in = RandomArray(DataType::Float(32), {planes, 1, H, W}, 98);
+    tir::HostArray got = test::RunCompiled({x}, y, {in});
+    OnnxAxis rows{c.attrs, c.out_h, c.attrs.roi[0], c.attrs.roi[2]};
+    OnnxAxis columns{c.attrs, c.out_w, c.attrs.roi[1], c.attrs.roi[3]};
+    test::ExpectClose(
+        got,
+        [&](int64_t i) {
+          int64_t plane = i / (c.out_h * c.out_w), oh = (i / c.out_w) % c.out_h, ow = i % c.out_w;
+          std::vector<std::vector<double>> image(H, std::vector<double>(W));
+          for (int64_t r = 0; r < H; ++r)
+            for (int64_t col = 0; col < W; ++col) image[r][col] = in.GetFloat((plane * H + r) * W + col);
+          return OnnxResize(image, rows, columns, oh, ow);
+        },
+        1e-4,
+        "resize to " + std::to_string(c.out_h) + "x" + std::to_string(c.out_w) + " method " +
+            std::to_string(int(c.attrs.method)) + " mode " + std::to_string(int(c.attrs.coordinates)));
+  }
+}
+
+// tf_crop_and_resize with nearest: the coordinates are computed in float64 in ONNX's order,
+// so they pick the reference's pixels exactly (the last output lands on the last input).
+TEST(TopiResize, TfCropAndResizeNearest) {
+  const int64_t H = 5, W = 7;
+  ResizeAttrs a;
+  a.coordinates = ResizeCoordinates::kTfCropAndResize;
+  a.rounding = ResizeRounding::kFloor;
+  a.roi = {0.2, -0.1, 1.0, 1.0};
+  a.extrapolation_value = 9;
+  const int64_t out_h = 6, out_w = 4;
+  te::Tensor x = te::placeholder({int(H), int(W)}, DataType::Float(32), "x");
+  te::Tensor y = resize2d(x, out_h, out_w, a);
+  tir::HostArray in = RandomArray(DataType::Float(32), {H, W}, 97);
+  tir::HostArray got = test::RunCompiled({x}, y, {in});
+  auto coordinate = [](int64_t o, int64_t in_size, int64_t out_size, double start, double end) {
+    return o * (end - start) * double(in_size - 1) / double(out_size - 1) + start * double(in_size - 1);
+  };
+  test::ExpectClose(
+      got,
+      [&](int64_t i) {
+        double h = coordinate(i / out_w, H, out_h, a.roi[0], a.roi[2]);
+        double w = coordinate(i % out_w, W, out_w, a.roi[1], a.roi[3]);
+        if (h < 0 || h > H - 1 || w < 0 || w > W - 1) return 9.0;
+        return in.GetFloat(int64_t(std::floor(h)) * W + int64_t(std::floor(w)));
+      },
+      0, "tf_crop_and_resize nearest");
+}
+
 TEST(TopiResize, BadArgumentsAreUserErrors) {
   te::Tensor x = te::placeholder({1, 2, 5, 7}, DataType::Float(32), "x");
   te::Tensor i = te::placeholder({1, 2, 5, 7}, DataType::Int(32), "i");
@@ -86,6 +248,11 @@ TEST(TopiResize, BadArgumentsAreUserErrors) {
   EXPECT_NE(test::ErrorOf([&] { resize2d(i, 4, 4, ResizeMethod::kLinear); }).find("needs a float tensor"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { resize2d(v, 4, 4); }).find("needs two spatial"), std::string::npos);
+  ResizeAttrs cubic;
+  cubic.method = ResizeMethod::kCubic;
+  EXPECT_NE(test::ErrorOf([&] { resize2d(i, 4, 4, cubic); })
+                .find("resize2d: cubic resizing of 'i' needs a float tensor, got int32"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -213,6 +213,40 @@ TEST(TopiTransform, SplitCutsConsecutivePieces) {
   }
 }
 
+// ONNX Split without sizes: ceil(extent / n) per piece, the last one smaller (7 in 3 is
+// 3, 3, 1; 4 in 3 is 2, 2, 0), along a negative axis too.
+TEST(TopiTransform, SplitByCountCutsEqualPieces) {
+  struct Case {
+    Index shape;
+    int64_t axis, count;
+    Index sizes;
+  };
+  for (const Case& c : {Case{{2, 7, 3}, -2, 3, {3, 3, 1}}, Case{{2, 7, 3}, 1, 7, {1, 1, 1, 1, 1, 1, 1}},
+                        Case{{4, 5}, 0, 3, {2, 2, 0}}, Case{{33, 2}, -2, 2, {17, 16}},
+                        Case{{1, 2}, 0, 1, {1}}}) {
+    te::Tensor x = te::placeholder(Shape(c.shape), kF32, "x");
+    tir::HostArray data = RandomArray(kF32, c.shape, 13);
+    Array<te::Tensor> pieces = split_by_count(x, c.axis, c.count);
+    ASSERT_EQ(pieces.size(), c.sizes.size());
+    std::vector<tir::HostArray> got =
+        RunCompiledOutputs({x}, std::vector<te::Tensor>(pieces.begin(), pieces.end()), {data});
+    size_t a = c.axis < 0 ? c.axis + c.shape.size() : c.axis;
+    int64_t offset = 0;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      Index shape = c.shape;
+      shape[a] = c.sizes[k];
+      ExpectMoved(got[k], shape, data,
+                  [&](const Index& i) {
+                    Index at = i;
+                    at[a] += offset;
+                    return at;
+                  },
+                  "split_by_count " + std::to_string(c.count) + " piece " + std::to_string(k));
+      offset += c.sizes[k];
+    }
+  }
+}
+
 TEST(TopiTransform, StridedSliceClampsLikeOnnxSlice) {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -241,6 +275,47 @@ TEST(TopiTransform, TileRepeats) {
   tir::HostArray data = RandomArray(kF32, {3, 1, 17}, 12);
   ExpectMoved(RunCompiled({x}, tile(x, {2, 5, 1}), {data}), {6, 5, 17}, data,
               [](const Index& i) { return Index{i[0] % 3, 0, i[2]}; }, "tile");
+}
+
+// Negative pads crop (then the positive pads of the other side extend the cropped view),
+// in every mode.
+TEST(TopiTransform, PadWithNegativePadsCrops) {
+  struct Case {
+    Index shape, begin, end;
+    PadMode mode;
+  };
+  for (const Case& c : {Case{{3, 1, 17}, {-1, 0, -2}, {0, 2, -3}, PadMode::kConstant},
+                        Case{{4, 20}, {-1, 3}, {2, -5}, PadMode::kConstant},
+                        Case{{5, 17}, {-1, 2}, {3, -4}, PadMode::kReflect},
+                        Case{{3, 1, 17}, {2, 0, -16}, {-2, 1, 2}, PadMode::kEdge},
+                        Case{{2, 3}, {0, -3}, {0, 2}, PadMode::kConstant},  // all padding
+                        Case{{2, 6}, {-1, -2}, {-1, -4}, PadMode::kReflect}}) {  // to empty
+    const double fill = 2.5;
+    te::Tensor x = te::placeholder(Shape(c.shape), kF32, "x");
+    tir::HostArray data = RandomArray(kF32, c.shape, 21);
+    Index out_shape;
+    for (size_t d = 0; d < c.shape.size(); ++d) out_shape.push_back(c.shape[d] + c.begin[d] + c.end[d]);
+    tir::HostArray got = RunCompiled({x}, pad(x, c.begin, c.end, c.mode, fill), {data});
+    ASSERT_EQ(got.shape(), out_shape);
+    // ONNX's reference: slice off the negative pads, then pad with the positive ones.
+    test::ExpectClose(
+        got,
+        [&](int64_t flat) {
+          Index at(c.shape.size());
+          bool inside = true;
+          for (int64_t d = static_cast<int64_t>(c.shape.size()) - 1; d >= 0; --d) {
+            int64_t crop_begin = std::max<int64_t>(-c.begin[d], 0);
+            int64_t n = c.shape[d] - crop_begin - std::max<int64_t>(-c.end[d], 0);
+            int64_t s = flat % out_shape[d] - std::max<int64_t>(c.begin[d], 0);
+            flat /= out_shape[d];
+            inside = inside && s >= 0 && s < n;
+            if (c.mode == PadMode::kReflect) s = s < 0 ? -s : s >= n ? 2 * (n - 1) - s : s;
+            at[d] = std::clamp<int64_t>(s, 0, n - 1) + crop_begin;
+          }
+          return c.mode == PadMode::kConstant && !inside ? fill : Element(data, Flat(at, c.shape));
+        },
+        0, "pad with crops, mode " + std::to_string(static_cast<int>(c.mode)));
+  }
 }
 
 TEST(TopiTransform, GatherWrapsNegativeIndices) {
@@ -434,7 +509,22 @@ TEST(TopiTransform, MisuseIsAUserError) {
                "broadcast_to of 'x': (2, 3, 17) does not broadcast to (1, 17)");
   EXPECT_PRED2(Mentions, ErrorOf([&] { gather(x, i, 0); }),
                "gather of 'x': indices 'i' are float32; index tensors are int32 or int64");
-  EXPECT_PRED2(Mentions, ErrorOf([&] { tile(x, {1, 0, 1}); }), "must all be at least 1");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { tile(x, {1, -1, 1}); }),
+               "tile of 'x': repeats (1, -1, 1) must not be negative");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { split_by_count(x, 2, 0); }),
+               "split_by_count of 'x': num_outputs 0 must be at least 1");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { split_by_count(x, -1, 7); }),
+               "split_by_count of 'x': dimension 2 of (2, 3, 17) does not divide into 7 parts "
+               "of 3 (the last one smaller)");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { split_by_count(x, 3, 2); }),
+               "split_by_count of 'x': axis 3 is out of range for rank 3");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { pad(x, {0, -2, 0}, {0, -2, 0}); }),
+               "pad (constant) of 'x': pads (0, -2, 0) and (0, -2, 0) crop 4 elements from "
+               "dimension 1 of (2, 3, 17), more than it has");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { pad(x, {0, -1, 0}, {0, 2, 0}, PadMode::kReflect); }),
+               "pads of dimension 1 (-1, 2) must be smaller than its size 2 to reflect");
+  EXPECT_PRED2(Mentions, ErrorOf([&] { pad(x, {0, -3, 0}, {0, 1, 0}, PadMode::kEdge); }),
+               "pad (edge) of 'x': dimension 1 is empty, with no edge to repeat");
   EXPECT_PRED2(Mentions, ErrorOf([&] { pad(x, {0, 3, 0}, {0, 0, 0}, PadMode::kReflect); }),
                "pad (reflect) of 'x': pads of dimension 1 (3, 0) must be smaller than its size 3");
   EXPECT_PRED2(Mentions, ErrorOf([&] { pad(x, {0, 0}, {0, 0}); }), "need one entry per dimension");

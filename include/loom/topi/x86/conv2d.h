@@ -81,7 +81,8 @@ struct Conv2DKernel {
 };
 
 // The kernel Loom compiles by default for `workload`: depthwise for depthwise workloads,
-// Winograd where it measured faster, else direct; `config` overrides the default tiling.
+// Winograd where it measured faster (PreferWinograd, conv2d_winograd.h), else direct. A
+// given `config` picks the direct (or depthwise) kernel with that tiling.
 Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload,
                               const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
 

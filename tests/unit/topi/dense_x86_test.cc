@@ -1,0 +1,291 @@
+// topi::x86 dense (pre-packed weights) and batch matmul, compiled with their schedules,
+// against naive double-precision references: both weight orientations, M = 1, sizes that
+// divide no tile, leading batch dimensions, epilogues on the register tile, broadcast
+// batches; and the user errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loom/topi/elementwise.h"
+#include "loom/topi/matmul.h"
+#include "loom/topi/reduction.h"
+#include "loom/topi/x86/batch_matmul.h"
+#include "loom/topi/x86/dense.h"
+#include "topi_test_util.h"
+
+namespace loom::topi::x86 {
+namespace {
+
+using target_test::RandomArray;
+
+const DataType kF32 = DataType::Float(32);
+
+std::string Label(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (int64_t extent : shape) text += (text.empty() ? "[" : ", ") + std::to_string(extent);
+  return text + "]";
+}
+
+DenseConfig Tile(int64_t rows, int64_t columns, int64_t block_columns = 0, int64_t k_unroll = 8) {
+  DenseConfig c;
+  c.tile_rows = rows;
+  c.tile_columns = columns;
+  c.block_columns = block_columns;
+  c.k_unroll = k_unroll;
+  return c;
+}
+
+struct DenseCase {
+  std::vector<int64_t> data;  // [..., M, K]
+  int64_t N;
+  bool transposed;
+  DenseConfig config;
+};
+
+// data [rows, K] x weight ([K, N], or [N, K] when transposed), row-major, in double.
+std::vector<double> DenseReference(const tir::HostArray& x, const tir::HostArray& w, int64_t rows,
+                                   int64_t N, int64_t K, bool transposed) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double total = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        total += x.GetFloat(i * K + k) * w.GetFloat(transposed ? j * K + k : k * N + j);
+      }
+      out.push_back(total);
+    }
+  return out;
+}
+
+TEST(TopiDenseX86, MatchesTheReferenceInBothWeightOrientations) {
+  std::vector<DenseCase> cases = {
+      {{37, 20}, 100, false, DefaultDenseConfig(37, 100, 20)},  // partial row tile and panel
+      {{37, 20}, 100, true, DefaultDenseConfig(37, 100, 20)},
+      {{1, 70}, 45, false, DefaultDenseConfig(1, 45, 70)},  // M = 1
+      {{1, 70}, 45, true, Tile(1, 64, 64, 3)},              // k_unroll dividing no K
+      {{16, 33}, 64, false, Tile(8, 32)},                   // every tile whole
+      {{5, 9}, 1, true, Tile(4, 16, 0, 1)},                 // N = 1
+      {{2, 3, 11}, 40, false, Tile(4, 16, 32)},             // leading batch dimension
+      {{6, 13}, 200, false, Tile(6, 16, 48)},               // blocks of 3 panels
+  };
+  for (const DenseCase& c : cases) {
+    const int64_t K = c.data.back();
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < c.data.size(); ++d) rows *= c.data[d];
+    std::vector<int64_t> weight_shape = c.transposed ? std::vector<int64_t>{c.N, K}
+                                                     : std::vector<int64_t>{K, c.N};
+    te::Tensor x = te::placeholder(test::Exprs(c.data), kF32, "x");
+    te::Tensor w = te::placeholder(test::Exprs(weight_shape), kF32, "w");
+    te::Tensor y = dense_packed(x, pack_dense_weight(w, c.transposed, c.config), c.N);
+    tir::HostArray in_x = RandomArray(kF32, c.data, 11), in_w = RandomArray(kF32, weight_shape, 12);
+    std::vector<double> want = DenseReference(in_x, in_w, rows, c.N, K, c.transposed);
+    tir::HostArray got =
+        test::RunScheduled(schedule_dense_packed(y, c.config), {x, w}, {y}, {in_x, in_w})[0];
+    std::vector<int64_t> want_shape(c.data.begin(), c.data.end() - 1);
+    want_shape.push_back(c.N);
+    EXPECT_EQ(got.shape(), want_shape);
+    test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 1e-4,
+                      "dense " + Label(c.data) + " N=" + std::to_string(c.N) +
+                          (c.transposed ? " transposed " : " ") + c.config.str());
+  }
+}
+
+TEST(TopiDenseX86, PackedWeightIsColumnPanelsWithAZeroTail) {
+  const DenseConfig config = Tile(2, 32);
+  te::Tensor w = te::placeholder({5, 40}, kF32, "w");  // [K, N]
+  te::Tensor packed = pack_dense_weight(w, false, config);
+  tir::HostArray in_w = RandomArray(kF32, {5, 40}, 3);
+  tir::HostArray got = test::RunScheduled(schedule_dense_pack(packed), {w}, {packed}, {in_w})[0];
+  ASSERT_EQ(got.shape(), (std::vector<int64_t>{2, 5, 32}));
+  test::ExpectClose(got, [&](int64_t i) {
+    int64_t panel = i / (5 * 32), k = i / 32 % 5, column = panel * 32 + i % 32;
+    return column < 40 ? in_w.GetFloat(k * 40 + column) : 0.0;
+  }, 0, "packed weight");
+}
+
+TEST(TopiDenseX86, BiasAndReluEpilogueRunsOnTheTile) {
+  const int64_t M = 13, N = 50, K = 24;
+  for (bool packed_apart : {false, true}) {
+    const DenseConfig config = DefaultDenseConfig(M, N, K);
+    te::Tensor x = te::placeholder({int(M), int(K)}, kF32, "x");
+    te::Tensor w = te::placeholder({int(N), int(K)}, kF32, "w");
+    te::Tensor bias = te::placeholder({int(N)}, kF32, "bias");
+    tir::HostArray in_x = RandomArray(kF32, {M, K}, 21), in_w = RandomArray(kF32, {N, K}, 22);
+    tir::HostArray in_bias = RandomArray(kF32, {N}, 23);
+    // The weight packed by a function of its own (as for a model's constants), or in the graph.
+    te::Tensor packed = pack_dense_weight(w, true, config);
+    te::Tensor weight_input = w;
+    tir::HostArray weight_array = in_w;
+    if (packed_apart) {
+      weight_array = test::RunScheduled(schedule_dense_pack(packed), {w}, {packed}, {in_w})[0];
+      packed = te::placeholder(packed.shape(), kF32, "packed");
+      weight_input = packed;
+    }
+    te::Tensor y = relu(add(dense_packed(x, packed, N), bias));
+    tir::HostArray got = test::RunScheduled(schedule_dense_packed(y, config),
+                                            {x, weight_input, bias}, {y},
+                                            {in_x, weight_array, in_bias})[0];
+    std::vector<double> product = DenseReference(in_x, in_w, M, N, K, true);
+    test::ExpectClose(got, [&](int64_t i) {
+      return std::max(0.0, product[i] + in_bias.GetFloat(i % N));
+    }, 1e-4, packed_apart ? "bias + relu, weight packed apart" : "bias + relu");
+  }
+}
+
+TEST(TopiDenseX86, DefaultConfigsFitTheirShapes) {
+  for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{
+           {1, 1000, 512}, {1, 1000, 2048}, {7, 64, 64}, {64, 1024, 1024}, {128, 768, 768},
+           {128, 3072, 768}, {128, 768, 3072}, {1000, 1000, 1000}, {2048, 2048, 2048}}) {
+    DenseConfig c = DefaultDenseConfig(M, N, K);
+    EXPECT_LE(c.tile_rows, M) << c.str();
+    EXPECT_LE(c.tile_rows * c.tile_columns / 16, 28) << c.str();
+    EXPECT_EQ(c.tile_columns % 16, 0) << c.str();
+  }
+  EXPECT_EQ(DefaultDenseConfig(1, 1000, 2048).str(),
+            "tile_rows=1 tile_columns=64 block_columns=64 block_bytes=1048576 k_unroll=8");
+  EXPECT_EQ(DefaultDenseConfig(128, 10, 64).tile_columns, 16);
+  EXPECT_EQ(DefaultDenseConfig(1024, 1024, 1024).str(), DenseConfig{}.str());
+}
+
+TEST(TopiDenseX86, ConfigAndShapeErrorsAreExplained) {
+  te::Tensor x = te::placeholder({4, 8}, kF32, "x");
+  te::Tensor w = te::placeholder({8, 20}, kF32, "w");
+  using test::ErrorOf;
+  EXPECT_NE(ErrorOf([&] { pack_dense_weight(w, false, Tile(8, 64)); })
+                .find("needs 32 vector registers (tile_rows * tile_columns / 16), more than "
+                      "the 28"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { pack_dense_weight(w, false, Tile(4, 24)); })
+                .find("tile_columns a multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { pack_dense_weight(w, false, Tile(4, 32, 48)); })
+                .find("block_columns of tile_columns"),
+            std::string::npos);
+  te::Tensor packed = pack_dense_weight(w, false, Tile(4, 16));  // [2, 8, 16]
+  EXPECT_NE(ErrorOf([&] { schedule_dense_packed(dense_packed(x, packed, 20), Tile(4, 32)); })
+                .find("'w_packed' was packed in panels of 16 columns but config"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { dense_packed(x, packed, 33); })
+                .find("N=33 does not match the packed weight 'w_packed' (2, 8, 16) (2 panels of "
+                      "16 columns hold N in [17, 32])"),
+            std::string::npos);
+  te::Tensor x9 = te::placeholder({4, 9}, kF32, "x9");
+  EXPECT_NE(ErrorOf([&] { dense_packed(x9, packed, 20); })
+                .find("dense_packed: data 'x9' (4, 9) has K=9 but the packed weight 'w_packed' "
+                      "(2, 8, 16) was packed from K=8 rows"),
+            std::string::npos);
+  te::Tensor xi = te::placeholder({4, 8}, DataType::Int(32), "xi");
+  EXPECT_NE(ErrorOf([&] { dense_packed(xi, packed, 20); })
+                .find("'xi' is int32; the operator takes float32"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { schedule_dense_packed(relu(x), Tile(4, 16)); })
+                .find("schedule_dense_packed: 'relu' does not read a dense_packed output"),
+            std::string::npos);
+  te::Tensor summed = topi::sum(dense_packed(x, packed, 20), {1}, false);
+  EXPECT_NE(ErrorOf([&] { schedule_dense_packed(summed, Tile(4, 16)); })
+                .find("is neither the output of dense_packed nor an elementwise epilogue"),
+            std::string::npos);
+}
+
+struct BatchCase {
+  std::vector<int64_t> a, b;  // [..., M, K], [..., K, N]
+  BatchMatmulConfig config;
+};
+
+TEST(TopiBatchMatmulX86, MatchesTheReferenceWithBroadcastBatches) {
+  // Widths that are no multiple of 16 compile to scalar code for their last vector: kept
+  // small (K, k_unroll) so that the test stays fast.
+  std::vector<BatchCase> cases = {
+      {{3, 9, 6}, {3, 6, 37}, BatchMatmulConfig{4, 32, 2}},
+      {{1, 6, 11}, {11, 64}, DefaultBatchMatmulConfig(6, 64, 11)},  // batch broadcast
+      {{2, 1, 5, 7}, {3, 7, 16}, BatchMatmulConfig{2, 32, 3}},      // [2, 1] with [3]
+      {{4, 1, 13}, {1, 13, 48}, BatchMatmulConfig{1, 32, 4}},       // M = 1
+      {{2, 17, 3}, {2, 3, 5}, DefaultBatchMatmulConfig(17, 5, 3)},  // N below a vector
+      {{12, 16, 8}, {12, 8, 16}, DefaultBatchMatmulConfig(16, 16, 8)},
+  };
+  for (const BatchCase& c : cases) {
+    te::Tensor a = te::placeholder(test::Exprs(c.a), kF32, "a");
+    te::Tensor b = te::placeholder(test::Exprs(c.b), kF32, "b");
+    te::Tensor y = matmul(a, b);
+    std::vector<int64_t> shape;
+    for (const PrimExpr& extent : y.shape()) {
+      int64_t value = 0;
+      ASSERT_TRUE(IsConstInt(extent, &value));
+      shape.push_back(value);
+    }
+    tir::HostArray in_a = RandomArray(kF32, c.a, 31), in_b = RandomArray(kF32, c.b, 32);
+    tir::HostArray got = test::RunScheduled(schedule_batch_matmul(y, c.config), {a, b}, {y},
+                                            {in_a, in_b})[0];
+    const int64_t M = c.a[c.a.size() - 2], K = c.a.back(), N = c.b.back();
+    const size_t batch_dims = shape.size() - 2;
+    // The flat offset of operand `dims`'s matrix for output batch index `batch` (numpy
+    // broadcasting: right-aligned, size-1 dimensions read index 0).
+    auto matrix_offset = [&](const std::vector<int64_t>& dims, const std::vector<int64_t>& batch) {
+      int64_t offset = 0;
+      size_t operand_batch = dims.size() - 2;
+      for (size_t d = 0; d < operand_batch; ++d) {
+        int64_t index = batch[batch_dims - operand_batch + d];
+        offset = offset * dims[d] + (dims[d] == 1 ? 0 : index);
+      }
+      return offset * dims[dims.size() - 2] * dims.back();
+    };
+    test::ExpectClose(got, [&](int64_t flat) {
+      int64_t j = flat % N, i = flat / N % M, rest = flat / (N * M);
+      std::vector<int64_t> batch(batch_dims);
+      for (size_t d = batch_dims; d-- > 0;) {
+        batch[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      int64_t a_base = matrix_offset(c.a, batch), b_base = matrix_offset(c.b, batch);
+      double total = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        total += in_a.GetFloat(a_base + i * K + k) * in_b.GetFloat(b_base + k * N + j);
+      }
+      return total;
+    }, 1e-4, "batch matmul " + Label(c.a) + " x " + Label(c.b) + " " + c.config.str());
+  }
+}
+
+TEST(TopiBatchMatmulX86, ScaleEpilogueRunsOnTheTile) {
+  te::Tensor q = te::placeholder({2, 10, 8}, kF32, "q");
+  te::Tensor k = te::placeholder({2, 8, 32}, kF32, "k");
+  te::Tensor scale = te::placeholder({1}, kF32, "scale");
+  te::Tensor y = multiply(matmul(q, k), scale);
+  tir::HostArray in_q = RandomArray(kF32, {2, 10, 8}, 41), in_k = RandomArray(kF32, {2, 8, 32}, 42);
+  tir::HostArray in_scale(kF32, {1});
+  in_scale.SetFloat(0, 0.125);
+  te::Schedule s = schedule_batch_matmul(y, DefaultBatchMatmulConfig(10, 32, 8));
+  tir::HostArray got = test::RunScheduled(s, {q, k, scale}, {y}, {in_q, in_k, in_scale})[0];
+  test::ExpectClose(got, [&](int64_t flat) {
+    int64_t j = flat % 32, i = flat / 32 % 10, batch = flat / 320;
+    double total = 0;
+    for (int64_t x = 0; x < 8; ++x) {
+      total += in_q.GetFloat((batch * 10 + i) * 8 + x) * in_k.GetFloat((batch * 8 + x) * 32 + j);
+    }
+    return total * 0.125;
+  }, 1e-4, "scaled attention scores");
+}
+
+TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
+  te::Tensor a = te::placeholder({2, 4, 8}, kF32, "a");
+  te::Tensor b = te::placeholder({2, 8, 16}, kF32, "b");
+  te::Tensor v = te::placeholder({8}, kF32, "v");
+  using test::ErrorOf;
+  EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(matmul(a, b), BatchMatmulConfig{8, 64, 4}); })
+                .find("needs 32 vector registers (tile_rows * tile_columns / 16), more than "
+                      "the 28"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(matmul(a, b), BatchMatmulConfig{4, 20, 4}); })
+                .find("tile_columns a multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(matmul(a, v), BatchMatmulConfig{}); })
+                .find("operand 'v' (8) of matmul 'matmul' is a vector"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(relu(a), BatchMatmulConfig{}); })
+                .find("does not read a matmul output"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::topi::x86
