@@ -1,6 +1,5 @@
 #include "gemm_u8s8s32.h"
 
-#include "gemm_blocking.h"
 
 #include <algorithm>
 
@@ -8,6 +7,7 @@
 #include "loom/te/lower.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/x86/dense.h"
 
 namespace loom::bench {
 
@@ -137,10 +137,15 @@ PrimFunc MakeGemmU8S8S32(int64_t rows, int64_t columns, int64_t depth,
 
   te::Schedule s = te::create_schedule({C.op()});
   IterVar i = s[C]->leaf_iter_vars[0], j = s[C]->leaf_iter_vars[1];
-  // Columns split into panels, panels into blocks (gemm_blocking.h).
+  // Columns split into panels, panels into blocks (topi::x86::PanelsPerBlock says why the
+  // block count divides the panel count).
   auto [all_panels, lane] = s[C].split(j, nr);
-  int panels_per_block = PanelsPerBlock(panels, int64_t{k_groups} * kDepth * nr, p.nc, p.nr,
-                                        p.packed_b_block_bytes);
+  topi::x86::DenseConfig blocking;
+  blocking.tile_columns = p.nr;
+  blocking.block_columns = p.nc;
+  blocking.block_bytes = p.packed_b_block_bytes;
+  int panels_per_block =
+      topi::x86::PanelsPerBlock(panels, int64_t{k_groups} * kDepth * nr, blocking);
   auto [column_block, panel] = s[C].split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = s[C].split(i, mr);
   auto [lane_vector, vector_lane] = s[C].split(lane, kLanes);

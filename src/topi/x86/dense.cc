@@ -39,17 +39,6 @@ void CheckFloat32(const te::Tensor& x, const std::string& op) {
       << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float32";
 }
 
-// Panels per column block: block_columns / tile_columns when given, else as many panels of
-// `panel_bytes` as fit in block_bytes; lowered to a divisor of the panel count, so that no
-// block reaches past the last panel (see DenseConfig::block_columns).
-int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& c) {
-  int64_t wanted = c.block_columns > 0 ? c.block_columns / c.tile_columns
-                                       : std::max<int64_t>(1, c.block_bytes / panel_bytes);
-  int64_t count = std::min(wanted, panels);
-  while (panels % count != 0) --count;
-  return static_cast<int>(count);
-}
-
 // The dense_packed operation `out` computes, through injective stages; loom::Error if none.
 te::Operation FindDense(const te::Tensor& out) {
   te::Operation op = out.op();
@@ -277,6 +266,14 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   acc.unroll(acc_vector);
   acc.vectorize(acc_lane);
   return s;
+}
+
+int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& c) {
+  int64_t wanted = c.block_columns > 0 ? c.block_columns / c.tile_columns
+                                       : std::max<int64_t>(1, c.block_bytes / panel_bytes);
+  int64_t count = std::min(wanted, panels);
+  while (panels % count != 0) --count;
+  return static_cast<int>(count);
 }
 
 }  // namespace loom::topi::x86

@@ -45,6 +45,13 @@ struct DenseConfig {
 // The default tiling for data [M, K] x weight [K, N] (see dense.cc for the measurements).
 DenseConfig DefaultDenseConfig(int64_t M, int64_t N, int64_t K);
 
+// Panels of config.tile_columns columns (each `panel_bytes` once packed) per column block:
+// block_columns / tile_columns when given, else as many as fit in block_bytes; lowered to a
+// divisor of the panel count, so that no block reaches past the last panel (a block split
+// that did not divide would put a bound check on every element of the tail's tiles). Shared
+// by every GEMM schedule that blocks packed panels.
+int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& config);
+
 // The weight in column panels of config.tile_columns: weight is [K, N] (ONNX MatMul's B) or,
 // when `transposed`, [N, K] (ONNX Gemm with transB = 1, a Linear layer's weight). float32.
 // Tag "dense_pack"; computed once per model when the weight is a constant (schedule it with
