@@ -37,6 +37,8 @@ void InitBackendServices(const std::function<void*(const char* symbol)>& find_gl
     if (address != nullptr) *static_cast<decltype(implementation)*>(address) = implementation;
   };
   fill(LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL, LoomBackendParallelLaunchFn{&LoomBackendParallelLaunch});
+  fill(LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL,
+       LoomBackendParallelLaunchSharedFn{&LoomBackendParallelLaunchShared});
   fill(LOOM_BACKEND_PARALLEL_BARRIER_SYMBOL,
        LoomBackendParallelBarrierFn{&LoomBackendParallelBarrier});
   fill(LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL, LoomBackendAllocWorkspaceFn{&LoomBackendAllocWorkspace});

@@ -19,9 +19,14 @@ namespace loom::runtime {
 
 namespace {
 
-// How long a waiting thread polls before it sleeps: a few tens of microseconds, enough to
+// How long a waiting worker polls before it sleeps: a few tens of microseconds, enough to
 // catch back-to-back parallel loops without burning a core while idle.
 constexpr int kSpinIterations = 1 << 12;
+// How long the launcher polls for its workers to finish before it sleeps: short, because
+// generated loops hand out their iterations in chunks (codegen_llvm.cc), so a worker still
+// busy after the launcher ran out of chunks is either on its last chunk or has not started;
+// in the second case it needs a core, and a spinning launcher may be holding the only one.
+constexpr int kLauncherSpinIterations = 1 << 9;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -32,8 +37,9 @@ inline void CpuRelax() {
 }
 
 // Returns the first value of `word` that differs from `seen`: spin, then sleep on a futex.
-uint32_t WaitForChange(const std::atomic<uint32_t>& word, uint32_t seen) {
-  for (int i = 0; i < kSpinIterations; ++i) {
+uint32_t WaitForChange(const std::atomic<uint32_t>& word, uint32_t seen,
+                       int spin_iterations = kSpinIterations) {
+  for (int i = 0; i < spin_iterations; ++i) {
     uint32_t now = word.load(std::memory_order_acquire);
     if (now != seen) return now;
     CpuRelax();
@@ -138,7 +144,6 @@ struct ParallelJob {
   const LoomParallelLambda flambda;
   void* const cdata;
   const int32_t num_task;
-  std::atomic<uint32_t> pending_workers{0};
   std::atomic<uint64_t> barrier_state{static_cast<uint64_t>(num_task) * kOneRunning};
   std::atomic<uint32_t> barrier_phase{0};
   std::mutex error_mutex;
@@ -148,11 +153,24 @@ struct ParallelJob {
 
 namespace {
 
-// A worker's mailbox: the launcher stores `job`, then bumps `sequence` (release); the worker
-// sees the new sequence (acquire) and then reads `job`. A null job tells the worker to exit.
+// A worker's mailbox. The launcher stores `job` and `claim` = the new sequence number, then
+// bumps `sequence` (release); the worker sees the new sequence (acquire), reads `job`, and
+// takes the job by moving `claim` from that sequence number to "running". A launcher that
+// drops a job it no longer needs moves `claim` to "dropped" first, so the worker skips it;
+// a worker that read a newer job than the sequence it saw fails the claim and looks again.
+// A null job tells the worker to exit. When a task is done the worker bumps `completed`
+// (release), which the launcher waits on: the slot outlives every job, so the worker may
+// wake the launcher after the job is gone.
 struct alignas(64) WorkerSlot {
+  static constexpr uint64_t kRunning = uint64_t{1} << 63;
+  static constexpr uint64_t kDropped = uint64_t{1} << 62;
   std::atomic<uint32_t> sequence{0};
   ParallelJob* job = nullptr;
+  std::atomic<uint64_t> claim{0};
+  std::atomic<uint32_t> completed{0};
+  // The launcher's own notes about its current job.
+  uint32_t posted_sequence = 0;
+  uint32_t completed_before_job = 0;
   std::thread thread;
 };
 
@@ -162,16 +180,32 @@ void WorkerLoop(WorkerSlot* slot, int32_t task_id) {
     seen = WaitForChange(slot->sequence, seen);
     ParallelJob* job = slot->job;
     if (job == nullptr) return;
+    uint64_t posted = seen;
+    if (!slot->claim.compare_exchange_strong(posted, posted | WorkerSlot::kRunning,
+                                             std::memory_order_acq_rel)) {
+      continue;  // dropped, or a newer job is being posted: its sequence bump follows
+    }
     job->RunTask(task_id);
-    // The last access to the job: after this the launcher may return and free it.
-    job->pending_workers.fetch_sub(1, std::memory_order_acq_rel);
+    // After this the launcher may return and free the job.
+    slot->completed.fetch_add(1, std::memory_order_release);
+    slot->completed.notify_one();
   }
 }
 
+// Only the thread holding the pool's launch mutex (or its destructor) posts.
 void Post(WorkerSlot& slot, ParallelJob* job) {
   slot.job = job;
-  slot.sequence.fetch_add(1, std::memory_order_release);
+  slot.posted_sequence = slot.sequence.load(std::memory_order_relaxed) + 1;
+  slot.claim.store(slot.posted_sequence, std::memory_order_relaxed);
+  slot.sequence.store(slot.posted_sequence, std::memory_order_release);
   slot.sequence.notify_one();
+}
+
+// Whether the launcher took back a job the worker has not started.
+bool DropIfNotStarted(WorkerSlot& slot) {
+  uint64_t posted = slot.posted_sequence;
+  return slot.claim.compare_exchange_strong(posted, posted | WorkerSlot::kDropped,
+                                            std::memory_order_acq_rel);
 }
 
 void PinToCpu(std::thread& thread, int cpu) {
@@ -219,7 +253,8 @@ ThreadPool& ThreadPool::Global() {
 
 int ThreadPool::num_threads() const { return impl_->num_threads; }
 
-int32_t ThreadPool::Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task) {
+int32_t ThreadPool::Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task,
+                           bool shared_work) {
   int32_t tasks = num_task <= 0 ? impl_->num_threads : std::min(num_task, impl_->num_threads);
   std::unique_lock<std::mutex> lock(impl_->launch_mutex, std::defer_lock);
   if (tasks == 1 || tls_inside_task || !lock.try_lock()) {
@@ -228,16 +263,20 @@ int32_t ThreadPool::Launch(LoomParallelLambda flambda, void* cdata, int32_t num_
     return job.Finish();
   }
   ParallelJob job(flambda, cdata, tasks);
-  job.pending_workers.store(static_cast<uint32_t>(tasks - 1), std::memory_order_relaxed);
-  for (int32_t task = 1; task < tasks; ++task) Post(impl_->workers[task - 1], &job);
+  // Only the launcher holding launch_mutex posts, so each posted worker's count of completed
+  // tasks moves from its value now to one more.
+  for (int32_t task = 1; task < tasks; ++task) {
+    WorkerSlot& slot = impl_->workers[task - 1];
+    slot.completed_before_job = slot.completed.load(std::memory_order_relaxed);
+    Post(slot, &job);
+  }
   job.RunTask(0);
-  // Tasks are sized to finish together, so the wait is short; yield rather than sleep so a
-  // descheduled worker gets the core back quickly on a loaded machine.
-  for (int spin = 0; job.pending_workers.load(std::memory_order_acquire) != 0; ++spin) {
-    if (spin < kSpinIterations) {
-      CpuRelax();
-    } else {
-      std::this_thread::yield();
+  for (int32_t task = 1; task < tasks; ++task) {
+    WorkerSlot& slot = impl_->workers[task - 1];
+    if (shared_work && DropIfNotStarted(slot)) continue;
+    uint32_t seen = slot.completed_before_job;
+    while (seen == slot.completed_before_job) {
+      seen = WaitForChange(slot.completed, seen, kLauncherSpinIterations);
     }
   }
   return job.Finish();
@@ -282,6 +321,20 @@ int32_t LoomBackendParallelLaunch(LoomParallelLambda flambda, void* cdata, int32
   }
   try {
     return loom::runtime::ThreadPool::Global().Launch(flambda, cdata, num_task);
+  } catch (const std::exception& error) {
+    LoomAPISetLastError(error.what());
+    return -1;
+  }
+}
+
+int32_t LoomBackendParallelLaunchShared(LoomParallelLambda flambda, void* cdata,
+                                        int32_t num_task) {
+  if (flambda == nullptr) {
+    LoomAPISetLastError("LoomBackendParallelLaunchShared: the task function is null");
+    return -1;
+  }
+  try {
+    return loom::runtime::ThreadPool::Global().Launch(flambda, cdata, num_task, true);
   } catch (const std::exception& error) {
     LoomAPISetLastError(error.what());
     return -1;

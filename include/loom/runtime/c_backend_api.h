@@ -63,6 +63,13 @@ typedef int32_t (*LoomParallelLambda)(int32_t task_id, LoomParallelGroupEnv* pen
  * last error. */
 typedef int32_t (*LoomBackendParallelLaunchFn)(LoomParallelLambda flambda, void* cdata,
                                                int32_t num_task);
+/* The same for lambdas whose tasks share the work: each task takes chunks of it until none
+ * is left, so any one task may do all of it (generated parallel loops). When the launching
+ * thread has run its own task, workers that have not started yet are dropped rather than
+ * waited for -- on a loaded machine a descheduled worker would otherwise cost the whole
+ * call its wake-up. Such lambdas must not use the barrier. */
+typedef int32_t (*LoomBackendParallelLaunchSharedFn)(LoomParallelLambda flambda, void* cdata,
+                                                     int32_t num_task);
 /* Waits until every task of the group that is still running has reached the barrier. A task
  * that has returned (finished or failed) no longer counts, so it never leaves the others
  * waiting. */
@@ -77,6 +84,8 @@ typedef void (*LoomAPISetLastErrorFn)(const char* msg);
 
 /* The runtime's implementations (exported by libloom_runtime). */
 int32_t LoomBackendParallelLaunch(LoomParallelLambda flambda, void* cdata, int32_t num_task);
+int32_t LoomBackendParallelLaunchShared(LoomParallelLambda flambda, void* cdata,
+                                        int32_t num_task);
 int32_t LoomBackendParallelBarrier(int32_t task_id, LoomParallelGroupEnv* penv);
 void* LoomBackendAllocWorkspace(int32_t device_type, int32_t device_id, uint64_t nbytes,
                                 int32_t dtype_code_hint, int32_t dtype_bits_hint);
@@ -89,6 +98,7 @@ const char* LoomGetLastError(void);
  * loader sets to the implementations above. A module that uses none of a service may omit
  * its global; the loader skips globals it does not find. */
 #define LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL "__LoomBackendParallelLaunch"
+#define LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL "__LoomBackendParallelLaunchShared"
 #define LOOM_BACKEND_PARALLEL_BARRIER_SYMBOL "__LoomBackendParallelBarrier"
 #define LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL "__LoomBackendAllocWorkspace"
 #define LOOM_BACKEND_FREE_WORKSPACE_SYMBOL "__LoomBackendFreeWorkspace"

@@ -38,8 +38,11 @@ class ThreadPool {
 
   // Runs `flambda` as min(num_task, num_threads()) tasks (num_task <= 0: num_threads()) and
   // waits for all of them. Returns 0, or -1 after setting the caller's last error to the
-  // first failing task's message.
-  int32_t Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task);
+  // first failing task's message. With `shared_work` (the tasks share the work, as
+  // LoomBackendParallelLaunchShared says), tasks that have not started when the caller has
+  // finished its own are dropped instead.
+  int32_t Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task,
+                 bool shared_work = false);
 
   // CPU time each worker thread has consumed so far, in seconds (for diagnostics and tests).
   std::vector<double> WorkerCpuSeconds() const;

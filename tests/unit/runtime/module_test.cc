@@ -169,7 +169,7 @@ TEST(InitBackendServices, FillsTheGlobalsItFindsAndSkipsTheRest) {
   });
   EXPECT_EQ(launch, &LoomBackendParallelLaunch);
   EXPECT_EQ(set_error, &LoomAPISetLastError);
-  EXPECT_EQ(asked.size(), 5u);
+  EXPECT_EQ(asked.size(), 6u);
 }
 
 }  // namespace

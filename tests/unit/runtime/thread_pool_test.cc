@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -185,6 +186,49 @@ int32_t OuterTask(int32_t task_id, LoomParallelGroupEnv*, void* cdata) {
   if (work->pool->Launch(FillTask, &inner, 0) != 0 || !Filled(out, task_id + 1)) ++work->failures;
   work->inner_num_task_max = std::max(work->inner_num_task_max.load(), inner.num_task_seen.load());
   return 0;
+}
+
+// Work shared through a chunk counter, as generated parallel loops share it; a task that
+// starts after its launch has returned would find `launch_returned` set.
+struct SharedWork {
+  std::atomic<int64_t> next_chunk{0};
+  std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(64);
+  std::atomic<bool> launch_returned{false};
+  std::atomic<int> late_tasks{0};
+};
+
+int32_t SharedTask(int32_t /*task_id*/, LoomParallelGroupEnv* /*penv*/, void* cdata) {
+  auto* work = static_cast<SharedWork*>(cdata);
+  if (work->launch_returned.load()) ++work->late_tasks;
+  for (int64_t chunk; (chunk = work->next_chunk.fetch_add(1)) < 64;) ++work->runs[chunk];
+  return 0;
+}
+
+// A shared launch returns once the caller has run out of chunks; a worker that had not
+// started by then is dropped, and never runs that job later (its data is gone by then).
+TEST(ThreadPool, SharedLaunchDropsWorkersThatHaveNotStarted) {
+  test::RunWithDeadline("shared launches", [] {
+    ThreadPool pool(3);
+    std::vector<std::unique_ptr<SharedWork>> launches;
+    for (int round = 0; round < 300; ++round) {
+      launches.push_back(std::make_unique<SharedWork>());
+      SharedWork& work = *launches.back();
+      ASSERT_EQ(pool.Launch(SharedTask, &work, 0, /*shared_work=*/true), 0);
+      work.launch_returned = true;
+      for (const std::atomic<int>& runs : work.runs) ASSERT_EQ(runs.load(), 1) << "round " << round;
+      // Now and then the workers fall asleep, so that later launches find them late.
+      if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    // Time for any worker that wrongly kept an old job to run it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    FillWork classic_work;
+    std::vector<int64_t> out(1000, -1);
+    classic_work.out = &out;
+    classic_work.factor = 3;
+    ASSERT_EQ(pool.Launch(FillTask, &classic_work, 0), 0);
+    EXPECT_EQ(classic_work.tasks_run.load(), 3) << "a classic launch still runs every task";
+    for (const auto& work : launches) EXPECT_EQ(work->late_tasks.load(), 0);
+  });
 }
 
 TEST(ThreadPool, NestedLaunchRunsSeriallyInsideTheTask) {

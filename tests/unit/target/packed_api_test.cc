@@ -207,7 +207,7 @@ TEST(PackedAPI, JitAndExportedLibraryAreBitIdentical) {
   // Nothing from libloom is needed: the library's undefined symbols are libc/libm only.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
-  EXPECT_NE(dlsym(handle, LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL), nullptr);
+  EXPECT_NE(dlsym(handle, LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL), nullptr);
   dlclose(handle);
   std::remove(path.c_str());
 }

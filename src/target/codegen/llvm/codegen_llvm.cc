@@ -183,7 +183,8 @@ llvm::FunctionType* CodeGenLLVM::ServiceType(const char* symbol) {
   llvm::Type* ptr = llvm::PointerType::getUnqual(context_);
   llvm::Type* i32 = builder_->getInt32Ty();
   std::string name = symbol;
-  if (name == LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL) {
+  if (name == LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL ||
+      name == LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL) {
     return llvm::FunctionType::get(i32, {ptr, ptr, i32}, false);
   }
   if (name == LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL) {
@@ -322,12 +323,17 @@ void CodeGenLLVM::EmitComputeScope(const AttrStmtNode* op) {
 
 void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
   // for v in [min, min + extent) parallel: body  becomes a lambda run by num_task tasks of
-  // the thread pool; task t runs the t-th contiguous chunk of ceil(extent / num_task).
+  // the thread pool. The iterations are cut into kChunksPerTask * num_task contiguous
+  // chunks, and each task claims the next chunk from a counter in the closure until none is
+  // left: a task that starts late (its core busy with another process, its thread still
+  // waking up) then costs only its share of the remaining chunks, where a fixed split would
+  // keep the others waiting for its whole part.
   std::vector<const VarNode*> captured = CapturedVars(op->body);
   llvm::Value* min = VisitExpr(op->min);
   llvm::Value* extent = VisitExpr(op->extent);
-  std::vector<llvm::Type*> field_types{min->getType(), extent->getType()};
-  std::vector<llvm::Value*> values{min, extent};
+  llvm::Type* index_type = min->getType();
+  std::vector<llvm::Type*> field_types{index_type, extent->getType(), index_type};
+  std::vector<llvm::Value*> values{min, extent, llvm::ConstantInt::get(index_type, 0)};
   for (const VarNode* var : captured) {
     values.push_back(state_.vars.at(var));
     field_types.push_back(values.back()->getType());
@@ -348,7 +354,6 @@ void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
       function_name_ + "_parallel_" + std::to_string(outlined_count_++), lambda_type, false);
   state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);
   builder_->SetInsertPoint(state_.entry);
-  llvm::Value* task_id = state_.function->getArg(0);
   llvm::Value* penv = state_.function->getArg(1);
   llvm::Value* closure_ptr = state_.function->getArg(2);
   auto field = [&](size_t i) {
@@ -356,30 +361,44 @@ void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
   };
   llvm::Value* begin_all = field(0);
   llvm::Value* extent_all = field(1);
-  for (size_t i = 0; i < captured.size(); ++i) state_.vars[captured[i]] = field(i + 2);
-  llvm::Type* index_type = begin_all->getType();
+  llvm::Value* next_chunk = builder_->CreateStructGEP(closure, closure_ptr, 2);
+  for (size_t i = 0; i < captured.size(); ++i) state_.vars[captured[i]] = field(i + 3);
   llvm::Value* num_task = builder_->CreateLoad(
       i32, builder_->CreateStructGEP(
                llvm::StructType::get(context_, {ptr, i32}), penv, 1));
-  llvm::Value* tasks = builder_->CreateSExt(num_task, index_type);
-  llvm::Value* task = builder_->CreateSExt(task_id, index_type);
+  llvm::Value* chunks_wanted = builder_->CreateMul(builder_->CreateSExt(num_task, index_type),
+                                                   llvm::ConstantInt::get(index_type, kChunksPerTask));
   llvm::Value* one = llvm::ConstantInt::get(index_type, 1);
-  llvm::Value* chunk =
-      builder_->CreateSDiv(builder_->CreateSub(builder_->CreateAdd(extent_all, tasks), one), tasks);
-  llvm::Value* offset = builder_->CreateMul(task, chunk);
-  llvm::Value* first = builder_->CreateAdd(begin_all, builder_->CreateSelect(
-      builder_->CreateICmpSLT(offset, extent_all), offset, extent_all));
+  llvm::Value* chunk = builder_->CreateSDiv(
+      builder_->CreateSub(builder_->CreateAdd(extent_all, chunks_wanted), one), chunks_wanted);
   llvm::Value* stop = builder_->CreateAdd(begin_all, extent_all);
+
+  llvm::BasicBlock* claim = llvm::BasicBlock::Create(context_, "claim_chunk", state_.function);
+  llvm::BasicBlock* run = llvm::BasicBlock::Create(context_, "run_chunk", state_.function);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "chunks_done", state_.function);
+  builder_->CreateBr(claim);
+  builder_->SetInsertPoint(claim);
+  // Monotonic: the chunks only need distinct indices; the launch's completion orders the
+  // tasks' writes before the caller reads them.
+  llvm::Value* index = builder_->CreateAtomicRMW(llvm::AtomicRMWInst::Add, next_chunk, one,
+                                                 llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+  llvm::Value* offset = builder_->CreateMul(index, chunk);
+  builder_->CreateCondBr(builder_->CreateICmpSLT(offset, extent_all), run, done);
+  builder_->SetInsertPoint(run);
+  llvm::Value* first = builder_->CreateAdd(begin_all, offset);
   llvm::Value* chunk_end = builder_->CreateAdd(first, chunk);
   llvm::Value* last = builder_->CreateSelect(builder_->CreateICmpSLT(chunk_end, stop), chunk_end, stop);
   EmitSerialLoop(op->loop_var, first, last, op->body);
+  builder_->CreateBr(claim);
+  builder_->SetInsertPoint(done);
   builder_->CreateRet(Int32(0));
   llvm::Function* lambda = state_.function;
   state_ = std::move(saved);
   builder_->SetInsertPoint(resume);
 
-  llvm::FunctionType* launch_type = ServiceType(LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL);
-  llvm::Value* launch = LoadService(LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL);
+  // Any task may run every chunk: the shared launch need not wait for a late worker.
+  llvm::FunctionType* launch_type = ServiceType(LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL);
+  llvm::Value* launch = LoadService(LOOM_BACKEND_PARALLEL_LAUNCH_SHARED_SYMBOL);
   PropagateFailure(builder_->CreateCall(launch_type, launch, {lambda, cdata, Int32(0)}));
 }
 

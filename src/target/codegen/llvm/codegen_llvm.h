@@ -135,6 +135,10 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, llvm::Value* count, int alignment);
   void EmitSerialLoop(const Var& loop_var, llvm::Value* begin, llvm::Value* end,
                       const Stmt& body);
+  // Chunks a parallel loop is cut into, per task of the launch: enough that a late task's
+  // share can go to the others, few enough that each chunk keeps a run of neighbouring
+  // iterations (and the data they share) on one thread.
+  static constexpr int64_t kChunksPerTask = 4;
 
   // Outlining (a parallel loop's body, the compute scope): the variables of `body` that the
   // current function has bound, which the outlined function receives.
