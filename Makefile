@@ -46,6 +46,7 @@ demo: build
 
 bench: build
 	@$(BUILD_DIR)/bench/loom-bench-gemm
+	@$(BUILD_DIR)/bench/loom-bench-conv2d
 
 clean:
 	rm -rf build build-sanitize

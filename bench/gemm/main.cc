@@ -18,33 +18,26 @@
 // OPENBLAS_THREAD_TIMEOUT=4, unless set already), like Loom's.
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "gemm_f32.h"
 #include "gemm_u8s8s32.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
 
-extern char** environ;
-
 namespace loom::bench {
 namespace {
+
+constexpr const char* kProgram = "loom-bench-gemm";
 
 struct Options {
   std::vector<int> threads{1, 2};
@@ -53,70 +46,30 @@ struct Options {
   std::vector<std::string> kinds{"f32", "u8s8s32"};
 };
 
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
-  return parts;
-}
-
-int64_t ParsePositive(const std::string& text, const std::string& flag) {
-  char* end = nullptr;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  LOOM_CHECK_USER(!text.empty() && *end == '\0' && value > 0)
-      << "loom-bench-gemm: " << flag << " takes positive integers, got '" << text << "'";
-  return value;
-}
-
 Options ParseOptions(int argc, char** argv) {
   Options options;
-  for (int a = 1; a < argc; ++a) {
-    std::string flag = argv[a];
-    LOOM_CHECK_USER(a + 1 < argc && flag.rfind("--", 0) == 0)
-        << "loom-bench-gemm: expected '--threads|--sizes|--repeat|--kinds VALUE', got '"
-        << flag << "'";
-    std::string value = argv[++a];
-    if (flag == "--threads") {
-      options.threads.clear();
-      for (const auto& part : SplitCommas(value))
-        options.threads.push_back(static_cast<int>(ParsePositive(part, flag)));
-    } else if (flag == "--sizes") {
-      options.sizes.clear();
-      for (const auto& part : SplitCommas(value)) options.sizes.push_back(ParsePositive(part, flag));
-    } else if (flag == "--repeat") {
-      options.repeat = static_cast<int>(ParsePositive(value, flag));
-    } else if (flag == "--kinds") {
-      options.kinds = SplitCommas(value);
-      for (const auto& kind : options.kinds)
-        LOOM_CHECK_USER(kind == "f32" || kind == "u8s8s32")
-            << "loom-bench-gemm: --kinds takes f32 and/or u8s8s32, got '" << kind << "'";
-    } else {
-      LOOM_THROW << "loom-bench-gemm: unknown option '" << flag
-                 << "' (accepted: --threads, --sizes, --repeat, --kinds)";
-    }
-  }
+  ParseFlags(argc, argv, kProgram,
+             {{"--threads",
+               [&](const std::string& value) {
+                 options.threads.clear();
+                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads"))
+                   options.threads.push_back(static_cast<int>(count));
+               }},
+              {"--sizes",
+               [&](const std::string& value) {
+                 options.sizes = ParsePositiveList(value, kProgram, "--sizes");
+               }},
+              {"--repeat",
+               [&](const std::string& value) {
+                 options.repeat = static_cast<int>(ParsePositive(value, kProgram, "--repeat"));
+               }},
+              {"--kinds", [&](const std::string& value) {
+                 options.kinds = SplitCommas(value);
+                 for (const auto& kind : options.kinds)
+                   LOOM_CHECK_USER(kind == "f32" || kind == "u8s8s32")
+                       << kProgram << ": --kinds takes f32 and/or u8s8s32, got '" << kind << "'";
+               }}});
   return options;
-}
-
-// Times the functions call by call, round-robin, after one warm-up call each; returns the
-// median seconds of each.
-std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& calls, int repeat) {
-  for (const auto& call : calls) call();
-  std::vector<std::vector<double>> times(calls.size());
-  for (int r = 0; r < repeat; ++r) {
-    for (size_t c = 0; c < calls.size(); ++c) {
-      auto start = std::chrono::steady_clock::now();
-      calls[c]();
-      times[c].push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-  }
-  std::vector<double> medians;
-  for (auto& t : times) {
-    std::sort(t.begin(), t.end());
-    medians.push_back(t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2);
-  }
-  return medians;
 }
 
 runtime::NDArray Matrix(int64_t rows, int64_t columns, DataType dtype) {
@@ -175,18 +128,18 @@ Ratio RunF32(int64_t n, int threads, int repeat) {
   double flop = 2.0 * n * n * n;
   double gflops[3];
   for (int x = 0; x < 3; ++x) gflops[x] = flop / seconds[x] / 1e9;
-  std::printf("gemm m=%lld n=%lld k=%lld threads=%d loom_gflops=%.1f openblas_gflops=%.1f "
-              "onednn_gflops=%.1f\n",
-              static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-              threads, gflops[0], gflops[1], gflops[2]);
-  std::fflush(stdout);
+  PrintLine(Format("gemm m=%lld n=%lld k=%lld threads=%d loom_gflops=%.1f openblas_gflops=%.1f "
+                   "onednn_gflops=%.1f",
+                   static_cast<long long>(n), static_cast<long long>(n),
+                   static_cast<long long>(n), threads, gflops[0], gflops[1], gflops[2]));
   return {"gemm " + std::to_string(n) + "^3 threads=" + std::to_string(threads),
           gflops[0] / std::max(gflops[1], gflops[2])};
 }
 
 Ratio RunU8S8S32(int64_t n, int threads, int repeat) {
   runtime::NDArray a = Matrix(n, n, DataType::UInt(8)), b = Matrix(n, n, DataType::Int(8));
-  runtime::NDArray c_loom = Matrix(n, n, DataType::Int(32)), c_dnnl = Matrix(n, n, DataType::Int(32));
+  runtime::NDArray c_loom = Matrix(n, n, DataType::Int(32));
+  runtime::NDArray c_dnnl = Matrix(n, n, DataType::Int(32));
   FillRandom<uint8_t>(a, 0, 255, 3);
   FillRandom<int8_t>(b, -128, 127, 4);
   runtime::Module module = build(MakeGemmU8S8S32(n, n, n), Target::Parse("llvm"));
@@ -205,10 +158,9 @@ Ratio RunU8S8S32(int64_t n, int threads, int repeat) {
   std::vector<double> seconds = MedianSeconds({loom, onednn}, repeat);
   double ops = 2.0 * n * n * n;
   double loom_gops = ops / seconds[0] / 1e9, onednn_gops = ops / seconds[1] / 1e9;
-  std::printf("gemm_u8s8s32 m=%lld n=%lld k=%lld threads=%d loom_gops=%.1f onednn_gops=%.1f\n",
-              static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-              threads, loom_gops, onednn_gops);
-  std::fflush(stdout);
+  PrintLine(Format("gemm_u8s8s32 m=%lld n=%lld k=%lld threads=%d loom_gops=%.1f onednn_gops=%.1f",
+                   static_cast<long long>(n), static_cast<long long>(n),
+                   static_cast<long long>(n), threads, loom_gops, onednn_gops));
   return {"gemm_u8s8s32 " + std::to_string(n) + "^3 threads=" + std::to_string(threads),
           loom_gops / onednn_gops};
 }
@@ -223,56 +175,49 @@ int RunCases(const Options& options) {
                                      : RunU8S8S32(n, threads, options.repeat));
     }
   }
-  for (const Ratio& r : ratios) std::printf("# ratio %s loom/best_baseline=%.2f\n", r.label.c_str(), r.ratio);
+  for (const Ratio& r : ratios)
+    PrintLine(Format("# ratio %s loom/best_baseline=%.2f", r.label.c_str(), r.ratio));
   return 0;
 }
 
-std::string JoinInts(const std::vector<int64_t>& values) {
-  std::string text;
-  for (int64_t v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
-  return text;
-}
-
-// Runs this program once per thread count, each in a child with that environment.
+// Runs this program once per thread count, each in a child with that environment (OpenBLAS's
+// part of it added here).
 int RunChildren(const Options& options, const char* self) {
   bool avx512 = Target::Parse("llvm").HasFeature("avx512f");
-  std::string kinds;
-  for (const auto& k : options.kinds) kinds += (kinds.empty() ? "" : ",") + k;
-  for (int threads : options.threads) {
-    std::string count = std::to_string(threads);
-    setenv("LOOM_NUM_THREADS", count.c_str(), 1);
-    setenv("OPENBLAS_NUM_THREADS", count.c_str(), 1);
-    setenv("OMP_NUM_THREADS", count.c_str(), 1);
-    if (avx512) setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1);
-    // Between calls every library's threads sleep, as Loom's pool does after a short spin.
-    // Left spinning (OpenMP's and OpenBLAS's defaults), one library's idle threads would
-    // occupy the cores during the next library's call in the interleaved timing.
-    setenv("OMP_WAIT_POLICY", "passive", 0);
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    std::vector<std::string> args{self,       "--threads", count, "--sizes", JoinInts(options.sizes),
-                                  "--repeat", std::to_string(options.repeat), "--kinds", kinds};
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    setenv("LOOM_BENCH_GEMM_CHILD", "1", 1);
-    pid_t child = 0;
-    LOOM_CHECK_USER(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) == 0)
-        << "loom-bench-gemm: cannot start the run with " << threads << " threads";
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
-  }
-  return 0;
+  return RunPerThreadCount(
+      kProgram, options.threads,
+      [&](int threads) {
+        return std::vector<std::string>{self,
+                                        "--threads",
+                                        std::to_string(threads),
+                                        "--sizes",
+                                        JoinCommas(options.sizes),
+                                        "--repeat",
+                                        std::to_string(options.repeat),
+                                        "--kinds",
+                                        JoinCommas(options.kinds)};
+      },
+      [&](int threads) {
+        setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
+        if (avx512) setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1);
+        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+      });
 }
 
 }  // namespace
 }  // namespace loom::bench
 
 int main(int argc, char** argv) {
+  loom::bench::Options options;
   try {
-    loom::bench::Options options = loom::bench::ParseOptions(argc, argv);
-    if (std::getenv("LOOM_BENCH_GEMM_CHILD") != nullptr) {
-      LOOM_CHECK_USER(options.threads.size() == 1) << "loom-bench-gemm: internal: one thread count per run";
+    options = loom::bench::ParseOptions(argc, argv);
+  } catch (const loom::Error& error) {
+    std::cerr << error.what() << "\n";
+    return 2;
+  }
+  try {
+    if (loom::bench::InThreadCountChild()) {
+      LOOM_ICHECK(options.threads.size() == 1) << "one thread count per child";
       return loom::bench::RunCases(options);
     }
     return loom::bench::RunChildren(options, argv[0]);

@@ -1,0 +1,64 @@
+// What the benchmark programs share: "--flag value" options, interleaved median timing, one
+// child process per thread count, and result lines printed as they come.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace loom::bench {
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {}.
+std::vector<std::string> SplitCommas(const std::string& text);
+std::string JoinCommas(const std::vector<std::string>& parts);
+std::string JoinCommas(const std::vector<int64_t>& values);
+
+// A positive decimal integer, or a loom::Error naming `program`, `flag` and the text.
+int64_t ParsePositive(const std::string& text, const std::string& program, const std::string& flag);
+// Comma-separated positive integers (at least one).
+std::vector<int64_t> ParsePositiveList(const std::string& text, const std::string& program,
+                                       const std::string& flag);
+
+struct FlagHandler {
+  std::string flag;  // "--threads"
+  std::function<void(const std::string& value)> handle;
+};
+
+// Reads argv[1..] as "--flag value" pairs and hands each value to its flag's handler (a
+// flag given twice: the last value wins). A missing value or an unknown flag is a
+// loom::Error naming `program` and the accepted flags; handlers throw their own.
+void ParseFlags(int argc, char** argv, const std::string& program,
+                const std::vector<FlagHandler>& handlers);
+
+// Per-call seconds of each function. After a warm-up, each of `samples` rounds times every
+// function in turn (round-robin, so a noisy neighbour slows them all alike) as one batch of
+// back-to-back calls; a function's batch is as long as its calls need to last
+// `min_sample_seconds` (one call when 0). Returns each function's median over the rounds.
+std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& calls, int samples,
+                                  double min_sample_seconds = 0);
+
+// True in a child started by RunPerThreadCount.
+bool InThreadCountChild();
+
+// Runs this program (/proc/self/exe) once per thread count, in turn, each in a child process
+// with the arguments `child_args(threads)` (argv[0] included) and an environment that fixes
+// every library's thread count when it loads: LOOM_NUM_THREADS and OMP_NUM_THREADS, OpenMP's
+// idle threads sleeping (OMP_WAIT_POLICY=passive unless set, as Loom's pool sleeps after a
+// short spin: left spinning, one library's idle threads would occupy the cores during the
+// next library's call in the interleaved timing), and what `set_environment(threads)` adds.
+// Returns 0 when every child exited with 0, else 1 after the first that did not.
+int RunPerThreadCount(const std::string& program, const std::vector<int>& threads,
+                      const std::function<std::vector<std::string>(int threads)>& child_args,
+                      const std::function<void(int threads)>& set_environment = {});
+
+// printf into a string.
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+// Prints `line` and a newline to stdout and flushes, so that a partial run, or one piped to a
+// file, keeps every line it measured.
+void PrintLine(const std::string& line);
+
+// The geometric mean of positive ratios (1 for none).
+double GeometricMean(const std::vector<double>& ratios);
+
+}  // namespace loom::bench

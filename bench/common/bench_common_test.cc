@@ -1,0 +1,85 @@
+// The benchmark harness's pieces that need no clock: option parsing and its errors, the
+// number of calls the timing makes, the geometric mean, formatting.
+#include "bench_common.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "loom/support/error.h"
+
+namespace loom::bench {
+namespace {
+
+std::string ParseFlagsError(std::vector<std::string> args,
+                            const std::vector<FlagHandler>& handlers) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  try {
+    ParseFlags(static_cast<int>(argv.size()), argv.data(), "prog", handlers);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(BenchCommon, ParseFlagsHandsEachValueToItsFlagAndNamesWhatItAccepts) {
+  std::vector<std::string> seen;
+  std::vector<FlagHandler> handlers{
+      {"--a", [&](const std::string& value) { seen.push_back("a=" + value); }},
+      {"--b", [&](const std::string& value) { seen.push_back("b=" + value); }}};
+  EXPECT_EQ(ParseFlagsError({"--b", "2", "--a", "1", "--b", "3"}, handlers), "no error");
+  EXPECT_EQ(seen, std::vector<std::string>({"b=2", "a=1", "b=3"}));
+  EXPECT_EQ(ParseFlagsError({"--c", "1"}, handlers),
+            "prog: unknown option '--c' (accepted: --a|--b)");
+  EXPECT_EQ(ParseFlagsError({"1"}, handlers), "prog: unknown option '1' (accepted: --a|--b)");
+  EXPECT_EQ(ParseFlagsError({"--a", "1", "--b"}, handlers),
+            "prog: option '--b' needs a value (accepted: --a|--b, each followed by its value)");
+}
+
+TEST(BenchCommon, PositiveIntegersAndCommaLists) {
+  EXPECT_EQ(ParsePositive("12", "prog", "--n"), 12);
+  EXPECT_EQ(ParsePositiveList("1,2,3", "prog", "--n"), std::vector<int64_t>({1, 2, 3}));
+  for (std::string bad : {"0", "-1", "x", "1.5", ""}) {
+    try {
+      ParsePositive(bad, "prog", "--n");
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(std::string(error.what()), "prog: --n takes positive integers, got '" + bad + "'");
+    }
+  }
+  EXPECT_THROW(ParsePositiveList("1,,2", "prog", "--n"), Error);
+  EXPECT_EQ(SplitCommas("a,b"), std::vector<std::string>({"a", "b"}));
+  EXPECT_TRUE(SplitCommas("").empty());
+  EXPECT_EQ(JoinCommas(std::vector<std::string>{"a", "b"}), "a,b");
+  EXPECT_EQ(JoinCommas(std::vector<int64_t>{1024, 7}), "1024,7");
+}
+
+TEST(BenchCommon, WithoutAMinimumEachSampleIsOneCallAfterOneWarmUpCall) {
+  int first = 0, second = 0;
+  std::vector<double> medians = MedianSeconds({[&] { ++first; }, [&] { ++second; }}, 5);
+  EXPECT_EQ(first, 6);
+  EXPECT_EQ(second, 6);
+  ASSERT_EQ(medians.size(), 2u);
+  EXPECT_GE(medians[0], 0);
+}
+
+TEST(BenchCommon, AMinimumSampleTimeBatchesCalls) {
+  int calls = 0;
+  // Any call takes well under 2 ms, so a sample of at least 2 ms needs several.
+  MedianSeconds({[&] { ++calls; }}, 3, 2e-3);
+  EXPECT_GT(calls, 3 * 2);
+}
+
+TEST(BenchCommon, GeometricMeanAndFormat) {
+  EXPECT_DOUBLE_EQ(GeometricMean({2.0, 8.0}), 4.0);
+  EXPECT_DOUBLE_EQ(GeometricMean({}), 1.0);
+  EXPECT_EQ(Format("x=%d y=%.2f %s", 3, 1.005, "z"), "x=3 y=1.00 z");
+  EXPECT_EQ(Format("%s", std::string(300, 'a').c_str()).size(), 300u);
+}
+
+}  // namespace
+}  // namespace loom::bench
