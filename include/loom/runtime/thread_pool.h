@@ -7,8 +7,9 @@
 //
 // Oversubscription is avoided rather than queued: a launch made while another thread's
 // launch holds the pool, and a launch nested inside a running task, run serially on the
-// calling thread as a single task (penv->num_task == 1). Generated code divides its
-// iterations by penv->num_task, so the result is the same, only not parallel.
+// calling thread as a single task (penv->num_task == 1). Generated code hands out its
+// iterations in chunks of a size derived from penv->num_task, so the result is the same,
+// only not parallel.
 #pragma once
 
 #include <cstdint>
