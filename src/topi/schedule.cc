@@ -1,7 +1,9 @@
 #include "loom/topi/schedule.h"
 
+#include <algorithm>
 #include <string>
 
+#include "loom/ir/functor.h"
 #include "loom/te/operation.h"
 #include "topi/topi_util.h"
 
@@ -38,7 +40,11 @@ void ScheduleInjectiveOutput(te::Stage stage) {
 
 bool IsReduction(const te::Operation& op) { return op->tag == "comm_reduce"; }
 
-void ScheduleReduction(te::Stage stage) {
+// Each output element reduced by one task: the output dimensions fused into one parallel
+// loop around the reduction loops; when the innermost output dimension is kept and
+// contiguous in the input (the reduction does not read along it with stride 1), it is
+// split into vectors of `lanes` accumulating at once inside the reduction loops.
+void SchedulePerOutput(te::Stage stage, int lanes = kVectorLanes) {
   const auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
   Array<IterVar> spatial = compute->axis;
   Array<IterVar> reduce = compute->reduce_axis;
@@ -52,17 +58,15 @@ void ScheduleReduction(te::Stage stage) {
   }
   bool parallel = !constant || work >= kParallelMinElements;
   if (spatial.empty()) return;
-  // The innermost output dimension is kept and contiguous in the input when the reduction
-  // does not read along it with stride 1: vectorize it, reductions outside.
   IterVar last = spatial.back();
   int64_t last_extent = 0;
-  bool vectorize = IsConstInt(last->dom->extent, &last_extent) && last_extent >= kVectorLanes;
+  bool vectorize = IsConstInt(last->dom->extent, &last_extent) && last_extent >= lanes;
   Array<IterVar> order(spatial.begin(), spatial.end() - 1);
-  IterVar lanes;
+  IterVar vector_lanes;
   if (vectorize) {
-    auto [vectors, inner] = stage.split(last, kVectorLanes);
+    auto [vectors, inner] = stage.split(last, lanes);
     order.push_back(vectors);
-    lanes = inner;
+    vector_lanes = inner;
   } else {
     order.push_back(last);
   }
@@ -70,10 +74,104 @@ void ScheduleReduction(te::Stage stage) {
   for (size_t d = 1; d < order.size(); ++d) outer = stage.fuse(outer, order[d]);
   Array<IterVar> loops{outer};
   loops.insert(loops.end(), reduce.begin(), reduce.end());
-  if (vectorize) loops.push_back(lanes);
+  if (vectorize) loops.push_back(vector_lanes);
   stage.reorder(loops);
-  if (vectorize) stage.vectorize(lanes);
+  if (vectorize) stage.vectorize(vector_lanes);
   if (parallel) stage.parallel(outer);
+}
+
+// The narrowest partial-sum vector (SSE) worth an rfactor of the innermost axis.
+constexpr int kMinReduceLanes = 4;
+// A chunk of a long reduction is at least this long, so that its work outweighs its launch.
+constexpr int64_t kRfactorChunkElements = 1 << 13;
+// Parallel tasks a long reduction is split into: a multiple of every power-of-two thread
+// count up to 64, so that threads get equal shares.
+constexpr int64_t kRfactorTasks = 64;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Whether a tensor the reduction reads has `axis` as the index of its last dimension: the
+// reduction then walks memory with stride 1 along it.
+bool ReadsContiguouslyAlong(const te::ComputeOpNode& compute, const IterVar& axis) {
+  bool contiguous = false;
+  for (const PrimExpr& body : compute.body) {
+    PostOrderVisit(body, [&](const ObjectRef& node) {
+      const auto* load = node.as<BufferLoadNode>();
+      bool along = load != nullptr && !load->indices.empty() &&
+                   load->indices.back().same_as(axis->var);
+      contiguous = contiguous || along;
+    });
+  }
+  return contiguous;
+}
+
+// A long reduction into few outputs (see schedule_reduce) split into partial reductions by
+// rfactor: the innermost reduction axis, when it is read contiguously and is a multiple of
+// 16 (else 8, else 4) long, gives that many partial results per output accumulated as one
+// vector; the remaining reduction loops (fused) are cut into chunks reduced in parallel;
+// small final reductions combine the chunks, then the lanes. Returns false, leaving the
+// stage alone, when the reduction is not long, its outputs are not few, or nothing would be
+// gained.
+bool ScheduleLongReduction(te::Schedule s, te::Stage stage) {
+  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
+  bool constant = true;
+  int64_t outputs = ConstantElements(stage->op->output_shape(0), &constant);
+  int64_t length = 1;
+  for (const IterVar& r : compute->reduce_axis) {
+    int64_t extent = 0;
+    constant = constant && IsConstInt(r->dom->extent, &extent);
+    length *= constant ? extent : 1;
+  }
+  if (!constant || outputs == 0 || outputs >= kRfactorMaxOutputs || length < kRfactorMinLength) {
+    return false;
+  }
+  // The lanes divide the innermost axis: a bounds check on them would keep the vector loop
+  // scalar (LoopPartition does not peel rfactor's checks, which are not likely()).
+  const IterVar& innermost = compute->reduce_axis.back();
+  int64_t innermost_extent = 0;
+  IsConstInt(innermost->dom->extent, &innermost_extent);
+  int lanes = kVectorLanes;
+  while (lanes > kMinReduceLanes && innermost_extent % lanes != 0) lanes /= 2;
+  bool reduce_lanes = innermost_extent % lanes == 0 && ReadsContiguouslyAlong(*compute, innermost);
+  // The parallel tasks over outputs alone: one per output, or per 16 outputs where
+  // SchedulePerOutput vectorizes the kept innermost dimension.
+  int64_t output_tasks = outputs;
+  int64_t last_extent = 0;
+  if (!reduce_lanes && !compute->axis.empty() &&
+      IsConstInt(compute->axis.back()->dom->extent, &last_extent) && last_extent >= kVectorLanes) {
+    output_tasks = outputs / last_extent * CeilDiv(last_extent, kVectorLanes);
+  }
+  int64_t chunks = 1;
+  if (outputs * length >= kParallelMinElements) {
+    chunks = std::clamp(CeilDiv(kRfactorTasks, output_tasks), int64_t{1},
+                        length / kRfactorChunkElements);
+  }
+  if (!reduce_lanes && chunks == 1) return false;
+
+  // The stage, then the partial reductions it reads, each reading the next.
+  Array<te::Stage> reductions{stage};
+  te::Tensor partial = stage->op->output(0);
+  if (reduce_lanes) {
+    IterVar lane = stage.split(innermost, lanes).second;
+    partial = s.rfactor(partial, lane, static_cast<int>(compute->axis.size()));
+    reductions.push_back(s[partial]);
+  }
+  if (chunks > 1) {
+    te::Stage to_chunk = reductions.back();
+    Array<IterVar> reduce_loops;
+    for (const IterVar& leaf : to_chunk->leaf_iter_vars) {
+      if (leaf->iter_type == IterVarType::kCommReduce) reduce_loops.push_back(leaf);
+    }
+    IterVar all = reduce_loops[0];
+    for (size_t d = 1; d < reduce_loops.size(); ++d) all = to_chunk.fuse(all, reduce_loops[d]);
+    IterVar chunk = to_chunk.split_by_nparts(all, static_cast<int>(chunks)).first;
+    reductions.push_back(s[s.rfactor(partial, chunk, 0)]);
+  }
+  SchedulePerOutput(stage);
+  for (size_t k = 1; k < reductions.size(); ++k) {
+    SchedulePerOutput(reductions[k], reduce_lanes ? lanes : kVectorLanes);
+  }
+  return true;
 }
 
 }  // namespace
@@ -82,12 +180,14 @@ te::Schedule schedule_reduce(const Array<te::Tensor>& outs) {
   Array<te::Operation> ops;
   for (const te::Tensor& out : outs) ops.push_back(out.op());
   te::Schedule s = te::create_schedule(ops);
-  for (const te::Stage& stage : s.stages()) {
+  // A copy: rfactor adds stages while the loop runs, and schedules them itself.
+  Array<te::Stage> stages = s.stages();
+  for (const te::Stage& stage : stages) {
     bool is_output = false;
     for (const te::Operation& op : ops) is_output = is_output || op == stage->op;
     te::Stage mutable_stage(stage);
     if (IsReduction(stage->op)) {
-      ScheduleReduction(mutable_stage);
+      if (!ScheduleLongReduction(s, mutable_stage)) SchedulePerOutput(mutable_stage);
     } else if (is_output && IsInjective(stage->op)) {
       ScheduleInjectiveOutput(mutable_stage);
     } else if (IsInjective(stage->op)) {

@@ -16,6 +16,16 @@ te::Schedule schedule_injective(const Array<te::Tensor>& outs);
 // its output elements; when the innermost input dimension is kept, the reduction loops move
 // outside it and it is vectorized (16 outputs accumulate at once). Injective outputs (mean's
 // division) are scheduled as by schedule_injective, injective intermediates inlined.
+//
+// A long reduction into few outputs (constant sizes, fewer than kRfactorMaxOutputs outputs
+// of at least kRfactorMinLength elements each: a full sum, global pooling of few channels,
+// argmax of a long vector) would run on a few threads only, so it is split into partial
+// reductions (te::Schedule::rfactor): when the innermost reduction axis is read with stride 1
+// and is a multiple of 16 (else 8, else 4) long, that many partial results per output
+// accumulate as one vector; the other reduction loops, fused, are cut into chunks (about 64
+// tasks in all, at least 8192 elements each) reduced in parallel; small serial reductions
+// then combine the chunks and the lanes. Floating-point results differ from a serial
+// reduction by rounding only.
 te::Schedule schedule_reduce(const Array<te::Tensor>& outs);
 
 // softmax / log_softmax (loom/topi/reduction.h): rows (every dimension but the axis) in
@@ -25,5 +35,10 @@ te::Schedule schedule_softmax(const te::Tensor& out);
 
 // Below this many elements a parallel launch costs more than it saves.
 inline constexpr int64_t kParallelMinElements = 1 << 15;
+// A reduction of at least this many elements per output into fewer than
+// kRfactorMaxOutputs outputs is split into partial reductions by schedule_reduce. 256 is
+// 16 lanes x 16 threads: with fewer outputs, 16 threads cannot each get a vector of outputs.
+inline constexpr int64_t kRfactorMinLength = 1 << 14;
+inline constexpr int64_t kRfactorMaxOutputs = 256;
 
 }  // namespace loom::topi
