@@ -27,7 +27,6 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
-#include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <string>
@@ -150,22 +149,15 @@ double RunLayer(const Net& net, const NetLayer& layer, int threads, int repeat) 
   const Conv2DWorkload& workload = layer.workload;
   const std::string label = "net=" + net.name + " layer=" + std::to_string(layer.number);
   topi::x86::Conv2DKernel kernel = topi::x86::MakeConv2DKernel(workload);
-  IRModule module;
-  std::map<std::string, PrimFunc> funcs;
-  for (const PrimFunc& func : kernel.funcs) {
-    module.Add(SymbolOf(func), func);
-    funcs[SymbolOf(func)] = func;
-  }
-  for (const char* name : {"pack_data", "pack_weight", "conv", "unpack_output"})
-    LOOM_ICHECK(funcs.count(name)) << "MakeConv2DKernel gave no " << name << " for " << label;
+  const IRModule& module = kernel.module;
   runtime::Module built = build(module, Target::Parse("llvm"));
 
-  runtime::NDArray data = ArrayForParam(funcs["pack_data"], 0);
-  runtime::NDArray weight = ArrayForParam(funcs["pack_weight"], 0);
-  runtime::NDArray packed_data = ArrayForParam(funcs["pack_data"], 1);
-  runtime::NDArray packed_weight = ArrayForParam(funcs["pack_weight"], 1);
-  runtime::NDArray packed_out = ArrayForParam(funcs["conv"], 2);
-  runtime::NDArray result = ArrayForParam(funcs["unpack_output"], 1);
+  runtime::NDArray data = ArrayForParam(module.Lookup("pack_data"), 0);
+  runtime::NDArray weight = ArrayForParam(module.Lookup("pack_weight"), 0);
+  runtime::NDArray packed_data = ArrayForParam(module.Lookup("pack_data"), 1);
+  runtime::NDArray packed_weight = ArrayForParam(module.Lookup("pack_weight"), 1);
+  runtime::NDArray packed_out = ArrayForParam(module.Lookup("conv"), 2);
+  runtime::NDArray result = ArrayForParam(module.Lookup("unpack_output"), 1);
   LOOM_ICHECK(data.Shape() ==
               std::vector<int64_t>({workload.n, workload.c, workload.h, workload.w}))
       << label << ": pack_data does not take the NCHW data";

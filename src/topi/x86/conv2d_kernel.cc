@@ -144,8 +144,8 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   te::Tensor packed_weight = wl.depthwise() ? PackDepthwiseWeight(weight, cfg.oc_bn)
                              : winograd      ? winograd_weight_transform(weight)
                                              : PackDirectWeight(weight, cfg);
-  kernel.funcs.push_back(LowerInjective(data, packed_data, "pack_data"));
-  kernel.funcs.push_back(LowerInjective(weight, packed_weight, "pack_weight"));
+  kernel.module.Add("pack_data", LowerInjective(data, packed_data, "pack_data"));
+  kernel.module.Add("pack_weight", LowerInjective(weight, packed_weight, "pack_weight"));
 
   te::Tensor conv_data = te::placeholder(packed_data.shape(), f32, "packed_data");
   te::Tensor conv_weight = te::placeholder(packed_weight.shape(), f32, "packed_weight");
@@ -159,11 +159,11 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
                          : conv2d_nchwc(conv_data, conv_weight, wl.attrs);
     schedule = schedule_conv2d_nchwc(out, cfg);
   }
-  kernel.funcs.push_back(te::lower(schedule, {conv_data, conv_weight, out}, "conv"));
+  kernel.module.Add("conv", te::lower(schedule, {conv_data, conv_weight, out}, "conv"));
 
   te::Tensor blocked_out = te::placeholder(out.shape(), f32, "blocked_output");
   te::Tensor result = layout_transform(blocked_out, Blocked(cfg.oc_bn), "NCHW");
-  kernel.funcs.push_back(LowerInjective(blocked_out, result, "unpack_output"));
+  kernel.module.Add("unpack_output", LowerInjective(blocked_out, result, "unpack_output"));
   return kernel;
 }
 

@@ -45,11 +45,8 @@ tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
 // NCHW result with the reference.
 void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DKernel& kernel) {
   SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " + kernel.config.str());
-  ASSERT_EQ(kernel.funcs.size(), 4u);
-  IRModule module;
-  for (const PrimFunc& func : kernel.funcs) {
-    module.Add(func->attrs.at("global_symbol").as<StringImmNode>()->value, func);
-  }
+  const IRModule& module = kernel.module;
+  ASSERT_EQ(module.size(), 4u);
   runtime::Module compiled = build(module, Target::Parse("llvm"));
   tir::HostArray x = RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
   tir::HostArray w = RandomArray(DataType::Float(32), {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);

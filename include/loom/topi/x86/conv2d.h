@@ -77,7 +77,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
 struct Conv2DKernel {
   std::string algorithm;  // "direct", "depthwise" or "winograd"
   Conv2DNCHWcConfig config;
-  Array<PrimFunc> funcs;  // pack_data, pack_weight, conv, unpack_output (names as above)
+  IRModule module;  // "pack_data", "pack_weight", "conv", "unpack_output": loom::build it
 };
 
 // The kernel Loom compiles by default for `workload`: depthwise for depthwise workloads,
