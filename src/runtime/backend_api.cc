@@ -2,13 +2,15 @@
 // workspace memory and the per-thread last error. They are called from generated code, so
 // they report failure through return values and the last error, never by throwing.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "loom/runtime/c_backend_api.h"
 #include "loom/runtime/device_api.h"
+#include "loom/support/error.h"
 
 namespace {
 
@@ -19,60 +21,73 @@ thread_local std::string tls_last_error;
 // same workspaces on every call, and a fresh large block costs a page fault per page: the
 // allocator maps blocks of 128 KiB and more anew each time, and the zero-padded input of a
 // 56x56x64 convolution (860 KB) cost more to fault in than the convolution took to read.
+// Each block starts with a header naming the pool that made it and its size, so a block
+// freed by another thread (generated code frees on the allocating thread; hand-written code
+// might not) goes straight back to the system.
 class CPUWorkspacePool {
  public:
   ~CPUWorkspacePool() {
-    for (const Block& block : free_) Device()->FreeDataSpace(kCPU, block.ptr);
+    for (Header* block : free_) Device()->FreeDataSpace(kCPU, block);
   }
 
   void* Alloc(size_t nbytes) {
     // The smallest free block that fits without wasting more than half of it.
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->nbytes >= nbytes && it->nbytes / 2 <= nbytes &&
-          (best == free_.end() || it->nbytes < best->nbytes)) {
+      size_t capacity = (*it)->capacity;
+      if (capacity >= nbytes && capacity / 2 <= nbytes &&
+          (best == free_.end() || capacity < (*best)->capacity)) {
         best = it;
       }
     }
-    Block block{nbytes, nullptr};
+    Header* block = nullptr;
     if (best != free_.end()) {
       block = *best;
-      cached_bytes_ -= block.nbytes;
+      cached_bytes_ -= block->capacity;
       free_.erase(best);
     } else {
-      block.ptr = Device()->AllocDataSpace(kCPU, nbytes, loom::runtime::kCPUAllocAlignment);
+      LOOM_CHECK_USER(nbytes <= SIZE_MAX - kHeaderBytes)
+          << nbytes << " bytes overflow the address space";
+      block = static_cast<Header*>(Device()->AllocDataSpace(kCPU, kHeaderBytes + nbytes,
+                                                            loom::runtime::kCPUAllocAlignment));
+      block->owner = this;
+      block->capacity = nbytes;
     }
-    live_[block.ptr] = block.nbytes;
-    return block.ptr;
+    return reinterpret_cast<std::byte*>(block) + kHeaderBytes;
   }
 
-  // False if `ptr` was not allocated by this thread's pool.
-  bool Free(void* ptr) {
-    auto live = live_.find(ptr);
-    if (live == live_.end()) return false;
-    free_.push_back({live->second, ptr});
-    cached_bytes_ += live->second;
-    live_.erase(live);
+  // Keeps a block this pool made; frees any other.
+  void Free(void* workspace) {
+    auto* block = reinterpret_cast<Header*>(static_cast<std::byte*>(workspace) - kHeaderBytes);
+    if (block->owner != this) {
+      Device()->FreeDataSpace(kCPU, block);
+      return;
+    }
+    free_.push_back(block);
+    cached_bytes_ += block->capacity;
     // Bounded: the oldest blocks go back to the system first.
     while (cached_bytes_ > kMaxCachedBytes) {
-      cached_bytes_ -= free_.front().nbytes;
-      Device()->FreeDataSpace(kCPU, free_.front().ptr);
+      cached_bytes_ -= free_.front()->capacity;
+      Device()->FreeDataSpace(kCPU, free_.front());
       free_.erase(free_.begin());
     }
-    return true;
   }
 
  private:
-  struct Block {
-    size_t nbytes;
-    void* ptr;
+  struct Header {
+    const CPUWorkspacePool* owner;
+    size_t capacity;
   };
-  static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  // A whole alignment unit, so the workspace after it keeps the allocator's alignment.
+  static constexpr size_t kHeaderBytes = loom::runtime::kCPUAllocAlignment;
+  static_assert(sizeof(Header) <= kHeaderBytes);
+  // Per thread: a model's largest intermediates stay cached, and a pool of N threads keeps
+  // at most N times this.
+  static constexpr size_t kMaxCachedBytes = size_t{64} << 20;
   static constexpr DLDevice kCPU{kDLCPU, 0};
   static loom::runtime::DeviceAPI* Device() { return loom::runtime::GetDeviceAPI(kDLCPU); }
 
-  std::vector<Block> free_;
-  std::unordered_map<void*, size_t> live_;
+  std::vector<Header*> free_;
   size_t cached_bytes_ = 0;
 };
 
@@ -115,7 +130,10 @@ int32_t LoomBackendFreeWorkspace(int32_t device_type, int32_t device_id, void* p
     return -1;
   }
   try {
-    if (device_type == kDLCPU && tls_cpu_workspaces.Free(ptr)) return 0;
+    if (device_type == kDLCPU) {
+      if (ptr != nullptr) tls_cpu_workspaces.Free(ptr);
+      return 0;
+    }
     DLDevice device{static_cast<DLDeviceType>(device_type), device_id};
     loom::runtime::GetDeviceAPI(device.device_type)->FreeDataSpace(device, ptr);
     return 0;

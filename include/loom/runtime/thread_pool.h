@@ -45,6 +45,9 @@ class ThreadPool {
   int32_t Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task,
                  bool shared_work = false);
 
+  // Tasks of shared launches dropped so far because their worker had not started.
+  int64_t dropped_tasks() const;
+
   // CPU time each worker thread has consumed so far, in seconds (for diagnostics and tests).
   std::vector<double> WorkerCpuSeconds() const;
 

@@ -231,6 +231,35 @@ TEST(ThreadPool, SharedLaunchDropsWorkersThatHaveNotStarted) {
   });
 }
 
+// On one CPU a worker cannot start while the launcher runs its task without blocking: the
+// launcher takes every chunk and drops the worker instead of handing it the CPU to wait.
+TEST(ThreadPool, SharedLaunchOnOneCpuDropsTheWorker) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  {
+    ThreadPool pool(2);  // the worker inherits the single CPU
+    // Another process taking the CPU in between could let the worker start first now and
+    // then (a loaded CI machine), so the test asks for drops, not for one every time.
+    for (int launch = 0; launch < 20; ++launch) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the worker goes to sleep
+      SharedWork work;
+      ASSERT_EQ(pool.Launch(SharedTask, &work, 0, /*shared_work=*/true), 0);
+      for (const std::atomic<int>& runs : work.runs) EXPECT_EQ(runs.load(), 1);
+    }
+    EXPECT_GE(pool.dropped_tasks(), 10);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 TEST(ThreadPool, NestedLaunchRunsSeriallyInsideTheTask) {
   ThreadPool pool(4);
   NestedWork work{&pool};

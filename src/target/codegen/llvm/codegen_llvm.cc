@@ -369,11 +369,13 @@ void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
   llvm::Value* chunks_wanted = builder_->CreateMul(builder_->CreateSExt(num_task, index_type),
                                                    llvm::ConstantInt::get(index_type, kChunksPerTask));
   llvm::Value* one = llvm::ConstantInt::get(index_type, 1);
-  llvm::Value* chunk = builder_->CreateSDiv(
-      builder_->CreateSub(builder_->CreateAdd(extent_all, chunks_wanted), one), chunks_wanted);
-  llvm::Value* stop = builder_->CreateAdd(begin_all, extent_all);
+  // ceil(extent / chunks) without forming extent + chunks, which could overflow; an empty
+  // loop gets chunks of 1 and runs none of them.
+  llvm::Value* chunk = builder_->CreateAdd(
+      builder_->CreateSDiv(builder_->CreateSub(extent_all, one), chunks_wanted), one);
 
   llvm::BasicBlock* claim = llvm::BasicBlock::Create(context_, "claim_chunk", state_.function);
+  llvm::BasicBlock* check = llvm::BasicBlock::Create(context_, "check_chunk", state_.function);
   llvm::BasicBlock* run = llvm::BasicBlock::Create(context_, "run_chunk", state_.function);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "chunks_done", state_.function);
   builder_->CreateBr(claim);
@@ -382,13 +384,18 @@ void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
   // tasks' writes before the caller reads them.
   llvm::Value* index = builder_->CreateAtomicRMW(llvm::AtomicRMWInst::Add, next_chunk, one,
                                                  llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+  // Every task ends with one claim past the last chunk: the index is bounded first, so the
+  // offset (at most about the extent) cannot overflow the index type.
+  builder_->CreateCondBr(builder_->CreateICmpSLT(index, chunks_wanted), check, done);
+  builder_->SetInsertPoint(check);
   llvm::Value* offset = builder_->CreateMul(index, chunk);
-  builder_->CreateCondBr(builder_->CreateICmpSLT(offset, extent_all), run, done);
+  llvm::Value* left = builder_->CreateSub(extent_all, offset);
+  builder_->CreateCondBr(builder_->CreateICmpSGT(left, llvm::ConstantInt::get(index_type, 0)),
+                         run, done);
   builder_->SetInsertPoint(run);
   llvm::Value* first = builder_->CreateAdd(begin_all, offset);
-  llvm::Value* chunk_end = builder_->CreateAdd(first, chunk);
-  llvm::Value* last = builder_->CreateSelect(builder_->CreateICmpSLT(chunk_end, stop), chunk_end, stop);
-  EmitSerialLoop(op->loop_var, first, last, op->body);
+  llvm::Value* size = builder_->CreateSelect(builder_->CreateICmpSLT(chunk, left), chunk, left);
+  EmitSerialLoop(op->loop_var, first, builder_->CreateAdd(first, size), op->body);
   builder_->CreateBr(claim);
   builder_->SetInsertPoint(done);
   builder_->CreateRet(Int32(0));
