@@ -9,9 +9,12 @@
 // clipped to the loop, is the main part, where the candidates are replaced by true; before
 // and after it, each part keeps its candidates simplified for its own range (without the
 // likely tag: there they are not likely), decided ones replaced by their value. A part of
-// extent 1 substitutes v; empty parts and parts whose body becomes a no-op are dropped; each
-// part's body is then partitioned in turn (inner loops). Serial and parallel loops are
-// partitioned; loops without candidates are left as they are.
+// extent 1 substitutes v (in buffer shapes and strides too); empty parts and parts whose
+// body becomes a no-op are dropped; each part's body is then partitioned in turn (inner
+// loops). Serial and parallel loops are partitioned; loops without candidates are left as
+// they are. The allocations in the body stay where they are in every part (inside a
+// parallel loop they are per iteration); each part but the main one binds them to fresh
+// data variables, so that no two Allocates of the function bind the same variable.
 //
 // Conditions of if_then_else(c, a, b) expressions count like if conditions (the form a
 // compute with a boundary, such as zero padding, lowers to): where a part decides c, the
@@ -23,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "loom/arith/analyzer.h"
@@ -266,6 +270,98 @@ class ConditionRewriter : public StmtExprMutator {
   VarMap point_;
 };
 
+// One part's copy of the loop body: the loop variable replaced by the part's value where
+// the part has a single iteration, in the fields of buffers too (shapes and strides that
+// lowering derived from the loop's bounds), which Substitute leaves alone; and, in every
+// part but the main one, each allocation bound to a fresh data variable. Later passes key
+// allocations by their variable: StorageRewrite plans storage per variable over the whole
+// function, so when a parallel loop and its peeled copy outside it bound the same variables,
+// the outer plan (one temporary moved into another's storage, grown to fit) was applied to
+// the accesses inside the loop too, where that storage had its own, smaller size.
+class PartBodyCopier : public StmtExprMutator {
+ public:
+  PartBodyCopier(VarMap point, bool fresh_allocations)
+      : point_(std::move(point)), fresh_allocations_(fresh_allocations) {}
+
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  Stmt VisitStmt_(const AllocateNode* op) override {
+    if (!fresh_allocations_) return StmtExprMutator::VisitStmt_(op);
+    Var fresh(op->buffer_var.name(), op->buffer_var.dtype());
+    fresh_data_.emplace(op->buffer_var.get(), fresh);
+    Stmt visited = StmtExprMutator::VisitStmt_(op);
+    const auto* alloc = visited.as<AllocateNode>();
+    return Allocate(fresh, alloc->dtype, alloc->extents, alloc->condition, alloc->body,
+                    alloc->storage_scope);
+  }
+
+  PrimExpr VisitExpr_(const VarNode* op) override {
+    if (auto it = fresh_data_.find(op); it != fresh_data_.end()) return it->second;
+    if (auto it = point_.find(Var(op)); it != point_.end()) return it->second;
+    return PrimExpr(op);
+  }
+
+  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+    PrimExpr visited = StmtExprMutator::VisitExpr_(op);
+    const auto* load = visited.as<BufferLoadNode>();
+    Buffer buffer = Copy(load->buffer);
+    if (buffer.same_as(load->buffer)) return visited;
+    return BufferLoad(buffer, load->indices);
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op) override {
+    Stmt visited = StmtExprMutator::VisitStmt_(op);
+    const auto* store = visited.as<BufferStoreNode>();
+    Buffer buffer = Copy(store->buffer);
+    if (buffer.same_as(store->buffer)) return visited;
+    return BufferStore(buffer, store->value, store->indices);
+  }
+
+  Stmt VisitStmt_(const AttrStmtNode* op) override {
+    Stmt visited = StmtExprMutator::VisitStmt_(op);
+    ObjectRef node = op->node;
+    if (const auto* var = node.as<VarNode>()) {
+      node = VisitExpr_(var);
+    } else if (const auto* buffer = node.as<BufferNode>()) {
+      node = Copy(Buffer(buffer));
+    }
+    if (node.same_as(op->node)) return visited;
+    const auto* attr = visited.as<AttrStmtNode>();
+    return AttrStmt(node, attr->attr_key, attr->value, attr->body);
+  }
+
+ private:
+  // The buffer in this part: one Buffer per original, shared by its accesses.
+  Buffer Copy(const Buffer& buffer) {
+    if (auto it = copies_.find(buffer.get()); it != copies_.end()) return it->second;
+    bool changed = false;
+    auto visit = [&](const PrimExpr& e) {
+      if (!e.defined()) return e;
+      PrimExpr visited = VisitExpr(e);
+      changed |= !visited.same_as(e);
+      return visited;
+    };
+    PrimExpr data = visit(buffer->data);
+    Array<PrimExpr> shape, strides;
+    for (const PrimExpr& extent : buffer->shape) shape.push_back(visit(extent));
+    for (const PrimExpr& stride : buffer->strides) strides.push_back(visit(stride));
+    PrimExpr elem_offset = visit(buffer->elem_offset);
+    Buffer copy = buffer;
+    if (changed) {
+      copy = Buffer(Downcast<Var>(data), buffer->dtype, shape, strides, elem_offset, buffer->name,
+                    buffer->scope, buffer->data_alignment, buffer->offset_factor);
+    }
+    copies_.emplace(buffer.get(), copy);
+    return copy;
+  }
+
+  VarMap point_;
+  bool fresh_allocations_;
+  std::unordered_map<const Object*, Var> fresh_data_;
+  std::unordered_map<const BufferNode*, Buffer> copies_;
+};
+
 class LoopPartitioner : public StmtExprMutator {
  public:
   explicit LoopPartitioner(bool partition_unlikely) : partition_unlikely_(partition_unlikely) {}
@@ -337,7 +433,7 @@ class LoopPartitioner : public StmtExprMutator {
     if (single) point[op->loop_var] = first;
     scope_.emplace_back(op->loop_var, Range(first, extent));
     Stmt body = ConditionRewriter(scope_, targets, main, point).VisitStmt(op->body);
-    if (single) body = Substitute(body, point);
+    if (single || !main) body = PartBodyCopier(point, !main).VisitStmt(body);
     body = VisitStmt(body);
     scope_.pop_back();
     if (IsNoOp(body)) return Stmt();

@@ -1,11 +1,14 @@
 // LoopPartition: golden text for the split patterns lowering produces (divisible and not,
-// 1-D and 2-D, constant and symbolic extents), the config switch, loops left alone, and a
-// differential test of random splits run through the interpreter before and after.
+// 1-D and 2-D, constant and symbolic extents), the config switch, loops left alone,
+// allocations in a partitioned (parallel) loop, and a differential test of random splits
+// run through the interpreter before and after.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <unordered_set>
 
 #include "loom/ir/expr_ops.h"
+#include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/tir/interpreter.h"
 #include "loom/tir/transform.h"
@@ -151,6 +154,128 @@ TEST_F(LoopPartitionTest, ConfigPartitionsUntaggedConditions) {
             "        B[io] = A[io] + 1\n"
             "    for io in T.serial(4, 6):\n"
             "        B[io + 8] = A[io + 8] + 1\n");
+}
+
+// ---- allocations in the partitioned loop
+
+// A `kind` loop i over 3 tiles with two temporaries per iteration: T (4 elements) holds the
+// tile of A guarded by `in_bounds`, U (8) a second stage after T's last use, so a storage
+// plan may put U in T's storage.
+Stmt TwoTemporaries(const Buffer& a, const Buffer& b, ForKind kind,
+                    const std::function<PrimExpr(PrimExpr)>& in_bounds) {
+  Var i("i"), j("j"), k("k"), l("l");
+  auto temporary = [](const std::string& name, const std::string& data, int size) {
+    return Buffer(Var(data, DataType::Handle()), kInt32, {size}, {}, PrimExpr(), name,
+                  "global", 64, 1);
+  };
+  Buffer t = temporary("T", "t", 4), u = temporary("U", "u", 8);
+  PrimExpr index = i * 4 + j;
+  Stmt guarded = IfThenElse(Likely(in_bounds(index)),
+                            SeqStmt({BufferStore(t, BufferLoad(a, {index}) + 1, {j}),
+                                     BufferStore(b, BufferLoad(t, {j}), {index})}),
+                            Stmt());
+  Stmt body = SeqStmt({Loop(j, 0, 4, guarded),
+                       Loop(k, 0, 8, BufferStore(u, BufferLoad(a, {i * 8 + k}) * 2, {k})),
+                       Loop(l, 0, 8, BufferStore(b, BufferLoad(u, {l}), {i * 8 + l + 100}))});
+  body = Allocate(t->data, kInt32, {4}, PrimExpr(),
+                  Allocate(u->data, kInt32, {8}, PrimExpr(), body, "global"), "global");
+  return For(i, 0, 3, kind, body, IterVar(), {});
+}
+
+// The data variables bound by the function's Allocates, with repeats.
+std::vector<const Object*> AllocatedVariables(const PrimFunc& func) {
+  std::vector<const Object*> vars;
+  PostOrderVisit(func->body, [&](const ObjectRef& node) {
+    if (const auto* alloc = node.as<AllocateNode>()) vars.push_back(alloc->buffer_var.get());
+  });
+  return vars;
+}
+
+TEST_F(LoopPartitionTest, PeeledPartsAllocateTheirOwnTemporaries) {
+  Stmt loop =
+      TwoTemporaries(a, b, ForKind::kParallel, [](PrimExpr index) { return index < 10; });
+  PrimFunc partitioned = LoopPartition()(Func(loop));
+  // The temporaries stay in the parallel loop (per iteration); the tail's copy has its own.
+  EXPECT_EQ(Body(partitioned),
+            "    for i in T.parallel(0, 2):\n"
+            "        t = T.allocate([4], \"int32\", \"global\")\n"
+            "        u = T.allocate([8], \"int32\", \"global\")\n"
+            "        for j in range(4):\n"
+            "            T[j] = A[i * 4 + j] + 1\n"
+            "            B[i * 4 + j] = T[j]\n"
+            "        for k in range(8):\n"
+            "            U[k] = A[i * 8 + k] * 2\n"
+            "        for l in range(8):\n"
+            "            B[i * 8 + l + 100] = U[l]\n"
+            "    t_1 = T.allocate([4], \"int32\", \"global\")\n"
+            "    u_1 = T.allocate([8], \"int32\", \"global\")\n"
+            "    for j in range(4):\n"
+            "        if j < 2:\n"
+            "            T_1[j] = A[2 * 4 + j] + 1\n"
+            "            B[2 * 4 + j] = T_1[j]\n"
+            "    for k in range(8):\n"
+            "        U_1[k] = A[2 * 8 + k] * 2\n"
+            "    for l in range(8):\n"
+            "        B[2 * 8 + l + 100] = U_1[l]\n");
+  std::vector<const Object*> vars = AllocatedVariables(partitioned);
+  ASSERT_EQ(vars.size(), 4u);
+  EXPECT_EQ(std::unordered_set<const Object*>(vars.begin(), vars.end()).size(), 4u)
+      << "each part binds its temporaries to variables of its own";
+}
+
+// Regression: the peeled copy of a parallel loop's body bound the loop's temporaries again,
+// outside the loop, and StorageRewrite's plan for the function scope (U in T's storage,
+// grown to 8) redirected U's accesses inside the loop as well, to the loop's own T of 4:
+// the Winograd convolution's fused rows wrote out of bounds.
+TEST_F(LoopPartitionTest, PeeledTemporariesSurviveStoragePlanning) {
+  std::mt19937_64 rng(7);
+  HostArray in(kInt32, {256}), init(kInt32, {256});
+  for (int k = 0; k < 256; ++k) {
+    in.SetInt(k, std::uniform_int_distribution<int>(-100, 100)(rng));
+    init.SetInt(k, std::uniform_int_distribution<int>(-100, 100)(rng));
+  }
+  std::vector<std::pair<std::string, std::function<PrimExpr(PrimExpr)>>> bounds = {
+      {"tail", [](PrimExpr index) { return index < 10; }},
+      {"head", [](PrimExpr index) { return index >= 2; }}};
+  for (ForKind kind : {ForKind::kParallel, ForKind::kSerial}) {
+    for (const auto& [peel, in_bounds] : bounds) {
+      PrimFunc original = Func(TwoTemporaries(a, b, kind, in_bounds));
+      PrimFunc partitioned = LoopPartition()(original);
+      PrimFunc planned = StorageRewrite()(partitioned);
+      ASSERT_FALSE(partitioned.same_as(original)) << peel;
+      HostArray want = init.Copy(), got = init.Copy();
+      Interpreter().Run(original, {in, want, Value::Int(kInt32, 0), Value::Int(kInt32, 0)});
+      Interpreter().Run(planned, {in, got, Value::Int(kInt32, 0), Value::Int(kInt32, 0)});
+      for (int k = 0; k < 256; ++k) {
+        ASSERT_EQ(got.GetInt(k), want.GetInt(k))
+            << peel << " element " << k << "\nplanned:\n" << ToScript(planned);
+      }
+    }
+  }
+}
+
+// Lowering sizes a tile's buffer from the loop's bounds (here the 4 or fewer elements of
+// tile i): a peeled iteration substitutes i there too, else the interpreter (which checks
+// accesses against the shape) reads i where no loop defines it.
+TEST_F(LoopPartitionTest, PeeledIterationsSubstituteIntoBufferShapes) {
+  Var i("i"), j("j");
+  Buffer tile(Var("tile", DataType::Handle()), kInt32, {min(10 - i * 4, 4)}, {}, PrimExpr(),
+              "Tile", "global", 64, 1);
+  PrimExpr index = i * 4 + j;
+  Stmt guarded = IfThenElse(Likely(index < 10),
+                            SeqStmt({BufferStore(tile, BufferLoad(a, {index}) + 1, {j}),
+                                     BufferStore(b, BufferLoad(tile, {j}), {index})}),
+                            Stmt());
+  PrimFunc original = Func(Loop(i, 0, 3, Allocate(tile->data, kInt32, {4}, PrimExpr(),
+                                                  Loop(j, 0, 4, guarded), "global")));
+  PrimFunc partitioned = LoopPartition()(original);
+  ASSERT_FALSE(partitioned.same_as(original));
+  HostArray in(kInt32, {256}), want(kInt32, {256});
+  for (int k = 0; k < 256; ++k) in.SetInt(k, 3 * k - 100);
+  HostArray got = want.Copy();
+  Interpreter().Run(original, {in, want, Value::Int(kInt32, 0), Value::Int(kInt32, 0)});
+  Interpreter().Run(partitioned, {in, got, Value::Int(kInt32, 0), Value::Int(kInt32, 0)});
+  for (int k = 0; k < 256; ++k) ASSERT_EQ(got.GetInt(k), want.GetInt(k)) << "element " << k;
 }
 
 // ---- differential: random split nests, interpreted before and after
