@@ -20,7 +20,9 @@ namespace loom::bench {
 using GemmF32Params = topi::x86::DenseConfig;
 
 // The lowered function gemm_f32(A, B, C) for these sizes (loom::Error if a size is out of
-// [1, 2^24] or the config is invalid: see DenseConfig).
+// [1, 2^24], if M * max(K, N) or the packed weight's K * N (N rounded up to whole panels)
+// reaches 2^30 elements, the limit of pack_dense_weight and dense_packed, or if the config
+// is invalid: see DenseConfig).
 PrimFunc MakeGemmF32(int64_t M, int64_t N, int64_t K, const GemmF32Params& params = {});
 
 }  // namespace loom::bench

@@ -48,21 +48,9 @@ Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const 
       << op << ": weight '" << weight.name() << "' has " << g.CG << " input channels per group, "
       << "but data '" << data.name() << "' has " << g.C << " channels in " << a.groups
       << " groups (expected " << g.C / a.groups << ")";
-  for (int d = 0; d < 2; ++d) {
-    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
-        << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
-        << ", " << a.strides[1] << ") dilations (" << a.dilations[0] << ", " << a.dilations[1] << ")";
-  }
-  for (int64_t pad : a.pads) {
-    LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got " << pad;
-  }
-  g.P = (g.H + a.pads[0] + a.pads[2] - a.dilations[0] * (g.R - 1) - 1) / a.strides[0] + 1;
-  g.Q = (g.W + a.pads[1] + a.pads[3] - a.dilations[1] * (g.S - 1) - 1) / a.strides[1] + 1;
-  LOOM_CHECK_USER(g.P > 0 && g.Q > 0 &&
-                  g.H + a.pads[0] + a.pads[2] >= a.dilations[0] * (g.R - 1) + 1 &&
-                  g.W + a.pads[1] + a.pads[3] >= a.dilations[1] * (g.S - 1) + 1)
-      << op << ": the " << g.R << "x" << g.S << " kernel (dilations " << a.dilations[0] << ", "
-      << a.dilations[1] << ") does not fit the padded " << g.H << "x" << g.W << " input";
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, g.H, g.W, g.R, g.S, a);
+  g.P = out.p;
+  g.Q = out.q;
   return g;
 }
 
@@ -208,37 +196,12 @@ te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight, const C
       op, "conv2d_nhwc");
 }
 
-namespace {
-
-// The conv2d_nhwc stage that `out` is (or that the injective epilogue `out` reads,
-// through other injective stages), or a loom::Error.
-te::Operation FindConvolution(const te::Tensor& out, const std::string& tag,
-                              const std::string& schedule) {
-  te::Operation op = out.op();
-  while (op->tag != tag) {
-    te::Operation next;
-    if (detail::IsInjective(op)) {
-      for (const te::Tensor& input : op->InputTensors()) {
-        bool found = next != nullptr && next->tag == tag;
-        if (!found && (input.op()->tag == tag || detail::IsInjective(input.op()))) next = input.op();
-      }
-    }
-    LOOM_CHECK_USER(next != nullptr)
-        << schedule << ": '" << out.name() << "' is neither the output of " << tag
-        << " nor an elementwise epilogue of one";
-    op = next;
-  }
-  return op;
-}
-
-}  // namespace
-
 te::Schedule schedule_conv2d_nhwc(const te::Tensor& out) {
   const std::string name = "schedule_conv2d_nhwc";
-  te::Operation conv = FindConvolution(out, "conv2d_nhwc", name);
-  LOOM_CHECK_USER(out.ndim() == 4 && detail::SameExtent(out.shape()[3], conv->output_shape(0)[3]))
-      << name << ": the epilogue '" << out.name() << "' must keep the convolution's [N, P, Q, K] "
-      << "shape, got " << detail::ShapeText(out.shape());
+  te::Operation conv = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == "conv2d_nhwc"; }, name,
+      "the output of conv2d_nhwc");
+  detail::CheckEpilogueKeepsShape(out, conv, name);
   te::Schedule s = te::create_schedule({out.op()});
   // The zero-padded input is materialized once, so that the inner loop reads it without a
   // bounds check per multiply-add.

@@ -88,8 +88,6 @@ constexpr int64_t kRfactorChunkElements = 1 << 13;
 // count up to 64, so that threads get equal shares.
 constexpr int64_t kRfactorTasks = 64;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Whether a tensor the reduction reads has `axis` as the index of its last dimension: the
 // reduction then walks memory with stride 1 along it.
 bool ReadsContiguouslyAlong(const te::ComputeOpNode& compute, const IterVar& axis) {
@@ -139,11 +137,11 @@ bool ScheduleLongReduction(te::Schedule s, te::Stage stage) {
   int64_t last_extent = 0;
   if (!reduce_lanes && !compute->axis.empty() &&
       IsConstInt(compute->axis.back()->dom->extent, &last_extent) && last_extent >= kVectorLanes) {
-    output_tasks = outputs / last_extent * CeilDiv(last_extent, kVectorLanes);
+    output_tasks = outputs / last_extent * detail::CeilDiv(last_extent, kVectorLanes);
   }
   int64_t chunks = 1;
   if (outputs * length >= kParallelMinElements) {
-    chunks = std::clamp(CeilDiv(kRfactorTasks, output_tasks), int64_t{1},
+    chunks = std::clamp(detail::CeilDiv(kRfactorTasks, output_tasks), int64_t{1},
                         length / kRfactorChunkElements);
   }
   if (!reduce_lanes && chunks == 1) return false;

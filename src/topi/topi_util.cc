@@ -1,7 +1,9 @@
 // The helpers of topi_util.h.
 #include "topi/topi_util.h"
 
+#include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "loom/ir/printer.h"
 
@@ -115,6 +117,84 @@ void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs)
     for (const te::Operation& op : outputs) is_output = is_output || op == stage->op;
     if (!is_output && IsInjective(stage->op)) te::Stage(stage).compute_inline();
   }
+}
+
+te::Operation FindAnchor(const te::Tensor& out,
+                         const std::function<bool(const te::Operation&)>& is_anchor,
+                         const std::string& schedule, const std::string& anchor_description) {
+  const std::string problem = schedule + ": '" + out.name() + "' is neither " +
+                              anchor_description + " nor an elementwise epilogue of one";
+  if (is_anchor(out.op())) return out.op();
+  LOOM_CHECK_USER(IsInjective(out.op()))
+      << problem << " (its stage '" << out.op()->name << "' is not elementwise)";
+  std::vector<te::Operation> pending{out.op()};
+  std::unordered_set<const te::OperationNode*> visited{out.op().get()};
+  te::Operation anchor;
+  while (!pending.empty() && !anchor) {
+    te::Operation op = pending.back();
+    pending.pop_back();
+    Array<te::Tensor> inputs = op->InputTensors();
+    // Reversed onto the stack, so that the first input is searched first.
+    for (size_t i = inputs.size(); i-- > 0 && !anchor;) {
+      const te::Operation& input = inputs[i].op();
+      if (is_anchor(input)) anchor = input;
+      else if (IsInjective(input) && visited.insert(input.get()).second) pending.push_back(input);
+    }
+  }
+  LOOM_CHECK_USER(anchor) << problem << " (none of the elementwise stages it is computed from "
+                          << "reads " << anchor_description << ")";
+  return anchor;
+}
+
+void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
+                             const std::string& schedule) {
+  const Array<PrimExpr>& anchor_shape = anchor->output_shape(0);
+  bool same_shape = out.shape().size() == anchor_shape.size();
+  for (size_t d = 0; same_shape && d < anchor_shape.size(); ++d) {
+    same_shape = SameExtent(out.shape()[d], anchor_shape[d]);
+  }
+  LOOM_CHECK_USER(same_shape) << schedule << ": the epilogue '" << out.name() << "' "
+                              << ShapeText(out.shape()) << " must keep the shape "
+                              << ShapeText(anchor_shape) << " of '" << anchor->name << "'";
+}
+
+void CheckRegisterTile(int64_t rows, int64_t columns, const std::string& op,
+                       const std::string& config) {
+  const int64_t registers = rows * (columns / kVectorLanes);
+  LOOM_CHECK_USER(registers <= kMaxTileRegisters)
+      << op << ": the register tile of config " << config << " needs " << registers
+      << " vector registers (tile_rows * tile_columns / " << kVectorLanes << "), more than the "
+      << kMaxTileRegisters << " of 32 it may take; lower tile_rows or tile_columns";
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t LargestDivisorUpTo(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+Conv2DOutputSize CheckedConv2DOutputSize(const std::string& op, int64_t h, int64_t w, int64_t r,
+                                         int64_t s, const Conv2DAttrs& a) {
+  for (int d = 0; d < 2; ++d) {
+    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
+        << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
+        << ", " << a.strides[1] << ") dilations (" << a.dilations[0] << ", " << a.dilations[1]
+        << ")";
+  }
+  for (int64_t pad : a.pads) {
+    LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got (" << a.pads[0] << ", "
+                              << a.pads[1] << ", " << a.pads[2] << ", " << a.pads[3] << ")";
+  }
+  const int64_t span_h = h + a.pads[0] + a.pads[2] - a.dilations[0] * (r - 1) - 1;
+  const int64_t span_w = w + a.pads[1] + a.pads[3] - a.dilations[1] * (s - 1) - 1;
+  LOOM_CHECK_USER(span_h >= 0 && span_w >= 0)
+      << op << ": the " << r << "x" << s << " kernel (dilations " << a.dilations[0] << ", "
+      << a.dilations[1] << ") does not fit the padded " << h << "x" << w << " input (pads ("
+      << a.pads[0] << ", " << a.pads[1] << ", " << a.pads[2] << ", " << a.pads[3] << "))";
+  return {span_h / a.strides[0] + 1, span_w / a.strides[1] + 1};
 }
 
 }  // namespace detail

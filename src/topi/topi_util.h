@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/nn.h"
 
 namespace loom::topi::detail {
 
@@ -53,6 +55,40 @@ void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs)
 // The channel block k of layout "NCHW<k>c" (such as "NCHW16c": [N, C / k, H, W, k]), 0 for
 // "NCHW", or a loom::Error naming `op` for any other layout.
 int64_t ChannelBlock(const std::string& layout, const std::string& op);
+
+// The anchor operation (a convolution, a matrix product) that `out` is, or that `out` is
+// computed from through injective stages only, found depth first: `out` itself must be the
+// anchor or injective. A loom::Error naming `schedule` and `anchor_description` ("the
+// output of dense_packed") otherwise, or when no injective path reaches an anchor.
+te::Operation FindAnchor(const te::Tensor& out,
+                         const std::function<bool(const te::Operation&)>& is_anchor,
+                         const std::string& schedule, const std::string& anchor_description);
+// A loom::Error naming `schedule` unless the epilogue `out` has the shape of `anchor`'s
+// output (what a schedule computing the epilogue on the anchor's tiles needs).
+void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
+                             const std::string& schedule);
+
+// zmm registers a GEMM register tile's accumulators may take: the weight vectors of one k
+// step and the broadcast of the other operand need the rest of the 32.
+inline constexpr int64_t kMaxTileRegisters = 28;
+// A loom::Error naming `op` and the config text unless a tile of rows x columns
+// accumulators (columns a multiple of kVectorLanes) fits in kMaxTileRegisters.
+void CheckRegisterTile(int64_t rows, int64_t columns, const std::string& op,
+                       const std::string& config);
+
+// ceil(a / b) for a >= 0 and b > 0.
+int64_t CeilDiv(int64_t a, int64_t b);
+// The largest divisor of `n` that is at most `limit` (1 at least).
+int64_t LargestDivisorUpTo(int64_t n, int64_t limit);
+
+// The output rows and columns of a 2-d convolution of an h x w input with an r x s kernel
+// (ONNX Conv's arithmetic), after checking for `op` that strides and dilations are positive,
+// pads non-negative and the dilated kernel fits the padded input (loom::Error otherwise).
+struct Conv2DOutputSize {
+  int64_t p, q;
+};
+Conv2DOutputSize CheckedConv2DOutputSize(const std::string& op, int64_t h, int64_t w, int64_t r,
+                                         int64_t s, const Conv2DAttrs& attrs);
 
 // "(2, 3, n)".
 std::string ShapeText(const Array<PrimExpr>& shape);

@@ -10,27 +10,6 @@ namespace loom::topi::x86 {
 namespace {
 
 constexpr int kLanes = detail::kVectorLanes;
-// zmm registers the accumulators may take: the b vectors of one k step and the broadcast of
-// a need the others.
-constexpr int64_t kMaxTileRegisters = 28;
-
-// The matmul operation `out` computes, through injective stages; loom::Error if none.
-te::Operation FindMatmul(const te::Tensor& out) {
-  te::Operation op = out.op();
-  while (op->tag != "matmul") {
-    Array<te::Tensor> inputs = op->InputTensors();
-    LOOM_CHECK_USER(detail::IsInjective(op))
-        << "schedule_batch_matmul: '" << out.name() << "' is neither the output of matmul "
-        << "nor an elementwise epilogue of one (stage '" << op->name << "' is not injective)";
-    auto matmul_input = std::find_if(inputs.begin(), inputs.end(), [](const te::Tensor& t) {
-      return t.op()->tag == "matmul" || detail::IsInjective(t.op());
-    });
-    LOOM_CHECK_USER(matmul_input != inputs.end())
-        << "schedule_batch_matmul: '" << out.name() << "' does not read a matmul output";
-    op = matmul_input->op();
-  }
-  return op;
-}
 
 }  // namespace
 
@@ -76,32 +55,25 @@ te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfi
                   config.tile_columns % kLanes == 0 && config.k_unroll > 0)
       << op << ": config " << config.str() << " is invalid: every size must be positive, "
       << "with tile_columns a multiple of " << kLanes << " (AVX-512 lanes)";
-  const int64_t registers = config.tile_rows * (config.tile_columns / kLanes);
-  LOOM_CHECK_USER(registers <= kMaxTileRegisters)
-      << op << ": the register tile of config " << config.str() << " needs " << registers
-      << " vector registers (tile_rows * tile_columns / " << kLanes << "), more than the "
-      << kMaxTileRegisters << " of 32 it may take; lower tile_rows or tile_columns";
-  te::Operation matmul = FindMatmul(out);
+  detail::CheckRegisterTile(config.tile_rows, config.tile_columns, op, config.str());
+  te::Operation matmul = detail::FindAnchor(
+      out, [](const te::Operation& stage) { return stage->tag == "matmul"; }, op,
+      "the output of matmul");
   for (const te::Tensor& operand : matmul->InputTensors()) {
     LOOM_CHECK_USER(operand.ndim() >= 2)
         << op << ": operand '" << operand.name() << "' " << detail::ShapeText(operand.shape())
         << " of matmul '" << matmul->name << "' is a vector; schedule matrix-vector products "
         << "with topi::schedule_matmul";
   }
-  const Array<PrimExpr>& matmul_shape = matmul->output_shape(0);
-  bool same_shape = out.shape().size() == matmul_shape.size();
-  for (size_t d = 0; same_shape && d < matmul_shape.size(); ++d) {
-    same_shape = detail::SameExtent(out.shape()[d], matmul_shape[d]);
-  }
-  LOOM_CHECK_USER(same_shape) << op << ": the epilogue '" << out.name() << "' "
-                              << detail::ShapeText(out.shape()) << " must keep the matmul's shape "
-                              << detail::ShapeText(matmul_shape);
+  detail::CheckEpilogueKeepsShape(out, matmul, op);
   std::vector<int64_t> shape = detail::ConstShape(matmul->output(0), op);
   const int64_t rows = shape[shape.size() - 2], columns = shape.back();
-  // A tile taller than the rows or wider than the columns would only add bound checks.
-  const int tile_rows = static_cast<int>(std::min(config.tile_rows, rows));
-  const int tile_columns = static_cast<int>(
-      std::min(config.tile_columns, (columns + kLanes - 1) / kLanes * kLanes));
+  // A tile taller than the rows or wider than the columns would only add bound checks. An
+  // empty output keeps a tile of one row and one vector (a split needs a positive factor):
+  // its loops then run no iteration.
+  const int tile_rows = static_cast<int>(std::clamp(rows, int64_t{1}, config.tile_rows));
+  const int tile_columns = static_cast<int>(std::min(
+      config.tile_columns, std::max(detail::CeilDiv(columns, kLanes), int64_t{1}) * kLanes));
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});

@@ -1,6 +1,5 @@
 // The conv2d strategy for x86: which algorithm and which tiling a workload gets by default,
 // and the four functions (layout packing, the convolution, unpacking) it compiles to.
-#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -14,13 +13,11 @@
 namespace loom::topi::x86 {
 
 int64_t Conv2DWorkload::out_h() const {
-  return (h + attrs.pads[0] + attrs.pads[2] - attrs.dilations[0] * (r - 1) - 1) /
-             attrs.strides[0] + 1;
+  return detail::CheckedConv2DOutputSize("Conv2DWorkload(" + str() + ")", h, w, r, s, attrs).p;
 }
 
 int64_t Conv2DWorkload::out_w() const {
-  return (w + attrs.pads[1] + attrs.pads[3] - attrs.dilations[1] * (s - 1) - 1) /
-             attrs.strides[1] + 1;
+  return detail::CheckedConv2DOutputSize("Conv2DWorkload(" + str() + ")", h, w, r, s, attrs).q;
 }
 
 std::string Conv2DWorkload::str() const {
@@ -33,13 +30,7 @@ std::string Conv2DWorkload::str() const {
 
 namespace {
 
-// The largest divisor of `n` that is at most `limit` (1 at least).
-int64_t LargestDivisorUpTo(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d) {
-    if (n % d == 0) return d;
-  }
-  return 1;
-}
+using detail::LargestDivisorUpTo;
 
 // AVX-512's zmm registers.
 constexpr int64_t kVectorRegisters = 32;
@@ -50,12 +41,12 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
   Conv2DNCHWcConfig config;
   const int64_t p = wl.out_h(), q = wl.out_w();
   if (wl.depthwise()) {
-    config.ic_bn = config.oc_bn = wl.c % 16 == 0 ? 16 : LargestDivisorUpTo(wl.c, 16);
+    config.ic_bn = config.oc_bn = LargestDivisorUpTo(wl.c, detail::kVectorLanes);
     config.reg_w = LargestDivisorUpTo(q, 16);
     return config;
   }
-  config.ic_bn = wl.c % 16 == 0 ? 16 : LargestDivisorUpTo(wl.c, 16);
-  config.oc_bn = wl.k % 16 == 0 ? 16 : LargestDivisorUpTo(wl.k, 16);
+  config.ic_bn = LargestDivisorUpTo(wl.c, detail::kVectorLanes);
+  config.oc_bn = LargestDivisorUpTo(wl.k, detail::kVectorLanes);
   const int64_t chunks = wl.k / config.oc_bn;
   // Enough independent accumulators to hide the FMA latency (two pipes, four cycles: 8 at
   // least), as many as the registers hold beside a weight vector per channel block and the
@@ -118,6 +109,8 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   LOOM_CHECK_USER(wl.n > 0 && wl.c > 0 && wl.h > 0 && wl.w > 0 && wl.k > 0 && wl.r > 0 &&
                   wl.s > 0)
       << op << ": every size must be positive";
+  // Checked up front: the default tilings divide by the output size.
+  detail::CheckedConv2DOutputSize(op, wl.h, wl.w, wl.r, wl.s, wl.attrs);
   LOOM_CHECK_USER(wl.attrs.groups == 1 || wl.depthwise())
       << op << ": the x86 kernels take groups = 1 or depthwise (groups = c = k); "
       << "topi::conv2d_nchw computes other groupings";
@@ -153,7 +146,8 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   te::Schedule schedule;
   if (winograd) {
     out = conv2d_nchwc_winograd(conv_data, conv_weight, wl.attrs, cfg.oc_bn);
-    schedule = schedule_conv2d_nchwc_winograd(out, DefaultWinogradConfig(wl));
+    kernel.winograd = DefaultWinogradConfig(wl);
+    schedule = schedule_conv2d_nchwc_winograd(out, kernel.winograd);
   } else {
     out = wl.depthwise() ? depthwise_conv2d_nchwc(conv_data, conv_weight, wl.attrs)
                          : conv2d_nchwc(conv_data, conv_weight, wl.attrs);

@@ -19,31 +19,6 @@ namespace {
 
 using detail::ConstShape;
 
-struct OutputSize {
-  int64_t p, q;
-};
-
-// Checks the attributes against an input of h x w with an r x s kernel and returns the
-// output size (ONNX Conv's arithmetic).
-OutputSize CheckedOutputSize(const std::string& op, int64_t h, int64_t w, int64_t r, int64_t s,
-                             const Conv2DAttrs& a) {
-  for (int d = 0; d < 2; ++d) {
-    LOOM_CHECK_USER(a.strides[d] > 0 && a.dilations[d] > 0)
-        << op << ": strides and dilations must be positive, got strides (" << a.strides[0]
-        << ", " << a.strides[1] << ") dilations (" << a.dilations[0] << ", " << a.dilations[1]
-        << ")";
-  }
-  for (int64_t pad : a.pads) {
-    LOOM_CHECK_USER(pad >= 0) << op << ": pads must not be negative, got " << pad;
-  }
-  const int64_t span_h = h + a.pads[0] + a.pads[2] - a.dilations[0] * (r - 1) - 1;
-  const int64_t span_w = w + a.pads[1] + a.pads[3] - a.dilations[1] * (s - 1) - 1;
-  LOOM_CHECK_USER(span_h >= 0 && span_w >= 0)
-      << op << ": the " << r << "x" << s << " kernel (dilations " << a.dilations[0] << ", "
-      << a.dilations[1] << ") does not fit the padded " << h << "x" << w << " input";
-  return {span_h / a.strides[0] + 1, span_w / a.strides[1] + 1};
-}
-
 // The zero-padded view of blocked data [N, c, H, W, bn] (the data itself without padding).
 te::Tensor PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
   if (a.pads == std::array<int64_t, 4>{0, 0, 0, 0}) return data;
@@ -73,7 +48,7 @@ te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight, const 
       << " must have the data's input channel blocks: " << in[1] << " blocks of " << in[4]
       << " (data '" << data.name() << "' " << detail::ShapeText(in) << ")";
   const int64_t r = w[2], s = w[3];
-  OutputSize out = CheckedOutputSize(op, in[2], in[3], r, s, a);
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   te::Tensor padded = PadSpatial(data, a);
   IterVar rco = te::reduce_axis(Range(0, int(in[1])), "rco");
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
@@ -103,7 +78,7 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
   LOOM_CHECK_USER(a.groups == in[1] * in[4])
       << op << ": groups must equal the " << in[1] * in[4] << " channels, got " << a.groups;
   const int64_t r = w[2], s = w[3];
-  OutputSize out = CheckedOutputSize(op, in[2], in[3], r, s, a);
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   te::Tensor padded = PadSpatial(data, a);
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
@@ -125,34 +100,15 @@ bool IsBlockedConv(const te::Operation& op) {
   return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc";
 }
 
-// The convolution `out` is computed from: out itself, or the one convolution reached
-// through its injective producers.
-te::Operation FindConvolution(const te::Tensor& out) {
-  std::vector<te::Operation> pending{out.op()};
-  te::Operation conv;
-  while (!pending.empty() && !conv) {
-    te::Operation op = pending.back();
-    pending.pop_back();
-    if (IsBlockedConv(op)) conv = op;
-    if (op != out.op() && !detail::IsInjective(op)) continue;
-    for (const te::Tensor& input : op->InputTensors()) pending.push_back(input.op());
-  }
-  LOOM_CHECK_USER(conv) << "schedule_conv2d_nchwc: '" << out.name()
-                        << "' is neither a conv2d_nchwc / depthwise_conv2d_nchwc output nor "
-                           "computed from one by elementwise operations";
-  return conv;
-}
-
 }  // namespace
 
 te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfig& config) {
   const std::string name = "schedule_conv2d_nchwc";
-  te::Operation conv = FindConvolution(out);
+  te::Operation conv = detail::FindAnchor(out, IsBlockedConv, name,
+                                          "a conv2d_nchwc / depthwise_conv2d_nchwc output");
   const bool depthwise = conv->tag == "depthwise_conv2d_nchwc";
+  detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
-  LOOM_CHECK_USER(out.ndim() == 5 && ConstShape(out, name) == shape)
-      << name << ": the epilogue '" << out.name() << "' " << detail::ShapeText(out.shape())
-      << " must keep the convolution's shape " << detail::ShapeText(shape);
   const int64_t bn = shape[4];
   const int64_t lanes = bn % detail::kVectorLanes == 0 ? detail::kVectorLanes : bn;
   LOOM_CHECK_USER(config.oc_tile > 0 && shape[1] % config.oc_tile == 0 && config.reg_h > 0 &&

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -84,8 +83,6 @@ PrimExpr Entry(const double (&matrix)[Rows][Columns], const PrimExpr& row, int c
   return value;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // The largest of 16, 8, 4, 2, 1 dividing `extent`: the vector of a loop over channels whose
 // count need not be a multiple of 16, split without a remainder.
 int VectorWidth(int64_t extent) {
@@ -99,27 +96,13 @@ struct WinogradStages {
   te::Tensor data_pad, data_rows, data_transform, product, output_rows, conv;
 };
 
-// The Winograd convolution that `out` is, or that the injective stages under `out` read.
-std::optional<te::Tensor> FindConvolution(const te::Tensor& t) {
-  if (t.op()->tag == kTag) return t;
-  if (!detail::IsInjective(t.op())) return std::nullopt;
-  for (const te::Tensor& input : t.op()->InputTensors()) {
-    if (std::optional<te::Tensor> conv = FindConvolution(input)) return conv;
-  }
-  return std::nullopt;
-}
-
 WinogradStages FindStages(const te::Tensor& out) {
-  std::optional<te::Tensor> found = FindConvolution(out);
-  LOOM_CHECK_USER(found.has_value())
-      << "schedule_conv2d_nchwc_winograd: '" << out.name()
-      << "' is neither a conv2d_nchwc_winograd output nor an elementwise epilogue of one";
-  const te::Tensor& conv = *found;
-  LOOM_CHECK_USER(detail::ConstShape(out, "schedule_conv2d_nchwc_winograd") ==
-                  detail::ConstShape(conv, "schedule_conv2d_nchwc_winograd"))
-      << "schedule_conv2d_nchwc_winograd: the epilogue '" << out.name() << "' has shape "
-      << detail::ShapeText(out.shape()) << ", the convolution '" << conv.name() << "' "
-      << detail::ShapeText(conv.shape()) << "; an epilogue must keep the output's shape";
+  const std::string schedule = "schedule_conv2d_nchwc_winograd";
+  te::Operation anchor = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == kTag; }, schedule,
+      "a conv2d_nchwc_winograd output");
+  detail::CheckEpilogueKeepsShape(out, anchor, schedule);
+  const te::Tensor conv(anchor, 0);
   auto input_named = [](const te::Tensor& t, const std::string& name) {
     for (const te::Tensor& input : t.op()->InputTensors()) {
       if (input.op()->name == name) return input;
@@ -196,18 +179,13 @@ te::Tensor conv2d_nchwc_winograd(const te::Tensor& data, const te::Tensor& trans
       << ", " << attrs.dilations[1] << ") groups " << attrs.groups
       << "; use the direct convolution";
   const auto& pads = attrs.pads;
-  LOOM_CHECK_USER(pads[0] >= 0 && pads[1] >= 0 && pads[2] >= 0 && pads[3] >= 0)
-      << op << ": pads must not be negative, got (" << pads[0] << ", " << pads[1] << ", "
-      << pads[2] << ", " << pads[3] << ")";
-  const int64_t P = H + pads[0] + pads[2] - 2, Q = W + pads[1] + pads[3] - 2;
-  LOOM_CHECK_USER(P > 0 && Q > 0)
-      << op << ": the 3x3 kernel does not fit the padded " << H << "x" << W << " input (pads ("
-      << pads[0] << ", " << pads[1] << ", " << pads[2] << ", " << pads[3] << "))";
+  const detail::Conv2DOutputSize size = detail::CheckedConv2DOutputSize(op, H, W, 3, 3, attrs);
+  const int64_t P = size.p, Q = size.q;
   LOOM_CHECK_USER(oc_bn > 0 && oc_bn % kLanes == 0 && K % oc_bn == 0)
       << op << ": the output channel block oc_bn=" << oc_bn << " must be a multiple of 16 "
       << "dividing the " << K << " output channels";
 
-  const int64_t tiles_h = CeilDiv(P, kTileSize), tiles_w = CeilDiv(Q, kTileSize);
+  const int64_t tiles_h = detail::CeilDiv(P, kTileSize), tiles_w = detail::CeilDiv(Q, kTileSize);
   const int64_t tiles = N * tiles_h * tiles_w;
   const int64_t padded_h = tiles_h * kTileSize + 2, padded_w = tiles_w * kTileSize + 2;
   // Zeros around the input out to whole tiles. Materialized by the schedule (per row of
@@ -294,23 +272,16 @@ std::string WinogradConfig::str() const {
 
 WinogradConfig DefaultWinogradConfig(const Conv2DWorkload& workload) {
   WinogradConfig config;
-  const auto& pads = workload.attrs.pads;
-  const int64_t P = workload.h + pads[0] + pads[2] - 2, Q = workload.w + pads[1] + pads[3] - 2;
-  const int64_t tiles_w = CeilDiv(Q, kTileSize);
-  const int64_t tiles = workload.n * CeilDiv(P, kTileSize) * tiles_w;
+  const int64_t P = workload.out_h(), Q = workload.out_w();
+  const int64_t tiles_w = detail::CeilDiv(Q, kTileSize);
+  const int64_t tiles = workload.n * detail::CeilDiv(P, kTileSize) * tiles_w;
   // Rows of tiles fused where the schedule allows it (one image of whole tiles).
   config.fuse_tile_rows = workload.n == 1 && P % kTileSize == 0 && Q % kTileSize == 0;
   const int64_t k = workload.k;
   if (config.fuse_tile_rows) {
     // 2 vectors x up to 12 tiles (26 zmm registers); the row's tiles divided exactly.
     config.gemm_columns = k % 32 == 0 ? 32 : 16;
-    config.gemm_rows = 1;
-    for (int64_t rows = std::min<int64_t>(tiles_w, 12); rows > 1; --rows) {
-      if (tiles_w % rows == 0) {
-        config.gemm_rows = rows;
-        break;
-      }
-    }
+    config.gemm_rows = detail::LargestDivisorUpTo(tiles_w, 12);
   } else {
     // 24 accumulators (4 vectors x 6 tiles, 2 x 12, 1 x 24) and the weight vectors.
     config.gemm_columns = k % 64 == 0 ? 64 : k % 32 == 0 ? 32 : 16;
@@ -461,10 +432,9 @@ bool PreferWinograd(const Conv2DWorkload& workload) {
       workload.c < kLanes) {
     return false;
   }
-  const int64_t P = workload.h + a.pads[0] + a.pads[2] - 2;
-  const int64_t Q = workload.w + a.pads[1] + a.pads[3] - 2;
-  if (P <= 0 || Q <= 0) return false;
-  return workload.n * CeilDiv(P, kTileSize) * CeilDiv(Q, kTileSize) >= 16;
+  return workload.n * detail::CeilDiv(workload.out_h(), kTileSize) *
+             detail::CeilDiv(workload.out_w(), kTileSize) >=
+         16;
 }
 
 }  // namespace loom::topi::x86

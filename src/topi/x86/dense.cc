@@ -11,9 +11,6 @@ namespace loom::topi::x86 {
 namespace {
 
 constexpr int kLanes = detail::kVectorLanes;
-// zmm registers the accumulators may take: the weight vectors of one k step and the
-// broadcast of the data need the others.
-constexpr int64_t kMaxTileRegisters = 28;
 // Sizes are int32 expressions.
 constexpr int64_t kMaxExtent = int64_t{1} << 30;
 const char* const kPackTag = "dense_pack";
@@ -27,35 +24,12 @@ void CheckConfig(const DenseConfig& c, const std::string& op) {
       << op << ": config " << c.str() << " is invalid: every size must be positive "
       << "(block_columns may be 0: automatic), with tile_columns a multiple of " << kLanes
       << " (AVX-512 lanes) and block_columns of tile_columns";
-  const int64_t registers = c.tile_rows * (c.tile_columns / kLanes);
-  LOOM_CHECK_USER(registers <= kMaxTileRegisters)
-      << op << ": the register tile of config " << c.str() << " needs " << registers
-      << " vector registers (tile_rows * tile_columns / " << kLanes << "), more than the "
-      << kMaxTileRegisters << " of 32 it may take; lower tile_rows or tile_columns";
+  detail::CheckRegisterTile(c.tile_rows, c.tile_columns, op, c.str());
 }
 
 void CheckFloat32(const te::Tensor& x, const std::string& op) {
   LOOM_CHECK_USER(x.dtype() == DataType::Float(32))
       << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float32";
-}
-
-// The dense_packed operation `out` computes, through injective stages; loom::Error if none.
-te::Operation FindDense(const te::Tensor& out) {
-  te::Operation op = out.op();
-  while (op->tag != kDenseTag) {
-    Array<te::Tensor> inputs = op->InputTensors();
-    LOOM_CHECK_USER(detail::IsInjective(op) && !inputs.empty())
-        << "schedule_dense_packed: '" << out.name() << "' is neither the output of "
-        << "dense_packed nor an elementwise epilogue of one (stage '" << op->name
-        << "' is not injective)";
-    auto dense_input = std::find_if(inputs.begin(), inputs.end(), [](const te::Tensor& t) {
-      return t.op()->tag == kDenseTag || detail::IsInjective(t.op());
-    });
-    LOOM_CHECK_USER(dense_input != inputs.end())
-        << "schedule_dense_packed: '" << out.name() << "' does not read a dense_packed output";
-    op = dense_input->op();
-  }
-  return op;
 }
 
 // Panels in parallel, each row of a panel one vector copy.
@@ -98,7 +72,7 @@ DenseConfig DefaultDenseConfig(int64_t M, int64_t N, int64_t K) {
     c.tile_columns = 64;
   }
   // No panel wider than N (rounded up to whole vectors): its zero columns would be computed.
-  c.tile_columns = std::min(c.tile_columns, (N + kLanes - 1) / kLanes * kLanes);
+  c.tile_columns = std::min(c.tile_columns, detail::CeilDiv(N, kLanes) * kLanes);
   if (M <= c.tile_rows) c.block_columns = c.tile_columns;
   return c;
 }
@@ -113,10 +87,10 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
   std::vector<int64_t> shape = detail::ConstShape(weight, op);
   const int64_t K = transposed ? shape[1] : shape[0], N = transposed ? shape[0] : shape[1];
   const int nr = static_cast<int>(config.tile_columns);
-  LOOM_CHECK_USER(K > 0 && N > 0 && K * ((N + nr - 1) / nr * nr) < kMaxExtent)
+  LOOM_CHECK_USER(K > 0 && N > 0 && K * (detail::CeilDiv(N, nr) * nr) < kMaxExtent)
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(shape)
       << " must be non-empty, with fewer than 2^30 elements once packed";
-  const int panels = static_cast<int>((N + nr - 1) / nr);
+  const int panels = static_cast<int>(detail::CeilDiv(N, nr));
   return te::compute(
       {panels, static_cast<int>(K), nr},
       [&](Var panel, Var k, Var lane) {
@@ -201,16 +175,10 @@ te::Schedule schedule_dense_pack(const te::Tensor& packed_weight) {
 te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& config) {
   const std::string op = "schedule_dense_packed";
   CheckConfig(config, op);
-  te::Operation dense = FindDense(out);
-  const Array<PrimExpr>& dense_shape = dense->output_shape(0);
-  bool same_shape = out.shape().size() == dense_shape.size();
-  for (size_t d = 0; same_shape && d < dense_shape.size(); ++d) {
-    same_shape = detail::SameExtent(out.shape()[d], dense_shape[d]);
-  }
-  LOOM_CHECK_USER(same_shape) << op << ": the epilogue '" << out.name() << "' "
-                              << detail::ShapeText(out.shape())
-                              << " must keep the dense output's shape "
-                              << detail::ShapeText(dense_shape);
+  te::Operation dense = detail::FindAnchor(
+      out, [](const te::Operation& stage) { return stage->tag == kDenseTag; }, op,
+      "the output of dense_packed");
+  detail::CheckEpilogueKeepsShape(out, dense, op);
   Array<te::Tensor> dense_inputs = dense->InputTensors();
   LOOM_ICHECK(dense_inputs.size() == 1 && dense_inputs[0].op()->tag == kTileTag)
       << "dense_packed reads its register tiles only";
@@ -269,6 +237,14 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
 }
 
 int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& c) {
+  // Only what the blocking divides by: GEMMs of other element types (bench/gemm's
+  // u8s8s32) share it with register tiles of their own.
+  LOOM_CHECK_USER(panels > 0 && panel_bytes > 0 && c.tile_columns > 0 && c.block_columns >= 0 &&
+                  c.block_columns % c.tile_columns == 0 &&
+                  (c.block_columns > 0 || c.block_bytes > 0))
+      << "PanelsPerBlock: " << panels << " panels of " << panel_bytes << " bytes with config "
+      << c.str() << ": the panel count, the panel bytes and tile_columns must be positive, "
+      << "and block_columns a multiple of tile_columns (or 0, with block_bytes positive)";
   int64_t wanted = c.block_columns > 0 ? c.block_columns / c.tile_columns
                                        : std::max<int64_t>(1, c.block_bytes / panel_bytes);
   int64_t count = std::min(wanted, panels);

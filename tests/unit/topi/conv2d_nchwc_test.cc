@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
 #include "conv_reference.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/x86/conv2d.h"
+#include "loom/topi/x86/conv2d_winograd.h"
 #include "topi_test_util.h"
 
 namespace loom::topi::x86 {
@@ -44,7 +46,11 @@ tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
 // Runs the kernel's pack, convolution and unpack functions on random data and compares the
 // NCHW result with the reference.
 void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DKernel& kernel) {
-  SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " + kernel.config.str());
+  SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " +
+               (kernel.algorithm == "winograd" ? kernel.winograd.str() : kernel.config.str()));
+  if (kernel.algorithm == "winograd") {
+    EXPECT_EQ(kernel.winograd.str(), DefaultWinogradConfig(wl).str());
+  }
   const IRModule& module = kernel.module;
   ASSERT_EQ(module.size(), 4u);
   runtime::Module compiled = build(module, Target::Parse("llvm"));
@@ -205,10 +211,42 @@ TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
                 .find("does not tile the output (1, 2, 6, 6, 16)"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(exp(data), bad); })
-                .find("is neither a conv2d_nchwc"),
+                .find("is neither a conv2d_nchwc / depthwise_conv2d_nchwc output nor an "
+                      "elementwise epilogue of one (none of the elementwise stages"),
+            std::string::npos);
+  // A reduction reading the convolution, of the convolution's shape (a sum over two
+  // neighbouring lanes), is no epilogue that can run on the register tile.
+  te::Tensor conv = conv2d_nchwc(data, good);
+  IterVar pair = te::reduce_axis(Range(0, 2), "pair");
+  te::Tensor neighbours = te::compute(
+      conv.shape(),
+      [&](const Array<Var>& i) {
+        return te::sum(conv(i[0], i[1], i[2], i[3], floormod(i[4] + pair->var, 16)), {pair});
+      },
+      "neighbours");
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(neighbours, Conv2DNCHWcConfig{}); })
+                .find("schedule_conv2d_nchwc: 'neighbours' is neither a conv2d_nchwc / "
+                      "depthwise_conv2d_nchwc output nor an elementwise epilogue of one (its "
+                      "stage 'neighbours' is not elementwise)"),
             std::string::npos);
   Conv2DWorkload grouped = Workload({1, 8, 8, 8}, {8, 3, 3}, 1, {1, 1, 1, 1}, 2);
   EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(grouped); }).find("groups = 1 or depthwise"),
+            std::string::npos);
+  for (auto [stride, dilation, pad] : std::vector<std::array<int64_t, 3>>{{0, 1, 1}, {1, 0, 1}}) {
+    Conv2DWorkload zero = Workload({1, 16, 8, 8}, {16, 3, 3}, stride, {pad, pad, pad, pad}, 1,
+                                   dilation);
+    EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(zero); })
+                  .find(": strides and dilations must be positive, got strides (" +
+                        std::to_string(stride) + ", " + std::to_string(stride) + ")"),
+              std::string::npos);
+  }
+  EXPECT_NE(test::ErrorOf([&] {
+              MakeConv2DKernel(Workload({1, 16, 8, 8}, {16, 3, 3}, 1, {1, -1, 1, 1}));
+            }).find("pads must not be negative, got (1, -1, 1, 1)"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(Workload({1, 16, 2, 8}, {16, 3, 3}, 1, {0, 0, 0, 0})); })
+                .find("MakeConv2DKernel(n=1 c=16 h=2 w=8 k=16 r=3 s=3 stride=1 pad=0 groups=1): "
+                      "the 3x3 kernel (dilations 1, 1) does not fit the padded 2x8 input"),
             std::string::npos);
   Conv2DNCHWcConfig uneven;
   uneven.ic_bn = 3;

@@ -4,9 +4,11 @@
 // channel counts that are no multiple of 16, batch 2; and the user errors.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "conv_reference.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/nn.h"
 #include "loom/topi/reduction.h"
@@ -23,51 +25,25 @@ struct ConvCase {
   Conv2DAttrs attrs;
 };
 
-std::vector<double> Reference(const tir::HostArray& x, const tir::HostArray& w,
-                              const ConvCase& c, int64_t P, int64_t Q) {
-  const int64_t N = c.data[0], C = c.data[1], H = c.data[2], W = c.data[3];
-  const int64_t K = c.weight[0], CG = c.weight[1], R = c.weight[2], S = c.weight[3];
-  const Conv2DAttrs& a = c.attrs;
-  std::vector<double> out;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t p = 0; p < P; ++p)
-        for (int64_t q = 0; q < Q; ++q) {
-          double total = 0;
-          int64_t group = k / (K / a.groups);
-          for (int64_t rc = 0; rc < CG; ++rc)
-            for (int64_t r = 0; r < R; ++r)
-              for (int64_t s = 0; s < S; ++s) {
-                int64_t h = p * a.strides[0] + r * a.dilations[0] - a.pads[0];
-                int64_t wc = q * a.strides[1] + s * a.dilations[1] - a.pads[1];
-                if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
-                int64_t channel = group * CG + rc;
-                total += x.GetFloat(((n * C + channel) * H + h) * W + wc) *
-                         w.GetFloat(((k * CG + rc) * R + r) * S + s);
-              }
-          out.push_back(total);
-        }
-  return out;
+Conv2DAttrs Attrs(std::array<int64_t, 2> strides, std::array<int64_t, 2> dilations,
+                  std::array<int64_t, 4> pads, int64_t groups) {
+  Conv2DAttrs a;
+  a.strides = strides;
+  a.dilations = dilations;
+  a.pads = pads;
+  a.groups = groups;
+  return a;
 }
 
 TEST(TopiConv2D, MatchesTheDirectReference) {
-  auto attrs = [](std::array<int64_t, 2> strides, std::array<int64_t, 2> dilations,
-                  std::array<int64_t, 4> pads, int64_t groups) {
-    Conv2DAttrs a;
-    a.strides = strides;
-    a.dilations = dilations;
-    a.pads = pads;
-    a.groups = groups;
-    return a;
-  };
   std::vector<ConvCase> cases = {
-      {{1, 3, 11, 19}, {5, 3, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 1)},
-      {{2, 4, 12, 33}, {6, 4, 3, 3}, attrs({2, 2}, {1, 1}, {1, 1, 1, 1}, 1)},
-      {{1, 2, 13, 17}, {3, 2, 3, 3}, attrs({1, 1}, {2, 2}, {2, 2, 2, 2}, 1)},
-      {{1, 3, 9, 20}, {4, 3, 2, 3}, attrs({1, 2}, {1, 1}, {0, 1, 1, 2}, 1)},
-      {{1, 4, 10, 18}, {6, 2, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 2)},
-      {{1, 8, 14, 14}, {8, 1, 3, 3}, attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 8)},  // depthwise
-      {{1, 16, 7, 7}, {24, 16, 1, 1}, attrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1)},  // 1x1
+      {{1, 3, 11, 19}, {5, 3, 3, 3}, Attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 1)},
+      {{2, 4, 12, 33}, {6, 4, 3, 3}, Attrs({2, 2}, {1, 1}, {1, 1, 1, 1}, 1)},
+      {{1, 2, 13, 17}, {3, 2, 3, 3}, Attrs({1, 1}, {2, 2}, {2, 2, 2, 2}, 1)},
+      {{1, 3, 9, 20}, {4, 3, 2, 3}, Attrs({1, 2}, {1, 1}, {0, 1, 1, 2}, 1)},
+      {{1, 4, 10, 18}, {6, 2, 3, 3}, Attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 2)},
+      {{1, 8, 14, 14}, {8, 1, 3, 3}, Attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 8)},  // depthwise
+      {{1, 16, 7, 7}, {24, 16, 1, 1}, Attrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1)},  // 1x1
   };
   for (const ConvCase& c : cases) {
     te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
@@ -77,7 +53,7 @@ TEST(TopiConv2D, MatchesTheDirectReference) {
     ASSERT_TRUE(IsConstInt(y.shape()[2], &P) && IsConstInt(y.shape()[3], &Q));
     tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 41);
     tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 42);
-    std::vector<double> want = Reference(in_x, in_w, c, P, Q);
+    std::vector<double> want = test::ReferenceConv2D(in_x, in_w, c.attrs, P, Q);
     tir::HostArray got = test::RunScheduled(schedule_conv2d_nchw(y), {x, w}, {y}, {in_x, in_w})[0];
     ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
     std::string label = "conv2d C=" + std::to_string(c.data[1]) + " K=" + std::to_string(c.weight[0]) +
@@ -103,11 +79,7 @@ TEST(TopiConv2D, TransposeMatchesTheScatterReference) {
       {{1, 4, 4, 6}, {4, 1, 3, 2}, {2, 1}, {2, 1}, {1, 0, 0, 1}, 2, {1, 0}},
   };
   for (const Case& c : cases) {
-    Conv2DAttrs a;
-    a.strides = c.strides;
-    a.dilations = c.dilations;
-    a.pads = c.pads;
-    a.groups = c.groups;
+    const Conv2DAttrs a = Attrs(c.strides, c.dilations, c.pads, c.groups);
     te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
     te::Tensor w = te::placeholder(test::Exprs(c.weight), DataType::Float(32), "w");
     te::Tensor y = conv2d_transpose_nchw(x, w, a, c.output_padding);
@@ -219,11 +191,7 @@ TEST(TopiConv2D, NhwcMatchesTheDirectReference) {
       {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
   };
   for (const Case& c : cases) {
-    Conv2DAttrs a;
-    a.strides = c.strides;
-    a.dilations = c.dilations;
-    a.pads = c.pads;
-    a.groups = c.groups;
+    const Conv2DAttrs a = Attrs(c.strides, c.dilations, c.pads, c.groups);
     const int64_t N = c.data[0], H = c.data[1], W = c.data[2], C = c.data[3];
     const int64_t R = c.weight[0], S = c.weight[1], CG = c.weight[2], K = c.weight[3];
     te::Tensor x = te::placeholder(test::Exprs(c.data), DataType::Float(32), "x");
@@ -237,24 +205,23 @@ TEST(TopiConv2D, NhwcMatchesTheDirectReference) {
     tir::HostArray in_x = RandomArray(DataType::Float(32), c.data, 47);
     tir::HostArray in_w = RandomArray(DataType::Float(32), c.weight, 48);
     tir::HostArray in_b = RandomArray(DataType::Float(32), {K}, 49);
+    // The NCHW reference on the same values, read back in NHWC order.
+    tir::HostArray x_nchw(DataType::Float(32), {N, C, H, W});
+    tir::HostArray w_kcrs(DataType::Float(32), {K, CG, R, S});
+    for (int64_t i = 0; i < in_x.NumElements(); ++i) {  // NHWC
+      int64_t channel = i % C, wc = i / C % W, h = i / (C * W) % H, n = i / (C * W * H);
+      x_nchw.SetFloat(((n * C + channel) * H + h) * W + wc, in_x.GetFloat(i));
+    }
+    for (int64_t i = 0; i < in_w.NumElements(); ++i) {  // HWIO
+      int64_t k = i % K, rc = i / K % CG, s = i / (K * CG) % S, r = i / (K * CG * S);
+      w_kcrs.SetFloat(((k * CG + rc) * R + r) * S + s, in_w.GetFloat(i));
+    }
+    std::vector<double> nchw = test::ReferenceConv2D(x_nchw, w_kcrs, a, P, Q);
     std::vector<double> want;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t p = 0; p < P; ++p)
         for (int64_t q = 0; q < Q; ++q)
-          for (int64_t k = 0; k < K; ++k) {
-            double total = 0;
-            int64_t group = k / (K / c.groups);
-            for (int64_t r = 0; r < R; ++r)
-              for (int64_t s = 0; s < S; ++s)
-                for (int64_t rc = 0; rc < CG; ++rc) {
-                  int64_t h = p * c.strides[0] + r * c.dilations[0] - c.pads[0];
-                  int64_t wc = q * c.strides[1] + s * c.dilations[1] - c.pads[1];
-                  if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
-                  total += in_x.GetFloat(((n * H + h) * W + wc) * C + group * CG + rc) *
-                           in_w.GetFloat(((r * S + s) * CG + rc) * K + k);
-                }
-            want.push_back(total);
-          }
+          for (int64_t k = 0; k < K; ++k) want.push_back(nchw[((n * K + k) * P + p) * Q + q]);
     std::string label = "conv2d_nhwc C=" + std::to_string(C) + " K=" + std::to_string(K) +
                         " groups=" + std::to_string(c.groups);
     tir::HostArray got = test::RunScheduled(schedule_conv2d_nhwc(y), {x, w}, {y}, {in_x, in_w})[0];
@@ -269,60 +236,63 @@ TEST(TopiConv2D, NhwcMatchesTheDirectReference) {
   }
 }
 
-TEST(TopiConv2D, NhwcBadShapesAndAttributesAreUserErrors) {
-  te::Tensor x = te::placeholder({1, 8, 8, 4}, DataType::Float(32), "x");
-  te::Tensor w = te::placeholder({3, 3, 3, 6}, DataType::Float(32), "w");
-  te::Tensor w2 = te::placeholder({3, 3, 2, 6}, DataType::Float(32), "w2");
-  te::Tensor w4 = te::placeholder({3, 3, 4, 6}, DataType::Float(32), "w4");
-  te::Tensor big = te::placeholder({11, 11, 4, 6}, DataType::Float(32), "big");
+using ConvFunction =
+    std::function<te::Tensor(const te::Tensor&, const te::Tensor&, const Conv2DAttrs&)>;
+
+// The checks conv2d_nchw and conv2d_nhwc (channels_last) share, on data 'x' of 4 channels
+// and 8x8 positions, with 6 filters.
+void ExpectSharedConv2DChecks(const std::string& op, const ConvFunction& conv,
+                              bool channels_last) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor x = te::placeholder(channels_last ? Array<PrimExpr>{1, 8, 8, 4}
+                                               : Array<PrimExpr>{1, 4, 8, 8}, f32, "x");
+  auto weight = [&](int channels, int size, const std::string& name) {
+    return te::placeholder(channels_last ? Array<PrimExpr>{size, size, channels, 6}
+                                         : Array<PrimExpr>{6, channels, size, size},
+                           f32, name);
+  };
+  te::Tensor w = weight(3, 3, "w"), w2 = weight(2, 3, "w2"), w4 = weight(4, 3, "w4");
+  te::Tensor big = weight(4, 11, "big");
   Conv2DAttrs groups3;
   groups3.groups = 3;
   Conv2DAttrs negative;
   negative.pads = {0, 0, -1, 0};
+  Conv2DAttrs zero_stride;
+  zero_stride.strides = {0, 1};
   Conv2DAttrs zero_dilation;
   zero_dilation.dilations = {1, 0};
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w); }).find("conv2d_nhwc: weight 'w' has 3 input channels per group, but data 'x' has 4 channels in 1 groups"),
+  auto error = [&](const te::Tensor& weight, const Conv2DAttrs& a) {
+    return test::ErrorOf([&] { conv(x, weight, a); });
+  };
+  EXPECT_NE(error(w, {}).find(op + ": weight 'w' has 3 input channels per group, but data 'x' has "
+                              "4 channels in 1 groups"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w2, groups3); }).find("must both divide into 3 groups"),
+  EXPECT_NE(error(w2, groups3).find("must both divide into 3 groups"), std::string::npos);
+  EXPECT_NE(error(w4, negative).find("pads must not be negative, got (0, 0, -1, 0)"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w4, negative); }).find("pads must not be negative"),
+  EXPECT_NE(error(w4, zero_stride).find("strides and dilations must be positive"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, w4, zero_dilation); }).find("must be positive"),
+  EXPECT_NE(error(w4, zero_dilation).find("strides and dilations must be positive"),
             std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, big); }).find("does not fit the padded 8x8 input"),
-            std::string::npos);
+  EXPECT_NE(error(big, {}).find("does not fit the padded 8x8 input"), std::string::npos);
+}
+
+TEST(TopiConv2D, NhwcBadShapesAndAttributesAreUserErrors) {
+  te::Tensor x = te::placeholder({1, 8, 8, 4}, DataType::Float(32), "x");
+  ExpectSharedConv2DChecks("conv2d_nhwc", conv2d_nhwc, /*channels_last=*/true);
   EXPECT_NE(test::ErrorOf([&] { conv2d_nhwc(x, te::placeholder({3, 3, 4}, DataType::Float(32), "w3")); })
                 .find("must be 4-d (NHWC and HWIO), got 4-d and 3-d"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nhwc(x); }).find("'x' is neither the output of conv2d_nhwc nor an elementwise epilogue of one"),
             std::string::npos);
-  te::Tensor y = conv2d_nhwc(x, w4);
+  te::Tensor y = conv2d_nhwc(x, te::placeholder({3, 3, 4, 6}, DataType::Float(32), "w4"));
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nhwc(sum(y, {3})); }).find("neither the output of conv2d_nhwc"),
             std::string::npos);
 }
 
 TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 4, 8, 8}, DataType::Float(32), "x");
-  te::Tensor w = te::placeholder({6, 3, 3, 3}, DataType::Float(32), "w");
-  te::Tensor w2 = te::placeholder({6, 2, 3, 3}, DataType::Float(32), "w2");
-  te::Tensor w4 = te::placeholder({6, 4, 3, 3}, DataType::Float(32), "w4");
-  te::Tensor big = te::placeholder({6, 4, 11, 11}, DataType::Float(32), "big");
-  Conv2DAttrs groups3;
-  groups3.groups = 3;
-  Conv2DAttrs negative;
-  negative.pads = {0, -1, 0, 0};
-  Conv2DAttrs zero_stride;
-  zero_stride.strides = {0, 1};
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w); }).find("has 3 input channels per group, but data 'x' has 4 channels in 1 groups"),
-            std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w2, groups3); }).find("must both divide into 3 groups"),
-            std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w4, negative); }).find("pads must not be negative"),
-            std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, w4, zero_stride); }).find("must be positive"),
-            std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchw(x, big); }).find("does not fit the padded 8x8 input"),
-            std::string::npos);
+  ExpectSharedConv2DChecks("conv2d_nchw", conv2d_nchw, /*channels_last=*/false);
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); }).find("is not the output of conv2d_nchw or conv2d_transpose_nchw"),
             std::string::npos);
 }

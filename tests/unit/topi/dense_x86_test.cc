@@ -10,6 +10,7 @@
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
 #include "loom/topi/reduction.h"
+#include "loom/topi/transform.h"
 #include "loom/topi/x86/batch_matmul.h"
 #include "loom/topi/x86/dense.h"
 #include "topi_test_util.h"
@@ -180,12 +181,56 @@ TEST(TopiDenseX86, ConfigAndShapeErrorsAreExplained) {
                 .find("'xi' is int32; the operator takes float32"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { schedule_dense_packed(relu(x), Tile(4, 16)); })
-                .find("schedule_dense_packed: 'relu' does not read a dense_packed output"),
+                .find("schedule_dense_packed: 'relu' is neither the output of dense_packed nor an "
+                      "elementwise epilogue of one (none of the elementwise stages it is "
+                      "computed from reads the output of dense_packed)"),
             std::string::npos);
   te::Tensor summed = topi::sum(dense_packed(x, packed, 20), {1}, false);
   EXPECT_NE(ErrorOf([&] { schedule_dense_packed(summed, Tile(4, 16)); })
-                .find("is neither the output of dense_packed nor an elementwise epilogue"),
+                .find("is neither the output of dense_packed nor an elementwise epilogue of one "
+                      "(its stage 'sum' is not elementwise)"),
             std::string::npos);
+  te::Tensor wide = topi::add(dense_packed(x, packed, 20), te::placeholder({3, 4, 20}, kF32, "b"));
+  EXPECT_NE(ErrorOf([&] { schedule_dense_packed(wide, Tile(4, 16)); })
+                .find("the epilogue 'add' (3, 4, 20) must keep the shape (4, 20) of 'dense_packed'"),
+            std::string::npos);
+}
+
+TEST(TopiDenseX86, PanelsPerBlockRejectsWhatItCannotDivideBy) {
+  using test::ErrorOf;
+  EXPECT_EQ(PanelsPerBlock(6, 4096, Tile(4, 32, 96)), 3);
+  EXPECT_NE(ErrorOf([&] { PanelsPerBlock(0, 4096, Tile(4, 32)); })
+                .find("PanelsPerBlock: 0 panels of 4096 bytes with config tile_rows=4 "
+                      "tile_columns=32 block_columns=0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { PanelsPerBlock(4, 0, Tile(4, 32)); })
+                .find("the panel count, the panel bytes and tile_columns must be positive"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { PanelsPerBlock(4, 4096, Tile(4, 32, 16)); })
+                .find("block_columns a multiple of tile_columns"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { PanelsPerBlock(4, 4096, Tile(4, 0)); }).find("must be positive"),
+            std::string::npos);
+  // A register tile that only another GEMM's accumulators could hold is not its business.
+  EXPECT_EQ(PanelsPerBlock(4, 4096, Tile(8, 64, 128)), 2);
+}
+
+// An epilogue whose first operand is an injective stage that does not lead to the product
+// (a bias reshaped to a broadcast row): the search must go on to the other operand.
+TEST(TopiDenseX86, BiasComputedByAnInjectiveStageIsAnEpilogue) {
+  const int64_t M = 5, N = 20, K = 7;
+  te::Tensor x = te::placeholder({int(M), int(K)}, kF32, "x");
+  te::Tensor w = te::placeholder({int(K), int(N)}, kF32, "w");
+  te::Tensor bias = te::placeholder({int(N)}, kF32, "bias");
+  const DenseConfig config = DefaultDenseConfig(M, N, K);
+  te::Tensor y = topi::add(reshape(bias, {1, N}), dense_packed(x, pack_dense_weight(w, false, config), N));
+  tir::HostArray in_x = RandomArray(kF32, {M, K}, 51), in_w = RandomArray(kF32, {K, N}, 52);
+  tir::HostArray in_bias = RandomArray(kF32, {N}, 53);
+  tir::HostArray got = test::RunScheduled(schedule_dense_packed(y, config), {x, w, bias}, {y},
+                                          {in_x, in_w, in_bias})[0];
+  std::vector<double> product = DenseReference(in_x, in_w, M, N, K, false);
+  test::ExpectClose(got, [&](int64_t i) { return product[i] + in_bias.GetFloat(i % N); }, 1e-4,
+                    "reshaped bias + dense");
 }
 
 struct BatchCase {
@@ -283,8 +328,51 @@ TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
                 .find("operand 'v' (8) of matmul 'matmul' is a vector"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(relu(a), BatchMatmulConfig{}); })
-                .find("does not read a matmul output"),
+                .find("schedule_batch_matmul: 'relu' is neither the output of matmul nor an "
+                      "elementwise epilogue of one (none of the elementwise stages"),
             std::string::npos);
+}
+
+TEST(TopiBatchMatmulX86, BiasComputedByAnInjectiveStageIsAnEpilogue) {
+  te::Tensor a = te::placeholder({2, 6, 5}, kF32, "a");
+  te::Tensor b = te::placeholder({2, 5, 32}, kF32, "b");
+  te::Tensor bias = te::placeholder({32}, kF32, "bias");
+  te::Tensor y = topi::add(reshape(bias, {1, 1, 32}), matmul(a, b));
+  tir::HostArray in_a = RandomArray(kF32, {2, 6, 5}, 61), in_b = RandomArray(kF32, {2, 5, 32}, 62);
+  tir::HostArray in_bias = RandomArray(kF32, {32}, 63);
+  tir::HostArray got = test::RunScheduled(schedule_batch_matmul(y, BatchMatmulConfig{4, 32, 2}),
+                                          {a, b, bias}, {y}, {in_a, in_b, in_bias})[0];
+  test::ExpectClose(got, [&](int64_t flat) {
+    int64_t j = flat % 32, i = flat / 32 % 6, batch = flat / 192;
+    double total = in_bias.GetFloat(j);
+    for (int64_t k = 0; k < 5; ++k) {
+      total += in_a.GetFloat((batch * 6 + i) * 5 + k) * in_b.GetFloat((batch * 5 + k) * 32 + j);
+    }
+    return total;
+  }, 1e-4, "reshaped bias + batch matmul");
+}
+
+// Products with a zero extent compile to kernels that run and write nothing; a product over
+// an empty K is zeros.
+TEST(TopiBatchMatmulX86, EmptyProductsCompileAndRun) {
+  struct EmptyCase {
+    std::vector<int64_t> a, b, out;
+  };
+  std::vector<EmptyCase> cases = {
+      {{2, 0, 8}, {2, 8, 16}, {2, 0, 16}},
+      {{2, 4, 8}, {2, 8, 0}, {2, 4, 0}},
+      {{0, 4, 8}, {0, 8, 16}, {0, 4, 16}},
+      {{2, 4, 0}, {2, 0, 16}, {2, 4, 16}},
+  };
+  for (const EmptyCase& c : cases) {
+    te::Tensor a = te::placeholder(test::Exprs(c.a), kF32, "a");
+    te::Tensor b = te::placeholder(test::Exprs(c.b), kF32, "b");
+    te::Tensor y = matmul(a, b);
+    tir::HostArray got = test::RunScheduled(schedule_batch_matmul(y, BatchMatmulConfig{}), {a, b},
+                                            {y}, {tir::HostArray(kF32, c.a), tir::HostArray(kF32, c.b)})[0];
+    EXPECT_EQ(got.shape(), c.out) << Label(c.a) << " x " << Label(c.b);
+    test::ExpectClose(got, [](int64_t) { return 0.0; }, 0, Label(c.a) + " x " + Label(c.b));
+  }
 }
 
 }  // namespace

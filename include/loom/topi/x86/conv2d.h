@@ -4,8 +4,10 @@
 //   data     NCHW[ic_bn]c          [N, c_in, H, W, ic_bn]
 //   weight   OIHW[ic_bn]i[oc_bn]o  [c_out, c_in, R, S, ic_bn, oc_bn]
 //   output   NCHW[oc_bn]c          [N, c_out, P, Q, oc_bn]
-// The output block is one or more 16-lane vectors of output channels, so every
-// multiply-add of the inner loop is one broadcast input value times a vector of weights.
+// The output block is the vector of the inner loop: whole 16-lane vectors of output
+// channels where oc_bn is a multiple of 16, else one vector of oc_bn lanes (the default
+// oc_bn is the largest divisor of K up to 16: 12 for K = 24), so every multiply-add of the
+// inner loop is one broadcast input value times a vector of weights.
 // A depthwise convolution (groups = C = K) keeps its channels in one block layout:
 //   weight   [c, 1, R, S, 1, bn], output [N, c, P, Q, bn] with c = C / bn.
 #pragma once
@@ -26,6 +28,8 @@ struct Conv2DWorkload {
   int64_t n = 1, c = 0, h = 0, w = 0;  // data
   int64_t k = 0, r = 0, s = 0;         // weight: k filters of c / groups x r x s
   Conv2DAttrs attrs;
+  // The output size; a loom::Error unless strides and dilations are positive, pads
+  // non-negative and the kernel fits the padded input.
   int64_t out_h() const;
   int64_t out_w() const;
   bool depthwise() const { return attrs.groups > 1 && attrs.groups == c && k == c; }
@@ -37,15 +41,33 @@ struct Conv2DWorkload {
 // choices (ic_bn, oc_bn) fix the tensors' shapes; the rest only the loop nest.
 struct Conv2DNCHWcConfig {
   int64_t ic_bn = 16;  // input channels per block (divides C)
-  int64_t oc_bn = 16;  // output channels per block (a multiple of 16 that divides K)
+  int64_t oc_bn = 16;  // output channels per block (divides K)
   // The register tile: oc_tile channel blocks x reg_h output rows x reg_w output columns,
-  // each position one vector of oc_bn outputs (oc_tile * reg_h * reg_w * oc_bn / 16 of the
-  // 32 zmm registers). reg_w divides Q, reg_h divides P, oc_tile divides K / oc_bn.
+  // each position the oc_bn outputs of a block (oc_tile * reg_h * reg_w * ceil(oc_bn / 16)
+  // of the 32 zmm registers). reg_w divides Q, reg_h divides P, oc_tile divides K / oc_bn.
   int64_t oc_tile = 1;
   int64_t reg_h = 1;
   int64_t reg_w = 1;
   // Copies of the body over the kernel columns (the s loop unrolled).
   bool unroll_kw = false;
+  std::string str() const;
+};
+
+// The tiling choices of the Winograd schedule (conv2d_winograd.h), named for the auto-tuner.
+struct WinogradConfig {
+  // Whether each row of tiles runs all its stages in one parallel iteration (the padded
+  // input rows, the input transform, the GEMMs, the output transform), its intermediates
+  // staying in cache, or each stage runs over the whole layer in parallel over its own loops,
+  // reading the transformed weight once (better where it is large next to the data: few
+  // tiles, many channels). Fusing needs one image whose output is whole 4x4 tiles.
+  bool fuse_tile_rows = true;
+  // The GEMM's register tile: gemm_rows tiles x gemm_columns output channels, accumulated
+  // over all input channels in gemm_rows * gemm_columns / 16 zmm registers (the loads of
+  // the weight take gemm_columns / 16 more). gemm_columns is a multiple of 16 dividing K.
+  int64_t gemm_rows = 6;
+  int64_t gemm_columns = 64;
+  // Copies of the GEMM body over consecutive input channels (a divisor of C).
+  int64_t gemm_unroll = 4;
   std::string str() const;
 };
 
@@ -76,7 +98,11 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
 //   unpack_output(out, result NCHW)
 struct Conv2DKernel {
   std::string algorithm;  // "direct", "depthwise" or "winograd"
+  // The channel blocks (ic_bn, oc_bn) of the layouts, for every algorithm; its register
+  // tiling is used by "direct" and "depthwise" only.
   Conv2DNCHWcConfig config;
+  // The tiling of "winograd" (DefaultWinogradConfig); the default value otherwise.
+  WinogradConfig winograd;
   IRModule module;  // "pack_data", "pack_weight", "conv", "unpack_output": loom::build it
 };
 

@@ -43,38 +43,24 @@ te::Tensor winograd_weight_transform(const te::Tensor& weight_kcrs);
 te::Tensor conv2d_nchwc_winograd(const te::Tensor& data, const te::Tensor& transformed_weight,
                                  const Conv2DAttrs& attrs, int64_t oc_bn);
 
-// The tiling choices of the Winograd schedule, named for the auto-tuner.
-struct WinogradConfig {
-  // Whether each row of tiles runs all its stages in one parallel iteration (the padded
-  // input rows, the input transform, the GEMMs, the output transform), its intermediates
-  // staying in cache, or each stage runs over the whole layer in parallel over its own loops,
-  // reading the transformed weight once (better where it is large next to the data: few
-  // tiles, many channels). Fusing needs one image whose output is whole 4x4 tiles.
-  bool fuse_tile_rows = true;
-  // The GEMM's register tile: gemm_rows tiles x gemm_columns output channels, accumulated
-  // over all input channels in gemm_rows * gemm_columns / 16 zmm registers (the loads of
-  // the weight take gemm_columns / 16 more). gemm_columns is a multiple of 16 dividing K.
-  int64_t gemm_rows = 6;
-  int64_t gemm_columns = 64;
-  // Copies of the GEMM body over consecutive input channels (a divisor of C).
-  int64_t gemm_unroll = 4;
-  std::string str() const;
-};
-
 // The default configuration for a workload (measurements in the .cc).
 WinogradConfig DefaultWinogradConfig(const Conv2DWorkload& workload);
 
 // Schedules `out`: a conv2d_nchwc_winograd output, or an elementwise epilogue of one (bias
 // add, ReLU, ...: the injective stages between the convolution and `out` are inlined into
-// the output transform). Each stage runs in parallel over its own loops: the padding,
-// the input transform per tile, the GEMMs per transform point, the output transform per
-// tile. A config that does not fit the shapes is a loom::Error.
+// the output transform). With config.fuse_tile_rows (the default where it applies) each
+// parallel iteration runs a whole row of tiles through every stage (its padded input rows,
+// input transform, GEMMs and output transform); without it each stage runs in parallel over
+// its own loops: the padding, the input transform per tile, the GEMMs per transform point,
+// the output transform per row of tiles. A config that does not fit the shapes is a
+// loom::Error.
 te::Schedule schedule_conv2d_nchwc_winograd(const te::Tensor& out, const WinogradConfig& config);
 
 // Whether MakeConv2DKernel compiles `workload` with Winograd: 3x3, stride 1, dilation 1,
 // groups 1, K a multiple of 16, C >= 16 and at least 16 output tiles of 4x4 over the batch
 // (below that, reading the 4 times larger transformed weight costs more than Winograd
-// saves; the measurements are in the .cc).
+// saves; the measurements are in the .cc). A workload whose kernel does not fit its padded
+// input is a loom::Error.
 bool PreferWinograd(const Conv2DWorkload& workload);
 
 }  // namespace loom::topi::x86

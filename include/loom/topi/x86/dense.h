@@ -49,7 +49,9 @@ DenseConfig DefaultDenseConfig(int64_t M, int64_t N, int64_t K);
 // block_columns / tile_columns when given, else as many as fit in block_bytes; lowered to a
 // divisor of the panel count, so that no block reaches past the last panel (a block split
 // that did not divide would put a bound check on every element of the tail's tiles). Shared
-// by every GEMM schedule that blocks packed panels.
+// by every GEMM schedule that blocks packed panels. A panel count, panel size or
+// tile_columns that is not positive, or block_columns that is no multiple of tile_columns,
+// is a loom::Error (the register tile is not checked: other GEMMs have their own).
 int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& config);
 
 // The weight in column panels of config.tile_columns: weight is [K, N] (ONNX MatMul's B) or,
