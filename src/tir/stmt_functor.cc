@@ -50,4 +50,33 @@ Stmt Substitute(const Stmt& stmt, const VarMap& vmap) {
   return Substitute(stmt, Lookup(vmap));
 }
 
+PrimExpr StorageRenamer::VisitExpr_(const BufferLoadNode* op) {
+  PrimExpr visited = StmtExprMutator::VisitExpr_(op);
+  const auto* load = visited.as<BufferLoadNode>();
+  Buffer buffer = RewriteBuffer(load->buffer);
+  if (buffer.same_as(load->buffer)) return visited;
+  return BufferLoad(buffer, load->indices);
+}
+
+Stmt StorageRenamer::VisitStmt_(const BufferStoreNode* op) {
+  Stmt visited = StmtExprMutator::VisitStmt_(op);
+  const auto* store = visited.as<BufferStoreNode>();
+  Buffer buffer = RewriteBuffer(store->buffer);
+  if (buffer.same_as(store->buffer)) return visited;
+  return BufferStore(buffer, store->value, store->indices);
+}
+
+Stmt StorageRenamer::VisitStmt_(const AttrStmtNode* op) {
+  Stmt visited = StmtExprMutator::VisitStmt_(op);
+  ObjectRef node = op->node;
+  if (const auto* var = node.as<VarNode>()) {
+    node = RewriteVar(var);
+  } else if (const auto* buffer = node.as<BufferNode>()) {
+    node = RewriteBuffer(Buffer(buffer));
+  }
+  if (node.same_as(op->node)) return visited;
+  const auto* attr = visited.as<AttrStmtNode>();
+  return AttrStmt(node, attr->attr_key, attr->value, attr->body);
+}
+
 }  // namespace loom::tir

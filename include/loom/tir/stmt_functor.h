@@ -23,4 +23,23 @@ PrimExpr Substitute(const PrimExpr& expr,
 Stmt Substitute(const Stmt& stmt,
                 const std::function<std::optional<PrimExpr>(const Var&)>& replace);
 
+// A mutator for passes that rename storage: every variable use goes through RewriteVar, and
+// the buffer of every load, store and buffer-attribute statement through RewriteBuffer (an
+// attribute statement on a variable through RewriteVar). Nodes are rebuilt only where
+// something changed.
+class StorageRenamer : public StmtExprMutator {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  PrimExpr VisitExpr_(const VarNode* op) override { return RewriteVar(op); }
+  PrimExpr VisitExpr_(const BufferLoadNode* op) override;
+  Stmt VisitStmt_(const BufferStoreNode* op) override;
+  Stmt VisitStmt_(const AttrStmtNode* op) override;
+
+ protected:
+  virtual PrimExpr RewriteVar(const VarNode* op) = 0;
+  virtual Buffer RewriteBuffer(const Buffer& buffer) = 0;
+};
+
 }  // namespace loom::tir

@@ -278,13 +278,13 @@ class ConditionRewriter : public StmtExprMutator {
 // function, so when a parallel loop and its peeled copy outside it bound the same variables,
 // the outer plan (one temporary moved into another's storage, grown to fit) was applied to
 // the accesses inside the loop too, where that storage had its own, smaller size.
-class PartBodyCopier : public StmtExprMutator {
+class PartBodyCopier : public StorageRenamer {
  public:
   PartBodyCopier(VarMap point, bool fresh_allocations)
       : point_(std::move(point)), fresh_allocations_(fresh_allocations) {}
 
-  using StmtExprMutator::VisitExpr_;
-  using StmtExprMutator::VisitStmt_;
+  using StorageRenamer::VisitExpr_;
+  using StorageRenamer::VisitStmt_;
 
   Stmt VisitStmt_(const AllocateNode* op) override {
     if (!fresh_allocations_) return StmtExprMutator::VisitStmt_(op);
@@ -296,44 +296,15 @@ class PartBodyCopier : public StmtExprMutator {
                     alloc->storage_scope);
   }
 
-  PrimExpr VisitExpr_(const VarNode* op) override {
+ private:
+  PrimExpr RewriteVar(const VarNode* op) override {
     if (auto it = fresh_data_.find(op); it != fresh_data_.end()) return it->second;
     if (auto it = point_.find(Var(op)); it != point_.end()) return it->second;
     return PrimExpr(op);
   }
 
-  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
-    PrimExpr visited = StmtExprMutator::VisitExpr_(op);
-    const auto* load = visited.as<BufferLoadNode>();
-    Buffer buffer = Copy(load->buffer);
-    if (buffer.same_as(load->buffer)) return visited;
-    return BufferLoad(buffer, load->indices);
-  }
-
-  Stmt VisitStmt_(const BufferStoreNode* op) override {
-    Stmt visited = StmtExprMutator::VisitStmt_(op);
-    const auto* store = visited.as<BufferStoreNode>();
-    Buffer buffer = Copy(store->buffer);
-    if (buffer.same_as(store->buffer)) return visited;
-    return BufferStore(buffer, store->value, store->indices);
-  }
-
-  Stmt VisitStmt_(const AttrStmtNode* op) override {
-    Stmt visited = StmtExprMutator::VisitStmt_(op);
-    ObjectRef node = op->node;
-    if (const auto* var = node.as<VarNode>()) {
-      node = VisitExpr_(var);
-    } else if (const auto* buffer = node.as<BufferNode>()) {
-      node = Copy(Buffer(buffer));
-    }
-    if (node.same_as(op->node)) return visited;
-    const auto* attr = visited.as<AttrStmtNode>();
-    return AttrStmt(node, attr->attr_key, attr->value, attr->body);
-  }
-
- private:
   // The buffer in this part: one Buffer per original, shared by its accesses.
-  Buffer Copy(const Buffer& buffer) {
+  Buffer RewriteBuffer(const Buffer& buffer) override {
     if (auto it = copies_.find(buffer.get()); it != copies_.end()) return it->second;
     bool changed = false;
     auto visit = [&](const PrimExpr& e) {

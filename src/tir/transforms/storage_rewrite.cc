@@ -20,6 +20,7 @@
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/structural.h"
+#include "loom/tir/stmt_functor.h"
 #include "loom/tir/transform.h"
 
 namespace loom::tir::transform {
@@ -275,12 +276,12 @@ Stmt RewriteScope(const Stmt& scope_body);
 
 // Applies one scope's plan: removes the hoisted Allocates, points merged members at their
 // slot's variable, plans nested attach scopes, and allocates the slots at the top.
-class ScopeRewriter : public StmtExprMutator {
+class ScopeRewriter : public StorageRenamer {
  public:
   explicit ScopeRewriter(const ScopePlan& plan) : plan_(plan) {}
 
-  using StmtExprMutator::VisitExpr_;
-  using StmtExprMutator::VisitStmt_;
+  using StorageRenamer::VisitExpr_;
+  using StorageRenamer::VisitStmt_;
 
   Stmt Rewrite(const Stmt& scope_body) {
     Stmt body = VisitStmt(scope_body);
@@ -309,41 +310,14 @@ class ScopeRewriter : public StmtExprMutator {
                loop->annotations);
   }
 
-  Stmt VisitStmt_(const AttrStmtNode* op) override {
-    Stmt visited = StmtExprMutator::VisitStmt_(op);
-    ObjectRef node = op->node;
-    if (const auto* var = node.as<VarNode>()) {
-      if (const Var* storage = StorageOf(var)) node = *storage;
-    } else if (const auto* buffer = node.as<BufferNode>()) {
-      node = Remap(Buffer(buffer));
-    }
-    if (node.same_as(op->node)) return visited;
-    const auto* attr = visited.as<AttrStmtNode>();
-    return AttrStmt(node, attr->attr_key, attr->value, attr->body);
-  }
-
-  PrimExpr VisitExpr_(const VarNode* op) override {
+ private:
+  PrimExpr RewriteVar(const VarNode* op) override {
     if (const Var* storage = StorageOf(op)) return *storage;
     return PrimExpr(op);
   }
 
-  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
-    PrimExpr visited = StmtExprMutator::VisitExpr_(op);
-    const auto* load = visited.as<BufferLoadNode>();
-    Buffer buffer = Remap(load->buffer);
-    if (buffer.same_as(load->buffer)) return visited;
-    return BufferLoad(buffer, load->indices);
-  }
+  Buffer RewriteBuffer(const Buffer& buffer) override { return Remap(buffer); }
 
-  Stmt VisitStmt_(const BufferStoreNode* op) override {
-    Stmt visited = StmtExprMutator::VisitStmt_(op);
-    const auto* store = visited.as<BufferStoreNode>();
-    Buffer buffer = Remap(store->buffer);
-    if (buffer.same_as(store->buffer)) return visited;
-    return BufferStore(buffer, store->value, store->indices);
-  }
-
- private:
   const Var* StorageOf(const Object* var) const {
     auto it = plan_.storage_of.find(var);
     return it == plan_.storage_of.end() ? nullptr : &it->second;
