@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "loom/support/error.h"
 
@@ -20,6 +23,25 @@ namespace {
 
 // Marks the children of RunPerThreadCount, whose thread environment is already set.
 constexpr const char* kChildVariable = "LOOM_BENCH_THREAD_COUNT_CHILD";
+
+// How long libgomp's waiting threads spin before they sleep, in rounds of load + `pause`
+// (GOMP_SPINCOUNT; Loom's pool spins 4096 such rounds, kSpinIterations in
+// src/runtime/thread_pool.cc). Measured with a 2-thread parallel region followed by a sleep,
+// libgomp's idle worker burns 62 us of CPU with 4096 (Loom's 4096 pauses: 61 us), 16 us with
+// 1000, and ~4.5 ms with its default of 300000, which would hold the cores through the next
+// library's batch. A spin as long as Loom's would seem the fair choice, but on this 2-core
+// machine shared with other work it makes oneDNN's 2-thread calls 2 to 8 times slower (the
+// geomean of loom_ms / onednn_ms over 9 small layers: 0.23 with 4096, 0.50 with 256, 0.61
+// with 0; Loom's own times unchanged), most likely because libgomp spins as long at the
+// barrier that ends each parallel region (Loom's launcher spins only 512 rounds), where a
+// waiting thread holds a core that its preempted partner needs. So the baseline gets its
+// best measured setting, no spin: its workers sleep at once and each call wakes them (a few
+// microseconds, as Loom's calls pay when its workers have gone to sleep).
+constexpr const char* kOpenMpSpinCount = "0";
+
+// The untimed sleep before each timed batch: far longer than Loom's spin (~60 us), so that
+// its idle threads, or any other library's with a short spin, are asleep when a batch starts.
+constexpr auto kSettleTime = std::chrono::milliseconds(2);
 
 double SecondsOfBatch(const std::function<void()>& call, int64_t batch) {
   auto start = std::chrono::steady_clock::now();
@@ -60,20 +82,26 @@ std::string JoinCommas(const std::vector<int64_t>& values) {
   return JoinCommas(parts);
 }
 
-int64_t ParsePositive(const std::string& text, const std::string& program,
-                      const std::string& flag) {
+int64_t ParsePositive(const std::string& text, const std::string& program, const std::string& flag,
+                      int64_t max) {
   char* end = nullptr;
+  errno = 0;
   long long value = std::strtoll(text.c_str(), &end, 10);
-  LOOM_CHECK_USER(!text.empty() && *end == '\0' && value > 0)
+  // strtoll also takes leading spaces and signs.
+  LOOM_CHECK_USER(!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) &&
+                  *end == '\0' && value > 0)
       << program << ": " << flag << " takes positive integers, got '" << text << "'";
+  LOOM_CHECK_USER(errno != ERANGE && value <= max)
+      << program << ": " << flag << " takes positive integers up to " << max << ", got '" << text
+      << "'";
   return value;
 }
 
 std::vector<int64_t> ParsePositiveList(const std::string& text, const std::string& program,
-                                       const std::string& flag) {
+                                       const std::string& flag, int64_t max) {
   std::vector<int64_t> values;
   for (const std::string& part : SplitCommas(text))
-    values.push_back(ParsePositive(part, program, flag));
+    values.push_back(ParsePositive(part, program, flag, max));
   LOOM_CHECK_USER(!values.empty())
       << program << ": " << flag << " takes comma-separated positive integers, got nothing";
   return values;
@@ -103,8 +131,10 @@ std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& call
   for (const auto& call : calls) batches.push_back(CallsPerSample(call, min_sample_seconds));
   std::vector<std::vector<double>> times(calls.size());
   for (int r = 0; r < samples; ++r) {
-    for (size_t c = 0; c < calls.size(); ++c)
+    for (size_t c = 0; c < calls.size(); ++c) {
+      std::this_thread::sleep_for(kSettleTime);
       times[c].push_back(SecondsOfBatch(calls[c], batches[c]) / static_cast<double>(batches[c]));
+    }
   }
   std::vector<double> medians;
   for (auto& t : times) {
@@ -123,7 +153,8 @@ int RunPerThreadCount(const std::string& program, const std::vector<int>& thread
     std::string text = std::to_string(count);
     setenv("LOOM_NUM_THREADS", text.c_str(), 1);
     setenv("OMP_NUM_THREADS", text.c_str(), 1);
-    setenv("OMP_WAIT_POLICY", "passive", 0);
+    // A GOMP_SPINCOUNT overrides OMP_WAIT_POLICY in libgomp, so a user's policy stays as set.
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 0);
     if (set_environment) set_environment(count);
     setenv(kChildVariable, "1", 1);
     std::vector<std::string> args = child_args(count);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,14 @@ std::vector<std::string> SplitCommas(const std::string& text);
 std::string JoinCommas(const std::vector<std::string>& parts);
 std::string JoinCommas(const std::vector<int64_t>& values);
 
-// A positive decimal integer, or a loom::Error naming `program`, `flag` and the text.
-int64_t ParsePositive(const std::string& text, const std::string& program, const std::string& flag);
-// Comma-separated positive integers (at least one).
+// A positive decimal integer up to `max`, or a loom::Error naming `program`, `flag`, the
+// text and, for a value past `max` (or past int64_t), the largest accepted.
+int64_t ParsePositive(const std::string& text, const std::string& program, const std::string& flag,
+                      int64_t max = std::numeric_limits<int64_t>::max());
+// Comma-separated positive integers up to `max` (at least one).
 std::vector<int64_t> ParsePositiveList(const std::string& text, const std::string& program,
-                                       const std::string& flag);
+                                       const std::string& flag,
+                                       int64_t max = std::numeric_limits<int64_t>::max());
 
 struct FlagHandler {
   std::string flag;  // "--threads"
@@ -34,7 +38,10 @@ void ParseFlags(int argc, char** argv, const std::string& program,
 // Per-call seconds of each function. After a warm-up, each of `samples` rounds times every
 // function in turn (round-robin, so a noisy neighbour slows them all alike) as one batch of
 // back-to-back calls; a function's batch is as long as its calls need to last
-// `min_sample_seconds` (one call when 0). Returns each function's median over the rounds.
+// `min_sample_seconds` (one call when 0). Before each timed batch the caller sleeps, untimed,
+// long enough for the idle threads of every library's pool to stop spinning (see
+// RunPerThreadCount), so that no batch shares the cores with the previous library's
+// spinning threads. Returns each function's median over the rounds.
 std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& calls, int samples,
                                   double min_sample_seconds = 0);
 
@@ -43,11 +50,11 @@ bool InThreadCountChild();
 
 // Runs this program (/proc/self/exe) once per thread count, in turn, each in a child process
 // with the arguments `child_args(threads)` (argv[0] included) and an environment that fixes
-// every library's thread count when it loads: LOOM_NUM_THREADS and OMP_NUM_THREADS, OpenMP's
-// idle threads sleeping (OMP_WAIT_POLICY=passive unless set, as Loom's pool sleeps after a
-// short spin: left spinning, one library's idle threads would occupy the cores during the
-// next library's call in the interleaved timing), and what `set_environment(threads)` adds.
-// Returns 0 when every child exited with 0, else 1 after the first that did not.
+// every library's thread count when it loads (LOOM_NUM_THREADS, OMP_NUM_THREADS), sets how
+// long OpenMP's waiting threads spin (GOMP_SPINCOUNT, the setting measured best for oneDNN:
+// see kOpenMpSpinCount in the .cc; unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set), and adds
+// what `set_environment(threads)` sets. Returns 0 when every child exited with 0, else 1 after the
+// first that did not.
 int RunPerThreadCount(const std::string& program, const std::vector<int>& threads,
                       const std::function<std::vector<std::string>(int threads)>& child_args,
                       const std::function<void(int threads)>& set_environment = {});

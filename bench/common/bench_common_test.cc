@@ -1,10 +1,13 @@
 // The benchmark harness's pieces that need no clock: option parsing and its errors, the
-// number of calls the timing makes, the geometric mean, formatting.
+// number of calls the timing makes and the settling sleep before each batch (a lower bound
+// only), the geometric mean, formatting.
 #include "bench_common.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,7 @@ TEST(BenchCommon, ParseFlagsHandsEachValueToItsFlagAndNamesWhatItAccepts) {
 TEST(BenchCommon, PositiveIntegersAndCommaLists) {
   EXPECT_EQ(ParsePositive("12", "prog", "--n"), 12);
   EXPECT_EQ(ParsePositiveList("1,2,3", "prog", "--n"), std::vector<int64_t>({1, 2, 3}));
-  for (std::string bad : {"0", "-1", "x", "1.5", ""}) {
+  for (std::string bad : {"0", "-1", "x", "1.5", "", " 5", "+5", "5 "}) {
     try {
       ParsePositive(bad, "prog", "--n");
       ADD_FAILURE() << "'" << bad << "' was accepted";
@@ -52,6 +55,33 @@ TEST(BenchCommon, PositiveIntegersAndCommaLists) {
     }
   }
   EXPECT_THROW(ParsePositiveList("1,,2", "prog", "--n"), Error);
+  EXPECT_EQ(ParsePositive("9223372036854775807", "prog", "--n"), INT64_MAX);
+  EXPECT_EQ(ParsePositive("7", "prog", "--n", 7), 7);
+  EXPECT_EQ(ParsePositiveList("2147483647", "prog", "--n", INT32_MAX),
+            std::vector<int64_t>({INT32_MAX}));
+}
+
+std::string ParsePositiveError(const std::string& text, int64_t max) {
+  try {
+    ParsePositiveList(text, "prog", "--n", max);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(BenchCommon, IntegersPastTheLimitAreErrorsNamingIt) {
+  EXPECT_EQ(ParsePositiveError("8", 7), "prog: --n takes positive integers up to 7, got '8'");
+  // 2^32 + 1 would narrow to 1 as an int.
+  EXPECT_EQ(ParsePositiveError("1,4294967297", INT32_MAX),
+            "prog: --n takes positive integers up to 2147483647, got '4294967297'");
+  // Past int64_t: strtoll clamps and sets ERANGE.
+  EXPECT_EQ(ParsePositiveError("9223372036854775808", INT64_MAX),
+            "prog: --n takes positive integers up to 9223372036854775807, got "
+            "'9223372036854775808'");
+  EXPECT_EQ(ParsePositiveError("99999999999999999999999", INT64_MAX),
+            "prog: --n takes positive integers up to 9223372036854775807, got "
+            "'99999999999999999999999'");
   EXPECT_EQ(SplitCommas("a,b"), std::vector<std::string>({"a", "b"}));
   EXPECT_TRUE(SplitCommas("").empty());
   EXPECT_EQ(JoinCommas(std::vector<std::string>{"a", "b"}), "a,b");
@@ -65,6 +95,22 @@ TEST(BenchCommon, WithoutAMinimumEachSampleIsOneCallAfterOneWarmUpCall) {
   EXPECT_EQ(second, 6);
   ASSERT_EQ(medians.size(), 2u);
   EXPECT_GE(medians[0], 0);
+}
+
+TEST(BenchCommon, EachTimedBatchStartsAfterTheThreadsSettle) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_call_end{};
+  std::vector<double> gaps;
+  auto call = [&] {
+    Clock::time_point now = Clock::now();
+    if (last_call_end != Clock::time_point{})
+      gaps.push_back(std::chrono::duration<double>(now - last_call_end).count());
+    last_call_end = Clock::now();
+  };
+  MedianSeconds({call, call}, 3);
+  // Two warm-up calls, then the three rounds' six one-call batches, each after a 2 ms sleep.
+  ASSERT_EQ(gaps.size(), 7u);
+  for (size_t g = 1; g < gaps.size(); ++g) EXPECT_GE(gaps[g], 2e-3) << "gap " << g;
 }
 
 TEST(BenchCommon, AMinimumSampleTimeBatchesCalls) {

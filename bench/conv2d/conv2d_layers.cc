@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "bench_common.h"
 #include "loom/support/error.h"
@@ -117,7 +118,8 @@ Conv2DBenchOptions ParseConv2DBenchOptions(int argc, char** argv) {
              {{"--threads",
                [&](const std::string& value) {
                  options.threads.clear();
-                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads"))
+                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads",
+                                                        std::numeric_limits<int>::max()))
                    options.threads.push_back(static_cast<int>(count));
                }},
               {"--nets",
@@ -137,7 +139,8 @@ Conv2DBenchOptions ParseConv2DBenchOptions(int argc, char** argv) {
                  options.layers = ParsePositiveList(value, kProgram, "--layers");
                }},
               {"--repeat", [&](const std::string& value) {
-                 options.repeat = static_cast<int>(ParsePositive(value, kProgram, "--repeat"));
+                 options.repeat = static_cast<int>(
+                     ParsePositive(value, kProgram, "--repeat", std::numeric_limits<int>::max()));
                }}});
   size_t most_layers = 0;
   for (const Net& net : BenchmarkNets()) {

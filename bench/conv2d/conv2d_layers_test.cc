@@ -134,6 +134,12 @@ TEST(BenchConv2DOptions, BadOptionsAreErrorsThatSayWhatIsAccepted) {
             "loom-bench-conv2d: --threads takes positive integers, got '0'");
   EXPECT_EQ(ParseError({"--repeat", "5x"}),
             "loom-bench-conv2d: --repeat takes positive integers, got '5x'");
+  EXPECT_EQ(ParseError({"--threads", "4294967297"}),
+            "loom-bench-conv2d: --threads takes positive integers up to 2147483647, got "
+            "'4294967297'");
+  EXPECT_EQ(ParseError({"--repeat", "2147483648"}),
+            "loom-bench-conv2d: --repeat takes positive integers up to 2147483647, got "
+            "'2147483648'");
   EXPECT_EQ(ParseError({"--layers", ""}),
             "loom-bench-conv2d: --layers takes comma-separated positive integers, got nothing");
   EXPECT_EQ(ParseError({"--nets", "resnet50"}),

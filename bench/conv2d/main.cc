@@ -3,9 +3,9 @@
 //
 //   loom-bench-conv2d [--threads 1,2] [--nets resnet18,mobilenet_v2] [--layers 3,5] [--repeat 15]
 //
-// Prints one line per layer as it is measured, e.g.
-//   conv2d net=resnet18 layer=3 n=1 c=64 h=56 w=56 k=128 r=3 s=3 stride=2 pad=1 groups=1 threads=1
-//   loom_ms=0.3010 onednn_ms=0.3220
+// Prints one line per layer as it is measured (milliseconds per call with 4 decimals, as the
+// depthwise layers take about 10 us), e.g.
+//   conv2d net=resnet18 layer=3 n=1 c=64 h=56 w=56 k=128 r=3 s=3 stride=2 pad=1 groups=1 threads=1 loom_ms=0.3010 onednn_ms=0.3220
 // and per network and thread count the geometric mean of loom_ms / onednn_ms:
 //   geomean net=resnet18 threads=1 loom_over_onednn=1.04 layers=11
 //
@@ -16,12 +16,14 @@
 // stream wait). Before timing, both outputs, back in NCHW, must agree within 1e-4 of the
 // largest output (plus 1e-5); a mismatch aborts the run naming the layer. Each timed
 // sample is a batch of back-to-back calls lasting at least 1 ms (small layers take
-// microseconds), the libraries alternate sample by sample, and a figure is the median per
+// microseconds), the libraries alternate sample by sample, each sample after an untimed
+// sleep that lets both libraries' idle threads stop spinning, and a figure is the median per
 // call over --repeat samples.
 //
 // The thread counts of both libraries are fixed when they load (LOOM_NUM_THREADS,
 // OMP_NUM_THREADS), so each thread count runs in a child process started with that
-// environment, idle OpenMP threads sleeping (OMP_WAIT_POLICY=passive unless set) like Loom's.
+// environment and OpenMP's spin before sleeping set to what oneDNN measured fastest with
+// (GOMP_SPINCOUNT unless it or OMP_WAIT_POLICY is set; see RunPerThreadCount).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -98,7 +100,9 @@ class OneDnnConv2D {
     dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_auto, any(src_dims),
         any(weight_dims), any(dst_dims_), {l.attrs.strides[0], l.attrs.strides[1]},
-        {l.attrs.pads[0], l.attrs.pads[1]}, {l.attrs.pads[2], l.attrs.pads[3]});
+        // oneDNN counts dilation from 0 (a dense kernel), Loom from 1.
+        {l.attrs.dilations[0] - 1, l.attrs.dilations[1] - 1}, {l.attrs.pads[0], l.attrs.pads[1]},
+        {l.attrs.pads[2], l.attrs.pads[3]});
     dnnl::convolution_forward::primitive_desc chosen(desc, engine_);
     conv_ = dnnl::convolution_forward(chosen);
     src_ = Reordered(src_dims, memory::format_tag::nchw, data, chosen.src_desc());

@@ -14,8 +14,10 @@
 // OPENBLAS_NUM_THREADS, OMP_NUM_THREADS), and OpenBLAS picks its kernel when it loads
 // (OPENBLAS_CORETYPE: its default detection takes an AVX2 kernel on AVX-512 machines). So
 // each thread count runs in a child process started with that environment. In it, idle
-// OpenMP (oneDNN) and OpenBLAS threads sleep instead of spinning (OMP_WAIT_POLICY=passive,
-// OPENBLAS_THREAD_TIMEOUT=4, unless set already), like Loom's.
+// OpenMP (oneDNN) and OpenBLAS threads sleep at once instead of spinning (GOMP_SPINCOUNT=0,
+// see RunPerThreadCount; OPENBLAS_THREAD_TIMEOUT=4, see kOpenBlasThreadTimeout; each unless
+// set already), and each timed call starts after an untimed sleep that lets Loom's idle
+// threads stop spinning.
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,7 +55,8 @@ Options ParseOptions(int argc, char** argv) {
              {{"--threads",
                [&](const std::string& value) {
                  options.threads.clear();
-                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads"))
+                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads",
+                                                        std::numeric_limits<int>::max()))
                    options.threads.push_back(static_cast<int>(count));
                }},
               {"--sizes",
@@ -61,7 +65,8 @@ Options ParseOptions(int argc, char** argv) {
                }},
               {"--repeat",
                [&](const std::string& value) {
-                 options.repeat = static_cast<int>(ParsePositive(value, kProgram, "--repeat"));
+                 options.repeat = static_cast<int>(
+                     ParsePositive(value, kProgram, "--repeat", std::numeric_limits<int>::max()));
                }},
               {"--kinds", [&](const std::string& value) {
                  options.kinds = SplitCommas(value);
@@ -180,6 +185,15 @@ int RunCases(const Options& options) {
   return 0;
 }
 
+// OpenBLAS's idle threads spin (yielding) for 2^OPENBLAS_THREAD_TIMEOUT cycles of the time
+// stamp counter before they sleep. Its default, 2^28 (0.1 s here), would spin through the
+// untimed sleep before each timed call (MedianSeconds) and hold the cores during the other
+// libraries' calls. 4 is its least: sleep at once, as OpenMP's threads here (kOpenMpSpinCount
+// in bench_common.cc). Each timed call follows that 2 ms sleep, so any timeout below it times
+// alike: 2^17 cycles, measured at 57 us of an idle worker's CPU after a 2-thread sgemm (Loom's
+// pool spins ~60 us), gave the same 2-thread figures as 4 within this machine's noise.
+constexpr const char* kOpenBlasThreadTimeout = "4";
+
 // Runs this program once per thread count, each in a child with that environment (OpenBLAS's
 // part of it added here).
 int RunChildren(const Options& options, const char* self) {
@@ -200,7 +214,7 @@ int RunChildren(const Options& options, const char* self) {
       [&](int threads) {
         setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
         if (avx512) setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1);
-        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+        setenv("OPENBLAS_THREAD_TIMEOUT", kOpenBlasThreadTimeout, 0);
       });
 }
 
