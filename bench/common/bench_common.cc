@@ -24,24 +24,22 @@ namespace {
 // Marks the children of RunPerThreadCount, whose thread environment is already set.
 constexpr const char* kChildVariable = "LOOM_BENCH_THREAD_COUNT_CHILD";
 
-// How long libgomp's waiting threads spin before they sleep, in rounds of load + `pause`
-// (GOMP_SPINCOUNT; Loom's pool spins 4096 such rounds, kSpinIterations in
-// src/runtime/thread_pool.cc). Measured with a 2-thread parallel region followed by a sleep,
-// libgomp's idle worker burns 62 us of CPU with 4096 (Loom's 4096 pauses: 61 us), 16 us with
-// 1000, and ~4.5 ms with its default of 300000, which would hold the cores through the next
-// library's batch. A spin as long as Loom's would seem the fair choice, but on this 2-core
-// machine shared with other work it makes oneDNN's 2-thread calls 2 to 8 times slower (the
-// geomean of loom_ms / onednn_ms over 9 small layers: 0.23 with 4096, 0.50 with 256, 0.61
-// with 0; Loom's own times unchanged), most likely because libgomp spins as long at the
-// barrier that ends each parallel region (Loom's launcher spins only 512 rounds), where a
-// waiting thread holds a core that its preempted partner needs. So the baseline gets its
-// best measured setting, no spin: its workers sleep at once and each call wakes them (a few
-// microseconds, as Loom's calls pay when its workers have gone to sleep).
-constexpr const char* kOpenMpSpinCount = "0";
+// The untimed pause before each timed batch, so that each library's batch runs as it would
+// alone: every library keeps its own threads' default behaviour (libgomp's idle threads,
+// oneDNN's, spin about 4.5 ms before they sleep -- measured: 300000 rounds of load + pause
+// -- and Loom's ~60 us), and the pause outlasts the longest of those spins, so no batch
+// shares the cores with the previous library's spinning threads. On this machine, quiet,
+// oneDNN's 2-thread MobileNetV2 layers ran 2.5x slower with its spin cut to nothing
+// (GOMP_SPINCOUNT=0): the baseline must not be handicapped. The calling thread waits busy:
+// sleeping let the core idle, and batches of 10 us kernels then started on a cold core
+// (depthwise layers 2x slower for Loom, 1.3x for oneDNN, against back-to-back timing).
+constexpr auto kSettleTime = std::chrono::microseconds(6000);
 
-// The untimed sleep before each timed batch: far longer than Loom's spin (~60 us), so that
-// its idle threads, or any other library's with a short spin, are asleep when a batch starts.
-constexpr auto kSettleTime = std::chrono::milliseconds(2);
+void WaitBusy(std::chrono::microseconds duration) {
+  auto until = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
 
 double SecondsOfBatch(const std::function<void()>& call, int64_t batch) {
   auto start = std::chrono::steady_clock::now();
@@ -132,7 +130,7 @@ std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& call
   std::vector<std::vector<double>> times(calls.size());
   for (int r = 0; r < samples; ++r) {
     for (size_t c = 0; c < calls.size(); ++c) {
-      std::this_thread::sleep_for(kSettleTime);
+      WaitBusy(kSettleTime);
       times[c].push_back(SecondsOfBatch(calls[c], batches[c]) / static_cast<double>(batches[c]));
     }
   }
@@ -153,8 +151,6 @@ int RunPerThreadCount(const std::string& program, const std::vector<int>& thread
     std::string text = std::to_string(count);
     setenv("LOOM_NUM_THREADS", text.c_str(), 1);
     setenv("OMP_NUM_THREADS", text.c_str(), 1);
-    // A GOMP_SPINCOUNT overrides OMP_WAIT_POLICY in libgomp, so a user's policy stays as set.
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 0);
     if (set_environment) set_environment(count);
     setenv(kChildVariable, "1", 1);
     std::vector<std::string> args = child_args(count);

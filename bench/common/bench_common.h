@@ -38,8 +38,9 @@ void ParseFlags(int argc, char** argv, const std::string& program,
 // Per-call seconds of each function. After a warm-up, each of `samples` rounds times every
 // function in turn (round-robin, so a noisy neighbour slows them all alike) as one batch of
 // back-to-back calls; a function's batch is as long as its calls need to last
-// `min_sample_seconds` (one call when 0). Before each timed batch the caller sleeps, untimed,
-// long enough for the idle threads of every library's pool to stop spinning (see
+// `min_sample_seconds` (one call when 0). Before each timed batch the caller waits, untimed
+// and busy (a sleeping core starts the batch cold), long enough for the idle threads of
+// every library's pool to stop spinning (see
 // RunPerThreadCount), so that no batch shares the cores with the previous library's
 // spinning threads. Returns each function's median over the rounds.
 std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& calls, int samples,
@@ -50,9 +51,7 @@ bool InThreadCountChild();
 
 // Runs this program (/proc/self/exe) once per thread count, in turn, each in a child process
 // with the arguments `child_args(threads)` (argv[0] included) and an environment that fixes
-// every library's thread count when it loads (LOOM_NUM_THREADS, OMP_NUM_THREADS), sets how
-// long OpenMP's waiting threads spin (GOMP_SPINCOUNT, the setting measured best for oneDNN:
-// see kOpenMpSpinCount in the .cc; unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set), and adds
+// every library's thread count when it loads (LOOM_NUM_THREADS, OMP_NUM_THREADS), and adds
 // what `set_environment(threads)` sets. Returns 0 when every child exited with 0, else 1 after the
 // first that did not.
 int RunPerThreadCount(const std::string& program, const std::vector<int>& threads,

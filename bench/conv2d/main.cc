@@ -17,13 +17,13 @@
 // largest output (plus 1e-5); a mismatch aborts the run naming the layer. Each timed
 // sample is a batch of back-to-back calls lasting at least 1 ms (small layers take
 // microseconds), the libraries alternate sample by sample, each sample after an untimed
-// sleep that lets both libraries' idle threads stop spinning, and a figure is the median per
+// busy pause that lets both libraries' idle threads stop spinning, and a figure is the median per
 // call over --repeat samples.
 //
 // The thread counts of both libraries are fixed when they load (LOOM_NUM_THREADS,
 // OMP_NUM_THREADS), so each thread count runs in a child process started with that
-// environment and OpenMP's spin before sleeping set to what oneDNN measured fastest with
-// (GOMP_SPINCOUNT unless it or OMP_WAIT_POLICY is set; see RunPerThreadCount).
+// environment; each library's threads otherwise behave as by default (see kSettleTime in
+// bench/common/bench_common.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -14,10 +14,10 @@
 // OPENBLAS_NUM_THREADS, OMP_NUM_THREADS), and OpenBLAS picks its kernel when it loads
 // (OPENBLAS_CORETYPE: its default detection takes an AVX2 kernel on AVX-512 machines). So
 // each thread count runs in a child process started with that environment. In it, idle
-// OpenMP (oneDNN) and OpenBLAS threads sleep at once instead of spinning (GOMP_SPINCOUNT=0,
-// see RunPerThreadCount; OPENBLAS_THREAD_TIMEOUT=4, see kOpenBlasThreadTimeout; each unless
-// set already), and each timed call starts after an untimed sleep that lets Loom's idle
-// threads stop spinning.
+// OpenBLAS threads sleep at once instead of spinning for 0.1 s (OPENBLAS_THREAD_TIMEOUT=4,
+// see kOpenBlasThreadTimeout, unless set already), and each timed call starts after an
+// untimed pause that outlasts the other libraries' idle spinning (kSettleTime in
+// bench/common/bench_common.cc).
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -187,10 +187,9 @@ int RunCases(const Options& options) {
 
 // OpenBLAS's idle threads spin (yielding) for 2^OPENBLAS_THREAD_TIMEOUT cycles of the time
 // stamp counter before they sleep. Its default, 2^28 (0.1 s here), would spin through the
-// untimed sleep before each timed call (MedianSeconds) and hold the cores during the other
-// libraries' calls. 4 is its least: sleep at once, as OpenMP's threads here (kOpenMpSpinCount
-// in bench_common.cc). Each timed call follows that 2 ms sleep, so any timeout below it times
-// alike: 2^17 cycles, measured at 57 us of an idle worker's CPU after a 2-thread sgemm (Loom's
+// untimed settling pause before each timed call (MedianSeconds) and hold the cores during the other
+// libraries' calls. 4 is its least: sleep at once. Each timed call follows a 6 ms pause, so
+// any timeout below it times alike: 2^17 cycles, measured at 57 us of an idle worker's CPU after a 2-thread sgemm (Loom's
 // pool spins ~60 us), gave the same 2-thread figures as 4 within this machine's noise.
 constexpr const char* kOpenBlasThreadTimeout = "4";
 
