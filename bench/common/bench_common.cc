@@ -142,6 +142,15 @@ std::vector<double> MedianSeconds(const std::vector<std::function<void()>>& call
   return medians;
 }
 
+FlagHandler ThreadCountsFlag(const std::string& program, std::vector<int>* threads) {
+  return {"--threads", [program, threads](const std::string& value) {
+            threads->clear();
+            for (int64_t count : ParsePositiveList(value, program, "--threads",
+                                                   std::numeric_limits<int>::max()))
+              threads->push_back(static_cast<int>(count));
+          }};
+}
+
 bool InThreadCountChild() { return std::getenv(kChildVariable) != nullptr; }
 
 int RunPerThreadCount(const std::string& program, const std::vector<int>& threads,

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "loom/support/error.h"
 
 namespace loom::bench {
 
@@ -28,6 +32,9 @@ struct FlagHandler {
   std::string flag;  // "--threads"
   std::function<void(const std::string& value)> handle;
 };
+
+// The --threads flag: a comma-separated list of positive thread counts, into `threads`.
+FlagHandler ThreadCountsFlag(const std::string& program, std::vector<int>* threads);
 
 // Reads argv[1..] as "--flag value" pairs and hands each value to its flag's handler (a
 // flag given twice: the last value wins). A missing value or an unknown flag is a
@@ -66,5 +73,31 @@ void PrintLine(const std::string& line);
 
 // The geometric mean of positive ratios (1 for none).
 double GeometricMean(const std::vector<double>& ratios);
+
+// A benchmark program's main: `parse` reads the options (a loom::Error there is one line on
+// stderr and exit code 2); a thread-count child (one count) then returns `run_child`, the
+// parent `run_parent` (which starts the children); a failure is one line and exit code 1.
+template <typename Options>
+int BenchMain(int argc, char** argv, const std::function<Options(int, char**)>& parse,
+              const std::function<int(const Options&)>& run_child,
+              const std::function<int(const Options&)>& run_parent) {
+  Options options;
+  try {
+    options = parse(argc, argv);
+  } catch (const Error& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 2;
+  }
+  try {
+    if (InThreadCountChild()) {
+      LOOM_ICHECK(options.threads.size() == 1) << "one thread count per child";
+      return run_child(options);
+    }
+    return run_parent(options);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  }
+}
 
 }  // namespace loom::bench

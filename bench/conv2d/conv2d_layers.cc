@@ -115,13 +115,7 @@ const std::vector<Net>& BenchmarkNets() {
 Conv2DBenchOptions ParseConv2DBenchOptions(int argc, char** argv) {
   Conv2DBenchOptions options;
   ParseFlags(argc, argv, kProgram,
-             {{"--threads",
-               [&](const std::string& value) {
-                 options.threads.clear();
-                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads",
-                                                        std::numeric_limits<int>::max()))
-                   options.threads.push_back(static_cast<int>(count));
-               }},
+             {ThreadCountsFlag(kProgram, &options.threads),
               {"--nets",
                [&](const std::string& value) {
                  options.nets = SplitCommas(value);

@@ -229,23 +229,14 @@ int RunLayers(const Conv2DBenchOptions& options) {
 }  // namespace loom::bench
 
 int main(int argc, char** argv) {
-  loom::bench::Conv2DBenchOptions options;
-  try {
-    options = loom::bench::ParseConv2DBenchOptions(argc, argv);
-  } catch (const loom::Error& error) {
-    std::cerr << error.what() << "\n";
-    return 2;
-  }
-  try {
-    if (loom::bench::InThreadCountChild()) {
-      LOOM_ICHECK(options.threads.size() == 1) << "one thread count per child";
-      return loom::bench::RunLayers(options);
-    }
-    return loom::bench::RunPerThreadCount("loom-bench-conv2d", options.threads, [&](int threads) {
-      return loom::bench::Conv2DBenchArgs(options, threads, argv[0]);
-    });
-  } catch (const std::exception& error) {
-    std::cerr << error.what() << "\n";
-    return 1;
-  }
+  using loom::bench::Conv2DBenchOptions;
+  return loom::bench::BenchMain<Conv2DBenchOptions>(
+      argc, argv, loom::bench::ParseConv2DBenchOptions, loom::bench::RunLayers,
+      [&](const Conv2DBenchOptions& options) {
+        return loom::bench::RunPerThreadCount("loom-bench-conv2d", options.threads,
+                                              [&](int threads) {
+                                                return loom::bench::Conv2DBenchArgs(
+                                                    options, threads, argv[0]);
+                                              });
+      });
 }

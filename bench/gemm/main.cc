@@ -52,13 +52,7 @@ struct Options {
 Options ParseOptions(int argc, char** argv) {
   Options options;
   ParseFlags(argc, argv, kProgram,
-             {{"--threads",
-               [&](const std::string& value) {
-                 options.threads.clear();
-                 for (int64_t count : ParsePositiveList(value, kProgram, "--threads",
-                                                        std::numeric_limits<int>::max()))
-                   options.threads.push_back(static_cast<int>(count));
-               }},
+             {ThreadCountsFlag(kProgram, &options.threads),
               {"--sizes",
                [&](const std::string& value) {
                  options.sizes = ParsePositiveList(value, kProgram, "--sizes");
@@ -221,21 +215,8 @@ int RunChildren(const Options& options, const char* self) {
 }  // namespace loom::bench
 
 int main(int argc, char** argv) {
-  loom::bench::Options options;
-  try {
-    options = loom::bench::ParseOptions(argc, argv);
-  } catch (const loom::Error& error) {
-    std::cerr << error.what() << "\n";
-    return 2;
-  }
-  try {
-    if (loom::bench::InThreadCountChild()) {
-      LOOM_ICHECK(options.threads.size() == 1) << "one thread count per child";
-      return loom::bench::RunCases(options);
-    }
-    return loom::bench::RunChildren(options, argv[0]);
-  } catch (const loom::Error& error) {
-    std::cerr << error.what() << "\n";
-    return 1;
-  }
+  using loom::bench::Options;
+  return loom::bench::BenchMain<Options>(
+      argc, argv, loom::bench::ParseOptions, loom::bench::RunCases,
+      [&](const Options& options) { return loom::bench::RunChildren(options, argv[0]); });
 }
