@@ -40,6 +40,7 @@
 #include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
+#include "loom/tir/analysis.h"
 #include "loom/topi/x86/conv2d.h"
 
 namespace loom::bench {
@@ -49,30 +50,10 @@ using topi::x86::Conv2DWorkload;
 
 constexpr double kMinSampleSeconds = 1e-3;
 
-std::string SymbolOf(const PrimFunc& func) {
-  auto symbol = func->attrs.find("global_symbol");
-  LOOM_ICHECK(symbol != func->attrs.end()) << "a kernel function without a global_symbol";
-  const auto* text = symbol->second.as<StringImmNode>();
-  LOOM_ICHECK(text != nullptr) << "a global_symbol that is not a string";
-  return text->value;
-}
-
 // An array shaped and typed as parameter `index` of `func`.
 runtime::NDArray ArrayForParam(const PrimFunc& func, size_t index) {
-  LOOM_ICHECK(index < func->params.size()) << SymbolOf(func) << " has no parameter " << index;
-  auto param =
-      std::find_if(func->buffer_map.begin(), func->buffer_map.end(),
-                   [&](const auto& entry) { return entry.first.same_as(func->params[index]); });
-  LOOM_ICHECK(param != func->buffer_map.end())
-      << SymbolOf(func) << ": parameter " << index << " is no buffer";
-  const Buffer& buffer = param->second;
-  std::vector<int64_t> shape;
-  for (const PrimExpr& extent : buffer->shape) {
-    int64_t value = 0;
-    LOOM_ICHECK(IsConstInt(extent, &value)) << SymbolOf(func) << " has a symbolic shape";
-    shape.push_back(value);
-  }
-  return runtime::NDArray::Empty(shape, buffer->dtype);
+  return runtime::NDArray::Empty(tir::ConstParamShape(func, index),
+                                 tir::ParamBuffer(func, index)->dtype);
 }
 
 void FillUniform(float* data, int64_t count, unsigned seed) {

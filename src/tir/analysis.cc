@@ -1,6 +1,11 @@
 #include "loom/tir/analysis.h"
 
+#include <algorithm>
+#include <string>
+
 #include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
+#include "loom/support/error.h"
 
 namespace loom::tir {
 
@@ -61,6 +66,38 @@ bool IsMemoryIndependent(const PrimExpr& expr) {
 bool IsNoOp(const Stmt& stmt) {
   const auto* evaluate = stmt.as<EvaluateNode>();
   return evaluate && !HasSideEffect(evaluate->value);
+}
+
+namespace {
+
+std::string NameOf(const PrimFunc& func) {
+  auto symbol = func->attrs.find("global_symbol");
+  const auto* text = symbol == func->attrs.end() ? nullptr : symbol->second.as<StringImmNode>();
+  return text ? "'" + text->value + "'" : "the function";
+}
+
+}  // namespace
+
+const Buffer& ParamBuffer(const PrimFunc& func, size_t index) {
+  LOOM_CHECK_USER(index < func->params.size())
+      << NameOf(func) << " has " << func->params.size() << " parameters, not " << index + 1;
+  auto param =
+      std::find_if(func->buffer_map.begin(), func->buffer_map.end(),
+                   [&](const auto& entry) { return entry.first.same_as(func->params[index]); });
+  LOOM_CHECK_USER(param != func->buffer_map.end())
+      << NameOf(func) << ": parameter " << index << " is a scalar, not a buffer";
+  return param->second;
+}
+
+std::vector<int64_t> ConstParamShape(const PrimFunc& func, size_t index) {
+  std::vector<int64_t> shape;
+  for (const PrimExpr& extent : ParamBuffer(func, index)->shape) {
+    int64_t value = 0;
+    LOOM_CHECK_USER(IsConstInt(extent, &value))
+        << NameOf(func) << ": parameter " << index << " has a symbolic extent " << extent;
+    shape.push_back(value);
+  }
+  return shape;
 }
 
 }  // namespace loom::tir

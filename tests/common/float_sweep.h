@@ -54,6 +54,33 @@ inline const std::vector<float> kSpecialValues = {
     -std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
     std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()};
 
+// The (base, exponent) grid of the pow accuracy tests: positive bases across all binades
+// against exponents of both signs up to the overflow range, bases near 2 and near 1 against
+// large exponents, negative bases against integers (and two non-integers). The grid grows
+// linearly in `base_points` (the bases densify); `exponent_points` exponents per range.
+struct PowGrid {
+  std::vector<float> bases, exponents;
+};
+
+inline PowGrid MakePowGrid(int64_t base_points, int64_t exponent_points) {
+  PowGrid grid;
+  auto add = [&](const std::vector<float>& xs, const std::vector<float>& ys) {
+    for (float x : xs) {
+      for (float y : ys) {
+        grid.bases.push_back(x);
+        grid.exponents.push_back(y);
+      }
+    }
+  };
+  add(FixedSweep(0.0f, kMaxFloat, 2 * base_points),
+      Concat({FixedSweep(-160.0f, 160.0f, exponent_points), kSpecialValues}));
+  add(FixedSweep(0.5f, 2.0f, base_points), FixedSweep(-3000.0f, 3000.0f, exponent_points));
+  add(FixedSweep(0.999f, 1.001f, base_points / 2), FixedSweep(-1e7f, 1e7f, exponent_points));
+  add(Concat({FixedSweep(-300.0f, -0.0f, base_points), kSpecialValues}),
+      {-7.0f, -2.0f, -1.0f, 0.5f, 2.0f, 3.0f, 17.0f, 0x1p24f, 0x1p24f + 2});
+  return grid;
+}
+
 // d rounded to float32 (to nearest even), overflowing to infinity as IEEE does.
 inline float RoundToFloat(double d) {
   if (std::fabs(d) >= 0x1.ffffffp127) return static_cast<float>(std::copysign(kInf, d));

@@ -15,6 +15,7 @@
 #include "loom/runtime/ndarray.h"
 #include "loom/target/build.h"
 #include "loom/te/lower.h"
+#include "loom/tir/analysis.h"
 #include "loom/topi/reduction.h"
 #include "loom/topi/schedule.h"
 #include "loom/topi/x86/conv2d.h"
@@ -25,13 +26,8 @@ void Section(const char* title) { std::cout << "\n== " << title << "\n"; }
 
 // An NDArray shaped as parameter `index` of `func`.
 loom::runtime::NDArray ArrayFor(const loom::PrimFunc& func, size_t index) {
-  std::vector<int64_t> shape;
-  for (const loom::PrimExpr& extent : func->buffer_map.at(index).second->shape) {
-    int64_t value = 0;
-    loom::IsConstInt(extent, &value);
-    shape.push_back(value);
-  }
-  return loom::runtime::NDArray::Empty(shape, loom::DataType::Float(32), {kDLCPU, 0});
+  return loom::runtime::NDArray::Empty(loom::tir::ConstParamShape(func, index),
+                                       loom::DataType::Float(32), {kDLCPU, 0});
 }
 
 // Compiles ResNet-18's 3x3 64 -> 64 layer at 56x56, checks sampled outputs against a direct

@@ -1,6 +1,9 @@
 // Small analyses over TIR that passes share.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "loom/ir/node.h"
 
 namespace loom::tir {
@@ -21,5 +24,11 @@ bool IsMemoryIndependent(const PrimExpr& expr);
 
 // A statement that does nothing: Evaluate of a side-effect-free expression.
 bool IsNoOp(const Stmt& stmt);
+
+// The buffer bound to parameter `index` of `func`, and its extents when they are constant
+// (what a caller allocates to call a lowered function); a loom::Error naming the function
+// otherwise.
+const Buffer& ParamBuffer(const PrimFunc& func, size_t index);
+std::vector<int64_t> ConstParamShape(const PrimFunc& func, size_t index);
 
 }  // namespace loom::tir

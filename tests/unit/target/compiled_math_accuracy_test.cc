@@ -57,23 +57,8 @@ std::vector<MathCase> Cases() {
       unary("erf", Concat({FixedSweep(-kMaxFloat, kMaxFloat, 5000), FixedSweep(-5, 5, 20000)}),
             [](double x) { return std::erf(x); }, 4),
   };
-  // pow on a grid: all binades of positive bases, bases near 1 against large exponents,
-  // negative bases against integer and non-integer exponents.
-  std::vector<float> bases, exponents;
-  auto add_grid = [&](const std::vector<float>& xs, const std::vector<float>& ys) {
-    for (float x : xs) {
-      for (float y : ys) {
-        bases.push_back(x);
-        exponents.push_back(y);
-      }
-    }
-  };
-  add_grid(FixedSweep(0, kMaxFloat, 200), Concat({FixedSweep(-160, 160, 40), kSpecialValues}));
-  add_grid(FixedSweep(0.5f, 2, 100), FixedSweep(-3000, 3000, 40));
-  add_grid(FixedSweep(0.999f, 1.001f, 50), FixedSweep(-1e7f, 1e7f, 40));
-  add_grid(Concat({FixedSweep(-300, -0.0f, 100), kSpecialValues}),
-           {-7.0f, -2.0f, -1.0f, 0.5f, 2.0f, 3.0f, 17.0f, 0x1p24f, 0x1p24f + 2});
-  cases.push_back({"pow", {bases, exponents},
+  PowGrid grid = MakePowGrid(100, 40);
+  cases.push_back({"pow", {grid.bases, grid.exponents},
                    [](const std::vector<double>& p) { return std::pow(p[0], p[1]); }, 8});
   return cases;
 }

@@ -14,6 +14,7 @@
 #include "loom/tir/host_array.h"
 #include "loom/tir/interpreter.h"
 #include "loom/tir/transform.h"
+#include "prim_func.h"
 
 namespace loom::target_test {
 
@@ -66,20 +67,7 @@ inline void CallWithArrays(const runtime::Module& module, const std::string& fun
       runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
 }
 
-// A hand-written function: the buffers' data variables, then `scalars`, as parameters; the
-// symbol is `name`.
-inline PrimFunc MakePrimFunc(const std::vector<Buffer>& buffers, const std::vector<Var>& scalars,
-                             Stmt body, const std::string& name) {
-  Array<Var> params;
-  BufferMap buffer_map;
-  for (const Buffer& buffer : buffers) {
-    params.push_back(buffer->data);
-    buffer_map.emplace_back(buffer->data, buffer);
-  }
-  for (const Var& scalar : scalars) params.push_back(scalar);
-  return PrimFunc(params, buffer_map, std::move(body), DataType::Void(),
-                  {{"global_symbol", StringImm(name)}});
-}
+using testing::MakePrimFunc;
 
 inline bool SameBytes(const tir::HostArray& a, const tir::HostArray& b) {
   return a.memory()->nbytes() == b.memory()->nbytes() &&

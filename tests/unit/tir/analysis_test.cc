@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/tir/stmt_functor.h"
@@ -57,6 +61,30 @@ TEST(AnalysisTest, SideEffectsAndMemoryIndependence) {
   EXPECT_TRUE(IsNoOp(Evaluate(load)));
   EXPECT_FALSE(IsNoOp(Evaluate(external)));
   EXPECT_FALSE(IsNoOp(BufferStore(a, 1, {0})));
+}
+
+TEST(AnalysisTest, ParameterBuffersAndTheirConstantShapes) {
+  Var n("n"), scalar("scale", kInt32);
+  Buffer fixed = DeclBuffer({3, 5}, kInt32, "A");
+  Buffer sized = DeclBuffer({n}, kInt32, "B");
+  PrimFunc func({fixed->data, scalar, sized->data}, {{fixed->data, fixed}, {sized->data, sized}},
+                Evaluate(0), DataType::Void(), {{"global_symbol", StringImm("f")}});
+  EXPECT_TRUE(ParamBuffer(func, 2).same_as(sized)) << "found by parameter, not map order";
+  EXPECT_EQ(ConstParamShape(func, 0), (std::vector<int64_t>{3, 5}));
+  auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message([&] { ParamBuffer(func, 1); }).find("'f': parameter 1 is a scalar"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ParamBuffer(func, 3); }).find("'f' has 3 parameters, not 4"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ConstParamShape(func, 2); }).find("has a symbolic extent n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "loom/ir/expr_ops.h"
+#include "prim_func.h"
 
 namespace loom::tir {
 namespace {
@@ -15,17 +16,7 @@ namespace {
 const DataType kInt32 = DataType::Int(32);
 const DataType kFloat32 = DataType::Float(32);
 
-// A function over the given buffers (each its own parameter) and scalar parameters.
-PrimFunc MakeFunc(const std::vector<Buffer>& buffers, const std::vector<Var>& scalars, Stmt body) {
-  Array<Var> params;
-  BufferMap map;
-  for (const Buffer& b : buffers) {
-    params.push_back(b->data);
-    map.emplace_back(b->data, b);
-  }
-  for (const Var& v : scalars) params.push_back(v);
-  return PrimFunc(params, map, body, DataType::Void(), {});
-}
+using testing::MakePrimFunc;
 
 Stmt Loop(const Var& i, PrimExpr extent, Stmt body, ForKind kind = ForKind::kSerial) {
   return For(i, make_zero(i.dtype()), extent, kind, body, IterVar(), {});
@@ -42,7 +33,7 @@ TEST(InterpreterTest, LoopStoreLoadWithScalarParameter) {
   Stmt body = Loop(i, n, BufferStore(b, value, {i}));
   HostArray ha(kFloat32, {8}), hb(kFloat32, {8});
   for (int k = 0; k < 8; ++k) ha.SetFloat(k, k * 0.5);
-  Interpreter().Run(MakeFunc({a, b}, {n}, body), {ha, hb, Value::Int(kInt32, 6)});
+  Interpreter().Run(MakePrimFunc({a, b}, {n}, body), {ha, hb, Value::Int(kInt32, 6)});
   for (int k = 0; k < 6; ++k) EXPECT_EQ(hb.GetFloat(k), k * 1.0 + 1.0) << k;
   EXPECT_EQ(hb.GetFloat(6), 0.0) << "only n iterations run";
 }
@@ -53,7 +44,7 @@ TEST(InterpreterTest, SymbolicShapeBindsFromTheArray) {
   Var i("i");
   Stmt body = Loop(i, n, BufferStore(a, Mul(i, i), {i}));
   HostArray ha(kInt32, {5});
-  Interpreter().Run(MakeFunc({a}, {}, body), {ha});
+  Interpreter().Run(MakePrimFunc({a}, {}, body), {ha});
   for (int k = 0; k < 5; ++k) EXPECT_EQ(ha.GetInt(k), k * k);
 }
 
@@ -69,7 +60,7 @@ TEST(InterpreterTest, MultiDimensionalStridesOffsetAndFlattenedAlias) {
   Stmt bump = Loop(k, 32, BufferStore(a1, Add(BufferLoad(a1, {k}), 1), {k}));
   Stmt copy = Loop(i, 3, Loop(j, 4, BufferStore(out, BufferLoad(view, {i, j}), {i, j})));
   HostArray ha(kInt32, {4, 8}), hout(kInt32, {3, 4});
-  Interpreter().Run(MakeFunc({a2, out}, {}, SeqStmt({fill, bump, copy})), {ha, hout});
+  Interpreter().Run(MakePrimFunc({a2, out}, {}, SeqStmt({fill, bump, copy})), {ha, hout});
   for (int r = 0; r < 4; ++r) {
     for (int c = 0; c < 8; ++c) EXPECT_EQ(ha.GetInt(r * 8 + c), r * 100 + c + 1);
   }
@@ -91,7 +82,7 @@ TEST(InterpreterTest, AllocateIsScopedAndZeroed) {
                         BufferStore(out, Add(BufferLoad(out, {i}), BufferLoad(tmp, {i})), {i})});
   Stmt body = Loop(r, 3, Allocate(tmp_var, kInt32, {4}, PrimExpr(), Loop(i, 4, inner), "local"));
   HostArray hout(kInt32, {4});
-  Interpreter().Run(MakeFunc({out}, {}, body), {hout});
+  Interpreter().Run(MakePrimFunc({out}, {}, body), {hout});
   for (int k = 0; k < 4; ++k) EXPECT_EQ(hout.GetInt(k), 1 + 2 + 3);
 }
 
@@ -107,7 +98,7 @@ TEST(InterpreterTest, ControlFlowStatements) {
                                                    BufferStore(out, x, {0}))));
   Stmt evaluate = Evaluate(Add(n, 1));
   HostArray hout(kInt32, {6});
-  Interpreter().Run(MakeFunc({out}, {n}, SeqStmt({branches, count, let, evaluate})),
+  Interpreter().Run(MakePrimFunc({out}, {n}, SeqStmt({branches, count, let, evaluate})),
                     {hout, Value::Int(kInt32, 7)});
   EXPECT_EQ(hout.GetInt(0), 21);
   EXPECT_EQ(hout.GetInt(1), -1);
@@ -127,7 +118,7 @@ TEST(InterpreterTest, EveryLoopKindIteratesItsExtent) {
                          : IterVar();
     Stmt body = For(i, 2, 5, kind, BufferStore(out, i + 1, {i}), thread, {});
     HostArray hout(kInt32, {8});
-    Interpreter().Run(MakeFunc({out}, {}, body), {hout});
+    Interpreter().Run(MakePrimFunc({out}, {}, body), {hout});
     for (int k = 0; k < 8; ++k) {
       EXPECT_EQ(hout.GetInt(k), (k >= 2 && k < 7) ? k + 1 : 0) << ForKindName(kind) << " " << k;
     }
@@ -252,7 +243,7 @@ TEST(InterpreterTest, VectorRampBroadcastShuffleAndVectorAccess) {
   });
   HostArray ha(kFloat32, {8}), hb(kFloat32, {8}), hc(kFloat32, {2, 4}), hd(kFloat32, {4});
   for (int k = 0; k < 8; ++k) ha.SetFloat(k, k + 0.25);
-  Interpreter().Run(MakeFunc({a, b, c, d}, {}, body), {ha, hb, hc, hd});
+  Interpreter().Run(MakePrimFunc({a, b, c, d}, {}, body), {ha, hb, hc, hd});
   for (int k = 0; k < 8; ++k) {
     EXPECT_EQ(hb.GetFloat(k), 2 * (k + 0.25));
     EXPECT_EQ(hc.GetFloat(k), k + 0.25);
@@ -331,12 +322,12 @@ TEST(InterpreterTest, ExternFunctionsReachBuffersThroughHandles) {
     ha.SetInt(k, k);
     hb.SetInt(k, k % 4 == k / 4 ? 2 : 0);  // 2 * identity
   }
-  interp.Run(MakeFunc({c, a, b}, {}, body), {hc, ha, hb});
+  interp.Run(MakePrimFunc({c, a, b}, {}, body), {hc, ha, hb});
   EXPECT_EQ(hc.GetInt(0), 0);
   for (int k = 1; k < 16; ++k) EXPECT_EQ(hc.GetInt(k), 2 * k);
   hc.SetInt(0, 0);
   ha.SetInt(0, 5);
-  interp.Run(MakeFunc({c, a, b}, {}, body), {hc, ha, hb});
+  interp.Run(MakePrimFunc({c, a, b}, {}, body), {hc, ha, hb});
   EXPECT_EQ(hc.GetInt(0), 30);
 }
 
@@ -352,7 +343,7 @@ TEST(InterpreterTest, SelectBetweenHandles) {
   HostArray ha(kInt32, {1}), hb(kInt32, {1});
   ha.SetInt(0, 1);
   hb.SetInt(0, 2);
-  interp.Run(MakeFunc({a, b}, {n}, body), {ha, hb, Value::Int(kInt32, 0)});
+  interp.Run(MakePrimFunc({a, b}, {n}, body), {ha, hb, Value::Int(kInt32, 0)});
   EXPECT_EQ(ha.GetInt(0), 2);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "conv_reference.h"
+#include "loom/tir/analysis.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
@@ -34,13 +35,7 @@ Conv2DWorkload Workload(std::vector<int64_t> nchw, std::vector<int64_t> krs, int
 
 // An array shaped as parameter `index` of `func`.
 tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
-  std::vector<int64_t> shape;
-  for (const PrimExpr& extent : func->buffer_map.at(index).second->shape) {
-    int64_t value = 0;
-    EXPECT_TRUE(IsConstInt(extent, &value));
-    shape.push_back(value);
-  }
-  return tir::HostArray(DataType::Float(32), shape);
+  return tir::HostArray(DataType::Float(32), tir::ConstParamShape(func, index));
 }
 
 // Runs the kernel's pack, convolution and unpack functions on random data and compares the

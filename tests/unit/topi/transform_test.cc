@@ -277,6 +277,35 @@ TEST(TopiTransform, TileRepeats) {
               [](const Index& i) { return Index{i[0] % 3, 0, i[2]}; }, "tile");
 }
 
+// Compiles pad(x, begin, end, mode, fill) for random x and compares it with ONNX's
+// reference: slice off the negative pads, then pad with the positive ones.
+void ExpectPadded(const Index& shape, const Index& begin, const Index& end, PadMode mode,
+                  DataType dtype, double fill, const std::string& label) {
+  te::Tensor x = te::placeholder(Shape(shape), dtype, "x");
+  tir::HostArray data = RandomArray(dtype, shape, 21);
+  Index out_shape;
+  for (size_t d = 0; d < shape.size(); ++d) out_shape.push_back(shape[d] + begin[d] + end[d]);
+  tir::HostArray got = RunCompiled({x}, pad(x, begin, end, mode, fill), {data});
+  ASSERT_EQ(got.shape(), out_shape) << label;
+  test::ExpectClose(
+      got,
+      [&](int64_t flat) {
+        Index at(shape.size());
+        bool inside = true;
+        for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+          int64_t crop_begin = std::max<int64_t>(-begin[d], 0);
+          int64_t n = shape[d] - crop_begin - std::max<int64_t>(-end[d], 0);
+          int64_t s = flat % out_shape[d] - std::max<int64_t>(begin[d], 0);
+          flat /= out_shape[d];
+          inside = inside && s >= 0 && s < n;
+          if (mode == PadMode::kReflect) s = s < 0 ? -s : s >= n ? 2 * (n - 1) - s : s;
+          at[d] = std::clamp<int64_t>(s, 0, n - 1) + crop_begin;
+        }
+        return mode == PadMode::kConstant && !inside ? fill : Element(data, Flat(at, shape));
+      },
+      0, label + ", mode " + std::to_string(static_cast<int>(mode)));
+}
+
 // Negative pads crop (then the positive pads of the other side extend the cropped view),
 // in every mode.
 TEST(TopiTransform, PadWithNegativePadsCrops) {
@@ -290,31 +319,7 @@ TEST(TopiTransform, PadWithNegativePadsCrops) {
                         Case{{3, 1, 17}, {2, 0, -16}, {-2, 1, 2}, PadMode::kEdge},
                         Case{{2, 3}, {0, -3}, {0, 2}, PadMode::kConstant},  // all padding
                         Case{{2, 6}, {-1, -2}, {-1, -4}, PadMode::kReflect}}) {  // to empty
-    const double fill = 2.5;
-    te::Tensor x = te::placeholder(Shape(c.shape), kF32, "x");
-    tir::HostArray data = RandomArray(kF32, c.shape, 21);
-    Index out_shape;
-    for (size_t d = 0; d < c.shape.size(); ++d) out_shape.push_back(c.shape[d] + c.begin[d] + c.end[d]);
-    tir::HostArray got = RunCompiled({x}, pad(x, c.begin, c.end, c.mode, fill), {data});
-    ASSERT_EQ(got.shape(), out_shape);
-    // ONNX's reference: slice off the negative pads, then pad with the positive ones.
-    test::ExpectClose(
-        got,
-        [&](int64_t flat) {
-          Index at(c.shape.size());
-          bool inside = true;
-          for (int64_t d = static_cast<int64_t>(c.shape.size()) - 1; d >= 0; --d) {
-            int64_t crop_begin = std::max<int64_t>(-c.begin[d], 0);
-            int64_t n = c.shape[d] - crop_begin - std::max<int64_t>(-c.end[d], 0);
-            int64_t s = flat % out_shape[d] - std::max<int64_t>(c.begin[d], 0);
-            flat /= out_shape[d];
-            inside = inside && s >= 0 && s < n;
-            if (c.mode == PadMode::kReflect) s = s < 0 ? -s : s >= n ? 2 * (n - 1) - s : s;
-            at[d] = std::clamp<int64_t>(s, 0, n - 1) + crop_begin;
-          }
-          return c.mode == PadMode::kConstant && !inside ? fill : Element(data, Flat(at, c.shape));
-        },
-        0, "pad with crops, mode " + std::to_string(static_cast<int>(c.mode)));
+    ExpectPadded(c.shape, c.begin, c.end, c.mode, kF32, 2.5, "pad with crops");
   }
 }
 
@@ -378,30 +383,8 @@ TEST(TopiTransform, PadConstantReflectEdge) {
                         Case{{3, 1, 17}, {1, 0, 2}, {2, 3, 5}, PadMode::kConstant, i32},
                         Case{{5, 17}, {4, 3}, {2, 16}, PadMode::kReflect, kF32},
                         Case{{3, 1, 17}, {0, 2, 1}, {1, 2, 20}, PadMode::kEdge, kF32}}) {
-    const double fill = c.dtype.is_float() ? 1.5 : -7;
-    te::Tensor x = te::placeholder(Shape(c.shape), c.dtype, "x");
-    tir::HostArray data = RandomArray(c.dtype, c.shape, 20);
-    tir::HostArray got = RunCompiled({x}, pad(x, c.begin, c.end, c.mode, fill), {data});
-    Index out_shape;
-    for (size_t d = 0; d < c.shape.size(); ++d) {
-      out_shape.push_back(c.shape[d] + c.begin[d] + c.end[d]);
-    }
-    ASSERT_EQ(got.shape(), out_shape);
-    test::ExpectClose(
-        got,
-        [&](int64_t flat) {
-          Index at(c.shape.size());
-          bool inside = true;
-          for (int64_t d = static_cast<int64_t>(c.shape.size()) - 1; d >= 0; --d) {
-            int64_t n = c.shape[d], s = flat % out_shape[d] - c.begin[d];
-            flat /= out_shape[d];
-            inside = inside && s >= 0 && s < n;
-            if (c.mode == PadMode::kReflect) s = s < 0 ? -s : s >= n ? 2 * (n - 1) - s : s;
-            at[d] = std::clamp<int64_t>(s, 0, n - 1);
-          }
-          return c.mode == PadMode::kConstant && !inside ? fill : Element(data, Flat(at, c.shape));
-        },
-        0, "pad mode " + std::to_string(static_cast<int>(c.mode)) + " " + c.dtype.str());
+    ExpectPadded(c.shape, c.begin, c.end, c.mode, c.dtype, c.dtype.is_float() ? 1.5 : -7,
+                 "pad " + c.dtype.str());
   }
 }
 
