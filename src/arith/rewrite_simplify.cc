@@ -92,6 +92,23 @@ class RewriteSimplifier::Impl : public ExprMutator {
     return Let(op->var, value, body);
   }
 
+  // likely() of a decided test is that value, and an if_then_else with a decided condition
+  // is its branch (what LoopPartition leaves in the main part of a padded copy).
+  PrimExpr VisitExpr_(const CallNode* op) override {
+    PrimExpr e = ExprMutator::VisitExpr_(op);
+    const auto* call = e.as<CallNode>();
+    if (call == nullptr) return e;
+    const std::string& name = call->op->name;
+    if (name == "likely" && call->args.size() == 1 && IsConstant(call->args[0])) {
+      return call->args[0];
+    }
+    if (name == "if_then_else" && call->args.size() == 3 && call->args[0].dtype().is_scalar()) {
+      if (is_const_true(call->args[0])) return call->args[1];
+      if (is_const_false(call->args[0])) return call->args[2];
+    }
+    return e;
+  }
+
   void Update(const Var& var, const PrimExpr& value, bool allow_override) {
     if (!value.defined()) {
       var_map_.erase(var);

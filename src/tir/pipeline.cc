@@ -20,6 +20,9 @@ transform::Pass DefaultLoweringPipeline() {
           // main part of a guarded vectorized loop has no condition on its variable and can
           // become vector code (only the peeled edge stays scalar).
           LoopPartition(),
+          // Index arithmetic folds on scalars only: (x // 3) * 3 + x % 3 is x before the
+          // loop is vectorized, a gather of 16 lanes after (a padded copy of 3-channel rows).
+          Simplify(),
           VectorizeLoop(),
           // Virtual threads are interleaved once the loops inside them have their final
           // shape (pipelined, partitioned, vectorized); their per-thread copies of

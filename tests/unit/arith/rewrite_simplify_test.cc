@@ -565,6 +565,20 @@ TEST_F(RewriteSimplify, RuleHitsNameTheRuleThatFired) {
   EXPECT_THROW(simplify.RuleHitCount("Add/no_such_rule"), InternalError);
 }
 
+// What LoopPartition leaves where it decided a bound: likely(true), and an if_then_else
+// whose condition is decided, which is its branch (its other branch is never evaluated).
+TEST_F(RewriteSimplify, DecidedLikelyAndIfThenElseFold) {
+  auto likely = [](PrimExpr e) { return call_intrin(DataType::Bool(), "likely", {e}); };
+  auto choose = [](PrimExpr c, PrimExpr t, PrimExpr e) {
+    return call_intrin(t.dtype(), "if_then_else", {c, t, e});
+  };
+  Check(likely(LT(I(1), I(2))), B(true));
+  Check(choose(And(likely(B(true)), LE(I(0), I(3))), f, F(0)), f);
+  Check(choose(likely(LT(x, x)), f, F(1)), F(1));
+  Unchanged(likely(LT(x, y)));
+  Unchanged(choose(likely(LT(x, y)), f, F(0)));
+}
+
 TEST_F(RewriteSimplify, SimplifiesNestedExpressionsBottomUp) {
   // ((x * 4 + 3) + 5) // 4  ->  x + 2
   Check(FloorDiv(Add(Add(Mul(x, I(4)), I(3)), I(5)), I(4)), Add(x, I(2)));

@@ -35,6 +35,29 @@ TEST(CodegenLLVMStmt, StackAndWorkspaceAllocations) {
   CheckTemporary(10000);   // 40 KB: from the workspace service
 }
 
+// LoopPartition copies a loop's body into its parts, so one variable can be the loop
+// variable of a serial loop and, after it, of a loop inside a parallel loop's body (and a
+// let variable likewise). The parallel body binds its own: the serial loop's value, which
+// does not dominate the parallel loop, must not be captured (that was invalid LLVM IR).
+TEST(CodegenLLVMStmt, AVariableReboundInAParallelBodyIsNotCaptured) {
+  Buffer A = DeclBuffer({4, 8}, F32(), "A");
+  Buffer B = DeclBuffer({4, 8}, F32(), "B");
+  Var row("row"), column("column"), scale("scale", F32());
+  auto copy_row = [&](PrimExpr r) {
+    return Loop(column, 8,
+                LetStmt(scale, FloatImm(F32(), 2.0),
+                        BufferStore(B, BufferLoad(A, {r, column}) * scale, {r, column})));
+  };
+  Stmt parallel = For(row, 1, IntImm(I32(), 3), ForKind::kParallel, copy_row(row), IterVar(), {});
+  // The first rows' column loop is nested in a loop, so its header does not dominate what
+  // follows the outer loop.
+  Var first("first");
+  Stmt body = SeqStmt({Loop(first, 1, copy_row(first)), parallel});
+  ExpectMatchesInterpreter(MakePrimFunc({A, B}, {}, body, "main"),
+                           {RandomArray(F32(), {4, 8}, 3)}, {tir::HostArray(F32(), {4, 8})},
+                           "rebound loop and let variables");
+}
+
 TEST(CodegenLLVMStmt, WhileIfLetAndAssert) {
   // B[i] = number of halvings of |A[i]| + 1 until below 1, negated when A[i] < 0.
   Buffer A = DeclBuffer({16}, I32(), "A");

@@ -85,6 +85,32 @@ def scale(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
 )");
 }
 
+// Fully lowered zero-padded copy of 3-channel pixels, a row's pixels and channels one axis
+// (as the x86 conv pads its input): LoopPartition peels the likely() bounds, the main part's
+// if_then_else folds to its load, and (x // 3) * 3 + x % 3 folds to x before vectorizing,
+// so the interior is one vector load per 16 floats, not a gather.
+TEST(TeLowerGolden, PaddedCopyOfThreeChannelPixelsIsAVectorCopy) {
+  Tensor A = placeholder({10, 3}, kF32, "A");
+  auto likely = [](PrimExpr test) { return call_intrin(DataType::Bool(), "likely", {test}); };
+  Tensor P = compute({36}, [&](Var x) {
+    PrimExpr at = x - 3;
+    return if_then_else(likely(at >= 0) && likely(at < 30), A(floordiv(at, 3), floormod(at, 3)),
+                        FloatImm(kF32, 0.0));
+  }, "P");
+  Schedule s = create_schedule({P.op()});
+  auto [o, i] = s[P].split(s[P]->leaf_iter_vars[0], 16);
+  s[P].vectorize(i);
+  EXPECT_EQ(ToScript(lower(s, {A, P}, "pad")), R"(@T.prim_func
+def pad(A: T.Buffer((10, 3), "float32"), P: T.Buffer((36,), "float32")):
+    for i.inner in range(16):
+        P[i.inner] = T.if_then_else(3 <= i.inner, A_1[i.inner - 3], T.float32(0.0))
+    P[T.Ramp(16, 1, 16)] = A_1[T.Ramp(13, 1, 16)]
+    for i.inner in range(16):
+        if i.inner < 4:
+            P[i.inner + 32] = T.if_then_else(i.inner < 1, A_1[i.inner + 29], T.float32(0.0))
+)");
+}
+
 // Fully lowered rfactor of a row sum: the partial sums are a flat allocation, the final
 // reduction reads them back.
 TEST(TeLowerGolden, RowSumRfactorLowered) {

@@ -143,6 +143,10 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   // Outlining (a parallel loop's body, the compute scope): the variables of `body` that the
   // current function has bound, which the outlined function receives.
   std::vector<const VarNode*> CapturedVars(const Stmt& body);
+  // Ends the scope of a variable (loop, let, allocation): once its statement is emitted, its
+  // value does not dominate what follows, so a later outlined body that binds the same
+  // variable itself (the parts LoopPartition copies from one loop) must not capture it.
+  void Unbind(const VarNode* var) { state_.vars.erase(var); }
   void EmitParallelFor(const ForNode* op);
   void EmitComputeScope(const AttrStmtNode* op);
 

@@ -231,7 +231,9 @@ llvm::Value* CodeGenLLVM::VisitExpr_(const ShuffleNode* op) {
 
 llvm::Value* CodeGenLLVM::VisitExpr_(const LetNode* op) {
   state_.vars[op->var.get()] = VisitExpr(op->value);
-  return VisitExpr(op->body);
+  llvm::Value* value = VisitExpr(op->body);
+  Unbind(op->var.get());
+  return value;
 }
 
 llvm::Value* CodeGenLLVM::VisitExpr_(const ReduceNode*) {

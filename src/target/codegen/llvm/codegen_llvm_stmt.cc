@@ -18,6 +18,7 @@ void CodeGenLLVM::VisitStmt_(const LetStmtNode* op) {
   value->setName(op->var.name());
   state_.vars[op->var.get()] = value;
   VisitStmt(op->body);
+  Unbind(op->var.get());
 }
 
 void CodeGenLLVM::VisitStmt_(const AttrStmtNode* op) {
@@ -89,6 +90,7 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
         EntryAlloca(StorageType(t), Int32(std::max<int64_t>(count, 1)), 64);
     state_.vars[op->buffer_var.get()] = storage;
     VisitStmt(op->body);
+    Unbind(op->buffer_var.get());
     return;
   }
   llvm::Type* i32 = builder_->getInt32Ty();
@@ -109,6 +111,7 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
   state_.vars[op->buffer_var.get()] = storage;
   state_.live_workspaces.push_back(storage);
   VisitStmt(op->body);
+  Unbind(op->buffer_var.get());
   state_.live_workspaces.pop_back();
   llvm::FunctionType* free_type = ServiceType(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
   builder_->CreateCall(free_type, LoadService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL),
@@ -129,6 +132,7 @@ void CodeGenLLVM::EmitSerialLoop(const Var& loop_var, llvm::Value* begin, llvm::
   builder_->SetInsertPoint(loop_body);
   state_.vars[loop_var.get()] = index;
   VisitStmt(body);
+  Unbind(loop_var.get());
   llvm::Value* next = builder_->CreateAdd(index, llvm::ConstantInt::get(begin->getType(), 1),
                                           "", /*HasNUW=*/false, /*HasNSW=*/true);
   index->addIncoming(next, builder_->GetInsertBlock());
