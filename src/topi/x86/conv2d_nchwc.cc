@@ -1,7 +1,7 @@
 // Direct and depthwise conv2d in the blocked NCHW[x]c layouts, and their x86 schedule.
 //
 // The schedule is a register-blocked direct convolution: each task owns rows of output of
-// a few channel blocks, and per tile of (channel blocks x rows x columns) the accumulators
+// a few channel blocks (depthwise: a block of rows of every channel block), and per tile of (channel blocks x rows x columns) the accumulators
 // stay in zmm registers over the whole reduction. Every multiply-add is one input value
 // broadcast (an embedded-broadcast memory operand) times a vector of 16 weights, so the
 // inner loop needs one weight load per channel block and one broadcast per position.
@@ -37,21 +37,24 @@ struct PaddedInput {
   }
 };
 
+PrimExpr Likely(PrimExpr test) {
+  return call_intrin(DataType::Bool(), "likely", {std::move(test)});
+}
+
+bool HasPadding(const Conv2DAttrs& a) { return a.pads != std::array<int64_t, 4>{0, 0, 0, 0}; }
+
 PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
   std::vector<int64_t> in = detail::ConstShape(data, "pad");
   const int64_t bn = in[4];
-  if (a.pads == std::array<int64_t, 4>{0, 0, 0, 0}) return {data, bn, false};
+  if (!HasPadding(a)) return {data, bn, false};
   const int64_t top = a.pads[0], left = a.pads[1];
-  auto likely = [](PrimExpr test) {
-    return call_intrin(DataType::Bool(), "likely", {std::move(test)});
-  };
   te::Tensor padded = te::compute(
       {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]),
        int((in[3] + left + a.pads[3]) * bn)},
       [&](const Array<Var>& i) {
         PrimExpr row = i[2] - int(top), position = i[3] - int(left * bn);
-        PrimExpr inside = likely(row >= 0) && likely(row < int(in[2])) &&
-                          likely(position >= 0) && likely(position < int(in[3] * bn));
+        PrimExpr inside = Likely(row >= 0) && Likely(row < int(in[2])) &&
+                          Likely(position >= 0) && Likely(position < int(in[3] * bn));
         return te::if_then_else(
             inside, data(i[0], i[1], row, floordiv(position, int(bn)), floormod(position, int(bn))),
             make_const(data.dtype(), 0.0));
@@ -114,15 +117,21 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
       << op << ": groups must equal the " << in[1] * in[4] << " channels, got " << a.groups;
   const int64_t r = w[2], s = w[3];
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
-  PaddedInput padded = PadSpatial(data, a);
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
   return te::compute(
       {int(in[0]), int(in[1]), int(out.p), int(out.q), int(in[4])},
       [&](const Array<Var>& i) {
-        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
-        PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
-        return te::sum(padded(i[0], i[1], row, column, i[4]) *
+        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]) - int(a.pads[0]);
+        PrimExpr column =
+            i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]) - int(a.pads[1]);
+        PrimExpr value = data(i[0], i[1], row, column, i[4]);
+        if (HasPadding(a)) {
+          value = te::if_then_else(Likely(row >= 0) && Likely(row < int(in[2])) &&
+                                       Likely(column >= 0) && Likely(column < int(in[3])),
+                                   value, make_const(data.dtype(), 0.0));
+        }
+        return te::sum(value *
                            weight(i[1], 0, rr->var, rs->var, 0, i[4]),
                        {rr, rs});
       },
@@ -148,18 +157,24 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   const int64_t lanes = bn % detail::kVectorLanes == 0 ? detail::kVectorLanes : bn;
   LOOM_CHECK_USER(config.oc_tile > 0 && shape[1] % config.oc_tile == 0 && config.reg_h > 0 &&
                   shape[2] % config.reg_h == 0 && config.reg_w > 0 &&
-                  shape[3] % config.reg_w == 0 && (depthwise ? config.oc_tile == 1 : true))
+                  shape[3] % config.reg_w == 0 && config.row_tiles_per_task > 0 &&
+                  (shape[2] / config.reg_h) % config.row_tiles_per_task == 0 &&
+                  (depthwise ? config.oc_tile == 1 : config.row_tiles_per_task == 1))
       << name << ": " << config.str() << " does not tile the output " << detail::ShapeText(shape)
       << ": oc_tile must divide " << shape[1] << (depthwise ? " (and be 1 for depthwise)" : "")
-      << ", reg_h " << shape[2] << " and reg_w " << shape[3];
+      << ", reg_h " << shape[2] << ", reg_w " << shape[3] << ", and row_tiles_per_task the "
+      << "row tiles" << (depthwise ? "" : " (and be 1 but for depthwise)");
 
   te::Schedule s = te::create_schedule({out.op()});
-  // The padded input (if any) is materialized, not inlined: inlined, it would put a bounds
-  // test on every multiply-add. A direct convolution reads each input row for every channel
-  // block and kernel row, so its padded input is computed once, up front. A depthwise
-  // convolution does little work per input element: a padded copy of the whole input cost as
-  // much as the convolution (2x oneDNN's time at stride 2), so each task pads the few rows
-  // it reads into a buffer that stays in L1 (0.8-1.2x oneDNN, 2026-11-24).
+  // A direct convolution's padded input (if any) is materialized, not inlined: inlined, it
+  // would put a bounds test on every multiply-add, and the convolution reads each input row
+  // for every channel block and kernel row, so it is padded once, up front. A depthwise
+  // convolution does little work per input element, so a padded copy costs as much as the
+  // convolution (a whole copy made stride-2 layers 2x oneDNN's time, per-task copies of the
+  // rows a task reads 1.3-2x on 2 threads): it reads its input in place, with likely()
+  // bounds (depthwise_conv2d_nchwc) that LoopPartition peels off the border rows and column
+  // tiles. That needs each task's rows to be a linear function of the parallel loop: the
+  // tasks are blocks of rows, each over all channel blocks.
   te::Tensor conv_data = conv->InputTensors()[0];
   const bool padded = conv_data.op()->tag == detail::kInjective && conv_data.op()->name == "pad";
   detail::InlineInjective(s, {out.op(), conv_data.op()});
@@ -173,16 +188,24 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   auto [row_outer, row_tile] = o.split(axes[2], int(config.reg_h));
   auto [column_outer, column_tile] = o.split(axes[3], int(config.reg_w));
   auto [vector, lane] = o.split(axes[4], int(lanes));
-  o.reorder({axes[0], chunk_outer, row_outer, column_outer, chunk_tile, row_tile, column_tile,
-             vector, lane});
+  IterVar task;
+  if (depthwise) {
+    auto [row_block, row_in_block] = o.split(row_outer, int(config.row_tiles_per_task));
+    o.reorder({row_block, axes[0], chunk_outer, row_in_block, column_outer, chunk_tile, row_tile,
+               column_tile, vector, lane});
+    task = row_block;
+  } else {
+    o.reorder({axes[0], chunk_outer, row_outer, column_outer, chunk_tile, row_tile, column_tile,
+               vector, lane});
+    task = o.fuse(o.fuse(axes[0], chunk_outer), row_outer);
+  }
+  o.parallel(task);
   // Constant offsets into the tile everywhere (unrolled copy-out), or LLVM keeps it in memory.
   o.unroll(chunk_tile);
   o.unroll(row_tile);
   o.unroll(column_tile);
   o.unroll(vector);
   o.vectorize(lane);
-  IterVar task = o.fuse(o.fuse(axes[0], chunk_outer), row_outer);
-  o.parallel(task);
   s[acc].compute_at(o, column_outer);
 
   te::Stage t = s[acc];
@@ -209,8 +232,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   if (padded) {
     te::Stage p = s[conv_data.op()];
     Array<IterVar> pad_axes = p->leaf_iter_vars;  // n, c, h, w * block
-    if (depthwise) p.compute_at(o, task);
-    else p.parallel(p.fuse(p.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));
+    p.parallel(p.fuse(p.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));
     auto [pad_vector, pad_lane] = p.split(pad_axes[3], detail::kVectorLanes);
     p.vectorize(pad_lane);
   }
@@ -220,7 +242,8 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
 std::string Conv2DNCHWcConfig::str() const {
   std::ostringstream text;
   text << "ic_bn=" << ic_bn << " oc_bn=" << oc_bn << " oc_tile=" << oc_tile << " reg_h=" << reg_h
-       << " reg_w=" << reg_w << " unroll_kw=" << (unroll_kw ? 1 : 0);
+       << " reg_w=" << reg_w << " unroll_kw=" << (unroll_kw ? 1 : 0)
+       << " row_tiles_per_task=" << row_tiles_per_task;
   return text.str();
 }
 

@@ -104,6 +104,31 @@ TEST(TopiX86Conv2D, EveryTilingComputesTheSame) {
     ExpectKernelMatchesReference(wl, MakeConv2DKernel(wl, config));
 }
 
+// Depthwise tasks are blocks of rows whose bounds LoopPartition peels: blocks that hold
+// the top or bottom padding, a block that is all border (5 rows, pads of 2), column tiles
+// that straddle both borders, strides and dilation, two images.
+TEST(TopiX86Conv2D, DepthwiseRowBlocksComputeTheSame) {
+  struct Case {
+    Conv2DWorkload workload;
+    Conv2DNCHWcConfig config;
+  };
+  auto config = [](int64_t bn, int64_t reg_h, int64_t reg_w, int64_t row_tiles) {
+    Conv2DNCHWcConfig c{bn, bn, 1, reg_h, reg_w, false};
+    c.row_tiles_per_task = row_tiles;
+    return c;
+  };
+  std::vector<Case> cases = {
+      {Workload({1, 32, 20, 17}, {32, 3, 3}, 1, {1, 2, 2, 1}, 32), config(16, 1, 6, 7)},
+      {Workload({1, 32, 20, 17}, {32, 3, 3}, 1, {1, 2, 2, 1}, 32), config(16, 3, 18, 1)},
+      {Workload({2, 24, 21, 21}, {24, 3, 3}, 2, {1, 1, 1, 1}, 24), config(12, 1, 11, 11)},
+      {Workload({1, 16, 5, 9}, {16, 5, 5}, 1, {2, 2, 2, 2}, 16), config(16, 1, 3, 5)},
+      {Workload({1, 16, 14, 14}, {16, 3, 3}, 1, {2, 2, 2, 2}, 16, 2), config(8, 2, 7, 7)},
+  };
+  for (const Case& c : cases) {
+    ExpectKernelMatchesReference(c.workload, MakeConv2DKernel(c.workload, c.config));
+  }
+}
+
 TEST(TopiX86Conv2D, EpilogueRunsOnTheRegisterTile) {
   // relu(conv + bias + residual) as one kernel, the epilogue inlined into the tile's store.
   const DataType f32 = DataType::Float(32);
@@ -204,6 +229,20 @@ TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
   bad.reg_w = 5;
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(conv2d_nchwc(data, good), bad); })
                 .find("does not tile the output (1, 2, 6, 6, 16)"),
+            std::string::npos);
+  Conv2DNCHWcConfig uneven_blocks;
+  uneven_blocks.row_tiles_per_task = 4;
+  te::Tensor depthwise_weight = te::placeholder(test::Exprs({2, 1, 3, 3, 1, 16}), f32, "dw");
+  Conv2DAttrs depthwise;
+  depthwise.groups = 32;
+  EXPECT_NE(test::ErrorOf([&] {
+              schedule_conv2d_nchwc(depthwise_conv2d_nchwc(data, depthwise_weight, depthwise),
+                                    uneven_blocks);
+            }).find("row_tiles_per_task=4 does not tile the output (1, 2, 6, 6, 16)"),
+            std::string::npos);
+  uneven_blocks.row_tiles_per_task = 2;
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(conv2d_nchwc(data, good), uneven_blocks); })
+                .find("(and be 1 but for depthwise)"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchwc(exp(data), bad); })
                 .find("is neither a conv2d_nchwc / depthwise_conv2d_nchwc output nor an "

@@ -50,6 +50,9 @@ struct Conv2DNCHWcConfig {
   int64_t reg_w = 1;
   // Copies of the body over the kernel columns (the s loop unrolled).
   bool unroll_kw = false;
+  // Depthwise only (1 otherwise): the rows of register tiles one parallel task computes, over
+  // every channel block; divides P / reg_h.
+  int64_t row_tiles_per_task = 1;
   std::string str() const;
 };
 
@@ -86,8 +89,10 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
 // Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc output or an
 // elementwise epilogue of one (bias add, ReLU, residual add, ... : injective stages between
 // the convolution and `out` are inlined, and the epilogue runs on the register tile before
-// it is stored). Rows of output in parallel, the register tile of `config`, the input's
-// padding materialized once. A config that does not fit the shapes is a loom::Error.
+// it is stored). Rows of output in parallel, the register tile of `config`; a direct
+// convolution's padded input is materialized once, a depthwise one reads its input in
+// place (the padding's bounds peeled off the border tiles). A config that does not fit the
+// shapes is a loom::Error.
 te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfig& config);
 
 // The compiled form of one workload, as a graph compiler or a benchmark uses it: every
