@@ -1,0 +1,71 @@
+// Traversals of graph expressions, dispatched on the kind (expr_table.def).
+//
+//   ExprFunctor<R(const Expr&)>  one VisitExpr_ per kind, no memo
+//   ExprVisitor                  visits every node of the DAG once, operands first
+//   ExprMutator                  rebuilds bottom-up, each node once; returns the very same
+//                                node when nothing under it changed (rebuilt calls are
+//                                retyped by MakeCall)
+//   PostOrderVisit(e, fn)        fn on every node once, operands before users
+#pragma once
+
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/graph/expr.h"
+
+namespace loom::graph {
+
+template <typename F>
+class ExprFunctor;
+
+template <typename R, typename... Args>
+class ExprFunctor<R(const Expr&, Args...)> {
+ public:
+  virtual ~ExprFunctor() = default;
+  virtual R VisitExpr(const Expr& e, Args... args) {
+    LOOM_ICHECK(e.defined()) << "visiting an undefined graph expression";
+    switch (e->expr_kind) {
+#define LOOM_GRAPH_EXPR(Name) \
+  case ExprKind::k##Name:     \
+    return VisitExpr_(static_cast<const Name##Node*>(e.get()), args...);
+#include "loom/graph/expr_table.def"
+    }
+    LOOM_ICHECK(false) << "unknown graph expression kind";
+    throw;
+  }
+#define LOOM_GRAPH_EXPR(Name) virtual R VisitExpr_(const Name##Node* op, Args... args) = 0;
+#include "loom/graph/expr_table.def"
+};
+
+class ExprVisitor : public ExprFunctor<void(const Expr&)> {
+ public:
+  void VisitExpr(const Expr& e) override;
+  void VisitExpr_(const VarNode* op) override;
+  void VisitExpr_(const ConstantNode* op) override;
+  void VisitExpr_(const CallNode* op) override;
+  void VisitExpr_(const TupleNode* op) override;
+  void VisitExpr_(const TupleGetItemNode* op) override;
+  void VisitExpr_(const FunctionNode* op) override;
+
+ protected:
+  std::unordered_set<const Object*> visited_;
+};
+
+class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
+ public:
+  Expr VisitExpr(const Expr& e) override;
+  Expr VisitExpr_(const VarNode* op) override;
+  Expr VisitExpr_(const ConstantNode* op) override;
+  Expr VisitExpr_(const CallNode* op) override;
+  Expr VisitExpr_(const TupleNode* op) override;
+  Expr VisitExpr_(const TupleGetItemNode* op) override;
+  Expr VisitExpr_(const FunctionNode* op) override;
+
+ protected:
+  std::unordered_map<const Object*, Expr> memo_;
+};
+
+void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn);
+
+}  // namespace loom::graph

@@ -1,0 +1,146 @@
+#include "loom/graph/expr.h"
+
+#include <unordered_set>
+
+#include "loom/graph/functor.h"
+
+namespace loom::graph {
+
+const char* ExprKindName(ExprKind kind) {
+  switch (kind) {
+#define LOOM_GRAPH_EXPR(Name) \
+  case ExprKind::k##Name:     \
+    return #Name;
+#include "loom/graph/expr_table.def"
+  }
+  return "?";
+}
+
+std::string CallNode::Where() const {
+  return op->name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+}
+
+CallInfo CallNode::Info() const {
+  CallInfo info;
+  info.op = op;
+  info.attrs = attrs;
+  for (const Expr& arg : args) info.input_types.push_back(arg.type());
+  info.output_type = checked_type;
+  info.where = Where();
+  return info;
+}
+
+Var MakeVar(std::string name_hint, Type type) {
+  LOOM_CHECK_USER(type.defined()) << "variable '" << name_hint << "' needs a type";
+  return Var(new VarNode(std::move(name_hint), std::move(type)));
+}
+
+Constant MakeConstant(runtime::NDArray data, std::string name_hint) {
+  LOOM_CHECK_USER(data.defined()) << "constant '" << name_hint << "' has no data";
+  Type type = TensorType(data.Shape(), data.dtype());
+  return Constant(new ConstantNode(std::move(data), std::move(name_hint), std::move(type)));
+}
+
+namespace {
+
+// The call's attributes checked against the schema, defaults filled in.
+Attrs CheckedAttrs(const OpDef& op, const Attrs& given, const std::string& where) {
+  std::map<std::string, AttrValue> values;
+  for (const auto& [name, value] : given.values()) {
+    const AttrField* field = op.FindAttr(name);
+    if (field == nullptr) {
+      std::string known;
+      for (const AttrField& f : op.attrs) known += (known.empty() ? "" : ", ") + f.name;
+      LOOM_THROW << where << ": " << op.name << " has no attribute '" << name << "' (it takes "
+                 << (known.empty() ? "none" : known) << ")";
+    }
+    AttrValue converted = value;
+    // An integer where a float is expected is that float (alpha=1).
+    if (field->kind == AttrKind::kFloat && KindOf(value) == AttrKind::kInt) {
+      converted = static_cast<double>(std::get<int64_t>(value));
+    }
+    LOOM_CHECK_USER(KindOf(converted) == field->kind)
+        << where << ": attribute '" << name << "' must be " << AttrKindName(field->kind)
+        << ", got " << AttrKindName(KindOf(value)) << " " << AttrValueText(value);
+    values[name] = converted;
+  }
+  for (const AttrField& field : op.attrs) {
+    if (values.count(field.name)) continue;
+    LOOM_CHECK_USER(field.default_value.has_value())
+        << where << ": the required attribute '" << field.name << "' ("
+        << AttrKindName(field.kind) << ": " << field.doc << ") is missing";
+    values[field.name] = *field.default_value;
+  }
+  return Attrs(std::move(values));
+}
+
+}  // namespace
+
+Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string name_hint) {
+  LOOM_ICHECK(op != nullptr) << "MakeCall without an operator";
+  CallInfo info;
+  info.op = op;
+  info.where = op->name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+  if (op->variadic()) {
+    LOOM_CHECK_USER(!args.empty()) << info.where << ": takes at least one input, got none";
+  } else {
+    LOOM_CHECK_USER(args.size() == op->inputs.size())
+        << info.where << ": takes " << op->inputs.size() << " input"
+        << (op->inputs.size() == 1 ? "" : "s") << ", got " << args.size();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    LOOM_CHECK_USER(args[i].defined()) << info.where << ": input " << i << " is missing";
+    info.input_types.push_back(args[i].type());
+  }
+  info.attrs = CheckedAttrs(*op, attrs, info.where);
+  LOOM_ICHECK(op->type_relation) << op->name << " has no type relation";
+  Type type = op->type_relation(info);
+  LOOM_ICHECK(type.defined()) << op->name << "'s type relation returned no type";
+  return Call(new CallNode(op, std::move(args), std::move(info.attrs), std::move(name_hint),
+                           std::move(type)));
+}
+
+Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs, std::string name_hint) {
+  return MakeCall(&OpRegistry::Get(op), std::move(args), std::move(attrs), std::move(name_hint));
+}
+
+Tuple MakeTuple(std::vector<Expr> fields) {
+  std::vector<Type> types;
+  for (const Expr& field : fields) {
+    LOOM_CHECK_USER(field.defined()) << "a tuple field is missing";
+    types.push_back(field.type());
+  }
+  return Tuple(new TupleNode(std::move(fields), TupleType(std::move(types))));
+}
+
+TupleGetItem MakeTupleGetItem(Expr tuple, int index) {
+  LOOM_CHECK_USER(tuple.defined() && tuple.type().is_tuple())
+      << "TupleGetItem(" << index << ") of a non-tuple "
+      << (tuple.defined() ? tuple.type().str() : "nothing");
+  const std::vector<Type>& fields = tuple.type().fields();
+  LOOM_CHECK_USER(index >= 0 && index < static_cast<int>(fields.size()))
+      << "TupleGetItem(" << index << ") of a tuple of " << fields.size() << " fields";
+  Type type = fields[index];
+  return TupleGetItem(new TupleGetItemNode(std::move(tuple), index, std::move(type)));
+}
+
+Function MakeFunction(std::vector<Var> params, Expr body) {
+  LOOM_CHECK_USER(body.defined()) << "a function needs a body";
+  std::unordered_set<const Object*> bound;
+  for (const Var& param : params) {
+    LOOM_CHECK_USER(bound.insert(param.get()).second)
+        << "parameter '" << param->name_hint << "' is listed twice";
+  }
+  PostOrderVisit(body, [&](const Expr& e) {
+    if (const auto* var = e.as<VarNode>()) {
+      LOOM_CHECK_USER(bound.count(var))
+          << "variable '" << var->name_hint << "' is used in the function but is not one of "
+          << "its parameters";
+    }
+    LOOM_CHECK_USER(!e.as<FunctionNode>()) << "functions do not nest in the graph IR";
+  });
+  Type type = body.type();
+  return Function(new FunctionNode(std::move(params), std::move(body), std::move(type)));
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,64 @@
+// Elementwise and broadcasting operators: each one topi computation, fused freely.
+#include "graph/ops/op_util.h"
+#include "loom/topi/elementwise.h"
+
+namespace loom::graph::ops {
+namespace {
+
+using UnaryFn = te::Tensor (*)(const te::Tensor&);
+using BinaryFn = te::Tensor (*)(const te::Tensor&, const te::Tensor&);
+
+void RegisterUnary(const std::string& name, UnaryFn fn, const std::string& doc) {
+  OpBuilder(OpRegistry::Register(name))
+      .Describe(doc)
+      .Inputs({"x"})
+      .Pattern(OpPattern::kElemWise)
+      .TypeRelation(SameAsInput(0))
+      .Compute([fn](const CallInfo&, const std::vector<te::Tensor>& in) {
+        return std::vector<te::Tensor>{fn(in[0])};
+      });
+}
+
+void RegisterBinary(const std::string& name, BinaryFn fn, const std::string& doc,
+                    std::optional<DataType> out_dtype = std::nullopt) {
+  OpBuilder(OpRegistry::Register(name))
+      .Describe(doc)
+      .Inputs({"a", "b"})
+      .Pattern(OpPattern::kBroadcast)
+      .TypeRelation(BroadcastInputs(out_dtype))
+      .Compute([fn](const CallInfo&, const std::vector<te::Tensor>& in) {
+        return std::vector<te::Tensor>{fn(in[0], in[1])};
+      });
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterUnary("negative", topi::negative, "-x");
+  RegisterUnary("abs", topi::abs, "|x|");
+  RegisterUnary("exp", topi::exp, "e^x");
+  RegisterUnary("log", topi::log, "natural logarithm");
+  RegisterUnary("sqrt", topi::sqrt, "square root");
+  RegisterUnary("rsqrt", topi::rsqrt, "1 / sqrt(x)");
+  RegisterUnary("reciprocal", topi::reciprocal, "1 / x");
+  RegisterUnary("sigmoid", topi::sigmoid, "1 / (1 + e^-x)");
+  RegisterUnary("tanh", topi::tanh, "hyperbolic tangent");
+  RegisterUnary("erf", topi::erf, "the error function");
+  RegisterUnary("nn.gelu", topi::gelu, "x * Phi(x) (exact, erf-based)");
+  RegisterUnary("nn.relu", topi::relu, "max(x, 0)");
+  RegisterUnary("floor", topi::floor, "round down");
+  RegisterUnary("ceil", topi::ceil, "round up");
+  RegisterUnary("round", topi::round, "round half to even");
+  RegisterUnary("sign", topi::sign, "-1, 0 or 1");
+  RegisterUnary("sin", topi::sin, "sine");
+  RegisterUnary("cos", topi::cos, "cosine");
+  RegisterBinary("add", topi::add, "a + b, broadcasting");
+  RegisterBinary("subtract", topi::subtract, "a - b, broadcasting");
+  RegisterBinary("multiply", topi::multiply, "a * b, broadcasting");
+  RegisterBinary("divide", topi::divide, "a / b, broadcasting");
+  RegisterBinary("power", topi::power, "a ^ b, broadcasting");
+  RegisterBinary("maximum", topi::maximum, "max(a, b), broadcasting");
+  RegisterBinary("minimum", topi::minimum, "min(a, b), broadcasting");
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::graph::ops

@@ -1,0 +1,58 @@
+#include "graph/ops/op_util.h"
+
+#include "loom/topi/elementwise.h"
+
+namespace loom::graph::ops {
+
+TypeRelationFn SameAsInput(int index) {
+  return [index](const CallInfo& info) {
+    LOOM_ICHECK(index < static_cast<int>(info.input_types.size()));
+    return info.input_types[index];
+  };
+}
+
+TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype) {
+  return [out_dtype](const CallInfo& info) {
+    for (size_t i = 0; i < info.input_types.size(); ++i) {
+      LOOM_CHECK_USER(info.input_types[i].is_tensor())
+          << info.where << ": input " << i << " must be a tensor, got "
+          << info.input_types[i].str();
+    }
+    const Type& first = info.input_types[0];
+    Array<PrimExpr> shape = first.shape();
+    for (size_t i = 1; i < info.input_types.size(); ++i) {
+      const Type& t = info.input_types[i];
+      LOOM_CHECK_USER(t.dtype() == first.dtype())
+          << info.where << ": inputs must share one dtype, got " << first.str() << " and "
+          << t.str();
+      shape = topi::BroadcastShape(shape, t.shape(), info.where);
+    }
+    return TensorType(shape, out_dtype.value_or(first.dtype()));
+  };
+}
+
+void RequireFloatTensor(const CallInfo& info, int index) {
+  const Type& t = info.input_types[index];
+  LOOM_CHECK_USER(t.is_tensor() && t.dtype().is_float())
+      << info.where << ": input " << index << " ('" << info.op->inputs[index]
+      << "') must be a float tensor, got " << t.str();
+}
+
+void RequireRank(const CallInfo& info, int index, int rank) {
+  const Type& t = info.input_types[index];
+  LOOM_CHECK_USER(t.is_tensor() && t.ndim() == rank)
+      << info.where << ": input " << index << " ('" << info.op->inputs[index] << "') must be "
+      << rank << "-d, got " << t.str();
+}
+
+std::vector<int64_t> ConstInputShape(const CallInfo& info, int index) {
+  std::optional<std::vector<int64_t>> shape = info.input_types[index].ConstShape();
+  LOOM_CHECK_USER(shape.has_value())
+      << info.where << ": input " << index << " needs a constant shape, got "
+      << info.input_types[index].str() << " (bind its symbolic dimensions first)";
+  return *shape;
+}
+
+Array<PrimExpr> TeShape(const Type& type) { return type.shape(); }
+
+}  // namespace loom::graph::ops

@@ -1,0 +1,28 @@
+// Shared pieces of operator registrations: common type relations and checks whose messages
+// name the call (CallInfo::where).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loom/graph/op.h"
+
+namespace loom::graph::ops {
+
+// The output type is input `index`'s.
+TypeRelationFn SameAsInput(int index);
+// NumPy broadcasting of every input's shape; all inputs share one dtype (the output's
+// unless `out_dtype` is given, as comparisons give bool).
+TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype = std::nullopt);
+
+// Input `index` is a tensor of float type; a loom::Error naming the call otherwise.
+void RequireFloatTensor(const CallInfo& info, int index);
+// Input `index`'s rank is `rank`.
+void RequireRank(const CallInfo& info, int index, int rank);
+// Input `index`'s shape, which must be constant.
+std::vector<int64_t> ConstInputShape(const CallInfo& info, int index);
+
+// The te shape of a graph type (its dimensions as they are).
+Array<PrimExpr> TeShape(const Type& type);
+
+}  // namespace loom::graph::ops
