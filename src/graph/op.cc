@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "loom/support/error.h"
+#include "loom/topi/schedule.h"
 
 namespace loom::graph {
 
@@ -19,6 +20,13 @@ const char* OpPatternName(OpPattern pattern) {
     case OpPattern::kOpaque: return "opaque";
   }
   return "?";
+}
+
+te::Schedule ScheduleGroup(const CallInfo& master, const std::vector<te::Tensor>& outputs,
+                           const Target& target) {
+  if (master.op->schedule) return master.op->schedule(master, outputs, target);
+  if (master.op->pattern == OpPattern::kCommReduce) return topi::schedule_reduce(outputs);
+  return topi::schedule_injective(outputs);
 }
 
 const AttrField* OpDef::FindAttr(const std::string& attr) const {

@@ -80,6 +80,12 @@ struct OpDef {
   const AttrField* FindAttr(const std::string& attr) const;
 };
 
+// The schedule of a fused group whose master call is `master`: its operator's schedule when
+// it has one, else the generic schedule of its pattern (topi::schedule_reduce for
+// reductions, topi::schedule_injective for the rest).
+te::Schedule ScheduleGroup(const CallInfo& master, const std::vector<te::Tensor>& outputs,
+                           const Target& target);
+
 class OpRegistry {
  public:
   // The operator named `name`; a loom::Error listing the registered ones with close names.
