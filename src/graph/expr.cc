@@ -17,10 +17,12 @@ const char* ExprKindName(ExprKind kind) {
 }
 
 std::string CallNode::Where() const {
-  return op->name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+  std::string callee_name = op ? op->name : "fused function";
+  return callee_name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
 }
 
 CallInfo CallNode::Info() const {
+  LOOM_ICHECK(op) << "Info() of a call of a fused function";
   CallInfo info;
   info.op = op;
   info.attrs = attrs;
@@ -96,8 +98,25 @@ Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string 
   LOOM_ICHECK(op->type_relation) << op->name << " has no type relation";
   Type type = op->type_relation(info);
   LOOM_ICHECK(type.defined()) << op->name << "'s type relation returned no type";
-  return Call(new CallNode(op, std::move(args), std::move(info.attrs), std::move(name_hint),
-                           std::move(type)));
+  return Call(new CallNode(op, Expr(), std::move(args), std::move(info.attrs),
+                           std::move(name_hint), std::move(type)));
+}
+
+Call MakeCall(Function callee, std::vector<Expr> args, std::string name_hint) {
+  LOOM_ICHECK(callee.defined()) << "MakeCall without a function";
+  const std::vector<Var>& params = callee->params;
+  LOOM_CHECK_USER(args.size() == params.size())
+      << "a call of a function of " << params.size() << " parameters has " << args.size()
+      << " arguments";
+  for (size_t i = 0; i < args.size(); ++i) {
+    LOOM_CHECK_USER(args[i].defined() && Equal(args[i].type(), params[i].type()))
+        << "argument " << i << " of a function call is "
+        << (args[i].defined() ? args[i].type().str() : "missing") << ", its parameter '"
+        << params[i]->name_hint << "' is " << params[i].type().str();
+  }
+  Type type = callee.type();
+  return Call(new CallNode(nullptr, std::move(callee), std::move(args), Attrs(),
+                           std::move(name_hint), std::move(type)));
 }
 
 Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs, std::string name_hint) {
@@ -124,23 +143,29 @@ TupleGetItem MakeTupleGetItem(Expr tuple, int index) {
   return TupleGetItem(new TupleGetItemNode(std::move(tuple), index, std::move(type)));
 }
 
-Function MakeFunction(std::vector<Var> params, Expr body) {
+Function MakeFunction(std::vector<Var> params, Expr body, Attrs attrs) {
   LOOM_CHECK_USER(body.defined()) << "a function needs a body";
   std::unordered_set<const Object*> bound;
   for (const Var& param : params) {
     LOOM_CHECK_USER(bound.insert(param.get()).second)
         << "parameter '" << param->name_hint << "' is listed twice";
   }
+  // Functions called in the body bind their own parameters.
+  PostOrderVisit(body, [&](const Expr& e) {
+    if (const auto* inner = e.as<FunctionNode>()) {
+      for (const Var& param : inner->params) bound.insert(param.get());
+    }
+  });
   PostOrderVisit(body, [&](const Expr& e) {
     if (const auto* var = e.as<VarNode>()) {
       LOOM_CHECK_USER(bound.count(var))
           << "variable '" << var->name_hint << "' is used in the function but is not one of "
           << "its parameters";
     }
-    LOOM_CHECK_USER(!e.as<FunctionNode>()) << "functions do not nest in the graph IR";
   });
   Type type = body.type();
-  return Function(new FunctionNode(std::move(params), std::move(body), std::move(type)));
+  return Function(
+      new FunctionNode(std::move(params), std::move(body), std::move(attrs), std::move(type)));
 }
 
 }  // namespace loom::graph

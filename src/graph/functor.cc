@@ -10,6 +10,7 @@ void ExprVisitor::VisitExpr(const Expr& e) {
 void ExprVisitor::VisitExpr_(const VarNode*) {}
 void ExprVisitor::VisitExpr_(const ConstantNode*) {}
 void ExprVisitor::VisitExpr_(const CallNode* op) {
+  if (op->callee.defined()) VisitExpr(op->callee);
   for (const Expr& arg : op->args) VisitExpr(arg);
 }
 void ExprVisitor::VisitExpr_(const TupleNode* op) {
@@ -48,7 +49,13 @@ bool MutateAll(ExprMutator* self, const std::vector<Expr>& in, std::vector<Expr>
 
 Expr ExprMutator::VisitExpr_(const CallNode* op) {
   std::vector<Expr> args;
-  if (!MutateAll(this, op->args, &args)) return Expr(op);
+  bool changed = MutateAll(this, op->args, &args);
+  if (op->callee.defined()) {
+    Expr callee = VisitExpr(op->callee);
+    if (!changed && callee.same_as(op->callee)) return Expr(op);
+    return MakeCall(Downcast<Function>(callee), std::move(args), op->name_hint);
+  }
+  if (!changed) return Expr(op);
   return MakeCall(op->op, std::move(args), op->attrs, op->name_hint);
 }
 
@@ -79,7 +86,7 @@ Expr ExprMutator::VisitExpr_(const FunctionNode* op) {
   }
   Expr body = VisitExpr(op->body);
   if (!changed && body.same_as(op->body)) return Expr(op);
-  return MakeFunction(std::move(params), std::move(body));
+  return MakeFunction(std::move(params), std::move(body), op->attrs);
 }
 
 void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn) {

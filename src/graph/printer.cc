@@ -6,6 +6,7 @@
 //     %1 = nn.relu(%0);
 //     %1
 //   }
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
@@ -21,7 +22,23 @@ class Printer {
   std::string Print(const Expr& root) {
     const auto* function = root.as<FunctionNode>();
     Expr body = function ? function->body : root;
-    PostOrderVisit(body, [&](const Expr& e) { Bind(e); });
+    // Operands before users, not descending into called functions (printed after).
+    class Order : public ExprVisitor {
+     public:
+      explicit Order(Printer* printer) : printer_(printer) {}
+      void VisitExpr(const Expr& e) override {
+        if (visited_.count(e.get())) return;
+        ExprVisitor::VisitExpr(e);
+        printer_->Bind(e);
+      }
+      void VisitExpr_(const CallNode* op) override {
+        for (const Expr& arg : op->args) VisitExpr(arg);
+      }
+
+     private:
+      Printer* printer_;
+    };
+    Order(this).VisitExpr(body);
     std::ostringstream out;
     if (function) {
       out << "fn (";
@@ -35,6 +52,7 @@ class Printer {
     out << lines_.str();
     out << indent << Ref(body) << "\n";
     if (function) out << "}\n";
+    for (const auto& [name, callee] : callees_) out << name << " = " << Printer().Print(callee);
     return out.str();
   }
 
@@ -56,7 +74,7 @@ class Printer {
     std::string value;
     std::string comment;
     if (const auto* call = e.as<CallNode>()) {
-      value = call->op->name + "(";
+      value = (call->op ? call->op->name : CalleeName(call->callee)) + "(";
       for (size_t i = 0; i < call->args.size(); ++i) value += (i ? ", " : "") + Ref(call->args[i]);
       std::string attrs = call->attrs.str();
       if (!attrs.empty()) value += (call->args.empty() ? "" : ", ") + attrs;
@@ -78,7 +96,26 @@ class Printer {
     lines_ << "  " << name << " = " << value << comment << ";\n";
   }
 
+  // "@name" of a called function ("@fused_N" when it has no "name" attribute), numbered
+  // apart when two distinct functions share a name.
+  std::string CalleeName(const Expr& callee) {
+    for (const auto& [name, known] : callees_) {
+      if (known.same_as(callee)) return name;
+    }
+    const auto* function = callee.as<FunctionNode>();
+    std::string base = function->attrs.Has("name") ? function->attrs.GetString("name") : "fused";
+    std::string name = "@" + base;
+    for (int copy = 1; std::any_of(callees_.begin(), callees_.end(),
+                                   [&](const auto& known) { return known.first == name; });
+         ++copy) {
+      name = "@" + base + "_" + std::to_string(copy);
+    }
+    callees_.emplace_back(name, callee);
+    return name;
+  }
+
   std::unordered_map<const Object*, std::string> names_;
+  std::vector<std::pair<std::string, Expr>> callees_;
   std::ostringstream lines_;
 };
 

@@ -90,15 +90,20 @@ LOOM_GRAPH_HANDLE(Constant)
 
 // An operator applied to arguments; attrs are checked against the operator's schema.
 // name_hint is the model node's name ("" when it has none), for messages and debugging.
+// After FuseOps a call may instead apply a primitive Function (a fused group): then op is
+// null and `callee` is that function.
 struct CallNode : ExprNode {
   LOOM_GRAPH_NODE_HEAD(Call)
-  CallNode(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string name_hint, Type type)
+  CallNode(const OpDef* op, Expr callee, std::vector<Expr> args, Attrs attrs,
+           std::string name_hint, Type type)
       : ExprNode(kKind, std::move(type)),
         op(op),
+        callee(std::move(callee)),
         args(std::move(args)),
         attrs(std::move(attrs)),
         name_hint(std::move(name_hint)) {}
   const OpDef* const op;
+  const Expr callee;
   const std::vector<Expr> args;
   const Attrs attrs;
   const std::string name_hint;
@@ -126,13 +131,19 @@ struct TupleGetItemNode : ExprNode {
 };
 LOOM_GRAPH_HANDLE(TupleGetItem)
 
-// A function of typed parameters; its type is its body's.
+// A function of typed parameters; its type is its body's. attrs: "Primitive" = 1 marks a
+// fused group (FuseOps), which lowering compiles into one kernel named by "name".
 struct FunctionNode : ExprNode {
   LOOM_GRAPH_NODE_HEAD(Function)
-  FunctionNode(std::vector<Var> params, Expr body, Type type)
-      : ExprNode(kKind, std::move(type)), params(std::move(params)), body(std::move(body)) {}
+  FunctionNode(std::vector<Var> params, Expr body, Attrs attrs, Type type)
+      : ExprNode(kKind, std::move(type)),
+        params(std::move(params)),
+        body(std::move(body)),
+        attrs(std::move(attrs)) {}
   const std::vector<Var> params;
   const Expr body;
+  const Attrs attrs;
+  bool primitive() const { return attrs.Has("Primitive") && attrs.GetInt("Primitive") != 0; }
 };
 LOOM_GRAPH_HANDLE(Function)
 
@@ -149,10 +160,13 @@ Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs = {},
               std::string name_hint = "");
 Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs = {},
               std::string name_hint = "");
+// Applies a primitive function (a fused group) to arguments of its parameters' types.
+Call MakeCall(Function callee, std::vector<Expr> args, std::string name_hint = "");
 Tuple MakeTuple(std::vector<Expr> fields);
 TupleGetItem MakeTupleGetItem(Expr tuple, int index);
-// Every free variable of body must be a parameter.
-Function MakeFunction(std::vector<Var> params, Expr body);
+// Every free variable of body must be a parameter (a function called in the body binds
+// its own parameters).
+Function MakeFunction(std::vector<Var> params, Expr body, Attrs attrs = {});
 
 // The readable text form (printer.cc).
 std::string ToText(const Expr& expr);

@@ -81,6 +81,32 @@ TEST(GraphExpr, PrinterNumbersBindingsInDataflowOrder) {
             "}\n");
 }
 
+TEST(GraphExpr, CallsOfPrimitiveFunctionsPrintTheFunctionAfter) {
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Var p = MakeVar("p0", TensorType({4}, kF32));
+  Function fused = MakeFunction({p}, MakeCall("exp", {MakeCall("nn.relu", {p})}),
+                                {{"Primitive", int64_t{1}}, {"name", std::string("fused_relu_exp")}});
+  EXPECT_TRUE(fused->primitive());
+  Call call = MakeCall(fused, {x}, "block");
+  Function main = MakeFunction({x}, MakeCall("add", {call, x}));
+  EXPECT_EQ(ToText(main),
+            "fn (%x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {\n"
+            "  %0 = @fused_relu_exp(%x) /* block */;\n"
+            "  %1 = add(%0, %x);\n"
+            "  %1\n"
+            "}\n"
+            "@fused_relu_exp = fn (%p0: Tensor[(4,), float32]) -> Tensor[(4,), float32] {\n"
+            "  %0 = nn.relu(%p0);\n"
+            "  %1 = exp(%0);\n"
+            "  %1\n"
+            "}\n");
+  Var y = MakeVar("y", TensorType({5}, kF32));
+  EXPECT_NE(ErrorOf([&] { MakeCall(fused, {y}); })
+                .find("argument 0 of a function call is Tensor[(5,), float32], its parameter "
+                      "'p0' is Tensor[(4,), float32]"),
+            std::string::npos);
+}
+
 TEST(GraphExpr, MutatorKeepsUnchangedNodesAndRetypesChangedOnes) {
   Var x = MakeVar("x", TensorType({2, 3}, kF32));
   Expr relu = MakeCall("nn.relu", {x});

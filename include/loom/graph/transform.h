@@ -1,0 +1,42 @@
+// Graph passes: each a named module-to-module function in its own file under
+// src/graph/transforms/, run in sequence by RunPasses (which honours LOOM_DUMP_IR=dir, the
+// text after every pass that changed the module, and LOOM_TIME_PASSES=1).
+// The pipeline per optimization level reads top to bottom in src/graph/compile.cc.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/graph/module.h"
+#include "loom/target/target.h"
+
+namespace loom::graph {
+
+struct Pass {
+  std::string name;
+  std::function<IRModule(const IRModule&)> run;
+};
+
+IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes);
+
+// batch_norm (inference) becomes a per-channel scale and shift; dropout and identity-like
+// operators disappear.
+Pass SimplifyInference();
+// Calls whose inputs are all constants become constants, computed by compiling and running
+// them with Loom itself on `target`'s CPU.
+Pass FoldConstant(const Target& target);
+// A per-channel multiply after (or before) conv2d / dense folds into its weights.
+Pass FoldScaleAxis();
+// Calls of one operator with equal attributes on the same arguments become one.
+Pass EliminateCommonSubexpr();
+// Removes what the outputs do not depend on (unused tuple fields included).
+Pass DeadCodeElimination();
+// conv2d and its neighbours to the blocked NCHW[x]c layouts chosen per layer, with layout
+// transforms only at the boundaries (pairs that meet cancel).
+Pass AlterOpLayout(const Target& target);
+// Groups operators into primitive functions by the TVM paper's rules (post-dominator
+// analysis), at most `max_group_size` operators per group.
+Pass FuseOps(int max_group_size = 256);
+
+}  // namespace loom::graph
