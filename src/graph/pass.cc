@@ -19,7 +19,7 @@ bool SameFunctions(const IRModule& a, const IRModule& b) {
 
 void WriteDump(const std::string& dir, int number, const std::string& pass,
                const IRModule& module) {
-  char prefix[16];
+  char prefix[32];
   std::snprintf(prefix, sizeof(prefix), "graph_%03d_", number);
   std::string path = dir + "/" + prefix + pass + ".txt";
   std::ofstream out(path);
