@@ -41,12 +41,8 @@ class ExprFunctor<R(const Expr&, Args...)> {
 class ExprVisitor : public ExprFunctor<void(const Expr&)> {
  public:
   void VisitExpr(const Expr& e) override;
-  void VisitExpr_(const VarNode* op) override;
-  void VisitExpr_(const ConstantNode* op) override;
-  void VisitExpr_(const CallNode* op) override;
-  void VisitExpr_(const TupleNode* op) override;
-  void VisitExpr_(const TupleGetItemNode* op) override;
-  void VisitExpr_(const FunctionNode* op) override;
+#define LOOM_GRAPH_EXPR(Name) void VisitExpr_(const Name##Node* op) override;
+#include "loom/graph/expr_table.def"
 
  protected:
   std::unordered_set<const Object*> visited_;
@@ -55,12 +51,8 @@ class ExprVisitor : public ExprFunctor<void(const Expr&)> {
 class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
  public:
   Expr VisitExpr(const Expr& e) override;
-  Expr VisitExpr_(const VarNode* op) override;
-  Expr VisitExpr_(const ConstantNode* op) override;
-  Expr VisitExpr_(const CallNode* op) override;
-  Expr VisitExpr_(const TupleNode* op) override;
-  Expr VisitExpr_(const TupleGetItemNode* op) override;
-  Expr VisitExpr_(const FunctionNode* op) override;
+#define LOOM_GRAPH_EXPR(Name) Expr VisitExpr_(const Name##Node* op) override;
+#include "loom/graph/expr_table.def"
 
  protected:
   std::unordered_map<const Object*, Expr> memo_;

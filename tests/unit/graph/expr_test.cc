@@ -2,6 +2,8 @@
 // traversal order and the mutator's sharing.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include "loom/graph/functor.h"
 #include "loom/graph/module.h"
 
@@ -10,14 +12,7 @@ namespace {
 
 const DataType kF32 = DataType::Float(32);
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::ErrorOf;
 
 runtime::NDArray Zeros(const std::vector<int64_t>& shape) {
   runtime::NDArray array = runtime::NDArray::Empty(shape, kF32);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "error_of.h"
 #include "../target/target_test_util.h"
 #include "loom/te/lower.h"
 #include "loom/topi/schedule.h"
@@ -78,14 +79,6 @@ inline Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
   return extents;
 }
 
-// The message of the loom::Error that `f` throws, or "no error".
-inline std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using ::loom::testing::ErrorOf;
 
 }  // namespace loom::topi::test
