@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "loom/runtime/graph_executor.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/packed_func.h"
@@ -20,6 +21,14 @@ struct LoomModuleOpaque {
 
 struct LoomFunctionOpaque {
   PackedFunc func;
+};
+
+struct LoomModelOpaque {
+  std::shared_ptr<const loom::runtime::GraphModel> model;
+};
+
+struct LoomExecutorOpaque {
+  loom::runtime::GraphExecutor exec;
 };
 
 namespace {
@@ -58,6 +67,34 @@ int Guard(const char* api, Body&& body) {
 int NullArgument(const char* api, const char* argument) {
   LoomAPISetLastError((std::string(api) + ": argument '" + argument + "' is null").c_str());
   return -1;
+}
+
+// A caller's DLTensor as an NDArray that borrows its memory (the deleter frees only the
+// wrapper), so the executor's checks and copies apply to it unchanged.
+NDArray BorrowTensor(const DLTensor* tensor) {
+  auto* managed = new DLManagedTensor{};
+  managed->dl_tensor = *tensor;
+  managed->deleter = [](DLManagedTensor* self) { delete self; };
+  return NDArray::FromDLPack(managed);
+}
+
+int TensorInfo(const char* api, LoomExecutorHandle exec, int32_t index, bool input,
+               int32_t* ndim, const int64_t** shape, DLDataType* dtype) {
+  if (exec == nullptr) return NullArgument(api, "exec");
+  if (ndim == nullptr) return NullArgument(api, "ndim");
+  if (shape == nullptr) return NullArgument(api, "shape");
+  if (dtype == nullptr) return NullArgument(api, "dtype");
+  return Guard(api, [&] {
+    const loom::runtime::GraphModel& model = exec->exec.model();
+    const auto& list = input ? model.inputs() : model.outputs();
+    LOOM_CHECK_USER(index >= 0 && static_cast<size_t>(index) < list.size())
+        << api << ": " << (input ? "input" : "output") << " index " << index
+        << " is out of range; the model has " << list.size();
+    const loom::runtime::GraphEntry& entry = model.entries()[list[index].entry];
+    *ndim = static_cast<int32_t>(entry.shape.size());
+    *shape = entry.shape.data();
+    *dtype = entry.dtype.to_dlpack();
+  });
 }
 
 // A string returned to C lives here until the thread's next call.
@@ -160,6 +197,96 @@ int LoomArrayFree(LoomArrayHandle array) {
     auto* handle = reinterpret_cast<CArray*>(array);
     delete handle->owner;
     delete handle;
+  });
+}
+
+int LoomModelLoad(const char* path, LoomModelHandle* out) {
+  if (path == nullptr) return NullArgument("LoomModelLoad", "path");
+  if (out == nullptr) return NullArgument("LoomModelLoad", "out");
+  return Guard("LoomModelLoad",
+               [&] { *out = new LoomModelOpaque{loom::runtime::LoadModel(path)}; });
+}
+
+int LoomModelFree(LoomModelHandle model) {
+  return Guard("LoomModelFree", [&] { delete model; });
+}
+
+int LoomExecutorCreate(LoomModelHandle model, LoomExecutorHandle* out) {
+  if (model == nullptr) return NullArgument("LoomExecutorCreate", "model");
+  if (out == nullptr) return NullArgument("LoomExecutorCreate", "out");
+  return Guard("LoomExecutorCreate", [&] {
+    *out = new LoomExecutorOpaque{loom::runtime::GraphExecutor(model->model)};
+  });
+}
+
+int LoomExecutorFree(LoomExecutorHandle exec) {
+  return Guard("LoomExecutorFree", [&] { delete exec; });
+}
+
+int LoomExecutorNumInputs(LoomExecutorHandle exec, int32_t* out) {
+  if (exec == nullptr) return NullArgument("LoomExecutorNumInputs", "exec");
+  if (out == nullptr) return NullArgument("LoomExecutorNumInputs", "out");
+  *out = exec->exec.NumInputs();
+  return 0;
+}
+
+int LoomExecutorNumOutputs(LoomExecutorHandle exec, int32_t* out) {
+  if (exec == nullptr) return NullArgument("LoomExecutorNumOutputs", "exec");
+  if (out == nullptr) return NullArgument("LoomExecutorNumOutputs", "out");
+  *out = exec->exec.NumOutputs();
+  return 0;
+}
+
+int LoomExecutorInputName(LoomExecutorHandle exec, int32_t index, const char** name) {
+  if (exec == nullptr) return NullArgument("LoomExecutorInputName", "exec");
+  if (name == nullptr) return NullArgument("LoomExecutorInputName", "name");
+  return Guard("LoomExecutorInputName", [&] { *name = exec->exec.InputName(index).c_str(); });
+}
+
+int LoomExecutorOutputName(LoomExecutorHandle exec, int32_t index, const char** name) {
+  if (exec == nullptr) return NullArgument("LoomExecutorOutputName", "exec");
+  if (name == nullptr) return NullArgument("LoomExecutorOutputName", "name");
+  return Guard("LoomExecutorOutputName", [&] { *name = exec->exec.OutputName(index).c_str(); });
+}
+
+int LoomExecutorInputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
+                          const int64_t** shape, DLDataType* dtype) {
+  return TensorInfo("LoomExecutorInputInfo", exec, index, true, ndim, shape, dtype);
+}
+
+int LoomExecutorOutputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
+                           const int64_t** shape, DLDataType* dtype) {
+  return TensorInfo("LoomExecutorOutputInfo", exec, index, false, ndim, shape, dtype);
+}
+
+int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTensor* value) {
+  if (exec == nullptr) return NullArgument("LoomExecutorSetInput", "exec");
+  if (name == nullptr) return NullArgument("LoomExecutorSetInput", "name");
+  if (value == nullptr) return NullArgument("LoomExecutorSetInput", "value");
+  return Guard("LoomExecutorSetInput", [&] { exec->exec.SetInput(name, BorrowTensor(value)); });
+}
+
+int LoomExecutorRun(LoomExecutorHandle exec) {
+  if (exec == nullptr) return NullArgument("LoomExecutorRun", "exec");
+  return Guard("LoomExecutorRun", [&] { exec->exec.Run(); });
+}
+
+int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out) {
+  if (exec == nullptr) return NullArgument("LoomExecutorGetOutput", "exec");
+  if (out == nullptr) return NullArgument("LoomExecutorGetOutput", "out");
+  return Guard("LoomExecutorGetOutput", [&] {
+    const loom::runtime::GraphExecutor& e = exec->exec;
+    const std::string& name = e.OutputName(index);
+    NDArray target = BorrowTensor(out);
+    LOOM_CHECK_USER(target.dtype() == e.OutputDtype(index))
+        << "LoomExecutorGetOutput: output '" << name << "' has dtype " << e.OutputDtype(index)
+        << " but the tensor to copy it into has dtype " << target.dtype();
+    LOOM_CHECK_USER(target.Shape() == e.OutputShape(index))
+        << "LoomExecutorGetOutput: output '" << name << "' has shape "
+        << loom::runtime::ShapeString(e.OutputShape(index))
+        << " but the tensor to copy it into has shape "
+        << loom::runtime::ShapeString(target.Shape());
+    target.CopyFrom(e.GetOutput(index));
   });
 }
 

@@ -50,6 +50,39 @@ int LoomArrayCopyFromBytes(LoomArrayHandle array, const void* data, size_t nbyte
 int LoomArrayCopyToBytes(LoomArrayHandle array, void* data, size_t nbytes);
 int LoomArrayFree(LoomArrayHandle array);
 
+/* ---- Models: a library written by the compiler (loom compile) holding kernels, the
+ * execution graph and the weights, run by executors. A model is immutable and may be shared
+ * by executors on several threads; one executor is used by one thread at a time. */
+typedef struct LoomModelOpaque* LoomModelHandle;
+typedef struct LoomExecutorOpaque* LoomExecutorHandle;
+
+/* Loads a model library. */
+int LoomModelLoad(const char* path, LoomModelHandle* out);
+/* Executors keep the model alive: it may be freed before them. */
+int LoomModelFree(LoomModelHandle model);
+
+/* A new executor with its own memory for the model's intermediate values. */
+int LoomExecutorCreate(LoomModelHandle model, LoomExecutorHandle* out);
+int LoomExecutorFree(LoomExecutorHandle exec);
+int LoomExecutorNumInputs(LoomExecutorHandle exec, int32_t* out);
+int LoomExecutorNumOutputs(LoomExecutorHandle exec, int32_t* out);
+/* Names, and shapes (*ndim extents at *shape) and dtypes, of inputs and outputs. The strings
+ * and shape arrays stay valid while the executor lives. */
+int LoomExecutorInputName(LoomExecutorHandle exec, int32_t index, const char** name);
+int LoomExecutorOutputName(LoomExecutorHandle exec, int32_t index, const char** name);
+int LoomExecutorInputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
+                          const int64_t** shape, DLDataType* dtype);
+int LoomExecutorOutputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
+                           const int64_t** shape, DLDataType* dtype);
+/* Copies `value` (compact, on the CPU or a registered device) into the input `name`; its
+ * dtype and shape must be the input's. */
+int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTensor* value);
+/* Runs the model on the inputs set so far. */
+int LoomExecutorRun(LoomExecutorHandle exec);
+/* Copies output `index` into `out`, a compact tensor the caller allocated with the output's
+ * dtype and shape. */
+int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -11,7 +11,9 @@
 //   ExportLibrary(m, "add.so");                        // runtime::LoadModuleFromFile("add.so")
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "loom/ir/module.h"
 #include "loom/runtime/module.h"
@@ -29,5 +31,19 @@ runtime::Module build(const PrimFunc& func, const Target& target);
 // with the system C compiler (`cc -shared`). The library needs only libc and libm.
 // A module from elsewhere, or a failing compiler, is a loom::Error.
 void ExportLibrary(const runtime::Module& module, const std::string& path);
+
+// A named read-only byte array to embed in an exported library (a model's execution graph
+// and weights). `data` is read during the export only.
+struct LibraryBlob {
+  std::string symbol;  // a C identifier, not a function of the module
+  const void* data;
+  size_t size;
+};
+// Like ExportLibrary, and also exports each blob as `symbol`: its bytes, 64-byte aligned and
+// followed by one zero byte (so a text blob is a C string), and `symbol_size`, a uint64_t
+// holding the size without that byte. The bytes go to the object file as they are (no C
+// source), so hundreds of megabytes export in about the time the linker takes to copy them.
+void ExportLibrary(const runtime::Module& module, const std::string& path,
+                   const std::vector<LibraryBlob>& blobs);
 
 }  // namespace loom

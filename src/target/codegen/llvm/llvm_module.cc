@@ -4,10 +4,14 @@
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
@@ -32,6 +36,42 @@ std::unique_ptr<llvm::Module> Generate(llvm::LLVMContext* context, const IRModul
   CodeGenLLVM codegen(context, target, machine);
   for (const auto& [name, func] : packed.functions()) codegen.AddFunction(name, func);
   return codegen.Finish();
+}
+
+bool IsCIdentifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// `blob` as the globals `symbol` (its bytes and a zero byte, 64-byte aligned) and
+// `symbol_size`. An i8 array is what the assembler writes out as one block of bytes; the
+// zero byte is a second member of a packed struct so the data is never copied to append it.
+void AddBlob(llvm::Module* module, const LibraryBlob& blob, const std::string& path) {
+  std::string size_symbol = blob.symbol + "_size";
+  LOOM_CHECK_USER(IsCIdentifier(blob.symbol))
+      << "ExportLibrary('" << path << "'): blob symbol '" << blob.symbol
+      << "' is not a C identifier";
+  for (const std::string& name : {blob.symbol, size_symbol}) {
+    LOOM_CHECK_USER(module->getNamedValue(name) == nullptr)
+        << "ExportLibrary('" << path << "'): blob symbol '" << name
+        << "' is already defined (by a kernel or another blob); give the blob another name";
+  }
+  LOOM_CHECK_USER(blob.data != nullptr || blob.size == 0)
+      << "ExportLibrary('" << path << "'): blob '" << blob.symbol << "' has no data";
+  llvm::LLVMContext& context = module->getContext();
+  llvm::Type* i8 = llvm::Type::getInt8Ty(context);
+  llvm::StringRef bytes(static_cast<const char*>(blob.data), blob.size);
+  llvm::Constant* data = llvm::ConstantDataArray::getRaw(bytes, blob.size, i8);
+  llvm::Constant* body =
+      llvm::ConstantStruct::getAnon({data, llvm::ConstantInt::get(i8, 0)}, /*Packed=*/true);
+  auto* global = new llvm::GlobalVariable(*module, body->getType(), /*isConstant=*/true,
+                                          llvm::GlobalValue::ExternalLinkage, body, blob.symbol);
+  global->setAlignment(llvm::Align(64));
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  new llvm::GlobalVariable(*module, i64, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(i64, blob.size), size_symbol);
 }
 
 class LLVMModuleNode final : public runtime::ModuleNode {
@@ -79,10 +119,11 @@ class LLVMModuleNode final : public runtime::ModuleNode {
     return runtime::WrapPackedCFunc(address->toPtr<LoomBackendPackedCFunc>(), jit_);
   }
 
-  void Export(const std::string& path) const {
+  void Export(const std::string& path, const std::vector<LibraryBlob>& blobs) const {
     std::unique_ptr<llvm::TargetMachine> machine = target_detail::CreateTargetMachine(target_);
     llvm::LLVMContext context;
     std::unique_ptr<llvm::Module> module = Generate(&context, packed_, target_, machine.get());
+    for (const LibraryBlob& blob : blobs) AddBlob(module.get(), blob, path);
     std::string object = path + ".o";
     {
       std::error_code error;
@@ -146,12 +187,23 @@ std::string LLVMIRText(const IRModule& packed, const Target& target) {
   return stream.str();
 }
 
-void ExportLLVMLibrary(const runtime::Module& module, const std::string& path) {
+void ExportLLVMLibrary(const runtime::Module& module, const std::string& path,
+                       const std::vector<LibraryBlob>& blobs) {
   LOOM_CHECK_USER(module.defined() && module->type_key() == "llvm")
       << "ExportLibrary('" << path << "'): the module is "
       << (module.defined() ? "a '" + module->type_key() + "' module" : "undefined")
       << "; only modules made by loom::build for an llvm target can be exported";
-  static_cast<const LLVMModuleNode*>(module.operator->())->Export(path);
+  static_cast<const LLVMModuleNode*>(module.operator->())->Export(path, blobs);
 }
 
 }  // namespace loom::codegen
+
+namespace loom {
+
+// Beside the LLVM export it forwards to; ExportLibrary without blobs is in build.cc.
+void ExportLibrary(const runtime::Module& module, const std::string& path,
+                   const std::vector<LibraryBlob>& blobs) {
+  codegen::ExportLLVMLibrary(module, path, blobs);
+}
+
+}  // namespace loom

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "loom/ir/module.h"
 #include "loom/runtime/module.h"
+#include "loom/target/build.h"
 #include "loom/target/target.h"
 
 namespace loom::codegen {
@@ -17,7 +19,9 @@ runtime::Module BuildLLVM(const IRModule& packed, const Target& target);
 // The optimized LLVM IR of `packed` as text (what BuildLLVM compiles), for inspection.
 std::string LLVMIRText(const IRModule& packed, const Target& target);
 
-// Writes a module made by BuildLLVM as a shared library at `path`.
-void ExportLLVMLibrary(const runtime::Module& module, const std::string& path);
+// Writes a module made by BuildLLVM as a shared library at `path`, with `blobs` as exported
+// read-only data (see loom::ExportLibrary).
+void ExportLLVMLibrary(const runtime::Module& module, const std::string& path,
+                       const std::vector<LibraryBlob>& blobs = {});
 
 }  // namespace loom::codegen

@@ -1,0 +1,169 @@
+// The graph executor: runs a compiled model (docs/graph_artifact.md) without the compiler.
+// A GraphModel is what one compile produces -- the kernels, the execution graph parsed from
+// its JSON and checked once, and the parameters -- immutable and shared; a GraphExecutor
+// owns the memory of one inference (the storage slots of the static memory plan), so
+// several executors of one model run concurrently on different threads.
+//
+//   auto model = runtime::LoadModel("model.so");
+//   runtime::GraphExecutor exec(model);
+//   exec.SetInput("data", image);
+//   exec.Run();
+//   NDArray scores = exec.GetOutput(0);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/runtime/data_type.h"
+#include "loom/runtime/module.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::runtime {
+
+// One tensor value of the graph: in a storage slot of the executor or in the parameters.
+struct GraphEntry {
+  std::string name;
+  std::vector<int64_t> shape;
+  DataType dtype;
+  size_t bytes = 0;     // NumElements * element size
+  int storage = -1;     // slot index, or -1 for a parameter
+  size_t offset = 0;    // byte offset in the slot, or in the parameters blob
+  int param = -1;       // index into params, or -1
+};
+
+struct GraphParam {
+  std::string name;
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+// A named model input or output.
+struct GraphIO {
+  std::string name;
+  int entry = 0;
+};
+
+struct GraphKernel {
+  std::string func;
+  std::string name;
+  std::vector<int> args;  // entry ids, outputs last
+  int num_outputs = 0;
+  std::vector<std::string> nodes;
+  PackedFunc packed;      // `func` looked up in the model's kernels
+};
+
+// The checked execution graph with its kernels and parameters. Built only by MakeGraphModel
+// and LoadModel; read-only afterwards (tools print the plan from it).
+class GraphModel {
+ public:
+  const std::string& target() const { return target_; }
+  const std::vector<GraphEntry>& entries() const { return entries_; }
+  const std::vector<size_t>& storages() const { return storages_; }
+  const std::vector<GraphParam>& params() const { return params_; }
+  const std::vector<GraphIO>& inputs() const { return inputs_; }
+  const std::vector<GraphIO>& outputs() const { return outputs_; }
+  const std::vector<GraphKernel>& kernels() const { return kernels_; }
+  const Module& module() const { return module_; }
+  // Where parameter entry `entry` lives (inside the parameters blob).
+  const void* ParamData(const GraphEntry& entry) const { return params_data_ + entry.offset; }
+
+ private:
+  friend std::shared_ptr<const GraphModel> MakeGraphModel(Module, const std::string&,
+                                                          const void*, size_t,
+                                                          std::shared_ptr<const void>);
+  GraphModel() = default;
+
+  std::string target_;
+  std::vector<GraphEntry> entries_;
+  std::vector<size_t> storages_;
+  std::vector<GraphParam> params_;
+  std::vector<GraphIO> inputs_;
+  std::vector<GraphIO> outputs_;
+  std::vector<GraphKernel> kernels_;
+  Module module_;
+  const uint8_t* params_data_ = nullptr;
+  size_t params_size_ = 0;
+  std::shared_ptr<const void> params_owner_;
+};
+
+// From parts (what graph::Compile produces in process). The JSON is parsed and checked
+// here: an unknown format, an id out of range, an entry that does not fit its slot or
+// parameter, an unknown dtype or a kernel function missing from `kernels` is a loom::Error
+// naming the field. `params` (64-byte aligned) must stay valid as long as the model:
+// `params_owner` keeps it alive (null for static data).
+std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::string& graph_json,
+                                                 const void* params, size_t params_size,
+                                                 std::shared_ptr<const void> params_owner);
+
+// From an artifact written by ExportModel: a shared library whose kernels are its functions
+// and whose execution graph and parameters are the read-only data behind the symbols
+// loom_graph_json, loom_params and loom_params_size. The weights are used in place (mapped
+// from the file, never copied).
+std::shared_ptr<const GraphModel> LoadModel(const std::string& path);
+
+class GraphExecutor {
+ public:
+  // Allocates every storage slot of the plan; nothing is allocated after this.
+  explicit GraphExecutor(std::shared_ptr<const GraphModel> model);
+  // The call table points into this object's own vectors: moving keeps them, copying not.
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+  GraphExecutor(GraphExecutor&&) = default;
+  GraphExecutor& operator=(GraphExecutor&&) = default;
+
+  const GraphModel& model() const { return *model_; }
+  int NumInputs() const;
+  int NumOutputs() const;
+  const std::string& InputName(int i) const;
+  const std::string& OutputName(int i) const;
+  std::vector<int64_t> InputShape(int i) const;
+  DataType InputDtype(int i) const;
+  std::vector<int64_t> OutputShape(int i) const;
+  DataType OutputDtype(int i) const;
+  // Bytes of memory this executor owns (the sum of the plan's slots).
+  size_t StorageBytes() const;
+
+  // Copies `value` into the input's storage; the name, dtype and shape are checked, with a
+  // message naming the input, the expected and the given.
+  void SetInput(const std::string& name, const NDArray& value);
+  void SetInput(int index, const NDArray& value);
+  // Runs every kernel in order; allocates nothing.
+  void Run();
+  // The output: a view of the executor's storage, valid until the next Run (CopyTo to keep).
+  NDArray GetOutput(int index) const;
+
+  // Debug: per-kernel wall time over `repeat` runs (the median), in kernel order.
+  struct KernelTime {
+    std::string func;
+    std::string name;
+    double ms;
+  };
+  std::vector<KernelTime> ProfileKernels(int repeat);
+  // Debug: runs once and writes every entry a kernel produces as <dir>/<entry name>.npy
+  // (names sanitized, made unique with the entry id), each from its own buffer: with
+  // storage sharing a later kernel may overwrite an earlier value, so this mode gives every
+  // entry its own memory. The outputs are also left where GetOutput reads them.
+  void DumpIntermediates(const std::string& dir);
+
+ private:
+  // The packed arguments of every kernel call, laid out once so a run only calls.
+  struct CallTable {
+    std::vector<DLTensor> tensors;  // one per entry
+    std::vector<LoomValue> values;  // every kernel's args, back to back
+    std::vector<int32_t> codes;
+    std::vector<size_t> first;      // kernel k's args start at values[first[k]]
+  };
+  void BuildCallTable(const std::vector<void*>& entry_data, CallTable* table) const;
+  void RunKernel(const CallTable& table, size_t k) const;
+  int CheckIndex(const char* what, int index, size_t count) const;
+  void* EntryData(int entry) const;
+
+  std::shared_ptr<const GraphModel> model_;
+  std::vector<NDArray> storage_;
+  CallTable calls_;
+};
+
+}  // namespace loom::runtime

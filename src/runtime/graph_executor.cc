@@ -1,0 +1,227 @@
+// GraphExecutor: the storage of one inference and the kernel calls over it. Every kernel's
+// argument list (DLTensors pointing into the slots, the parameters and the inputs) is laid
+// out once at construction, so Run is a loop of calls that allocates nothing.
+#include "loom/runtime/graph_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(std::move(model)) {
+  LOOM_CHECK_USER(model_ != nullptr) << "GraphExecutor: the model is null";
+  for (size_t bytes : model_->storages()) {
+    storage_.push_back(NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8)));
+  }
+  std::vector<void*> entry_data;
+  for (size_t e = 0; e < model_->entries().size(); ++e) entry_data.push_back(EntryData(e));
+  BuildCallTable(entry_data, &calls_);
+}
+
+void* GraphExecutor::EntryData(int entry) const {
+  const GraphEntry& e = model_->entries()[entry];
+  if (e.storage < 0) return const_cast<void*>(model_->ParamData(e));
+  return static_cast<uint8_t*>(storage_[e.storage].data()) + e.offset;
+}
+
+void GraphExecutor::BuildCallTable(const std::vector<void*>& entry_data, CallTable* table) const {
+  const std::vector<GraphEntry>& entries = model_->entries();
+  table->tensors.resize(entries.size());
+  for (size_t e = 0; e < entries.size(); ++e) {
+    DLTensor& t = table->tensors[e];
+    t = DLTensor{};
+    t.data = entry_data[e];
+    t.device = kHostDevice;
+    t.ndim = static_cast<int32_t>(entries[e].shape.size());
+    t.dtype = entries[e].dtype.to_dlpack();
+    // Kernels read shapes and never write them.
+    t.shape = const_cast<int64_t*>(entries[e].shape.data());
+  }
+  table->values.clear();
+  table->codes.clear();
+  table->first.clear();
+  for (const GraphKernel& kernel : model_->kernels()) {
+    table->first.push_back(table->values.size());
+    for (int arg : kernel.args) {
+      LoomValue value{};
+      value.v_handle = &table->tensors[arg];
+      table->values.push_back(value);
+      table->codes.push_back(kLoomDLTensorHandle);
+    }
+  }
+}
+
+void GraphExecutor::RunKernel(const CallTable& table, size_t k) const {
+  const GraphKernel& kernel = model_->kernels()[k];
+  RetValue ret;
+  try {
+    kernel.packed.CallPacked(PackedArgs(table.values.data() + table.first[k],
+                                        table.codes.data() + table.first[k],
+                                        static_cast<int>(kernel.args.size())),
+                             &ret);
+  } catch (const Error& error) {
+    LOOM_THROW << "GraphExecutor: kernel " << k << " '" << kernel.name << "' (function '"
+               << kernel.func << "') failed: " << error.what();
+  }
+}
+
+int GraphExecutor::CheckIndex(const char* what, int index, size_t count) const {
+  LOOM_CHECK_USER(index >= 0 && static_cast<size_t>(index) < count)
+      << "GraphExecutor: " << what << " index " << index << " is out of range; the model has "
+      << count << " " << what << "s";
+  return index;
+}
+
+int GraphExecutor::NumInputs() const { return static_cast<int>(model_->inputs().size()); }
+int GraphExecutor::NumOutputs() const { return static_cast<int>(model_->outputs().size()); }
+
+const std::string& GraphExecutor::InputName(int i) const {
+  return model_->inputs()[CheckIndex("input", i, model_->inputs().size())].name;
+}
+const std::string& GraphExecutor::OutputName(int i) const {
+  return model_->outputs()[CheckIndex("output", i, model_->outputs().size())].name;
+}
+std::vector<int64_t> GraphExecutor::InputShape(int i) const {
+  return model_->entries()[model_->inputs()[CheckIndex("input", i, NumInputs())].entry].shape;
+}
+DataType GraphExecutor::InputDtype(int i) const {
+  return model_->entries()[model_->inputs()[CheckIndex("input", i, NumInputs())].entry].dtype;
+}
+std::vector<int64_t> GraphExecutor::OutputShape(int i) const {
+  return model_->entries()[model_->outputs()[CheckIndex("output", i, NumOutputs())].entry].shape;
+}
+DataType GraphExecutor::OutputDtype(int i) const {
+  return model_->entries()[model_->outputs()[CheckIndex("output", i, NumOutputs())].entry].dtype;
+}
+
+size_t GraphExecutor::StorageBytes() const {
+  size_t total = 0;
+  for (const NDArray& slot : storage_) total += slot.NumBytes();
+  return total;
+}
+
+void GraphExecutor::SetInput(const std::string& name, const NDArray& value) {
+  for (int i = 0; i < NumInputs(); ++i) {
+    if (model_->inputs()[i].name == name) return SetInput(i, value);
+  }
+  std::string names;
+  for (const GraphIO& input : model_->inputs()) {
+    names += (names.empty() ? "'" : ", '") + input.name + "'";
+  }
+  LOOM_THROW << "GraphExecutor::SetInput: the model has no input '" << name
+             << "'; its inputs are " << (names.empty() ? "none" : names);
+}
+
+void GraphExecutor::SetInput(int index, const NDArray& value) {
+  const GraphIO& input = model_->inputs()[CheckIndex("input", index, NumInputs())];
+  const GraphEntry& entry = model_->entries()[input.entry];
+  LOOM_CHECK_USER(value.defined())
+      << "GraphExecutor::SetInput: the value for input '" << input.name << "' is undefined";
+  LOOM_CHECK_USER(value.dtype() == entry.dtype)
+      << "GraphExecutor::SetInput: input '" << input.name << "' expects dtype " << entry.dtype
+      << ", got " << value.dtype();
+  LOOM_CHECK_USER(value.Shape() == entry.shape)
+      << "GraphExecutor::SetInput: input '" << input.name << "' expects shape "
+      << ShapeString(entry.shape) << ", got " << ShapeString(value.Shape());
+  value.CopyToBytes(EntryData(input.entry), entry.bytes);
+}
+
+void GraphExecutor::Run() {
+  for (size_t k = 0; k < model_->kernels().size(); ++k) RunKernel(calls_, k);
+}
+
+NDArray GraphExecutor::GetOutput(int index) const {
+  const GraphIO& output = model_->outputs()[CheckIndex("output", index, NumOutputs())];
+  const GraphEntry& entry = model_->entries()[output.entry];
+  // A view whose deleter keeps the slot's memory alive, even past this executor.
+  auto* managed = new DLManagedTensor{};
+  managed->dl_tensor = calls_.tensors[output.entry];
+  managed->manager_ctx = new NDArray(storage_[entry.storage]);
+  managed->deleter = [](DLManagedTensor* self) {
+    delete static_cast<NDArray*>(self->manager_ctx);
+    delete self;
+  };
+  return NDArray::FromDLPack(managed);
+}
+
+std::vector<GraphExecutor::KernelTime> GraphExecutor::ProfileKernels(int repeat) {
+  LOOM_CHECK_USER(repeat >= 1) << "GraphExecutor::ProfileKernels: repeat must be >= 1, got "
+                               << repeat;
+  size_t num_kernels = model_->kernels().size();
+  std::vector<std::vector<double>> samples(num_kernels);
+  for (int r = 0; r < repeat; ++r) {
+    for (size_t k = 0; k < num_kernels; ++k) {
+      auto start = std::chrono::steady_clock::now();
+      RunKernel(calls_, k);
+      std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+      samples[k].push_back(elapsed.count());
+    }
+  }
+  std::vector<KernelTime> times;
+  for (size_t k = 0; k < num_kernels; ++k) {
+    std::vector<double>& s = samples[k];
+    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+    const GraphKernel& kernel = model_->kernels()[k];
+    times.push_back({kernel.func, kernel.name, s[s.size() / 2]});
+  }
+  return times;
+}
+
+namespace {
+
+// A file name from an entry name: graph node names may hold '/', ':' and the like.
+std::string SanitizeFileName(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '-' || c == '.';
+    out += keep ? c : '_';
+  }
+  if (out.empty() || out[0] == '.') out = "_" + out;
+  return out;
+}
+
+}  // namespace
+
+void GraphExecutor::DumpIntermediates(const std::string& dir) {
+  const std::vector<GraphEntry>& entries = model_->entries();
+  // Every entry a kernel writes gets memory of its own; inputs and parameters stay put.
+  std::vector<NDArray> own(entries.size());
+  std::vector<int> produced;
+  for (const GraphKernel& kernel : model_->kernels()) {
+    for (size_t a = kernel.args.size() - kernel.num_outputs; a < kernel.args.size(); ++a) {
+      int e = kernel.args[a];
+      if (own[e].defined()) continue;
+      own[e] = NDArray::Empty(entries[e].shape, entries[e].dtype);
+      produced.push_back(e);
+    }
+  }
+  std::vector<void*> entry_data;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    entry_data.push_back(own[e].defined() ? own[e].data() : EntryData(e));
+  }
+  CallTable table;
+  BuildCallTable(entry_data, &table);
+  for (size_t k = 0; k < model_->kernels().size(); ++k) RunKernel(table, k);
+
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  LOOM_CHECK_USER(!error) << "GraphExecutor::DumpIntermediates: cannot create directory '"
+                          << dir << "': " << error.message();
+  std::map<std::string, int> used;
+  for (int e : produced) {
+    std::string file = SanitizeFileName(entries[e].name);
+    if (used[file]++ > 0) file += "_" + std::to_string(e);
+    own[e].SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
+  }
+  for (const GraphIO& output : model_->outputs()) {
+    const NDArray& value = own[output.entry];
+    if (value.defined()) value.CopyToBytes(EntryData(output.entry), entries[output.entry].bytes);
+  }
+}
+
+}  // namespace loom::runtime

@@ -1,0 +1,331 @@
+// GraphModel: the execution graph of docs/graph_artifact.md parsed and checked once, so an
+// executor can trust every id, size and offset in it. Every check that fails names the JSON
+// field ("entries[3].storage") and says what was expected and what was found.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/runtime/graph_executor.h"
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "loom-graph-1";
+// Kernels check that their tensors are this aligned (MakePackedAPI).
+constexpr size_t kDataAlignment = 64;
+
+// The member `key` of `object`, checked to be present and of the kind `is` tests.
+using KindTest = bool (json::*)() const noexcept;
+const json& Member(const json& object, const char* key, KindTest is, const char* kind,
+                   const std::string& where) {
+  auto it = object.find(key);
+  LOOM_CHECK_USER(it != object.end())
+      << "graph JSON: " << where << " has no '" << key << "' field";
+  LOOM_CHECK_USER(((*it).*is)()) << "graph JSON: " << where << "." << key << " must be " << kind
+                                 << ", got " << it->dump();
+  return *it;
+}
+
+// A non-negative integer field.
+int64_t Count(const json& object, const char* key, const std::string& where) {
+  const json& value = Member(object, key, &json::is_number_integer, "an integer", where);
+  int64_t count = value.get<int64_t>();
+  LOOM_CHECK_USER(count >= 0) << "graph JSON: " << where << "." << key
+                              << " must be >= 0, got " << count;
+  return count;
+}
+
+std::string Text(const json& object, const char* key, const std::string& where) {
+  return Member(object, key, &json::is_string, "a string", where).get<std::string>();
+}
+
+const json& Array(const json& object, const char* key, const std::string& where) {
+  return Member(object, key, &json::is_array, "an array", where);
+}
+
+int Id(const json& object, const char* key, const std::string& where, size_t count,
+       const char* of_what) {
+  int64_t id = Count(object, key, where);
+  LOOM_CHECK_USER(static_cast<uint64_t>(id) < count)
+      << "graph JSON: " << where << "." << key << " = " << id << " is out of range: the graph has "
+      << count << " " << of_what;
+  return static_cast<int>(id);
+}
+
+DataType ParseDtype(const std::string& text, const std::string& where) {
+  try {
+    DataType dtype = DataType::Parse(text);
+    LOOM_CHECK_USER(!dtype.is_void() && !dtype.is_handle()) << "not a tensor element type";
+    return dtype;
+  } catch (const Error&) {
+    LOOM_THROW << "graph JSON: " << where << ".dtype '" << text
+               << "' is not a known dtype (expected a name such as \"float32\", \"int64\", "
+               << "\"bool\")";
+  }
+}
+
+GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t num_params) {
+  std::string where = "entries[" + std::to_string(i) + "]";
+  LOOM_CHECK_USER(item.is_object()) << "graph JSON: " << where << " must be an object";
+  GraphEntry entry;
+  entry.name = Text(item, "name", where);
+  entry.dtype = ParseDtype(Text(item, "dtype", where), where);
+  int64_t elements = 1;
+  const json& shape = Array(item, "shape", where);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    LOOM_CHECK_USER(shape[d].is_number_integer() && shape[d].get<int64_t>() >= 0)
+        << "graph JSON: " << where << ".shape[" << d << "] must be an integer >= 0, got "
+        << shape[d].dump();
+    entry.shape.push_back(shape[d].get<int64_t>());
+    elements *= entry.shape.back();
+  }
+  entry.bytes = static_cast<size_t>(elements) * ElementBytes(entry.dtype);
+  bool in_storage = item.contains("storage");
+  LOOM_CHECK_USER(in_storage != item.contains("param"))
+      << "graph JSON: " << where << " ('" << entry.name
+      << "') must have exactly one of 'storage' (a slot) and 'param' (a constant)";
+  if (in_storage) {
+    entry.storage = Id(item, "storage", where, num_storages, "storages");
+    entry.offset = static_cast<size_t>(Count(item, "offset", where));
+    LOOM_CHECK_USER(entry.offset % kDataAlignment == 0)
+        << "graph JSON: " << where << ".offset = " << entry.offset << " ('" << entry.name
+        << "') must be a multiple of " << kDataAlignment << " bytes (kernels need aligned data)";
+  } else {
+    entry.param = Id(item, "param", where, num_params, "params");
+  }
+  return entry;
+}
+
+GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry>& entries,
+                        const std::vector<bool>& is_input, const Module& module) {
+  std::string where = "kernels[" + std::to_string(k) + "]";
+  GraphKernel kernel;
+  kernel.func = Text(item, "func", where);
+  kernel.name = item.contains("name") ? Text(item, "name", where) : kernel.func;
+  const json& args = Array(item, "args", where);
+  for (size_t a = 0; a < args.size(); ++a) {
+    LOOM_CHECK_USER(args[a].is_number_integer() && args[a].get<int64_t>() >= 0 &&
+                    static_cast<uint64_t>(args[a].get<int64_t>()) < entries.size())
+        << "graph JSON: " << where << ".args[" << a << "] = " << args[a].dump()
+        << " is not an entry id (the graph has " << entries.size() << " entries)";
+    kernel.args.push_back(args[a].get<int>());
+  }
+  kernel.num_outputs = static_cast<int>(Count(item, "num_outputs", where));
+  LOOM_CHECK_USER(kernel.num_outputs >= 1 &&
+                  static_cast<size_t>(kernel.num_outputs) <= args.size())
+      << "graph JSON: " << where << ".num_outputs = " << kernel.num_outputs << " ('"
+      << kernel.name << "') must be between 1 and the number of args (" << args.size() << ")";
+  for (size_t a = args.size() - kernel.num_outputs; a < args.size(); ++a) {
+    const GraphEntry& out = entries[kernel.args[a]];
+    LOOM_CHECK_USER(out.storage >= 0 && !is_input[kernel.args[a]])
+        << "graph JSON: " << where << ".args[" << a << "] = " << kernel.args[a] << " ('"
+        << out.name << "') is an output of kernel '" << kernel.name << "' but is a "
+        << (out.storage < 0 ? "parameter" : "model input") << ", which kernels only read";
+  }
+  if (item.contains("nodes")) {
+    for (const json& node : Array(item, "nodes", where)) {
+      LOOM_CHECK_USER(node.is_string()) << "graph JSON: " << where << ".nodes must hold strings";
+      kernel.nodes.push_back(node.get<std::string>());
+    }
+  }
+  kernel.packed = module.GetFunction(kernel.func, /*query_imports=*/true);
+  LOOM_CHECK_USER(kernel.packed.defined())
+      << "graph JSON: " << where << ".func: kernel '" << kernel.name << "' calls function '"
+      << kernel.func << "', which " << module->description()
+      << " does not define; the graph and the kernels come from different compiles";
+  return kernel;
+}
+
+// Kernels run in the listed order, so every value a kernel reads and every model output must
+// be a parameter, a model input or written by an earlier kernel.
+void CheckDefinedBeforeUse(const GraphModel& model) {
+  std::vector<bool> defined(model.entries().size(), false);
+  for (size_t e = 0; e < defined.size(); ++e) defined[e] = model.entries()[e].param >= 0;
+  for (const GraphIO& input : model.inputs()) defined[input.entry] = true;
+  for (size_t k = 0; k < model.kernels().size(); ++k) {
+    const GraphKernel& kernel = model.kernels()[k];
+    size_t num_inputs = kernel.args.size() - kernel.num_outputs;
+    for (size_t a = 0; a < num_inputs; ++a) {
+      const GraphEntry& entry = model.entries()[kernel.args[a]];
+      LOOM_CHECK_USER(defined[kernel.args[a]])
+          << "graph JSON: kernels[" << k << "].args[" << a << "] = " << kernel.args[a] << " ('"
+          << entry.name << "') is read by kernel '" << kernel.name
+          << "' before any kernel writes it (kernels are listed in execution order)";
+    }
+    for (size_t a = num_inputs; a < kernel.args.size(); ++a) defined[kernel.args[a]] = true;
+  }
+  for (size_t i = 0; i < model.outputs().size(); ++i) {
+    const GraphIO& output = model.outputs()[i];
+    LOOM_CHECK_USER(defined[output.entry])
+        << "graph JSON: outputs[" << i << "].entry = " << output.entry << " ('" << output.name
+        << "') is written by no kernel";
+  }
+}
+
+// Lifetimes are the compiler's business; what the executor relies on is that nothing but a
+// kernel writes a slot, and that inputs and outputs are not overwritten by other entries.
+void CheckPlan(const GraphModel& model, const std::vector<GraphIO>& inputs,
+               const std::vector<GraphIO>& outputs) {
+  std::vector<int> entries_in_slot(model.storages().size(), 0);
+  for (const GraphEntry& entry : model.entries()) {
+    if (entry.storage >= 0) ++entries_in_slot[entry.storage];
+  }
+  auto check_own_slot = [&](const GraphIO& io, const char* list, size_t i) {
+    const GraphEntry& entry = model.entries()[io.entry];
+    std::string where = std::string(list) + "[" + std::to_string(i) + "].entry";
+    LOOM_CHECK_USER(entry.storage >= 0)
+        << "graph JSON: " << where << " = " << io.entry << " ('" << io.name
+        << "') is a parameter; inputs and outputs must live in storage slots";
+    LOOM_CHECK_USER(entries_in_slot[entry.storage] == 1)
+        << "graph JSON: " << where << " = " << io.entry << " ('" << io.name << "') lives in "
+        << "storages[" << entry.storage << "], which " << entries_in_slot[entry.storage] - 1
+        << " other entries share; inputs and outputs need slots of their own";
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) check_own_slot(inputs[i], "inputs", i);
+  for (size_t i = 0; i < outputs.size(); ++i) check_own_slot(outputs[i], "outputs", i);
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::string& graph_json,
+                                                 const void* params, size_t params_size,
+                                                 std::shared_ptr<const void> params_owner) {
+  LOOM_CHECK_USER(kernels.defined()) << "MakeGraphModel: the kernel module is undefined";
+  LOOM_CHECK_USER(params_size == 0 || params != nullptr)
+      << "MakeGraphModel: the parameters are null but params_size is " << params_size;
+  LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
+      << "MakeGraphModel: the parameters blob must be " << kDataAlignment
+      << "-byte aligned, got address " << params;
+  json doc = json::parse(graph_json, nullptr, /*allow_exceptions=*/false);
+  LOOM_CHECK_USER(!doc.is_discarded() && doc.is_object())
+      << "graph JSON: not a JSON object (the document does not parse); pass the execution "
+      << "graph written by the Loom compiler";
+  std::string format = Text(doc, "format", "the document");
+  LOOM_CHECK_USER(format == kFormat) << "graph JSON: unknown format '" << format
+                                     << "'; this runtime reads '" << kFormat << "'";
+
+  std::shared_ptr<GraphModel> model(new GraphModel());
+  model->module_ = std::move(kernels);
+  model->params_data_ = static_cast<const uint8_t*>(params);
+  model->params_size_ = params_size;
+  model->params_owner_ = std::move(params_owner);
+  if (doc.contains("target")) model->target_ = Text(doc, "target", "the document");
+
+  const json& storages = Array(doc, "storages", "the document");
+  for (size_t i = 0; i < storages.size(); ++i) {
+    std::string where = "storages[" + std::to_string(i) + "]";
+    model->storages_.push_back(static_cast<size_t>(Count(storages[i], "bytes", where)));
+  }
+  const json& params_json = Array(doc, "params", "the document");
+  for (size_t i = 0; i < params_json.size(); ++i) {
+    std::string where = "params[" + std::to_string(i) + "]";
+    GraphParam param{Text(params_json[i], "name", where),
+                     static_cast<size_t>(Count(params_json[i], "offset", where)),
+                     static_cast<size_t>(Count(params_json[i], "bytes", where))};
+    LOOM_CHECK_USER(param.offset % kDataAlignment == 0)
+        << "graph JSON: " << where << ".offset = " << param.offset << " ('" << param.name
+        << "') must be a multiple of " << kDataAlignment << " bytes";
+    LOOM_CHECK_USER(param.offset <= params_size && param.bytes <= params_size - param.offset)
+        << "graph JSON: " << where << " ('" << param.name << "') spans bytes " << param.offset
+        << " to " << param.offset + param.bytes << " but the parameters blob has "
+        << params_size << " bytes";
+    model->params_.push_back(std::move(param));
+  }
+  const json& entries = Array(doc, "entries", "the document");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    GraphEntry entry = ParseEntry(entries[i], i, model->storages_.size(), model->params_.size());
+    std::string where = "entries[" + std::to_string(i) + "]";
+    if (entry.storage >= 0) {
+      size_t slot = model->storages_[entry.storage];
+      LOOM_CHECK_USER(entry.offset <= slot && entry.bytes <= slot - entry.offset)
+          << "graph JSON: " << where << " ('" << entry.name << "', " << entry.dtype
+          << ShapeString(entry.shape) << ", " << entry.bytes << " bytes at offset "
+          << entry.offset << ") does not fit storages[" << entry.storage << "] of " << slot
+          << " bytes";
+    } else {
+      const GraphParam& param = model->params_[entry.param];
+      LOOM_CHECK_USER(entry.bytes <= param.bytes)
+          << "graph JSON: " << where << " ('" << entry.name << "', " << entry.dtype
+          << ShapeString(entry.shape) << ") needs " << entry.bytes << " bytes but params["
+          << entry.param << "] ('" << param.name << "') has " << param.bytes;
+      entry.offset = param.offset;
+    }
+    model->entries_.push_back(std::move(entry));
+  }
+
+  size_t num_entries = model->entries_.size();
+  auto parse_io = [&](const char* list, std::vector<GraphIO>* out) {
+    const json& items = Array(doc, list, "the document");
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+      out->push_back({Text(items[i], "name", where),
+                      Id(items[i], "entry", where, num_entries, "entries")});
+    }
+  };
+  parse_io("inputs", &model->inputs_);
+  parse_io("outputs", &model->outputs_);
+  CheckPlan(*model, model->inputs_, model->outputs_);
+
+  std::vector<bool> is_input(num_entries, false);
+  for (const GraphIO& input : model->inputs_) is_input[input.entry] = true;
+  const json& kernels_json = Array(doc, "kernels", "the document");
+  for (size_t k = 0; k < kernels_json.size(); ++k) {
+    model->kernels_.push_back(
+        ParseKernel(kernels_json[k], k, model->entries_, is_input, model->module_));
+  }
+  CheckDefinedBeforeUse(*model);
+  return model;
+}
+
+namespace {
+
+// The address of data symbol `name` defined by the library `handle` itself (dlsym alone
+// would also find a symbol of that name in the library's dependencies), or null.
+const void* FindOwnData(void* handle, const char* name) {
+  void* symbol = dlsym(handle, name);
+  if (symbol == nullptr) return nullptr;
+  struct link_map* own = nullptr;
+  struct link_map* owner = nullptr;
+  Dl_info info{};
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &own) != 0 ||
+      dladdr1(symbol, &info, reinterpret_cast<void**>(&owner), RTLD_DL_LINKMAP) == 0) {
+    return nullptr;
+  }
+  return owner == own ? symbol : nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphModel> LoadModel(const std::string& path) {
+  // Checks the file and points the library's backend-service globals at this runtime.
+  Module kernels = LoadModuleFromFile(path);
+  // The same library again (already loaded: this only takes a reference) to read its data.
+  std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  LOOM_ICHECK(handle != nullptr) << "the library LoadModuleFromFile just loaded is not loaded: "
+                                 << dlerror();
+  std::shared_ptr<void> library(handle, [](void* h) { dlclose(h); });
+  auto require = [&](const char* symbol) {
+    const void* address = FindOwnData(handle, symbol);
+    LOOM_CHECK_USER(address != nullptr)
+        << "LoadModel('" << path << "'): the library has no symbol '" << symbol
+        << "': it holds kernels but no model; load a model library written by ExportModel "
+        << "(loom compile), or load kernels alone with LoadModuleFromFile";
+    return address;
+  };
+  const auto* graph_json = static_cast<const char*>(require("loom_graph_json"));
+  const void* params = require("loom_params");
+  uint64_t params_size = *static_cast<const uint64_t*>(require("loom_params_size"));
+  try {
+    return MakeGraphModel(std::move(kernels), graph_json, params, params_size, library);
+  } catch (const Error& error) {
+    LOOM_THROW << "LoadModel('" << path << "'): " << error.what();
+  }
+}
+
+}  // namespace loom::runtime
