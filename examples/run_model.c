@@ -7,8 +7,6 @@
  * Input element k gets (k % 7) - 3 (as the input's dtype; 0/1 for bool), so a run is
  * reproducible without input files. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "loom/runtime/c_runtime_api.h"
 
@@ -23,10 +21,6 @@ static int64_t NumElements(int32_t ndim, const int64_t* shape) {
   int64_t count = 1;
   for (int32_t d = 0; d < ndim; ++d) count *= shape[d];
   return count;
-}
-
-static size_t ElementBytes(DLDataType dtype) {
-  return (size_t)((dtype.bits * dtype.lanes + 7) / 8);
 }
 
 /* Element k of the input pattern, stored as `dtype`; 0 when the dtype is not one of the
@@ -57,31 +51,21 @@ static int PrintValue(DLDataType dtype, const void* data, int64_t k) {
   return 0;
 }
 
-static void PrintDtype(DLDataType dtype) {
-  static const char* const kCodes[] = {"int", "uint", "float", "handle", "bfloat", "?", "bool"};
-  const char* code = dtype.code < 7 ? kCodes[dtype.code] : "?";
-  if (dtype.code == 6) printf("bool");
-  else printf("%s%d", code, dtype.bits);
-  if (dtype.lanes != 1) printf("x%d", dtype.lanes);
-}
-
 static void PrintShape(int32_t ndim, const int64_t* shape) {
   printf("[");
   for (int32_t d = 0; d < ndim; ++d) printf(d == 0 ? "%lld" : ", %lld", (long long)shape[d]);
   printf("]");
 }
 
-/* A host tensor over a fresh buffer with the given shape and dtype (the shape is borrowed). */
-static DLTensor HostTensor(int32_t ndim, const int64_t* shape, DLDataType dtype) {
-  DLTensor tensor;
-  memset(&tensor, 0, sizeof(tensor));
-  size_t bytes = (size_t)NumElements(ndim, shape) * ElementBytes(dtype);
-  tensor.data = calloc(bytes > 0 ? bytes : 1, 1);
-  tensor.device.device_type = kDLCPU;
-  tensor.ndim = ndim;
-  tensor.dtype = dtype;
-  tensor.shape = (int64_t*)shape;
-  return tensor;
+/* A new host array with the given shape and dtype (allocated, sized and aligned by the
+ * runtime), or NULL with the runtime's error printed. */
+static LoomArrayHandle HostArray(int32_t ndim, const int64_t* shape, DLDataType dtype) {
+  LoomArrayHandle array = NULL;
+  if (LoomArrayAlloc(shape, ndim, dtype.code, dtype.bits, dtype.lanes, kDLCPU, 0, &array) != 0) {
+    Fail("allocating a tensor");
+    return NULL;
+  }
+  return array;
 }
 
 int main(int argc, char** argv) {
@@ -108,10 +92,11 @@ int main(int argc, char** argv) {
         LoomExecutorInputInfo(exec, i, &ndim, &shape, &dtype) != 0) {
       return Fail("reading the inputs");
     }
-    DLTensor input = HostTensor(ndim, shape, dtype);
-    for (int64_t k = 0; k < NumElements(ndim, shape); ++k) StorePattern(dtype, input.data, k);
-    int status = LoomExecutorSetInput(exec, name, &input);
-    free(input.data);
+    LoomArrayHandle input = HostArray(ndim, shape, dtype);
+    if (input == NULL) return 1;
+    for (int64_t k = 0; k < NumElements(ndim, shape); ++k) StorePattern(dtype, input->data, k);
+    int status = LoomExecutorSetInput(exec, name, input);
+    LoomArrayFree(input);
     if (status != 0) return Fail("setting an input");
     printf("input '%s': ", name);
     PrintShape(ndim, shape);
@@ -129,22 +114,23 @@ int main(int argc, char** argv) {
         LoomExecutorOutputInfo(exec, i, &ndim, &shape, &dtype) != 0) {
       return Fail("reading the outputs");
     }
-    DLTensor output = HostTensor(ndim, shape, dtype);
-    if (LoomExecutorGetOutput(exec, i, &output) != 0) return Fail("reading an output");
+    const char* dtype_name = NULL;
+    if (LoomDataTypeName(dtype, &dtype_name) != 0) return Fail("naming an output's dtype");
+    LoomArrayHandle output = HostArray(ndim, shape, dtype);
+    if (output == NULL) return 1;
+    if (LoomExecutorGetOutput(exec, i, output) != 0) return Fail("reading an output");
     printf("output %d '%s': ", (int)i, name);
     PrintShape(ndim, shape);
-    printf(" ");
-    PrintDtype(dtype);
-    printf(":");
+    printf(" %s:", dtype_name);
     int64_t count = NumElements(ndim, shape);
     for (int64_t k = 0; k < count && k < kValuesShown; ++k) {
-      if (PrintValue(dtype, output.data, k) == 0) {
+      if (PrintValue(dtype, output->data, k) == 0) {
         printf(" (values of this dtype are not printed)");
         break;
       }
     }
     printf("%s\n", count > kValuesShown ? " ..." : "");
-    free(output.data);
+    LoomArrayFree(output);
   }
   LoomExecutorFree(exec);
   return 0;

@@ -70,12 +70,17 @@ int NullArgument(const char* api, const char* argument) {
 }
 
 // A caller's DLTensor as an NDArray that borrows its memory (the deleter frees only the
-// wrapper), so the executor's checks and copies apply to it unchanged.
-NDArray BorrowTensor(const DLTensor* tensor) {
+// wrapper), so the executor's checks and copies apply to it unchanged. `api` and `argument`
+// name it in errors; a null data pointer would be dereferenced by the copy.
+NDArray BorrowTensor(const char* api, const char* argument, const DLTensor* tensor) {
   auto* managed = new DLManagedTensor{};
   managed->dl_tensor = *tensor;
   managed->deleter = [](DLManagedTensor* self) { delete self; };
-  return NDArray::FromDLPack(managed);
+  NDArray array = NDArray::FromDLPack(managed);
+  LOOM_CHECK_USER(array->data != nullptr || array.NumBytes() == 0)
+      << api << ": tensor '" << argument << "' (" << array.dtype()
+      << loom::runtime::ShapeString(array.Shape()) << ") has a null data pointer";
+  return array;
 }
 
 int TensorInfo(const char* api, LoomExecutorHandle exec, int32_t index, bool input,
@@ -85,12 +90,8 @@ int TensorInfo(const char* api, LoomExecutorHandle exec, int32_t index, bool inp
   if (shape == nullptr) return NullArgument(api, "shape");
   if (dtype == nullptr) return NullArgument(api, "dtype");
   return Guard(api, [&] {
-    const loom::runtime::GraphModel& model = exec->exec.model();
-    const auto& list = input ? model.inputs() : model.outputs();
-    LOOM_CHECK_USER(index >= 0 && static_cast<size_t>(index) < list.size())
-        << api << ": " << (input ? "input" : "output") << " index " << index
-        << " is out of range; the model has " << list.size();
-    const loom::runtime::GraphEntry& entry = model.entries()[list[index].entry];
+    const loom::runtime::GraphEntry& entry =
+        input ? exec->exec.InputEntry(index) : exec->exec.OutputEntry(index);
     *ndim = static_cast<int32_t>(entry.shape.size());
     *shape = entry.shape.data();
     *dtype = entry.dtype.to_dlpack();
@@ -99,6 +100,8 @@ int TensorInfo(const char* api, LoomExecutorHandle exec, int32_t index, bool inp
 
 // A string returned to C lives here until the thread's next call.
 thread_local std::string tls_returned_string;
+// LoomDataTypeName's result, apart so it does not end the life of a LoomFuncCall string.
+thread_local std::string tls_dtype_name;
 
 }  // namespace
 
@@ -200,6 +203,14 @@ int LoomArrayFree(LoomArrayHandle array) {
   });
 }
 
+int LoomDataTypeName(DLDataType dtype, const char** name) {
+  if (name == nullptr) return NullArgument("LoomDataTypeName", "name");
+  return Guard("LoomDataTypeName", [&] {
+    tls_dtype_name = loom::DataType::FromDLPack(dtype).str();
+    *name = tls_dtype_name.c_str();
+  });
+}
+
 int LoomModelLoad(const char* path, LoomModelHandle* out) {
   if (path == nullptr) return NullArgument("LoomModelLoad", "path");
   if (out == nullptr) return NullArgument("LoomModelLoad", "out");
@@ -263,7 +274,9 @@ int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTens
   if (exec == nullptr) return NullArgument("LoomExecutorSetInput", "exec");
   if (name == nullptr) return NullArgument("LoomExecutorSetInput", "name");
   if (value == nullptr) return NullArgument("LoomExecutorSetInput", "value");
-  return Guard("LoomExecutorSetInput", [&] { exec->exec.SetInput(name, BorrowTensor(value)); });
+  return Guard("LoomExecutorSetInput", [&] {
+    exec->exec.SetInput(name, BorrowTensor("LoomExecutorSetInput", "value", value));
+  });
 }
 
 int LoomExecutorRun(LoomExecutorHandle exec) {
@@ -277,14 +290,14 @@ int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out)
   return Guard("LoomExecutorGetOutput", [&] {
     const loom::runtime::GraphExecutor& e = exec->exec;
     const std::string& name = e.OutputName(index);
-    NDArray target = BorrowTensor(out);
-    LOOM_CHECK_USER(target.dtype() == e.OutputDtype(index))
-        << "LoomExecutorGetOutput: output '" << name << "' has dtype " << e.OutputDtype(index)
+    const loom::runtime::GraphEntry& entry = e.OutputEntry(index);
+    NDArray target = BorrowTensor("LoomExecutorGetOutput", "out", out);
+    LOOM_CHECK_USER(target.dtype() == entry.dtype)
+        << "LoomExecutorGetOutput: output '" << name << "' has dtype " << entry.dtype
         << " but the tensor to copy it into has dtype " << target.dtype();
-    LOOM_CHECK_USER(target.Shape() == e.OutputShape(index))
+    LOOM_CHECK_USER(target.Shape() == entry.shape)
         << "LoomExecutorGetOutput: output '" << name << "' has shape "
-        << loom::runtime::ShapeString(e.OutputShape(index))
-        << " but the tensor to copy it into has shape "
+        << loom::runtime::ShapeString(entry.shape) << " but the tensor to copy it into has shape "
         << loom::runtime::ShapeString(target.Shape());
     target.CopyFrom(e.GetOutput(index));
   });

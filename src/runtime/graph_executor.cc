@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <map>
+#include <set>
 
 #include "loom/support/error.h"
 
@@ -14,8 +14,14 @@ namespace loom::runtime {
 
 GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(std::move(model)) {
   LOOM_CHECK_USER(model_ != nullptr) << "GraphExecutor: the model is null";
-  for (size_t bytes : model_->storages()) {
-    storage_.push_back(NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8)));
+  const std::vector<size_t>& slots = model_->storages();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    try {
+      storage_.push_back(NDArray::Empty({static_cast<int64_t>(slots[s])}, DataType::UInt(8)));
+    } catch (const Error& error) {
+      LOOM_THROW << "GraphExecutor: cannot allocate storages[" << s << "] of the memory plan ("
+                 << slots[s] << " bytes): " << error.what();
+    }
   }
   std::vector<void*> entry_data;
   for (size_t e = 0; e < model_->entries().size(); ++e) entry_data.push_back(EntryData(e));
@@ -85,18 +91,16 @@ const std::string& GraphExecutor::InputName(int i) const {
 const std::string& GraphExecutor::OutputName(int i) const {
   return model_->outputs()[CheckIndex("output", i, model_->outputs().size())].name;
 }
-std::vector<int64_t> GraphExecutor::InputShape(int i) const {
-  return model_->entries()[model_->inputs()[CheckIndex("input", i, NumInputs())].entry].shape;
+const GraphEntry& GraphExecutor::InputEntry(int i) const {
+  return model_->entries()[model_->inputs()[CheckIndex("input", i, NumInputs())].entry];
 }
-DataType GraphExecutor::InputDtype(int i) const {
-  return model_->entries()[model_->inputs()[CheckIndex("input", i, NumInputs())].entry].dtype;
+const GraphEntry& GraphExecutor::OutputEntry(int i) const {
+  return model_->entries()[model_->outputs()[CheckIndex("output", i, NumOutputs())].entry];
 }
-std::vector<int64_t> GraphExecutor::OutputShape(int i) const {
-  return model_->entries()[model_->outputs()[CheckIndex("output", i, NumOutputs())].entry].shape;
-}
-DataType GraphExecutor::OutputDtype(int i) const {
-  return model_->entries()[model_->outputs()[CheckIndex("output", i, NumOutputs())].entry].dtype;
-}
+std::vector<int64_t> GraphExecutor::InputShape(int i) const { return InputEntry(i).shape; }
+DataType GraphExecutor::InputDtype(int i) const { return InputEntry(i).dtype; }
+std::vector<int64_t> GraphExecutor::OutputShape(int i) const { return OutputEntry(i).shape; }
+DataType GraphExecutor::OutputDtype(int i) const { return OutputEntry(i).dtype; }
 
 size_t GraphExecutor::StorageBytes() const {
   size_t total = 0;
@@ -212,10 +216,12 @@ void GraphExecutor::DumpIntermediates(const std::string& dir) {
   std::filesystem::create_directories(dir, error);
   LOOM_CHECK_USER(!error) << "GraphExecutor::DumpIntermediates: cannot create directory '"
                           << dir << "': " << error.message();
-  std::map<std::string, int> used;
+  std::set<std::string> used;
   for (int e : produced) {
     std::string file = SanitizeFileName(entries[e].name);
-    if (used[file]++ > 0) file += "_" + std::to_string(e);
+    // A repeated name gets the entry id; that can meet another entry's name ("a" twice and
+    // "a_5"), so suffixes grow until the name is free.
+    while (!used.insert(file).second) file += "_" + std::to_string(e);
     own[e].SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
   }
   for (const GraphIO& output : model_->outputs()) {

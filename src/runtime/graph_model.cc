@@ -19,25 +19,52 @@ constexpr const char* kFormat = "loom-graph-1";
 // Kernels check that their tensors are this aligned (MakePackedAPI).
 constexpr size_t kDataAlignment = 64;
 
-// The member `key` of `object`, checked to be present and of the kind `is` tests.
-using KindTest = bool (json::*)() const noexcept;
-const json& Member(const json& object, const char* key, KindTest is, const char* kind,
-                   const std::string& where) {
+// A JSON value quoted in a message, cut short: a mistyped field may hold a whole array.
+std::string Shown(const json& value) {
+  constexpr size_t kMaxChars = 60;
+  std::string text = value.dump();
+  return text.size() <= kMaxChars ? text : text.substr(0, kMaxChars) + "...";
+}
+
+const json& Object(const json& value, const std::string& where) {
+  LOOM_CHECK_USER(value.is_object())
+      << "graph JSON: " << where << " must be an object, got " << Shown(value);
+  return value;
+}
+
+const json& Field(const json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
   LOOM_CHECK_USER(it != object.end())
       << "graph JSON: " << where << " has no '" << key << "' field";
-  LOOM_CHECK_USER(((*it).*is)()) << "graph JSON: " << where << "." << key << " must be " << kind
-                                 << ", got " << it->dump();
   return *it;
 }
 
-// A non-negative integer field.
-int64_t Count(const json& object, const char* key, const std::string& where) {
-  const json& value = Member(object, key, &json::is_number_integer, "an integer", where);
+// The member `key` of `object`, checked to be of the kind `is` tests.
+using KindTest = bool (json::*)() const noexcept;
+const json& Member(const json& object, const char* key, KindTest is, const char* kind,
+                   const std::string& where) {
+  const json& value = Field(object, key, where);
+  LOOM_CHECK_USER((value.*is)()) << "graph JSON: " << where << "." << key << " must be " << kind
+                                 << ", got " << Shown(value);
+  return value;
+}
+
+// `value` (the JSON at `field`) as an integer in [0, 2^63): sizes and ids are int64 in the
+// executor, and an unsigned JSON number above that would wrap to a negative one.
+int64_t NonNegative(const json& value, const std::string& field) {
+  LOOM_CHECK_USER(value.is_number_integer())
+      << "graph JSON: " << field << " must be an integer >= 0, got " << Shown(value);
+  LOOM_CHECK_USER(!value.is_number_unsigned() ||
+                  value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+      << "graph JSON: " << field << " = " << Shown(value) << " is too large (at most 2^63 - 1)";
   int64_t count = value.get<int64_t>();
-  LOOM_CHECK_USER(count >= 0) << "graph JSON: " << where << "." << key
-                              << " must be >= 0, got " << count;
+  LOOM_CHECK_USER(count >= 0) << "graph JSON: " << field << " must be an integer >= 0, got "
+                              << count;
   return count;
+}
+
+int64_t Count(const json& object, const char* key, const std::string& where) {
+  return NonNegative(Field(object, key, where), where + "." + key);
 }
 
 std::string Text(const json& object, const char* key, const std::string& where) {
@@ -58,33 +85,45 @@ int Id(const json& object, const char* key, const std::string& where, size_t cou
 }
 
 DataType ParseDtype(const std::string& text, const std::string& where) {
+  DataType dtype;
+  bool parsed = true;
   try {
-    DataType dtype = DataType::Parse(text);
-    LOOM_CHECK_USER(!dtype.is_void() && !dtype.is_handle()) << "not a tensor element type";
-    return dtype;
+    dtype = DataType::Parse(text);
   } catch (const Error&) {
-    LOOM_THROW << "graph JSON: " << where << ".dtype '" << text
-               << "' is not a known dtype (expected a name such as \"float32\", \"int64\", "
-               << "\"bool\")";
+    parsed = false;
   }
+  LOOM_CHECK_USER(parsed && !dtype.is_void() && !dtype.is_handle())
+      << "graph JSON: " << where << ".dtype '" << text
+      << "' is not a known dtype (expected a tensor element type such as \"float32\", \"int64\", "
+      << "\"bool\")";
+  return dtype;
+}
+
+// The bytes of a `dtype` tensor of `shape`, checked not to overflow: a wrapped size would
+// pass the fit checks below and let a kernel write past its slot.
+size_t TensorBytes(const std::vector<int64_t>& shape, DataType dtype, const std::string& where,
+                   const std::string& name) {
+  uint64_t bytes = ElementBytes(dtype);
+  for (int64_t extent : shape) {
+    LOOM_CHECK_USER(extent == 0 || bytes <= static_cast<uint64_t>(INT64_MAX) / extent)
+        << "graph JSON: " << where << " ('" << name << "', " << dtype << ShapeString(shape)
+        << ") is too large: its size in bytes overflows 63 bits";
+    bytes *= static_cast<uint64_t>(extent);
+  }
+  return static_cast<size_t>(bytes);
 }
 
 GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t num_params) {
   std::string where = "entries[" + std::to_string(i) + "]";
-  LOOM_CHECK_USER(item.is_object()) << "graph JSON: " << where << " must be an object";
+  Object(item, where);
   GraphEntry entry;
   entry.name = Text(item, "name", where);
   entry.dtype = ParseDtype(Text(item, "dtype", where), where);
-  int64_t elements = 1;
   const json& shape = Array(item, "shape", where);
   for (size_t d = 0; d < shape.size(); ++d) {
-    LOOM_CHECK_USER(shape[d].is_number_integer() && shape[d].get<int64_t>() >= 0)
-        << "graph JSON: " << where << ".shape[" << d << "] must be an integer >= 0, got "
-        << shape[d].dump();
-    entry.shape.push_back(shape[d].get<int64_t>());
-    elements *= entry.shape.back();
+    entry.shape.push_back(NonNegative(shape[d], where + ".shape[" + std::to_string(d) + "]"));
   }
-  entry.bytes = static_cast<size_t>(elements) * ElementBytes(entry.dtype);
+  entry.bytes = TensorBytes(entry.shape, entry.dtype, where, entry.name);
   bool in_storage = item.contains("storage");
   LOOM_CHECK_USER(in_storage != item.contains("param"))
       << "graph JSON: " << where << " ('" << entry.name
@@ -104,22 +143,25 @@ GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t nu
 GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry>& entries,
                         const std::vector<bool>& is_input, const Module& module) {
   std::string where = "kernels[" + std::to_string(k) + "]";
+  Object(item, where);
   GraphKernel kernel;
   kernel.func = Text(item, "func", where);
   kernel.name = item.contains("name") ? Text(item, "name", where) : kernel.func;
   const json& args = Array(item, "args", where);
   for (size_t a = 0; a < args.size(); ++a) {
-    LOOM_CHECK_USER(args[a].is_number_integer() && args[a].get<int64_t>() >= 0 &&
-                    static_cast<uint64_t>(args[a].get<int64_t>()) < entries.size())
-        << "graph JSON: " << where << ".args[" << a << "] = " << args[a].dump()
-        << " is not an entry id (the graph has " << entries.size() << " entries)";
-    kernel.args.push_back(args[a].get<int>());
+    std::string field = where + ".args[" + std::to_string(a) + "]";
+    int64_t arg = NonNegative(args[a], field);
+    LOOM_CHECK_USER(static_cast<uint64_t>(arg) < entries.size())
+        << "graph JSON: " << field << " = " << arg << " is not an entry id (the graph has "
+        << entries.size() << " entries)";
+    kernel.args.push_back(static_cast<int>(arg));
   }
-  kernel.num_outputs = static_cast<int>(Count(item, "num_outputs", where));
-  LOOM_CHECK_USER(kernel.num_outputs >= 1 &&
-                  static_cast<size_t>(kernel.num_outputs) <= args.size())
-      << "graph JSON: " << where << ".num_outputs = " << kernel.num_outputs << " ('"
-      << kernel.name << "') must be between 1 and the number of args (" << args.size() << ")";
+  // Checked before narrowing to int, so 2^32 + 1 cannot pass as 1.
+  int64_t num_outputs = Count(item, "num_outputs", where);
+  LOOM_CHECK_USER(num_outputs >= 1 && static_cast<uint64_t>(num_outputs) <= args.size())
+      << "graph JSON: " << where << ".num_outputs = " << num_outputs << " ('" << kernel.name
+      << "') must be between 1 and the number of args (" << args.size() << ")";
+  kernel.num_outputs = static_cast<int>(num_outputs);
   for (size_t a = args.size() - kernel.num_outputs; a < args.size(); ++a) {
     const GraphEntry& out = entries[kernel.args[a]];
     LOOM_CHECK_USER(out.storage >= 0 && !is_input[kernel.args[a]])
@@ -128,9 +170,11 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
         << (out.storage < 0 ? "parameter" : "model input") << ", which kernels only read";
   }
   if (item.contains("nodes")) {
-    for (const json& node : Array(item, "nodes", where)) {
-      LOOM_CHECK_USER(node.is_string()) << "graph JSON: " << where << ".nodes must hold strings";
-      kernel.nodes.push_back(node.get<std::string>());
+    const json& nodes = Array(item, "nodes", where);
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      LOOM_CHECK_USER(nodes[n].is_string()) << "graph JSON: " << where << ".nodes[" << n
+                                            << "] must be a string, got " << Shown(nodes[n]);
+      kernel.nodes.push_back(nodes[n].get<std::string>());
     }
   }
   kernel.packed = module.GetFunction(kernel.func, /*query_imports=*/true);
@@ -201,10 +245,18 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
   LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
       << "MakeGraphModel: the parameters blob must be " << kDataAlignment
       << "-byte aligned, got address " << params;
-  json doc = json::parse(graph_json, nullptr, /*allow_exceptions=*/false);
-  LOOM_CHECK_USER(!doc.is_discarded() && doc.is_object())
-      << "graph JSON: not a JSON object (the document does not parse); pass the execution "
-      << "graph written by the Loom compiler";
+  json doc;
+  try {
+    doc = json::parse(graph_json);
+  } catch (const json::exception& error) {
+    // Drop the library's "[json.exception.parse_error.101] " tag; keep line and column.
+    std::string reason = error.what();
+    size_t tag_end = reason.find("] ");
+    if (tag_end != std::string::npos) reason = reason.substr(tag_end + 2);
+    LOOM_THROW << "graph JSON: the document does not parse (" << reason
+               << "); pass the execution graph written by the Loom compiler";
+  }
+  Object(doc, "the document");
   std::string format = Text(doc, "format", "the document");
   LOOM_CHECK_USER(format == kFormat) << "graph JSON: unknown format '" << format
                                      << "'; this runtime reads '" << kFormat << "'";
@@ -219,11 +271,13 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
   const json& storages = Array(doc, "storages", "the document");
   for (size_t i = 0; i < storages.size(); ++i) {
     std::string where = "storages[" + std::to_string(i) + "]";
-    model->storages_.push_back(static_cast<size_t>(Count(storages[i], "bytes", where)));
+    model->storages_.push_back(
+        static_cast<size_t>(Count(Object(storages[i], where), "bytes", where)));
   }
   const json& params_json = Array(doc, "params", "the document");
   for (size_t i = 0; i < params_json.size(); ++i) {
     std::string where = "params[" + std::to_string(i) + "]";
+    Object(params_json[i], where);
     GraphParam param{Text(params_json[i], "name", where),
                      static_cast<size_t>(Count(params_json[i], "offset", where)),
                      static_cast<size_t>(Count(params_json[i], "bytes", where))};
@@ -263,8 +317,16 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
     const json& items = Array(doc, list, "the document");
     for (size_t i = 0; i < items.size(); ++i) {
       std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-      out->push_back({Text(items[i], "name", where),
-                      Id(items[i], "entry", where, num_entries, "entries")});
+      Object(items[i], where);
+      GraphIO io{Text(items[i], "name", where), Id(items[i], "entry", where, num_entries,
+                                                   "entries")};
+      // Executors (and the C API) find inputs by name: a repeated name would hide one.
+      for (size_t j = 0; j < out->size(); ++j) {
+        LOOM_CHECK_USER((*out)[j].name != io.name)
+            << "graph JSON: " << where << ".name '" << io.name << "' repeats " << list << "["
+            << j << "].name; " << list << " need distinct names";
+      }
+      out->push_back(std::move(io));
     }
   };
   parse_io("inputs", &model->inputs_);

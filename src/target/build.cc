@@ -41,4 +41,9 @@ void ExportLibrary(const runtime::Module& module, const std::string& path) {
   codegen::ExportLLVMLibrary(module, path);
 }
 
+void ExportLibrary(const runtime::Module& module, const std::string& path,
+                   const std::vector<LibraryBlob>& blobs) {
+  codegen::ExportLLVMLibrary(module, path, blobs);
+}
+
 }  // namespace loom

@@ -49,6 +49,9 @@ int LoomArrayAlloc(const int64_t* shape, int32_t ndim, int32_t dtype_code, int32
 int LoomArrayCopyFromBytes(LoomArrayHandle array, const void* data, size_t nbytes);
 int LoomArrayCopyToBytes(LoomArrayHandle array, void* data, size_t nbytes);
 int LoomArrayFree(LoomArrayHandle array);
+/* The name the compiler gives `dtype` ("float32", "int8x4", "bool"), so C callers print
+ * dtypes as the rest of Loom does; valid until the calling thread's next call of it. */
+int LoomDataTypeName(DLDataType dtype, const char** name);
 
 /* ---- Models: a library written by the compiler (loom compile) holding kernels, the
  * execution graph and the weights, run by executors. A model is immutable and may be shared

@@ -106,7 +106,8 @@ std::shared_ptr<const GraphModel> LoadModel(const std::string& path);
 
 class GraphExecutor {
  public:
-  // Allocates every storage slot of the plan; nothing is allocated after this.
+  // Allocates every storage slot of the plan (a slot that cannot be allocated is an error
+  // naming it); nothing is allocated after this.
   explicit GraphExecutor(std::shared_ptr<const GraphModel> model);
   // The call table points into this object's own vectors: moving keeps them, copying not.
   GraphExecutor(const GraphExecutor&) = delete;
@@ -123,6 +124,10 @@ class GraphExecutor {
   DataType InputDtype(int i) const;
   std::vector<int64_t> OutputShape(int i) const;
   DataType OutputDtype(int i) const;
+  // The graph entry of an input or output; it lives as long as the model (the C API hands
+  // out pointers to its shape).
+  const GraphEntry& InputEntry(int i) const;
+  const GraphEntry& OutputEntry(int i) const;
   // Bytes of memory this executor owns (the sum of the plan's slots).
   size_t StorageBytes() const;
 

@@ -123,7 +123,31 @@ int main(int argc, char** argv) {
   ExpectError(LoomExecutorGetOutput(exec, 0, &wrong_out_dtype),
               "output 'out' has dtype float32 but the tensor to copy it into has dtype int32",
               "reading an output into a tensor of the wrong dtype");
+  DLTensor no_data = Tensor(NULL, good_shape, 2, kDLFloat, 32);
+  ExpectError(LoomExecutorSetInput(exec, "data", &no_data),
+              "LoomExecutorSetInput: tensor 'value' (float32[2, 8]) has a null data pointer",
+              "an input tensor without data");
+  ExpectError(LoomExecutorGetOutput(exec, 0, &no_data),
+              "LoomExecutorGetOutput: tensor 'out' (float32[2, 8]) has a null data pointer",
+              "reading an output into a tensor without data");
+  ExpectError(LoomExecutorGetOutput(exec, 5, &out_tensor),
+              "GraphExecutor: output index 5 is out of range; the model has 2 outputs",
+              "reading output 5 of 2");
+  ExpectError(LoomExecutorGetOutput(exec, 0, NULL), "argument 'out' is null",
+              "reading an output into a null tensor");
+  ExpectError(LoomExecutorInputInfo(exec, 0, NULL, &shape, &dtype), "argument 'ndim' is null",
+              "input info without ndim");
+  LoomExecutorHandle no_exec = NULL;
+  ExpectError(LoomExecutorCreate(NULL, &no_exec), "argument 'model' is null",
+              "an executor of a null model");
   ExpectError(LoomExecutorRun(NULL), "argument 'exec' is null", "running a null executor");
+  const char* dtype_name = NULL;
+  Expect(LoomExecutorOutputInfo(exec, 0, &ndim, &shape, &dtype) == 0 &&
+             LoomDataTypeName(dtype, &dtype_name) == 0 && strcmp(dtype_name, "float32") == 0,
+         "output 0's dtype is named float32");
+  DLDataType complex64 = {5 /* kDLComplex */, 64, 1};
+  ExpectError(LoomDataTypeName(complex64, &dtype_name), "unsupported DLPack type code 5",
+              "naming an unsupported dtype");
   Expect(LoomExecutorFree(exec) == 0, "freeing the executor");
 
   if (failures == 0) printf("graph C API: all checks passed\n");

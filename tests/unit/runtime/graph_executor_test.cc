@@ -13,6 +13,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "loom/runtime/graph_executor.h"
 #include "runtime_test_util.h"
 
@@ -153,7 +155,32 @@ TEST(GraphModel, EachInvalidGraphIsAnErrorNamingTheField) {
        "graph JSON: kernels[3].num_outputs = 4 ('mul1') must be between 1 and the number of "
        "args (3)"},
       {R"("num_outputs": 1, "nodes": ["add1"])", R"("num_outputs": "1", "nodes": ["add1"])",
-       "graph JSON: kernels[0].num_outputs must be an integer, got \"1\""},
+       "graph JSON: kernels[0].num_outputs must be an integer >= 0, got \"1\""},
+      // Would pass as 1 if narrowed to int before the range check.
+      {R"("num_outputs": 1, "nodes": ["mul1"])",
+       R"("num_outputs": 4294967297, "nodes": ["mul1"])",
+       "graph JSON: kernels[3].num_outputs = 4294967297 ('mul1') must be between 1 and the "
+       "number of args (3)"},
+      // 2^62 * 8 elements * 4 bytes wraps to 0 bytes, which would fit any slot.
+      {R"({"name": "mul1", "shape": [2, 8])",
+       R"({"name": "mul1", "shape": [4611686018427387904, 8])",
+       "graph JSON: entries[6] ('mul1', float32[4611686018427387904, 8]) is too large: its size "
+       "in bytes overflows 63 bits"},
+      {R"({"name": "mul1", "shape": [2, 8])", R"({"name": "mul1", "shape": [2, -8])",
+       "graph JSON: entries[6].shape[1] must be an integer >= 0, got -8"},
+      {R"("storages": [{"bytes": 64},)", R"("storages": [{"bytes": 18446744073709551615},)",
+       "graph JSON: storages[0].bytes = 18446744073709551615 is too large (at most 2^63 - 1)"},
+      {R"("storages": [{"bytes": 64}, {"bytes": 64},)", R"("storages": [{"bytes": 64}, 64,)",
+       "graph JSON: storages[1] must be an object, got 64"},
+      {R"({"func": "add", "name": "add1", "args": [0, 1, 2], "num_outputs": 1, "nodes": ["add1"]})",
+       R"("add1")", "graph JSON: kernels[0] must be an object, got \"add1\""},
+      {R"("nodes": ["mul1"])", R"("nodes": [7])",
+       "graph JSON: kernels[3].nodes[0] must be a string, got 7"},
+      // A mistyped field's value is quoted cut short.
+      {R"("nodes": ["mul1"])", "\"nodes\": \"" + std::string(100, 'x') + "\"",
+       "graph JSON: kernels[3].nodes must be an array, got \"" + std::string(59, 'x') + "..."},
+      {R"({"name": "hidden", "entry": 3})", R"({"name": "out", "entry": 3})",
+       "graph JSON: outputs[1].name 'out' repeats outputs[0].name; outputs need distinct names"},
       {R"("args": [0, 1, 2])", R"("args": [0, 1, 5])",
        "graph JSON: kernels[1].args[0] = 2 ('add1') is read by kernel 'relu/1' before any "
        "kernel writes it (kernels are listed in execution order)"},
@@ -170,7 +197,61 @@ TEST(GraphModel, EachInvalidGraphIsAnErrorNamingTheField) {
     ExpectContains(MessageOf([&] { FromJson(Edit(json, c.from, c.to)); }), c.message);
   }
   ExpectContains(MessageOf([&] { FromJson("{\"format\": "); }),
-                 "graph JSON: not a JSON object (the document does not parse)");
+                 "graph JSON: the document does not parse (parse error at line 1, column 12");
+  EXPECT_EQ(MessageOf([&] { FromJson("[1, 2]"); }),
+            "graph JSON: the document must be an object, got [1,2]");
+}
+
+// Whatever the document, the reader either accepts it or throws loom::Error: never another
+// exception, never a crash (and a model it accepts runs or fails with loom::Error too).
+void ExpectOnlyLoomErrors(const std::string& json, const std::string& what) {
+  try {
+    GraphExecutor exec(FromJson(json));
+    exec.SetInput(0, Input(1.0f));
+    exec.Run();
+  } catch (const Error&) {
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << what << ": threw a non-loom exception: " << error.what();
+  }
+}
+
+TEST(GraphModel, EveryTruncationOfTheGraphIsAParseError) {
+  const std::string& json = GraphJson();
+  size_t end = json.rfind('}');
+  for (size_t n = 0; n < end; ++n) {
+    std::string message = MessageOf([&] { FromJson(json.substr(0, n)); });
+    ASSERT_NE(message.find("graph JSON: the document does not parse"), std::string::npos)
+        << "prefix of " << n << " bytes: " << message;
+  }
+}
+
+TEST(GraphModel, FuzzedFieldsAreLoomErrorsOrValidModels) {
+  nlohmann::json doc = nlohmann::json::parse(GraphJson());
+  std::vector<nlohmann::json> replacements = {
+      nullptr, true, -1, 0, 1, 1e300, 4611686018427387904LL, 18446744073709551615ULL, "x",
+      nlohmann::json::array(), nlohmann::json::object()};
+  size_t mutations = 0;
+  const nlohmann::json leaves = doc.flatten();
+  for (const auto& leaf : leaves.items()) {
+    nlohmann::json::json_pointer pointer(leaf.key());
+    for (const nlohmann::json& replacement : replacements) {
+      nlohmann::json mutated = doc;
+      mutated[pointer] = replacement;
+      ExpectOnlyLoomErrors(mutated.dump(), leaf.key() + " = " + replacement.dump());
+      ++mutations;
+    }
+    // The field removed (from its object) or the array element dropped.
+    nlohmann::json mutated = doc;
+    nlohmann::json& parent = mutated[pointer.parent_pointer()];
+    if (parent.is_object()) {
+      parent.erase(pointer.back());
+    } else {
+      parent.erase(static_cast<size_t>(std::stoul(pointer.back())));
+    }
+    ExpectOnlyLoomErrors(mutated.dump(), "without " + leaf.key());
+    ++mutations;
+  }
+  EXPECT_GT(mutations, 1000u);
 }
 
 TEST(GraphExecutor, OutputsEqualTheReferenceWithSharedStorage) {
@@ -225,6 +306,22 @@ TEST(GraphExecutor, SetInputChecksNameDtypeAndShape) {
             "GraphExecutor: input index 1 is out of range; the model has 1 inputs");
   EXPECT_EQ(MessageOf([&] { exec.GetOutput(2); }),
             "GraphExecutor: output index 2 is out of range; the model has 2 outputs");
+}
+
+TEST(GraphExecutor, AnUnallocatableSlotIsAnErrorNamingIt) {
+  std::string json = Edit(GraphJson(), R"({"bytes": 64}])", R"({"bytes": 4611686018427387904}])");
+  ExpectContains(MessageOf([&] { GraphExecutor exec(FromJson(json)); }),
+                 "GraphExecutor: cannot allocate storages[3] of the memory plan "
+                 "(4611686018427387904 bytes): ");
+}
+
+TEST(GraphExecutor, InputAndOutputEntriesAreTheGraphs) {
+  GraphExecutor exec(FromJson(GraphJson()));
+  EXPECT_EQ(exec.InputEntry(0).name, "data");
+  EXPECT_EQ(exec.OutputEntry(1).name, "relu/1");
+  EXPECT_EQ(&exec.OutputEntry(0), &exec.model().entries()[6]);
+  EXPECT_EQ(MessageOf([&] { exec.OutputEntry(-1); }),
+            "GraphExecutor: output index -1 is out of range; the model has 2 outputs");
 }
 
 TEST(GraphExecutor, AKernelFailureNamesTheKernel) {
@@ -331,7 +428,8 @@ TEST(GraphExecutor, DumpIntermediatesWritesEveryProducedEntry) {
 
 TEST(GraphExecutor, DumpIntermediatesKeepsEntriesWithOneNameApart) {
   // Two entries named "add1" (the second is entry 5): the second file gets the entry id.
-  std::string json = Edit(GraphJson(), R"({"name": "add2", "shape")", R"({"name": "add1", "shape")");
+  std::string json =
+      Edit(GraphJson(), R"({"name": "add2", "shape")", R"({"name": "add1", "shape")");
   GraphExecutor exec(FromJson(json));
   NDArray data = Input(0.5f);
   exec.SetInput("data", data);
@@ -342,6 +440,25 @@ TEST(GraphExecutor, DumpIntermediatesKeepsEntriesWithOneNameApart) {
   Reference want = Compute(data);
   ExpectValues(NDArray::LoadNpy((dir / "add1.npy").string()), want.add1, "add1.npy");
   ExpectValues(NDArray::LoadNpy((dir / "add1_5.npy").string()), want.add2, "add1_5.npy");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GraphExecutor, DumpIntermediatesNeverOverwritesAFile) {
+  // "add1" twice (entries 2 and 5) and then "add1_5" (entry 6): the renamed second "add1"
+  // takes "add1_5", so entry 6 must go elsewhere.
+  std::string json =
+      Edit(GraphJson(), R"({"name": "add2", "shape")", R"({"name": "add1", "shape")");
+  json = Edit(json, R"({"name": "mul1", "shape")", R"({"name": "add1_5", "shape")");
+  GraphExecutor exec(FromJson(json));
+  NDArray data = Input(0.5f);
+  exec.SetInput("data", data);
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("loom_graph_dump_clash_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  exec.DumpIntermediates(dir.string());
+  Reference want = Compute(data);
+  ExpectValues(NDArray::LoadNpy((dir / "add1_5.npy").string()), want.add2, "add1_5.npy");
+  ExpectValues(NDArray::LoadNpy((dir / "add1_5_6.npy").string()), want.out, "add1_5_6.npy");
   std::filesystem::remove_all(dir);
 }
 

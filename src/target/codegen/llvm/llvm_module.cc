@@ -197,13 +197,3 @@ void ExportLLVMLibrary(const runtime::Module& module, const std::string& path,
 }
 
 }  // namespace loom::codegen
-
-namespace loom {
-
-// Beside the LLVM export it forwards to; ExportLibrary without blobs is in build.cc.
-void ExportLibrary(const runtime::Module& module, const std::string& path,
-                   const std::vector<LibraryBlob>& blobs) {
-  codegen::ExportLLVMLibrary(module, path, blobs);
-}
-
-}  // namespace loom
