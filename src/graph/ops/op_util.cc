@@ -53,6 +53,4 @@ std::vector<int64_t> ConstInputShape(const CallInfo& info, int index) {
   return *shape;
 }
 
-Array<PrimExpr> TeShape(const Type& type) { return type.shape(); }
-
 }  // namespace loom::graph::ops

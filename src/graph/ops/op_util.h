@@ -22,7 +22,4 @@ void RequireRank(const CallInfo& info, int index, int rank);
 // Input `index`'s shape, which must be constant.
 std::vector<int64_t> ConstInputShape(const CallInfo& info, int index);
 
-// The te shape of a graph type (its dimensions as they are).
-Array<PrimExpr> TeShape(const Type& type);
-
 }  // namespace loom::graph::ops

@@ -81,26 +81,6 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
 
 namespace {
 
-// KCRS weights in the direct kernel's OIHW[x]i[y]o layout.
-te::Tensor PackDirectWeight(const te::Tensor& weight, const Conv2DNCHWcConfig& config) {
-  std::vector<int64_t> w = detail::ConstShape(weight, "pack_weight");
-  const int ib = int(config.ic_bn), ob = int(config.oc_bn);
-  return te::compute(
-      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib, ob},
-      [&](const Array<Var>& i) { return weight(i[0] * ob + i[5], i[1] * ib + i[4], i[2], i[3]); },
-      "packed_weight", detail::kInjective);
-}
-
-// Depthwise KCRS weights [C, 1, R, S] as [C / bn, 1, R, S, 1, bn].
-te::Tensor PackDepthwiseWeight(const te::Tensor& weight, int64_t bn) {
-  std::vector<int64_t> w = detail::ConstShape(weight, "pack_weight");
-  const int b = int(bn);
-  return te::compute(
-      {int(w[0] / b), 1, int(w[2]), int(w[3]), 1, b},
-      [&](const Array<Var>& i) { return weight(i[0] * b + i[5], 0, i[2], i[3]); },
-      "packed_weight", detail::kInjective);
-}
-
 std::string Blocked(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
 PrimFunc LowerInjective(const te::Tensor& in, const te::Tensor& out, const std::string& name) {
@@ -109,9 +89,23 @@ PrimFunc LowerInjective(const te::Tensor& in, const te::Tensor& out, const std::
 
 }  // namespace
 
-Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
-                              const std::optional<Conv2DNCHWcConfig>& config) {
-  const std::string op = "MakeConv2DKernel(" + wl.str() + ")";
+te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
+                              const std::string& where) {
+  std::vector<int64_t> w = detail::ConstShape(weight, where);
+  LOOM_CHECK_USER(w.size() == 4 && ic_bn > 0 && oc_bn > 0 && w[0] % oc_bn == 0 &&
+                  w[1] % ic_bn == 0)
+      << where << ": the weight " << detail::ShapeText(w) << " (KCRS) does not split into "
+      << "blocks of " << oc_bn << " output and " << ic_bn << " input channels";
+  const int ib = int(ic_bn), ob = int(oc_bn);
+  return te::compute(
+      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib, ob},
+      [&](const Array<Var>& i) { return weight(i[0] * ob + i[5], i[1] * ib + i[4], i[2], i[3]); },
+      "packed_weight", detail::kInjective);
+}
+
+Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& wl,
+                                const std::optional<Conv2DNCHWcConfig>& config) {
+  const std::string op = "ChooseConv2DKernel(" + wl.str() + ")";
   LOOM_CHECK_USER(wl.n > 0 && wl.c > 0 && wl.h > 0 && wl.w > 0 && wl.k > 0 && wl.r > 0 &&
                   wl.s > 0)
       << op << ": every size must be positive";
@@ -120,15 +114,25 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   LOOM_CHECK_USER(wl.attrs.groups == 1 || wl.depthwise())
       << op << ": the x86 kernels take groups = 1 or depthwise (groups = c = k); "
       << "topi::conv2d_nchw computes other groupings";
-  Conv2DKernel kernel;
-  const bool winograd = !config && PreferWinograd(wl);
-  kernel.algorithm = wl.depthwise() ? "depthwise" : winograd ? "winograd" : "direct";
-  kernel.config = config ? *config : DefaultConv2DNCHWcConfig(wl);
-  const Conv2DNCHWcConfig& cfg = kernel.config;
+  Conv2DChoice choice;
+  const bool winograd = !wl.depthwise() && !config && PreferWinograd(wl);
+  choice.algorithm = wl.depthwise() ? "depthwise" : winograd ? "winograd" : "direct";
+  choice.config = config ? *config : DefaultConv2DNCHWcConfig(wl);
+  if (winograd) choice.winograd = DefaultWinogradConfig(wl);
+  const Conv2DNCHWcConfig& cfg = choice.config;
   LOOM_CHECK_USER(cfg.ic_bn > 0 && wl.c % cfg.ic_bn == 0 && cfg.oc_bn > 0 &&
                   wl.k % cfg.oc_bn == 0 && (!wl.depthwise() || cfg.ic_bn == cfg.oc_bn))
       << op << ": " << cfg.str() << ": ic_bn must divide " << wl.c << " and oc_bn " << wl.k
       << (wl.depthwise() ? " (and be equal, depthwise)" : "");
+  return choice;
+}
+
+Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
+                              const std::optional<Conv2DNCHWcConfig>& config) {
+  Conv2DKernel kernel;
+  static_cast<Conv2DChoice&>(kernel) = ChooseConv2DKernel(wl, config);
+  const bool winograd = kernel.algorithm == "winograd";
+  const Conv2DNCHWcConfig& cfg = kernel.config;
 
   const DataType f32 = DataType::Float(32);
   auto extents = [](std::initializer_list<int64_t> shape) {
@@ -140,9 +144,9 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   te::Tensor weight =
       te::placeholder(extents({wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}), f32, "weight");
   te::Tensor packed_data = layout_transform(data, "NCHW", Blocked(cfg.ic_bn));
-  te::Tensor packed_weight = wl.depthwise() ? PackDepthwiseWeight(weight, cfg.oc_bn)
-                             : winograd      ? winograd_weight_transform(weight)
-                                             : PackDirectWeight(weight, cfg);
+  te::Tensor packed_weight =
+      winograd ? winograd_weight_transform(weight)
+               : pack_conv2d_weight(weight, wl.depthwise() ? 1 : cfg.ic_bn, cfg.oc_bn);
   kernel.module.Add("pack_data", LowerInjective(data, packed_data, "pack_data"));
   kernel.module.Add("pack_weight", LowerInjective(weight, packed_weight, "pack_weight"));
 
@@ -152,7 +156,6 @@ Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
   te::Schedule schedule;
   if (winograd) {
     out = conv2d_nchwc_winograd(conv_data, conv_weight, wl.attrs, cfg.oc_bn);
-    kernel.winograd = DefaultWinogradConfig(wl);
     schedule = schedule_conv2d_nchwc_winograd(out, kernel.winograd);
   } else {
     out = wl.depthwise() ? depthwise_conv2d_nchwc(conv_data, conv_weight, wl.attrs)

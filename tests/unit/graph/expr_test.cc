@@ -51,9 +51,9 @@ TEST(GraphExpr, ErrorsNameTheCallAndTheShapes) {
   EXPECT_NE(ErrorOf([&] { MakeCall("nn.relu", {x}, {{"alpha", 0.5}}, "r"); })
                 .find("nn.relu 'r': nn.relu has no attribute 'alpha' (it takes none)"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { MakeCall("nn.rleu", {x}); })
-                .find("no graph operator is named 'nn.rleu' (close: nn.relu)"),
-            std::string::npos);
+  std::string unknown = ErrorOf([&] { MakeCall("nn.rleu", {x}); });
+  EXPECT_NE(unknown.find("no graph operator is named 'nn.rleu' (close: "), std::string::npos);
+  EXPECT_NE(unknown.find("nn.relu"), std::string::npos) << unknown;
   Var i = MakeVar("i", TensorType({2, 3}, DataType::Int(32)));
   EXPECT_NE(ErrorOf([&] { MakeCall("add", {x, i}); }).find("must share one dtype"),
             std::string::npos);

@@ -279,7 +279,7 @@ TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
             }).find("pads must not be negative, got (1, -1, 1, 1)"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(Workload({1, 16, 2, 8}, {16, 3, 3}, 1, {0, 0, 0, 0})); })
-                .find("MakeConv2DKernel(n=1 c=16 h=2 w=8 k=16 r=3 s=3 stride=1 pad=0 groups=1): "
+                .find("ChooseConv2DKernel(n=1 c=16 h=2 w=8 k=16 r=3 s=3 stride=1 pad=0 groups=1): "
                       "the 3x3 kernel (dilations 1, 1) does not fit the padded 2x8 input"),
             std::string::npos);
   Conv2DNCHWcConfig uneven;

@@ -101,20 +101,34 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
 //   pack_weight(weight KCRS, packed)     run once per model (weights are constants)
 //   conv(packed data, packed weight, out)  the convolution, timed
 //   unpack_output(out, result NCHW)
-struct Conv2DKernel {
+// Which kernel a workload gets, and its tiling.
+struct Conv2DChoice {
   std::string algorithm;  // "direct", "depthwise" or "winograd"
   // The channel blocks (ic_bn, oc_bn) of the layouts, for every algorithm; its register
   // tiling is used by "direct" and "depthwise" only.
   Conv2DNCHWcConfig config;
   // The tiling of "winograd" (DefaultWinogradConfig); the default value otherwise.
   WinogradConfig winograd;
+};
+
+struct Conv2DKernel : Conv2DChoice {
   IRModule module;  // "pack_data", "pack_weight", "conv", "unpack_output": loom::build it
 };
 
 // The kernel Loom compiles by default for `workload`: depthwise for depthwise workloads,
 // Winograd where it measured faster (PreferWinograd, conv2d_winograd.h), else direct. A
-// given `config` picks the direct (or depthwise) kernel with that tiling.
+// given `config` picks the direct (or depthwise) kernel with that tiling. Checks the
+// workload and the config (loom::Error naming them).
+Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& workload,
+                                const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
+// ChooseConv2DKernel's kernel, as the four functions above.
 Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload,
                               const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
+
+// KCRS weights [K, C, R, S] in the blocked layout OIHW[ic_bn]i[oc_bn]o,
+// [K / oc_bn, C / ic_bn, R, S, ic_bn, oc_bn] (a depthwise weight [C, 1, R, S] takes
+// ic_bn = 1). Blocks that do not divide the channels are a loom::Error naming `where`.
+te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
+                              const std::string& where = "pack_conv2d_weight");
 
 }  // namespace loom::topi::x86

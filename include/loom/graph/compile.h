@@ -1,0 +1,51 @@
+// The graph compiler's driver: a model (graph IRModule) in, kernels + execution graph +
+// weights out. The pipeline reads top to bottom in src/graph/compile.cc.
+//
+//   CompiledModel model = Compile(module, {.opt_level = 3, .target = "llvm"});
+//   runtime::GraphExecutor executor(MakeGraphModel(model));   // run it in this process
+//   ExportModel(model, "model.so");           // runtime::LoadModel("model.so")
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/graph/memory_plan.h"
+#include "loom/graph/module.h"
+#include "loom/ir/module.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/module.h"
+
+namespace loom::graph {
+
+struct CompileOptions {
+  // 0: every operator its own kernel, no graph rewrites; 1: FuseOps; 2: also the
+  // simplifying passes; 3: also the layout passes.
+  int opt_level = 3;
+  std::string target = "llvm";
+  int max_fuse_group = 256;  // operators per fused kernel at most
+};
+
+struct CompiledModel {
+  loom::IRModule kernels_tir;      // the lowered kernels
+  runtime::Module kernels;         // built
+  std::string graph_json;          // docs/graph_artifact.md
+  std::vector<uint8_t> params;     // the blob (64-byte aligned offsets)
+  MemoryPlanStats memory;
+  std::vector<std::string> kernel_names;  // fused groups in execution order
+};
+
+// Model inputs (main's parameters) must have constant shapes; an invalid option, a module
+// without "main" or a symbolic input dimension is a loom::Error naming the problem.
+CompiledModel Compile(const IRModule& module, const CompileOptions& options);
+
+// The model to run in this process: the kernels, the graph, and a 64-byte aligned copy of
+// the parameters that the returned model owns.
+std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& model);
+
+// One shared library holding the kernels, the execution graph (symbol loom_graph_json) and
+// the weights (loom_params, loom_params_size).
+void ExportModel(const CompiledModel& model, const std::string& path);
+
+}  // namespace loom::graph

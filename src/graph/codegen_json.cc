@@ -1,0 +1,206 @@
+// The execution graph and its JSON (docs/graph_artifact.md).
+#include "graph/codegen_json.h"
+
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "loom/graph/functor.h"
+
+namespace loom::graph {
+namespace {
+
+using EntryKind = MemoryPlanProblem::EntryKind;
+
+constexpr size_t kParamAlignment = 64;
+
+int64_t EntryBytes(const ExecutionGraph::Entry& entry) {
+  int64_t count = 1;
+  for (int64_t d : entry.shape) count *= d;
+  return count * static_cast<int64_t>(runtime::ElementBytes(entry.dtype));
+}
+
+// A kernel may write its output over an input when it reads each element right before
+// writing the same index: elementwise/broadcast operators only, an input of the output's
+// shape and dtype.
+bool ElementwiseOnly(const Function& function) {
+  bool elementwise = function->checked_type.is_tensor();
+  PostOrderVisit(function->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call != nullptr && call->op->pattern > OpPattern::kBroadcast) elementwise = false;
+  });
+  return elementwise;
+}
+
+class Builder {
+ public:
+  Builder(const LoweredModel& lowered, ExecutionGraph* graph) : lowered_(lowered), graph_(graph) {}
+
+  void Run(const Function& main) {
+    for (const Var& param : main->params) {
+      int entry = AddEntry(param->name_hint, param.type(), EntryKind::kInput);
+      entries_of_[param.get()] = {entry};
+      graph_->inputs.push_back({param->name_hint, entry});
+    }
+    for (const CallNode* call : CallsInOrder(main)) AddKernel(*call);
+    std::vector<int> results = Entries(main->body);
+    for (size_t i = 0; i < results.size(); ++i) {
+      ExecutionGraph::Entry& entry = graph_->entries[results[i]];
+      if (entry.kind == EntryKind::kIntermediate) entry.kind = EntryKind::kOutput;
+      graph_->outputs.push_back({"output" + std::to_string(i), results[i]});
+    }
+  }
+
+ private:
+  int AddEntry(const std::string& name, const Type& type, EntryKind kind) {
+    LOOM_ICHECK(type.is_tensor() && type.ConstShape()) << "entry '" << name << "' of type "
+                                                        << type.str() << " is no constant tensor";
+    graph_->entries.push_back({name, *type.ConstShape(), type.dtype(), kind, {}});
+    return static_cast<int>(graph_->entries.size()) - 1;
+  }
+
+  // The entries a value of main is: one per tensor it holds.
+  std::vector<int> Entries(const Expr& e) {
+    auto it = entries_of_.find(e.get());
+    if (it != entries_of_.end()) return it->second;
+    std::vector<int> entries;
+    if (const auto* constant = e.as<ConstantNode>()) {
+      std::string name = constant->name_hint.empty()
+                             ? "param" + std::to_string(graph_->entries.size())
+                             : constant->name_hint;
+      entries.push_back(AddEntry(name, e.type(), EntryKind::kParam));
+      graph_->entries.back().constant = constant->data;
+    } else if (const auto* tuple = e.as<TupleNode>()) {
+      for (const Expr& field : tuple->fields) {
+        std::vector<int> more = Entries(field);
+        entries.insert(entries.end(), more.begin(), more.end());
+      }
+    } else if (const auto* item = e.as<TupleGetItemNode>()) {
+      entries = {Entries(item->tuple).at(item->index)};
+    } else {
+      LOOM_ICHECK(false) << "the execution graph reached a " << ExprKindName(e->expr_kind)
+                         << " before the kernel that makes it";
+    }
+    entries_of_[e.get()] = entries;
+    return entries;
+  }
+
+  void AddKernel(const CallNode& call) {
+    const Function function = Downcast<Function>(call.callee);
+    ExecutionGraph::Kernel kernel;
+    kernel.func = lowered_.KernelName(call);
+    kernel.name = call.name_hint.empty() ? kernel.func : call.name_hint;
+    for (const Expr& arg : call.args) {
+      std::vector<int> entries = Entries(arg);
+      LOOM_ICHECK(entries.size() == 1) << call.Where() << ": a tuple argument";
+      kernel.args.push_back(entries[0]);
+    }
+    std::vector<Type> types = call.checked_type.is_tuple() ? call.checked_type.fields()
+                                                           : std::vector<Type>{call.checked_type};
+    std::vector<int> outputs;
+    for (size_t i = 0; i < types.size(); ++i) {
+      std::string name = kernel.name + (types.size() > 1 ? "." + std::to_string(i) : "");
+      outputs.push_back(AddEntry(name, types[i], EntryKind::kIntermediate));
+    }
+    if (ElementwiseOnly(function)) {
+      const ExecutionGraph::Entry& out = graph_->entries[outputs[0]];
+      for (int arg : kernel.args) {
+        const ExecutionGraph::Entry& in = graph_->entries[arg];
+        if (in.shape == out.shape && in.dtype == out.dtype) kernel.in_place_candidates.push_back(arg);
+      }
+    }
+    kernel.args.insert(kernel.args.end(), outputs.begin(), outputs.end());
+    kernel.num_outputs = static_cast<int>(outputs.size());
+    PostOrderVisit(function->body, [&](const Expr& e) {
+      if (const auto* inner = e.as<CallNode>()) {
+        kernel.nodes.push_back(inner->name_hint.empty() ? inner->op->name : inner->name_hint);
+      }
+    });
+    entries_of_[&call] = outputs;
+    graph_->kernels.push_back(std::move(kernel));
+  }
+
+  const LoweredModel& lowered_;
+  ExecutionGraph* graph_;
+  std::unordered_map<const Object*, std::vector<int>> entries_of_;
+};
+
+}  // namespace
+
+MemoryPlanProblem ExecutionGraph::PlanProblem() const {
+  MemoryPlanProblem problem;
+  for (const Entry& entry : entries) problem.entries.push_back({EntryBytes(entry), entry.kind});
+  for (const Kernel& kernel : kernels) {
+    auto outputs_begin = kernel.args.end() - kernel.num_outputs;
+    problem.kernels.push_back({std::vector<int>(kernel.args.begin(), outputs_begin),
+                               std::vector<int>(outputs_begin, kernel.args.end()),
+                               kernel.in_place_candidates});
+  }
+  return problem;
+}
+
+ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered) {
+  ExecutionGraph graph;
+  Builder(lowered, &graph).Run(main);
+  return graph;
+}
+
+std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets) {
+  std::vector<uint8_t> blob;
+  offsets->clear();
+  for (const ExecutionGraph::Entry& entry : graph.entries) {
+    if (entry.kind != EntryKind::kParam) continue;
+    size_t offset = (blob.size() + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
+    size_t bytes = static_cast<size_t>(EntryBytes(entry));
+    blob.resize(offset + bytes);
+    entry.constant.CopyToBytes(blob.data() + offset, bytes);
+    offsets->push_back(offset);
+  }
+  return blob;
+}
+
+std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
+                               const std::vector<size_t>& param_offsets, const std::string& target) {
+  nlohmann::ordered_json doc;
+  doc["format"] = "loom-graph-1";
+  doc["target"] = target;
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  nlohmann::ordered_json params = nlohmann::ordered_json::array();
+  for (size_t e = 0; e < graph.entries.size(); ++e) {
+    const ExecutionGraph::Entry& entry = graph.entries[e];
+    nlohmann::ordered_json item = {
+        {"name", entry.name}, {"shape", entry.shape}, {"dtype", entry.dtype.str()}};
+    if (entry.kind == EntryKind::kParam) {
+      item["param"] = params.size();
+      params.push_back({{"name", entry.name},
+                        {"offset", param_offsets.at(params.size())},
+                        {"bytes", EntryBytes(entry)}});
+    } else {
+      item["storage"] = plan.storage_of.at(e);
+      item["offset"] = 0;
+    }
+    entries.push_back(std::move(item));
+  }
+  doc["entries"] = std::move(entries);
+  nlohmann::ordered_json storages = nlohmann::ordered_json::array();
+  for (int64_t bytes : plan.storage_bytes) storages.push_back({{"bytes", bytes}});
+  doc["storages"] = std::move(storages);
+  doc["params"] = std::move(params);
+  for (const char* field : {"inputs", "outputs"}) {
+    const auto& list = std::string(field) == "inputs" ? graph.inputs : graph.outputs;
+    nlohmann::ordered_json items = nlohmann::ordered_json::array();
+    for (const ExecutionGraph::IO& io : list) items.push_back({{"name", io.name}, {"entry", io.entry}});
+    doc[field] = std::move(items);
+  }
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
+    kernels.push_back({{"func", kernel.func},
+                       {"name", kernel.name},
+                       {"args", kernel.args},
+                       {"num_outputs", kernel.num_outputs},
+                       {"nodes", kernel.nodes}});
+  }
+  doc["kernels"] = std::move(kernels);
+  return doc.dump(1);
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,54 @@
+// The execution graph of a fused, lowered model (docs/graph_artifact.md): every tensor value
+// main passes between kernels as an entry, the kernels in execution order, and its text
+// (the "loom-graph-1" JSON) and parameters blob once memory is planned. Used by compile.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/graph/lower.h"
+#include "loom/graph/memory_plan.h"
+
+namespace loom::graph {
+
+struct ExecutionGraph {
+  struct Entry {
+    std::string name;
+    std::vector<int64_t> shape;
+    DataType dtype;
+    MemoryPlanProblem::EntryKind kind;
+    runtime::NDArray constant;  // the data of a parameter
+  };
+  struct Kernel {
+    std::string func;  // the kernel (identical groups share one)
+    std::string name;  // the call's name hint, or the kernel's
+    std::vector<int> args;  // entry ids, outputs last
+    int num_outputs = 0;
+    std::vector<std::string> nodes;  // the graph calls fused into it
+    std::vector<int> in_place_candidates;
+  };
+  struct IO {
+    std::string name;
+    int entry;
+  };
+  std::vector<Entry> entries;
+  std::vector<Kernel> kernels;
+  std::vector<IO> inputs;
+  std::vector<IO> outputs;
+
+  MemoryPlanProblem PlanProblem() const;
+};
+
+// From main of a fused module (every call a call of a primitive function) and its kernels.
+ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered);
+
+// The parameters blob: each parameter's bytes at a 64-byte aligned offset (offsets[i] for
+// parameter entry number i, in entry order).
+std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets);
+
+// The "loom-graph-1" document.
+std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
+                               const std::vector<size_t>& param_offsets, const std::string& target);
+
+}  // namespace loom::graph

@@ -1,0 +1,182 @@
+// LowerToTIR: each distinct primitive function of a fused main becomes one PrimFunc.
+#include "loom/graph/lower.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "graph/ops/shape_util.h"
+#include "loom/graph/functor.h"
+#include "loom/te/lower.h"
+
+namespace loom::graph {
+namespace {
+
+// An attribute value in the key: floats exactly (hexadecimal), so attributes that print
+// alike but differ never share a kernel.
+std::string ExactText(const AttrValue& value) {
+  auto exact = [](double v) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%a", v);
+    return std::string(text);
+  };
+  if (const auto* v = std::get_if<double>(&value)) return exact(*v);
+  if (const auto* vs = std::get_if<Floats>(&value)) {
+    std::string text = "[";
+    for (double v : *vs) text += exact(v) + ",";
+    return text + "]";
+  }
+  return AttrValueText(value);
+}
+
+// The one tensor a value of a group is (a parameter, or a call or projection of a tensor).
+const te::Tensor& Single(const std::vector<te::Tensor>& tensors, const Expr& e) {
+  LOOM_ICHECK(tensors.size() == 1) << "a tuple of " << tensors.size()
+                                   << " tensors used where one tensor is expected in a group ("
+                                   << ExprKindName(e->expr_kind) << ")";
+  return tensors[0];
+}
+
+// The group's computation in TE, scheduled by its master call and lowered.
+PrimFunc LowerGroup(const Function& function, const std::string& name, const Target& target) {
+  std::unordered_map<const Object*, std::vector<te::Tensor>> values;
+  Array<te::Tensor> args;
+  for (const Var& param : function->params) {
+    LOOM_CHECK_USER(param.type().is_tensor() && param.type().ConstShape().has_value())
+        << "kernel " << name << ": parameter '" << param->name_hint << "' is "
+        << param.type().str() << "; kernels need tensors of constant shape (bind symbolic "
+        << "dimensions before compiling)";
+    te::Tensor tensor = te::placeholder(ops::PlaceholderShape(param.type()),
+                                        param.type().dtype(), param->name_hint);
+    values[param.get()] = {tensor};
+    args.push_back(tensor);
+  }
+  const CallNode* master = nullptr;
+  PostOrderVisit(function->body, [&](const Expr& e) {
+    std::vector<te::Tensor>& value = values[e.get()];
+    if (const auto* call = e.as<CallNode>()) {
+      LOOM_ICHECK(call->op) << "kernel " << name << " calls a function inside a fused group";
+      LOOM_CHECK_USER(call->op->compute)
+          << call->Where() << ": operator " << call->op->name
+          << " has no compute, so it cannot be compiled";
+      std::vector<te::Tensor> inputs;
+      for (const Expr& arg : call->args) inputs.push_back(Single(values.at(arg.get()), arg));
+      value = call->op->compute(call->Info(), inputs);
+      size_t expected = call->checked_type.is_tuple() ? call->checked_type.fields().size() : 1;
+      LOOM_ICHECK(value.size() == expected)
+          << call->Where() << ": the compute gave " << value.size() << " tensors for type "
+          << call->checked_type.str();
+      // The strongest pattern schedules the group; among equals the later call (the sink).
+      if (master == nullptr || call->op->pattern >= master->op->pattern) master = call;
+    } else if (const auto* tuple = e.as<TupleNode>()) {
+      for (const Expr& field : tuple->fields) value.push_back(Single(values.at(field.get()), field));
+    } else if (const auto* item = e.as<TupleGetItemNode>()) {
+      value = {values.at(item->tuple.get()).at(item->index)};
+    } else if (e.as<ConstantNode>()) {
+      LOOM_ICHECK(false) << "kernel " << name << " holds a constant: FuseOps makes constants "
+                         << "parameters";
+    }
+  });
+  LOOM_ICHECK(master != nullptr) << "kernel " << name << " has no operator call";
+  const std::vector<te::Tensor>& outputs = values.at(function->body.get());
+  te::Schedule schedule = ScheduleGroup(master->Info(), outputs, target);
+  args.insert(args.end(), outputs.begin(), outputs.end());
+  return te::lower(schedule, args, name);
+}
+
+}  // namespace
+
+std::vector<const CallNode*> CallsInOrder(const Function& main) {
+  // Operands before users, not descending into the called functions.
+  class Order : public ExprVisitor {
+   public:
+    void VisitExpr(const Expr& e) override {
+      if (visited_.count(e.get())) return;
+      ExprVisitor::VisitExpr(e);
+      if (const auto* call = e.as<CallNode>()) calls.push_back(call);
+    }
+    void VisitExpr_(const CallNode* op) override {
+      for (const Expr& arg : op->args) VisitExpr(arg);
+    }
+    std::vector<const CallNode*> calls;
+  };
+  Order order;
+  order.VisitExpr(main->body);
+  return order.calls;
+}
+
+std::string StructuralKey(const Function& function) {
+  std::unordered_map<const Object*, std::string> ids;
+  std::ostringstream key;
+  key << "fn(";
+  for (size_t i = 0; i < function->params.size(); ++i) {
+    ids[function->params[i].get()] = "p" + std::to_string(i);
+    key << function->params[i].type().str() << ";";
+  }
+  key << ")";
+  PostOrderVisit(function->body, [&](const Expr& e) {
+    if (e.as<VarNode>()) return;
+    std::string id = "%" + std::to_string(ids.size());
+    key << id << "=";
+    if (const auto* call = e.as<CallNode>()) {
+      LOOM_ICHECK(call->op) << "StructuralKey of a function that calls a function";
+      key << call->op->name << "(";
+      for (const Expr& arg : call->args) key << ids.at(arg.get()) << ",";
+      key << "){";
+      for (const auto& [attr, value] : call->attrs.values()) {
+        key << attr << "=" << ExactText(value) << ",";
+      }
+      key << "}";
+    } else if (const auto* tuple = e.as<TupleNode>()) {
+      key << "(";
+      for (const Expr& field : tuple->fields) key << ids.at(field.get()) << ",";
+      key << ")";
+    } else if (const auto* item = e.as<TupleGetItemNode>()) {
+      key << ids.at(item->tuple.get()) << "." << item->index;
+    } else if (e.as<ConstantNode>()) {
+      key << "const@" << e.get();  // the very same constant only
+    }
+    key << ";";
+    ids[e.get()] = id;
+  });
+  key << "->" << ids.at(function->body.get());
+  return key.str();
+}
+
+const std::string& LoweredModel::KernelName(const CallNode& call) const {
+  const auto* function = call.callee.as<FunctionNode>();
+  LOOM_ICHECK(function) << call.Where() << " is not a call of a fused group";
+  auto it = kernel_of.find(function);
+  LOOM_ICHECK(it != kernel_of.end()) << call.Where() << ": its group was not lowered";
+  return it->second;
+}
+
+LoweredModel LowerToTIR(const IRModule& fused, const Target& target) {
+  LoweredModel lowered;
+  std::map<std::string, std::string> kernel_of_key;
+  for (const CallNode* call : CallsInOrder(fused.main())) {
+    LOOM_CHECK_USER(call->callee.defined())
+        << call->Where() << " is an operator call outside a fused group: run FuseOps before "
+        << "lowering";
+    const auto* function = call->callee.as<FunctionNode>();
+    LOOM_CHECK_USER(function->primitive())
+        << call->Where() << " calls a function that is not primitive (a fused group)";
+    if (lowered.kernel_of.count(function)) continue;
+    std::string key = StructuralKey(Downcast<Function>(call->callee));
+    auto known = kernel_of_key.find(key);
+    if (known != kernel_of_key.end()) {
+      lowered.kernel_of[function] = known->second;
+      continue;
+    }
+    // Distinct groups of one name (the same operators on other shapes) get a suffix.
+    std::string base = function->attrs.Has("name") ? function->attrs.GetString("name") : "fused";
+    std::string name = base;
+    for (int copy = 1; lowered.tir.Contains(name); ++copy) name = base + "_" + std::to_string(copy);
+    lowered.tir.Add(name, LowerGroup(Downcast<Function>(call->callee), name, target));
+    kernel_of_key[key] = name;
+    lowered.kernel_of[function] = name;
+  }
+  return lowered;
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,337 @@
+// Neural-network operators: convolutions, matrix products, pooling, normalization and
+// softmax. Each is its topi compute (whose shape rules TypeFromCompute reads the output
+// type off) with topi's schedule for it.
+#include "loom/topi/nn.h"
+
+#include "graph/ops/shape_util.h"
+#include "loom/ir/structural.h"
+#include "loom/topi/elementwise.h"
+#include "loom/topi/matmul.h"
+#include "loom/topi/reduction.h"
+#include "loom/topi/schedule.h"
+#include "loom/topi/transform.h"
+#include "loom/topi/x86/batch_matmul.h"
+
+namespace loom::graph::ops {
+namespace {
+
+using Tensors = std::vector<te::Tensor>;
+
+// The schedule of a group whose master is an anchor (a convolution, a product, a pooling)
+// tagged `tag`: topi's own schedule when the group is the anchor alone; with fused
+// elementwise stages after it, which those schedules do not take, the generic reduction
+// schedule (the anchor's outputs in parallel, the epilogue inlined). That one is correct but
+// slow: a 3x3 64-channel 56x56 conv2d with a ReLU took 6x the conv2d's time alone.
+ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&)) {
+  return [tag = std::move(tag), schedule](const CallInfo&, const Tensors& outputs, const Target&) {
+    if (outputs.size() == 1 && outputs[0].op()->tag == tag) return schedule(outputs[0]);
+    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()));
+  };
+}
+
+// topi::schedule_matmul with its default tile, as AnchorSchedule takes it.
+te::Schedule ScheduleMatmul(const te::Tensor& out) { return topi::schedule_matmul(out); }
+
+ScheduleFn ReduceSchedule() {
+  return [](const CallInfo&, const Tensors& outputs, const Target&) {
+    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()));
+  };
+}
+
+topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info) {
+  topi::Conv2DAttrs attrs;
+  attrs.strides = FixedInts<2>(info, "strides");
+  attrs.pads = FixedInts<4>(info, "padding");
+  attrs.dilations = FixedInts<2>(info, "dilation");
+  attrs.groups = info.attrs.GetInt("groups");
+  return attrs;
+}
+
+void ConvAttrs(OpBuilder& op, Ints strides, Ints padding, Ints dilation, const std::string& dims) {
+  op.Attr("strides", AttrKind::kInts, strides, "step between windows, " + dims)
+      .Attr("padding", AttrKind::kInts, padding,
+            "zeros added before then after each spatial dimension (" +
+                std::string(padding.size() == 4 ? "top, left, bottom, right" : "left, right") + ")")
+      .Attr("dilation", AttrKind::kInts, dilation, "step between kernel taps, " + dims)
+      .Attr("groups", AttrKind::kInt, int64_t{1}, "channel groups (channels = groups: depthwise)");
+}
+
+void RegisterConvolutions() {
+  OpBuilder conv2d = RegisterComputedOp("nn.conv2d", [](const CallInfo& info, const Tensors& in) {
+    return Tensors{topi::conv2d_nchw(in[0], in[1], Conv2DAttrsOf(info))};
+  });
+  conv2d.Describe("2-d convolution, data NCHW, weight OIHW (ONNX Conv)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("conv2d_nchw", topi::schedule_conv2d_nchw));
+  ConvAttrs(conv2d, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
+
+  OpBuilder transpose =
+      RegisterComputedOp("nn.conv2d_transpose", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::conv2d_transpose_nchw(in[0], in[1], Conv2DAttrsOf(info),
+                                                   FixedInts<2>(info, "output_padding"))};
+      });
+  transpose.Describe("2-d transposed convolution, data NCHW, weight IOHW (ONNX ConvTranspose)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("conv2d_transpose_nchw", topi::schedule_conv2d_nchw));
+  ConvAttrs(transpose, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
+  transpose.Attr("output_padding", AttrKind::kInts, Ints{0, 0},
+                 "extra rows and columns at the end of the output (h, w)");
+
+  OpBuilder conv1d = RegisterComputedOp("nn.conv1d", [](const CallInfo& info, const Tensors& in) {
+    topi::Conv1DAttrs attrs;
+    attrs.stride = FixedInts<1>(info, "strides")[0];
+    attrs.pads = FixedInts<2>(info, "padding");
+    attrs.dilation = FixedInts<1>(info, "dilation")[0];
+    attrs.groups = info.attrs.GetInt("groups");
+    return Tensors{topi::conv1d_ncw(in[0], in[1], attrs)};
+  });
+  conv1d.Describe("1-d convolution, data NCW, weight OIW (ONNX Conv)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("conv1d_ncw", topi::schedule_conv1d_ncw));
+  ConvAttrs(conv1d, {1}, {0, 0}, {1}, "(w)");
+}
+
+// batch_matmul's operands: two 3-d tensors.
+void CheckBatchOperands(const CallInfo& info) {
+  RequireRank(info, 0, 3);
+  RequireRank(info, 1, 3);
+}
+
+// The x86 register-tiled product schedule's config when it takes the group: a float32
+// product of constant positive sizes whose operands have two dimensions or more, for llvm,
+// the group one output of the product's type (the product or an elementwise epilogue).
+std::optional<topi::x86::BatchMatmulConfig> X86ProductConfig(const CallInfo& info,
+                                                             const Tensors& outputs,
+                                                             const Target& target) {
+  std::optional<std::vector<int64_t>> a = info.input_types[0].ConstShape();
+  std::optional<std::vector<int64_t>> b = info.input_types[1].ConstShape();
+  std::optional<std::vector<int64_t>> out = info.output_type.ConstShape();
+  bool fits = target.kind() == "llvm" && a && b && out && a->size() >= 2 && b->size() >= 2 &&
+              outputs.size() == 1 && info.output_type.dtype() == DataType::Float(32) &&
+              Equal(TensorType(outputs[0].shape(), outputs[0].dtype()), info.output_type);
+  if (!fits) return std::nullopt;
+  int64_t M = (*out)[out->size() - 2], N = out->back(), K = a->back();
+  if (M <= 0 || N <= 0 || K <= 0) return std::nullopt;
+  return topi::x86::DefaultBatchMatmulConfig(M, N, K);
+}
+
+// The schedule of a product group (dense, matmul, batch_matmul). topi::schedule_matmul takes
+// the product alone; the x86 schedule also runs an elementwise epilogue on its register
+// tiles (measured 7-10x faster than the generic reduction schedule for dense + ReLU), so it
+// takes every group it fits with an epilogue, and the product alone too when
+// `x86_when_alone`.
+ScheduleFn ProductSchedule(bool x86_when_alone) {
+  return [x86_when_alone](const CallInfo& info, const Tensors& outputs, const Target& target) {
+    bool alone = outputs.size() == 1 && outputs[0].op()->tag == "matmul";
+    if (!alone || x86_when_alone) {
+      if (std::optional<topi::x86::BatchMatmulConfig> config =
+              X86ProductConfig(info, outputs, target)) {
+        return topi::x86::schedule_batch_matmul(outputs[0], *config);
+      }
+    }
+    return AnchorSchedule("matmul", ScheduleMatmul)(info, outputs, target);
+  };
+}
+
+void RegisterProducts() {
+  RegisterComputedOp("nn.dense",
+                     [](const CallInfo& info, const Tensors& in) {
+                       RequireRank(info, 1, 2);
+                       return Tensors{topi::matmul(in[0], topi::transpose(in[1], {1, 0}))};
+                     })
+      .Describe("data [..., K] x weight [N, K] transposed -> [..., N] (a Linear layer)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ProductSchedule(/*x86_when_alone=*/false));
+
+  RegisterComputedOp(
+      "nn.matmul",
+      [](const CallInfo&, const Tensors& in) { return Tensors{topi::matmul(in[0], in[1])}; })
+      .Describe("numpy.matmul / ONNX MatMul: batch dimensions broadcast, 1-d operands")
+      .Inputs({"a", "b"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ProductSchedule(/*x86_when_alone=*/false));
+
+  RegisterComputedOp("nn.batch_matmul",
+                     [](const CallInfo& info, const Tensors& in) {
+                       CheckBatchOperands(info);
+                       return Tensors{topi::matmul(in[0], in[1])};
+                     })
+      .Describe("a [B, M, K] x b [B, K, N] -> [B, M, N] (B broadcasts from 1)")
+      .Inputs({"a", "b"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ProductSchedule(/*x86_when_alone=*/true));
+}
+
+topi::Pool2DAttrs Pool2DAttrsOf(const CallInfo& info) {
+  topi::Pool2DAttrs attrs;
+  attrs.kernel = FixedInts<2>(info, "pool_size");
+  attrs.strides = FixedInts<2>(info, "strides");
+  attrs.pads = FixedInts<4>(info, "padding");
+  attrs.dilations = FixedInts<2>(info, "dilation");
+  attrs.ceil_mode = info.attrs.GetInt("ceil_mode") != 0;
+  if (info.op->FindAttr("count_include_pad")) {
+    attrs.count_include_pad = info.attrs.GetInt("count_include_pad") != 0;
+  }
+  return attrs;
+}
+
+using PoolFn = te::Tensor (*)(const te::Tensor&, const topi::Pool2DAttrs&, const std::string&);
+using GlobalPoolFn = te::Tensor (*)(const te::Tensor&, const std::string&);
+
+OpBuilder RegisterPool(const std::string& name, PoolFn pool, const std::string& doc) {
+  OpBuilder op = RegisterComputedOp(name, [pool](const CallInfo& info, const Tensors& in) {
+    return Tensors{pool(in[0], Pool2DAttrsOf(info), info.attrs.GetString("layout"))};
+  });
+  op.Describe(doc)
+      .Inputs({"data"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("pool2d", topi::schedule_pool2d))
+      .Attr("pool_size", AttrKind::kInts, std::nullopt, "window (h, w)")
+      .Attr("strides", AttrKind::kInts, Ints{1, 1}, "step between windows (h, w)")
+      .Attr("padding", AttrKind::kInts, Ints{0, 0, 0, 0}, "top, left, bottom, right")
+      .Attr("dilation", AttrKind::kInts, Ints{1, 1}, "step between window taps (h, w)")
+      .Attr("ceil_mode", AttrKind::kInt, int64_t{0}, "1: output size rounded up")
+      .Attr("layout", AttrKind::kString, std::string("NCHW"), "\"NCHW\" or blocked \"NCHW<k>c\"");
+  return op;
+}
+
+void RegisterGlobalPool(const std::string& name, GlobalPoolFn pool, const std::string& doc) {
+  RegisterComputedOp(name,
+                     [pool](const CallInfo& info, const Tensors& in) {
+                       return Tensors{pool(in[0], info.attrs.GetString("layout"))};
+                     })
+      .Describe(doc)
+      .Inputs({"data"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ReduceSchedule())
+      .Attr("layout", AttrKind::kString, std::string("NCHW"), "\"NCHW\" or blocked \"NCHW<k>c\"");
+}
+
+void RegisterPooling() {
+  RegisterPool("nn.max_pool2d", topi::max_pool2d, "2-d max pooling (ONNX MaxPool)");
+  RegisterPool("nn.avg_pool2d", topi::avg_pool2d, "2-d average pooling (ONNX AveragePool)")
+      .Attr("count_include_pad", AttrKind::kInt, int64_t{0},
+            "1: padded positions count in the divisor");
+  RegisterGlobalPool("nn.global_avg_pool2d", topi::global_avg_pool2d,
+                     "mean over H and W (ONNX GlobalAveragePool)");
+  RegisterGlobalPool("nn.global_max_pool2d", topi::global_max_pool2d,
+                     "maximum over H and W (ONNX GlobalMaxPool)");
+}
+
+// bias [C] added along `axis` of data.
+te::Tensor BiasAdd(const CallInfo& info, const te::Tensor& data, const te::Tensor& bias) {
+  const Type& data_type = info.input_types[0];
+  const Type& bias_type = info.input_types[1];
+  int ndim = data_type.ndim();
+  int64_t axis = info.attrs.GetInt("axis");
+  LOOM_CHECK_USER(axis >= -ndim && axis < ndim)
+      << info.where << ": axis " << axis << " is out of range for data " << data_type.str();
+  if (axis < 0) axis += ndim;
+  LOOM_CHECK_USER(bias_type.ndim() == 1 && bias_type.dtype() == data_type.dtype() &&
+                  StructuralEqual(bias_type.shape()[0], data_type.shape()[axis]))
+      << info.where << ": bias must be "
+      << TensorType(std::vector<PrimExpr>{data_type.shape()[axis]}, data_type.dtype()).str()
+      << " (dimension " << axis << " of data " << data_type.str() << "), got " << bias_type.str();
+  std::vector<int64_t> trailing;
+  for (int64_t d = 1; d < ndim - axis; ++d) trailing.push_back(d);
+  return topi::add(data, trailing.empty() ? bias : topi::unsqueeze(bias, trailing));
+}
+
+void RegisterNormalizations() {
+  RegisterComputedOp(
+      "nn.bias_add",
+      [](const CallInfo& info, const Tensors& in) { return Tensors{BiasAdd(info, in[0], in[1])}; })
+      .Describe("data + bias along axis")
+      .Inputs({"data", "bias"})
+      .Pattern(OpPattern::kBroadcast)
+      .Attr("axis", AttrKind::kInt, int64_t{1}, "data's dimension the bias runs along");
+
+  RegisterComputedOp("nn.batch_norm",
+                     [](const CallInfo& info, const Tensors& in) {
+                       int ndim = info.input_types[0].ndim();
+                       int64_t axis = info.attrs.GetInt("axis");
+                       LOOM_CHECK_USER(axis == 1 || (ndim >= 2 && axis == 1 - ndim))
+                           << info.where
+                           << ": only the channel axis 1 of NC... data is supported, got axis "
+                           << axis << " for data " << info.input_types[0].str();
+                       return Tensors{topi::batch_norm(in[0], in[1], in[2], in[3], in[4],
+                                                       info.attrs.GetFloat("epsilon"))};
+                     })
+      .Describe("inference batch normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta")
+      .Inputs({"data", "gamma", "beta", "moving_mean", "moving_var"})
+      .Pattern(OpPattern::kOpaque)
+      .Attr("epsilon", AttrKind::kFloat, 1e-5, "added to the variance")
+      .Attr("axis", AttrKind::kInt, int64_t{1}, "the channel axis (1)");
+
+  RegisterComputedOp("nn.layer_norm",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::layer_norm(in[0], in[1], in[2], IntAttr(info, "axis"),
+                                                       info.attrs.GetFloat("epsilon"))};
+                     })
+      .Describe("layer normalization over dimensions axis.. (ONNX LayerNormalization)")
+      .Inputs({"data", "gamma", "beta"})
+      .Pattern(OpPattern::kOpaque)
+      .Schedule(ReduceSchedule())
+      .Attr("axis", AttrKind::kInt, int64_t{-1}, "first normalized dimension")
+      .Attr("epsilon", AttrKind::kFloat, 1e-5, "added to the variance");
+
+  RegisterComputedOp(
+      "nn.instance_norm",
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::instance_norm(in[0], in[1], in[2], info.attrs.GetFloat("epsilon"))};
+      })
+      .Describe("normalization per (n, c) over the spatial dimensions (ONNX InstanceNormalization)")
+      .Inputs({"data", "gamma", "beta"})
+      .Pattern(OpPattern::kOpaque)
+      .Schedule(ReduceSchedule())
+      .Attr("epsilon", AttrKind::kFloat, 1e-5, "added to the variance");
+
+  RegisterComputedOp(
+      "nn.lrn",
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::lrn(in[0], info.attrs.GetInt("size"), info.attrs.GetFloat("alpha"),
+                                 info.attrs.GetFloat("beta"), info.attrs.GetFloat("bias"))};
+      })
+      .Describe("local response normalization across channels (ONNX LRN)")
+      .Inputs({"data"})
+      .Pattern(OpPattern::kOpaque)
+      .Schedule(ReduceSchedule())
+      .Attr("size", AttrKind::kInt, std::nullopt, "channels summed over")
+      .Attr("alpha", AttrKind::kFloat, 1e-4, "scale of the sum")
+      .Attr("beta", AttrKind::kFloat, 0.75, "exponent")
+      .Attr("bias", AttrKind::kFloat, 1.0, "added to the scaled sum");
+}
+
+using SoftmaxFn = te::Tensor (*)(const te::Tensor&, int);
+
+void RegisterSoftmax(const std::string& name, SoftmaxFn fn, const std::string& doc) {
+  RegisterComputedOp(name,
+                     [fn](const CallInfo& info, const Tensors& in) {
+                       return Tensors{fn(in[0], IntAttr(info, "axis"))};
+                     })
+      .Describe(doc)
+      .Inputs({"data"})
+      .Pattern(OpPattern::kOpaque)
+      .Schedule([](const CallInfo&, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << "an opaque softmax group has one output";
+        return topi::schedule_softmax(outputs[0]);
+      })
+      .Attr("axis", AttrKind::kInt, int64_t{-1}, "the normalized dimension");
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterConvolutions();
+  RegisterProducts();
+  RegisterPooling();
+  RegisterNormalizations();
+  RegisterSoftmax("nn.softmax", topi::softmax, "exp(x - max) / sum(exp(x - max)) along axis");
+  RegisterSoftmax("nn.log_softmax", topi::log_softmax, "log of softmax along axis");
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::graph::ops

@@ -1,0 +1,50 @@
+// Pieces the operator families of nn.cc, reduction.cc, transform.cc and misc.cc share:
+// a type relation read off the operator's own topi compute, and attribute readers whose
+// errors name the call.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "graph/ops/op_util.h"
+
+namespace loom::graph::ops {
+
+// The TE shape of a tensor type: constant dimensions as int32 (TE's convention for constant
+// shapes, which topi's reduction axes assume: Range(0, extent) is int32), symbolic ones as
+// they are.
+Array<PrimExpr> PlaceholderShape(const Type& type);
+
+// Placeholders of the call's input types (PlaceholderShape), named after the operator's
+// inputs ("input<i>" for a variadic operator), so that topi's messages name the graph inputs.
+std::vector<te::Tensor> InputPlaceholders(const CallInfo& info);
+
+// The output type of `compute` applied to placeholders of the inputs: a tuple type when
+// `tuple_output` (split, even into one piece), else the one tensor's type. Constant
+// dimensions become int64, as in types built from integers. The shape and dtype rules then
+// live once, in the topi compute; a loom::Error it throws is rethrown naming the call and
+// the input types (as is when it names the call already).
+TypeRelationFn TypeFromCompute(ComputeFn compute, bool tuple_output = false);
+
+// Registers `name` with its compute and the type relation derived from it.
+OpBuilder RegisterComputedOp(const std::string& name, ComputeFn compute, bool tuple_output = false);
+
+// Attribute `attr` holding exactly N integers; a loom::Error naming the call otherwise.
+template <size_t N>
+std::array<int64_t, N> FixedInts(const CallInfo& info, const std::string& attr);
+extern template std::array<int64_t, 1> FixedInts<1>(const CallInfo&, const std::string&);
+extern template std::array<int64_t, 2> FixedInts<2>(const CallInfo&, const std::string&);
+extern template std::array<int64_t, 4> FixedInts<4>(const CallInfo&, const std::string&);
+
+// Integer attribute `attr` as an int (axes), a loom::Error naming the call when it does not
+// fit.
+int IntAttr(const CallInfo& info, const std::string& attr);
+// Integer list attribute `attr` as ints (reduction axes).
+std::vector<int> IntsAttr(const CallInfo& info, const std::string& attr);
+
+// String attribute `attr`, which must be one of `choices`; its index there.
+size_t ChoiceAttr(const CallInfo& info, const std::string& attr,
+                  const std::vector<std::string>& choices);
+
+}  // namespace loom::graph::ops

@@ -1,0 +1,243 @@
+// Data-movement operators (ONNX semantics): reshaping, transposing, joining, splitting,
+// slicing, gathering, tiling, padding, depth/space and resize. Injective: each output
+// element reads input elements only, so they fuse into their consumers and otherwise take
+// the generic injective schedule.
+#include "loom/topi/transform.h"
+
+#include <limits>
+
+#include "graph/ops/shape_util.h"
+
+namespace loom::graph::ops {
+namespace {
+
+using Tensors = std::vector<te::Tensor>;
+// String attributes naming a topi enumerator are read with ChoiceAttr, whose choices list
+// the enumerators in their declaration order (an index is the enumerator's value).
+
+OpBuilder RegisterInjective(const std::string& name, const std::string& doc,
+                            std::vector<std::string> inputs, ComputeFn compute,
+                            bool tuple_output = false) {
+  OpBuilder op = RegisterComputedOp(name, std::move(compute), tuple_output);
+  op.Describe(doc).Inputs(std::move(inputs)).Pattern(OpPattern::kInjective);
+  return op;
+}
+
+// expand_dims's new dimensions: num_newaxis of them from `axis` (in [-ndim - 1, ndim], a
+// negative one counting from the end of the output) on, as positions in the output.
+std::vector<int64_t> NewAxes(const CallInfo& info) {
+  int64_t ndim = info.input_types[0].ndim();
+  int64_t axis = info.attrs.GetInt("axis");
+  int64_t count = info.attrs.GetInt("num_newaxis");
+  LOOM_CHECK_USER(axis >= -ndim - 1 && axis <= ndim)
+      << info.where << ": axis " << axis << " must be in [" << -ndim - 1 << ", " << ndim
+      << "] for data " << info.input_types[0].str();
+  LOOM_CHECK_USER(count >= 1) << info.where << ": num_newaxis must be at least 1, got " << count;
+  if (axis < 0) axis += ndim + 1;
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < count; ++i) axes.push_back(axis + i);
+  return axes;
+}
+
+// The "shape" attribute as TE dimensions (int32 constants, as PlaceholderShape makes them).
+Array<PrimExpr> ShapeAttr(const CallInfo& info) {
+  Array<PrimExpr> shape;
+  for (int64_t d : info.attrs.GetInts("shape")) {
+    LOOM_CHECK_USER(d >= 0 && d <= std::numeric_limits<int32_t>::max())
+        << info.where << ": attribute 'shape' holds an invalid dimension " << d << " in "
+        << AttrValueText(info.attrs.GetInts("shape"));
+    shape.push_back(IntImm(DataType::Int(32), d));
+  }
+  return shape;
+}
+
+void RegisterShapeChanges() {
+  RegisterInjective("reshape", "the same elements in another shape (ONNX Reshape)", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::reshape(in[0], info.attrs.GetInts("newshape"))};
+                    })
+      .Attr("newshape", AttrKind::kInts, std::nullopt,
+            "the shape; 0 copies the input's dimension, one -1 is inferred");
+  RegisterInjective("flatten", "2-d: dimensions before axis, and from axis on (ONNX Flatten)",
+                    {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::flatten(in[0], info.attrs.GetInt("axis"))};
+                    })
+      .Attr("axis", AttrKind::kInt, int64_t{1}, "first dimension of the second output dimension");
+  RegisterInjective("squeeze", "removes dimensions of size 1 (ONNX Squeeze)", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::squeeze(in[0], info.attrs.GetInts("axes"))};
+                    })
+      .Attr("axes", AttrKind::kInts, Ints{}, "the removed dimensions (none: every 1)");
+  RegisterInjective("expand_dims", "inserts num_newaxis dimensions of size 1 at axis", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::unsqueeze(in[0], NewAxes(info))};
+                    })
+      .Attr("axis", AttrKind::kInt, std::nullopt, "position of the first new dimension")
+      .Attr("num_newaxis", AttrKind::kInt, int64_t{1}, "how many dimensions are inserted");
+  RegisterInjective("transpose", "permuted dimensions (ONNX Transpose)", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::transpose(in[0], info.attrs.GetInts("axes"))};
+                    })
+      .Attr("axes", AttrKind::kInts, Ints{},
+            "output dimension d is input dimension axes[d] "
+            "(none: reversed)");
+  RegisterInjective("broadcast_to", "data broadcast to exactly shape", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::broadcast_to(in[0], ShapeAttr(info))};
+                    })
+      .Attr("shape", AttrKind::kInts, std::nullopt, "the output shape");
+  RegisterInjective("expand", "data and shape broadcast together (ONNX Expand)", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::expand(in[0], ShapeAttr(info))};
+                    })
+      .Attr("shape", AttrKind::kInts, std::nullopt, "the shape broadcast with data's");
+}
+
+void RegisterJoinsAndSlices() {
+  RegisterInjective("concatenate", "inputs joined along axis (ONNX Concat)", {"..."},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::concat(Array<te::Tensor>(in.begin(), in.end()),
+                                                  info.attrs.GetInt("axis"))};
+                    })
+      .Attr("axis", AttrKind::kInt, int64_t{0}, "the joined dimension");
+  RegisterInjective(
+      "split", "consecutive pieces along axis, as a tuple (ONNX Split)", {"data"},
+      [](const CallInfo& info, const Tensors& in) {
+        const Ints& parts = info.attrs.GetInts("indices_or_sections");
+        LOOM_CHECK_USER(!parts.empty())
+            << info.where << ": indices_or_sections must hold a piece count or the pieces' sizes";
+        int64_t axis = info.attrs.GetInt("axis");
+        Array<te::Tensor> pieces = parts.size() == 1 ? topi::split_by_count(in[0], axis, parts[0])
+                                                     : topi::split(in[0], axis, parts);
+        return Tensors(pieces.begin(), pieces.end());
+      },
+      /*tuple_output=*/true)
+      .Attr("indices_or_sections", AttrKind::kInts, std::nullopt,
+            "one entry n: n equal pieces (the last smaller when n does not divide); more: the "
+            "pieces' sizes")
+      .Attr("axis", AttrKind::kInt, int64_t{0}, "the split dimension");
+  RegisterInjective("strided_slice", "elements begin, begin + stride, ... before end (ONNX Slice)",
+                    {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::strided_slice(
+                          in[0], info.attrs.GetInts("begin"), info.attrs.GetInts("end"),
+                          info.attrs.GetInts("axes"), info.attrs.GetInts("strides"))};
+                    })
+      .Attr("begin", AttrKind::kInts, std::nullopt, "first element per sliced dimension")
+      .Attr("end", AttrKind::kInts, std::nullopt, "end (exclusive) per sliced dimension")
+      .Attr("strides", AttrKind::kInts, Ints{}, "step per sliced dimension (none: 1)")
+      .Attr("axes", AttrKind::kInts, Ints{}, "the sliced dimensions (none: 0, 1, ...)");
+  RegisterInjective("tile", "data repeated reps[d] times along dimension d (ONNX Tile)", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::tile(in[0], info.attrs.GetInts("reps"))};
+                    })
+      .Attr("reps", AttrKind::kInts, std::nullopt, "repeats per dimension");
+}
+
+void RegisterGathers() {
+  RegisterInjective("take", "slices of data along axis at indices (ONNX Gather)",
+                    {"data", "indices"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::gather(in[0], in[1], info.attrs.GetInt("axis"))};
+                    })
+      .Attr("axis", AttrKind::kInt, int64_t{0}, "the indexed dimension");
+  RegisterInjective(
+      "gather_elements", "data at indices along axis (ONNX GatherElements)", {"data", "indices"},
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::gather_elements(in[0], in[1], info.attrs.GetInt("axis"))};
+      })
+      .Attr("axis", AttrKind::kInt, int64_t{0}, "the indexed dimension");
+}
+
+void RegisterPadding() {
+  RegisterInjective(
+      "nn.pad", "border added around data (ONNX Pad; negative pads crop)", {"data"},
+      [](const CallInfo& info, const Tensors& in) {
+        const Ints& widths = info.attrs.GetInts("pad_width");
+        size_t ndim = static_cast<size_t>(in[0].ndim());
+        LOOM_CHECK_USER(widths.size() == 2 * ndim)
+            << info.where << ": pad_width must hold " << 2 * ndim << " integers (every "
+            << "dimension's begin, then every end) for data " << info.input_types[0].str()
+            << ", got " << AttrValueText(widths);
+        auto mode = static_cast<topi::PadMode>(
+            ChoiceAttr(info, "pad_mode", {"constant", "reflect", "edge"}));
+        std::vector<int64_t> begins(widths.begin(), widths.begin() + ndim);
+        std::vector<int64_t> ends(widths.begin() + ndim, widths.end());
+        return Tensors{topi::pad(in[0], begins, ends, mode, info.attrs.GetFloat("pad_value"))};
+      })
+      .Attr("pad_width", AttrKind::kInts, std::nullopt,
+            "every dimension's begin pad, then every end pad (ONNX pads)")
+      .Attr("pad_value", AttrKind::kFloat, 0.0, "the constant border value")
+      .Attr("pad_mode", AttrKind::kString, std::string("constant"),
+            "\"constant\", \"reflect\" or \"edge\"");
+}
+
+void RegisterSpatial() {
+  RegisterInjective(
+      "depth_to_space", "channel blocks moved into space (ONNX DepthToSpace)", {"data"},
+      [](const CallInfo& info, const Tensors& in) {
+        auto mode = static_cast<topi::DepthToSpaceMode>(ChoiceAttr(info, "mode", {"DCR", "CRD"}));
+        return Tensors{topi::depth_to_space(in[0], info.attrs.GetInt("blocksize"), mode)};
+      })
+      .Attr("blocksize", AttrKind::kInt, std::nullopt, "the spatial block size")
+      .Attr("mode", AttrKind::kString, std::string("DCR"), "\"DCR\" or \"CRD\"");
+  RegisterInjective("space_to_depth", "spatial blocks moved into channels (ONNX SpaceToDepth)",
+                    {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      ChoiceAttr(info, "mode", {"DCR"});
+                      return Tensors{topi::space_to_depth(in[0], info.attrs.GetInt("blocksize"))};
+                    })
+      .Attr("blocksize", AttrKind::kInt, std::nullopt, "the spatial block size")
+      .Attr("mode", AttrKind::kString, std::string("DCR"), "\"DCR\" (the only order)");
+
+  RegisterInjective(
+      "image.resize2d", "NCHW resized in H and W to size (ONNX Resize)", {"data"},
+      [](const CallInfo& info, const Tensors& in) {
+        std::array<int64_t, 2> size = FixedInts<2>(info, "size");
+        topi::ResizeAttrs attrs;
+        attrs.method = static_cast<topi::ResizeMethod>(
+            ChoiceAttr(info, "mode", {"nearest", "linear", "cubic"}));
+        attrs.coordinates = static_cast<topi::ResizeCoordinates>(
+            ChoiceAttr(info, "coordinate_transformation_mode",
+                       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                        "tf_crop_and_resize"}));
+        attrs.rounding = static_cast<topi::ResizeRounding>(ChoiceAttr(
+            info, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
+        attrs.cubic_coeff_a = info.attrs.GetFloat("cubic_coeff_a");
+        attrs.exclude_outside = info.attrs.GetInt("exclude_outside") != 0;
+        const Floats& roi = info.attrs.GetFloats("roi");
+        LOOM_CHECK_USER(roi.size() == 4)
+            << info.where << ": roi must hold 4 floats (h_start, w_start, h_end, w_end), got "
+            << AttrValueText(roi);
+        std::copy(roi.begin(), roi.end(), attrs.roi.begin());
+        attrs.extrapolation_value = info.attrs.GetFloat("extrapolation_value");
+        return Tensors{topi::resize2d(in[0], size[0], size[1], attrs)};
+      })
+      .Attr("size", AttrKind::kInts, std::nullopt, "output (h, w)")
+      .Attr("mode", AttrKind::kString, std::string("nearest"), "\"nearest\", \"linear\", \"cubic\"")
+      .Attr("coordinate_transformation_mode", AttrKind::kString, std::string("half_pixel"),
+            "\"half_pixel\", \"pytorch_half_pixel\", \"align_corners\", \"asymmetric\", "
+            "\"tf_crop_and_resize\"")
+      .Attr("nearest_mode", AttrKind::kString, std::string("round_prefer_floor"),
+            "\"round_prefer_floor\", \"round_prefer_ceil\", \"floor\", \"ceil\"")
+      .Attr("cubic_coeff_a", AttrKind::kFloat, -0.75, "the cubic kernel's parameter")
+      .Attr("exclude_outside", AttrKind::kInt, int64_t{0},
+            "1: cubic taps outside the image get weight 0")
+      .Attr("roi", AttrKind::kFloats, Floats{0, 0, 1, 1},
+            "tf_crop_and_resize region, normalized (h_start, w_start, h_end, w_end)")
+      .Attr("extrapolation_value", AttrKind::kFloat, 0.0,
+            "tf_crop_and_resize value outside the input");
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterShapeChanges();
+  RegisterJoinsAndSlices();
+  RegisterGathers();
+  RegisterPadding();
+  RegisterSpatial();
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::graph::ops

@@ -1,0 +1,23 @@
+// What the function-local passes (SimplifyInference, FoldConstant, FoldScaleAxis,
+// EliminateCommonSubexpr, DeadCodeElimination) share: applying a rewrite to every function
+// of a module.
+#pragma once
+
+#include <functional>
+
+#include "loom/graph/module.h"
+
+namespace loom::graph {
+
+// The module with each function replaced by rewrite(function), which returns the very same
+// function when it changes nothing (so RunPasses sees an unchanged module as unchanged).
+inline IRModule MapFunctions(const IRModule& module,
+                             const std::function<Expr(const Function&)>& rewrite) {
+  IRModule result;
+  for (const auto& [name, function] : module.functions()) {
+    result.Add(name, Downcast<Function>(rewrite(function)));
+  }
+  return result;
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,183 @@
+// AlterOpLayout: golden text of the rewrite (conv blocks with a bias, a ReLU and a residual
+// add; transforms that meet; a conv before flatten and dense; the algorithm chosen per
+// layer), nothing changed off AVX-512, and the rewritten graph computing what the original
+// does, every call compiled alone.
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+
+namespace loom::graph {
+namespace {
+
+using test::RandomConstant;
+
+const DataType kF32 = DataType::Float(32);
+const Target kAvx512 = Target::Parse("llvm -mcpu=skylake-avx512");
+
+Function Rewrite(const Function& f, const Target& target = kAvx512) {
+  return test::RunPass(AlterOpLayout(target), f);
+}
+
+Attrs ConvAttrs(int64_t pad, int64_t groups = 1, int64_t stride = 1) {
+  return {
+      {"strides", Ints{stride, stride}}, {"padding", Ints{pad, pad, pad, pad}}, {"groups", groups}};
+}
+
+// x -> conv3x3 + bias -> relu -> conv3x3, + the relu (a residual block's shape).
+Function ResidualBlock() {
+  Var x = MakeVar("x", TensorType({1, 16, 8, 8}, kF32));
+  Call conv1 =
+      MakeCall("nn.conv2d", {x, RandomConstant({32, 16, 3, 3}, "w1", 1)}, ConvAttrs(1), "conv1");
+  Call biased = MakeCall("add", {conv1, RandomConstant({32, 1, 1}, "b1", 2)});
+  Call relu = MakeCall("nn.relu", {biased});
+  Call conv2 =
+      MakeCall("nn.conv2d", {relu, RandomConstant({32, 32, 3, 3}, "w2", 3)}, ConvAttrs(1), "conv2");
+  return MakeFunction({x}, MakeCall("add", {conv2, relu}));
+}
+
+TEST(GraphAlterOpLayout, ResidualBlockIsBlockedBetweenOneTransformInAndOut) {
+  EXPECT_EQ(ToText(Rewrite(ResidualBlock())),
+            R"TXT(fn (%x: Tensor[(1, 16, 8, 8), float32]) -> Tensor[(1, 32, 8, 8), float32] {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = layout_transform(meta[Constant 'w1' Tensor[(32, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv1 */;
+  %3 = layout_transform(meta[Constant 'b1' Tensor[(32, 1, 1), float32]], dst_layout="NCHW16c", src_layout="CHW");
+  %4 = add(%2, %3);
+  %5 = nn.relu(%4);
+  %6 = layout_transform(meta[Constant 'w2' Tensor[(32, 32, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %7 = nn.contrib_conv2d_nchwc(%5, %6, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv2 */;
+  %8 = add(%7, %5);
+  %9 = layout_transform(%8, dst_layout="NCHW", src_layout="NCHW16c");
+  %9
+}
+)TXT");
+}
+
+TEST(GraphAlterOpLayout, TransformsThatMeetCancelOrMerge) {
+  Var x = MakeVar("x", TensorType({1, 2, 4, 4, 16}, kF32));
+  auto transform = [](const Expr& e, const std::string& src, const std::string& dst) {
+    return MakeCall("layout_transform", {e}, {{"src_layout", src}, {"dst_layout", dst}});
+  };
+  Expr nchw = transform(x, "NCHW16c", "NCHW");
+  Function cancel = MakeFunction({x}, transform(MakeCall("nn.relu", {nchw}), "NCHW", "NCHW16c"));
+  EXPECT_EQ(ToText(Rewrite(cancel)),
+            R"TXT(fn (%x: Tensor[(1, 2, 4, 4, 16), float32]) -> Tensor[(1, 2, 4, 4, 16), float32] {
+  %0 = nn.relu(%x);
+  %0
+}
+)TXT");
+  Var y = MakeVar("y", TensorType({1, 4, 4, 4, 8}, kF32));
+  Function merge = MakeFunction({y}, transform(transform(y, "NCHW8c", "NCHW"), "NCHW", "NCHW16c"));
+  EXPECT_EQ(ToText(Rewrite(merge)),
+            R"TXT(fn (%y: Tensor[(1, 4, 4, 4, 8), float32]) -> Tensor[(1, 2, 4, 4, 16), float32] {
+  %0 = layout_transform(%y, dst_layout="NCHW16c", src_layout="NCHW8c");
+  %0
+}
+)TXT");
+}
+
+TEST(GraphAlterOpLayout, FlattenGetsNCHWBack) {
+  Var x = MakeVar("x", TensorType({1, 16, 4, 4}, kF32));
+  Call conv = MakeCall("nn.conv2d", {x, RandomConstant({16, 16, 1, 1}, "w", 4)}, ConvAttrs(0));
+  Call relu = MakeCall("nn.relu", {conv});
+  Call flat = MakeCall("flatten", {relu});
+  Function f = MakeFunction({x}, MakeCall("nn.dense", {flat, RandomConstant({10, 256}, "fc", 5)}));
+  EXPECT_EQ(ToText(Rewrite(f)),
+            R"TXT(fn (%x: Tensor[(1, 16, 4, 4), float32]) -> Tensor[(1, 10), float32] {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %3 = nn.relu(%2);
+  %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
+  %5 = flatten(%4, axis=1);
+  %6 = nn.dense(%5, meta[Constant 'fc' Tensor[(10, 256), float32]]);
+  %6
+}
+)TXT");
+}
+
+// A graph through every rewrite: Winograd, bias_add, pooling, depthwise, a per-channel
+// multiply, blocks of 12, global pooling, flatten and dense.
+Function EveryRewrite() {
+  Var x = MakeVar("x", TensorType({1, 16, 16, 16}, kF32));
+  Call conv1 = MakeCall("nn.conv2d", {x, RandomConstant({32, 16, 3, 3}, "w1", 11)}, ConvAttrs(1),
+                        "winograd");
+  Call biased = MakeCall("nn.bias_add", {conv1, RandomConstant({32}, "b1", 12)});
+  Call relu = MakeCall("nn.relu", {biased});
+  Call pool =
+      MakeCall("nn.max_pool2d", {relu}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  Call dw = MakeCall("nn.conv2d", {pool, RandomConstant({32, 1, 3, 3}, "w2", 13)}, ConvAttrs(1, 32),
+                     "depthwise");
+  Call scaled = MakeCall("multiply", {dw, RandomConstant({1, 32, 1, 1}, "s", 14)});
+  Call conv3 = MakeCall("nn.conv2d", {scaled, RandomConstant({24, 32, 1, 1}, "w3", 15)},
+                        ConvAttrs(0), "pointwise");
+  Call conv4 = MakeCall("nn.conv2d", {conv3, RandomConstant({24, 24, 3, 3}, "w4", 16)},
+                        ConvAttrs(1, 1, 2), "strided");
+  Call gap = MakeCall("nn.global_avg_pool2d", {MakeCall("nn.relu", {conv4})});
+  Call flat = MakeCall("flatten", {gap});
+  return MakeFunction({x}, MakeCall("nn.dense", {flat, RandomConstant({10, 24}, "fc", 17)}));
+}
+
+TEST(GraphAlterOpLayout, EachLayerGetsItsKernel) {
+  EXPECT_EQ(ToText(Rewrite(EveryRewrite())),
+            R"TXT(fn (%x: Tensor[(1, 16, 16, 16), float32]) -> Tensor[(1, 10), float32] {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = nn.contrib_conv2d_winograd_weight_transform(meta[Constant 'w1' Tensor[(32, 16, 3, 3), float32]]);
+  %2 = nn.contrib_conv2d_winograd_nchwc(%0, %1, dilation=[1, 1], fuse_tile_rows=1, gemm_columns=32, gemm_rows=4, gemm_unroll=4, oc_bn=16, padding=[1, 1, 1, 1], strides=[1, 1]) /* winograd */;
+  %3 = layout_transform(meta[Constant 'b1' Tensor[(32,), float32]], dst_layout="NCHW16c", src_layout="C");
+  %4 = add(%2, %3);
+  %5 = nn.relu(%4);
+  %6 = nn.max_pool2d(%5, ceil_mode=0, dilation=[1, 1], layout="NCHW16c", padding=[0, 0, 0, 0], pool_size=[2, 2], strides=[2, 2]);
+  %7 = layout_transform(meta[Constant 'w2' Tensor[(32, 1, 3, 3), float32]], dst_layout="OIHW1i16o", src_layout="OIHW");
+  %8 = nn.contrib_depthwise_conv2d_nchwc(%6, %7, dilation=[1, 1], oc_tile=1, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* depthwise */;
+  %9 = layout_transform(meta[Constant 's' Tensor[(1, 32, 1, 1), float32]], dst_layout="NCHW16c", src_layout="NCHW");
+  %10 = multiply(%8, %9);
+  %11 = layout_transform(meta[Constant 'w3' Tensor[(24, 32, 1, 1), float32]], dst_layout="OIHW16i12o", src_layout="OIHW");
+  %12 = nn.contrib_conv2d_nchwc(%10, %11, dilation=[1, 1], oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* pointwise */;
+  %13 = layout_transform(meta[Constant 'w4' Tensor[(24, 24, 3, 3), float32]], dst_layout="OIHW12i12o", src_layout="OIHW");
+  %14 = nn.contrib_conv2d_nchwc(%12, %13, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=2, reg_w=4, row_tiles_per_task=1, strides=[2, 2], unroll_kw=0) /* strided */;
+  %15 = nn.relu(%14);
+  %16 = nn.global_avg_pool2d(%15, layout="NCHW12c");
+  %17 = layout_transform(%16, dst_layout="NCHW", src_layout="NCHW12c");
+  %18 = flatten(%17, axis=1);
+  %19 = nn.dense(%18, meta[Constant 'fc' Tensor[(10, 24), float32]]);
+  %19
+}
+)TXT");
+}
+
+TEST(GraphAlterOpLayout, RewrittenGraphsComputeTheOriginal) {
+  for (const Function& original : {ResidualBlock(), EveryRewrite()}) {
+    Function rewritten = Rewrite(original);
+    ASSERT_FALSE(rewritten.same_as(original));
+    // Sums of up to 288 products of values in [-4, 4), layers deep; Winograd's transforms
+    // round a little more.
+    test::ExpectSameResults(original, rewritten, 1e-3);
+  }
+}
+
+TEST(GraphAlterOpLayout, ConvsWithoutAnX86KernelKeepNCHW) {
+  // Two groups of 8 channels: neither groups = 1 nor depthwise.
+  Var x = MakeVar("x", TensorType({1, 16, 8, 8}, kF32));
+  Function grouped = MakeFunction(
+      {x}, MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "w", 6)}, ConvAttrs(1, 2)));
+  EXPECT_TRUE(Rewrite(grouped).same_as(grouped));
+}
+
+TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {
+  Var x = MakeVar("x", TensorType({1, 16, 4, 4}, kF32));
+  Call blocked =
+      MakeCall("layout_transform", {x},
+               {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NCHW16c")}});
+  Function f = MakeFunction({x}, MakeCall("nn.relu", {blocked}));
+  EXPECT_TRUE(Rewrite(f).same_as(f));
+}
+
+TEST(GraphAlterOpLayout, OtherTargetsKeepNCHW) {
+  IRModule module = IRModule::FromFunction(ResidualBlock());
+  IRModule result = AlterOpLayout(Target::Parse("llvm -mcpu=haswell")).run(module);
+  EXPECT_TRUE(result.main().same_as(module.main()));
+}
+
+}  // namespace
+}  // namespace loom::graph

@@ -1,0 +1,276 @@
+// Compile end to end: models built through the graph API compile at -O0 and -O3, run in the
+// graph executor, and agree with every operator call compiled and run alone.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "graph_test_util.h"
+#include "loom/graph/compile.h"
+#include "loom/graph/functor.h"
+
+namespace loom::graph {
+namespace {
+
+using test::ErrorOf;
+using test::RandomArray;
+const DataType kF32 = DataType::Float(32);
+
+Constant Weight(const std::vector<int64_t>& shape, const std::string& name, unsigned seed) {
+  runtime::NDArray data = RandomArray(shape, kF32, seed);
+  for (int64_t i = 0; i < data.NumElements(); ++i) {
+    test::SetValue(data, i, test::GetFloat(data, i) / 8);  // keeps activations moderate
+  }
+  return MakeConstant(data, name);
+}
+
+Expr Conv(const Expr& x, int64_t in, int64_t out, int64_t kernel, int64_t stride, unsigned seed,
+          const std::string& name) {
+  int64_t pad = kernel / 2;
+  Expr conv = MakeCall("nn.conv2d", {x, Weight({out, in, kernel, kernel}, name + ".w", seed)},
+                       {{"padding", Ints{pad, pad, pad, pad}}, {"strides", Ints{stride, stride}}},
+                       name);
+  return MakeCall("nn.bias_add", {conv, Weight({out}, name + ".b", seed + 1)},
+                  {{"axis", int64_t{1}}}, name + "_bias");
+}
+
+// Two residual blocks, the second downsampling with a 1x1 shortcut.
+Function ResidualNet() {
+  Var x = MakeVar("data", TensorType({1, 4, 8, 8}, kF32));
+  Expr a = MakeCall("nn.relu", {Conv(x, 4, 4, 3, 1, 1, "c1")});
+  Expr block1 = MakeCall("nn.relu", {MakeCall("add", {Conv(a, 4, 4, 3, 1, 3, "c2"), x})});
+  Expr b = MakeCall("nn.relu", {Conv(block1, 4, 8, 3, 2, 5, "c3")});
+  Expr shortcut = Conv(block1, 4, 8, 1, 2, 7, "down");
+  Expr block2 = MakeCall("nn.relu", {MakeCall("add", {Conv(b, 8, 8, 3, 1, 9, "c4"), shortcut})});
+  return MakeFunction({x}, block2);
+}
+
+Function Mlp() {
+  Var x = MakeVar("features", TensorType({2, 16}, kF32));
+  Expr h = MakeCall("nn.dense", {x, Weight({32, 16}, "fc1.w", 11)}, {}, "fc1");
+  h = MakeCall("nn.relu", {MakeCall("nn.bias_add", {h, Weight({32}, "fc1.b", 12)})});
+  Expr logits = MakeCall("nn.dense", {h, Weight({10, 32}, "fc2.w", 13)}, {}, "fc2");
+  return MakeFunction({x}, MakeCall("nn.softmax", {logits}, {{"axis", int64_t{1}}}, "prob"));
+}
+
+// conv-relu-pool, conv-relu, global pool, flatten, dense; two outputs (logits and features).
+Function SmallCnn() {
+  Var x = MakeVar("image", TensorType({1, 3, 16, 16}, kF32));
+  Expr h = MakeCall("nn.relu", {Conv(x, 3, 8, 3, 1, 21, "conv1")});
+  h = MakeCall("nn.max_pool2d", {h}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}}, "pool1");
+  h = MakeCall("nn.relu", {Conv(h, 8, 8, 3, 1, 23, "conv2")});
+  Expr pooled = MakeCall("nn.global_avg_pool2d", {h}, {}, "gap");
+  Expr flat = MakeCall("flatten", {pooled}, {{"axis", int64_t{1}}}, "flat");
+  Expr logits = MakeCall("nn.dense", {flat, Weight({5, 8}, "fc.w", 25)}, {}, "fc");
+  return MakeFunction({x}, MakeTuple({logits, flat}));
+}
+
+// Data movement around a reduction: reshape, transpose, pad, concatenate, mean, broadcast.
+Function Shuffles() {
+  Var x = MakeVar("x", TensorType({2, 3, 4}, kF32));
+  Var y = MakeVar("y", TensorType({4, 2, 3}, kF32));
+  Expr t = MakeCall("transpose", {MakeCall("exp", {x})}, {{"axes", Ints{2, 0, 1}}});
+  Expr joined = MakeCall("concatenate", {t, MakeCall("negative", {y})}, {{"axis", int64_t{0}}});
+  Expr padded = MakeCall("nn.pad", {joined}, {{"pad_width", Ints{0, 1, 0, 0, 0, 2}}});
+  Expr flat = MakeCall("reshape", {padded}, {{"newshape", Ints{8, 15}}});
+  Expr mean = MakeCall("mean", {flat}, {{"axis", Ints{1}}, {"keepdims", int64_t{1}}});
+  return MakeFunction({x, y}, MakeCall("subtract", {flat, mean}));
+}
+
+// relu, split into two pieces (a kernel with two outputs), exp of one added to the other;
+// the second piece is also an output.
+Function SplitModel() {
+  Var x = MakeVar("x", TensorType({4, 6}, kF32));
+  Expr pieces = MakeCall("split", {MakeCall("nn.relu", {x})},
+                         {{"indices_or_sections", Ints{2}}, {"axis", int64_t{1}}}, "split");
+  Expr second = MakeTupleGetItem(pieces, 1);
+  Expr sum = MakeCall("add", {MakeCall("exp", {MakeTupleGetItem(pieces, 0)}), second});
+  return MakeFunction({x}, MakeTuple({sum, second}));
+}
+
+// The values of main's result, every operator call compiled and run alone (the reference).
+std::vector<runtime::NDArray> Reference(const Function& main,
+                                        const std::vector<runtime::NDArray>& inputs) {
+  std::unordered_map<const Object*, std::vector<runtime::NDArray>> value;
+  for (size_t i = 0; i < inputs.size(); ++i) value[main->params[i].get()] = {inputs[i]};
+  PostOrderVisit(main->body, [&](const Expr& e) {
+    if (const auto* constant = e.as<ConstantNode>()) value[constant] = {constant->data};
+    if (const auto* item = e.as<TupleGetItemNode>()) {
+      value[item] = {value.at(item->tuple.get()).at(item->index)};
+    }
+    if (const auto* tuple = e.as<TupleNode>()) {
+      for (const Expr& field : tuple->fields) value[tuple].push_back(value.at(field.get()).at(0));
+    }
+    const auto* call = e.as<CallNode>();
+    if (call == nullptr) return;
+    std::vector<runtime::NDArray> args;
+    for (const Expr& arg : call->args) args.push_back(value.at(arg.get()).at(0));
+    value[call] = test::RunCallOutputs(Downcast<Call>(e), args);
+  });
+  return value.at(main->body.get());
+}
+
+runtime::NDArray Copy(const runtime::NDArray& array) {
+  runtime::NDArray copy = runtime::NDArray::Empty(array.Shape(), array.dtype());
+  copy.CopyFrom(array);
+  return copy;
+}
+
+std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::GraphModel> model,
+                                       const std::vector<runtime::NDArray>& inputs) {
+  runtime::GraphExecutor executor(std::move(model));
+  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(executor.InputName(i), inputs[i]);
+  executor.Run();
+  std::vector<runtime::NDArray> outputs;
+  for (int i = 0; i < executor.NumOutputs(); ++i) outputs.push_back(Copy(executor.GetOutput(i)));
+  return outputs;
+}
+
+// Compiles `main` at `opt_level`, runs it on random inputs and compares with the reference.
+CompiledModel ExpectMatchesReference(const Function& main, int opt_level) {
+  std::vector<runtime::NDArray> inputs;
+  for (const Var& param : main->params) {
+    inputs.push_back(RandomArray(param.type().ConstShape().value(), kF32, 100));
+  }
+  CompiledModel compiled = Compile(IRModule::FromFunction(main), {.opt_level = opt_level});
+  std::vector<runtime::NDArray> got = RunModel(MakeGraphModel(compiled), inputs);
+  std::vector<runtime::NDArray> want = Reference(main, inputs);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    EXPECT_EQ(got[i].Shape(), want[i].Shape());
+    test::ExpectClose(got[i], test::Values(want[i]), 1e-4,
+                      "output " + std::to_string(i) + " at -O" + std::to_string(opt_level));
+  }
+  return compiled;
+}
+
+TEST(Compile, ResidualNetAgreesWithTheOperatorsAtEveryLevel) {
+  CompiledModel o0 = ExpectMatchesReference(ResidualNet(), 0);
+  CompiledModel o2 = ExpectMatchesReference(ResidualNet(), 2);
+  CompiledModel o3 = ExpectMatchesReference(ResidualNet(), 3);
+  EXPECT_EQ(o0.kernel_names.size(), 16u);  // one kernel per operator call
+  EXPECT_EQ(o2.kernel_names,
+            (std::vector<std::string>{"fused_nn_conv2d_nn_bias_add_nn_relu",
+                                      "fused_nn_conv2d_nn_bias_add_add_nn_relu",
+                                      "fused_nn_conv2d_nn_bias_add_nn_relu_1",
+                                      "fused_nn_conv2d_nn_bias_add",
+                                      "fused_nn_conv2d_nn_bias_add_add_nn_relu_1"}));
+  // -O3: the blocked x86 kernels, the data converted once on the way in and once out.
+  EXPECT_EQ(o3.kernel_names,
+            (std::vector<std::string>{"fused_layout_transform",
+                                      "fused_nn_contrib_conv2d_nchwc_add_nn_relu",
+                                      "fused_nn_contrib_conv2d_nchwc_add_add_nn_relu",
+                                      "fused_nn_contrib_conv2d_nchwc_add_nn_relu_1",
+                                      "fused_nn_contrib_conv2d_nchwc_add",
+                                      "fused_nn_contrib_conv2d_nchwc_add_add_nn_relu_1",
+                                      "fused_layout_transform_1"}));
+}
+
+// The storage slot of the entry named `name` in a graph JSON.
+int StorageOf(const std::string& graph_json, const std::string& name) {
+  nlohmann::json doc = nlohmann::json::parse(graph_json);
+  for (const auto& entry : doc["entries"]) {
+    if (entry["name"] == name) return entry["storage"].get<int>();
+  }
+  ADD_FAILURE() << "no entry " << name;
+  return -1;
+}
+
+TEST(Compile, MlpAgreesWithTheOperatorsAtO0AndO3) {
+  CompiledModel o0 = ExpectMatchesReference(Mlp(), 0);
+  // At -O0 bias_add and relu are kernels of their own, each writing over its input.
+  EXPECT_EQ(StorageOf(o0.graph_json, "fused_nn_bias_add"), StorageOf(o0.graph_json, "fc1"));
+  EXPECT_EQ(StorageOf(o0.graph_json, "fused_nn_relu"), StorageOf(o0.graph_json, "fc1"));
+  CompiledModel o3 = ExpectMatchesReference(Mlp(), 3);
+  EXPECT_EQ(o3.kernel_names, (std::vector<std::string>{"fused_nn_dense_nn_bias_add_nn_relu",
+                                                       "fused_nn_dense", "fused_nn_softmax"}));
+}
+
+TEST(Compile, SmallCnnWithTwoOutputsAgreesWithTheOperators) {
+  ExpectMatchesReference(SmallCnn(), 0);
+  ExpectMatchesReference(SmallCnn(), 3);
+}
+
+TEST(Compile, DataMovementAndReductionsAgreeWithTheOperators) {
+  ExpectMatchesReference(Shuffles(), 0);
+  CompiledModel o3 = ExpectMatchesReference(Shuffles(), 3);
+  EXPECT_EQ(o3.kernel_names,
+            (std::vector<std::string>{"fused_exp_transpose_negative_concatenate_nn_pad_reshape",
+                                      "fused_mean", "fused_subtract"}));
+}
+
+TEST(Compile, KernelWithTwoOutputsFeedsTheGraph) {
+  ExpectMatchesReference(SplitModel(), 0);
+  CompiledModel o3 = ExpectMatchesReference(SplitModel(), 3);
+  EXPECT_EQ(o3.kernel_names,
+            (std::vector<std::string>{"fused_nn_relu", "fused_split", "fused_exp_add"}));
+  nlohmann::json doc = nlohmann::json::parse(o3.graph_json);
+  EXPECT_EQ(doc["kernels"][1]["num_outputs"], 2);
+}
+
+TEST(Compile, GraphJsonFollowsTheArtifactFormat) {
+  CompiledModel model = Compile(IRModule::FromFunction(SmallCnn()), {.opt_level = 2});
+  nlohmann::json doc = nlohmann::json::parse(model.graph_json);
+  EXPECT_EQ(doc["format"], "loom-graph-1");
+  EXPECT_EQ(doc["inputs"][0]["name"], "image");
+  ASSERT_EQ(doc["outputs"].size(), 2u);
+  // Inputs and outputs have slots no other entry uses.
+  std::map<int, int> users;
+  for (const auto& entry : doc["entries"]) {
+    if (entry.contains("storage")) ++users[entry["storage"].get<int>()];
+  }
+  for (const char* io : {"inputs", "outputs"}) {
+    for (const auto& item : doc[io]) {
+      int storage = doc["entries"][item["entry"].get<int>()]["storage"].get<int>();
+      EXPECT_EQ(users[storage], 1) << io << " " << item["name"];
+    }
+  }
+  // Every weight is a parameter at a 64-byte aligned offset inside the blob.
+  EXPECT_EQ(doc["params"].size(), 5u);
+  for (const auto& param : doc["params"]) {
+    EXPECT_EQ(param["offset"].get<size_t>() % 64, 0u) << param["name"];
+    EXPECT_LE(param["offset"].get<size_t>() + param["bytes"].get<size_t>(), model.params.size());
+  }
+  const auto& first = doc["kernels"][0];
+  EXPECT_EQ(first["func"], "fused_nn_conv2d_nn_bias_add_nn_relu");
+  EXPECT_EQ(first["nodes"], nlohmann::json::array({"conv1", "conv1_bias", "nn.relu"}));
+  EXPECT_EQ(first["num_outputs"], 1);
+  EXPECT_EQ(model.memory.num_storages, static_cast<int>(doc["storages"].size()));
+  EXPECT_LE(model.memory.planned_bytes, model.memory.lower_bound_bytes * 5 / 4);
+}
+
+TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
+  Function main = ResidualNet();
+  CompiledModel model = Compile(IRModule::FromFunction(main), {.opt_level = 3});
+  std::string path = testing::TempDir() + "loom_compile_test_" + std::to_string(getpid()) + ".so";
+  ExportModel(model, path);
+  std::vector<runtime::NDArray> inputs = {RandomArray({1, 4, 8, 8}, kF32, 5)};
+  std::vector<runtime::NDArray> loaded = RunModel(runtime::LoadModel(path), inputs);
+  std::vector<runtime::NDArray> in_process = RunModel(MakeGraphModel(model), inputs);
+  std::remove(path.c_str());
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(test::Values(loaded[0]), test::Values(in_process[0]));
+}
+
+TEST(Compile, BadOptionsAndModelsAreUserErrors) {
+  IRModule module = IRModule::FromFunction(Mlp());
+  EXPECT_NE(ErrorOf([&] { Compile(module, {.opt_level = 4}); })
+                .find("Compile: opt_level must be 0, 1, 2 or 3, got 4"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { Compile(module, {.max_fuse_group = 0}); })
+                .find("max_fuse_group must be at least 1, got 0"),
+            std::string::npos);
+  IRModule no_main;
+  no_main.Add("other", Mlp());
+  EXPECT_NE(ErrorOf([&] { Compile(no_main, {}); }).find("the module has no function \"main\""),
+            std::string::npos);
+  loom::Var batch = SizeVar("batch", DataType::Int(64));
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{batch, IntImm(DataType::Int(64), 4)}, kF32));
+  EXPECT_NE(ErrorOf([&] { Compile(IRModule::FromFunction(MakeFunction({x}, MakeCall("exp", {x}))), {}); })
+                .find("model input 'x' is Tensor[(batch, 4), float32]; every input needs a "
+                      "constant shape"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::graph

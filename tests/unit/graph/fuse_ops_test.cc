@@ -1,0 +1,209 @@
+// FuseOps: the groups the TVM paper's rules give, as golden text of the fused module.
+#include <gtest/gtest.h>
+
+#include "graph_test_util.h"
+#include "loom/graph/functor.h"
+#include "loom/graph/transform.h"
+
+namespace loom::graph {
+namespace {
+
+using test::ErrorOf;
+using test::RandomArray;
+const DataType kF32 = DataType::Float(32);
+
+Constant Weight(const std::vector<int64_t>& shape, const std::string& name) {
+  return MakeConstant(RandomArray(shape, kF32, 7), name);
+}
+
+std::string Fused(const Function& main, int max_group_size = 256) {
+  return ToText(FuseOps(max_group_size).run(IRModule::FromFunction(main)));
+}
+
+// conv -> bias -> relu, then conv -> bias -> add(residual) -> relu.
+Function ResidualBlock() {
+  Var x = MakeVar("x", TensorType({1, 4, 6, 6}, kF32));
+  Attrs conv = {{"padding", Ints{1, 1, 1, 1}}};
+  Expr c1 = MakeCall("nn.conv2d", {x, Weight({4, 4, 3, 3}, "w1")}, conv, "conv1");
+  Expr b1 = MakeCall("nn.bias_add", {c1, Weight({4}, "b1")}, {{"axis", int64_t{1}}}, "bias1");
+  Expr r1 = MakeCall("nn.relu", {b1}, {}, "relu1");
+  Expr c2 = MakeCall("nn.conv2d", {r1, Weight({4, 4, 3, 3}, "w2")}, conv, "conv2");
+  Expr b2 = MakeCall("nn.bias_add", {c2, Weight({4}, "b2")}, {{"axis", int64_t{1}}}, "bias2");
+  Expr sum = MakeCall("add", {b2, x}, {}, "residual");
+  return MakeFunction({x}, MakeCall("nn.relu", {sum}, {}, "relu2"));
+}
+
+TEST(FuseOps, ConvBiasReluResidualBlockFusesIntoTwoKernels) {
+  EXPECT_EQ(
+      Fused(ResidualBlock()),
+      "def @main fn (%x: Tensor[(1, 4, 6, 6), float32]) -> Tensor[(1, 4, 6, 6), float32] {\n"
+      "  %0 = @fused_nn_conv2d_nn_bias_add_nn_relu(%x, meta[Constant 'w1' Tensor[(4, 4, 3, 3), "
+      "float32]], meta[Constant 'b1' Tensor[(4,), float32]]) /* relu1 */;\n"
+      "  %1 = @fused_nn_conv2d_nn_bias_add_add_nn_relu(%0, meta[Constant 'w2' Tensor[(4, 4, 3, "
+      "3), float32]], meta[Constant 'b2' Tensor[(4,), float32]], %x) /* relu2 */;\n"
+      "  %1\n"
+      "}\n"
+      "@fused_nn_conv2d_nn_bias_add_nn_relu = fn (%p0: Tensor[(1, 4, 6, 6), float32], %p1: "
+      "Tensor[(4, 4, 3, 3), float32], %p2: Tensor[(4,), float32]) -> Tensor[(1, 4, 6, 6), "
+      "float32] {\n"
+      "  %0 = nn.conv2d(%p0, %p1, dilation=[1, 1], groups=1, padding=[1, 1, 1, 1], strides=[1, "
+      "1]) /* conv1 */;\n"
+      "  %1 = nn.bias_add(%0, %p2, axis=1) /* bias1 */;\n"
+      "  %2 = nn.relu(%1) /* relu1 */;\n"
+      "  %2\n"
+      "}\n"
+      "@fused_nn_conv2d_nn_bias_add_add_nn_relu = fn (%p0: Tensor[(1, 4, 6, 6), float32], %p1: "
+      "Tensor[(4, 4, 3, 3), float32], %p2: Tensor[(4,), float32], %p3: Tensor[(1, 4, 6, 6), "
+      "float32]) -> Tensor[(1, 4, 6, 6), float32] {\n"
+      "  %0 = nn.conv2d(%p0, %p1, dilation=[1, 1], groups=1, padding=[1, 1, 1, 1], strides=[1, "
+      "1]) /* conv2 */;\n"
+      "  %1 = nn.bias_add(%0, %p2, axis=1) /* bias2 */;\n"
+      "  %2 = add(%1, %p3) /* residual */;\n"
+      "  %3 = nn.relu(%2) /* relu2 */;\n"
+      "  %3\n"
+      "}\n");
+}
+
+TEST(FuseOps, FusingAFusedModuleAgainChangesNothing) {
+  IRModule once = FuseOps().run(IRModule::FromFunction(ResidualBlock()));
+  EXPECT_EQ(ToText(FuseOps().run(once)), ToText(once));
+}
+
+TEST(FuseOps, DiamondFusesAtItsPostDominator) {
+  Var x = MakeVar("x", TensorType({8}, kF32));
+  Expr e = MakeCall("exp", {x});
+  Expr out = MakeCall("nn.relu", {MakeCall("add", {MakeCall("sqrt", {e}), MakeCall("negative", {e})})});
+  EXPECT_EQ(Fused(MakeFunction({x}, out)),
+            "def @main fn (%x: Tensor[(8,), float32]) -> Tensor[(8,), float32] {\n"
+            "  %0 = @fused_exp_sqrt_negative_add_nn_relu(%x);\n"
+            "  %0\n"
+            "}\n"
+            "@fused_exp_sqrt_negative_add_nn_relu = fn (%p0: Tensor[(8,), float32]) -> "
+            "Tensor[(8,), float32] {\n"
+            "  %0 = exp(%p0);\n"
+            "  %1 = sqrt(%0);\n"
+            "  %2 = negative(%0);\n"
+            "  %3 = add(%1, %2);\n"
+            "  %4 = nn.relu(%3);\n"
+            "  %4\n"
+            "}\n");
+}
+
+TEST(FuseOps, ValueUsedByTheResultAndInsideStaysAGroupBoundary) {
+  // exp's value leaves through the result tuple, so it cannot disappear into add's group.
+  Var x = MakeVar("x", TensorType({8}, kF32));
+  Expr e = MakeCall("exp", {x}, {}, "e");
+  Expr out = MakeTuple({e, MakeCall("add", {e, x}, {}, "a")});
+  EXPECT_EQ(Fused(MakeFunction({x}, out)),
+            "def @main fn (%x: Tensor[(8,), float32]) -> (Tensor[(8,), float32], Tensor[(8,), "
+            "float32]) {\n"
+            "  %0 = @fused_exp(%x) /* e */;\n"
+            "  %1 = @fused_add(%0, %x) /* a */;\n"
+            "  %2 = (%0, %1);\n"
+            "  %2\n"
+            "}\n"
+            "@fused_exp = fn (%p0: Tensor[(8,), float32]) -> Tensor[(8,), float32] {\n"
+            "  %0 = exp(%p0) /* e */;\n"
+            "  %0\n"
+            "}\n"
+            "@fused_add = fn (%p0: Tensor[(8,), float32], %p1: Tensor[(8,), float32]) -> "
+            "Tensor[(8,), float32] {\n"
+            "  %0 = add(%p0, %p1) /* a */;\n"
+            "  %0\n"
+            "}\n");
+}
+
+// A chain of n unary calls on x; the names of the groups FuseOps makes, in order.
+std::vector<std::string> ChainGroups(int n, int max_group_size) {
+  Var x = MakeVar("x", TensorType({8}, kF32));
+  Expr value = x;
+  for (int i = 0; i < n; ++i) value = MakeCall(i % 2 ? "exp" : "nn.relu", {value});
+  IRModule fused = FuseOps(max_group_size).run(IRModule::FromFunction(MakeFunction({x}, value)));
+  std::vector<std::string> names;
+  PostOrderVisit(fused.main()->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call && call->callee.defined()) {  // not the calls inside the fused functions
+      names.push_back(call->callee.as<FunctionNode>()->attrs.GetString("name"));
+    }
+  });
+  return names;
+}
+
+TEST(FuseOps, GroupsRespectTheSizeLimit) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(ChainGroups(5, 256), Names{"fused_nn_relu_exp_nn_relu_exp_nn_relu"});
+  EXPECT_EQ(ChainGroups(5, 2),
+            (Names{"fused_nn_relu_exp", "fused_nn_relu_exp", "fused_nn_relu"}));
+  EXPECT_EQ(ChainGroups(3, 1), (Names{"fused_nn_relu", "fused_exp", "fused_nn_relu"}));
+  EXPECT_NE(ErrorOf([] { FuseOps(0); }).find("max_group_size must be at least 1"),
+            std::string::npos);
+}
+
+TEST(FuseOps, OpaqueOperatorsStayAlone) {
+  Var x = MakeVar("x", TensorType({2, 8}, kF32));
+  Expr soft = MakeCall("nn.softmax", {MakeCall("nn.relu", {x})}, {{"axis", int64_t{1}}});
+  std::string text = Fused(MakeFunction({x}, MakeCall("exp", {soft})));
+  EXPECT_NE(text.find("  %0 = @fused_nn_relu(%x);\n"
+                      "  %1 = @fused_nn_softmax(%0);\n"
+                      "  %2 = @fused_exp(%1);\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FuseOps, ReductionAbsorbsTheInjectiveOperatorsBeforeIt) {
+  Var x = MakeVar("x", TensorType({2, 8}, kF32));
+  Expr reshaped = MakeCall("reshape", {MakeCall("exp", {x})}, {{"newshape", Ints{4, 4}}});
+  Expr sum = MakeCall("sum", {reshaped}, {{"axis", Ints{1}}});
+  std::string text = Fused(MakeFunction({x}, MakeCall("nn.relu", {sum})));
+  // The relu after the reduction starts a kernel of its own.
+  EXPECT_NE(text.find("  %0 = @fused_exp_reshape_sum(%x);\n"
+                      "  %1 = @fused_nn_relu(%0);\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FuseOps, AnInjectiveCallAfterAnEpilogueIsAKernelOfItsOwn) {
+  // conv -> relu -> flatten -> dense -> relu: once conv2d has fused into its relu, the group
+  // is an epilogue of conv2d's schedule, which computes the conv's shape: flatten stays
+  // out; nor does it fuse into the dense that reads it.
+  Var x = MakeVar("x", TensorType({1, 2, 4, 4}, kF32));
+  Expr conv = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, Weight({3, 2, 3, 3}, "w")})});
+  Expr flat = MakeCall("flatten", {conv}, {{"axis", int64_t{1}}});
+  Expr dense = MakeCall("nn.dense", {flat, Weight({5, 12}, "fc")});
+  std::string text = Fused(MakeFunction({x}, MakeCall("nn.relu", {dense})));
+  EXPECT_NE(text.find("  %0 = @fused_nn_conv2d_nn_relu(%x, meta[Constant 'w' "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  %1 = @fused_flatten(%0);\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  %2 = @fused_nn_dense_nn_relu(%1, meta[Constant 'fc' "), std::string::npos)
+      << text;
+}
+
+TEST(FuseOps, TwoConvolutionsNeverShareAGroup) {
+  // relu(conv1) + conv2: the add joins one convolution's epilogue, the other stays apart.
+  Var x = MakeVar("x", TensorType({1, 2, 4, 4}, kF32));
+  Expr a = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, Weight({2, 2, 1, 1}, "w1")})});
+  Expr b = MakeCall("nn.conv2d", {x, Weight({2, 2, 1, 1}, "w2")});
+  std::string text = Fused(MakeFunction({x}, MakeCall("add", {a, b})));
+  EXPECT_NE(text.find("  %0 = @fused_nn_conv2d(%x, meta[Constant 'w2' "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  %1 = @fused_nn_conv2d_nn_relu_add(%x, meta[Constant 'w1' Tensor[(2, 2, "
+                      "1, 1), float32]], %0);"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FuseOps, ConstantsBecomeParametersOncePerGroup) {
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Constant c = Weight({4}, "c");
+  Expr out = MakeCall("multiply", {MakeCall("add", {x, c}), c});
+  IRModule fused = FuseOps().run(IRModule::FromFunction(MakeFunction({x}, out)));
+  const auto* call = fused.main()->body.as<CallNode>();
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->args.size(), 2u);
+  EXPECT_TRUE(call->args[1].same_as(c));
+  EXPECT_EQ(call->callee.as<FunctionNode>()->params.size(), 2u);
+}
+
+}  // namespace
+}  // namespace loom::graph
