@@ -26,12 +26,6 @@ class ProjectionForwarder : public ExprMutator {
 
 }  // namespace
 
-Pass DeadCodeElimination() {
-  return {"DeadCodeElimination", [](const IRModule& module) {
-            return MapFunctions(module, [](const Function& function) {
-              return ProjectionForwarder().VisitExpr(function);
-            });
-          }};
-}
+Pass DeadCodeElimination() { return MutatorPass<ProjectionForwarder>("DeadCodeElimination"); }
 
 }  // namespace loom::graph

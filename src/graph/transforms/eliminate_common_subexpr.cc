@@ -99,12 +99,6 @@ class CommonSubexprEliminator : public ExprMutator {
 
 }  // namespace
 
-Pass EliminateCommonSubexpr() {
-  return {"EliminateCommonSubexpr", [](const IRModule& module) {
-            return MapFunctions(module, [](const Function& function) {
-              return CommonSubexprEliminator().VisitExpr(function);
-            });
-          }};
-}
+Pass EliminateCommonSubexpr() { return MutatorPass<CommonSubexprEliminator>("EliminateCommonSubexpr"); }
 
 }  // namespace loom::graph

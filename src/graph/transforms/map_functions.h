@@ -4,8 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <utility>
 
 #include "loom/graph/module.h"
+#include "loom/graph/transform.h"
 
 namespace loom::graph {
 
@@ -18,6 +21,15 @@ inline IRModule MapFunctions(const IRModule& module,
     result.Add(name, Downcast<Function>(rewrite(function)));
   }
   return result;
+}
+
+// The pass `name` that rewrites every function with a fresh `Mutator` (an ExprMutator).
+template <typename Mutator>
+Pass MutatorPass(std::string name) {
+  return {std::move(name), [](const IRModule& module) {
+            return MapFunctions(module,
+                                [](const Function& function) { return Mutator().VisitExpr(function); });
+          }};
 }
 
 }  // namespace loom::graph

@@ -82,12 +82,6 @@ class InferenceSimplifier : public ExprMutator {
 
 }  // namespace
 
-Pass SimplifyInference() {
-  return {"SimplifyInference", [](const IRModule& module) {
-            return MapFunctions(module, [](const Function& function) {
-              return InferenceSimplifier().VisitExpr(function);
-            });
-          }};
-}
+Pass SimplifyInference() { return MutatorPass<InferenceSimplifier>("SimplifyInference"); }
 
 }  // namespace loom::graph

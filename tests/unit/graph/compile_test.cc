@@ -242,7 +242,7 @@ TEST(Compile, GraphJsonFollowsTheArtifactFormat) {
 TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
   Function main = ResidualNet();
   CompiledModel model = Compile(IRModule::FromFunction(main), {.opt_level = 3});
-  std::string path = testing::TempDir() + "loom_compile_test_" + std::to_string(getpid()) + ".so";
+  std::string path = ::testing::TempDir() + "loom_compile_test_" + std::to_string(getpid()) + ".so";
   ExportModel(model, path);
   std::vector<runtime::NDArray> inputs = {RandomArray({1, 4, 8, 8}, kF32, 5)};
   std::vector<runtime::NDArray> loaded = RunModel(runtime::LoadModel(path), inputs);

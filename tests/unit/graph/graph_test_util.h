@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "error_of.h"
 #include "loom/graph/expr.h"
 #include "loom/runtime/packed_func.h"
 #include "loom/target/build.h"
@@ -20,14 +21,12 @@
 
 namespace loom::graph::test {
 
-// The message of the loom::Error `fn` throws ("" when it throws none).
-inline std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+using ::loom::testing::ErrorOf;
+
+// A model input of `shape` (float32 unless given).
+inline Var In(const std::string& name, const std::vector<int64_t>& shape,
+              DataType dtype = DataType::Float(32)) {
+  return MakeVar(name, TensorType(shape, dtype));
 }
 
 // Element i of a compact host array, as a double / an integer (any numeric dtype).

@@ -9,6 +9,7 @@ namespace {
 
 using runtime::NDArray;
 using test::ErrorOf;
+using test::In;
 using test::GetFloat;
 using test::RandomArray;
 using test::RunCall;
@@ -16,9 +17,6 @@ using test::RunCall;
 const DataType kF32 = DataType::Float(32);
 const DataType kBool = DataType::Bool();
 
-Var In(const std::string& name, const std::vector<int64_t>& shape, DataType dtype = kF32) {
-  return MakeVar(name, TensorType(shape, dtype));
-}
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

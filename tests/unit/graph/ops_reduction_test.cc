@@ -10,15 +10,13 @@ namespace {
 
 using runtime::NDArray;
 using test::ErrorOf;
+using test::In;
 using test::GetFloat;
 using test::RandomArray;
 using test::RunCall;
 
 const DataType kF32 = DataType::Float(32);
 
-Var In(const std::string& name, const std::vector<int64_t>& shape, DataType dtype = kF32) {
-  return MakeVar(name, TensorType(shape, dtype));
-}
 
 TEST(GraphOpsReduce, Types) {
   Var x = In("x", {2, 3, 4});

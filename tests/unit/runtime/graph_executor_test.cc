@@ -194,11 +194,11 @@ TEST(GraphModel, EachInvalidGraphIsAnErrorNamingTheField) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("edit: " + c.from + " -> " + c.to);
-    ExpectContains(MessageOf([&] { FromJson(Edit(json, c.from, c.to)); }), c.message);
+    ExpectContains(ErrorOf([&] { FromJson(Edit(json, c.from, c.to)); }), c.message);
   }
-  ExpectContains(MessageOf([&] { FromJson("{\"format\": "); }),
+  ExpectContains(ErrorOf([&] { FromJson("{\"format\": "); }),
                  "graph JSON: the document does not parse (parse error at line 1, column 12");
-  EXPECT_EQ(MessageOf([&] { FromJson("[1, 2]"); }),
+  EXPECT_EQ(ErrorOf([&] { FromJson("[1, 2]"); }),
             "graph JSON: the document must be an object, got [1,2]");
 }
 
@@ -219,7 +219,7 @@ TEST(GraphModel, EveryTruncationOfTheGraphIsAParseError) {
   const std::string& json = GraphJson();
   size_t end = json.rfind('}');
   for (size_t n = 0; n < end; ++n) {
-    std::string message = MessageOf([&] { FromJson(json.substr(0, n)); });
+    std::string message = ErrorOf([&] { FromJson(json.substr(0, n)); });
     ASSERT_NE(message.find("graph JSON: the document does not parse"), std::string::npos)
         << "prefix of " << n << " bytes: " << message;
   }
@@ -294,23 +294,23 @@ TEST(GraphExecutor, AnOutputViewOutlivesItsExecutor) {
 TEST(GraphExecutor, SetInputChecksNameDtypeAndShape) {
   GraphExecutor exec(FromJson(GraphJson()));
   NDArray data = Input(1.0f);
-  EXPECT_EQ(MessageOf([&] { exec.SetInput("image", data); }),
+  EXPECT_EQ(ErrorOf([&] { exec.SetInput("image", data); }),
             "GraphExecutor::SetInput: the model has no input 'image'; its inputs are 'data'");
   NDArray int64_data = NDArray::Empty({kRows, kCols}, DataType::Int(64));
   NDArray flat_data = NDArray::Empty({kCount}, DataType::Float(32));
-  EXPECT_EQ(MessageOf([&] { exec.SetInput("data", int64_data); }),
+  EXPECT_EQ(ErrorOf([&] { exec.SetInput("data", int64_data); }),
             "GraphExecutor::SetInput: input 'data' expects dtype float32, got int64");
-  EXPECT_EQ(MessageOf([&] { exec.SetInput("data", flat_data); }),
+  EXPECT_EQ(ErrorOf([&] { exec.SetInput("data", flat_data); }),
             "GraphExecutor::SetInput: input 'data' expects shape [2, 8], got [16]");
-  EXPECT_EQ(MessageOf([&] { exec.SetInput(1, data); }),
+  EXPECT_EQ(ErrorOf([&] { exec.SetInput(1, data); }),
             "GraphExecutor: input index 1 is out of range; the model has 1 inputs");
-  EXPECT_EQ(MessageOf([&] { exec.GetOutput(2); }),
+  EXPECT_EQ(ErrorOf([&] { exec.GetOutput(2); }),
             "GraphExecutor: output index 2 is out of range; the model has 2 outputs");
 }
 
 TEST(GraphExecutor, AnUnallocatableSlotIsAnErrorNamingIt) {
   std::string json = Edit(GraphJson(), R"({"bytes": 64}])", R"({"bytes": 4611686018427387904}])");
-  ExpectContains(MessageOf([&] { GraphExecutor exec(FromJson(json)); }),
+  ExpectContains(ErrorOf([&] { GraphExecutor exec(FromJson(json)); }),
                  "GraphExecutor: cannot allocate storages[3] of the memory plan "
                  "(4611686018427387904 bytes): ");
 }
@@ -320,7 +320,7 @@ TEST(GraphExecutor, InputAndOutputEntriesAreTheGraphs) {
   EXPECT_EQ(exec.InputEntry(0).name, "data");
   EXPECT_EQ(exec.OutputEntry(1).name, "relu/1");
   EXPECT_EQ(&exec.OutputEntry(0), &exec.model().entries()[6]);
-  EXPECT_EQ(MessageOf([&] { exec.OutputEntry(-1); }),
+  EXPECT_EQ(ErrorOf([&] { exec.OutputEntry(-1); }),
             "GraphExecutor: output index -1 is out of range; the model has 2 outputs");
 }
 
@@ -330,7 +330,7 @@ TEST(GraphExecutor, AKernelFailureNamesTheKernel) {
                           R"("name": "relu/1", "shape": [16])");
   GraphExecutor exec(FromJson(json));
   exec.SetInput("data", Input(1.0f));
-  ExpectContains(MessageOf([&] { exec.Run(); }),
+  ExpectContains(ErrorOf([&] { exec.Run(); }),
                  "GraphExecutor: kernel 1 'relu/1' (function 'relu') failed: ");
 }
 
@@ -354,11 +354,11 @@ TEST(GraphModel, ExportedArtifactRoundTrips) {
 
 TEST(GraphModel, LoadingALibraryWithoutAGraphIsAClearError) {
   std::string path = kDir + "/graph_kernels.so";
-  EXPECT_EQ(MessageOf([&] { LoadModel(path); }),
+  EXPECT_EQ(ErrorOf([&] { LoadModel(path); }),
             "LoadModel('" + path + "'): the library has no symbol 'loom_graph_json': it holds "
             "kernels but no model; load a model library written by ExportModel (loom compile), "
             "or load kernels alone with LoadModuleFromFile");
-  ExpectContains(MessageOf([&] { LoadModel(kDir + "/graph_model.json"); }),
+  ExpectContains(ErrorOf([&] { LoadModel(kDir + "/graph_model.json"); }),
                  "not a shared library (the file has no ELF header)");
 }
 
@@ -400,7 +400,7 @@ TEST(GraphExecutor, ProfileKernelsTimesEachKernel) {
   }
   EXPECT_EQ(funcs, (std::vector<std::string>{"add", "relu", "add", "mul"}));
   EXPECT_EQ(names, (std::vector<std::string>{"add1", "relu/1", "add2", "mul1"}));
-  EXPECT_EQ(MessageOf([&] { exec.ProfileKernels(0); }),
+  EXPECT_EQ(ErrorOf([&] { exec.ProfileKernels(0); }),
             "GraphExecutor::ProfileKernels: repeat must be >= 1, got 0");
 }
 

@@ -64,17 +64,17 @@ TEST_F(ModuleTest, WrongArgumentsGiveTheFunctionsOwnMessage) {
   PackedFunc scale_add = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_scale_add");
   NDArray x = NDArray::Empty({4}, DataType::Float(32));
   NDArray ints = NDArray::Empty({4}, DataType::Int(32));
-  EXPECT_EQ(MessageOf([&] { scale_add(x, x); }),
+  EXPECT_EQ(ErrorOf([&] { scale_add(x, x); }),
             "loom_fixture_scale_add: expected 3 arguments, got 2");
-  EXPECT_EQ(MessageOf([&] { scale_add(x, 7, 1.0); }),
+  EXPECT_EQ(ErrorOf([&] { scale_add(x, 7, 1.0); }),
             "loom_fixture_scale_add: argument 1 must be a DLTensor*, got type code 0");
-  EXPECT_EQ(MessageOf([&] { scale_add(x, ints, 1.0); }),
+  EXPECT_EQ(ErrorOf([&] { scale_add(x, ints, 1.0); }),
             "loom_fixture_scale_add: argument 1 must be a 1-d float32 tensor");
 }
 
 TEST_F(ModuleTest, AFailingParallelTaskReportsItsMessage) {
   PackedFunc fail = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_fail_in_task");
-  EXPECT_EQ(MessageOf([&] { fail(); }), "loom_fixture_fail_in_task: the last task refused to run");
+  EXPECT_EQ(ErrorOf([&] { fail(); }), "loom_fixture_fail_in_task: the last task refused to run");
 }
 
 TEST_F(ModuleTest, OnlyTheLibrarysOwnSymbolsAreFunctions) {
@@ -82,7 +82,7 @@ TEST_F(ModuleTest, OnlyTheLibrarysOwnSymbolsAreFunctions) {
   EXPECT_FALSE(module.GetFunction("no_such_function").defined());
   // Defined by libc, which the fixture depends on, not by the fixture.
   EXPECT_FALSE(module.GetFunction("snprintf").defined());
-  std::string message = MessageOf([&] { module.GetRequiredFunction("no_such_function"); });
+  std::string message = ErrorOf([&] { module.GetRequiredFunction("no_such_function"); });
   EXPECT_EQ(message, "library '" + std::string(kFixture) +
                          "' has no function 'no_such_function' (nor do its imports); check the "
                          "name the function was compiled under");
@@ -95,7 +95,7 @@ TEST_F(ModuleTest, FunctionsKeepTheirLibraryLoaded) {
 
 TEST_F(ModuleTest, MissingFileIsAnError) {
   std::string path = (dir_ / "absent.so").string();
-  EXPECT_NE(MessageOf([&] { LoadModuleFromFile(path); })
+  EXPECT_NE(ErrorOf([&] { LoadModuleFromFile(path); })
                 .find("LoadModuleFromFile('" + path + "'): no such file; check the path"),
             std::string::npos);
 }
@@ -103,11 +103,11 @@ TEST_F(ModuleTest, MissingFileIsAnError) {
 TEST_F(ModuleTest, TextFileNamedSoIsAnError) {
   std::string path = (dir_ / "model.so").string();
   std::ofstream(path) << "this is not a library\n";
-  EXPECT_EQ(MessageOf([&] { LoadModuleFromFile(path); }),
+  EXPECT_EQ(ErrorOf([&] { LoadModuleFromFile(path); }),
             "LoadModuleFromFile('" + path +
                 "'): not a shared library (the file has no ELF header); pass a shared library "
                 "exported by the Loom compiler");
-  EXPECT_NE(MessageOf([&] { LoadModuleFromFile(dir_.string()); }).find("not a regular file"),
+  EXPECT_NE(ErrorOf([&] { LoadModuleFromFile(dir_.string()); }).find("not a regular file"),
             std::string::npos);
 }
 
@@ -115,7 +115,7 @@ TEST_F(ModuleTest, TruncatedLibraryIsAnErrorWhereverItIsCut) {
   size_t full = fs::file_size(kFixture);
   for (size_t size : {size_t{40}, size_t{100}, size_t{2000}, full / 2, full - 1}) {
     std::string path = TruncatedFixture(size);
-    std::string message = MessageOf([&] { LoadModuleFromFile(path); });
+    std::string message = ErrorOf([&] { LoadModuleFromFile(path); });
     EXPECT_EQ(message.rfind("LoadModuleFromFile('" + path + "'): the library is truncated or "
                                 "corrupt: its ",
                             0),
@@ -150,10 +150,10 @@ TEST(Module, LooksThroughImportsOnlyWhenAsked) {
   EXPECT_FALSE(host.GetFunction("kernel").defined());
   EXPECT_EQ(host.GetFunction("kernel", true)().AsInt(), 2);
   EXPECT_EQ(host.GetRequiredFunction("host")().AsInt(), 1);
-  EXPECT_EQ(MessageOf([&] { host.GetRequiredFunction("missing"); }),
+  EXPECT_EQ(ErrorOf([&] { host.GetRequiredFunction("missing"); }),
             "a 'table' module has no function 'missing' (nor do its imports); check the name "
             "the function was compiled under");
-  EXPECT_EQ(MessageOf([&] { host.Import(Module()); }),
+  EXPECT_EQ(ErrorOf([&] { host.Import(Module()); }),
             "Import into a 'table' module: the imported module is undefined");
 }
 

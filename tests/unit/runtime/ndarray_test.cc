@@ -39,7 +39,7 @@ TEST(NDArray, EmptyDescribesACompactAlignedTensor) {
 }
 
 TEST(NDArray, EmptyRejectsNegativeExtents) {
-  std::string message = MessageOf([] { NDArray::Empty({2, -1}, DataType::Float(32)); });
+  std::string message = ErrorOf([] { NDArray::Empty({2, -1}, DataType::Float(32)); });
   EXPECT_NE(message.find("NDArray::Empty: shape [2, -1] has a negative extent"), std::string::npos)
       << message;
 }
@@ -50,12 +50,12 @@ TEST(NDArray, BytesRoundTripAndSizeMismatchIsAnError) {
   array.CopyFromBytes(in.data(), in.size() * sizeof(float));
   array.CopyToBytes(out.data(), out.size() * sizeof(float));
   EXPECT_EQ(in, out);
-  std::string message = MessageOf([&] { array.CopyFromBytes(in.data(), 8); });
+  std::string message = ErrorOf([&] { array.CopyFromBytes(in.data(), 8); });
   EXPECT_NE(message.find("NDArray::CopyFromBytes: got 8 bytes but the array (shape [4, 4], "
                          "float32) holds 64"),
             std::string::npos)
       << message;
-  message = MessageOf([&] { array.CopyToBytes(out.data(), 65); });
+  message = ErrorOf([&] { array.CopyToBytes(out.data(), 65); });
   EXPECT_NE(message.find("CopyToBytes: asked for 65 bytes"), std::string::npos) << message;
 }
 
@@ -74,7 +74,7 @@ TEST(NDArray, CopiesBetweenArraysCheckShapeAndDtype) {
   EXPECT_EQ(out, values);
 
   NDArray wrong = NDArray::Empty({2, 3}, DataType::Float(32));
-  std::string message = MessageOf([&] { wrong.CopyFrom(a); });
+  std::string message = ErrorOf([&] { wrong.CopyFrom(a); });
   EXPECT_NE(message.find("NDArray::CopyFrom: source is [3, 2] float32 but destination is "
                          "[2, 3] float32; shapes and dtypes must match"),
             std::string::npos)
@@ -98,7 +98,7 @@ TEST(NDArray, ViewsShareMemoryAndKeepItAlive) {
   EXPECT_EQ(static_cast<float*>(view.data())[3], 42.0f);
   EXPECT_EQ(static_cast<float*>(bytes.data())[0], 0.5f);
 
-  std::string message = MessageOf([&] { view.CreateView({3, 3}, DataType::Float(32)); });
+  std::string message = ErrorOf([&] { view.CreateView({3, 3}, DataType::Float(32)); });
   EXPECT_NE(message.find("NDArray::CreateView: a [3, 3] float32 view needs 36 bytes but the "
                          "array holds only 32"),
             std::string::npos)
@@ -159,7 +159,7 @@ TEST(NDArray, StridedForeignTensorsCannotBeCopiedAsBytes) {
   NDArray array = NDArray::FromDLPack(MakeForeign(&deleted, true));
   EXPECT_FALSE(array.IsContiguous());
   std::vector<float> out(6);
-  std::string message = MessageOf([&] { array.CopyToBytes(out.data(), 24); });
+  std::string message = ErrorOf([&] { array.CopyToBytes(out.data(), 24); });
   EXPECT_NE(message.find("NDArray::CopyToBytes: the array (shape [2, 3]) is strided, not "
                          "compact; copy it into a compact array first"),
             std::string::npos)
@@ -167,7 +167,7 @@ TEST(NDArray, StridedForeignTensorsCannotBeCopiedAsBytes) {
 }
 
 TEST(NDArray, FromDLPackRejectsNull) {
-  EXPECT_EQ(MessageOf([] { NDArray::FromDLPack(nullptr); }),
+  EXPECT_EQ(ErrorOf([] { NDArray::FromDLPack(nullptr); }),
             "NDArray::FromDLPack: the DLManagedTensor is null");
 }
 

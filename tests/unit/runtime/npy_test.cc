@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/runtime/ndarray.h"
+#include "runtime_test_util.h"
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -41,12 +42,7 @@ class NpyTest : public ::testing::Test {
   }
 
   static std::string LoadError(const std::string& path) {
-    try {
-      NDArray::LoadNpy(path);
-    } catch (const Error& error) {
-      return error.what();
-    }
-    return "<no loom::Error thrown>";
+    return ErrorOf([&] { NDArray::LoadNpy(path); });
   }
 
   // A version-1 file with `dict` as its header, padded like numpy does, followed by `data`.

@@ -45,31 +45,31 @@ TEST(PackedFunc, PacksEveryArgumentKind) {
 
 TEST(PackedFunc, TypeMismatchesNameTheArgumentAndBothTypes) {
   PackedFunc as_int([](PackedArgs args, RetValue*) { args[1].AsInt(); });
-  EXPECT_EQ(MessageOf([&] { as_int(1, "seven"); }),
+  EXPECT_EQ(ErrorOf([&] { as_int(1, "seven"); }),
             "packed function argument #1: expected int but got str");
   PackedFunc as_tensor([](PackedArgs args, RetValue*) { args[0].AsDLTensor(); });
-  EXPECT_EQ(MessageOf([&] { as_tensor(1.5); }),
+  EXPECT_EQ(ErrorOf([&] { as_tensor(1.5); }),
             "packed function argument #0: expected DLTensor* but got float");
-  EXPECT_EQ(MessageOf([&] { as_tensor(static_cast<DLTensor*>(nullptr)); }),
+  EXPECT_EQ(ErrorOf([&] { as_tensor(static_cast<DLTensor*>(nullptr)); }),
             "packed function argument #0: expected DLTensor* but got DLTensor*");
   PackedFunc as_device([](PackedArgs args, RetValue*) { args[0].AsDevice(); });
-  EXPECT_EQ(MessageOf([&] { as_device(DataType::Int(32)); }),
+  EXPECT_EQ(ErrorOf([&] { as_device(DataType::Int(32)); }),
             "packed function argument #0: expected DLDevice but got DataType");
   PackedFunc as_string([](PackedArgs args, RetValue*) { args[0].AsString(); });
-  EXPECT_EQ(MessageOf([&] { as_string(kHostDevice); }),
+  EXPECT_EQ(ErrorOf([&] { as_string(kHostDevice); }),
             "packed function argument #0: expected str but got DLDevice");
 }
 
 TEST(PackedFunc, MissingArgumentIsAnError) {
   PackedFunc third([](PackedArgs args, RetValue*) { args[2].AsInt(); });
-  EXPECT_EQ(MessageOf([&] { third(1); }),
+  EXPECT_EQ(ErrorOf([&] { third(1); }),
             "packed function: argument #2 was requested but the call passed 1 argument");
 }
 
 TEST(PackedFunc, EmptyFunctionCallIsAnError) {
   PackedFunc empty;
   EXPECT_FALSE(empty.defined());
-  EXPECT_NE(MessageOf([&] { empty(); }).find("called an empty PackedFunc"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { empty(); }).find("called an empty PackedFunc"), std::string::npos);
 }
 
 TEST(RetValue, OwnsStringsAndArraysAcrossCopies) {
@@ -88,9 +88,9 @@ TEST(RetValue, OwnsStringsAndArraysAcrossCopies) {
   EXPECT_EQ(array_ret.AsDLTensor(), array_ret.AsNDArray().tensor());
   RetValue number;
   number.SetFloat(0.25);
-  EXPECT_EQ(MessageOf([&] { number.AsNDArray(); }),
+  EXPECT_EQ(ErrorOf([&] { number.AsNDArray(); }),
             "packed function return value: expected an NDArray but got float");
-  EXPECT_EQ(MessageOf([&] { number.AsInt(); }),
+  EXPECT_EQ(ErrorOf([&] { number.AsInt(); }),
             "packed function return value: expected int but got float");
   EXPECT_TRUE(RetValue().is_none());
 }
@@ -116,13 +116,13 @@ TEST(WrapPackedCFunc, CallsThroughAndTurnsFailuresIntoErrors) {
   PackedFunc count = WrapPackedCFunc(CountArgs, owner);
   owner.reset();
   EXPECT_EQ(count(1, 2).AsInt(), 2);
-  EXPECT_EQ(MessageOf([&] { count(1, 2, 3); }), "count_args: at most 2 arguments");
+  EXPECT_EQ(ErrorOf([&] { count(1, 2, 3); }), "count_args: at most 2 arguments");
   EXPECT_FALSE(watch.expired()) << "the PackedFunc must keep its owner alive";
   count = PackedFunc();
   EXPECT_TRUE(watch.expired());
 
   PackedFunc silent = WrapPackedCFunc(FailSilently, nullptr);
-  EXPECT_EQ(MessageOf([&] { silent(); }),
+  EXPECT_EQ(ErrorOf([&] { silent(); }),
             "the function failed with status 7 without recording a message");
 }
 
@@ -135,12 +135,12 @@ TEST(Registry, RegistersLooksUpOverridesAndRemoves) {
   EXPECT_EQ((*Registry::Get("test.registry.b"))().AsInt(), 1);
   EXPECT_FALSE(Registry::Get("test.registry.missing").has_value());
 
-  EXPECT_EQ(MessageOf([&] { Registry::Register("test.registry.b", two); }),
+  EXPECT_EQ(ErrorOf([&] { Registry::Register("test.registry.b", two); }),
             "Registry::Register('test.registry.b'): a function is already registered under "
             "this name; pass override=true to replace it");
   Registry::Register("test.registry.b", two, /*override=*/true);
   EXPECT_EQ((*Registry::Get("test.registry.b"))().AsInt(), 2);
-  EXPECT_EQ(MessageOf([&] { Registry::Register("test.registry.c", PackedFunc()); }),
+  EXPECT_EQ(ErrorOf([&] { Registry::Register("test.registry.c", PackedFunc()); }),
             "Registry::Register('test.registry.c'): the function is empty");
 
   std::vector<std::string> names = Registry::ListNames();
