@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "graph_test_util.h"
+#include "pass_test_util.h"
 #include "loom/graph/compile.h"
 #include "loom/graph/functor.h"
 
@@ -91,23 +92,11 @@ Function SplitModel() {
 // The values of main's result, every operator call compiled and run alone (the reference).
 std::vector<runtime::NDArray> Reference(const Function& main,
                                         const std::vector<runtime::NDArray>& inputs) {
-  std::unordered_map<const Object*, std::vector<runtime::NDArray>> value;
-  for (size_t i = 0; i < inputs.size(); ++i) value[main->params[i].get()] = {inputs[i]};
-  PostOrderVisit(main->body, [&](const Expr& e) {
-    if (const auto* constant = e.as<ConstantNode>()) value[constant] = {constant->data};
-    if (const auto* item = e.as<TupleGetItemNode>()) {
-      value[item] = {value.at(item->tuple.get()).at(item->index)};
-    }
-    if (const auto* tuple = e.as<TupleNode>()) {
-      for (const Expr& field : tuple->fields) value[tuple].push_back(value.at(field.get()).at(0));
-    }
-    const auto* call = e.as<CallNode>();
-    if (call == nullptr) return;
-    std::vector<runtime::NDArray> args;
-    for (const Expr& arg : call->args) args.push_back(value.at(arg.get()).at(0));
-    value[call] = test::RunCallOutputs(Downcast<Call>(e), args);
-  });
-  return value.at(main->body.get());
+  test::Value value = test::Interpret(main, inputs);
+  if (!main->checked_type.is_tuple()) return {value.tensor};
+  std::vector<runtime::NDArray> fields;
+  for (const test::Value& field : value.fields) fields.push_back(field.tensor);
+  return fields;
 }
 
 runtime::NDArray Copy(const runtime::NDArray& array) {
@@ -142,6 +131,32 @@ CompiledModel ExpectMatchesReference(const Function& main, int opt_level) {
                       "output " + std::to_string(i) + " at -O" + std::to_string(opt_level));
   }
   return compiled;
+}
+
+// conv -> batch_norm -> relu -> add(residual) -> relu: batch_norm becomes a scale and a
+// shift (SimplifyInference, FoldConstant), the scale folds into the conv weights
+// (FoldScaleAxis), and what is left after the conv fuses into its kernel.
+TEST(Compile, ConvBatchNormReluAddBlockIsOneKernel) {
+  Var x = MakeVar("data", TensorType({1, 8, 6, 6}, kF32));
+  Expr conv = MakeCall("nn.conv2d", {x, Weight({8, 8, 3, 3}, "conv.w", 31)},
+                       {{"padding", Ints{1, 1, 1, 1}}}, "conv");
+  auto channel = [](const std::string& name, unsigned seed, float offset) {
+    runtime::NDArray data = RandomArray({8}, kF32, seed);
+    for (int64_t i = 0; i < 8; ++i) test::SetValue(data, i, test::GetFloat(data, i) * 0.2 + offset);
+    return MakeConstant(data, name);
+  };
+  Expr bn = MakeCall("nn.batch_norm",
+                     {conv, channel("bn.gamma", 32, 1.0f), channel("bn.beta", 33, 0.0f),
+                      channel("bn.mean", 34, 0.0f), channel("bn.var", 35, 1.0f)},
+                     {}, "bn");
+  Expr block = MakeCall("nn.relu", {MakeCall("add", {MakeCall("nn.relu", {bn}), x}, {}, "res")});
+  Function main = MakeFunction({x}, block);
+  EXPECT_EQ(ExpectMatchesReference(main, 2).kernel_names,
+            (std::vector<std::string>{"fused_nn_conv2d_multiply_add_nn_relu_add_nn_relu"}));
+  EXPECT_EQ(ExpectMatchesReference(main, 3).kernel_names,
+            (std::vector<std::string>{"fused_layout_transform",
+                                      "fused_nn_contrib_conv2d_nchwc_add_nn_relu_add_nn_relu",
+                                      "fused_layout_transform_1"}));
 }
 
 TEST(Compile, ResidualNetAgreesWithTheOperatorsAtEveryLevel) {

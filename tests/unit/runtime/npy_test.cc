@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "loom/runtime/ndarray.h"
-#include "runtime_test_util.h"
 #include "loom/support/error.h"
+#include "runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
