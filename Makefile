@@ -4,7 +4,7 @@
 #   make test                 the whole suite through ctest; exit code is the verdict
 #   make test SANITIZE=1      the unit tests under AddressSanitizer + UBSan (build-sanitize/)
 #   make demo                 the main job on the bundled default
-#   make bench                the benchmarks against OpenBLAS and oneDNN (prints ratios)
+#   make bench                the benchmarks (kernels against OpenBLAS and oneDNN, whole models)
 # CI=true makes warnings errors.
 
 SANITIZE ?= 0
@@ -47,6 +47,7 @@ demo: build
 bench: build
 	@$(BUILD_DIR)/bench/loom-bench-gemm
 	@$(BUILD_DIR)/bench/loom-bench-conv2d
+	@$(BUILD_DIR)/bench/loom-bench-graph
 
 clean:
 	rm -rf build build-sanitize
