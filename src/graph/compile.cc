@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <new>
 
 #include "graph/codegen_json.h"
@@ -20,11 +21,52 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
   LOOM_CHECK_USER(module.Contains("main"))
       << "Compile: the module has no function \"main\" (the model to compile)";
-  for (const Var& input : module.main()->params) {
+  const std::vector<Var>& inputs = module.main()->params;
+  std::map<std::string, size_t> index_of_name;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Var& input = inputs[i];
     LOOM_CHECK_USER(input.type().is_tensor() && input.type().ConstShape().has_value())
         << "Compile: model input '" << input->name_hint << "' is " << input.type().str()
         << "; every input needs a constant shape (bind its symbolic dimensions first)";
+    // Executors set inputs by name.
+    auto [it, fresh] = index_of_name.emplace(input->name_hint, i);
+    LOOM_CHECK_USER(fresh) << "Compile: model inputs " << it->second << " and " << i
+                           << " are both named '" << input->name_hint << "'";
   }
+}
+
+// The result with every constant in it (a field of the result tuple, or the result) read
+// through a copy call: the executor hands model outputs out of storage slots, and a constant
+// lives in the parameters blob.
+Expr CopyConstants(const Expr& result) {
+  if (const auto* constant = result.as<ConstantNode>()) {
+    return MakeCall("copy", {result}, {}, constant->name_hint);
+  }
+  if (const auto* item = result.as<TupleGetItemNode>()) {
+    if (const auto* tuple = item->tuple.as<TupleNode>()) {
+      return CopyConstants(tuple->fields[item->index]);
+    }
+  }
+  const auto* tuple = result.as<TupleNode>();
+  if (tuple == nullptr) return result;
+  std::vector<Expr> fields;
+  bool changed = false;
+  for (const Expr& field : tuple->fields) {
+    fields.push_back(CopyConstants(field));
+    changed |= !fields.back().same_as(field);
+  }
+  return changed ? Expr(MakeTuple(std::move(fields))) : result;
+}
+
+Pass CopyConstantOutputs() {
+  return {"CopyConstantOutputs", [](const IRModule& module) {
+            const Function& main = module.main();
+            Expr body = CopyConstants(main->body);
+            if (body.same_as(main->body)) return module;
+            IRModule result = module;
+            result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
+            return result;
+          }};
 }
 
 // The graph passes of an optimization level, in order.
@@ -32,8 +74,9 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
 //   -O1: fusion.
 //   -O2: inference simplifications, constants folded, common subexpressions merged.
 //   -O3: per-channel scales folded into weights, blocked layouts for the x86 kernels.
+// At every level a constant model output becomes the output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
-  if (options.opt_level == 0) return {FuseOps(/*max_group_size=*/1)};
+  if (options.opt_level == 0) return {CopyConstantOutputs(), FuseOps(/*max_group_size=*/1)};
   std::vector<Pass> passes;
   if (options.opt_level >= 2) {
     passes.push_back(SimplifyInference());  // batch_norm -> scale and shift; dropout gone
@@ -46,6 +89,7 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
     passes.push_back(FoldConstant(target));  // the scaled, re-laid-out and transformed weights
   }
   if (options.opt_level >= 2) passes.push_back(DeadCodeElimination());
+  passes.push_back(CopyConstantOutputs());  // after folding, which may make outputs constant
   passes.push_back(FuseOps(options.max_fuse_group));
   return passes;
 }
@@ -70,7 +114,9 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options) {
   model.params = ParamsBlob(graph, &param_offsets);
   model.graph_json = ExecutionGraphJson(graph, plan, param_offsets, target.str());
   model.memory = plan.stats;
-  for (const ExecutionGraph::Kernel& kernel : graph.kernels) model.kernel_names.push_back(kernel.func);
+  for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
+    model.kernel_names.push_back(kernel.func);
+  }
   return model;
 }
 

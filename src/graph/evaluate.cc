@@ -1,9 +1,9 @@
 #include "loom/graph/evaluate.h"
 
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
+#include "graph/attrs_key.h"
 #include "graph/ops/shape_util.h"
 #include "loom/runtime/module.h"
 #include "loom/target/build.h"
@@ -30,37 +30,17 @@ Type ConcreteInputType(const CallNode& call, size_t index, const runtime::NDArra
   return concrete;
 }
 
-// What determines the kernel of a call: its operator, attributes (floats exactly), input
-// types and the target.
+// What determines the kernel of a call: its operator, attributes, input types and the
+// target.
 std::string KernelKey(const CallInfo& info, const Target& target) {
-  std::ostringstream key;
-  key << std::hexfloat << info.op->name << "(";
-  for (const Type& type : info.input_types) key << type.str() << ";";
-  key << ")";
-  for (const auto& [name, value] : info.attrs.values()) {
-    key << name << "=";
-    std::visit(
-        [&](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, Ints> || std::is_same_v<V, Floats>) {
-            for (const auto& item : v) key << item << ",";
-          } else if constexpr (std::is_same_v<V, std::string>) {
-            key << v.size() << ":" << v;
-          } else {
-            key << v;
-          }
-        },
-        value);
-    key << ";";
-  }
-  key << target.str();
-  return key.str();
+  std::string key = info.op->name + "(";
+  for (const Type& type : info.input_types) key += type.str() + ";";
+  return key + ")" + AttrsKey(info.attrs) + target.str();
 }
 
 // The compiled kernel of `info`'s call, from a process-wide cache: constant folding compiles
 // the same few calls over and over (a model's batch norms of one width share theirs).
-runtime::Module CompiledKernel(const CallInfo& info, const std::vector<te::Tensor>& placeholders,
-                               const std::vector<te::Tensor>& outputs, const Target& target) {
+runtime::Module CompiledKernel(const CallInfo& info, const Target& target) {
   static constexpr size_t kMaxKernels = 1024;
   static std::mutex mutex;
   // Never destroyed, like the operator registry: no JIT session is torn down at exit.
@@ -71,6 +51,11 @@ runtime::Module CompiledKernel(const CallInfo& info, const std::vector<te::Tenso
     auto it = kernels->find(key);
     if (it != kernels->end()) return it->second;
   }
+  std::vector<te::Tensor> placeholders = ops::InputPlaceholders(info);
+  std::vector<te::Tensor> outputs = info.op->compute(info, placeholders);
+  size_t expected = info.output_type.is_tuple() ? info.output_type.fields().size() : 1;
+  LOOM_ICHECK(outputs.size() == expected) << info.where << ": the compute gives " << outputs.size()
+                                          << " tensors for the type " << info.output_type.str();
   te::Schedule schedule = ScheduleGroup(info, outputs, target);
   Array<te::Tensor> params(placeholders.begin(), placeholders.end());
   params.insert(params.end(), outputs.begin(), outputs.end());
@@ -101,15 +86,9 @@ std::vector<runtime::NDArray> EvaluateCallOutputs(const CallNode& call,
   }
   info.output_type = call.op->type_relation(info);
 
-  std::vector<te::Tensor> placeholders = ops::InputPlaceholders(info);
-  std::vector<te::Tensor> outputs = call.op->compute(info, placeholders);
   std::vector<Type> output_types =
       info.output_type.is_tuple() ? info.output_type.fields() : std::vector<Type>{info.output_type};
-  LOOM_ICHECK(outputs.size() == output_types.size())
-      << call.Where() << ": the compute gives " << outputs.size() << " tensors for the type "
-      << info.output_type.str();
-
-  runtime::Module module = CompiledKernel(info, placeholders, outputs, target);
+  runtime::Module module = CompiledKernel(info, target);
 
   std::vector<runtime::NDArray> results;
   for (const Type& type : output_types) {

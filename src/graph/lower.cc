@@ -1,33 +1,16 @@
 // LowerToTIR: each distinct primitive function of a fused main becomes one PrimFunc.
 #include "loom/graph/lower.h"
 
-#include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "graph/attrs_key.h"
 #include "graph/ops/shape_util.h"
 #include "loom/graph/functor.h"
 #include "loom/te/lower.h"
 
 namespace loom::graph {
 namespace {
-
-// An attribute value in the key: floats exactly (hexadecimal), so attributes that print
-// alike but differ never share a kernel.
-std::string ExactText(const AttrValue& value) {
-  auto exact = [](double v) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%a", v);
-    return std::string(text);
-  };
-  if (const auto* v = std::get_if<double>(&value)) return exact(*v);
-  if (const auto* vs = std::get_if<Floats>(&value)) {
-    std::string text = "[";
-    for (double v : *vs) text += exact(v) + ",";
-    return text + "]";
-  }
-  return AttrValueText(value);
-}
 
 // The one tensor a value of a group is (a parameter, or a call or projection of a tensor).
 const te::Tensor& Single(const std::vector<te::Tensor>& tensors, const Expr& e) {
@@ -38,12 +21,14 @@ const te::Tensor& Single(const std::vector<te::Tensor>& tensors, const Expr& e) 
 }
 
 // The group's computation in TE, scheduled by its master call and lowered.
-PrimFunc LowerGroup(const Function& function, const std::string& name, const Target& target) {
+PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target& target) {
+  const Function function = Downcast<Function>(call.callee);
   std::unordered_map<const Object*, std::vector<te::Tensor>> values;
   Array<te::Tensor> args;
-  for (const Var& param : function->params) {
+  for (size_t i = 0; i < function->params.size(); ++i) {
+    const Var& param = function->params[i];
     LOOM_CHECK_USER(param.type().is_tensor() && param.type().ConstShape().has_value())
-        << "kernel " << name << ": parameter '" << param->name_hint << "' is "
+        << call.Where() << " (kernel " << name << "): argument " << i << " is "
         << param.type().str() << "; kernels need tensors of constant shape (bind symbolic "
         << "dimensions before compiling)";
     te::Tensor tensor = te::placeholder(ops::PlaceholderShape(param.type()),
@@ -69,7 +54,9 @@ PrimFunc LowerGroup(const Function& function, const std::string& name, const Tar
       // The strongest pattern schedules the group; among equals the later call (the sink).
       if (master == nullptr || call->op->pattern >= master->op->pattern) master = call;
     } else if (const auto* tuple = e.as<TupleNode>()) {
-      for (const Expr& field : tuple->fields) value.push_back(Single(values.at(field.get()), field));
+      for (const Expr& field : tuple->fields) {
+        value.push_back(Single(values.at(field.get()), field));
+      }
     } else if (const auto* item = e.as<TupleGetItemNode>()) {
       value = {values.at(item->tuple.get()).at(item->index)};
     } else if (e.as<ConstantNode>()) {
@@ -122,11 +109,7 @@ std::string StructuralKey(const Function& function) {
       LOOM_ICHECK(call->op) << "StructuralKey of a function that calls a function";
       key << call->op->name << "(";
       for (const Expr& arg : call->args) key << ids.at(arg.get()) << ",";
-      key << "){";
-      for (const auto& [attr, value] : call->attrs.values()) {
-        key << attr << "=" << ExactText(value) << ",";
-      }
-      key << "}";
+      key << "){" << AttrsKey(call->attrs) << "}";
     } else if (const auto* tuple = e.as<TupleNode>()) {
       key << "(";
       for (const Expr& field : tuple->fields) key << ids.at(field.get()) << ",";
@@ -172,7 +155,7 @@ LoweredModel LowerToTIR(const IRModule& fused, const Target& target) {
     std::string base = function->attrs.Has("name") ? function->attrs.GetString("name") : "fused";
     std::string name = base;
     for (int copy = 1; lowered.tir.Contains(name); ++copy) name = base + "_" + std::to_string(copy);
-    lowered.tir.Add(name, LowerGroup(Downcast<Function>(call->callee), name, target));
+    lowered.tir.Add(name, LowerGroup(*call, name, target));
     kernel_of_key[key] = name;
     lowered.kernel_of[function] = name;
   }

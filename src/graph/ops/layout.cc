@@ -80,20 +80,10 @@ Tensors LayoutTransformCompute(const CallInfo& info, const Tensors& in) {
 
 // ---- the blocked convolutions
 
-topi::Conv2DAttrs ConvAttrs(const CallInfo& info, int64_t groups) {
-  topi::Conv2DAttrs attrs;
-  attrs.strides = FixedInts<2>(info, "strides");
-  attrs.pads = FixedInts<4>(info, "padding");
-  attrs.dilations = FixedInts<2>(info, "dilation");
-  attrs.groups = groups;
-  return attrs;
-}
-
 // A depthwise convolution's groups: the channels of its blocked data [N, c, H, W, b].
 int64_t DepthwiseGroups(const CallInfo& info) {
+  RequireRank(info, 0, 5);
   std::vector<int64_t> data = ConstInputShape(info, 0);
-  LOOM_CHECK_USER(data.size() == 5)
-      << info.where << ": data " << info.input_types[0].str() << " must be 5-d NCHW<b>c";
   return data[1] * data[4];
 }
 
@@ -160,7 +150,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
 
   OpBuilder direct =
       RegisterComputedOp("nn.contrib_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
-        return Tensors{topi::x86::conv2d_nchwc(in[0], in[1], ConvAttrs(info, 1))};
+        return Tensors{topi::x86::conv2d_nchwc(in[0], in[1], Conv2DAttrsOf(info, 1))};
       });
   direct.Describe("conv2d of NCHW<ib>c data and an OIHW<ib>i<ob>o weight into NCHW<ob>c")
       .Inputs({"data", "weight"})
@@ -170,8 +160,8 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
 
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
-        return Tensors{topi::x86::depthwise_conv2d_nchwc(in[0], in[1],
-                                                         ConvAttrs(info, DepthwiseGroups(info)))};
+        return Tensors{topi::x86::depthwise_conv2d_nchwc(
+            in[0], in[1], Conv2DAttrsOf(info, DepthwiseGroups(info)))};
       });
   depthwise.Describe("depthwise conv2d of NCHW<b>c data and a [c, 1, R, S, 1, b] weight")
       .Inputs({"data", "weight"})
@@ -190,7 +180,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
 
   OpBuilder winograd = RegisterComputedOp(
       "nn.contrib_conv2d_winograd_nchwc", [](const CallInfo& info, const Tensors& in) {
-        return Tensors{topi::x86::conv2d_nchwc_winograd(in[0], in[1], ConvAttrs(info, 1),
+        return Tensors{topi::x86::conv2d_nchwc_winograd(in[0], in[1], Conv2DAttrsOf(info, 1),
                                                         info.attrs.GetInt("oc_bn"))};
       });
   winograd.Describe("Winograd F(4x4, 3x3) conv2d of NCHW<ib>c data into NCHW<oc_bn>c")

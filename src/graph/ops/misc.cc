@@ -28,6 +28,11 @@ void RegisterBinary(const std::string& name, BinaryFn fn, const std::string& doc
       .Pattern(OpPattern::kBroadcast);
 }
 
+// x's elements in a tensor of their own.
+te::Tensor Copy(const CallInfo&, const te::Tensor& x) {
+  return te::compute(x.shape(), [&](const Array<Var>& i) { return x(i); }, "copy", "elemwise");
+}
+
 te::Tensor NotEqual(const te::Tensor& a, const te::Tensor& b) {
   return topi::logical_not(topi::equal(a, b));
 }
@@ -70,14 +75,11 @@ void RegisterActivations() {
       .Attr("a_max", AttrKind::kFloat, std::nullopt, "upper bound");
   // Inference keeps every element (SimplifyInference removes the call); the copy is a
   // compute of its own so that a group made of it alone still has an output to write.
-  RegisterUnaryWith(
-      "nn.dropout", "x (inference: identity)",
-      [](const CallInfo&, const te::Tensor& x) {
-        return te::compute(
-            x.shape(), [&](const Array<Var>& i) { return x(i); }, "dropout", "elemwise");
-      },
-      "data")
+  RegisterUnaryWith("nn.dropout", "x (inference: identity)", Copy, "data")
       .Attr("rate", AttrKind::kFloat, 0.5, "the training drop probability (unused)");
+  // What Compile puts between a constant and a model output: the executor hands outputs
+  // out of storage slots, never out of the parameters blob.
+  RegisterUnaryWith("copy", "x, as a tensor of its own", Copy, "data");
   RegisterUnaryWith(
       "cast", "conversion to dtype",
       [](const CallInfo& info, const te::Tensor& x) {

@@ -38,13 +38,9 @@ ScheduleFn ReduceSchedule() {
   };
 }
 
-topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info) {
-  topi::Conv2DAttrs attrs;
-  attrs.strides = FixedInts<2>(info, "strides");
-  attrs.pads = FixedInts<4>(info, "padding");
-  attrs.dilations = FixedInts<2>(info, "dilation");
-  attrs.groups = info.attrs.GetInt("groups");
-  return attrs;
+// The attributes of a 2-d convolution with a "groups" attribute.
+topi::Conv2DAttrs GroupedConv2DAttrs(const CallInfo& info) {
+  return Conv2DAttrsOf(info, info.attrs.GetInt("groups"));
 }
 
 void ConvAttrs(OpBuilder& op, Ints strides, Ints padding, Ints dilation, const std::string& dims) {
@@ -58,7 +54,7 @@ void ConvAttrs(OpBuilder& op, Ints strides, Ints padding, Ints dilation, const s
 
 void RegisterConvolutions() {
   OpBuilder conv2d = RegisterComputedOp("nn.conv2d", [](const CallInfo& info, const Tensors& in) {
-    return Tensors{topi::conv2d_nchw(in[0], in[1], Conv2DAttrsOf(info))};
+    return Tensors{topi::conv2d_nchw(in[0], in[1], GroupedConv2DAttrs(info))};
   });
   conv2d.Describe("2-d convolution, data NCHW, weight OIHW (ONNX Conv)")
       .Inputs({"data", "weight"})
@@ -68,7 +64,7 @@ void RegisterConvolutions() {
 
   OpBuilder transpose =
       RegisterComputedOp("nn.conv2d_transpose", [](const CallInfo& info, const Tensors& in) {
-        return Tensors{topi::conv2d_transpose_nchw(in[0], in[1], Conv2DAttrsOf(info),
+        return Tensors{topi::conv2d_transpose_nchw(in[0], in[1], GroupedConv2DAttrs(info),
                                                    FixedInts<2>(info, "output_padding"))};
       });
   transpose.Describe("2-d transposed convolution, data NCHW, weight IOHW (ONNX ConvTranspose)")

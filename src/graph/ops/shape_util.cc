@@ -118,6 +118,15 @@ std::vector<int> IntsAttr(const CallInfo& info, const std::string& attr) {
   return result;
 }
 
+topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups) {
+  topi::Conv2DAttrs attrs;
+  attrs.strides = FixedInts<2>(info, "strides");
+  attrs.pads = FixedInts<4>(info, "padding");
+  attrs.dilations = FixedInts<2>(info, "dilation");
+  attrs.groups = groups;
+  return attrs;
+}
+
 size_t ChoiceAttr(const CallInfo& info, const std::string& attr,
                   const std::vector<std::string>& choices) {
   const std::string& value = info.attrs.GetString(attr);

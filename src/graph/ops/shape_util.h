@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/ops/op_util.h"
+#include "loom/topi/nn.h"
 
 namespace loom::graph::ops {
 
@@ -42,6 +43,10 @@ extern template std::array<int64_t, 4> FixedInts<4>(const CallInfo&, const std::
 int IntAttr(const CallInfo& info, const std::string& attr);
 // Integer list attribute `attr` as ints (reduction axes).
 std::vector<int> IntsAttr(const CallInfo& info, const std::string& attr);
+
+// A 2-d convolution's strides, padding and dilation attributes (nn.conv2d and the blocked
+// convolutions), with `groups`.
+topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups);
 
 // String attribute `attr`, which must be one of `choices`; its index there.
 size_t ChoiceAttr(const CallInfo& info, const std::string& attr,

@@ -10,6 +10,7 @@
 // for the layout it needs (Convert), which adds at most one transform per value and layout;
 // the data layout transforms of the input graph are absorbed into the Values (and made
 // again only where a consumer still needs them).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -170,6 +171,13 @@ class LayoutRewriter {
     const DataType f32 = DataType::Float(32);
     std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
     if (!x || !w || data.dtype() != f32 || weight.dtype() != f32) return std::nullopt;
+    // An empty convolution (a batch of none) is valid; the blocked kernels take positive
+    // sizes only, and there is nothing to speed up.
+    for (const std::vector<int64_t>* shape : {&*x, &*w}) {
+      if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d <= 0; })) {
+        return std::nullopt;
+      }
+    }
     Conv2DWorkload wl;
     wl.n = (*x)[0], wl.c = (*x)[1], wl.h = (*x)[2], wl.w = (*x)[3];
     wl.k = (*w)[0], wl.r = (*w)[2], wl.s = (*w)[3];

@@ -226,8 +226,12 @@ class Partitioner {
       anchors += groups_[root].has_anchor;
       reduction |= groups_[root].pattern == OpPattern::kCommReduce;
     }
-    // One anchor per group, never with a reduction: a group has one master schedule.
-    if (size > max_group_size_ || anchors > 1 || (anchors == 1 && reduction)) return;
+    if (size > max_group_size_) return;
+    // The `allowed` rules keep it so (an anchor's group is kOutEWiseFusable, which no path
+    // or reduction sink admits): a group has one master schedule.
+    LOOM_ICHECK(anchors <= 1 && !(anchors == 1 && reduction))
+        << "FuseOps: a merge would put " << anchors << " anchors"
+        << (reduction ? " and a reduction" : "") << " in one group";
     path.insert(src);
     for (int node : path) Merge(node, sink);
   }

@@ -156,12 +156,48 @@ TEST(GraphAlterOpLayout, RewrittenGraphsComputeTheOriginal) {
   }
 }
 
+// Channel counts no block of 16 divides (3, 17, 10, 24: blocks of 3, 1, 10 and 12), odd
+// sizes, asymmetric padding, unequal strides and dilations, a strided depthwise conv, two
+// convs of different blocks added, and a per-channel scale.
+TEST(GraphAlterOpLayout, OddChannelsPaddingStridesAndDilationsComputeTheOriginal) {
+  auto conv = [](const Expr& x, int64_t k, int64_t c, int64_t r, Ints strides, Ints pads,
+                 Ints dilation, int64_t groups, unsigned seed) {
+    return MakeCall("nn.conv2d", {x, RandomConstant({k, c / groups, r, r}, "w", seed)},
+                    {{"strides", strides}, {"padding", pads}, {"dilation", dilation},
+                     {"groups", groups}});
+  };
+  Var x = MakeVar("x", TensorType({1, 3, 15, 13}, kF32));
+  Expr stem = MakeCall("nn.relu", {conv(x, 17, 3, 7, {2, 2}, {3, 2, 1, 3}, {1, 1}, 1, 1)});
+  Expr dilated = conv(stem, 10, 17, 3, {1, 2}, {0, 1, 2, 1}, {2, 1}, 1, 2);
+  Expr depthwise = conv(dilated, 10, 10, 3, {2, 1}, {1, 0, 0, 1}, {1, 1}, 10, 3);
+  Expr sum = MakeCall("add", {conv(depthwise, 24, 10, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, 4),
+                              conv(depthwise, 24, 10, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, 5)});
+  Function original =
+      MakeFunction({x}, MakeCall("multiply", {sum, RandomConstant({24, 1, 1}, "s", 6)}));
+  Function rewritten = Rewrite(original);
+  std::string text = ToText(rewritten);
+  for (const char* kernel : {"nn.contrib_conv2d_nchwc(", "nn.contrib_depthwise_conv2d_nchwc("}) {
+    EXPECT_NE(text.find(kernel), std::string::npos) << text;
+  }
+  EXPECT_EQ(text.find("nn.conv2d("), std::string::npos) << text;
+  test::ExpectSameResults(original, rewritten, 1e-3);
+}
+
 TEST(GraphAlterOpLayout, ConvsWithoutAnX86KernelKeepNCHW) {
   // Two groups of 8 channels: neither groups = 1 nor depthwise.
   Var x = MakeVar("x", TensorType({1, 16, 8, 8}, kF32));
   Function grouped = MakeFunction(
       {x}, MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "w", 6)}, ConvAttrs(1, 2)));
   EXPECT_TRUE(Rewrite(grouped).same_as(grouped));
+}
+
+TEST(GraphAlterOpLayout, EmptyConvsKeepNCHW) {
+  // A batch of none is a valid model (its kernels do nothing); the blocked kernels take
+  // positive sizes only.
+  Var x = MakeVar("x", TensorType({0, 16, 4, 4}, kF32));
+  Function empty = MakeFunction(
+      {x}, MakeCall("nn.conv2d", {x, RandomConstant({16, 16, 3, 3}, "w", 7)}, ConvAttrs(1)));
+  EXPECT_TRUE(Rewrite(empty).same_as(empty));
 }
 
 TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {

@@ -17,12 +17,9 @@ using test::ErrorOf;
 using test::RandomArray;
 const DataType kF32 = DataType::Float(32);
 
+// Weights in [-0.5, 0.5) keep the activations moderate.
 Constant Weight(const std::vector<int64_t>& shape, const std::string& name, unsigned seed) {
-  runtime::NDArray data = RandomArray(shape, kF32, seed);
-  for (int64_t i = 0; i < data.NumElements(); ++i) {
-    test::SetValue(data, i, test::GetFloat(data, i) / 8);  // keeps activations moderate
-  }
-  return MakeConstant(data, name);
+  return test::RandomConstant(shape, name, seed, -0.5, 0.5);
 }
 
 Expr Conv(const Expr& x, int64_t in, int64_t out, int64_t kernel, int64_t stride, unsigned seed,
@@ -223,6 +220,29 @@ TEST(Compile, KernelWithTwoOutputsFeedsTheGraph) {
   EXPECT_EQ(doc["kernels"][1]["num_outputs"], 2);
 }
 
+// Outputs that are no kernel's result: a constant as written, one FoldConstant makes, and a
+// model input. The executor hands outputs out of storage slots, so the constants are copied
+// there by a kernel of their own.
+TEST(Compile, ConstantAndInputOutputsRun) {
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Constant c = Weight({4}, "c", 41);
+  Function main = MakeFunction(
+      {x}, MakeTuple({c, MakeCall("exp", {c}, {}, "exp_c"), x, MakeCall("exp", {x})}));
+  ExpectMatchesReference(main, 0);
+  CompiledModel o2 = ExpectMatchesReference(main, 2);
+  EXPECT_EQ(o2.kernel_names,
+            (std::vector<std::string>{"fused_copy", "fused_copy", "fused_exp"}));
+}
+
+// One kernel serves subtract(x, c) and subtract(c', x): each call passes its own arguments.
+TEST(Compile, SharedKernelTakesEachCallsArgumentsInOrder) {
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Function main = MakeFunction({x}, MakeTuple({MakeCall("subtract", {x, Weight({4}, "c", 1)}),
+                                               MakeCall("subtract", {Weight({4}, "c2", 2), x})}));
+  EXPECT_EQ(ExpectMatchesReference(main, 1).kernel_names,
+            (std::vector<std::string>{"fused_subtract", "fused_subtract"}));
+}
+
 TEST(Compile, GraphJsonFollowsTheArtifactFormat) {
   CompiledModel model = Compile(IRModule::FromFunction(SmallCnn()), {.opt_level = 2});
   nlohmann::json doc = nlohmann::json::parse(model.graph_json);
@@ -278,6 +298,13 @@ TEST(Compile, BadOptionsAndModelsAreUserErrors) {
   IRModule no_main;
   no_main.Add("other", Mlp());
   EXPECT_NE(ErrorOf([&] { Compile(no_main, {}); }).find("the module has no function \"main\""),
+            std::string::npos);
+  // Executors find inputs by name.
+  Var a = MakeVar("x", TensorType({4}, kF32));
+  Var b = MakeVar("x", TensorType({4}, kF32));
+  EXPECT_NE(ErrorOf([&] {
+              Compile(IRModule::FromFunction(MakeFunction({a, b}, MakeCall("add", {a, b}))), {});
+            }).find("Compile: model inputs 0 and 1 are both named 'x'"),
             std::string::npos);
   loom::Var batch = SizeVar("batch", DataType::Int(64));
   Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{batch, IntImm(DataType::Int(64), 4)}, kF32));

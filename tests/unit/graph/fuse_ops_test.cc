@@ -9,12 +9,8 @@ namespace loom::graph {
 namespace {
 
 using test::ErrorOf;
-using test::RandomArray;
+using test::RandomConstant;
 const DataType kF32 = DataType::Float(32);
-
-Constant Weight(const std::vector<int64_t>& shape, const std::string& name) {
-  return MakeConstant(RandomArray(shape, kF32, 7), name);
-}
 
 std::string Fused(const Function& main, int max_group_size = 256) {
   return ToText(FuseOps(max_group_size).run(IRModule::FromFunction(main)));
@@ -24,11 +20,13 @@ std::string Fused(const Function& main, int max_group_size = 256) {
 Function ResidualBlock() {
   Var x = MakeVar("x", TensorType({1, 4, 6, 6}, kF32));
   Attrs conv = {{"padding", Ints{1, 1, 1, 1}}};
-  Expr c1 = MakeCall("nn.conv2d", {x, Weight({4, 4, 3, 3}, "w1")}, conv, "conv1");
-  Expr b1 = MakeCall("nn.bias_add", {c1, Weight({4}, "b1")}, {{"axis", int64_t{1}}}, "bias1");
+  Expr c1 = MakeCall("nn.conv2d", {x, RandomConstant({4, 4, 3, 3}, "w1", 7)}, conv, "conv1");
+  Expr b1 =
+      MakeCall("nn.bias_add", {c1, RandomConstant({4}, "b1", 7)}, {{"axis", int64_t{1}}}, "bias1");
   Expr r1 = MakeCall("nn.relu", {b1}, {}, "relu1");
-  Expr c2 = MakeCall("nn.conv2d", {r1, Weight({4, 4, 3, 3}, "w2")}, conv, "conv2");
-  Expr b2 = MakeCall("nn.bias_add", {c2, Weight({4}, "b2")}, {{"axis", int64_t{1}}}, "bias2");
+  Expr c2 = MakeCall("nn.conv2d", {r1, RandomConstant({4, 4, 3, 3}, "w2", 7)}, conv, "conv2");
+  Expr b2 =
+      MakeCall("nn.bias_add", {c2, RandomConstant({4}, "b2", 7)}, {{"axis", int64_t{1}}}, "bias2");
   Expr sum = MakeCall("add", {b2, x}, {}, "residual");
   return MakeFunction({x}, MakeCall("nn.relu", {sum}, {}, "relu2"));
 }
@@ -72,7 +70,8 @@ TEST(FuseOps, FusingAFusedModuleAgainChangesNothing) {
 TEST(FuseOps, DiamondFusesAtItsPostDominator) {
   Var x = MakeVar("x", TensorType({8}, kF32));
   Expr e = MakeCall("exp", {x});
-  Expr out = MakeCall("nn.relu", {MakeCall("add", {MakeCall("sqrt", {e}), MakeCall("negative", {e})})});
+  Expr out =
+      MakeCall("nn.relu", {MakeCall("add", {MakeCall("sqrt", {e}), MakeCall("negative", {e})})});
   EXPECT_EQ(Fused(MakeFunction({x}, out)),
             "def @main fn (%x: Tensor[(8,), float32]) -> Tensor[(8,), float32] {\n"
             "  %0 = @fused_exp_sqrt_negative_add_nn_relu(%x);\n"
@@ -167,9 +166,10 @@ TEST(FuseOps, AnInjectiveCallAfterAnEpilogueIsAKernelOfItsOwn) {
   // is an epilogue of conv2d's schedule, which computes the conv's shape: flatten stays
   // out; nor does it fuse into the dense that reads it.
   Var x = MakeVar("x", TensorType({1, 2, 4, 4}, kF32));
-  Expr conv = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, Weight({3, 2, 3, 3}, "w")})});
+  Expr conv =
+      MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, RandomConstant({3, 2, 3, 3}, "w", 7)})});
   Expr flat = MakeCall("flatten", {conv}, {{"axis", int64_t{1}}});
-  Expr dense = MakeCall("nn.dense", {flat, Weight({5, 12}, "fc")});
+  Expr dense = MakeCall("nn.dense", {flat, RandomConstant({5, 12}, "fc", 7)});
   std::string text = Fused(MakeFunction({x}, MakeCall("nn.relu", {dense})));
   EXPECT_NE(text.find("  %0 = @fused_nn_conv2d_nn_relu(%x, meta[Constant 'w' "),
             std::string::npos)
@@ -182,8 +182,8 @@ TEST(FuseOps, AnInjectiveCallAfterAnEpilogueIsAKernelOfItsOwn) {
 TEST(FuseOps, TwoConvolutionsNeverShareAGroup) {
   // relu(conv1) + conv2: the add joins one convolution's epilogue, the other stays apart.
   Var x = MakeVar("x", TensorType({1, 2, 4, 4}, kF32));
-  Expr a = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, Weight({2, 2, 1, 1}, "w1")})});
-  Expr b = MakeCall("nn.conv2d", {x, Weight({2, 2, 1, 1}, "w2")});
+  Expr a = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, RandomConstant({2, 2, 1, 1}, "w1", 7)})});
+  Expr b = MakeCall("nn.conv2d", {x, RandomConstant({2, 2, 1, 1}, "w2", 7)});
   std::string text = Fused(MakeFunction({x}, MakeCall("add", {a, b})));
   EXPECT_NE(text.find("  %0 = @fused_nn_conv2d(%x, meta[Constant 'w2' "), std::string::npos)
       << text;
@@ -193,9 +193,42 @@ TEST(FuseOps, TwoConvolutionsNeverShareAGroup) {
       << text;
 }
 
+TEST(FuseOps, TuplesAndProjectionsStayBetweenGroups) {
+  // split's tuple result makes it a kernel of its own; its projections, and a tuple the
+  // graph builds and projects, are values between groups (exp's output leaves through one,
+  // so exp stays apart from the add that also reads it); add fuses into concatenate.
+  Var x = MakeVar("x", TensorType({4, 6}, kF32));
+  Expr r = MakeCall("nn.relu", {x});
+  Expr pieces = MakeCall("split", {r}, {{"indices_or_sections", Ints{2}}, {"axis", int64_t{1}}});
+  Expr e = MakeCall("exp", {MakeTupleGetItem(pieces, 0)});
+  Expr pair = MakeTuple({e, r});
+  Expr sum = MakeCall("add", {MakeTupleGetItem(pair, 0), MakeTupleGetItem(pieces, 1)});
+  Expr joined = MakeCall("concatenate", {sum, e}, {{"axis", int64_t{0}}});
+  Function main =
+      MakeFunction({x}, MakeTuple({joined, MakeCall("sum", {r}, {{"axis", Ints{1}}})}));
+  std::string text = Fused(main);
+  EXPECT_NE(text.find("  %0 = @fused_nn_relu(%x);\n"
+                      "  %1 = @fused_split(%0);\n"
+                      "  %2 = %1.0;\n"
+                      "  %3 = @fused_exp(%2);\n"
+                      "  %4 = (%3, %0);\n"
+                      "  %5 = %4.0;\n"
+                      "  %6 = %1.1;\n"
+                      "  %7 = @fused_add_concatenate(%5, %6, %3);\n"
+                      "  %8 = @fused_sum(%0);\n"
+                      "  %9 = (%7, %8);\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("@fused_split = fn (%p0: Tensor[(4, 6), float32]) -> (Tensor[(4, 3), "
+                      "float32], Tensor[(4, 3), float32]) {\n"
+                      "  %0 = split(%p0, axis=1, indices_or_sections=[2]);\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(FuseOps, ConstantsBecomeParametersOncePerGroup) {
   Var x = MakeVar("x", TensorType({4}, kF32));
-  Constant c = Weight({4}, "c");
+  Constant c = RandomConstant({4}, "c", 7);
   Expr out = MakeCall("multiply", {MakeCall("add", {x, c}), c});
   IRModule fused = FuseOps().run(IRModule::FromFunction(MakeFunction({x}, out)));
   const auto* call = fused.main()->body.as<CallNode>();

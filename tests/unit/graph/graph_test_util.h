@@ -1,6 +1,6 @@
-// Helpers for the graph tests: compiling one operator call through its registered strategy
-// (compute + ScheduleGroup + lower + build) and running it, random arrays, element access,
-// comparison with a reference, and catching user errors.
+// Helpers for the graph tests: running one operator call compiled alone (EvaluateCall) or
+// with a fused ReLU (LowerToTIR), random arrays and constants, element access, comparison
+// with a reference, and catching user errors.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "error_of.h"
+#include "loom/graph/evaluate.h"
 #include "loom/graph/expr.h"
+#include "loom/graph/lower.h"
+#include "loom/graph/module.h"
 #include "loom/runtime/packed_func.h"
 #include "loom/target/build.h"
-#include "loom/te/lower.h"
 
 namespace loom::graph::test {
 
@@ -92,63 +94,53 @@ inline runtime::NDArray ArrayOf(const std::vector<int64_t>& shape, DataType dtyp
   return array;
 }
 
-// Stages a fused group adds after its master call's outputs (a ReLU after a conv2d), with
-// the master's output types.
-using Epilogue = std::function<std::vector<te::Tensor>(const std::vector<te::Tensor>&)>;
-
-// Compiles `call` (an operator call of constant-shaped inputs) on its own: placeholders of
-// its inputs' types (int32 dimensions), the operator's compute, the group schedule of the call as
-// master (ScheduleGroup) for "llvm", te::lower and build. Runs it on `inputs` and returns its
-// outputs (one per field of a tuple type). With an `epilogue`, the group computes the
-// epilogue's outputs after the call's, of the call's output types.
-inline std::vector<runtime::NDArray> RunCallOutputs(const Call& call,
-                                                    const std::vector<runtime::NDArray>& inputs,
-                                                    const Epilogue& epilogue = nullptr) {
-  CallInfo info = call->Info();
-  EXPECT_EQ(inputs.size(), info.input_types.size()) << info.where;
-  std::vector<te::Tensor> placeholders;
-  for (size_t i = 0; i < info.input_types.size(); ++i) {
-    const Type& type = info.input_types[i];
-    EXPECT_EQ(inputs[i].Shape(), type.ConstShape().value()) << info.where << " input " << i;
-    EXPECT_EQ(inputs[i].dtype(), type.dtype()) << info.where << " input " << i;
-    // Constant dimensions as int32, as the type relations build them (TE's convention).
-    std::vector<int64_t> dims = type.ConstShape().value();
-    Array<PrimExpr> shape;
-    for (int64_t dim : dims) shape.push_back(static_cast<int>(dim));
-    placeholders.push_back(te::placeholder(shape, type.dtype(), "in" + std::to_string(i)));
-  }
-  std::vector<te::Tensor> outputs = call->op->compute(info, placeholders);
-  if (epilogue) outputs = epilogue(outputs);
-  Target target = Target::Parse("llvm");
-  te::Schedule schedule = ScheduleGroup(info, outputs, target);
-  Array<te::Tensor> args(placeholders.begin(), placeholders.end());
-  args.insert(args.end(), outputs.begin(), outputs.end());
-  runtime::Module module = build(te::lower(schedule, args, "op"), target);
-
-  std::vector<Type> out_types =
-      info.output_type.is_tuple() ? info.output_type.fields() : std::vector<Type>{info.output_type};
-  EXPECT_EQ(out_types.size(), outputs.size()) << info.where;
-  std::vector<runtime::NDArray> results;
-  for (const Type& type : out_types) {
-    results.push_back(runtime::NDArray::Empty(type.ConstShape().value(), type.dtype()));
-  }
-  std::vector<LoomValue> values;
-  for (const runtime::NDArray& array : inputs)
-    values.push_back(LoomValue{.v_handle = array.tensor()});
-  for (const runtime::NDArray& array : results)
-    values.push_back(LoomValue{.v_handle = array.tensor()});
-  std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
-  runtime::RetValue ret;
-  module.GetRequiredFunction("op").CallPacked(
-      runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
-  return results;
+inline const Target& HostTarget() {
+  static const Target target = Target::Parse("llvm");
+  return target;
 }
 
-// The same for a call with one tensor output.
+// A named float32 constant of random values uniform in [lo, hi).
+inline Constant RandomConstant(const std::vector<int64_t>& shape, const std::string& name,
+                               unsigned seed, double lo = -4, double hi = 4) {
+  runtime::NDArray array = RandomArray(shape, DataType::Float(32), seed);
+  for (int64_t i = 0; i < array.NumElements(); ++i) {
+    SetValue(array, i, lo + (GetFloat(array, i) + 4) / 8 * (hi - lo));
+  }
+  return MakeConstant(array, name);
+}
+
+// The output of `call` on `inputs` (one array per argument), compiled alone for the host.
 inline runtime::NDArray RunCall(const Call& call, const std::vector<runtime::NDArray>& inputs) {
-  std::vector<runtime::NDArray> outputs = RunCallOutputs(call, inputs);
-  EXPECT_EQ(outputs.size(), 1u) << call->Where();
-  return outputs.at(0);
+  return EvaluateCall(*call.get(), inputs, HostTarget());
+}
+
+// relu(call(inputs)) compiled as one fused group mastered by the call, as Compile lowers it
+// (LowerToTIR): the call's schedule with an elementwise epilogue.
+inline runtime::NDArray RunWithRelu(const Call& call, const std::vector<runtime::NDArray>& inputs) {
+  std::vector<Var> params, model_inputs;
+  for (size_t i = 0; i < call->args.size(); ++i) {
+    params.push_back(MakeVar("p" + std::to_string(i), call->args[i].type()));
+    model_inputs.push_back(MakeVar("x" + std::to_string(i), call->args[i].type()));
+  }
+  Expr inner = MakeCall(call->op, std::vector<Expr>(params.begin(), params.end()), call->attrs,
+                        call->name_hint);
+  Function group = MakeFunction(params, MakeCall("nn.relu", {inner}),
+                                {{"Primitive", int64_t{1}}, {"name", std::string("with_relu")}});
+  IRModule fused = IRModule::FromFunction(MakeFunction(
+      model_inputs, MakeCall(group, std::vector<Expr>(model_inputs.begin(), model_inputs.end()))));
+  runtime::Module module = build(LowerToTIR(fused, HostTarget()).tir, HostTarget());
+
+  runtime::NDArray result =
+      runtime::NDArray::Empty(call->checked_type.ConstShape().value(), call->checked_type.dtype());
+  std::vector<LoomValue> values;
+  for (const runtime::NDArray& array : inputs) values.push_back({.v_handle = array.tensor()});
+  values.push_back({.v_handle = result.tensor()});
+  std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
+  runtime::RetValue ret;
+  module.GetRequiredFunction("with_relu")
+      .CallPacked(runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())),
+                  &ret);
+  return result;
 }
 
 // `got` within `tolerance` of `want` element by element (relative, absolute near 0), with

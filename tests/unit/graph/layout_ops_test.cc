@@ -194,9 +194,7 @@ TEST(GraphLayoutOps, ConvScheduleTakesAFusedEpilogue) {
                        {{"padding", Ints{1, 1, 1, 1}}, {"reg_w", int64_t{6}}});
   runtime::NDArray x = RandomArray({1, 1, 6, 6, 16}, kF32, 7);
   runtime::NDArray w = RandomArray({2, 1, 3, 3, 16, 16}, kF32, 8);
-  runtime::NDArray got = test::RunCallOutputs(conv, {x, w}, [](const std::vector<te::Tensor>& out) {
-    return std::vector<te::Tensor>{topi::relu(out[0])};
-  })[0];
+  runtime::NDArray got = test::RunWithRelu(conv, {x, w});
   std::vector<double> want = test::Values(RunCall(conv, {x, w}));
   for (double& value : want) value = std::max(0.0, value);
   ExpectClose(got, want, 0, "relu(conv)");

@@ -12,21 +12,20 @@ namespace {
 
 using test::ErrorOf;
 using test::RandomArray;
+using test::RandomConstant;
 using test::RunCall;
 const DataType kF32 = DataType::Float(32);
 
-Constant Weight(const std::vector<int64_t>& shape, const std::string& name, unsigned seed) {
-  return MakeConstant(RandomArray(shape, kF32, seed), name);
-}
 
 // conv -> bias -> relu -> conv -> bias -> add(x) -> relu, weights from `seed`.
 Expr ResidualBlock(const Expr& x, unsigned seed) {
   Attrs conv = {{"padding", Ints{1, 1, 1, 1}}};
   Attrs axis = {{"axis", int64_t{1}}};
-  Expr c1 = MakeCall("nn.conv2d", {x, Weight({4, 4, 3, 3}, "w1", seed)}, conv);
-  Expr r1 = MakeCall("nn.relu", {MakeCall("nn.bias_add", {c1, Weight({4}, "b1", seed + 1)}, axis)});
-  Expr c2 = MakeCall("nn.conv2d", {r1, Weight({4, 4, 3, 3}, "w2", seed + 2)}, conv);
-  Expr b2 = MakeCall("nn.bias_add", {c2, Weight({4}, "b2", seed + 3)}, axis);
+  Expr c1 = MakeCall("nn.conv2d", {x, RandomConstant({4, 4, 3, 3}, "w1", seed)}, conv);
+  Expr r1 = MakeCall("nn.relu",
+                     {MakeCall("nn.bias_add", {c1, RandomConstant({4}, "b1", seed + 1)}, axis)});
+  Expr c2 = MakeCall("nn.conv2d", {r1, RandomConstant({4, 4, 3, 3}, "w2", seed + 2)}, conv);
+  Expr b2 = MakeCall("nn.bias_add", {c2, RandomConstant({4}, "b2", seed + 3)}, axis);
   return MakeCall("nn.relu", {MakeCall("add", {b2, x})});
 }
 
@@ -34,7 +33,8 @@ Expr ResidualBlock(const Expr& x, unsigned seed) {
 void RunKernel(const runtime::Module& module, const std::string& name,
                const std::vector<runtime::NDArray>& args) {
   std::vector<LoomValue> values;
-  for (const runtime::NDArray& array : args) values.push_back(LoomValue{.v_handle = array.tensor()});
+  for (const runtime::NDArray& array : args)
+    values.push_back(LoomValue{.v_handle = array.tensor()});
   std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
   runtime::RetValue ret;
   module.GetRequiredFunction(name).CallPacked(
@@ -47,7 +47,8 @@ TEST(LowerToTIR, IdenticalResidualBlocksCompileOnce) {
   IRModule fused = FuseOps().run(IRModule::FromFunction(MakeFunction({x}, out)));
   LoweredModel lowered = LowerToTIR(fused, Target::Parse("llvm"));
   std::vector<std::string> kernels;
-  for (const CallNode* call : CallsInOrder(fused.main())) kernels.push_back(lowered.KernelName(*call));
+  for (const CallNode* call : CallsInOrder(fused.main()))
+    kernels.push_back(lowered.KernelName(*call));
   EXPECT_EQ(kernels, (std::vector<std::string>{
                          "fused_nn_conv2d_nn_bias_add_nn_relu",
                          "fused_nn_conv2d_nn_bias_add_add_nn_relu",
@@ -144,6 +145,39 @@ TEST(LowerToTIR, StructuralKeyIgnoresNamesButNotAttributesOrTypes) {
   EXPECT_EQ(key, StructuralKey(group("b", {4}, 0.1)));
   EXPECT_NE(key, StructuralKey(group("a", {5}, 0.1)));
   EXPECT_NE(key, StructuralKey(group("a", {4}, 0.1 + 1e-12)));
+}
+
+TEST(LowerToTIR, GroupsWiredAlikeShareAKernelWhereverTheirConstantsSit) {
+  // subtract(x, c), subtract(c', x) and subtract(c'', y) are each subtract(p0, p1) of their
+  // own arguments: one kernel. subtract(x, x) reads one parameter twice: another.
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Var y = MakeVar("y", TensorType({4}, kF32));
+  Function main = MakeFunction(
+      {x, y}, MakeTuple({MakeCall("subtract", {x, RandomConstant({4}, "c", 1)}),
+                         MakeCall("subtract", {RandomConstant({4}, "c2", 2), x}),
+                         MakeCall("subtract", {RandomConstant({4}, "c3", 3), y}),
+                         MakeCall("subtract", {x, x})}));
+  IRModule fused = FuseOps().run(IRModule::FromFunction(main));
+  LoweredModel lowered = LowerToTIR(fused, Target::Parse("llvm"));
+  std::vector<std::string> kernels;
+  for (const CallNode* call : CallsInOrder(fused.main())) {
+    kernels.push_back(lowered.KernelName(*call));
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{"fused_subtract", "fused_subtract", "fused_subtract",
+                                               "fused_subtract_1"}));
+}
+
+TEST(LowerToTIR, SymbolicShapesAreAUserErrorNamingTheCall) {
+  loom::Var n = SizeVar("n", DataType::Int(64));
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{n, IntImm(DataType::Int(64), 4)}, kF32));
+  IRModule fused = FuseOps().run(
+      IRModule::FromFunction(MakeFunction({x}, MakeCall("exp", {x}, {}, "e1"))));
+  EXPECT_NE(
+      ErrorOf([&] { LowerToTIR(fused, Target::Parse("llvm")); })
+          .find("fused function 'e1' (kernel fused_exp): argument 0 is Tensor[(n, 4), float32]; "
+                "kernels need tensors of constant shape"),
+      std::string::npos)
+      << ErrorOf([&] { LowerToTIR(fused, Target::Parse("llvm")); });
 }
 
 TEST(LowerToTIR, UnfusedCallsAreAUserError) {

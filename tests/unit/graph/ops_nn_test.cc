@@ -98,9 +98,7 @@ TEST(GraphOpsNN, Conv2DMatchesReference) {
   test::ExpectClose(RunCall(conv, {x, w}), want, 1e-4, "conv2d");
 
   // A fused ReLU after it: the group is scheduled with the epilogue.
-  NDArray fused = test::RunCallOutputs(conv, {x, w}, [](const std::vector<te::Tensor>& outs) {
-    return std::vector<te::Tensor>{topi::relu(outs[0])};
-  })[0];
+  NDArray fused = test::RunWithRelu(conv, {x, w});
   for (double& v : want) v = std::max(v, 0.0);
   test::ExpectClose(fused, want, 1e-4, "conv2d + relu");
 }
@@ -206,9 +204,7 @@ TEST(GraphOpsNN, DenseTypeErrorsAndReference) {
   std::vector<double> want = ReferenceMatmul(x, w, 1, 6, 5, 4, true, false);
   test::ExpectClose(RunCall(dense, {x, w}), want, 1e-5, "dense");
   // With an epilogue (the x86 register-tiled schedule).
-  NDArray fused = test::RunCallOutputs(dense, {x, w}, [](const std::vector<te::Tensor>& outs) {
-    return std::vector<te::Tensor>{topi::relu(outs[0])};
-  })[0];
+  NDArray fused = test::RunWithRelu(dense, {x, w});
   for (double& v : want) v = std::max(v, 0.0);
   test::ExpectClose(fused, want, 1e-5, "dense + relu");
 }
@@ -230,9 +226,7 @@ TEST(GraphOpsNN, MatmulBroadcastsAndTakesVectors) {
   NDArray a = RandomArray({2, 3, 4}, kF32, 9), b = RandomArray({4, 5}, kF32, 10);
   std::vector<double> want = ReferenceMatmul(a, b, 2, 3, 4, 5, false, false);
   test::ExpectClose(RunCall(mm, {a, b}), want, 1e-5, "matmul");
-  NDArray fused = test::RunCallOutputs(mm, {a, b}, [](const std::vector<te::Tensor>& outs) {
-    return std::vector<te::Tensor>{topi::relu(outs[0])};
-  })[0];
+  NDArray fused = test::RunWithRelu(mm, {a, b});
   for (double& v : want) v = std::max(v, 0.0);
   test::ExpectClose(fused, want, 1e-5, "matmul + relu");
   // A vector operand: the generic schedules.
@@ -240,9 +234,7 @@ TEST(GraphOpsNN, MatmulBroadcastsAndTakesVectors) {
   NDArray a2 = RandomArray({3, 4}, kF32, 9), v = RandomArray({4}, kF32, 11);
   std::vector<double> want_mv = ReferenceMatmul(a2, v, 1, 3, 4, 1, false, false);
   test::ExpectClose(RunCall(mv, {a2, v}), want_mv, 1e-5, "matrix-vector");
-  NDArray fused_mv = test::RunCallOutputs(mv, {a2, v}, [](const std::vector<te::Tensor>& outs) {
-    return std::vector<te::Tensor>{topi::relu(outs[0])};
-  })[0];
+  NDArray fused_mv = test::RunWithRelu(mv, {a2, v});
   for (double& value : want_mv) value = std::max(value, 0.0);
   test::ExpectClose(fused_mv, want_mv, 1e-5, "matrix-vector + relu");
 }
@@ -259,9 +251,7 @@ TEST(GraphOpsNN, BatchMatmulX86AndGeneric) {
     NDArray a = RandomArray({2, 5, 8}, kF32, 11), b = RandomArray({2, 8, N}, kF32, 12);
     std::vector<double> want = ReferenceMatmul(a, b, 2, 5, 8, N);
     test::ExpectClose(RunCall(bmm, {a, b}), want, 1e-5, "batch_matmul");
-    NDArray fused = test::RunCallOutputs(bmm, {a, b}, [](const std::vector<te::Tensor>& outs) {
-      return std::vector<te::Tensor>{topi::relu(outs[0])};
-    })[0];
+    NDArray fused = test::RunWithRelu(bmm, {a, b});
     for (double& v : want) v = std::max(v, 0.0);
     test::ExpectClose(fused, want, 1e-5, "batch_matmul + relu");
   }
@@ -455,9 +445,7 @@ TEST(GraphOpsNN, PoolsMatchReference) {
   Call max_pool = MakeCall("nn.max_pool2d", {In("x", {1, 2, 7, 7})}, attrs);
   std::vector<double> want = ReferencePool(x, 3, 2, 1, true, false);
   test::ExpectClose(RunCall(max_pool, {x}), want, 1e-6, "max_pool2d");
-  NDArray fused = test::RunCallOutputs(max_pool, {x}, [](const std::vector<te::Tensor>& outs) {
-    return std::vector<te::Tensor>{topi::relu(outs[0])};
-  })[0];
+  NDArray fused = test::RunWithRelu(max_pool, {x});
   for (double& v : want) v = std::max(v, 0.0);
   test::ExpectClose(fused, want, 1e-6, "max_pool2d + relu");
   test::ExpectClose(RunCall(MakeCall("nn.avg_pool2d", {In("x", {1, 2, 7, 7})}, attrs), {x}),

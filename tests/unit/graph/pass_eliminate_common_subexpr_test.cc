@@ -82,5 +82,29 @@ TEST(EliminateCommonSubexpr, ProjectionsOfOneTupleMerge) {
             "}\n");
 }
 
+TEST(EliminateCommonSubexpr, TupleCallsMergeAndTheirProjectionsFollow) {
+  // Two equal splits become one; the projections of either, then the adds reading them
+  // crosswise, merge with it.
+  Var x = MakeVar("x", TensorType({4, 6}, kF32));
+  Attrs halves = {{"indices_or_sections", Ints{2}}, {"axis", int64_t{1}}};
+  Expr s1 = MakeCall("split", {x}, halves);
+  Expr s2 = MakeCall("split", {x}, halves);
+  Expr a = MakeCall("add", {MakeTupleGetItem(s1, 0), MakeTupleGetItem(s2, 1)});
+  Expr b = MakeCall("add", {MakeTupleGetItem(s2, 0), MakeTupleGetItem(s1, 1)});
+  Function before = MakeFunction({x}, MakeTuple({a, b}));
+  Function after = RunPass(EliminateCommonSubexpr(), before);
+  EXPECT_EQ(ToText(after),
+            "fn (%x: Tensor[(4, 6), float32]) -> (Tensor[(4, 3), float32], Tensor[(4, 3), "
+            "float32]) {\n"
+            "  %0 = split(%x, axis=1, indices_or_sections=[2]);\n"
+            "  %1 = %0.0;\n"
+            "  %2 = %0.1;\n"
+            "  %3 = add(%1, %2);\n"
+            "  %4 = (%3, %3);\n"
+            "  %4\n"
+            "}\n");
+  ExpectSameResults(before, after);
+}
+
 }  // namespace
 }  // namespace loom::graph::test

@@ -11,7 +11,7 @@ const DataType kF32 = DataType::Float(32);
 TEST(FoldConstant, ConstantSubgraphBecomesOneNamedConstant) {
   Var x = MakeVar("x", TensorType({2, 3}, kF32));
   Constant a = RandomConstant({2, 3}, "a", 1);
-  Constant b = RandomConstant({3}, "b", 2, /*positive=*/true);
+  Constant b = RandomConstant({3}, "b", 2, 0.5, 4.5);
   Expr scaled = MakeCall("divide", {MakeCall("exp", {a}), MakeCall("sqrt", {b})}, {}, "scaled");
   Function before = MakeFunction({x}, MakeCall("add", {x, scaled}, {}, "out"));
   Function after = RunPass(FoldConstant(HostTarget()), before);
@@ -67,7 +67,7 @@ TEST(FoldConstant, BatchNormAfterSimplifyInferenceIsTwoConstants) {
   Expr bn = MakeCall(
       "nn.batch_norm",
       {x, RandomConstant({4}, "bn.gamma", 6), RandomConstant({4}, "bn.beta", 7),
-       RandomConstant({4}, "bn.mean", 8), RandomConstant({4}, "bn.var", 9, /*positive=*/true)},
+       RandomConstant({4}, "bn.mean", 8), RandomConstant({4}, "bn.var", 9, 0.5, 4.5)},
       {}, "bn");
   Function before = MakeFunction({x}, bn);
   Function after = RunPass(FoldConstant(HostTarget()), RunPass(SimplifyInference(), before));
@@ -104,6 +104,20 @@ TEST(EvaluateCall, KernelsAreSharedOnlyByCallsAlike) {
   float alpha = 0.2500001f;  // as float32 arithmetic computes it
   EXPECT_EQ(leaky(0.2500001), (std::vector<double>{-1000.0f * alpha, 2}));
   EXPECT_EQ(leaky(0.25), (std::vector<double>{-250, 2}));
+
+  // One call of a symbolic shape on arrays of two shapes, and one operator on two dtypes:
+  // a kernel each.
+  loom::Var n = SizeVar("n", DataType::Int(64));
+  Call negate = MakeCall("negative", {MakeVar("v", TensorType(std::vector<PrimExpr>{n}, kF32))});
+  EXPECT_EQ(Values(EvaluateCall(*negate.get(), {ArrayOf({2}, kF32, {1, 2})}, HostTarget())),
+            (std::vector<double>{-1, -2}));
+  EXPECT_EQ(Values(EvaluateCall(*negate.get(), {ArrayOf({3}, kF32, {1, 2, 3})}, HostTarget())),
+            (std::vector<double>{-1, -2, -3}));
+  Call negate_int = MakeCall("negative", {MakeVar("i", TensorType({3}, DataType::Int(32)))});
+  runtime::NDArray ints = ArrayOf({3}, DataType::Int(32), {7, -8, 9});
+  runtime::NDArray negated = EvaluateCall(*negate_int.get(), {ints}, HostTarget());
+  EXPECT_EQ(negated.dtype(), DataType::Int(32));
+  EXPECT_EQ(Values(negated), (std::vector<double>{-7, 8, -9}));
 }
 
 TEST(EvaluateCall, ArraysThatDoNotFitTheCallAreErrors) {

@@ -108,7 +108,7 @@ TEST(FoldScaleAxis, ConvBatchNormReluPipeline) {
       MakeCall("nn.batch_norm",
                {Conv(x, 4, 3, {{"padding", Ints{1, 1, 1, 1}}}), RandomConstant({4}, "bn.gamma", 10),
                 RandomConstant({4}, "bn.beta", 11), RandomConstant({4}, "bn.mean", 12),
-                RandomConstant({4}, "bn.var", 13, /*positive=*/true)},
+                RandomConstant({4}, "bn.var", 13, 0.5, 4.5)},
                {}, "bn");
   Function before = MakeFunction({x}, MakeCall("nn.relu", {bn}, {}, "relu"));
   Function after =
@@ -166,6 +166,24 @@ TEST(FoldScaleAxis, ScaleBeforeTheLayerFoldsIntoItsInputChannels) {
   Function spatial =
       MakeFunction({g}, Conv(MakeCall("multiply", {g, RandomConstant({6, 6}, "s", 22)}), 4, 4));
   EXPECT_TRUE(RunPass(FoldScaleAxis(), spatial).same_as(spatial));
+}
+
+TEST(FoldScaleAxis, ZeroAndNegativeScalesFoldToo) {
+  // Scaling is linear in the weights (and the bias), whatever the sign: a zero channel
+  // becomes a zero filter, a negative one a negated filter, before or after the layer.
+  Var x = MakeVar("x", TensorType({1, 4, 5, 5}, kF32));
+  Constant s_in = MakeConstant(ArrayOf({4, 1, 1}, kF32, {0, -1, 2.5, -0.25}), "s_in");
+  Expr biased = MakeCall("nn.bias_add", {Conv(MakeCall("multiply", {x, s_in}), 4, 4,
+                                              {{"padding", Ints{1, 0, 2, 1}}}),
+                                         RandomConstant({4}, "conv.bias", 23)});
+  Constant s_out = MakeConstant(ArrayOf({4, 1, 1}, kF32, {-2, 0, 1, -0.5}), "s_out");
+  Function before = MakeFunction({x}, MakeCall("multiply", {biased, s_out}));
+  Function after = RunPass(FoldScaleAxis(), before);
+  std::string text = ToText(after);
+  EXPECT_NE(text.find("nn.conv2d(%x, "), std::string::npos) << text;
+  EXPECT_NE(text.find("nn.bias_add("), std::string::npos) << text;
+  EXPECT_EQ(text.find("multiply(%x"), std::string::npos) << text;
+  ExpectSameResults(before, after, 1e-4);
 }
 
 TEST(FoldScaleAxis, ScalesNotPerChannelAreLeftAlone) {

@@ -13,7 +13,7 @@ Expr BatchNorm(const Expr& x, int64_t channels, Attrs attrs = {}) {
       "nn.batch_norm",
       {x, RandomConstant({channels}, "bn.gamma", 1), RandomConstant({channels}, "bn.beta", 2),
        RandomConstant({channels}, "bn.mean", 3),
-       RandomConstant({channels}, "bn.var", 4, /*positive=*/true)},
+       RandomConstant({channels}, "bn.var", 4, 0.5, 4.5)},
       std::move(attrs), "bn");
 }
 

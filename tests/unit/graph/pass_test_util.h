@@ -16,11 +16,6 @@
 
 namespace loom::graph::test {
 
-inline const Target& HostTarget() {
-  static const Target target = Target::Parse("llvm");
-  return target;
-}
-
 // `pass` applied to the module whose main is `function`; its new main.
 inline Function RunPass(const Pass& pass, const Function& function) {
   return pass.run(IRModule::FromFunction(function)).main();
@@ -94,18 +89,6 @@ inline void ExpectSameResults(const Function& before, const Function& after, dou
     args.push_back(RandomOf(before->params[i].type(), 17 + static_cast<unsigned>(i)));
   }
   ExpectSameResults(before, after, args, tolerance);
-}
-
-// A named constant of random values in [-4, 4) (or [0.5, 4.5), `positive`).
-inline Constant RandomConstant(const std::vector<int64_t>& shape, const std::string& name,
-                               unsigned seed, bool positive = false) {
-  runtime::NDArray array = RandomArray(shape, DataType::Float(32), seed);
-  if (positive) {
-    for (int64_t i = 0; i < array.NumElements(); ++i) {
-      SetValue(array, i, std::abs(GetFloat(array, i)) + 0.5);
-    }
-  }
-  return MakeConstant(array, name);
 }
 
 }  // namespace loom::graph::test
