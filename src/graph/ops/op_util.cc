@@ -31,17 +31,21 @@ TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype) {
   };
 }
 
+std::string InputName(const CallInfo& info, size_t i) {
+  return info.op->variadic() ? "input" + std::to_string(i) : info.op->inputs[i];
+}
+
 void RequireFloatTensor(const CallInfo& info, int index) {
   const Type& t = info.input_types[index];
   LOOM_CHECK_USER(t.is_tensor() && t.dtype().is_float())
-      << info.where << ": input " << index << " ('" << info.op->inputs[index]
+      << info.where << ": input " << index << " ('" << InputName(info, index)
       << "') must be a float tensor, got " << t.str();
 }
 
 void RequireRank(const CallInfo& info, int index, int rank) {
   const Type& t = info.input_types[index];
   LOOM_CHECK_USER(t.is_tensor() && t.ndim() == rank)
-      << info.where << ": input " << index << " ('" << info.op->inputs[index] << "') must be "
+      << info.where << ": input " << index << " ('" << InputName(info, index) << "') must be "
       << rank << "-d, got " << t.str();
 }
 

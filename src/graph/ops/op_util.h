@@ -15,6 +15,9 @@ TypeRelationFn SameAsInput(int index);
 // unless `out_dtype` is given, as comparisons give bool).
 TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype = std::nullopt);
 
+// Input i's name: the operator's, or "input<i>" for a variadic operator.
+std::string InputName(const CallInfo& info, size_t i);
+
 // Input `index` is a tensor of float type; a loom::Error naming the call otherwise.
 void RequireFloatTensor(const CallInfo& info, int index);
 // Input `index`'s rank is `rank`.

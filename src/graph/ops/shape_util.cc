@@ -16,15 +16,6 @@ Array<PrimExpr> PlaceholderShape(const Type& type) {
   return shape;
 }
 
-namespace {
-
-// Input i's name: the operator's, or "input<i>" for a variadic operator.
-std::string InputName(const CallInfo& info, size_t i) {
-  return info.op->variadic() ? "input" + std::to_string(i) : info.op->inputs[i];
-}
-
-}  // namespace
-
 std::vector<te::Tensor> InputPlaceholders(const CallInfo& info) {
   std::vector<te::Tensor> placeholders;
   for (size_t i = 0; i < info.input_types.size(); ++i) {
