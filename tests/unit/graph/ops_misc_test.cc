@@ -17,7 +17,6 @@ using test::RunCall;
 const DataType kF32 = DataType::Float(32);
 const DataType kBool = DataType::Bool();
 
-
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

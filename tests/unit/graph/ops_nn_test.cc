@@ -19,7 +19,6 @@ using test::RunCall;
 
 const DataType kF32 = DataType::Float(32);
 
-
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

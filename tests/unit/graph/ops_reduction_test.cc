@@ -17,7 +17,6 @@ using test::RunCall;
 
 const DataType kF32 = DataType::Float(32);
 
-
 TEST(GraphOpsReduce, Types) {
   Var x = In("x", {2, 3, 4});
   EXPECT_EQ(MakeCall("sum", {x}).type().str(), "Tensor[(), float32]");

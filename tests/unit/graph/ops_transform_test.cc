@@ -20,7 +20,6 @@ using test::Values;
 const DataType kF32 = DataType::Float(32);
 const DataType kI64 = DataType::Int(64);
 
-
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
