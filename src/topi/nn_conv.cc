@@ -2,6 +2,7 @@
 // inlined by the NCHW schedule, materialized by the NHWC one) in one reduction over the
 // group's input channels and the kernel window; conv2d_transpose gathers the inputs whose
 // strided window covers each output.
+#include <algorithm>
 #include <string>
 
 #include "loom/topi/nn.h"
@@ -137,10 +138,18 @@ namespace {
 // A convolution output [N, K, spatial...] reduced over (channels, kernel...): every output
 // dimension but the last fused into parallel rows, the last split into 16-lane vectors
 // accumulating in a register tile over the whole reduction.
-te::Schedule ScheduleConvolution(const te::Tensor& out) {
+// `out` is the convolution `conv` or an elementwise epilogue of it (bias, ReLU, ...), which
+// runs on each tile of accumulators before it is stored.
+te::Schedule ScheduleConvolution(const te::Tensor& out, const te::Operation& conv) {
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
-  te::Tensor tile = s.cache_write(out, "local");
+  te::Tensor tile;
+  if (conv == out.op()) {
+    tile = s.cache_write(out, "local");
+  } else {
+    tile = te::Tensor(conv, 0);
+    s[conv].set_scope("local");
+  }
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
   auto [column_vectors, lanes] = c.split(axes.back(), detail::kVectorLanes);
@@ -163,13 +172,26 @@ te::Schedule ScheduleConvolution(const te::Tensor& out) {
   return s;
 }
 
+// The convolution `out` computes (itself, or through an elementwise epilogue).
+te::Operation ConvolutionAnchor(const te::Tensor& out, const std::vector<std::string>& tags,
+                                const std::string& schedule, const std::string& description) {
+  te::Operation conv = detail::FindAnchor(
+      out,
+      [&](const te::Operation& op) {
+        return std::find(tags.begin(), tags.end(), op->tag) != tags.end();
+      },
+      schedule, description);
+  detail::CheckEpilogueKeepsShape(out, conv, schedule);
+  return conv;
+}
+
 }  // namespace
 
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
-  LOOM_CHECK_USER(out.op()->tag == "conv2d_nchw" || out.op()->tag == "conv2d_transpose_nchw")
-      << "schedule_conv2d_nchw: '" << out.name()
-      << "' is not the output of conv2d_nchw or conv2d_transpose_nchw";
-  return ScheduleConvolution(out);
+  te::Operation conv =
+      ConvolutionAnchor(out, {"conv2d_nchw", "conv2d_transpose_nchw"}, "schedule_conv2d_nchw",
+                        "the output of conv2d_nchw or conv2d_transpose_nchw");
+  return ScheduleConvolution(out, conv);
 }
 
 te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
@@ -287,9 +309,9 @@ te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight, const Co
 }
 
 te::Schedule schedule_conv1d_ncw(const te::Tensor& out) {
-  LOOM_CHECK_USER(out.op()->tag == "conv1d_ncw")
-      << "schedule_conv1d_ncw: '" << out.name() << "' is not the output of conv1d_ncw";
-  return ScheduleConvolution(out);
+  te::Operation conv =
+      ConvolutionAnchor(out, {"conv1d_ncw"}, "schedule_conv1d_ncw", "the output of conv1d_ncw");
+  return ScheduleConvolution(out, conv);
 }
 
 }  // namespace loom::topi

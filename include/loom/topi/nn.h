@@ -37,7 +37,8 @@ struct Conv1DAttrs {
 // conv2d_nchw's. Tag "conv1d_ncw".
 te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight,
                       const Conv1DAttrs& attrs = {});
-// Rows (batch, output channel) in parallel, output positions in 16-lane vectors.
+// Rows (batch, output channel) in parallel, output positions in 16-lane vectors. `out` may
+// be an elementwise epilogue of the convolution (as for schedule_conv2d_nchw).
 te::Schedule schedule_conv1d_ncw(const te::Tensor& out);
 
 // ONNX ConvTranspose in NCHW: data [N, C, H, W], weight [C, K / groups, R, S] ->
@@ -49,10 +50,11 @@ te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weigh
                                  const Conv2DAttrs& attrs = {},
                                  std::array<int64_t, 2> output_padding = {0, 0});
 
-// For conv2d_nchw and conv2d_transpose_nchw outputs. The padded input is inlined; output
-// channels x rows in parallel, the output row's
-// columns in 16-lane vectors accumulating in a register tile over the reduction (input
-// channels of the group, kernel rows, kernel columns).
+// For conv2d_nchw and conv2d_transpose_nchw outputs, or an elementwise epilogue of one (bias,
+// ReLU, residual add: computed on each tile before it is stored). The padded input is
+// inlined; output channels x rows in parallel, the output row's columns in 16-lane vectors
+// accumulating in a register tile over the reduction (input channels of the group, kernel
+// rows, kernel columns).
 te::Schedule schedule_conv2d_nchw(const te::Tensor& out);
 
 // ONNX Conv on channels-last tensors: data [N, H, W, C], weight [R, S, C / groups, K]

@@ -18,13 +18,18 @@ namespace {
 using Tensors = std::vector<te::Tensor>;
 
 // The schedule of a group whose master is an anchor (a convolution, a product, a pooling)
-// tagged `tag`: topi's own schedule when the group is the anchor alone; with fused
-// elementwise stages after it, which those schedules do not take, the generic reduction
-// schedule (the anchor's outputs in parallel, the epilogue inlined). That one is correct but
-// slow: a 3x3 64-channel 56x56 conv2d with a ReLU took 6x the conv2d's time alone.
-ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&)) {
-  return [tag = std::move(tag), schedule](const CallInfo&, const Tensors& outputs, const Target&) {
-    if (outputs.size() == 1 && outputs[0].op()->tag == tag) return schedule(outputs[0]);
+// tagged `tag`: topi's own schedule when the group is the anchor alone, or when the schedule
+// takes elementwise stages after it (`takes_epilogue`: the convolutions', which compute them
+// on each tile before it is stored). Otherwise the generic reduction schedule (the anchor's
+// outputs in parallel, the epilogue inlined), correct but slow: a 3x3 64-channel 56x56
+// conv2d with a ReLU took 6x the conv2d's time alone that way.
+ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&),
+                          bool takes_epilogue = false) {
+  return [tag = std::move(tag), schedule, takes_epilogue](const CallInfo&, const Tensors& outputs,
+                                                          const Target&) {
+    if (outputs.size() == 1 && (takes_epilogue || outputs[0].op()->tag == tag)) {
+      return schedule(outputs[0]);
+    }
     return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()));
   };
 }
@@ -59,7 +64,7 @@ void RegisterConvolutions() {
   conv2d.Describe("2-d convolution, data NCHW, weight OIHW (ONNX Conv)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("conv2d_nchw", topi::schedule_conv2d_nchw));
+      .Schedule(AnchorSchedule("conv2d_nchw", topi::schedule_conv2d_nchw, true));
   ConvAttrs(conv2d, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
 
   OpBuilder transpose =
@@ -70,7 +75,7 @@ void RegisterConvolutions() {
   transpose.Describe("2-d transposed convolution, data NCHW, weight IOHW (ONNX ConvTranspose)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("conv2d_transpose_nchw", topi::schedule_conv2d_nchw));
+      .Schedule(AnchorSchedule("conv2d_transpose_nchw", topi::schedule_conv2d_nchw, true));
   ConvAttrs(transpose, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
   transpose.Attr("output_padding", AttrKind::kInts, Ints{0, 0},
                  "extra rows and columns at the end of the output (h, w)");
@@ -86,7 +91,7 @@ void RegisterConvolutions() {
   conv1d.Describe("1-d convolution, data NCW, weight OIW (ONNX Conv)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("conv1d_ncw", topi::schedule_conv1d_ncw));
+      .Schedule(AnchorSchedule("conv1d_ncw", topi::schedule_conv1d_ncw, true));
   ConvAttrs(conv1d, {1}, {0, 0}, {1}, "(w)");
 }
 

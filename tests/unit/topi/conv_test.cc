@@ -4,6 +4,7 @@
 // channel counts that are no multiple of 16, batch 2; and the user errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -61,6 +62,25 @@ TEST(TopiConv2D, MatchesTheDirectReference) {
     // float32 sums of up to 144 products below 16 in magnitude.
     test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 3e-4, label);
   }
+}
+
+// relu(conv + bias[k]) as one schedule: the epilogue runs on each tile of accumulators.
+TEST(TopiConv2D, EpilogueRunsOnTheConvolutionsTiles) {
+  te::Tensor x = te::placeholder({1, 3, 10, 21}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({5, 3, 3, 3}, DataType::Float(32), "w");
+  te::Tensor b = te::placeholder({5, 1, 1}, DataType::Float(32), "b");
+  Conv2DAttrs attrs = Attrs({1, 1}, {1, 1}, {1, 1, 1, 1}, 1);
+  te::Tensor y = relu(add(conv2d_nchw(x, w, attrs), b));
+  tir::HostArray in_x = RandomArray(DataType::Float(32), {1, 3, 10, 21}, 51);
+  tir::HostArray in_w = RandomArray(DataType::Float(32), {5, 3, 3, 3}, 52);
+  tir::HostArray in_b = RandomArray(DataType::Float(32), {5, 1, 1}, 53);
+  std::vector<double> conv = test::ReferenceConv2D(in_x, in_w, attrs, 10, 21);
+  tir::HostArray got =
+      test::RunScheduled(schedule_conv2d_nchw(y), {x, w, b}, {y}, {in_x, in_w, in_b})[0];
+  test::ExpectClose(
+      got,
+      [&](int64_t i) { return std::max(0.0, conv[i] + in_b.GetFloat(i / (10 * 21))); }, 3e-4,
+      "relu(conv2d + bias)");
 }
 
 // The reference scatters each input element through the kernel (the definition of a
@@ -293,7 +313,9 @@ TEST(TopiConv2D, NhwcBadShapesAndAttributesAreUserErrors) {
 TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 4, 8, 8}, DataType::Float(32), "x");
   ExpectSharedConv2DChecks("conv2d_nchw", conv2d_nchw, /*channels_last=*/false);
-  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); }).find("is not the output of conv2d_nchw or conv2d_transpose_nchw"),
+  EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); })
+                .find("schedule_conv2d_nchw: 'x' is neither the output of conv2d_nchw or "
+                      "conv2d_transpose_nchw nor an elementwise epilogue of one"),
             std::string::npos);
 }
 
