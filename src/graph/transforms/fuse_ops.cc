@@ -5,6 +5,8 @@
 //    its immediate post-dominator when every path to it stays elementwise (the epilogue);
 //  - an elementwise/broadcast call fuses into its post-dominator when that is injective, a
 //    reduction or an already fused output-fusable group, and the paths stay injective;
+//    what counts is the class of the call's group, so an epilogue that an anchor has
+//    joined is output-fusable and goes no further;
 //  - injective calls (reshape, transpose) fuse into an injective or reduction
 //    post-dominator, in a second phase so that conv2d epilogues form first;
 //  - kOpaque calls, tuples and calls with tuple results stay alone.
