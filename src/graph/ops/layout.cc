@@ -1,7 +1,8 @@
 // Blocked-layout operators: the layout transform between NCHW and the NCHW[x]c /
 // OIHW[x]i[y]o layouts of the x86 convolution kernels, and those convolutions themselves
-// (direct, depthwise, Winograd) on blocked tensors, their tiling given as attributes.
-// AlterOpLayout (transforms/alter_op_layout.cc) rewrites nn.conv2d into them. Each type is
+// (direct, depthwise, Winograd) on blocked tensors, their tiling given as attributes; and a
+// dense layer on a weight packed into column panels. AlterOpLayout
+// (transforms/alter_op_layout.cc) rewrites nn.conv2d and nn.dense into them. Each type is
 // read off the topi compute (TypeFromCompute), so the shape rules live once, in topi.
 #include <functional>
 #include <regex>
@@ -11,6 +12,7 @@
 #include "loom/topi/transform.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
+#include "loom/topi/x86/dense.h"
 #include "topi/topi_util.h"
 
 namespace loom::graph::ops {
@@ -194,6 +196,48 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Attr("gemm_rows", AttrKind::kInt, int64_t{6}, "tiles per GEMM register tile")
       .Attr("gemm_columns", AttrKind::kInt, int64_t{64}, "output channels per GEMM tile")
       .Attr("gemm_unroll", AttrKind::kInt, int64_t{4}, "GEMM copies over input channels");
+
+  // A dense layer's weight [N, K] in column panels, and the product with packed panels
+  // (topi/x86/dense.h): what AlterOpLayout makes of nn.dense with a constant weight.
+  // Opaque: the weight is a constant, so FoldConstant packs it at compile time.
+  RegisterComputedOp("nn.contrib_dense_pack",
+                     [](const CallInfo& info, const Tensors& in) {
+                       // Packing depends on the panel width only (one row: the register
+                       // check of pack_dense_weight then holds for any panel that fits).
+                       topi::x86::DenseConfig config;
+                       config.tile_rows = 1;
+                       config.tile_columns = info.attrs.GetInt("tile_columns");
+                       return Tensors{topi::x86::pack_dense_weight(in[0], /*transposed=*/true,
+                                                                   config)};
+                     })
+      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque)
+      .Attr("tile_columns", AttrKind::kInt, int64_t{32}, "panel width (a multiple of 16)");
+
+  OpBuilder dense = RegisterComputedOp(
+      "nn.contrib_dense_packed", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::dense_packed(in[0], in[1], info.attrs.GetInt("units"))};
+      });
+  dense.Describe("data [..., K] times a weight packed by nn.contrib_dense_pack: [..., units]")
+      .Inputs({"data", "packed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
+        topi::x86::DenseConfig config;
+        config.tile_rows = info.attrs.GetInt("tile_rows");
+        config.tile_columns = ConstInputShape(info, 1).back();
+        config.block_columns = info.attrs.GetInt("block_columns");
+        config.block_bytes = info.attrs.GetInt("block_bytes");
+        config.k_unroll = info.attrs.GetInt("k_unroll");
+        return NamingTheCall(info,
+                             [&] { return topi::x86::schedule_dense_packed(outputs[0], config); });
+      })
+      .Attr("units", AttrKind::kInt, std::nullopt, "output columns N (before panel padding)")
+      .Attr("tile_rows", AttrKind::kInt, int64_t{8}, "rows of the register tile")
+      .Attr("block_columns", AttrKind::kInt, int64_t{0}, "columns per block (0: by block_bytes)")
+      .Attr("block_bytes", AttrKind::kInt, int64_t{1} << 20, "packed bytes per column block")
+      .Attr("k_unroll", AttrKind::kInt, int64_t{8}, "copies of the k loop body");
   return true;
 }();
 

@@ -21,6 +21,7 @@
 #include "loom/graph/transform.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
+#include "loom/topi/x86/dense.h"
 #include "topi/topi_util.h"
 
 namespace loom::graph {
@@ -125,6 +126,9 @@ class LayoutRewriter {
     if (IsOp(call, "nn.conv2d")) {
       if (std::optional<Value> blocked = RewriteConv2D(call)) return *blocked;
     }
+    if (IsOp(call, "nn.dense")) {
+      if (std::optional<Value> packed = RewriteDense(call)) return *packed;
+    }
     if (call->op->pattern == OpPattern::kElemWise || call->op->pattern == OpPattern::kBroadcast) {
       if (std::optional<Value> blocked = PropagateBroadcast(call)) return *blocked;
     }
@@ -163,6 +167,44 @@ class LayoutRewriter {
       if (converted({item->tuple}, &operands)) result = MakeTupleGetItem(operands[0], item->index);
     }
     return {result, OriginalLayout(e)};
+  }
+
+  // nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM on W
+  // packed once (a call on the constant, which FoldConstant folds), with topi's default
+  // tiling for the shape.
+  std::optional<Value> RewriteDense(const CallNode* call) {
+    const Type& data = call->args[0].type();
+    const Type& weight = call->args[1].type();
+    const DataType f32 = DataType::Float(32);
+    std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
+    if (!x || !w || x->size() < 2 || data.dtype() != f32 || weight.dtype() != f32 ||
+        !IsConstantExpr(call->args[1])) {
+      return std::nullopt;
+    }
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < x->size(); ++d) rows *= (*x)[d];
+    const int64_t n = (*w)[0], k = (*w)[1];
+    if (rows <= 0 || n <= 0 || k <= 0) return std::nullopt;
+    topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, k);
+    Expr packed = MakeCall("nn.contrib_dense_pack", {call->args[1]},
+                           {{"tile_columns", config.tile_columns}});
+    Expr x_value = Convert(ValueOf(call->args[0]), OriginalLayout(call->args[0]));
+    Expr product = MakeCall("nn.contrib_dense_packed", {x_value, packed},
+                            {{"units", n},
+                             {"tile_rows", config.tile_rows},
+                             {"block_columns", config.block_columns},
+                             {"block_bytes", config.block_bytes},
+                             {"k_unroll", config.k_unroll}},
+                            call->name_hint);
+    return Value{product, OriginalLayout(Expr(call))};
+  }
+
+  // Constants and calls of constants only (what FoldConstant turns into one constant).
+  static bool IsConstantExpr(const Expr& e) {
+    if (e.as<ConstantNode>()) return true;
+    const auto* call = e.as<CallNode>();
+    return call != nullptr && call->op != nullptr &&
+           std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
   }
 
   std::optional<Value> RewriteConv2D(const CallNode* call) {

@@ -76,6 +76,7 @@ TEST(GraphAlterOpLayout, TransformsThatMeetCancelOrMerge) {
 )TXT");
 }
 
+// The dense layer after it takes its constant weight packed into column panels.
 TEST(GraphAlterOpLayout, FlattenGetsNCHWBack) {
   Var x = MakeVar("x", TensorType({1, 16, 4, 4}, kF32));
   Call conv = MakeCall("nn.conv2d", {x, RandomConstant({16, 16, 1, 1}, "w", 4)}, ConvAttrs(0));
@@ -90,8 +91,9 @@ TEST(GraphAlterOpLayout, FlattenGetsNCHWBack) {
   %3 = nn.relu(%2);
   %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
   %5 = flatten(%4, axis=1);
-  %6 = nn.dense(%5, meta[Constant 'fc' Tensor[(10, 256), float32]]);
-  %6
+  %6 = nn.contrib_dense_pack(meta[Constant 'fc' Tensor[(10, 256), float32]], tile_columns=16);
+  %7 = nn.contrib_dense_packed(%5, %6, block_bytes=1048576, block_columns=16, k_unroll=8, tile_rows=1, units=10);
+  %7
 }
 )TXT");
 }
@@ -140,8 +142,9 @@ TEST(GraphAlterOpLayout, EachLayerGetsItsKernel) {
   %16 = nn.global_avg_pool2d(%15, layout="NCHW12c");
   %17 = layout_transform(%16, dst_layout="NCHW", src_layout="NCHW12c");
   %18 = flatten(%17, axis=1);
-  %19 = nn.dense(%18, meta[Constant 'fc' Tensor[(10, 24), float32]]);
-  %19
+  %19 = nn.contrib_dense_pack(meta[Constant 'fc' Tensor[(10, 24), float32]], tile_columns=16);
+  %20 = nn.contrib_dense_packed(%18, %19, block_bytes=1048576, block_columns=16, k_unroll=8, tile_rows=1, units=10);
+  %20
 }
 )TXT");
 }
