@@ -5,24 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_expect.h"
 #include "loom/runtime/c_runtime_api.h"
-
-static int failures = 0;
-
-static void Expect(int condition, const char* what) {
-  if (!condition) {
-    fprintf(stderr, "FAILED: %s (last error: %s)\n", what, LoomGetLastError());
-    ++failures;
-  }
-}
-
-static void ExpectError(int status, const char* fragment, const char* what) {
-  Expect(status == -1, what);
-  if (strstr(LoomGetLastError(), fragment) == NULL) {
-    fprintf(stderr, "FAILED: %s: message lacks '%s': %s\n", what, fragment, LoomGetLastError());
-    ++failures;
-  }
-}
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -5,26 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_expect.h"
 #include "loom/runtime/c_runtime_api.h"
 
 enum { kRows = 2, kCols = 8, kCount = kRows * kCols };
-
-static int failures = 0;
-
-static void Expect(int condition, const char* what) {
-  if (!condition) {
-    fprintf(stderr, "FAILED: %s (last error: %s)\n", what, LoomGetLastError());
-    ++failures;
-  }
-}
-
-static void ExpectError(int status, const char* fragment, const char* what) {
-  Expect(status == -1, what);
-  if (strstr(LoomGetLastError(), fragment) == NULL) {
-    fprintf(stderr, "FAILED: %s: message lacks '%s': %s\n", what, fragment, LoomGetLastError());
-    ++failures;
-  }
-}
 
 static DLTensor Tensor(void* data, int64_t* shape, int32_t ndim, uint8_t code, uint8_t bits) {
   DLTensor tensor;
