@@ -159,6 +159,32 @@ TEST(GraphAlterOpLayout, RewrittenGraphsComputeTheOriginal) {
   }
 }
 
+// Dense layers with constant weights become the packed-panel GEMM: rows from leading
+// dimensions (a [2, 3, 40] activation, as a transformer's), widths that are not whole
+// panels (70, 5), a folded weight expression (W * 2), and a bias epilogue; a weight that
+// is a model input stays nn.dense.
+TEST(GraphAlterOpLayout, DenseLayersTakePackedWeights) {
+  Var x = MakeVar("x", TensorType({2, 3, 40}, kF32));
+  Expr scaled = MakeCall("multiply", {RandomConstant({70, 40}, "fc1", 21),
+                                      MakeConstant(test::ArrayOf({1}, kF32, {2.0}), "two")});
+  Expr h = MakeCall("nn.relu", {MakeCall("nn.dense", {x, scaled})});
+  h = MakeCall("add", {h, RandomConstant({70}, "b1", 22)});
+  Expr out = MakeCall("nn.dense", {h, RandomConstant({5, 70}, "fc2", 23)});
+  Function f = MakeFunction({x}, out);
+  Function rewritten = Rewrite(f);
+  int packed = 0;
+  PostOrderVisit(rewritten, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    packed += call && call->op->name == "nn.contrib_dense_packed";
+    EXPECT_FALSE(call && call->op->name == "nn.dense") << ToText(rewritten);
+  });
+  EXPECT_EQ(packed, 2);
+  test::ExpectSameResults(f, rewritten, 1e-4);
+  Var w2 = MakeVar("w", TensorType({5, 40}, kF32));
+  Function unchanged = MakeFunction({x, w2}, MakeCall("nn.dense", {x, w2}));
+  EXPECT_TRUE(Rewrite(unchanged).same_as(unchanged));
+}
+
 // Channel counts no block of 16 divides (3, 17, 10, 24: blocks of 3, 1, 10 and 12), odd
 // sizes, asymmetric padding, unequal strides and dilations, a strided depthwise conv, two
 // convs of different blocks added, and a per-channel scale.
