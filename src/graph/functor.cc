@@ -89,20 +89,35 @@ Expr ExprMutator::VisitExpr_(const FunctionNode* op) {
   return MakeFunction(std::move(params), std::move(body), op->attrs);
 }
 
-void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn) {
-  class Visitor : public ExprVisitor {
-   public:
-    explicit Visitor(const std::function<void(const Expr&)>& fn) : fn_(fn) {}
-    void VisitExpr(const Expr& e) override {
-      if (visited_.count(e.get())) return;
-      ExprVisitor::VisitExpr(e);
-      fn_(e);
-    }
+namespace {
 
-   private:
-    const std::function<void(const Expr&)>& fn_;
-  };
-  Visitor(fn).VisitExpr(e);
+class PostOrderVisitor : public ExprVisitor {
+ public:
+  PostOrderVisitor(const std::function<void(const Expr&)>& fn, bool enter_callees)
+      : fn_(fn), enter_callees_(enter_callees) {}
+  void VisitExpr(const Expr& e) override {
+    if (visited_.count(e.get())) return;
+    ExprVisitor::VisitExpr(e);
+    fn_(e);
+  }
+  void VisitExpr_(const CallNode* op) override {
+    if (enter_callees_) return ExprVisitor::VisitExpr_(op);
+    for (const Expr& arg : op->args) VisitExpr(arg);
+  }
+
+ private:
+  const std::function<void(const Expr&)>& fn_;
+  const bool enter_callees_;
+};
+
+}  // namespace
+
+void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn) {
+  PostOrderVisitor(fn, /*enter_callees=*/true).VisitExpr(e);
+}
+
+void PostOrderVisitDataflow(const Expr& e, const std::function<void(const Expr&)>& fn) {
+  PostOrderVisitor(fn, /*enter_callees=*/false).VisitExpr(e);
 }
 
 }  // namespace loom::graph

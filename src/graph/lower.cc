@@ -74,22 +74,11 @@ PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target&
 }  // namespace
 
 std::vector<const CallNode*> CallsInOrder(const Function& main) {
-  // Operands before users, not descending into the called functions.
-  class Order : public ExprVisitor {
-   public:
-    void VisitExpr(const Expr& e) override {
-      if (visited_.count(e.get())) return;
-      ExprVisitor::VisitExpr(e);
-      if (const auto* call = e.as<CallNode>()) calls.push_back(call);
-    }
-    void VisitExpr_(const CallNode* op) override {
-      for (const Expr& arg : op->args) VisitExpr(arg);
-    }
-    std::vector<const CallNode*> calls;
-  };
-  Order order;
-  order.VisitExpr(main->body);
-  return order.calls;
+  std::vector<const CallNode*> calls;
+  PostOrderVisitDataflow(main->body, [&](const Expr& e) {
+    if (const auto* call = e.as<CallNode>()) calls.push_back(call);
+  });
+  return calls;
 }
 
 std::string StructuralKey(const Function& function) {

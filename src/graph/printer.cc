@@ -23,22 +23,7 @@ class Printer {
     const auto* function = root.as<FunctionNode>();
     Expr body = function ? function->body : root;
     // Operands before users, not descending into called functions (printed after).
-    class Order : public ExprVisitor {
-     public:
-      explicit Order(Printer* printer) : printer_(printer) {}
-      void VisitExpr(const Expr& e) override {
-        if (visited_.count(e.get())) return;
-        ExprVisitor::VisitExpr(e);
-        printer_->Bind(e);
-      }
-      void VisitExpr_(const CallNode* op) override {
-        for (const Expr& arg : op->args) VisitExpr(arg);
-      }
-
-     private:
-      Printer* printer_;
-    };
-    Order(this).VisitExpr(body);
+    PostOrderVisitDataflow(body, [&](const Expr& e) { Bind(e); });
     std::ostringstream out;
     if (function) {
       out << "fn (";

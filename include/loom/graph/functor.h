@@ -6,6 +6,7 @@
 //                                node when nothing under it changed (rebuilt calls are
 //                                retyped by MakeCall)
 //   PostOrderVisit(e, fn)        fn on every node once, operands before users
+//   PostOrderVisitDataflow(e, fn)  the same, not entering called (fused) functions
 #pragma once
 
 #include <functional>
@@ -59,5 +60,8 @@ class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
 };
 
 void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn);
+// The same over e's dataflow only: the bodies of the functions that calls apply (fused
+// groups, each its own scope) are not entered; the called Function nodes are not visited.
+void PostOrderVisitDataflow(const Expr& e, const std::function<void(const Expr&)>& fn);
 
 }  // namespace loom::graph

@@ -44,25 +44,12 @@ struct IndexedGraph {
 
   static IndexedGraph Build(const Expr& body) {
     IndexedGraph graph;
-    // Visits the operands of calls only (never the bodies of already fused functions).
-    class Order : public ExprVisitor {
-     public:
-      explicit Order(IndexedGraph* graph) : graph_(graph) {}
-      void VisitExpr(const Expr& e) override {
-        if (visited_.count(e.get())) return;
-        ExprVisitor::VisitExpr(e);
-        if (e.as<VarNode>() || e.as<ConstantNode>()) return;
-        graph_->index[e.get()] = static_cast<int>(graph_->nodes.size());
-        graph_->nodes.push_back({e, NodePattern(e), {}, false});
-      }
-      void VisitExpr_(const CallNode* op) override {
-        for (const Expr& arg : op->args) VisitExpr(arg);
-      }
-
-     private:
-      IndexedGraph* graph_;
-    };
-    Order(&graph).VisitExpr(body);
+    // The operands of calls only (never the bodies of already fused functions).
+    PostOrderVisitDataflow(body, [&](const Expr& e) {
+      if (e.as<VarNode>() || e.as<ConstantNode>()) return;
+      graph.index[e.get()] = static_cast<int>(graph.nodes.size());
+      graph.nodes.push_back({e, NodePattern(e), {}, false});
+    });
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       const Expr& e = graph.nodes[i].expr;
       OpPattern pattern = graph.nodes[i].pattern;
