@@ -1,5 +1,5 @@
 // Elementwise and broadcasting operators: each one topi computation, fused freely.
-#include "graph/ops/op_util.h"
+#include "graph/ops/shape_util.h"
 #include "loom/topi/elementwise.h"
 
 namespace loom::graph::ops {
@@ -8,24 +8,24 @@ namespace {
 using UnaryFn = te::Tensor (*)(const te::Tensor&);
 using BinaryFn = te::Tensor (*)(const te::Tensor&, const te::Tensor&);
 
+// The type is read off the compute, so an input type the operator does not take (exp of an
+// integer tensor) is an error naming the call when the call is built.
 void RegisterUnary(const std::string& name, UnaryFn fn, const std::string& doc) {
-  OpBuilder(OpRegistry::Register(name))
+  RegisterComputedOp(name,
+                     [fn](const CallInfo&, const std::vector<te::Tensor>& in) {
+                       return std::vector<te::Tensor>{fn(in[0])};
+                     })
       .Describe(doc)
       .Inputs({"x"})
-      .Pattern(OpPattern::kElemWise)
-      .TypeRelation(SameAsInput(0))
-      .Compute([fn](const CallInfo&, const std::vector<te::Tensor>& in) {
-        return std::vector<te::Tensor>{fn(in[0])};
-      });
+      .Pattern(OpPattern::kElemWise);
 }
 
-void RegisterBinary(const std::string& name, BinaryFn fn, const std::string& doc,
-                    std::optional<DataType> out_dtype = std::nullopt) {
+void RegisterBinary(const std::string& name, BinaryFn fn, const std::string& doc) {
   OpBuilder(OpRegistry::Register(name))
       .Describe(doc)
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kBroadcast)
-      .TypeRelation(BroadcastInputs(out_dtype))
+      .TypeRelation(BroadcastInputs())
       .Compute([fn](const CallInfo&, const std::vector<te::Tensor>& in) {
         return std::vector<te::Tensor>{fn(in[0], in[1])};
       });

@@ -4,15 +4,8 @@
 
 namespace loom::graph::ops {
 
-TypeRelationFn SameAsInput(int index) {
-  return [index](const CallInfo& info) {
-    LOOM_ICHECK(index < static_cast<int>(info.input_types.size()));
-    return info.input_types[index];
-  };
-}
-
-TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype) {
-  return [out_dtype](const CallInfo& info) {
+TypeRelationFn BroadcastInputs() {
+  return [](const CallInfo& info) {
     for (size_t i = 0; i < info.input_types.size(); ++i) {
       LOOM_CHECK_USER(info.input_types[i].is_tensor())
           << info.where << ": input " << i << " must be a tensor, got "
@@ -27,7 +20,7 @@ TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype) {
           << t.str();
       shape = topi::BroadcastShape(shape, t.shape(), info.where);
     }
-    return TensorType(shape, out_dtype.value_or(first.dtype()));
+    return TensorType(shape, first.dtype());
   };
 }
 

@@ -9,11 +9,8 @@
 
 namespace loom::graph::ops {
 
-// The output type is input `index`'s.
-TypeRelationFn SameAsInput(int index);
-// NumPy broadcasting of every input's shape; all inputs share one dtype (the output's
-// unless `out_dtype` is given, as comparisons give bool).
-TypeRelationFn BroadcastInputs(std::optional<DataType> out_dtype = std::nullopt);
+// NumPy broadcasting of every input's shape; all inputs share one dtype, the output's.
+TypeRelationFn BroadcastInputs();
 
 // Input i's name: the operator's, or "input<i>" for a variadic operator.
 std::string InputName(const CallInfo& info, size_t i);

@@ -57,6 +57,9 @@ TEST(GraphExpr, ErrorsNameTheCallAndTheShapes) {
   Var i = MakeVar("i", TensorType({2, 3}, DataType::Int(32)));
   EXPECT_NE(ErrorOf([&] { MakeCall("add", {x, i}); }).find("must share one dtype"),
             std::string::npos);
+  // A unary operator's type comes from its compute: exp takes float tensors only.
+  EXPECT_NE(ErrorOf([&] { MakeCall("exp", {i}, {}, "exp_3"); }).find("exp 'exp_3'"),
+            std::string::npos);
   EXPECT_NE(ErrorOf([&] { MakeFunction({}, MakeCall("nn.relu", {x})); })
                 .find("variable 'x' is used in the function but is not one of its parameters"),
             std::string::npos);
