@@ -16,9 +16,17 @@ const char* ExprKindName(ExprKind kind) {
   return "?";
 }
 
+namespace {
+
+// "nn.conv2d 'conv_3'", or "nn.conv2d call" for a call without a name.
+std::string CallWhere(const std::string& callee, const std::string& name_hint) {
+  return callee + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+}
+
+}  // namespace
+
 std::string CallNode::Where() const {
-  std::string callee_name = op ? op->name : "fused function";
-  return callee_name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+  return CallWhere(op ? op->name : "fused function", name_hint);
 }
 
 CallInfo CallNode::Info() const {
@@ -82,7 +90,7 @@ Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string 
   LOOM_ICHECK(op != nullptr) << "MakeCall without an operator";
   CallInfo info;
   info.op = op;
-  info.where = op->name + (name_hint.empty() ? " call" : " '" + name_hint + "'");
+  info.where = CallWhere(op->name, name_hint);
   if (op->variadic()) {
     LOOM_CHECK_USER(!args.empty()) << info.where << ": takes at least one input, got none";
   } else {
