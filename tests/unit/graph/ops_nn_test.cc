@@ -23,6 +23,17 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// `call` alone and with a fused ReLU after it (its group scheduled with the epilogue), each
+// within `tolerance` of `want` (and of relu(want)).
+void ExpectAloneAndWithRelu(const Call& call, const std::vector<NDArray>& inputs,
+                            std::vector<double> want, double tolerance,
+                            const std::string& label) {
+  test::ExpectClose(RunCall(call, inputs), want, tolerance, label);
+  for (double& v : want) v = std::max(v, 0.0);
+  test::ExpectClose(test::RunWithRelu(call, inputs), want, tolerance, label + " + relu");
+}
+
+
 tir::HostArray ToHost(const NDArray& array) {
   tir::HostArray host(array.dtype(), array.Shape());
   std::memcpy(host.memory()->data(), array.data(), array.NumBytes());
@@ -94,12 +105,7 @@ TEST(GraphOpsNN, Conv2DMatchesReference) {
   a.dilations = {1, 2};
   a.groups = 2;
   std::vector<double> want = topi::test::ReferenceConv2D(ToHost(x), ToHost(w), a, 4, 4);
-  test::ExpectClose(RunCall(conv, {x, w}), want, 1e-4, "conv2d");
-
-  // A fused ReLU after it: the group is scheduled with the epilogue.
-  NDArray fused = test::RunWithRelu(conv, {x, w});
-  for (double& v : want) v = std::max(v, 0.0);
-  test::ExpectClose(fused, want, 1e-4, "conv2d + relu");
+  ExpectAloneAndWithRelu(conv, {x, w}, want, 1e-4, "conv2d");
 }
 
 TEST(GraphOpsNN, Conv1DMatchesReference) {
@@ -201,11 +207,8 @@ TEST(GraphOpsNN, DenseTypeErrorsAndReference) {
 
   NDArray x = RandomArray({2, 3, 5}, kF32, 7), w = RandomArray({4, 5}, kF32, 8);
   std::vector<double> want = ReferenceMatmul(x, w, 1, 6, 5, 4, true, false);
-  test::ExpectClose(RunCall(dense, {x, w}), want, 1e-5, "dense");
-  // With an epilogue (the x86 register-tiled schedule).
-  NDArray fused = test::RunWithRelu(dense, {x, w});
-  for (double& v : want) v = std::max(v, 0.0);
-  test::ExpectClose(fused, want, 1e-5, "dense + relu");
+  // With the epilogue: the x86 register-tiled schedule.
+  ExpectAloneAndWithRelu(dense, {x, w}, want, 1e-5, "dense");
 }
 
 TEST(GraphOpsNN, MatmulBroadcastsAndTakesVectors) {
@@ -224,18 +227,12 @@ TEST(GraphOpsNN, MatmulBroadcastsAndTakesVectors) {
   Call mm = MakeCall("nn.matmul", {In("a", {2, 3, 4}), In("b", {4, 5})});
   NDArray a = RandomArray({2, 3, 4}, kF32, 9), b = RandomArray({4, 5}, kF32, 10);
   std::vector<double> want = ReferenceMatmul(a, b, 2, 3, 4, 5, false, false);
-  test::ExpectClose(RunCall(mm, {a, b}), want, 1e-5, "matmul");
-  NDArray fused = test::RunWithRelu(mm, {a, b});
-  for (double& v : want) v = std::max(v, 0.0);
-  test::ExpectClose(fused, want, 1e-5, "matmul + relu");
+  ExpectAloneAndWithRelu(mm, {a, b}, want, 1e-5, "matmul");
   // A vector operand: the generic schedules.
   Call mv = MakeCall("nn.matmul", {In("a", {3, 4}), In("b", {4})});
   NDArray a2 = RandomArray({3, 4}, kF32, 9), v = RandomArray({4}, kF32, 11);
   std::vector<double> want_mv = ReferenceMatmul(a2, v, 1, 3, 4, 1, false, false);
-  test::ExpectClose(RunCall(mv, {a2, v}), want_mv, 1e-5, "matrix-vector");
-  NDArray fused_mv = test::RunWithRelu(mv, {a2, v});
-  for (double& value : want_mv) value = std::max(value, 0.0);
-  test::ExpectClose(fused_mv, want_mv, 1e-5, "matrix-vector + relu");
+  ExpectAloneAndWithRelu(mv, {a2, v}, want_mv, 1e-5, "matrix-vector");
 }
 
 TEST(GraphOpsNN, BatchMatmulX86AndGeneric) {
@@ -249,10 +246,7 @@ TEST(GraphOpsNN, BatchMatmulX86AndGeneric) {
     ASSERT_EQ(bmm.type().str(), "Tensor[(2, 5, " + std::to_string(N) + "), float32]");
     NDArray a = RandomArray({2, 5, 8}, kF32, 11), b = RandomArray({2, 8, N}, kF32, 12);
     std::vector<double> want = ReferenceMatmul(a, b, 2, 5, 8, N);
-    test::ExpectClose(RunCall(bmm, {a, b}), want, 1e-5, "batch_matmul");
-    NDArray fused = test::RunWithRelu(bmm, {a, b});
-    for (double& v : want) v = std::max(v, 0.0);
-    test::ExpectClose(fused, want, 1e-5, "batch_matmul + relu");
+    ExpectAloneAndWithRelu(bmm, {a, b}, want, 1e-5, "batch_matmul");
   }
 }
 
@@ -443,10 +437,7 @@ TEST(GraphOpsNN, PoolsMatchReference) {
   Attrs attrs = {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}};
   Call max_pool = MakeCall("nn.max_pool2d", {In("x", {1, 2, 7, 7})}, attrs);
   std::vector<double> want = ReferencePool(x, 3, 2, 1, true, false);
-  test::ExpectClose(RunCall(max_pool, {x}), want, 1e-6, "max_pool2d");
-  NDArray fused = test::RunWithRelu(max_pool, {x});
-  for (double& v : want) v = std::max(v, 0.0);
-  test::ExpectClose(fused, want, 1e-6, "max_pool2d + relu");
+  ExpectAloneAndWithRelu(max_pool, {x}, want, 1e-6, "max_pool2d");
   test::ExpectClose(RunCall(MakeCall("nn.avg_pool2d", {In("x", {1, 2, 7, 7})}, attrs), {x}),
                     ReferencePool(x, 3, 2, 1, false, false), 1e-5, "avg_pool2d");
   test::ExpectClose(RunCall(MakeCall("nn.avg_pool2d", {In("x", {1, 2, 7, 7})},
