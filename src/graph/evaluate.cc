@@ -97,14 +97,9 @@ std::vector<runtime::NDArray> EvaluateCallOutputs(const CallNode& call,
                        << " is not constant for constant-shaped inputs";
     results.push_back(runtime::NDArray::Empty(*shape, type.dtype()));
   }
-  std::vector<LoomValue> values;
-  for (const runtime::NDArray& array : inputs) values.push_back({.v_handle = array.tensor()});
-  for (const runtime::NDArray& array : results) values.push_back({.v_handle = array.tensor()});
-  std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
-  runtime::RetValue ret;
-  module.GetRequiredFunction("evaluate")
-      .CallPacked(runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())),
-                  &ret);
+  std::vector<runtime::NDArray> args = inputs;
+  args.insert(args.end(), results.begin(), results.end());
+  module.GetRequiredFunction("evaluate").CallWithArrays(args);
   return results;
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -239,6 +240,15 @@ std::vector<std::string> Registry::ListNames() {
   names.reserve(table.functions.size());
   for (const auto& entry : table.functions) names.push_back(entry.first);
   return names;
+}
+
+RetValue PackedFunc::CallWithArrays(const std::vector<NDArray>& arrays) const {
+  std::vector<LoomValue> values(arrays.size());
+  std::vector<int32_t> codes(arrays.size(), kLoomDLTensorHandle);
+  for (size_t i = 0; i < arrays.size(); ++i) values[i].v_handle = arrays[i].tensor();
+  RetValue ret;
+  CallPacked(PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
+  return ret;
 }
 
 }  // namespace loom::runtime

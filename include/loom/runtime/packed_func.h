@@ -127,6 +127,9 @@ class PackedFunc {
   explicit operator bool() const { return defined(); }
 
   void CallPacked(PackedArgs args, RetValue* ret) const;
+  // Calls with `arrays` as the arguments, as their DLTensors (for argument lists whose length
+  // is known only at run time: a kernel's inputs then outputs).
+  RetValue CallWithArrays(const std::vector<NDArray>& arrays) const;
 
   // Packs C++ values: integers (and bool), floating point, DLTensor*, NDArray, std::string /
   // const char*, DataType, DLDevice, void* and nullptr. NDArray arguments are passed as their

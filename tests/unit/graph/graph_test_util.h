@@ -132,14 +132,9 @@ inline runtime::NDArray RunWithRelu(const Call& call, const std::vector<runtime:
 
   runtime::NDArray result =
       runtime::NDArray::Empty(call->checked_type.ConstShape().value(), call->checked_type.dtype());
-  std::vector<LoomValue> values;
-  for (const runtime::NDArray& array : inputs) values.push_back({.v_handle = array.tensor()});
-  values.push_back({.v_handle = result.tensor()});
-  std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
-  runtime::RetValue ret;
-  module.GetRequiredFunction("with_relu")
-      .CallPacked(runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())),
-                  &ret);
+  std::vector<runtime::NDArray> args = inputs;
+  args.push_back(result);
+  module.GetRequiredFunction("with_relu").CallWithArrays(args);
   return result;
 }
 

@@ -32,13 +32,7 @@ Expr ResidualBlock(const Expr& x, unsigned seed) {
 // Runs kernel `name` of `module` on inputs then outputs (NDArrays), in place.
 void RunKernel(const runtime::Module& module, const std::string& name,
                const std::vector<runtime::NDArray>& args) {
-  std::vector<LoomValue> values;
-  for (const runtime::NDArray& array : args)
-    values.push_back(LoomValue{.v_handle = array.tensor()});
-  std::vector<int32_t> codes(values.size(), kLoomDLTensorHandle);
-  runtime::RetValue ret;
-  module.GetRequiredFunction(name).CallPacked(
-      runtime::PackedArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
+  module.GetRequiredFunction(name).CallWithArrays(args);
 }
 
 TEST(LowerToTIR, IdenticalResidualBlocksCompileOnce) {

@@ -1,4 +1,5 @@
 #include "runtime_test_util.h"
+#include "loom/runtime/ndarray.h"
 #include "loom/runtime/packed_func.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,18 @@ TEST(PackedFunc, PacksEveryArgumentKind) {
                                          kLoomStr, kLoomDataType, kLoomDevice,
                                          kLoomDLTensorHandle, kLoomDLTensorHandle, kLoomNullptr,
                                          kLoomOpaqueHandle, kLoomStr}));
+}
+
+TEST(PackedFunc, CallWithArraysPassesEachArraysTensor) {
+  std::vector<NDArray> arrays = {NDArray::Empty({2}, DataType::Float(32)),
+                                 NDArray::Empty({3, 4}, DataType::Int(8))};
+  std::vector<DLTensor*> seen;
+  PackedFunc record([&](PackedArgs args, RetValue* ret) {
+    for (int i = 0; i < args.size(); ++i) seen.push_back(args[i].AsDLTensor());
+    ret->SetInt(args.size());
+  });
+  EXPECT_EQ(record.CallWithArrays(arrays).AsInt(), 2);
+  EXPECT_EQ(seen, (std::vector<DLTensor*>{arrays[0].tensor(), arrays[1].tensor()}));
 }
 
 TEST(PackedFunc, TypeMismatchesNameTheArgumentAndBothTypes) {
