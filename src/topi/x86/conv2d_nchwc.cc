@@ -41,6 +41,13 @@ PrimExpr Likely(PrimExpr test) {
   return call_intrin(DataType::Bool(), "likely", {std::move(test)});
 }
 
+// 0 <= row < rows and 0 <= column < columns, each bound likely() on its own: LoopPartition
+// peels each one off the loop whose variable it tests.
+PrimExpr LikelyInside(const PrimExpr& row, int64_t rows, const PrimExpr& column, int64_t columns) {
+  return Likely(row >= 0) && Likely(row < int(rows)) && Likely(column >= 0) &&
+         Likely(column < int(columns));
+}
+
 bool HasPadding(const Conv2DAttrs& a) { return a.pads != std::array<int64_t, 4>{0, 0, 0, 0}; }
 
 PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
@@ -53,8 +60,7 @@ PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
        int((in[3] + left + a.pads[3]) * bn)},
       [&](const Array<Var>& i) {
         PrimExpr row = i[2] - int(top), position = i[3] - int(left * bn);
-        PrimExpr inside = Likely(row >= 0) && Likely(row < int(in[2])) &&
-                          Likely(position >= 0) && Likely(position < int(in[3] * bn));
+        PrimExpr inside = LikelyInside(row, in[2], position, in[3] * bn);
         return te::if_then_else(
             inside, data(i[0], i[1], row, floordiv(position, int(bn)), floormod(position, int(bn))),
             make_const(data.dtype(), 0.0));
@@ -127,12 +133,10 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
             i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]) - int(a.pads[1]);
         PrimExpr value = data(i[0], i[1], row, column, i[4]);
         if (HasPadding(a)) {
-          value = te::if_then_else(Likely(row >= 0) && Likely(row < int(in[2])) &&
-                                       Likely(column >= 0) && Likely(column < int(in[3])),
-                                   value, make_const(data.dtype(), 0.0));
+          value = te::if_then_else(LikelyInside(row, in[2], column, in[3]), value,
+                                   make_const(data.dtype(), 0.0));
         }
-        return te::sum(value *
-                           weight(i[1], 0, rr->var, rs->var, 0, i[4]),
+        return te::sum(value * weight(i[1], 0, rr->var, rs->var, 0, i[4]),
                        {rr, rs});
       },
       op, "depthwise_conv2d_nchwc");
