@@ -35,7 +35,7 @@ class Builder {
  public:
   Builder(const LoweredModel& lowered, ExecutionGraph* graph) : lowered_(lowered), graph_(graph) {}
 
-  void Run(const Function& main) {
+  void Run(const Function& main, const std::vector<std::string>& output_names) {
     for (const Var& param : main->params) {
       int entry = AddEntry(param->name_hint, param.type(), EntryKind::kInput);
       entries_of_[param.get()] = {entry};
@@ -46,7 +46,8 @@ class Builder {
     for (size_t i = 0; i < results.size(); ++i) {
       ExecutionGraph::Entry& entry = graph_->entries[results[i]];
       if (entry.kind == EntryKind::kIntermediate) entry.kind = EntryKind::kOutput;
-      graph_->outputs.push_back({"output" + std::to_string(i), results[i]});
+      bool named = i < output_names.size() && !output_names[i].empty();
+      graph_->outputs.push_back({named ? output_names[i] : "output" + std::to_string(i), results[i]});
     }
   }
 
@@ -138,9 +139,10 @@ MemoryPlanProblem ExecutionGraph::PlanProblem() const {
   return problem;
 }
 
-ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered) {
+ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered,
+                                   const std::vector<std::string>& output_names) {
   ExecutionGraph graph;
-  Builder(lowered, &graph).Run(main);
+  Builder(lowered, &graph).Run(main, output_names);
   return graph;
 }
 

@@ -41,7 +41,8 @@ struct ExecutionGraph {
 };
 
 // From main of a fused module (every call a call of a primitive function) and its kernels.
-ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered);
+ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& lowered,
+                                   const std::vector<std::string>& output_names = {});
 
 // The parameters blob: each parameter's bytes at a 64-byte aligned offset (offsets[i] for
 // parameter entry number i, in entry order).

@@ -2,6 +2,7 @@
 #include "loom/graph/compile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <new>
@@ -33,7 +34,28 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
     LOOM_CHECK_USER(fresh) << "Compile: model inputs " << it->second << " and " << i
                            << " are both named '" << input->name_hint << "'";
   }
+  const std::vector<std::string>& output_names = module.output_names();
+  const Type& result = module.main()->body.type();
+  size_t num_results = result.is_tensor() ? 1 : result.fields().size();
+  LOOM_CHECK_USER(output_names.empty() || output_names.size() == num_results)
+      << "Compile: the module names " << output_names.size() << " outputs, but main returns "
+      << num_results;
 }
+
+// Times the stages of one compile for its CompileStageCallback.
+class StageTimer {
+ public:
+  explicit StageTimer(const CompileStageCallback& on_stage) : on_stage_(on_stage) {}
+  void Done(const char* stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (on_stage_) on_stage_(stage, std::chrono::duration<double>(now - start_).count());
+    start_ = now;
+  }
+
+ private:
+  const CompileStageCallback& on_stage_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 // The result with every constant in it (a field of the result tuple, or the result) read
 // through a copy call: the executor hands model outputs out of storage slots, and a constant
@@ -96,20 +118,26 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
 
 }  // namespace
 
-CompiledModel Compile(const IRModule& module, const CompileOptions& options) {
+CompiledModel Compile(const IRModule& module, const CompileOptions& options,
+                      const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
   Target target = Target::Parse(options.target);
+  StageTimer timer(on_stage);
   // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
   IRModule fused = RunPasses(module, GraphPasses(options, target));
+  timer.Done("graph passes");
   // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower).
   LoweredModel lowered = LowerToTIR(fused, target);
+  timer.Done("lowering");
   // 3. The execution graph and its static memory plan.
-  ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered);
+  ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered, module.output_names());
   MemoryPlan plan = PlanMemory(graph.PlanProblem());
+  timer.Done("memory plan");
   // 4. Code generation, the weights and the graph's text.
   CompiledModel model;
   model.kernels_tir = lowered.tir;
   model.kernels = build(lowered.tir, target);
+  timer.Done("codegen");
   std::vector<size_t> param_offsets;
   model.params = ParamsBlob(graph, &param_offsets);
   model.graph_json = ExecutionGraphJson(graph, plan, param_offsets, target.str());

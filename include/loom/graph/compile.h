@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct CompileOptions {
   int max_fuse_group = 256;  // operators per fused kernel at most
 };
 
+// Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")
+// with its wall time, for progress reports on long compiles.
+using CompileStageCallback = std::function<void(const std::string& stage, double seconds)>;
+
 struct CompiledModel {
   loom::IRModule kernels_tir;      // the lowered kernels
   runtime::Module kernels;         // built
@@ -38,7 +43,8 @@ struct CompiledModel {
 
 // Model inputs (main's parameters) must have constant shapes; an invalid option, a module
 // without "main" or a symbolic input dimension is a loom::Error naming the problem.
-CompiledModel Compile(const IRModule& module, const CompileOptions& options);
+CompiledModel Compile(const IRModule& module, const CompileOptions& options,
+                      const CompileStageCallback& on_stage = {});
 
 // The model to run in this process: the kernels, the graph, and a 64-byte aligned copy of
 // the parameters that the returned model owns.

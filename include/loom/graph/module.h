@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "loom/graph/expr.h"
 
@@ -22,8 +23,14 @@ class IRModule {
   bool Contains(const std::string& name) const { return functions_.count(name) != 0; }
   const std::map<std::string, Function>& functions() const { return functions_; }
 
+  // Names of main's results (one per tensor it returns, in order), as the artifact's outputs
+  // carry them; an empty name (or none set) is "output<i>". Passes keep them.
+  void SetOutputNames(std::vector<std::string> names) { output_names_ = std::move(names); }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
  private:
   std::map<std::string, Function> functions_;
+  std::vector<std::string> output_names_;
 };
 
 // Every function's text, "def @name" headers in name order.

@@ -1,0 +1,106 @@
+// The contract between the importer (importer.cc) and the operator converters (ops_*.cc):
+// one converter per ONNX operator type, registered with LOOM_REGISTER_ONNX_CONVERTER.
+//
+//   LOOM_REGISTER_ONNX_CONVERTER("Relu", [](NodeContext& ctx) -> Outputs {
+//     return {ctx.Call("nn.relu", {ctx.Input(0)})};
+//   });
+//
+// A converter returns one expression per node output (trailing optional outputs the model
+// does not use may be left out). It reads inputs, constants and attributes through the
+// NodeContext, builds calls with ctx.Call (named after the node, so type errors name it),
+// and reports what it cannot express with ctx.Fail. The importer folds a node whose inputs
+// are all constant into constants after converting it.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/graph/expr.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::frontend::onnx {
+
+using Outputs = std::vector<graph::Expr>;
+
+class NodeContext {
+ public:
+  virtual ~NodeContext() = default;
+
+  virtual const ::onnx::NodeProto& node() const = 0;
+  const std::string& op_type() const { return node().op_type(); }
+  // "node 'Conv_3' (Conv)": how every message names the node.
+  virtual std::string Where() const = 0;
+  // The model's opset of the node's domain, to pick the semantics of an operator version.
+  virtual int64_t opset() const = 0;
+
+  // Inputs. An absent optional input has an index past the end or an empty name.
+  virtual int NumInputs() const = 0;
+  virtual bool HasInput(int i) const = 0;
+  // Input i; an error naming the node when it is absent.
+  virtual graph::Expr Input(int i) const = 0;
+  // Shape (every dimension is static at import) and dtype of input i.
+  std::vector<int64_t> InputShape(int i) const;
+  int InputRank(int i) const { return static_cast<int>(InputShape(i).size()); }
+  DataType InputDtype(int i) const;
+  // The value of input i when it is a constant (an initializer, a Constant node, or a value
+  // the importer folded), else nullopt.
+  std::optional<runtime::NDArray> ConstantInput(int i) const;
+  // Input i as integers / floats; an error naming the node and input when it is not constant
+  // ("input 1 (shape) of node 'Reshape_4' (Reshape) must be a constant ...").
+  std::vector<int64_t> ConstantInts(int i) const;
+  std::vector<double> ConstantFloats(int i) const;
+
+  // Attributes: `fallback` is the ONNX default; without one a missing attribute is an error.
+  bool HasAttr(const std::string& name) const;
+  int64_t AttrInt(const std::string& name, std::optional<int64_t> fallback = std::nullopt) const;
+  float AttrFloat(const std::string& name, std::optional<float> fallback = std::nullopt) const;
+  std::string AttrString(const std::string& name,
+                         std::optional<std::string> fallback = std::nullopt) const;
+  std::vector<int64_t> AttrInts(const std::string& name,
+                                std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
+  std::vector<float> AttrFloats(const std::string& name,
+                                std::optional<std::vector<float>> fallback = std::nullopt) const;
+  runtime::NDArray AttrTensor(const std::string& name) const;
+
+  // A call of graph operator `op`, named after the node (the first call of a node takes the
+  // node's name, later ones "<name>.<k>"); a type error names the node.
+  virtual graph::Expr Call(const std::string& op, std::vector<graph::Expr> args,
+                           graph::Attrs attrs = {}) = 0;
+  // A constant (named after the node).
+  virtual graph::Expr Const(runtime::NDArray value) = 0;
+  // A rank-0 constant of `dtype` holding `value`.
+  graph::Expr Scalar(double value, DataType dtype);
+
+  // A loom::Error "<Where()>: <message>"; for inputs or attribute values Loom cannot
+  // express, say what is supported.
+  [[noreturn]] void Fail(const std::string& message) const;
+
+ protected:
+  const ::onnx::AttributeProto* FindAttr(const std::string& name) const;
+};
+
+using Converter = std::function<Outputs(NodeContext& ctx)>;
+
+// `op_type` is the ONNX type for the default domain, "<domain>.<type>" for another domain.
+bool RegisterConverter(const std::string& op_type, Converter converter);
+const Converter* FindConverter(const std::string& op_type);
+std::vector<std::string> ConverterNames();
+
+// ONNX tensor element type <-> Loom dtype; an unsupported type is an error naming `where`.
+DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where);
+// An initializer / Constant value / attribute tensor as a host array (raw_data or typed
+// fields; external data resolved by the importer before this is called).
+runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std::string& where);
+
+}  // namespace loom::frontend::onnx
+
+#define LOOM_ONNX_CONVERTER_VAR_I(line) loom_onnx_converter_##line
+#define LOOM_ONNX_CONVERTER_VAR(line) LOOM_ONNX_CONVERTER_VAR_I(line)
+#define LOOM_REGISTER_ONNX_CONVERTER(op_type, ...)                                 \
+  [[maybe_unused]] static const bool LOOM_ONNX_CONVERTER_VAR(__LINE__) =           \
+      ::loom::frontend::onnx::RegisterConverter(op_type, __VA_ARGS__)
