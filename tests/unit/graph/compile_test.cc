@@ -289,6 +289,28 @@ TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
   EXPECT_EQ(test::Values(loaded[0]), test::Values(in_process[0]));
 }
 
+// The module's output names become the artifact's; each stage reports its time once, in
+// pipeline order.
+TEST(Compile, NamedOutputsAndStageTimings) {
+  IRModule module = IRModule::FromFunction(SmallCnn());
+  module.SetOutputNames({"logits", ""});
+  std::vector<std::string> stages;
+  CompiledModel model = Compile(module, {.opt_level = 1}, [&](const std::string& stage,
+                                                              double seconds) {
+    EXPECT_GE(seconds, 0.0) << stage;
+    stages.push_back(stage);
+  });
+  EXPECT_EQ(stages,
+            (std::vector<std::string>{"graph passes", "lowering", "memory plan", "codegen"}));
+  nlohmann::json doc = nlohmann::json::parse(model.graph_json);
+  EXPECT_EQ(doc["outputs"][0]["name"], "logits");
+  EXPECT_EQ(doc["outputs"][1]["name"], "output1");  // unnamed
+  module.SetOutputNames({"logits"});
+  EXPECT_NE(ErrorOf([&] { Compile(module, {}); })
+                .find("Compile: the module names 1 outputs, but main returns 2"),
+            std::string::npos);
+}
+
 TEST(Compile, BadOptionsAndModelsAreUserErrors) {
   IRModule module = IRModule::FromFunction(Mlp());
   EXPECT_NE(ErrorOf([&] { Compile(module, {.opt_level = 4}); })
