@@ -41,8 +41,9 @@ struct LibraryBlob {
 };
 // Like ExportLibrary, and also exports each blob as `symbol`: its bytes, 64-byte aligned and
 // followed by one zero byte (so a text blob is a C string), and `symbol_size`, a uint64_t
-// holding the size without that byte. The bytes go to the object file as they are (no C
-// source), so hundreds of megabytes export in about the time the linker takes to copy them.
+// holding the size without that byte. The bytes reach the library through a temporary file
+// that the assembler includes as it is (no C source, no copy in the compiler's memory), so
+// hundreds of megabytes export in about the time the linker takes to copy them.
 void ExportLibrary(const runtime::Module& module, const std::string& path,
                    const std::vector<LibraryBlob>& blobs);
 

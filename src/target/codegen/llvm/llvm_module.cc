@@ -1,19 +1,24 @@
-// The "llvm" runtime module: generated code JIT-compiled in process with ORC LLJIT, and the
-// same code emitted as an object file and linked into a shared library.
+// The "llvm" runtime module: generated code emitted once as a position-independent object,
+// linked in process by ORC LLJIT and, for export, into a shared library with the blobs.
 #include "target/codegen/llvm/llvm_module.h"
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/Constants.h>
-#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,33 +50,67 @@ bool IsCIdentifier(const std::string& name) {
   });
 }
 
-// `blob` as the globals `symbol` (its bytes and a zero byte, 64-byte aligned) and
-// `symbol_size`. An i8 array is what the assembler writes out as one block of bytes; the
-// zero byte is a second member of a packed struct so the data is never copied to append it.
-void AddBlob(llvm::Module* module, const LibraryBlob& blob, const std::string& path) {
-  std::string size_symbol = blob.symbol + "_size";
-  LOOM_CHECK_USER(IsCIdentifier(blob.symbol))
-      << "ExportLibrary('" << path << "'): blob symbol '" << blob.symbol
-      << "' is not a C identifier";
-  for (const std::string& name : {blob.symbol, size_symbol}) {
-    LOOM_CHECK_USER(module->getNamedValue(name) == nullptr)
-        << "ExportLibrary('" << path << "'): blob symbol '" << name
-        << "' is already defined (by a kernel or another blob); give the blob another name";
+// A temporary folder with simple characters in its path (the assembler's .incbin reads it),
+// removed with its files.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "loom-export-XXXXXX").string();
+    LOOM_CHECK_USER(mkdtemp(pattern.data()) != nullptr)
+        << "ExportLibrary: cannot create a temporary folder in "
+        << std::filesystem::temp_directory_path() << ": " << std::strerror(errno);
+    path_ = pattern;
   }
-  LOOM_CHECK_USER(blob.data != nullptr || blob.size == 0)
-      << "ExportLibrary('" << path << "'): blob '" << blob.symbol << "' has no data";
-  llvm::LLVMContext& context = module->getContext();
-  llvm::Type* i8 = llvm::Type::getInt8Ty(context);
-  llvm::StringRef bytes(static_cast<const char*>(blob.data), blob.size);
-  llvm::Constant* data = llvm::ConstantDataArray::getRaw(bytes, blob.size, i8);
-  llvm::Constant* body =
-      llvm::ConstantStruct::getAnon({data, llvm::ConstantInt::get(i8, 0)}, /*Packed=*/true);
-  auto* global = new llvm::GlobalVariable(*module, body->getType(), /*isConstant=*/true,
-                                          llvm::GlobalValue::ExternalLinkage, body, blob.symbol);
-  global->setAlignment(llvm::Align(64));
-  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
-  new llvm::GlobalVariable(*module, i64, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantInt::get(i64, blob.size), size_symbol);
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void WriteFile(const std::string& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.close();
+  LOOM_CHECK_USER(out.good()) << "ExportLibrary: cannot write " << size << " bytes to '" << path
+                              << "' (disk full?)";
+}
+
+// Assembler text defining each blob as `symbol` (its bytes from a file through .incbin,
+// 64-byte aligned, then one zero byte) and `symbol_size`. The assembler copies the bytes
+// straight from the file: no compiler holds them in memory.
+std::string BlobAssembly(const std::vector<LibraryBlob>& blobs,
+                         const std::set<std::string>& module_symbols, const std::string& path,
+                         const TempDir& temp) {
+  std::ostringstream text;
+  std::set<std::string> defined = module_symbols;
+  for (const LibraryBlob& blob : blobs) {
+    std::string size_symbol = blob.symbol + "_size";
+    LOOM_CHECK_USER(IsCIdentifier(blob.symbol))
+        << "ExportLibrary('" << path << "'): blob symbol '" << blob.symbol
+        << "' is not a C identifier";
+    for (const std::string& name : {blob.symbol, size_symbol}) {
+      LOOM_CHECK_USER(defined.insert(name).second)
+          << "ExportLibrary('" << path << "'): blob symbol '" << name
+          << "' is already defined (by a kernel or another blob); give the blob another name";
+    }
+    LOOM_CHECK_USER(blob.data != nullptr || blob.size == 0)
+        << "ExportLibrary('" << path << "'): blob '" << blob.symbol << "' has no data";
+    std::string file = temp.File(blob.symbol + ".bin");
+    WriteFile(file, blob.data, blob.size);
+    text << "  .section .rodata." << blob.symbol << ",\"a\",%progbits\n"
+         << "  .globl " << blob.symbol << "\n  .type " << blob.symbol << ", %object\n"
+         << "  .balign 64\n" << blob.symbol << ":\n  .incbin \"" << file << "\"\n  .byte 0\n"
+         << "  .size " << blob.symbol << ", " << blob.size + 1 << "\n"
+         << "  .globl " << size_symbol << "\n  .type " << size_symbol << ", %object\n"
+         << "  .balign 8\n" << size_symbol << ":\n  .quad " << blob.size << "\n"
+         << "  .size " << size_symbol << ", 8\n";
+  }
+  text << "  .section .note.GNU-stack,\"\",%progbits\n";
+  return text.str();
 }
 
 class LLVMModuleNode final : public runtime::ModuleNode {
@@ -84,20 +123,26 @@ class LLVMModuleNode final : public runtime::ModuleNode {
     std::unique_ptr<llvm::TargetMachine> machine = target_detail::CreateTargetMachine(target_);
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> module = Generate(context.get(), packed_, target_, machine.get());
+    for (const llvm::GlobalValue& global : module->global_values()) {
+      if (!global.isDeclaration()) symbols_.insert(global.getName().str());
+    }
+    // One object serves the JIT and ExportLibrary: code generation runs once per build, and
+    // in-process and exported code are the same bytes.
+    {
+      llvm::raw_svector_ostream out(object_);
+      llvm::legacy::PassManager emit;
+      LOOM_ICHECK(!machine->addPassesToEmitFile(emit, out, nullptr,
+                                                llvm::CodeGenFileType::ObjectFile))
+          << "the target machine cannot emit object files";
+      emit.run(*module);
+    }
 
-    // The JIT compiles for exactly the machine the module was optimized for, so in-process
-    // and exported code are the same instructions.
-    llvm::orc::JITTargetMachineBuilder builder(machine->getTargetTriple());
-    builder.setCPU(target_.cpu());
-    builder.addFeatures(target_.features());
-    builder.setOptions(machine->Options);
-    builder.setCodeGenOptLevel(machine->getOptLevel());
-    builder.setRelocationModel(llvm::Reloc::PIC_);
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create();
+    // The JIT only links the object; it compiles nothing itself.
+    auto jit = llvm::orc::LLJITBuilder().create();
     LOOM_ICHECK(static_cast<bool>(jit)) << "cannot start the LLVM JIT: " << ToString(jit.takeError());
     jit_ = std::shared_ptr<llvm::orc::LLJIT>(std::move(*jit));
-    llvm::Error added = jit_->addIRModule(
-        llvm::orc::ThreadSafeModule(std::move(module), std::move(context)));
+    llvm::Error added = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+        llvm::StringRef(object_.data(), object_.size()), "loom_kernels"));
     LOOM_ICHECK(!added) << "the JIT rejected generated code: " << ToString(std::move(added));
     runtime::InitBackendServices([&](const char* symbol) -> void* {
       auto address = jit_->lookup(symbol);
@@ -120,32 +165,26 @@ class LLVMModuleNode final : public runtime::ModuleNode {
   }
 
   void Export(const std::string& path, const std::vector<LibraryBlob>& blobs) const {
-    std::unique_ptr<llvm::TargetMachine> machine = target_detail::CreateTargetMachine(target_);
-    llvm::LLVMContext context;
-    std::unique_ptr<llvm::Module> module = Generate(&context, packed_, target_, machine.get());
-    for (const LibraryBlob& blob : blobs) AddBlob(module.get(), blob, path);
-    std::string object = path + ".o";
-    {
-      std::error_code error;
-      llvm::raw_fd_ostream out(object, error, llvm::sys::fs::OF_None);
-      LOOM_CHECK_USER(!error) << "ExportLibrary: cannot write '" << object << "': "
-                              << error.message();
-      llvm::legacy::PassManager emit;
-      LOOM_ICHECK(!machine->addPassesToEmitFile(emit, out, nullptr,
-                                                llvm::CodeGenFileType::ObjectFile))
-          << "the target machine cannot emit object files";
-      emit.run(*module);
+    TempDir temp;
+    std::string object = temp.File("kernels.o");
+    WriteFile(object, object_.data(), object_.size());
+    std::vector<std::string> inputs{object};
+    if (!blobs.empty()) {
+      std::string assembly = BlobAssembly(blobs, symbols_, path, temp);
+      inputs.push_back(temp.File("blobs.s"));
+      WriteFile(inputs.back(), assembly.data(), assembly.size());
     }
-    Link(object, path);
-    std::remove(object.c_str());
+    Link(inputs, path);
   }
 
  private:
-  // `cc -shared -o path object -lm`, run without a shell (paths may hold any character).
-  static void Link(const std::string& object, const std::string& path) {
+  // `cc -shared -o path inputs... -lm`, run without a shell (paths may hold any character).
+  static void Link(const std::vector<std::string>& inputs, const std::string& path) {
     const char* compiler = std::getenv("CC");
     std::string cc = compiler != nullptr && *compiler != '\0' ? compiler : "cc";
-    std::vector<std::string> argv_storage{cc, "-shared", "-o", path, object, "-lm"};
+    std::vector<std::string> argv_storage{cc, "-shared", "-o", path};
+    argv_storage.insert(argv_storage.end(), inputs.begin(), inputs.end());
+    argv_storage.push_back("-lm");
     std::vector<char*> argv;
     for (std::string& arg : argv_storage) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -166,6 +205,8 @@ class LLVMModuleNode final : public runtime::ModuleNode {
 
   IRModule packed_;
   Target target_;
+  llvm::SmallVector<char, 0> object_;   // the generated code, position independent
+  std::set<std::string> symbols_;        // what the object defines
   std::shared_ptr<llvm::orc::LLJIT> jit_;
 };
 
