@@ -1,8 +1,14 @@
-// The converter registry and the importer's small public helpers.
+// The converter registry, NodeContext's shared members, ONNX tensors as host arrays, and
+// the importer's small public helpers.
 #include "frontend/onnx/converter.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "loom/frontend/onnx.h"
 #include "loom/support/error.h"
@@ -15,7 +21,207 @@ std::map<std::string, Converter>& Registry() {
   return registry;
 }
 
+// Element i of a host array of any supported dtype, as an integer / a double.
+int64_t IntElement(const runtime::NDArray& array, int64_t i) {
+  DataType t = array.dtype();
+  const void* p = array.data();
+  if (t == DataType::Int(64)) return static_cast<const int64_t*>(p)[i];
+  if (t == DataType::Int(32)) return static_cast<const int32_t*>(p)[i];
+  if (t == DataType::Int(16)) return static_cast<const int16_t*>(p)[i];
+  if (t == DataType::Int(8)) return static_cast<const int8_t*>(p)[i];
+  if (t == DataType::UInt(8) || t.is_bool()) return static_cast<const uint8_t*>(p)[i];
+  if (t == DataType::Float(32)) return static_cast<int64_t>(static_cast<const float*>(p)[i]);
+  if (t == DataType::Float(64)) return static_cast<int64_t>(static_cast<const double*>(p)[i]);
+  LOOM_ICHECK(false) << "IntElement: the importer never makes arrays of " << t.str();
+  return 0;
+}
+
+double FloatElement(const runtime::NDArray& array, int64_t i) {
+  DataType t = array.dtype();
+  if (t == DataType::Float(32)) return static_cast<const float*>(array.data())[i];
+  if (t == DataType::Float(64)) return static_cast<const double*>(array.data())[i];
+  return static_cast<double>(IntElement(array, i));
+}
+
+// The typed field of a TensorProto that holds `dtype`'s values when raw_data is empty.
+template <typename Field, typename T>
+void CopyTypedField(const Field& field, const runtime::NDArray& array, const std::string& where,
+                    const char* field_name) {
+  LOOM_CHECK_USER(field.size() == array.NumElements())
+      << where << ": " << field_name << " holds " << field.size() << " values, but the shape "
+      << runtime::ShapeString(array.Shape()) << " needs " << array.NumElements();
+  T* out = static_cast<T*>(array.data());
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
+}
+
+// "input 1 (shape)": the input's index and its name in the operator's ONNX schema when ONNX
+// knows the operator, else the value's name in the model.
+std::string InputLabel(const NodeContext& ctx, int i) {
+  std::string domain = ctx.node().domain() == "ai.onnx" ? "" : ctx.node().domain();
+  const ::onnx::OpSchema* schema =
+      ::onnx::OpSchemaRegistry::Schema(ctx.op_type(), static_cast<int>(ctx.opset()), domain);
+  std::string name;
+  if (schema != nullptr && i < static_cast<int>(schema->inputs().size())) {
+    name = schema->inputs()[i].GetName();
+  } else if (i < ctx.node().input_size()) {
+    name = "'" + ctx.node().input(i) + "'";
+  }
+  return "input " + std::to_string(i) + (name.empty() ? "" : " (" + name + ")");
+}
+
+const char* AttrTypeName(int type) {
+  return ::onnx::AttributeProto_AttributeType_Name(
+             static_cast<::onnx::AttributeProto_AttributeType>(type))
+      .c_str();
+}
+
 }  // namespace
+
+std::vector<int64_t> NodeContext::InputShape(int i) const {
+  graph::Expr input = Input(i);
+  if (!input.type().is_tensor()) Fail(InputLabel(*this, i) + " is not a tensor");
+  std::optional<std::vector<int64_t>> shape = input.type().ConstShape();
+  LOOM_ICHECK(shape.has_value()) << Where() << ": the importer binds every dimension";
+  return *shape;
+}
+
+DataType NodeContext::InputDtype(int i) const {
+  graph::Expr input = Input(i);
+  if (!input.type().is_tensor()) Fail(InputLabel(*this, i) + " is not a tensor");
+  return input.type().dtype();
+}
+
+std::optional<runtime::NDArray> NodeContext::ConstantInput(int i) const {
+  if (!HasInput(i)) return std::nullopt;
+  if (const auto* constant = Input(i).as<graph::ConstantNode>()) return constant->data;
+  return std::nullopt;
+}
+
+std::vector<int64_t> NodeContext::ConstantInts(int i) const {
+  std::optional<runtime::NDArray> value = ConstantInput(i);
+  if (!value) {
+    Fail(InputLabel(*this, i) +
+         " must be a constant (an initializer, a Constant node, or computed from constants "
+         "only), but it depends on the model's inputs");
+  }
+  if (value->dtype().is_float()) {
+    Fail(InputLabel(*this, i) + " must hold integers, got " + value->dtype().str());
+  }
+  std::vector<int64_t> ints(static_cast<size_t>(value->NumElements()));
+  for (size_t k = 0; k < ints.size(); ++k) ints[k] = IntElement(*value, static_cast<int64_t>(k));
+  return ints;
+}
+
+std::vector<double> NodeContext::ConstantFloats(int i) const {
+  std::optional<runtime::NDArray> value = ConstantInput(i);
+  if (!value) {
+    Fail(InputLabel(*this, i) +
+         " must be a constant (an initializer, a Constant node, or computed from constants "
+         "only), but it depends on the model's inputs");
+  }
+  std::vector<double> floats(static_cast<size_t>(value->NumElements()));
+  for (size_t k = 0; k < floats.size(); ++k) {
+    floats[k] = FloatElement(*value, static_cast<int64_t>(k));
+  }
+  return floats;
+}
+
+const ::onnx::AttributeProto* NodeContext::FindAttr(const std::string& name) const {
+  for (const ::onnx::AttributeProto& attr : node().attribute()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+bool NodeContext::HasAttr(const std::string& name) const { return FindAttr(name) != nullptr; }
+
+namespace {
+
+// The attribute `name` of `ctx`'s node checked to be of `type`; null when it is absent and
+// there is a fallback, an error when it is absent without one.
+const ::onnx::AttributeProto* TypedAttr(const NodeContext& ctx, const ::onnx::AttributeProto* attr,
+                                        const std::string& name,
+                                        ::onnx::AttributeProto_AttributeType type,
+                                        bool has_fallback) {
+  if (attr == nullptr) {
+    if (has_fallback) return nullptr;
+    ctx.Fail("the required attribute '" + name + "' is missing");
+  }
+  if (attr->type() != type) {
+    ctx.Fail("attribute '" + name + "' must be " + AttrTypeName(type) + ", got " +
+             AttrTypeName(attr->type()));
+  }
+  return attr;
+}
+
+}  // namespace
+
+int64_t NodeContext::AttrInt(const std::string& name, std::optional<int64_t> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::INT, fallback.has_value());
+  return attr ? attr->i() : *fallback;
+}
+
+float NodeContext::AttrFloat(const std::string& name, std::optional<float> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::FLOAT, fallback.has_value());
+  return attr ? attr->f() : *fallback;
+}
+
+std::string NodeContext::AttrString(const std::string& name,
+                                    std::optional<std::string> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::STRING, fallback.has_value());
+  return attr ? attr->s() : *fallback;
+}
+
+std::vector<int64_t> NodeContext::AttrInts(const std::string& name,
+                                           std::optional<std::vector<int64_t>> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::INTS, fallback.has_value());
+  if (attr == nullptr) return *fallback;
+  return {attr->ints().begin(), attr->ints().end()};
+}
+
+std::vector<float> NodeContext::AttrFloats(const std::string& name,
+                                           std::optional<std::vector<float>> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::FLOATS, fallback.has_value());
+  if (attr == nullptr) return *fallback;
+  return {attr->floats().begin(), attr->floats().end()};
+}
+
+runtime::NDArray NodeContext::AttrTensor(const std::string& name) const {
+  const auto* attr = TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::TENSOR, false);
+  return ArrayOfTensorProto(attr->t(), Where() + " attribute '" + name + "'");
+}
+
+graph::Expr NodeContext::Scalar(double value, DataType dtype) {
+  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
+  void* p = array.data();
+  if (dtype == DataType::Float(32)) {
+    *static_cast<float*>(p) = static_cast<float>(value);
+  } else if (dtype == DataType::Float(64)) {
+    *static_cast<double*>(p) = value;
+  } else if (dtype == DataType::Int(64)) {
+    *static_cast<int64_t*>(p) = static_cast<int64_t>(value);
+  } else if (dtype == DataType::Int(32)) {
+    *static_cast<int32_t*>(p) = static_cast<int32_t>(value);
+  } else if (dtype == DataType::Int(16)) {
+    *static_cast<int16_t*>(p) = static_cast<int16_t>(value);
+  } else if (dtype == DataType::Int(8)) {
+    *static_cast<int8_t*>(p) = static_cast<int8_t>(value);
+  } else if (dtype == DataType::UInt(8) || dtype.is_bool()) {
+    *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value);
+  } else {
+    Fail("a scalar of dtype " + dtype.str() + " is not supported");
+  }
+  return Const(array);
+}
+
+void NodeContext::Fail(const std::string& message) const {
+  LOOM_THROW << Where() << ": " << message;
+}
 
 bool RegisterConverter(const std::string& op_type, Converter converter) {
   bool fresh = Registry().emplace(op_type, std::move(converter)).second;
@@ -36,10 +242,90 @@ std::vector<std::string> ConverterNames() {
 
 std::vector<std::string> SupportedOperators() { return ConverterNames(); }
 
+DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where) {
+  switch (elem_type) {
+    case ::onnx::TensorProto::FLOAT:
+      return DataType::Float(32);
+    case ::onnx::TensorProto::DOUBLE:
+      return DataType::Float(64);
+    case ::onnx::TensorProto::INT8:
+      return DataType::Int(8);
+    case ::onnx::TensorProto::INT16:
+      return DataType::Int(16);
+    case ::onnx::TensorProto::INT32:
+      return DataType::Int(32);
+    case ::onnx::TensorProto::INT64:
+      return DataType::Int(64);
+    case ::onnx::TensorProto::UINT8:
+      return DataType::UInt(8);
+    case ::onnx::TensorProto::BOOL:
+      return DataType::Bool();
+    default:
+      break;
+  }
+  std::string name =
+      ::onnx::TensorProto_DataType_IsValid(elem_type)
+          ? ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(elem_type))
+          : "unknown type " + std::to_string(elem_type);
+  LOOM_THROW << where << ": element type " << name
+             << " is not supported; Loom imports FLOAT, DOUBLE, INT8, INT16, INT32, INT64, "
+                "UINT8 and BOOL tensors";
+}
+
+runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std::string& where) {
+  DataType dtype = DataTypeOfOnnx(tensor.data_type(), where);
+  std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t dim : shape) {
+    LOOM_CHECK_USER(dim >= 0) << where << ": negative dimension in shape "
+                              << runtime::ShapeString(shape);
+  }
+  LOOM_CHECK_USER(tensor.data_location() != ::onnx::TensorProto::EXTERNAL)
+      << where << ": the tensor's data is in an external file that was not loaded";
+  runtime::NDArray array = runtime::NDArray::Empty(shape, dtype);
+  if (tensor.has_raw_data()) {
+    LOOM_CHECK_USER(tensor.raw_data().size() == array.NumBytes())
+        << where << ": raw_data holds " << tensor.raw_data().size() << " bytes, but " << dtype.str()
+        << " of shape " << runtime::ShapeString(shape) << " needs " << array.NumBytes();
+    array.CopyFromBytes(tensor.raw_data().data(), array.NumBytes());
+    return array;
+  }
+  switch (tensor.data_type()) {
+    case ::onnx::TensorProto::FLOAT:
+      CopyTypedField<decltype(tensor.float_data()), float>(tensor.float_data(), array, where,
+                                                           "float_data");
+      break;
+    case ::onnx::TensorProto::DOUBLE:
+      CopyTypedField<decltype(tensor.double_data()), double>(tensor.double_data(), array, where,
+                                                             "double_data");
+      break;
+    case ::onnx::TensorProto::INT64:
+      CopyTypedField<decltype(tensor.int64_data()), int64_t>(tensor.int64_data(), array, where,
+                                                             "int64_data");
+      break;
+    case ::onnx::TensorProto::INT32:
+      CopyTypedField<decltype(tensor.int32_data()), int32_t>(tensor.int32_data(), array, where,
+                                                             "int32_data");
+      break;
+    case ::onnx::TensorProto::INT16:
+      CopyTypedField<decltype(tensor.int32_data()), int16_t>(tensor.int32_data(), array, where,
+                                                             "int32_data");
+      break;
+    case ::onnx::TensorProto::INT8:
+      CopyTypedField<decltype(tensor.int32_data()), int8_t>(tensor.int32_data(), array, where,
+                                                            "int32_data");
+      break;
+    default:  // UINT8 and BOOL: one byte each, stored in int32_data
+      CopyTypedField<decltype(tensor.int32_data()), uint8_t>(tensor.int32_data(), array, where,
+                                                             "int32_data");
+      break;
+  }
+  return array;
+}
+
 std::pair<std::string, std::vector<int64_t>> ParseInputShape(const std::string& text) {
   auto fail = [&](const std::string& why) {
     LOOM_THROW << "invalid input shape '" << text << "': " << why
-                      << "; expected name=d0xd1x... (for example input=1x3x224x224)";
+               << "; expected name=d0xd1x... (for example input=1x3x224x224)";
   };
   size_t equals = text.rfind('=');
   if (equals == std::string::npos || equals == 0) fail("no 'name='");
@@ -58,6 +344,18 @@ std::pair<std::string, std::vector<int64_t>> ParseInputShape(const std::string& 
     begin = end + 1;
   }
   return {name, shape};
+}
+
+runtime::NDArray ReadTensorProtoFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  LOOM_CHECK_USER(file.good()) << "cannot open the tensor file '" << path << "'";
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  ::onnx::TensorProto tensor;
+  LOOM_CHECK_USER(tensor.ParseFromString(bytes.str()))
+      << "cannot parse '" << path << "' as an ONNX TensorProto: the file is corrupt, truncated "
+      << "or not a serialized tensor";
+  return ArrayOfTensorProto(tensor, "tensor file '" + path + "'");
 }
 
 }  // namespace loom::frontend::onnx

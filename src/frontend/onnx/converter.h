@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,16 @@ class NodeContext {
                                 std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
   std::vector<float> AttrFloats(const std::string& name,
                                 std::optional<std::vector<float>> fallback = std::nullopt) const;
+  // A braced fallback is a list of values, so AttrInts("axes", {}) is empty when the
+  // attribute is absent (through the optional overloads `{}` would mean "required").
+  std::vector<int64_t> AttrInts(const std::string& name,
+                                std::initializer_list<int64_t> fallback) const {
+    return AttrInts(name, std::optional<std::vector<int64_t>>(fallback));
+  }
+  std::vector<float> AttrFloats(const std::string& name,
+                                std::initializer_list<float> fallback) const {
+    return AttrFloats(name, std::optional<std::vector<float>>(fallback));
+  }
   runtime::NDArray AttrTensor(const std::string& name) const;
 
   // A call of graph operator `op`, named after the node (the first call of a node takes the

@@ -1,0 +1,519 @@
+// The ONNX importer: ModelProto -> graph IRModule. Reads the model (and its external-data
+// files), checks that every operator has a converter and that the nodes are in topological
+// order before converting anything, makes the inputs graph variables with static shapes,
+// converts each node through its converter (converter.h) and folds what the node computed
+// from constants only, so shape arithmetic (Shape -> Gather -> Concat -> Reshape) becomes
+// constants that later converters can read.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/onnx/converter.h"
+#include "loom/frontend/onnx.h"
+#include "loom/graph/evaluate.h"
+#include "loom/support/error.h"
+
+namespace loom::frontend::onnx {
+namespace {
+
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The registry key of a node: its type, prefixed by its domain outside the default one.
+std::string ConverterKey(const ::onnx::NodeProto& node) {
+  return IsDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
+}
+
+// "'Conv_3'", or "#3" for a node without a name.
+std::string NodeLabel(const ::onnx::NodeProto& node, int index) {
+  return node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
+}
+
+std::string NodeWhere(const ::onnx::NodeProto& node, int index) {
+  return "node " + NodeLabel(node, index) + " (" + node.op_type() + ")";
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += (i ? separator : "") + std::to_string(shape[i]);
+  }
+  return text;
+}
+
+// Reads the external data of `tensor` (location / offset / length entries, the file relative
+// to `dir`) into a copy whose raw_data holds it.
+::onnx::TensorProto LoadExternalData(const ::onnx::TensorProto& tensor, const std::string& dir) {
+  std::string where = "initializer '" + tensor.name() + "'";
+  std::string location;
+  int64_t offset = 0;
+  std::optional<int64_t> length;
+  for (const ::onnx::StringStringEntryProto& entry : tensor.external_data()) {
+    auto as_int = [&](const std::string& text) {
+      try {
+        size_t used = 0;
+        int64_t value = std::stoll(text, &used);
+        if (used == text.size() && value >= 0) return value;
+      } catch (const std::exception&) {
+      }
+      LOOM_THROW << where << ": external data " << entry.key()
+                 << " must be a non-negative integer, got '" << text << "'";
+    };
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") offset = as_int(entry.value());
+    if (entry.key() == "length") length = as_int(entry.value());
+  }
+  LOOM_CHECK_USER(!location.empty())
+      << where << ": its data is external, but external_data has no 'location' entry";
+  int64_t elements = 1;
+  for (int64_t dim : tensor.dims()) elements *= dim;
+  DataType dtype = DataTypeOfOnnx(tensor.data_type(), where);
+  int64_t bytes = elements * static_cast<int64_t>(runtime::ElementBytes(dtype));
+  LOOM_CHECK_USER(!length || *length == bytes)
+      << where << ": external data length " << *length << " does not match the " << bytes
+      << " bytes of " << dtype.str() << " of its shape";
+
+  std::filesystem::path file = std::filesystem::path(dir) / location;
+  std::error_code error;
+  uintmax_t file_size = std::filesystem::file_size(file, error);
+  LOOM_CHECK_USER(!error) << where << ": cannot read its external data file '" << file.string()
+                          << "' (" << error.message()
+                          << "); external data files are found relative to the model's folder";
+  LOOM_CHECK_USER(static_cast<uintmax_t>(offset + bytes) <= file_size)
+      << where << ": its external data (offset " << offset << ", " << bytes
+      << " bytes) runs past the end of '" << file.string() << "' (" << file_size
+      << " bytes): the file is truncated or not the model's";
+  std::ifstream in(file, std::ios::binary);
+  std::string data(static_cast<size_t>(bytes), '\0');
+  in.seekg(offset);
+  in.read(data.data(), bytes);
+  LOOM_CHECK_USER(in.good()) << where << ": reading its external data from '" << file.string()
+                             << "' failed";
+  ::onnx::TensorProto loaded = tensor;
+  loaded.clear_external_data();
+  loaded.set_data_location(::onnx::TensorProto::DEFAULT);
+  loaded.set_raw_data(std::move(data));
+  return loaded;
+}
+
+class Importer;
+
+// What a converter sees of the node it converts.
+class ImportNodeContext final : public NodeContext {
+ public:
+  ImportNodeContext(const ::onnx::NodeProto& node, int index, int64_t opset,
+                    const std::unordered_map<std::string, graph::Expr>& values)
+      : node_(node),
+        where_(NodeWhere(node, index)),
+        call_name_(node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                                       : node.name()),
+        opset_(opset),
+        values_(values) {}
+
+  const ::onnx::NodeProto& node() const override { return node_; }
+  std::string Where() const override { return where_; }
+  int64_t opset() const override { return opset_; }
+  int NumInputs() const override { return node_.input_size(); }
+  bool HasInput(int i) const override {
+    return i >= 0 && i < node_.input_size() && !node_.input(i).empty();
+  }
+  graph::Expr Input(int i) const override {
+    if (!HasInput(i)) Fail("input " + std::to_string(i) + " is required but absent");
+    auto it = values_.find(node_.input(i));
+    LOOM_ICHECK(it != values_.end()) << where_ << ": the order check defines every input";
+    return it->second;
+  }
+
+  graph::Expr Call(const std::string& op, std::vector<graph::Expr> args,
+                   graph::Attrs attrs) override {
+    std::string name = NextName();
+    try {
+      graph::Call call = graph::MakeCall(op, std::move(args), std::move(attrs), name);
+      produced_.insert(call.get());
+      produced_calls_.push_back(call);
+      return call;
+    } catch (const Error& e) {
+      Fail(e.what());
+    }
+  }
+
+  // Constants are named apart from calls, so the node's first call keeps the node's name.
+  graph::Expr Const(runtime::NDArray value) override {
+    int k = const_count_++;
+    return graph::MakeConstant(std::move(value),
+                               call_name_ + ".const" + (k == 0 ? "" : std::to_string(k)));
+  }
+
+  // Whether `call` is one this node's converter built.
+  bool Produced(const graph::CallNode* call) const { return produced_.count(call) != 0; }
+
+ private:
+  std::string NextName() {
+    int k = name_count_++;
+    return k == 0 ? call_name_ : call_name_ + "." + std::to_string(k);
+  }
+
+  const ::onnx::NodeProto& node_;
+  std::string where_;
+  std::string call_name_;
+  int64_t opset_;
+  const std::unordered_map<std::string, graph::Expr>& values_;
+  std::unordered_set<const graph::CallNode*> produced_;
+  std::vector<graph::Call> produced_calls_;  // keeps the pointers in produced_ unique
+  int name_count_ = 0;
+  int const_count_ = 0;
+};
+
+// Folds the calls one node produced whose arguments are all constants (after folding their
+// own arguments) into constants, evaluated with Loom for the host; tuple projections of
+// such calls fold to the projected field.
+class NodeFolder {
+ public:
+  explicit NodeFolder(const ImportNodeContext& ctx) : ctx_(ctx) {}
+
+  graph::Expr Fold(const graph::Expr& expr) {
+    auto it = folded_.find(expr.get());
+    if (it != folded_.end()) return it->second;
+    graph::Expr result = FoldNew(expr);
+    folded_.emplace(expr.get(), result);
+    return result;
+  }
+
+ private:
+  static const Target& Host() {
+    static const Target target = Target::Parse("llvm");
+    return target;
+  }
+
+  graph::Expr FoldNew(const graph::Expr& expr) {
+    if (const auto* call = expr.as<graph::CallNode>()) {
+      if (!ctx_.Produced(call)) return expr;
+      std::vector<graph::Expr> args;
+      bool changed = false, all_constant = true;
+      for (const graph::Expr& arg : call->args) {
+        args.push_back(Fold(arg));
+        changed |= !args.back().same_as(arg);
+        all_constant &= args.back().as<graph::ConstantNode>() != nullptr;
+      }
+      graph::Call rebuilt = changed ? graph::MakeCall(call->op, args, call->attrs, call->name_hint)
+                                    : Downcast<graph::Call>(expr);
+      if (!all_constant || !call->op->compute || !call->checked_type.is_tensor()) return rebuilt;
+      return graph::MakeConstant(EvaluateOnce(*rebuilt.get(), args).at(0), call->name_hint);
+    }
+    if (const auto* item = expr.as<graph::TupleGetItemNode>()) {
+      graph::Expr tuple = Fold(item->tuple);
+      if (const auto* fields = tuple.as<graph::TupleNode>()) return fields->fields.at(item->index);
+      const auto* call = tuple.as<graph::CallNode>();
+      bool all_constant = call != nullptr && call->op != nullptr && call->op->compute;
+      for (size_t i = 0; all_constant && i < call->args.size(); ++i) {
+        all_constant = call->args[i].as<graph::ConstantNode>() != nullptr;
+      }
+      if (all_constant) {
+        return graph::MakeConstant(Evaluate(*call).at(static_cast<size_t>(item->index)),
+                                   call->name_hint + "." + std::to_string(item->index));
+      }
+      return tuple.same_as(item->tuple) ? expr : graph::MakeTupleGetItem(tuple, item->index);
+    }
+    if (const auto* tuple = expr.as<graph::TupleNode>()) {
+      std::vector<graph::Expr> fields;
+      bool changed = false;
+      for (const graph::Expr& field : tuple->fields) {
+        fields.push_back(Fold(field));
+        changed |= !fields.back().same_as(field);
+      }
+      return changed ? graph::MakeTuple(fields) : expr;
+    }
+    return expr;
+  }
+
+  // The outputs of `call` on its constant arguments.
+  std::vector<runtime::NDArray> EvaluateOnce(const graph::CallNode& call,
+                                             const std::vector<graph::Expr>& args) const {
+    std::vector<runtime::NDArray> arrays;
+    for (const graph::Expr& arg : args) arrays.push_back(arg.as<graph::ConstantNode>()->data);
+    try {
+      return graph::EvaluateCallOutputs(call, arrays, Host());
+    } catch (const Error& e) {
+      ctx_.Fail(std::string("folding its constant inputs failed: ") + e.what());
+    }
+  }
+
+  // The outputs of a tuple-valued call (which folded_ keeps alive), computed once for all
+  // its projections.
+  const std::vector<runtime::NDArray>& Evaluate(const graph::CallNode& call) {
+    auto [it, inserted] = evaluated_.try_emplace(&call);
+    if (inserted) it->second = EvaluateOnce(call, call.args);
+    return it->second;
+  }
+
+  const ImportNodeContext& ctx_;
+  std::unordered_map<const Object*, graph::Expr> folded_;
+  std::unordered_map<const graph::CallNode*, std::vector<runtime::NDArray>> evaluated_;
+};
+
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, std::string external_data_dir,
+           const ImportOptions& options)
+      : model_(model),
+        graph_(model.graph()),
+        dir_(std::move(external_data_dir)),
+        options_(options) {}
+
+  ImportedModel Run() {
+    ReadOpsets();
+    CheckOperatorsSupported();
+    CheckNodeOrder();
+    ImportedModel result;
+    result.opset = opsets_.at("");
+    if (!model_.producer_name().empty()) {
+      result.producer = model_.producer_name();
+      if (!model_.producer_version().empty()) result.producer += " " + model_.producer_version();
+    }
+    for (const ::onnx::NodeProto& node : graph_.node()) ++result.op_counts[ConverterKey(node)];
+
+    ImportInitializers();
+    std::vector<graph::Var> inputs = ImportInputs();
+    for (int i = 0; i < graph_.node_size(); ++i) ImportNode(graph_.node(i), i);
+
+    std::vector<graph::Expr> outputs;
+    std::vector<std::string> names;
+    for (const ::onnx::ValueInfoProto& output : graph_.output()) {
+      auto it = values_.find(output.name());
+      LOOM_CHECK_USER(it != values_.end()) << "the model's output '" << output.name()
+                                           << "' is not computed by any node, initializer or input";
+      outputs.push_back(it->second);
+      names.push_back(output.name());
+    }
+    LOOM_CHECK_USER(!outputs.empty()) << "the model's graph has no outputs";
+    graph::Expr body = outputs.size() == 1 ? outputs[0] : graph::MakeTuple(outputs);
+    result.module = graph::IRModule::FromFunction(graph::MakeFunction(inputs, body));
+    result.module.SetOutputNames(names);
+    return result;
+  }
+
+ private:
+  void ReadOpsets() {
+    for (const ::onnx::OperatorSetIdProto& opset : model_.opset_import()) {
+      opsets_[IsDefaultDomain(opset.domain()) ? "" : opset.domain()] = opset.version();
+    }
+    LOOM_CHECK_USER(opsets_.count("") != 0)
+        << "the model imports no opset of the default ONNX domain (opset_import lists "
+        << model_.opset_import_size() << " other domains)";
+  }
+
+  int64_t OpsetOf(const ::onnx::NodeProto& node, int index) const {
+    auto it = opsets_.find(IsDefaultDomain(node.domain()) ? "" : node.domain());
+    LOOM_CHECK_USER(it != opsets_.end()) << NodeWhere(node, index) << ": its domain '"
+                                         << node.domain() << "' is not in the model's opset_import";
+    return it->second;
+  }
+
+  // One error listing every operator type without a converter, with counts and node names.
+  void CheckOperatorsSupported() const {
+    std::map<std::string, std::vector<std::string>> missing;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const ::onnx::NodeProto& node = graph_.node(i);
+      std::string key = ConverterKey(node);
+      if (FindConverter(key) == nullptr) missing[key].push_back(NodeLabel(node, i));
+    }
+    if (missing.empty()) return;
+    std::ostringstream message;
+    message << "the model uses " << missing.size()
+            << " ONNX operator type(s) that Loom cannot import:";
+    for (const auto& [type, nodes] : missing) {
+      message << "\n  " << type << ": " << nodes.size() << (nodes.size() == 1 ? " node" : " nodes")
+              << " (";
+      for (size_t k = 0; k < nodes.size() && k < 3; ++k) message << (k ? ", " : "") << nodes[k];
+      if (nodes.size() > 3) message << ", ...";
+      message << ")";
+    }
+    LOOM_THROW << message.str();
+  }
+
+  // Every input a node reads is defined before it (the spec's topological order), and every
+  // value is defined once.
+  void CheckNodeOrder() {
+    std::unordered_set<std::string> defined;
+    for (const ::onnx::TensorProto& init : graph_.initializer()) defined.insert(init.name());
+    for (const ::onnx::ValueInfoProto& input : graph_.input()) defined.insert(input.name());
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const ::onnx::NodeProto& node = graph_.node(i);
+      for (const std::string& input : node.input()) {
+        LOOM_CHECK_USER(input.empty() || defined.count(input) != 0)
+            << NodeWhere(node, i) << " reads '" << input
+            << "', which no earlier node, initializer or graph input defines (ONNX graphs "
+               "list their nodes in topological order)";
+        used_.insert(input);
+      }
+      for (const std::string& output : node.output()) {
+        LOOM_CHECK_USER(output.empty() || defined.insert(output).second)
+            << NodeWhere(node, i) << " defines '" << output
+            << "', which an earlier node, initializer or graph input already defines";
+      }
+    }
+    for (const ::onnx::ValueInfoProto& output : graph_.output()) used_.insert(output.name());
+  }
+
+  void ImportInitializers() {
+    for (const ::onnx::TensorProto& init : graph_.initializer()) {
+      std::string where = "initializer '" + init.name() + "'";
+      runtime::NDArray array = init.data_location() == ::onnx::TensorProto::EXTERNAL
+                                   ? ArrayOfTensorProto(LoadExternalData(init, dir_), where)
+                                   : ArrayOfTensorProto(init, where);
+      values_[init.name()] = graph::MakeConstant(array, init.name());
+    }
+  }
+
+  // The model inputs that are not initializers, as variables of static shapes.
+  std::vector<graph::Var> ImportInputs() {
+    std::vector<const ::onnx::ValueInfoProto*> inputs;
+    for (const ::onnx::ValueInfoProto& input : graph_.input()) {
+      if (values_.count(input.name()) == 0) inputs.push_back(&input);
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      bool known = false;
+      for (const auto* input : inputs) known |= input->name() == name;
+      if (known) continue;
+      std::string listed;
+      for (const auto* input : inputs)
+        listed += (listed.empty() ? "'" : ", '") + input->name() + "'";
+      LOOM_THROW << "a shape is given for '" << name << "', which is not an input of the model; "
+                 << "its inputs are " << (listed.empty() ? "none" : listed);
+    }
+    std::vector<graph::Var> vars;
+    for (const auto* input : inputs) {
+      graph::Var var = graph::MakeVar(input->name(), InputType(*input));
+      values_[input->name()] = var;
+      vars.push_back(var);
+    }
+    return vars;
+  }
+
+  graph::Type InputType(const ::onnx::ValueInfoProto& input) const {
+    std::string where = "model input '" + input.name() + "'";
+    LOOM_CHECK_USER(input.type().has_tensor_type())
+        << where << " is not a tensor (sequences, maps and optionals are not supported)";
+    const ::onnx::TypeProto_Tensor& tensor = input.type().tensor_type();
+    DataType dtype = DataTypeOfOnnx(tensor.elem_type(), where);
+    auto bound = options_.input_shapes.find(input.name());
+    if (!tensor.has_shape()) {
+      LOOM_CHECK_USER(bound != options_.input_shapes.end())
+          << where << " has no shape in the model; give it, for example --input-shape "
+          << input.name() << "=1x3x224x224 (ImportOptions::input_shapes)";
+      return graph::TensorType(bound->second, dtype);
+    }
+    const auto& dims = tensor.shape().dim();
+    std::vector<int64_t> example;
+    for (const auto& dim : dims) example.push_back(dim.has_dim_value() ? dim.dim_value() : 1);
+    if (bound != options_.input_shapes.end()) {
+      const std::vector<int64_t>& given = bound->second;
+      bool fits = static_cast<int>(given.size()) == dims.size();
+      for (int d = 0; fits && d < dims.size(); ++d) {
+        fits = !dims[d].has_dim_value() || dims[d].dim_value() == given[static_cast<size_t>(d)];
+      }
+      LOOM_CHECK_USER(fits) << "the shape " << ShapeText(given, "x") << " given for " << where
+                            << " contradicts its shape in the model, " << DimsText(dims);
+      return graph::TensorType(given, dtype);
+    }
+    for (int d = 0; d < dims.size(); ++d) {
+      if (dims[d].has_dim_value()) continue;
+      LOOM_THROW << where << " has the shape " << DimsText(dims) << ": dimension " << d
+                 << (dims[d].has_dim_param() ? " ('" + dims[d].dim_param() + "') is symbolic"
+                                             : " is unknown")
+                 << "; give the input's whole shape, for example --input-shape " << input.name()
+                 << "=" << ShapeText(example, "x") << " (ImportOptions::input_shapes)";
+    }
+    return graph::TensorType(example, dtype);
+  }
+
+  // "[batch, 3, 224, 224]"
+  static std::string DimsText(
+      const google::protobuf::RepeatedPtrField<::onnx::TensorShapeProto_Dimension>& dims) {
+    std::string text = "[";
+    for (int d = 0; d < dims.size(); ++d) {
+      text += d ? ", " : "";
+      text += dims[d].has_dim_value()   ? std::to_string(dims[d].dim_value())
+              : dims[d].has_dim_param() ? dims[d].dim_param()
+                                        : "?";
+    }
+    return text + "]";
+  }
+
+  void ImportNode(const ::onnx::NodeProto& node, int index) {
+    ImportNodeContext ctx(node, index, OpsetOf(node, index), values_);
+    const Converter* converter = FindConverter(ConverterKey(node));
+    LOOM_ICHECK(converter != nullptr) << "CheckOperatorsSupported checked " << ctx.Where();
+    Outputs outputs;
+    try {
+      outputs = (*converter)(ctx);
+    } catch (const Error& e) {
+      // Errors of helpers a converter calls directly name the node here.
+      std::string message = e.what();
+      if (message.rfind(ctx.Where(), 0) == 0) throw;
+      ctx.Fail(message);
+    }
+    NodeFolder folder(ctx);
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string& name = node.output(k);
+      if (name.empty()) continue;
+      if (static_cast<size_t>(k) >= outputs.size()) {
+        if (used_.count(name) == 0) continue;
+        ctx.Fail("the model uses its output " + std::to_string(k) + " ('" + name +
+                 "'), but Loom computes only its first " + std::to_string(outputs.size()) +
+                 " output(s)");
+      }
+      LOOM_ICHECK(outputs[k].defined() && outputs[k].type().is_tensor())
+          << ctx.Where() << ": a converter returns one tensor per output";
+      graph::Expr value = folder.Fold(outputs[k]);
+      if (const auto* constant = value.as<graph::ConstantNode>()) {
+        value = graph::MakeConstant(constant->data, name);  // named after the ONNX value
+      }
+      values_[name] = value;
+    }
+  }
+
+  const ::onnx::ModelProto& model_;
+  const ::onnx::GraphProto& graph_;
+  std::string dir_;
+  const ImportOptions& options_;
+  std::map<std::string, int64_t> opsets_;  // domain ("" for the default) -> version
+  std::unordered_set<std::string> used_;   // values some node or the graph's outputs read
+  std::unordered_map<std::string, graph::Expr> values_;
+};
+
+ImportedModel ImportParsed(const std::string& bytes, const std::string& source,
+                           const std::string& external_data_dir, const ImportOptions& options) {
+  ::onnx::ModelProto model;
+  LOOM_CHECK_USER(model.ParseFromString(bytes))
+      << "cannot parse " << source
+      << " as an ONNX model (ModelProto): it is corrupt, truncated or not an ONNX file";
+  LOOM_CHECK_USER(model.has_graph() && model.graph().node_size() + model.graph().output_size() > 0)
+      << source << " holds no ONNX graph: it is truncated or not an ONNX model";
+  return Importer(model, external_data_dir, options).Run();
+}
+
+}  // namespace
+
+ImportedModel ImportFile(const std::string& path, const ImportOptions& options) {
+  // Read in one piece: models with inline weights run to hundreds of megabytes.
+  std::error_code error;
+  uintmax_t size = std::filesystem::file_size(path, error);
+  std::ifstream file(path, std::ios::binary);
+  LOOM_CHECK_USER(!error && file.good()) << "cannot open the ONNX model '" << path << "'";
+  std::string bytes(static_cast<size_t>(size), '\0');
+  file.read(bytes.data(), static_cast<std::streamsize>(size));
+  LOOM_CHECK_USER(file.good() || size == 0) << "reading the ONNX model '" << path << "' failed";
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return ImportParsed(bytes, "'" + path + "'", dir.empty() ? "." : dir, options);
+}
+
+ImportedModel ImportBytes(const std::string& bytes, const std::string& external_data_dir,
+                          const ImportOptions& options) {
+  return ImportParsed(bytes, "the model bytes", external_data_dir, options);
+}
+
+}  // namespace loom::frontend::onnx

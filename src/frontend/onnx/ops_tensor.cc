@@ -1,0 +1,397 @@
+// Converters of the ONNX tensor operators: constants and shapes (folded at import), shape
+// changes, joining, splitting, slicing, gathering, expanding and tiling.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "frontend/onnx/converter.h"
+
+namespace loom::frontend::onnx {
+namespace {
+
+using graph::Expr;
+using graph::Ints;
+using runtime::NDArray;
+
+std::string Text(const std::vector<int64_t>& values) { return runtime::ShapeString(values); }
+
+// `axis` (negative counts from the end) as a dimension in [0, rank); `what` names it.
+int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
+                      const std::string& what = "axis") {
+  if (axis < -rank || axis >= rank) {
+    ctx.Fail(what + " " + std::to_string(axis) + " is out of range for rank " +
+             std::to_string(rank) + " (expected [" + std::to_string(-rank) + ", " +
+             std::to_string(rank - 1) + "])");
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+int64_t NumElements(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return count;
+}
+
+// Element k of a host array set to `value` (converted to its dtype).
+void SetElement(const NDArray& array, int64_t k, double value) {
+  DataType t = array.dtype();
+  void* p = array.data();
+  if (t == DataType::Float(32)) {
+    static_cast<float*>(p)[k] = static_cast<float>(value);
+  } else if (t == DataType::Float(64)) {
+    static_cast<double*>(p)[k] = value;
+  } else if (t == DataType::Int(64)) {
+    static_cast<int64_t*>(p)[k] = static_cast<int64_t>(value);
+  } else if (t == DataType::Int(32)) {
+    static_cast<int32_t*>(p)[k] = static_cast<int32_t>(value);
+  } else if (t == DataType::Int(16)) {
+    static_cast<int16_t*>(p)[k] = static_cast<int16_t>(value);
+  } else if (t == DataType::Int(8)) {
+    static_cast<int8_t*>(p)[k] = static_cast<int8_t>(value);
+  } else {
+    LOOM_ICHECK(t == DataType::UInt(8) || t.is_bool()) << "SetElement of " << t.str();
+    static_cast<uint8_t*>(p)[k] = static_cast<uint8_t>(value);
+  }
+}
+
+NDArray Int64Array(const std::vector<int64_t>& values, bool scalar = false) {
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  NDArray array = NDArray::Empty(shape, DataType::Int(64));
+  if (!values.empty()) array.CopyFromBytes(values.data(), values.size() * sizeof(int64_t));
+  return array;
+}
+
+NDArray Float32Array(const std::vector<float>& values, bool scalar = false) {
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  NDArray array = NDArray::Empty(shape, DataType::Float(32));
+  if (!values.empty()) array.CopyFromBytes(values.data(), values.size() * sizeof(float));
+  return array;
+}
+
+// x with the fully resolved `shape` (no 0 or -1 entries to interpret). A tensor without
+// elements is a constant: reshape would read a 0 in the shape as "copy this dimension".
+Expr ReshapeTo(NodeContext& ctx, Expr x, const std::vector<int64_t>& shape) {
+  if (NumElements(shape) == 0) return ctx.Const(NDArray::Empty(shape, x.type().dtype()));
+  return ctx.Call("reshape", {std::move(x)}, {{"newshape", Ints(shape)}});
+}
+
+// Constant: exactly one of value (a tensor), value_float(s) or value_int(s).
+Outputs ConvertConstant(NodeContext& ctx) {
+  if (ctx.HasAttr("value")) return {ctx.Const(ctx.AttrTensor("value"))};
+  if (ctx.HasAttr("value_float")) {
+    return {ctx.Const(Float32Array({ctx.AttrFloat("value_float")}, /*scalar=*/true))};
+  }
+  if (ctx.HasAttr("value_floats")) return {ctx.Const(Float32Array(ctx.AttrFloats("value_floats")))};
+  if (ctx.HasAttr("value_int")) {
+    return {ctx.Const(Int64Array({ctx.AttrInt("value_int")}, /*scalar=*/true))};
+  }
+  if (ctx.HasAttr("value_ints")) return {ctx.Const(Int64Array(ctx.AttrInts("value_ints")))};
+  ctx.Fail(
+      "only tensor, float and integer values are supported (value, value_float(s), "
+      "value_int(s)); string and sparse constants are not");
+}
+
+// Shape: the input's dimensions start..end (opset 15; negative values count from the end,
+// both clamped into [0, rank]).
+Outputs ConvertShape(NodeContext& ctx) {
+  std::vector<int64_t> shape = ctx.InputShape(0);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  auto clamp = [rank](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
+  int64_t start = clamp(ctx.AttrInt("start", 0));
+  int64_t end = std::max(start, clamp(ctx.AttrInt("end", rank)));
+  return {ctx.Const(Int64Array({shape.begin() + start, shape.begin() + end}))};
+}
+
+Outputs ConvertSize(NodeContext& ctx) {
+  return {ctx.Const(Int64Array({NumElements(ctx.InputShape(0))}, /*scalar=*/true))};
+}
+
+// Reshape: a 0 copies the input's dimension at that position (unless allowzero = 1, opset
+// 14), one -1 is inferred from the element count.
+Outputs ConvertReshape(NodeContext& ctx) {
+  std::vector<int64_t> input = ctx.InputShape(0);
+  std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
+  bool allow_zero = ctx.AttrInt("allowzero", 0) != 0;
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allow_zero) {
+      if (i >= input.size()) {
+        ctx.Fail("shape " + Text(shape) + " copies dimension " + std::to_string(i) +
+                 " (a 0) that the input " + Text(input) + " does not have");
+      }
+      shape[i] = input[i];
+    }
+    if (shape[i] == -1) {
+      if (inferred >= 0) ctx.Fail("shape " + Text(shape) + " has more than one -1");
+      inferred = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      ctx.Fail("shape " + Text(shape) + " holds a negative dimension other than -1");
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t count = NumElements(input);
+  if (inferred >= 0) {
+    if (known == 0 || count % known != 0) {
+      ctx.Fail("cannot infer the -1 of shape " + Text(shape) + " for an input of shape " +
+               Text(input));
+    }
+    shape[static_cast<size_t>(inferred)] = count / known;
+  }
+  if (NumElements(shape) != count) {
+    ctx.Fail("shape " + Text(shape) + " has " + std::to_string(NumElements(shape)) +
+             " elements, the input " + Text(input) + " has " + std::to_string(count));
+  }
+  return {ReshapeTo(ctx, ctx.Input(0), shape)};
+}
+
+Outputs ConvertTranspose(NodeContext& ctx) {
+  int64_t rank = ctx.InputRank(0);
+  Ints perm = ctx.AttrInts("perm", Ints{});
+  if (perm.empty()) {
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  }
+  return {ctx.Call("transpose", {ctx.Input(0)}, {{"axes", perm}})};
+}
+
+// The axes of Squeeze / Unsqueeze: an attribute before opset 13, input 1 from then on.
+Ints AxesOperand(NodeContext& ctx) {
+  if (ctx.opset() < 13) return ctx.AttrInts("axes", Ints{});
+  return ctx.HasInput(1) ? ctx.ConstantInts(1) : Ints{};
+}
+
+// Squeeze: the listed dimensions (which must be 1) removed; no axes removes every 1.
+Outputs ConvertSqueeze(NodeContext& ctx) {
+  std::vector<int64_t> shape = ctx.InputShape(0);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> removed(shape.size(), false);
+  Ints axes = AxesOperand(ctx);
+  for (int64_t axis : axes) {
+    int64_t d = NormalizeAxis(ctx, axis, rank);
+    if (shape[d] != 1) {
+      ctx.Fail("cannot squeeze dimension " + std::to_string(axis) + " of size " +
+               std::to_string(shape[d]) + " (input " + Text(shape) + ")");
+    }
+    removed[d] = true;
+  }
+  std::vector<int64_t> result;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool remove = axes.empty() ? shape[d] == 1 : removed[d];
+    if (!remove) result.push_back(shape[d]);
+  }
+  return {ReshapeTo(ctx, ctx.Input(0), result)};
+}
+
+// Unsqueeze: dimensions of size 1 inserted at `axes`, positions in the output's rank.
+Outputs ConvertUnsqueeze(NodeContext& ctx) {
+  std::vector<int64_t> shape = ctx.InputShape(0);
+  Ints axes = AxesOperand(ctx);
+  if (axes.empty()) ctx.Fail("needs at least one axis");
+  int64_t out_rank = static_cast<int64_t>(shape.size() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t axis : axes) {
+    int64_t d = NormalizeAxis(ctx, axis, out_rank);
+    if (inserted[d]) ctx.Fail("axes " + Text(axes) + " repeat dimension " + std::to_string(d));
+    inserted[d] = true;
+  }
+  std::vector<int64_t> result;
+  size_t next = 0;
+  for (int64_t d = 0; d < out_rank; ++d) result.push_back(inserted[d] ? 1 : shape[next++]);
+  return {ReshapeTo(ctx, ctx.Input(0), result)};
+}
+
+Outputs ConvertConcat(NodeContext& ctx) {
+  std::vector<Expr> inputs;
+  for (int i = 0; i < ctx.NumInputs(); ++i) {
+    if (ctx.HasInput(i)) inputs.push_back(ctx.Input(i));
+  }
+  if (inputs.empty()) ctx.Fail("needs at least one input");
+  int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 1), ctx.InputRank(0));
+  return {ctx.Call("concatenate", inputs, {{"axis", axis}})};
+}
+
+// Split: explicit sizes (attribute `split` before opset 13, input 1 from then on), else
+// opset 18's num_outputs (pieces of ceil(d / n), the last smaller), else equal pieces, one
+// per node output.
+Outputs ConvertSplit(NodeContext& ctx) {
+  std::vector<int64_t> shape = ctx.InputShape(0);
+  int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), static_cast<int64_t>(shape.size()));
+  int64_t dim = shape[static_cast<size_t>(axis)];
+  int outputs = ctx.node().output_size();
+  Ints sizes;
+  if (ctx.opset() < 13) {
+    sizes = ctx.AttrInts("split", Ints{});
+  } else if (ctx.HasInput(1)) {
+    sizes = ctx.ConstantInts(1);
+  }
+  Ints parts;  // the split operator's indices_or_sections
+  if (!sizes.empty()) {
+    if (static_cast<int>(sizes.size()) != outputs) {
+      ctx.Fail("split " + Text(sizes) + " has " + std::to_string(sizes.size()) + " sizes for " +
+               std::to_string(outputs) + " outputs");
+    }
+    int64_t total = 0;
+    for (int64_t size : sizes) total += size;
+    if (total != dim) {
+      ctx.Fail("split " + Text(sizes) + " sums to " + std::to_string(total) + ", dimension " +
+               std::to_string(axis) + " of the input " + Text(shape) + " is " +
+               std::to_string(dim));
+    }
+    // One entry would mean a piece count.
+    parts = sizes.size() == 1 ? Ints{1} : sizes;
+  } else if (ctx.opset() >= 18 && ctx.HasAttr("num_outputs")) {
+    int64_t count = ctx.AttrInt("num_outputs");
+    if (count != outputs) {
+      ctx.Fail("num_outputs " + std::to_string(count) + " differs from the node's " +
+               std::to_string(outputs) + " outputs");
+    }
+    parts = {count};
+  } else {
+    if (outputs < 1 || dim % outputs != 0) {
+      ctx.Fail("dimension " + std::to_string(axis) + " of the input " + Text(shape) +
+               " does not split into " + std::to_string(outputs) + " equal pieces");
+    }
+    parts = {outputs};
+  }
+  Expr tuple = ctx.Call("split", {ctx.Input(0)}, {{"indices_or_sections", parts}, {"axis", axis}});
+  Outputs result;
+  for (int i = 0; i < outputs; ++i) result.push_back(graph::MakeTupleGetItem(tuple, i));
+  return result;
+}
+
+// Slice: starts / ends / axes as attributes before opset 10; from then on the inputs
+// starts, ends, axes and steps. Negative values count from the end, and out-of-range ones
+// are clamped (INT64_MAX: to the end).
+Outputs ConvertSlice(NodeContext& ctx) {
+  int64_t rank = ctx.InputRank(0);
+  Ints starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.AttrInts("starts");
+    ends = ctx.AttrInts("ends");
+    axes = ctx.AttrInts("axes", Ints{});
+  } else {
+    starts = ctx.ConstantInts(1);
+    ends = ctx.ConstantInts(2);
+    if (ctx.HasInput(3)) axes = ctx.ConstantInts(3);
+    if (ctx.HasInput(4)) steps = ctx.ConstantInts(4);
+  }
+  if (axes.empty()) {
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    ctx.Fail("starts " + Text(starts) + ", ends " + Text(ends) + ", axes " + Text(axes) +
+             " and steps " + Text(steps) + " must have one entry per sliced axis");
+  }
+  for (int64_t& axis : axes) axis = NormalizeAxis(ctx, axis, rank);
+  for (int64_t step : steps) {
+    if (step == 0) ctx.Fail("steps " + Text(steps) + " must not hold 0");
+  }
+  return {ctx.Call("strided_slice", {ctx.Input(0)},
+                   {{"begin", starts}, {"end", ends}, {"axes", axes}, {"strides", steps}})};
+}
+
+Converter Gather(const std::string& op) {
+  return [op](NodeContext& ctx) -> Outputs {
+    int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), ctx.InputRank(0));
+    return {ctx.Call(op, {ctx.Input(0), ctx.Input(1)}, {{"axis", axis}})};
+  };
+}
+
+Outputs ConvertExpand(NodeContext& ctx) {
+  return {ctx.Call("expand", {ctx.Input(0)}, {{"shape", ctx.ConstantInts(1)}})};
+}
+
+Outputs ConvertTile(NodeContext& ctx) {
+  if (ctx.opset() < 6) ctx.Fail("the opset 1 form (tiles and axis inputs) is not supported");
+  Ints repeats = ctx.ConstantInts(1);
+  if (static_cast<int64_t>(repeats.size()) != ctx.InputRank(0)) {
+    ctx.Fail("repeats " + Text(repeats) + " must have one entry per input dimension (input " +
+             Text(ctx.InputShape(0)) + ")");
+  }
+  return {ctx.Call("tile", {ctx.Input(0)}, {{"reps", repeats}})};
+}
+
+// ConstantOfShape: a constant of the given shape filled with `value` (one element; float32
+// 0 by default).
+Outputs ConvertConstantOfShape(NodeContext& ctx) {
+  Ints shape = ctx.ConstantInts(0);
+  for (int64_t d : shape) {
+    if (d < 0) ctx.Fail("shape " + Text(shape) + " holds a negative dimension");
+  }
+  NDArray value = ctx.HasAttr("value") ? ctx.AttrTensor("value") : Float32Array({0.0f}, true);
+  if (value.NumElements() != 1) {
+    ctx.Fail("attribute 'value' must hold one element, got " + Text(value.Shape()));
+  }
+  NDArray result = NDArray::Empty(shape, value.dtype());
+  size_t bytes = runtime::ElementBytes(value.dtype());
+  auto* out = static_cast<uint8_t*>(result.data());
+  for (int64_t k = 0; k < result.NumElements(); ++k)
+    std::memcpy(out + k * bytes, value.data(), bytes);
+  return {ctx.Const(result)};
+}
+
+// Range: start, start + delta, ... before limit, from constant scalars (the output's length
+// depends on their values, and shapes are static, so it is computed at import).
+Outputs ConvertRange(NodeContext& ctx) {
+  auto scalar = [&ctx](int i, const auto& values) {
+    if (values.size() != 1) {
+      ctx.Fail("input " + std::to_string(i) + " must be a scalar, got " +
+               std::to_string(values.size()) + " elements");
+    }
+    return values[0];
+  };
+  DataType dtype = ctx.InputDtype(0);
+  NDArray result;
+  if (dtype.is_float()) {
+    double start = scalar(0, ctx.ConstantFloats(0)), limit = scalar(1, ctx.ConstantFloats(1));
+    double delta = scalar(2, ctx.ConstantFloats(2));
+    if (delta == 0) ctx.Fail("delta must not be 0");
+    auto count = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+    result = NDArray::Empty({count}, dtype);
+    for (int64_t k = 0; k < count; ++k) {
+      SetElement(result, k, start + static_cast<double>(k) * delta);
+    }
+  } else {
+    int64_t start = scalar(0, ctx.ConstantInts(0)), limit = scalar(1, ctx.ConstantInts(1));
+    int64_t delta = scalar(2, ctx.ConstantInts(2));
+    if (delta == 0) ctx.Fail("delta must not be 0");
+    // ceil((limit - start) / delta) in integers.
+    int64_t count = (limit - start + delta + (delta > 0 ? -1 : 1)) / delta;
+    result = NDArray::Empty({std::max<int64_t>(count, 0)}, dtype);
+    for (int64_t k = 0; k < count; ++k) {
+      SetElement(result, k, static_cast<double>(start + k * delta));
+    }
+  }
+  return {ctx.Const(result)};
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  LOOM_REGISTER_ONNX_CONVERTER("Constant", ConvertConstant);
+  LOOM_REGISTER_ONNX_CONVERTER("Shape", ConvertShape);
+  LOOM_REGISTER_ONNX_CONVERTER("Size", ConvertSize);
+  LOOM_REGISTER_ONNX_CONVERTER("Reshape", ConvertReshape);
+  LOOM_REGISTER_ONNX_CONVERTER("Transpose", ConvertTranspose);
+  LOOM_REGISTER_ONNX_CONVERTER("Squeeze", ConvertSqueeze);
+  LOOM_REGISTER_ONNX_CONVERTER("Unsqueeze", ConvertUnsqueeze);
+  LOOM_REGISTER_ONNX_CONVERTER("Concat", ConvertConcat);
+  LOOM_REGISTER_ONNX_CONVERTER("Split", ConvertSplit);
+  LOOM_REGISTER_ONNX_CONVERTER("Slice", ConvertSlice);
+  LOOM_REGISTER_ONNX_CONVERTER("Gather", Gather("take"));
+  LOOM_REGISTER_ONNX_CONVERTER("GatherElements", Gather("gather_elements"));
+  LOOM_REGISTER_ONNX_CONVERTER("Expand", ConvertExpand);
+  LOOM_REGISTER_ONNX_CONVERTER("Tile", ConvertTile);
+  LOOM_REGISTER_ONNX_CONVERTER("ConstantOfShape", ConvertConstantOfShape);
+  LOOM_REGISTER_ONNX_CONVERTER("Range", ConvertRange);
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::frontend::onnx

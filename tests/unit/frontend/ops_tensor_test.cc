@@ -1,0 +1,307 @@
+// The tensor converters (ops_tensor.cc): constants and shapes folded at import, and the
+// shape-changing, joining, splitting, slicing and gathering operators with their
+// opset-dependent forms, negative axes and clamping, run compiled against references.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "onnx_test_util.h"
+
+namespace loom::frontend::onnx::test {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// An int64 array holding `values` exactly (ArrayOf goes through doubles).
+runtime::NDArray Int64s(const std::vector<int64_t>& values, bool scalar = false) {
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  runtime::NDArray array = runtime::NDArray::Empty(shape, kI64);
+  array.CopyFromBytes(values.data(), values.size() * sizeof(int64_t));
+  return array;
+}
+
+// 0, 1, 2, ... in `shape`.
+runtime::NDArray Iota(const std::vector<int64_t>& shape, DataType dtype = kF32) {
+  runtime::NDArray array = runtime::NDArray::Empty(shape, dtype);
+  for (int64_t i = 0; i < array.NumElements(); ++i) SetValue(array, i, static_cast<double>(i));
+  return array;
+}
+
+// x's values in another shape.
+runtime::NDArray Reshaped(const runtime::NDArray& x, const std::vector<int64_t>& shape) {
+  return ArrayOf(shape, x.dtype(), Values(x));
+}
+
+TEST(OnnxTensor, ConstantNodesInEachForm) {
+  runtime::NDArray x = Iota({2, 3});
+  ModelBuilder model(13);
+  model.Input("x", {2, 3});
+  model.Node("Constant", {}, {"row"}, {TensorAttr("value", ArrayOf({3}, kF32, {1, 2, 3}))});
+  model.Node("Constant", {}, {"half"}, {FloatAttr("value_float", 0.5f)});
+  model.Node("Constant", {}, {"shape"}, {IntsAttr("value_ints", {3, 2})});
+  model.Node("Add", {"x", "row"}, {"sum"}).Node("Mul", {"x", "half"}, {"scaled"});
+  model.Node("Reshape", {"x", "shape"}, {"reshaped"});
+  model.Output("sum").Output("scaled").Output("reshaped");
+  ExpectOutputs(model, {x},
+                {ArrayOf({2, 3}, kF32, {1, 3, 5, 4, 6, 8}),
+                 ArrayOf({2, 3}, kF32, {0, 0.5, 1, 1.5, 2, 2.5}), Reshaped(x, {3, 2})});
+}
+
+TEST(OnnxTensor, ShapeWithStartAndEndAndSizeAreConstants) {
+  runtime::NDArray x = Iota({2, 3, 4});
+  ModelBuilder model(15);
+  model.Input("x", {2, 3, 4});
+  model.Node("Shape", {"x"}, {"tail"}, {IntAttr("start", -2)});
+  model.Node("Shape", {"x"}, {"head"}, {IntAttr("end", 1)});
+  model.Node("Shape", {"x"}, {"clamped"}, {IntAttr("start", -10), IntAttr("end", 10)});
+  model.Node("Size", {"x"}, {"size"}).Node("Neg", {"x"}, {"neg"});
+  for (const char* name : {"tail", "head", "clamped", "size", "neg"}) model.Output(name);
+  ImportedModel imported = model.Import();
+  const auto* outputs = imported.module.main()->body.as<graph::TupleNode>();
+  ASSERT_NE(outputs, nullptr);
+  for (int i = 0; i < 4; ++i) EXPECT_NE(outputs->fields[i].as<graph::ConstantNode>(), nullptr);
+  ExpectOutputs(model, {x},
+                {Int64s({3, 4}), Int64s({2}), Int64s({2, 3, 4}), Int64s({24}, /*scalar=*/true),
+                 ArrayOf({2, 3, 4}, kF32, [&] {
+                   std::vector<double> v = Values(x);
+                   for (double& e : v) e = -e;
+                   return v;
+                 }())});
+}
+
+TEST(OnnxTensor, ShapeArithmeticFoldsIntoOneReshape) {
+  // The export pattern of x.view(x.size(0), -1).
+  runtime::NDArray x = Iota({2, 3, 4});
+  ModelBuilder model(13);
+  model.Input("x", {2, 3, 4});
+  model.Initializer("zero", Int64s({0}, /*scalar=*/true));
+  model.Initializer("minus_one", Int64s({-1}));
+  model.Initializer("axes", Int64s({0}));
+  model.Node("Shape", {"x"}, {"shape"}).Node("Gather", {"shape", "zero"}, {"batch"});
+  model.Node("Unsqueeze", {"batch", "axes"}, {"batch_1d"});
+  model.Node("Concat", {"batch_1d", "minus_one"}, {"target"}, {IntAttr("axis", 0)});
+  model.Node("Reshape", {"x", "target"}, {"y"}, {}, "flatten_view").Output("y");
+  ImportedModel imported = model.Import();
+  const auto* reshape = imported.module.main()->body.as<graph::CallNode>();
+  ASSERT_NE(reshape, nullptr);
+  EXPECT_EQ(reshape->op->name, "reshape");
+  EXPECT_EQ(reshape->name_hint, "flatten_view");
+  EXPECT_NE(reshape->args[0].as<graph::VarNode>(), nullptr) << graph::ToText(imported.module);
+  ExpectOutputs(model, {x}, {Reshaped(x, {2, 12})});
+}
+
+TEST(OnnxTensor, ReshapeCopiesZerosAndInfersMinusOne) {
+  runtime::NDArray x = Iota({2, 3, 4});
+  ModelBuilder model(14);
+  model.Input("x", {2, 3, 4});
+  model.Initializer("copy_first", Int64s({0, -1}));
+  model.Initializer("copy_last", Int64s({-1, 2, 0}));
+  model.Node("Reshape", {"x", "copy_first"}, {"a"}).Node("Reshape", {"x", "copy_last"}, {"b"});
+  model.Output("a").Output("b");
+  ExpectOutputs(model, {x}, {Reshaped(x, {2, 12}), Reshaped(x, {3, 2, 4})});
+}
+
+TEST(OnnxTensor, ReshapeErrorsNameTheNode) {
+  auto error_for = [](const std::vector<int64_t>& shape, int64_t allow_zero) {
+    ModelBuilder model(14);
+    model.Input("x", {2, 3}).Initializer("shape", Int64s(shape));
+    model.Node("Reshape", {"x", "shape"}, {"y"}, {IntAttr("allowzero", allow_zero)}, "reshape_7");
+    return ErrorOf([&] { model.Output("y").Import(); });
+  };
+  std::string error = error_for({-1, -1}, 0);
+  EXPECT_TRUE(Contains(error, "'reshape_7'") && Contains(error, "more than one -1")) << error;
+  error = error_for({0, 6}, 1);  // with allowzero a 0 is a real 0
+  EXPECT_TRUE(Contains(error, "has 0 elements, the input [2, 3] has 6")) << error;
+  error = error_for({4, -1}, 0);
+  EXPECT_TRUE(Contains(error, "cannot infer the -1")) << error;
+
+  ModelBuilder dynamic(14);
+  dynamic.Input("x", {2, 3}).Input("shape", {2}, kI64);
+  dynamic.Node("Reshape", {"x", "shape"}, {"y"}, {}, "reshape_8").Output("y");
+  error = ErrorOf([&] { dynamic.Import(); });
+  EXPECT_TRUE(Contains(error, "'reshape_8'") && Contains(error, "must be a constant")) << error;
+}
+
+TEST(OnnxTensor, TransposeReversesWithoutPerm) {
+  runtime::NDArray x = Iota({2, 3});
+  ModelBuilder model;
+  model.Input("x", {2, 3}).Node("Transpose", {"x"}, {"t"}).Output("t");
+  ExpectOutputs(model, {x}, {ArrayOf({3, 2}, kF32, {0, 3, 1, 4, 2, 5})});
+
+  runtime::NDArray y = Iota({2, 3, 2});
+  ModelBuilder permuted;
+  permuted.Input("y", {2, 3, 2});
+  permuted.Node("Transpose", {"y"}, {"t"}, {IntsAttr("perm", {1, 0, 2})}).Output("t");
+  ExpectOutputs(permuted, {y}, {ArrayOf({3, 2, 2}, kF32, {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11})});
+}
+
+TEST(OnnxTensor, SqueezeAndUnsqueezeTakeAxesAsAnAttributeBeforeOpset13) {
+  runtime::NDArray x = Iota({1, 3, 1, 2});
+  ModelBuilder v11(11);
+  v11.Input("x", {1, 3, 1, 2});
+  v11.Node("Squeeze", {"x"}, {"one"}, {IntsAttr("axes", {-2})});
+  v11.Node("Squeeze", {"x"}, {"all"});
+  v11.Node("Unsqueeze", {"all"}, {"back"}, {IntsAttr("axes", {0, -1})});
+  v11.Output("one").Output("all").Output("back");
+  ExpectOutputs(v11, {x}, {Reshaped(x, {1, 3, 2}), Reshaped(x, {3, 2}), Reshaped(x, {1, 3, 2, 1})});
+
+  ModelBuilder v13(13);
+  v13.Input("x", {1, 3, 1, 2}).Initializer("axes", Int64s({0, 2}));
+  v13.Initializer("new_axes", Int64s({-1, 1}));
+  v13.Node("Squeeze", {"x", "axes"}, {"squeezed"});
+  v13.Node("Unsqueeze", {"squeezed", "new_axes"}, {"unsqueezed"});
+  v13.Output("squeezed").Output("unsqueezed");
+  ExpectOutputs(v13, {x}, {Reshaped(x, {3, 2}), Reshaped(x, {3, 1, 2, 1})});
+}
+
+TEST(OnnxTensor, SqueezeAndUnsqueezeErrors) {
+  ModelBuilder squeeze(11);
+  squeeze.Input("x", {1, 3}).Node("Squeeze", {"x"}, {"y"}, {IntsAttr("axes", {1})}, "squeeze_2");
+  std::string error = ErrorOf([&] { squeeze.Output("y").Import(); });
+  EXPECT_TRUE(Contains(error, "'squeeze_2'") && Contains(error, "dimension 1 of size 3")) << error;
+
+  ModelBuilder unsqueeze(11);
+  unsqueeze.Input("x", {3});
+  unsqueeze.Node("Unsqueeze", {"x"}, {"y"}, {IntsAttr("axes", {1, -2})}, "unsqueeze_3");
+  error = ErrorOf([&] { unsqueeze.Output("y").Import(); });
+  EXPECT_TRUE(Contains(error, "'unsqueeze_3'") && Contains(error, "repeat dimension 1")) << error;
+}
+
+TEST(OnnxTensor, ConcatAlongANegativeAxis) {
+  runtime::NDArray a = Iota({2, 1}), b = Iota({2, 2}), c = Iota({2, 3});
+  ModelBuilder model;
+  model.Input("a", {2, 1}).Input("b", {2, 2}).Input("c", {2, 3});
+  model.Node("Concat", {"a", "b", "c"}, {"y"}, {IntAttr("axis", -1)}).Output("y");
+  ExpectOutputs(model, {a, b, c}, {ArrayOf({2, 6}, kF32, {0, 0, 1, 0, 1, 2, 1, 2, 3, 3, 4, 5})});
+}
+
+TEST(OnnxTensor, SplitSizesFromTheAttributeTheInputOrNumOutputs) {
+  runtime::NDArray x = Iota({2, 5});
+  ModelBuilder v11(11);
+  v11.Input("x", {2, 5});
+  v11.Node("Split", {"x"}, {"a", "b"}, {IntAttr("axis", 1), IntsAttr("split", {2, 3})});
+  v11.Output("a").Output("b");
+  ExpectOutputs(v11, {x},
+                {ArrayOf({2, 2}, kF32, {0, 1, 5, 6}), ArrayOf({2, 3}, kF32, {2, 3, 4, 7, 8, 9})});
+
+  ModelBuilder v13(13);
+  v13.Input("x", {2, 5}).Initializer("split", Int64s({1, 4}));
+  v13.Node("Split", {"x", "split"}, {"a", "b"}, {IntAttr("axis", -1)});
+  v13.Node("Split", {"x"}, {"top", "bottom"});  // equal pieces along axis 0
+  v13.Output("a").Output("b").Output("top").Output("bottom");
+  ExpectOutputs(v13, {x},
+                {ArrayOf({2, 1}, kF32, {0, 5}), ArrayOf({2, 4}, kF32, {1, 2, 3, 4, 6, 7, 8, 9}),
+                 ArrayOf({1, 5}, kF32, {0, 1, 2, 3, 4}), ArrayOf({1, 5}, kF32, {5, 6, 7, 8, 9})});
+
+  // num_outputs: pieces of ceil(5 / 3) = 2, the last one smaller.
+  ModelBuilder v18(18);
+  v18.Input("x", {2, 5});
+  v18.Node("Split", {"x"}, {"a", "b", "c"}, {IntAttr("axis", 1), IntAttr("num_outputs", 3)});
+  v18.Output("a").Output("b").Output("c");
+  ExpectOutputs(v18, {x},
+                {ArrayOf({2, 2}, kF32, {0, 1, 5, 6}), ArrayOf({2, 2}, kF32, {2, 3, 7, 8}),
+                 ArrayOf({2, 1}, kF32, {4, 9})});
+}
+
+TEST(OnnxTensor, SplitErrors) {
+  ModelBuilder sizes(11);
+  sizes.Input("x", {2, 5});
+  sizes.Node("Split", {"x"}, {"a", "b"}, {IntAttr("axis", 1), IntsAttr("split", {2, 2})}, "s_1");
+  std::string error = ErrorOf([&] { sizes.Output("a").Import(); });
+  EXPECT_TRUE(Contains(error, "'s_1'") && Contains(error, "sums to 4")) << error;
+
+  ModelBuilder uneven(13);
+  uneven.Input("x", {2, 5}).Node("Split", {"x"}, {"a", "b"}, {IntAttr("axis", 1)}, "s_2");
+  error = ErrorOf([&] { uneven.Output("a").Import(); });
+  EXPECT_TRUE(Contains(error, "'s_2'") && Contains(error, "2 equal pieces")) << error;
+}
+
+TEST(OnnxTensor, SliceAttributesBeforeOpset10AndInputsWithClampingAndStepsAfter) {
+  runtime::NDArray x = Iota({3, 4});
+  ModelBuilder v9(9);
+  v9.Input("x", {3, 4});
+  v9.Node("Slice", {"x"}, {"y"},
+          {IntsAttr("starts", {1}), IntsAttr("ends", {1000}), IntsAttr("axes", {0})});
+  v9.Output("y");
+  ExpectOutputs(v9, {x}, {ArrayOf({2, 4}, kF32, {4, 5, 6, 7, 8, 9, 10, 11})});
+
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ModelBuilder v13(13);
+  v13.Input("x", {3, 4});
+  v13.Initializer("starts", Int64s({-1, 3})).Initializer("ends", Int64s({kMin, kMin}));
+  v13.Initializer("axes", Int64s({-2, 1})).Initializer("steps", Int64s({-1, -2}));
+  v13.Initializer("start", Int64s({1})).Initializer("end", Int64s({kMax}));
+  v13.Initializer("axis", Int64s({1}));
+  v13.Node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"reversed"});
+  v13.Node("Slice", {"x", "start", "end", "axis"}, {"tail"});
+  v13.Output("reversed").Output("tail");
+  ExpectOutputs(v13, {x},
+                {ArrayOf({3, 2}, kF32, {11, 9, 7, 5, 3, 1}),
+                 ArrayOf({3, 3}, kF32, {1, 2, 3, 5, 6, 7, 9, 10, 11})});
+
+  ModelBuilder zero_step(13);
+  zero_step.Input("x", {3, 4}).Initializer("starts", Int64s({0})).Initializer("ends", Int64s({2}));
+  zero_step.Initializer("axes", Int64s({0})).Initializer("steps", Int64s({0}));
+  zero_step.Node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, {}, "slice_4");
+  std::string error = ErrorOf([&] { zero_step.Output("y").Import(); });
+  EXPECT_TRUE(Contains(error, "'slice_4'") && Contains(error, "must not hold 0")) << error;
+}
+
+TEST(OnnxTensor, GatherWithNegativeIndicesAndGatherElements) {
+  runtime::NDArray x = Iota({3, 4});
+  runtime::NDArray columns = Int64s({-1, 0});
+  runtime::NDArray picks = ArrayOf({3, 2}, kI64, {0, 3, 1, -1, 2, 2});
+  ModelBuilder model(13);
+  model.Input("x", {3, 4}).Input("columns", {2}, kI64).Input("picks", {3, 2}, kI64);
+  model.Initializer("row", Int64s({-2}, /*scalar=*/true));
+  model.Node("Gather", {"x", "columns"}, {"g"}, {IntAttr("axis", 1)});
+  model.Node("Gather", {"x", "row"}, {"r"});
+  model.Node("GatherElements", {"x", "picks"}, {"e"}, {IntAttr("axis", -1)});
+  model.Output("g").Output("r").Output("e");
+  ExpectOutputs(model, {x, columns, picks},
+                {ArrayOf({3, 2}, kF32, {3, 0, 7, 4, 11, 8}), ArrayOf({4}, kF32, {4, 5, 6, 7}),
+                 ArrayOf({3, 2}, kF32, {0, 3, 5, 7, 10, 10})});
+}
+
+TEST(OnnxTensor, ExpandTileConstantOfShapeAndRange) {
+  runtime::NDArray x = ArrayOf({3, 1}, kF32, {1, 2, 3});
+  ModelBuilder model(13);
+  model.Input("x", {3, 1});
+  model.Initializer("shape", Int64s({2, 1, 2})).Initializer("repeats", Int64s({2, 3}));
+  model.Initializer("dims", Int64s({2, 3}));
+  model.Initializer("start", Int64s({10}, true)).Initializer("limit", Int64s({4}, true));
+  model.Initializer("delta", Int64s({-3}, true));
+  model.Initializer("fstart", ArrayOf({}, kF32, {1}))
+      .Initializer("flimit", ArrayOf({}, kF32, {2.5}));
+  model.Initializer("fdelta", ArrayOf({}, kF32, {0.5}));
+  model.Node("Expand", {"x", "shape"}, {"expanded"}).Node("Tile", {"x", "repeats"}, {"tiled"});
+  model.Node("ConstantOfShape", {"dims"}, {"sevens"}, {TensorAttr("value", Int64s({7}))});
+  model.Node("ConstantOfShape", {"dims"}, {"zeros"});
+  model.Node("Range", {"start", "limit", "delta"}, {"down"});
+  model.Node("Range", {"fstart", "flimit", "fdelta"}, {"up"});
+  for (const char* name : {"expanded", "tiled", "sevens", "zeros", "down", "up"}) {
+    model.Output(name);
+  }
+  ExpectOutputs(
+      model, {x},
+      {ArrayOf({2, 3, 2}, kF32, {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}),
+       ArrayOf({6, 3}, kF32, {1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3}),
+       ArrayOf({2, 3}, kI64, {7, 7, 7, 7, 7, 7}), ArrayOf({2, 3}, kF32, {0, 0, 0, 0, 0, 0}),
+       Int64s({10, 7}), ArrayOf({3}, kF32, {1, 1.5, 2})});
+}
+
+TEST(OnnxTensor, RangeNeedsConstantScalars) {
+  ModelBuilder model(13);
+  model.Input("start", {}, kI64).Initializer("limit", Int64s({4}, true));
+  model.Initializer("delta", Int64s({1}, true));
+  model.Node("Range", {"start", "limit", "delta"}, {"y"}, {}, "range_5").Output("y");
+  std::string error = ErrorOf([&] { model.Import(); });
+  EXPECT_TRUE(Contains(error, "'range_5'") && Contains(error, "must be a constant")) << error;
+}
+
+}  // namespace
+}  // namespace loom::frontend::onnx::test
