@@ -1,0 +1,136 @@
+// `loom bench model.so`: the latency of whole-model runs, as one machine-readable line
+//   median_ms=8.412 min_ms=8.301 max_ms=9.873 mean_ms=8.530 repeat=20 threads=2
+// (bench/models parses it), and with --profile each kernel's median time.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "loom/runtime/graph_executor.h"
+#include "model_commands.h"
+
+namespace loom::cli {
+namespace {
+
+struct BenchCommandOptions {
+  std::string model_path;
+  std::vector<std::string> inputs;
+  std::optional<int> threads;
+  int repeat = 20;
+  int warmup = 5;
+  bool profile = false;
+};
+
+// Input `index` of the executor's model filled with seeded random values: floats uniform in
+// [-1, 1), integers and bools 0 or 1 (valid as indices, masks and token ids alike).
+runtime::NDArray RandomInput(const runtime::GraphExecutor& executor, int index, std::mt19937& rng) {
+  runtime::NDArray array =
+      runtime::NDArray::Empty(executor.InputShape(index), executor.InputDtype(index));
+  VisitElementType(
+      array.dtype(),
+      "random values for input '" + executor.InputName(index) + "' (give it with --input)",
+      [&](auto zero) {
+        using T = decltype(zero);
+        T* data = static_cast<T*>(array.data());
+        if constexpr (std::is_floating_point_v<T>) {
+          std::uniform_real_distribution<T> dist(-1, 1);
+          for (int64_t i = 0; i < array.NumElements(); ++i) data[i] = dist(rng);
+        } else {
+          std::uniform_int_distribution<int> dist(0, 1);
+          for (int64_t i = 0; i < array.NumElements(); ++i) {
+            data[i] = static_cast<T>(dist(rng));
+          }
+        }
+      });
+  return array;
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void PrintProfile(runtime::GraphExecutor& executor, int repeat) {
+  std::vector<runtime::GraphExecutor::KernelTime> times = executor.ProfileKernels(repeat);
+  double total = 0;
+  for (const auto& time : times) total += time.ms;
+  std::printf("per-kernel profile (median of %d runs, execution order; total %.3f ms):\n", repeat,
+              total);
+  std::printf("%5s %10s %7s  %s\n", "#", "ms", "%", "kernel (graph node)");
+  for (size_t k = 0; k < times.size(); ++k) {
+    std::printf("%5zu %10.3f %6.1f%%  %s (%s)\n", k, times[k].ms,
+                total > 0 ? 100 * times[k].ms / total : 0.0, times[k].func.c_str(),
+                times[k].name.c_str());
+  }
+}
+
+void RunBench(const BenchCommandOptions& options) {
+  CheckReadableFile(options.model_path, "model");
+  int threads = ConfigureThreads(options.threads);
+  runtime::GraphExecutor executor(runtime::LoadModel(options.model_path));
+  std::map<std::string, runtime::NDArray> given =
+      LoadInputs(executor, options.inputs, /*require_all=*/false);
+  std::mt19937 rng(0);
+  for (int i = 0; i < executor.NumInputs(); ++i) {
+    auto it = given.find(executor.InputName(i));
+    executor.SetInput(i, it != given.end() ? it->second : RandomInput(executor, i, rng));
+  }
+
+  for (int i = 0; i < options.warmup; ++i) executor.Run();
+  std::vector<double> ms;
+  for (int i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    executor.Run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  std::printf("median_ms=%.3f min_ms=%.3f max_ms=%.3f mean_ms=%.3f repeat=%d threads=%d\n",
+              Median(ms), *std::min_element(ms.begin(), ms.end()),
+              *std::max_element(ms.begin(), ms.end()), mean, options.repeat, threads);
+  std::fflush(stdout);
+  if (options.profile) PrintProfile(executor, options.repeat);
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app) {
+  auto options = std::make_shared<BenchCommandOptions>();
+  CLI::App* command = app.add_subcommand("bench", "Measure the latency of a compiled model");
+  command->footer(
+      "Runs the model --warmup times, then times --repeat runs and prints one line:\n"
+      "  median_ms=... min_ms=... max_ms=... mean_ms=... repeat=N threads=N\n"
+      "Inputs not given with --input get seeded random values (floats in [-1, 1), integers "
+      "and bools 0 or 1). --profile then prints each kernel's median time in execution "
+      "order.\n\n"
+      "Example: loom bench resnet18.so --threads 1 --repeat 50\n");
+  command->add_option("model", options->model_path, "Compiled model (.so from loom compile)")
+      ->required();
+  command->add_option("-i,--input", options->inputs,
+                      "NAME=FILE.npy: a model input (others are random); repeatable");
+  command
+      ->add_option("--threads", options->threads,
+                   "Threads of the runtime's pool (default: LOOM_NUM_THREADS, else one per "
+                   "physical core)")
+      ->check(CLI::Range(1, 4096));
+  command->add_option("--repeat", options->repeat, "Timed runs")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  command->add_option("--warmup", options->warmup, "Untimed runs first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  command->add_flag("--profile", options->profile,
+                    "Also print each kernel's median time over --repeat runs");
+  command->callback([options] { RunBench(*options); });
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,180 @@
+#include "cli_common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "loom/frontend/onnx.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace loom::cli {
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "scalar";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += (i == 0 ? "" : "x") + std::to_string(shape[i]);
+  }
+  return text;
+}
+
+std::string BytesText(int64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit + 1 < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
+  return text;
+}
+
+int64_t WeightBytes(const runtime::GraphModel& model) {
+  int64_t bytes = 0;
+  for (const runtime::GraphParam& param : model.params())
+    bytes += static_cast<int64_t>(param.bytes);
+  return bytes;
+}
+
+void CheckReadableFile(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  LOOM_CHECK_USER(std::filesystem::exists(status))
+      << what << " '" << path << "' does not exist (relative paths start at "
+      << std::filesystem::current_path(ec).string() << ")";
+  LOOM_CHECK_USER(std::filesystem::is_regular_file(status))
+      << what << " '" << path << "' is not a regular file";
+  LOOM_CHECK_USER(std::ifstream(path, std::ios::binary).good())
+      << what << " '" << path << "' cannot be read; check its permissions";
+}
+
+bool IsSharedLibrary(const std::string& path) {
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(magic, sizeof(magic));
+  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
+         magic[3] == 'F';
+}
+
+std::map<std::string, std::vector<int64_t>> ParseInputShapes(
+    const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& text : texts) {
+    auto [name, shape] = frontend::onnx::ParseInputShape(text);
+    LOOM_CHECK_USER(shapes.emplace(name, shape).second)
+        << "--input-shape: input '" << name << "' is given twice";
+  }
+  return shapes;
+}
+
+int ConfigureThreads(std::optional<int> threads) {
+  if (threads) setenv("LOOM_NUM_THREADS", std::to_string(*threads).c_str(), /*overwrite=*/1);
+  int pool_threads = runtime::ThreadPool::Global().num_threads();
+  // The commands size the pool before running any kernel, which is when it is created.
+  LOOM_ICHECK(!threads || pool_threads == *threads)
+      << "the thread pool was created with " << pool_threads << " threads before --threads "
+      << *threads << " was applied";
+  return pool_threads;
+}
+
+namespace {
+
+// "name=path" of one --input option.
+std::pair<std::string, std::string> SplitInputOption(const std::string& text) {
+  size_t equals = text.find('=');
+  LOOM_CHECK_USER(equals != std::string::npos && equals > 0 && equals + 1 < text.size())
+      << "--input '" << text << "': expected NAME=FILE.npy, for example --input data=image.npy";
+  return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+std::string InputNames(const runtime::GraphExecutor& executor) {
+  std::string names;
+  for (int i = 0; i < executor.NumInputs(); ++i) {
+    names += (i == 0 ? "'" : ", '") + executor.InputName(i) + "'";
+  }
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor& executor,
+                                                   const std::vector<std::string>& texts,
+                                                   bool require_all) {
+  std::map<std::string, int> index_of;
+  for (int i = 0; i < executor.NumInputs(); ++i) index_of[executor.InputName(i)] = i;
+  std::map<std::string, runtime::NDArray> inputs;
+  for (const std::string& text : texts) {
+    auto [name, path] = SplitInputOption(text);
+    auto it = index_of.find(name);
+    LOOM_CHECK_USER(it != index_of.end()) << "--input " << text << ": the model has no input '"
+                                          << name << "'; its inputs are " << InputNames(executor);
+    LOOM_CHECK_USER(inputs.count(name) == 0) << "--input: input '" << name << "' is given twice";
+    CheckReadableFile(path, "--input " + name);
+    runtime::NDArray value;
+    try {
+      value = runtime::NDArray::LoadNpy(path);
+    } catch (const Error& error) {
+      LOOM_THROW << "--input " << text << ": " << error.what();
+    }
+    int index = it->second;
+    LOOM_CHECK_USER(value.dtype() == executor.InputDtype(index))
+        << "--input " << text << ": input '" << name << "' takes dtype "
+        << executor.InputDtype(index) << ", the file holds " << value.dtype();
+    LOOM_CHECK_USER(value.Shape() == executor.InputShape(index))
+        << "--input " << text << ": input '" << name << "' takes shape "
+        << ShapeText(executor.InputShape(index)) << ", the file holds " << ShapeText(value.Shape());
+    inputs.emplace(name, std::move(value));
+  }
+  if (require_all) {
+    for (int i = 0; i < executor.NumInputs(); ++i) {
+      const std::string& name = executor.InputName(i);
+      LOOM_CHECK_USER(inputs.count(name) != 0)
+          << "model input '" << name << "' (" << executor.InputDtype(i) << " "
+          << ShapeText(executor.InputShape(i)) << ") is not given; add --input " << name
+          << "=FILE.npy";
+    }
+  }
+  return inputs;
+}
+
+std::string FirstValuesText(const runtime::NDArray& array, int64_t count) {
+  std::ostringstream text;
+  text << "[";
+  int64_t shown = std::min(count, array.NumElements());
+  VisitElementType(array.dtype(), "printing values", [&](auto zero) {
+    using T = decltype(zero);
+    const T* data = static_cast<const T*>(array.data());
+    for (int64_t i = 0; i < shown; ++i) {
+      if (i > 0) text << ", ";
+      // Widen so that int8/uint8 print as numbers, not characters.
+      if constexpr (std::is_floating_point_v<T>) {
+        text << data[i];
+      } else if constexpr (std::is_signed_v<T>) {
+        text << static_cast<int64_t>(data[i]);
+      } else {
+        text << static_cast<uint64_t>(data[i]);
+      }
+    }
+  });
+  if (array.NumElements() > shown) text << (shown > 0 ? ", ..." : "...");
+  text << "]";
+  return text.str();
+}
+
+std::string SanitizeFileName(const std::string& name) {
+  std::string file = name;
+  for (char& c : file) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '-' || c == '_';
+    if (!keep) c = '_';
+  }
+  // "." and ".." name directories; a leading '.' would hide the file.
+  if (file.empty() || file[0] == '.') file = "_" + file;
+  return file;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,85 @@
+// Helpers shared by the `loom` model commands (compile, run, bench, inspect): option parsing,
+// the thread count, model inputs from .npy files, and how shapes, sizes and values print.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/ndarray.h"
+#include "loom/support/error.h"
+
+namespace loom::cli {
+
+// "1x3x224x224" ("scalar" for a 0-d shape), the form --input-shape takes.
+std::string ShapeText(const std::vector<int64_t>& shape);
+// "1.5 MiB", "312 KiB", "96 B".
+std::string BytesText(int64_t bytes);
+
+// The bytes of a model's weights (its parameter tensors, without the blob's alignment gaps).
+int64_t WeightBytes(const runtime::GraphModel& model);
+
+// Throws a loom::Error naming `what` ("model", "--input x") when `path` is not a readable
+// regular file, so a typo is reported before any work starts.
+void CheckReadableFile(const std::string& path, const std::string& what);
+// True when `path` starts with the ELF magic (a compiled model), false for anything else.
+bool IsSharedLibrary(const std::string& path);
+
+// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
+// twice is an error.
+std::map<std::string, std::vector<int64_t>> ParseInputShapes(const std::vector<std::string>& texts);
+
+// Sizes the runtime's thread pool before its first use: `threads` overrides LOOM_NUM_THREADS
+// (the pool reads it once, when a kernel first runs in parallel). Returns the pool's size.
+int ConfigureThreads(std::optional<int> threads);
+
+// The --input options ("name=file.npy", repeatable) of `executor`'s model, loaded and checked
+// against the model: an unknown or repeated name, an unreadable file, or a dtype or shape
+// the input does not take is an error naming the input and the file. With
+// `require_all`, every model input must be given.
+std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor& executor,
+                                                   const std::vector<std::string>& texts,
+                                                   bool require_all);
+
+// Calls `f(T{})` with the C++ element type of `dtype` (bool as uint8_t); a dtype without one
+// (float16, bfloat16, vectors) is a loom::Error naming `what`.
+template <typename F>
+void VisitElementType(DataType dtype, const std::string& what, F&& f) {
+  LOOM_CHECK_USER(dtype.lanes() == 1) << what << ": vector dtype " << dtype << " is not supported";
+  switch (dtype.code()) {
+    case DataType::Code::kFloat:
+      if (dtype.bits() == 32) return f(float{});
+      if (dtype.bits() == 64) return f(double{});
+      break;
+    case DataType::Code::kInt:
+      if (dtype.bits() == 8) return f(int8_t{});
+      if (dtype.bits() == 16) return f(int16_t{});
+      if (dtype.bits() == 32) return f(int32_t{});
+      if (dtype.bits() == 64) return f(int64_t{});
+      break;
+    case DataType::Code::kUInt:
+      if (dtype.bits() == 8) return f(uint8_t{});
+      if (dtype.bits() == 16) return f(uint16_t{});
+      if (dtype.bits() == 32) return f(uint32_t{});
+      if (dtype.bits() == 64) return f(uint64_t{});
+      break;
+    case DataType::Code::kBool:
+      return f(uint8_t{});
+    default:
+      break;
+  }
+  LOOM_THROW << what << ": dtype " << dtype << " is not supported here (float32/64, int8-64, "
+             << "uint8-64 and bool are)";
+}
+
+// The first `count` values of a host array, "[0.1, -2, 3.5, ...]".
+std::string FirstValuesText(const runtime::NDArray& array, int64_t count);
+
+// `name` as a file name: characters other than letters, digits, '.', '-' and '_' become '_'
+// (an output named "logits/softmax:0" is written as logits_softmax_0.npy).
+std::string SanitizeFileName(const std::string& name);
+
+}  // namespace loom::cli

@@ -1,0 +1,248 @@
+"""End-to-end test of `loom compile`, `run`, `bench` and `inspect` on a small ONNX model built
+here with onnx.helper (Conv, Relu, GlobalAveragePool, Flatten, Gemm, Softmax; a symbolic
+batch dimension; a second output whose name is no file name), checked against ONNX
+Runtime, and of each command's error paths: exit status 1, one line "loom: error: ...".
+
+Usage: model_cli_test.py LOOM_BINARY. Exits 77 (skipped) when this Python lacks numpy, onnx
+or onnxruntime.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as error:
+    print(f"SKIP: {error}")
+    sys.exit(77)
+
+LOOM = sys.argv[1]
+FAILURES = []
+STAGES = ["import", "graph passes", "lowering", "memory plan", "codegen", "export"]
+
+
+def check(condition, what):
+    if not condition:
+        FAILURES.append(what)
+        print(f"FAIL: {what}", flush=True)
+
+
+def loom(*args, env=None):
+    result = subprocess.run([LOOM, *args], capture_output=True, text=True, timeout=600,
+                            env=None if env is None else {**os.environ, **env})
+    return result.returncode, result.stdout, result.stderr
+
+
+def expect_success(*args):
+    status, out, err = loom(*args)
+    check(status == 0, f"`loom {' '.join(args)}` exited {status}: {err.strip()}")
+    return out, err
+
+
+def expect_error(name, message, *args, env=None):
+    """Exit status 1, nothing on stdout, and stderr one line 'loom: error: ...' containing
+    each of `message` (a string or a list)."""
+    status, out, err = loom(*args, env=env)
+    check(status == 1, f"{name}: exit status {status}, expected 1")
+    check(out == "", f"{name}: printed to stdout: {out!r}")
+    lines = err.splitlines()
+    if env is None:
+        check(len(lines) == 1, f"{name}: expected one line on stderr, got {err!r}")
+    first = lines[0] if lines else ""
+    check(first.startswith("loom: error: "), f"{name}: stderr was {err!r}")
+    for part in [message] if isinstance(message, str) else message:
+        check(part in first, f"{name}: {part!r} not in {first!r}")
+    return err
+
+
+def build_model(path):
+    rng = np.random.default_rng(0)
+    weights = {
+        "conv.w": rng.uniform(-0.5, 0.5, (4, 3, 3, 3)).astype(np.float32),
+        "conv.b": rng.uniform(-0.1, 0.1, (4,)).astype(np.float32),
+        "fc.w": rng.uniform(-0.5, 0.5, (5, 4)).astype(np.float32),
+        "fc.b": rng.uniform(-0.1, 0.1, (5,)).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["image", "conv.w", "conv.b"], ["conv"], name="conv",
+                         pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["conv"], ["relu"], name="relu"),
+        helper.make_node("GlobalAveragePool", ["relu"], ["pool"], name="pool"),
+        helper.make_node("Flatten", ["pool"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits/raw:0"], name="fc",
+                         transB=1),
+        helper.make_node("Softmax", ["logits/raw:0"], ["probs"], name="softmax", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "cli_test",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 8, 8])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", 5]),
+         helper.make_tensor_value_info("logits/raw:0", TensorProto.FLOAT, ["batch", 5])],
+        [numpy_helper.from_array(value, name) for name, value in weights.items()])
+    model = helper.make_model(graph, producer_name="loom-cli-test",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def test_compile(tmp, model):
+    artifact = os.path.join(tmp, "model.so")
+    expect_error("unbound symbolic dimension", "image", "compile", model, "-o", artifact)
+    check(not os.path.exists(artifact), "a failed compile left an artifact")
+
+    out, err = expect_success("compile", model, "-o", artifact, "--input-shape", "image=2x3x8x8")
+    for stage in STAGES:
+        check(re.search(rf"^{stage} +[0-9]+\.[0-9]+ s$", err, re.M),
+              f"compile progress has no '{stage} <seconds> s' line: {err!r}")
+    check(re.search(r"kernel calls .*planned memory .*weights", out) and artifact in out,
+          f"compile summary: {out!r}")
+    check(os.path.isfile(artifact), "compile wrote no artifact")
+
+    quiet = os.path.join(tmp, "model_o0.so")
+    out, err = expect_success("compile", model, "-o", quiet, "--input-shape", "image=2x3x8x8",
+                              "--opt-level", "0", "--quiet", "--target", "llvm")
+    check(err == "", f"--quiet still printed progress: {err!r}")
+    return artifact, quiet
+
+
+def test_run(tmp, model, artifacts):
+    image = np.random.default_rng(1).uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32)
+    image_path = os.path.join(tmp, "image.npy")
+    np.save(image_path, image)
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    reference = dict(zip(["probs", "logits/raw:0"], session.run(["probs", "logits/raw:0"],
+                                                                 {"image": image})))
+    files = {"probs": "probs.npy", "logits/raw:0": "logits_raw_0.npy"}
+    for artifact in artifacts:
+        out_dir = os.path.join(tmp, "out_" + os.path.basename(artifact))
+        out, _ = expect_success("run", artifact, "--input", f"image={image_path}",
+                                "--output-dir", out_dir, "--threads", "1")
+        check(sorted(os.listdir(out_dir)) == sorted(files.values()),
+              f"run wrote {sorted(os.listdir(out_dir))}")
+        for name, file in files.items():
+            check(re.search(rf"^{re.escape(name)}: float32 2x5 \[", out, re.M),
+                  f"run does not summarize output '{name}': {out!r}")
+            path = os.path.join(out_dir, file)
+            if not os.path.exists(path):
+                continue
+            got, want = np.load(path), reference[name]
+            check(got.shape == want.shape and got.dtype == want.dtype,
+                  f"{artifact} {name}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}")
+            if got.shape == want.shape:
+                error = float(np.max(np.abs(got - want)))
+                bound = 1e-4 * float(np.max(np.abs(want))) + 1e-5
+                check(error <= bound, f"{artifact} {name}: max|loom - ort| = {error} > {bound}")
+    return image_path
+
+
+def test_bench(artifact):
+    out, _ = expect_success("bench", artifact, "--repeat", "3", "--warmup", "1",
+                            "--threads", "1")
+    line = re.fullmatch(r"median_ms=([0-9.]+) min_ms=([0-9.]+) max_ms=([0-9.]+) "
+                        r"mean_ms=([0-9.]+) repeat=3 threads=1\n", out)
+    check(line is not None, f"bench printed {out!r}")
+    if line:
+        median, low, high, mean = map(float, line.groups())
+        check(low <= median <= high and low <= mean <= high, f"bench figures: {out!r}")
+    out, _ = expect_success("bench", artifact, "--repeat", "2", "--profile")
+    check(out.startswith("median_ms=") and "per-kernel profile" in out and "fused_" in out,
+          f"bench --profile printed {out!r}")
+
+
+def test_inspect(model, artifact):
+    out, _ = expect_success("inspect", model, "--input-shape", "image=2x3x8x8",
+                            "--opt-level", "3")
+    for text in ["producer 'loom-cli-test'", "opset 13", "float32 2x3x8x8", "probs",
+                 "logits/raw:0", "Conv", "Softmax", "operators (6 nodes, 6 types)",
+                 "compiled at -O3", "kernels, in execution order", "[conv", "memory plan:"]:
+        check(text in out, f"inspect of the ONNX model lacks {text!r}: {out!r}")
+    out, _ = expect_success("inspect", artifact)
+    for text in ["compiled model\ntarget: llvm", "image", "float32 2x3x8x8", "probs",
+                 "float32 2x5", "kernels, in execution order", "[conv", "memory plan:",
+                 "weights:"]:
+        check(text in out, f"inspect of the compiled model lacks {text!r}: {out!r}")
+
+
+def test_errors(tmp, model, artifact, image_path):
+    missing = os.path.join(tmp, "missing.onnx")
+    for command in ["compile", "inspect"]:
+        extra = ["-o", os.path.join(tmp, "x.so")] if command == "compile" else []
+        expect_error(f"{command} of a missing file", [missing, "does not exist"], command,
+                     missing, *extra)
+    expect_error("run of a missing file", "does not exist", "run", os.path.join(tmp, "no.so"))
+
+    corrupt = os.path.join(tmp, "corrupt.so")
+    with open(corrupt, "wb") as f:
+        f.write(b"\x7fELF" + bytes(60))
+    expect_error("run of a corrupt .so", corrupt, "run", corrupt, "--input",
+                 f"image={image_path}")
+    expect_error("inspect of a corrupt .so", corrupt, "inspect", corrupt)
+    expect_error("inspect --opt-level of a .so", "apply to ONNX models", "inspect", artifact,
+                 "--opt-level", "1")
+    not_onnx = os.path.join(tmp, "text.onnx")
+    with open(not_onnx, "w") as f:
+        f.write("not a model\n")
+    expect_error("compile of a non-ONNX file", not_onnx, "compile", not_onnx, "-o",
+                 os.path.join(tmp, "x.so"))
+
+    wrong_shape = os.path.join(tmp, "wrong_shape.npy")
+    np.save(wrong_shape, np.zeros((1, 3, 8, 8), np.float32))
+    expect_error("wrong input shape", ["'image'", wrong_shape, "2x3x8x8", "1x3x8x8"], "run",
+                 artifact, "--input", f"image={wrong_shape}")
+    wrong_dtype = os.path.join(tmp, "wrong_dtype.npy")
+    np.save(wrong_dtype, np.zeros((2, 3, 8, 8), np.float64))
+    expect_error("wrong input dtype", ["'image'", wrong_dtype, "float32", "float64"], "run",
+                 artifact, "--input", f"image={wrong_dtype}")
+    expect_error("unknown input", ["no input 'picture'", "'image'"], "run", artifact,
+                 "--input", f"picture={image_path}")
+    expect_error("missing input", ["'image'", "--input image="], "run", artifact)
+    expect_error("input file missing", ["--input image", "does not exist"], "run", artifact,
+                 "--input", f"image={os.path.join(tmp, 'none.npy')}")
+    expect_error("unknown flag", "--bogus", "run", artifact, "--bogus")
+    expect_error("compile without -o", "--output", "compile", model)
+    expect_error("bad --input-shape", "image=2xA", "compile", model, "-o",
+                 os.path.join(tmp, "x.so"), "--input-shape", "image=2xA")
+    expect_error("bad --opt-level", "--opt-level", "compile", model, "-o",
+                 os.path.join(tmp, "x.so"), "--opt-level", "4")
+    expect_error("bad --threads", "--threads", "bench", artifact, "--threads", "0")
+    expect_error("no command", "subcommand")
+
+    # LOOM_BACKTRACE=1 adds the stack of the throw after the error line.
+    err = expect_error("backtrace", "wrong_shape.npy", "run", artifact, "--input",
+                       f"image={wrong_shape}", env={"LOOM_BACKTRACE": "1"})
+    check("backtrace of the throw" in err and "LoadInputs" in err,
+          f"LOOM_BACKTRACE=1 printed no backtrace: {err!r}")
+
+
+def test_help():
+    for command in ["compile", "run", "bench", "inspect"]:
+        out, _ = expect_success(command, "--help")
+        check(f"Usage: loom {command}" in out and f"Example: loom {command}" in out,
+              f"loom {command} --help: {out!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model.onnx")
+        build_model(model)
+        artifacts = test_compile(tmp, model)
+        image_path = test_run(tmp, model, artifacts)
+        test_bench(artifacts[0])
+        test_inspect(model, artifacts[0])
+        test_errors(tmp, model, artifacts[0], image_path)
+        test_help()
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    print("all loom model command checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
