@@ -195,6 +195,49 @@ te::Schedule schedule_reduce(const Array<te::Tensor>& outs) {
   return s;
 }
 
+namespace {
+
+// A reduction computed where its row is: its innermost reduction axis, when read with stride
+// 1 and a multiple of 16 long, accumulates 16 lanes at a time in a vector (an rfactor stage
+// also computed at the row), then the lanes are summed; a serial scalar reduction would be
+// one dependent add after another (latency bound: a softmax over 128 keys took 5x longer).
+void ComputeReductionAtRow(te::Schedule s, te::Stage reduction, te::Stage out, IterVar row) {
+  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(reduction->op.get());
+  const IterVar& innermost = compute->reduce_axis.back();
+  int64_t extent = 0;
+  if (IsConstInt(innermost->dom->extent, &extent) && extent % kVectorLanes == 0 &&
+      extent > kVectorLanes && ReadsContiguouslyAlong(*compute, innermost)) {
+    IterVar lane = reduction.split(innermost, kVectorLanes).second;
+    te::Stage partial =
+        s[s.rfactor(reduction->op->output(0), lane, static_cast<int>(compute->axis.size()))];
+    // Inside the reduction (of the lanes now), which is computed at the row.
+    IterVar kept;
+    for (const IterVar& leaf : reduction->leaf_iter_vars) {
+      if (leaf->iter_type != IterVarType::kCommReduce) kept = leaf;
+    }
+    LOOM_ICHECK(kept.defined()) << "a row's statistic keeps the row's dimensions";
+    partial.compute_at(reduction, kept);
+    // Its leaves: the kept dimensions, the lanes (factor_axis: after the kept ones), then
+    // the remaining reduction; the lanes go innermost.
+    Array<IterVar> order;
+    IterVar lanes;
+    for (const IterVar& leaf : partial->leaf_iter_vars) {
+      if (leaf->iter_type == IterVarType::kCommReduce) continue;
+      if (lanes.defined()) order.push_back(lanes);
+      lanes = leaf;
+    }
+    for (const IterVar& leaf : partial->leaf_iter_vars) {
+      if (leaf->iter_type == IterVarType::kCommReduce) order.push_back(leaf);
+    }
+    order.push_back(lanes);
+    partial.reorder(order);
+    partial.vectorize(lanes);
+  }
+  reduction.compute_at(out, row);
+}
+
+}  // namespace
+
 te::Schedule schedule_softmax(const te::Tensor& out) {
   const std::string& tag = out.op()->tag;
   const std::string prefix = "softmax_output:";
@@ -223,16 +266,51 @@ te::Schedule schedule_softmax(const te::Tensor& out) {
       stage.parallel(row);
     }
   }
-  // The row's maximum, exponentials and their sum, computed where the row is.
-  for (const te::Stage& producer : s.stages()) {
+  // The row's maximum, exponentials and their sum, computed where the row is. A copy of the
+  // stages: rfactor adds some.
+  Array<te::Stage> stages = s.stages();
+  for (const te::Stage& producer : stages) {
     te::Stage row_stage(producer);
     bool exponentials = producer->op->tag == "softmax_exp";
-    if (row.defined() && (exponentials || IsReduction(producer->op))) {
+    if (row.defined() && IsReduction(producer->op)) {
+      ComputeReductionAtRow(s, row_stage, stage, row);
+    } else if (row.defined() && exponentials) {
       row_stage.compute_at(stage, row);
     }
     if (exponentials) {
       IterVar exp_lanes = row_stage.split(row_stage->leaf_iter_vars[axis], kVectorLanes).second;
       row_stage.vectorize(exp_lanes);
+    }
+  }
+  return s;
+}
+
+te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
+  const std::string op = "schedule_layer_norm";
+  LOOM_CHECK_USER(first >= 1 && first < out.ndim())
+      << op << ": the normalized dimensions must start at 1.." << out.ndim() - 1 << " of '"
+      << out.name() << "' (" << out.ndim() << "-d), got " << first;
+  te::Schedule s = te::create_schedule({out.op()});
+  te::Stage stage = s[out];
+  Array<IterVar> axes = stage->leaf_iter_vars;
+  IterVar row = axes[0];
+  for (int d = 1; d < first; ++d) row = stage.fuse(row, axes[d]);
+  IterVar inner = axes[first];
+  for (int d = first + 1; d < out.ndim(); ++d) inner = stage.fuse(inner, axes[d]);
+  stage.vectorize(stage.split(inner, kVectorLanes).second);
+  bool constant = true;
+  if (ConstantElements(out.shape(), &constant) >= kParallelMinElements || !constant) {
+    stage.parallel(row);
+  }
+  // Every statistic computed where its row is; the elementwise stages between inlined.
+  Array<te::Stage> stages = s.stages();
+  for (const te::Stage& producer : stages) {
+    te::Stage row_stage(producer);
+    if (producer->op == out.op()) continue;
+    if (IsReduction(producer->op)) {
+      ComputeReductionAtRow(s, row_stage, stage, row);
+    } else if (IsInjective(producer->op)) {
+      row_stage.compute_inline();
     }
   }
   return s;

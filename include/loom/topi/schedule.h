@@ -30,8 +30,16 @@ te::Schedule schedule_reduce(const Array<te::Tensor>& outs);
 
 // softmax / log_softmax (loom/topi/reduction.h): rows (every dimension but the axis) in
 // parallel; per row the maximum, softmax's exponentials (16-lane vectors, each evaluated
-// once, read by the sum and the output), their sum, then the vectorized output.
+// once, read by the sum and the output), their sum, then the vectorized output. A reduction
+// along a contiguous axis that is a multiple of 16 long accumulates 16 lanes at a time.
 te::Schedule schedule_softmax(const te::Tensor& out);
+
+// layer_norm / instance_norm (loom/topi/nn.h) normalizing the dimensions `first`.. of `out`:
+// rows (the dimensions before `first`, fused) in parallel; per row the mean and the variance
+// (each accumulating 16 lanes at a time where the innermost normalized dimension is a
+// multiple of 16), then the normalized, scaled and shifted row in 16-lane vectors.
+// `first` must be in [1, out.ndim()).
+te::Schedule schedule_layer_norm(const te::Tensor& out, int first);
 
 // Below this many elements a parallel launch costs more than it saves.
 inline constexpr int64_t kParallelMinElements = 1 << 15;

@@ -276,7 +276,15 @@ void RegisterNormalizations() {
       .Describe("layer normalization over dimensions axis.. (ONNX LayerNormalization)")
       .Inputs({"data", "gamma", "beta"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule(ReduceSchedule())
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << "an opaque layer_norm group has one output";
+        int ndim = info.input_types[0].ndim();
+        int64_t first = IntAttr(info, "axis");
+        if (first < 0) first += ndim;
+        // Normalizing every dimension leaves no rows to run in parallel.
+        if (first == 0) return topi::schedule_reduce({outputs[0]});
+        return topi::schedule_layer_norm(outputs[0], static_cast<int>(first));
+      })
       .Attr("axis", AttrKind::kInt, int64_t{-1}, "first normalized dimension")
       .Attr("epsilon", AttrKind::kFloat, 1e-5, "added to the variance");
 

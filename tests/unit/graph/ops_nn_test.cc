@@ -322,6 +322,25 @@ std::vector<double> Normalized(const NDArray& x, int64_t groups, int64_t size, d
   return out;
 }
 
+// layer_norm's row schedule (rows in parallel, statistics 16 lanes at a time over rows of
+// 64) and, normalizing every dimension (axis 0: no rows), the generic reduction schedule.
+TEST(GraphOpsNN, LayerNormOverRowsAndOverEverything) {
+  for (int64_t axis : {-1, 0}) {
+    const std::vector<int64_t> normalized =
+        axis == 0 ? std::vector<int64_t>{1, 40, 64} : std::vector<int64_t>{64};
+    const int64_t size = axis == 0 ? 2560 : 64;
+    Call ln = MakeCall("nn.layer_norm",
+                       {In("x", {1, 40, 64}), In("g", normalized), In("b", normalized)},
+                       {{"axis", axis}});
+    NDArray x = RandomArray({1, 40, 64}, kF32, 25), g = RandomArray(normalized, kF32, 26),
+            b = RandomArray(normalized, kF32, 27);
+    std::vector<double> want = Normalized(x, 2560 / size, size, 1e-5);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = want[i] * GetFloat(g, i % size) + GetFloat(b, i % size);
+    test::ExpectClose(RunCall(ln, {x, g, b}), want, 1e-4, "layer_norm axis " + std::to_string(axis));
+  }
+}
+
 TEST(GraphOpsNN, LayerAndInstanceNormMatchReference) {
   Call ln = MakeCall("nn.layer_norm", {In("x", {2, 3, 4}), In("g", {3, 4}), In("b", {3, 4})},
                      {{"axis", int64_t{-2}}});

@@ -147,6 +147,10 @@ TEST(TopiDenseX86, DefaultConfigsFitTheirShapes) {
             "tile_rows=1 tile_columns=64 block_columns=64 block_bytes=1048576 k_unroll=8");
   EXPECT_EQ(DefaultDenseConfig(128, 10, 64).tile_columns, 16);
   EXPECT_EQ(DefaultDenseConfig(1024, 1024, 1024).str(), DenseConfig{}.str());
+  // BERT-base's FFN (a weight streamed from L3): 4 x 64 tiles, one panel per block.
+  EXPECT_EQ(DefaultDenseConfig(128, 3072, 768).str(),
+            "tile_rows=4 tile_columns=64 block_columns=64 block_bytes=1048576 k_unroll=8");
+  EXPECT_EQ(DefaultDenseConfig(128, 768, 768).str(), DenseConfig{}.str());
 }
 
 TEST(TopiDenseX86, ConfigAndShapeErrorsAreExplained) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/topi/nn.h"
+#include "loom/topi/schedule.h"
 #include "topi_test_util.h"
 
 namespace loom::topi {
@@ -71,6 +72,61 @@ TEST(TopiNorm, LayerNormOverTrailingDimensions) {
         },
         2e-5, "layer_norm axis=" + std::to_string(axis));
   }
+}
+
+// schedule_layer_norm: rows in parallel (from 2^15 elements on), the statistics per row,
+// accumulated 16 lanes at a time where the innermost normalized dimension allows (32, 48,
+// 768) and serially where it does not (20), over one and two normalized dimensions; and
+// instance_norm, whose rows are (n, c).
+TEST(TopiNorm, LayerNormRowScheduleMatchesTheReference) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int axis;
+  };
+  for (const Case& c : std::vector<Case>{{{4, 6, 20}, -1}, {{4, 6, 32}, 1}, {{3, 2, 48}, 2},
+                                         {{1, 64, 768}, -1}}) {
+    const int rank = static_cast<int>(c.shape.size());
+    const int first = c.axis < 0 ? c.axis + rank : c.axis;
+    std::vector<int64_t> pdims(c.shape.begin() + first, c.shape.end());
+    int64_t group = 1;
+    for (int64_t d : pdims) group *= d;
+    te::Tensor x = te::placeholder(test::Exprs(c.shape), DataType::Float(32), "x");
+    te::Tensor scale = te::placeholder(test::Exprs(pdims), DataType::Float(32), "scale");
+    te::Tensor bias = te::placeholder(test::Exprs(pdims), DataType::Float(32), "bias");
+    te::Tensor y = layer_norm(x, scale, bias, c.axis, kEpsilon);
+    tir::HostArray in = RandomArray(DataType::Float(32), c.shape, 74);
+    tir::HostArray s = RandomArray(DataType::Float(32), pdims, 75);
+    tir::HostArray b = RandomArray(DataType::Float(32), pdims, 76);
+    tir::HostArray got = test::RunScheduled(schedule_layer_norm(y, first), {x, scale, bias}, {y},
+                                            {in, s, b})[0];
+    test::ExpectClose(
+        got,
+        [&](int64_t i) {
+          auto [mean, var] = Statistics(in, i / group * group, group);
+          int64_t p = i % group;
+          return (in.GetFloat(i) - mean) / std::sqrt(var + kEpsilon) * s.GetFloat(p) + b.GetFloat(p);
+        },
+        2e-5, "layer_norm " + std::to_string(in.NumElements()) + " from " + std::to_string(first));
+  }
+  te::Tensor x = te::placeholder({2, 3, 4, 16}, DataType::Float(32), "x");
+  te::Tensor scale = te::placeholder({3}, DataType::Float(32), "scale");
+  te::Tensor bias = te::placeholder({3}, DataType::Float(32), "bias");
+  te::Tensor y = instance_norm(x, scale, bias, kEpsilon);
+  tir::HostArray in = RandomArray(DataType::Float(32), {2, 3, 4, 16}, 77);
+  tir::HostArray s = RandomArray(DataType::Float(32), {3}, 78), b = RandomArray(DataType::Float(32), {3}, 79);
+  tir::HostArray got =
+      test::RunScheduled(schedule_layer_norm(y, 2), {x, scale, bias}, {y}, {in, s, b})[0];
+  test::ExpectClose(
+      got,
+      [&](int64_t i) {
+        auto [mean, var] = Statistics(in, i / 64 * 64, 64);
+        int64_t c = (i / 64) % 3;
+        return (in.GetFloat(i) - mean) / std::sqrt(var + kEpsilon) * s.GetFloat(c) + b.GetFloat(c);
+      },
+      2e-5, "instance_norm by schedule_layer_norm");
+  EXPECT_NE(test::ErrorOf([&] { schedule_layer_norm(y, 0); })
+                .find("schedule_layer_norm: the normalized dimensions must start at 1..3 of"),
+            std::string::npos);
 }
 
 TEST(TopiNorm, InstanceNormPerChannel) {

@@ -5,9 +5,12 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "loom/ir/functor.h"
+#include "loom/te/lower.h"
 #include "loom/topi/nn.h"
 #include "loom/topi/schedule.h"
 #include "topi_test_util.h"
@@ -179,6 +182,53 @@ TEST(TopiPool, BlockedLayoutsMatchTheNchwReference) {
     test::ExpectClose(got_max, [&](int64_t i) { return fold(i, false); }, 0, "global max " + layout);
     test::ExpectClose(got_avg, [&](int64_t i) { return fold(i, true); }, 1e-5, "global avg " + layout);
   }
+}
+
+// How the lowered pool reads its input 'x': loads under a window's bounds guard
+// (if_then_else) and loads outside any guard, and whether any load reads a vector.
+struct PoolReads {
+  int guarded = 0, unguarded = 0;
+  bool vector_reads = false;
+};
+
+PoolReads ReadsOf(const te::Tensor& x, const te::Tensor& y) {
+  PrimFunc f = te::lower(schedule_pool2d(y), {x, y}, "pool");
+  std::set<const Object*> guarded;
+  PoolReads reads;
+  PostOrderVisit(f->body, [&](const ObjectRef& node) {
+    if (const auto* call = node.as<CallNode>(); call && call->op.name() == "if_then_else") {
+      PostOrderVisit(call->args[1], [&](const ObjectRef& inner) {
+        if (inner.as<BufferLoadNode>()) guarded.insert(inner.get());
+      });
+    }
+  });
+  PostOrderVisit(f->body, [&](const ObjectRef& node) {
+    const auto* load = node.as<BufferLoadNode>();
+    if (load == nullptr || load->buffer->name != x.name()) return;
+    ++(guarded.count(node.get()) ? reads.guarded : reads.unguarded);
+    reads.vector_reads |= Downcast<PrimExpr>(node).dtype().lanes() > 1;
+  });
+  return reads;
+}
+
+// The window's bounds are likely(): LoopPartition peels the border rows and columns, so the
+// interior reads the input with no guard (and no clamped index). NCHW pools run one output
+// at a time (vector lanes over output columns made every tap a gather); blocked ones keep
+// the channel block as the vector.
+TEST(TopiPool, InteriorReadsAreUnguardedAndNchwRunsScalar) {
+  const Pool2DAttrs padded = Attrs({3, 3}, {1, 1}, {1, 1, 1, 1});
+  te::Tensor nchw = te::placeholder({1, 2, 32, 32}, DataType::Float(32), "x");
+  for (bool average : {false, true}) {
+    te::Tensor y = average ? avg_pool2d(nchw, padded) : max_pool2d(nchw, padded);
+    PoolReads reads = ReadsOf(nchw, y);
+    EXPECT_GT(reads.guarded, 0) << average;  // the border
+    EXPECT_GT(reads.unguarded, 0) << average;
+    EXPECT_FALSE(reads.vector_reads) << average;
+  }
+  te::Tensor blocked = te::placeholder({1, 2, 32, 32, 16}, DataType::Float(32), "x");
+  PoolReads reads = ReadsOf(blocked, max_pool2d(blocked, padded, "NCHW16c"));
+  EXPECT_GT(reads.unguarded, 0);
+  EXPECT_TRUE(reads.vector_reads);
 }
 
 TEST(TopiPool, BadAttributesAreUserErrors) {

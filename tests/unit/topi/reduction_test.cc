@@ -236,11 +236,12 @@ TEST(TopiReduction, SoftmaxEvaluatesEachExponentialOnce) {
   }
 }
 
-// Rank 1 (no rows), a unit axis, negative axes and a tensor large enough to run its rows
-// in parallel.
+// Rank 1 (no rows), a unit axis, negative axes, a tensor large enough to run its rows in
+// parallel, and rows whose reductions accumulate 16 lanes at a time (48 and 128 long).
 TEST(TopiReduction, SoftmaxShapesAndParallelRows) {
   std::vector<std::pair<std::vector<int64_t>, int>> cases = {
-      {{37}, 0}, {{4, 1}, -1}, {{1, 19}, -1}, {{3, 21, 5}, -2}, {{600, 70}, 1}};
+      {{37}, 0}, {{4, 1}, -1}, {{1, 19}, -1}, {{3, 21, 5}, -2}, {{600, 70}, 1},
+      {{2, 5, 48}, -1}, {{300, 128}, 1}};
   for (const auto& [shape, axis] : cases) {
     for (bool log_output : {false, true}) {
       te::Tensor x = te::placeholder(test::Exprs(shape), DataType::Float(32), "x");
