@@ -1,5 +1,6 @@
 // loom-bench-graph: whole networks compiled by the graph compiler (-O3) and run in the graph
-// executor, batch 1, 224x224, float32, random weights (bench/graph/model_zoo.h).
+// executor, batch 1, 224x224, float32, random weights (bench/graph/model_zoo.h), and a
+// BERT-base encoder at sequence 128 (`--models bert_base`, bench/graph/transformer_zoo.h).
 //
 //   loom-bench-graph [--models resnet18,mobilenet_v2] [--threads 1,2] [--repeat 20]
 //
@@ -26,6 +27,7 @@
 #include "loom/graph/compile.h"
 #include "loom/support/error.h"
 #include "model_zoo.h"
+#include "transformer_zoo.h"
 
 namespace loom::bench {
 namespace {
@@ -39,14 +41,24 @@ struct GraphBenchOptions {
   int repeat = 20;
 };
 
+// The convolutional networks, then the transformers.
+std::vector<ZooModel> AllModels() {
+  std::vector<ZooModel> models = ModelZoo();
+  models.insert(models.end(), TransformerZoo().begin(), TransformerZoo().end());
+  return models;
+}
+
 std::string ModelNames() {
   std::vector<std::string> names;
-  for (const ZooModel& model : ModelZoo()) names.push_back(model.name);
+  for (const ZooModel& model : AllModels()) names.push_back(model.name);
   return JoinCommas(names);
 }
 
 const ZooModel* FindModel(const std::string& name) {
   for (const ZooModel& model : ModelZoo()) {
+    if (model.name == name) return &model;
+  }
+  for (const ZooModel& model : TransformerZoo()) {
     if (model.name == name) return &model;
   }
   return nullptr;

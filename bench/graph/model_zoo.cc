@@ -22,18 +22,19 @@ class NetBuilder {
   explicit NetBuilder(unsigned seed) : rng_(seed) {}
 
   // A bias-free convolution `name` to `out` channels with a square `kernel` padded by
-  // kernel / 2 on every side (torchvision's choice for both networks).
+  // kernel / 2 on every side (torchvision's choice for ResNet and MobileNetV2).
   Expr Conv(const Expr& x, const std::string& name, int64_t out, int64_t kernel, int64_t stride,
             int64_t groups = 1) {
-    int64_t in = Channels(x);
-    int64_t pad = kernel / 2;
-    int64_t fan_in = in / groups * kernel * kernel;
-    Expr weight = HeUniform({out, in / groups, kernel, kernel}, fan_in, name + ".weight");
-    return MakeCall("nn.conv2d", {x, weight},
-                    {{"strides", Ints{stride, stride}},
-                     {"padding", Ints{pad, pad, pad, pad}},
-                     {"groups", groups}},
-                    name);
+    return MakeConv(x, name, out, kernel, stride, kernel / 2, groups);
+  }
+
+  // A convolution `name` with `pad` zeros on every side and a bias (SqueezeNet's): the bias
+  // uniform in +-0.1, small next to the He-scaled products.
+  Expr ConvWithBias(const Expr& x, const std::string& name, int64_t out, int64_t kernel,
+                    int64_t stride, int64_t pad) {
+    Expr conv = MakeConv(x, name, out, kernel, stride, pad, 1);
+    return MakeCall("nn.bias_add", {conv, Uniform({out}, -0.1, 0.1, name + ".bias")},
+                    {{"axis", int64_t{1}}}, name + ".bias_add");
   }
 
   // Inference batch_norm `name` with statistics near the identity.
@@ -67,6 +68,18 @@ class NetBuilder {
   static int64_t Channels(const Expr& x) { return x.type().ConstShape().value()[1]; }
 
  private:
+  Expr MakeConv(const Expr& x, const std::string& name, int64_t out, int64_t kernel,
+                int64_t stride, int64_t pad, int64_t groups) {
+    int64_t in = Channels(x);
+    int64_t fan_in = in / groups * kernel * kernel;
+    Expr weight = HeUniform({out, in / groups, kernel, kernel}, fan_in, name + ".weight");
+    return MakeCall("nn.conv2d", {x, weight},
+                    {{"strides", Ints{stride, stride}},
+                     {"padding", Ints{pad, pad, pad, pad}},
+                     {"groups", groups}},
+                    name);
+  }
+
   // Uniform in +-sqrt(6 / fan_in): variance 2 / fan_in.
   graph::Constant HeUniform(const std::vector<int64_t>& shape, int64_t fan_in,
                             const std::string& name) {
@@ -109,6 +122,28 @@ Expr BasicBlock(NetBuilder& net, const Expr& x, const std::string& name, int64_t
   return MakeCall("nn.relu", {sum}, {}, name + ".relu_1");
 }
 
+// torchvision's Bottleneck `name` ("layer3.2"): 1x1 down to `width` channels, 3x3 (strided
+// in the first block of a stage, as torchvision 0.14's ResNet v1.5), 1x1 up to 4 x width,
+// each with batch_norm; the shortcut downsampled (1x1 conv + batch_norm) when the block
+// changes stride or channels.
+Expr Bottleneck(NetBuilder& net, const Expr& x, const std::string& name, int64_t width,
+                int64_t stride) {
+  const int64_t out = 4 * width;
+  Expr h = net.BatchNorm(net.Conv(x, name + ".conv1", width, 1, 1), name + ".bn1");
+  h = MakeCall("nn.relu", {h}, {}, name + ".relu");
+  h = net.BatchNorm(net.Conv(h, name + ".conv2", width, 3, stride), name + ".bn2");
+  h = MakeCall("nn.relu", {h}, {}, name + ".relu_1");
+  h = net.BatchNorm(net.Conv(h, name + ".conv3", out, 1, 1), name + ".bn3");
+  Expr shortcut = x;
+  if (stride != 1 || NetBuilder::Channels(x) != out) {
+    shortcut = net.Conv(x, name + ".downsample.0", out, 1, stride);
+    shortcut = net.BatchNorm(shortcut, name + ".downsample.1");
+  }
+  // The block's ReLU module runs three times: FX's "relu", "relu_1", "relu_2".
+  Expr sum = MakeCall("add", {h, shortcut}, {}, name + ".add");
+  return MakeCall("nn.relu", {sum}, {}, name + ".relu_2");
+}
+
 // torchvision's Conv2dNormActivation `name` with ReLU6: conv (name.0), batch_norm (name.1),
 // clip to [0, 6] (name.2).
 Expr ConvBnRelu6(NetBuilder& net, const Expr& x, const std::string& name, int64_t out,
@@ -135,6 +170,27 @@ Expr InvertedResidual(NetBuilder& net, const Expr& x, const std::string& name, i
   return h;
 }
 
+// SqueezeNet's Fire module `name` ("features.3"): a 1x1 squeeze conv with ReLU, then 1x1
+// and 3x3 expand convs with ReLU each, their outputs joined along the channels.
+Expr Fire(NetBuilder& net, const Expr& x, const std::string& name, int64_t squeeze,
+          int64_t expand) {
+  auto conv_relu = [&](const Expr& in, const std::string& conv, int64_t out, int64_t kernel) {
+    Expr h = net.ConvWithBias(in, name + "." + conv, out, kernel, 1, kernel / 2);
+    return MakeCall("nn.relu", {h}, {}, name + "." + conv + "_activation");
+  };
+  Expr s = conv_relu(x, "squeeze", squeeze, 1);
+  return MakeCall("concatenate", {conv_relu(s, "expand1x1", expand, 1),
+                                  conv_relu(s, "expand3x3", expand, 3)},
+                  {{"axis", int64_t{1}}}, name + ".cat");
+}
+
+// SqueezeNet 1.1's 3x3/2 max pools, output sizes rounded up.
+Expr CeilMaxPool(const Expr& x, const std::string& name) {
+  return MakeCall("nn.max_pool2d", {x},
+                  {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}},
+                  name);
+}
+
 }  // namespace
 
 graph::Function ResNet18(int64_t image_size) {
@@ -150,6 +206,27 @@ graph::Function ResNet18(int64_t image_size) {
     std::string layer = "layer" + std::to_string(stage + 1);
     h = BasicBlock(net, h, layer + ".0", kStageChannels[stage], stage == 0 ? 1 : 2);
     h = BasicBlock(net, h, layer + ".1", kStageChannels[stage], 1);
+  }
+  Expr logits = net.Linear(NetBuilder::PoolAndFlatten(h, "avgpool"), "fc", 1000);
+  return graph::MakeFunction({image}, logits);
+}
+
+graph::Function ResNet50(int64_t image_size) {
+  NetBuilder net(50);
+  graph::Var image = ImageInput(image_size, "ResNet50");
+  Expr h = net.BatchNorm(net.Conv(image, "conv1", 64, 7, 2), "bn1");
+  h = MakeCall("nn.relu", {h}, {}, "relu");
+  h = MakeCall("nn.max_pool2d", {h},
+               {{"pool_size", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", Ints{1, 1, 1, 1}}},
+               "maxpool");
+  const int64_t kStageWidths[] = {64, 128, 256, 512};
+  const int kStageBlocks[] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage) {
+    std::string layer = "layer" + std::to_string(stage + 1);
+    for (int block = 0; block < kStageBlocks[stage]; ++block) {
+      h = Bottleneck(net, h, layer + "." + std::to_string(block), kStageWidths[stage],
+                     block == 0 && stage > 0 ? 2 : 1);
+    }
   }
   Expr logits = net.Linear(NetBuilder::PoolAndFlatten(h, "avgpool"), "fc", 1000);
   return graph::MakeFunction({image}, logits);
@@ -178,8 +255,32 @@ graph::Function MobileNetV2(int64_t image_size) {
   return graph::MakeFunction({image}, net.Linear(h, "classifier.1", 1000));
 }
 
+graph::Function SqueezeNet11(int64_t image_size) {
+  NetBuilder net(11);
+  graph::Var image = ImageInput(image_size, "SqueezeNet11");
+  Expr h = net.ConvWithBias(image, "features.0", 64, 3, 2, 0);
+  h = CeilMaxPool(MakeCall("nn.relu", {h}, {}, "features.1"), "features.2");
+  h = Fire(net, h, "features.3", 16, 64);
+  h = Fire(net, h, "features.4", 16, 64);
+  h = CeilMaxPool(h, "features.5");
+  h = Fire(net, h, "features.6", 32, 128);
+  h = Fire(net, h, "features.7", 32, 128);
+  h = CeilMaxPool(h, "features.8");
+  h = Fire(net, h, "features.9", 48, 192);
+  h = Fire(net, h, "features.10", 48, 192);
+  h = Fire(net, h, "features.11", 64, 256);
+  h = Fire(net, h, "features.12", 64, 256);
+  h = MakeCall("nn.dropout", {h}, {{"rate", 0.5}}, "classifier.0");
+  h = net.ConvWithBias(h, "classifier.1", 1000, 1, 1, 0);
+  h = MakeCall("nn.relu", {h}, {}, "classifier.2");
+  return graph::MakeFunction({image}, NetBuilder::PoolAndFlatten(h, "classifier.3"));
+}
+
 const std::vector<ZooModel>& ModelZoo() {
-  static const std::vector<ZooModel> models{{"resnet18", ResNet18}, {"mobilenet_v2", MobileNetV2}};
+  static const std::vector<ZooModel> models{{"resnet18", ResNet18},
+                                            {"resnet50", ResNet50},
+                                            {"mobilenet_v2", MobileNetV2},
+                                            {"squeezenet", SqueezeNet11}};
   return models;
 }
 

@@ -1,7 +1,7 @@
 // The model zoo: the 224x224 networks have torchvision's layers, operators and parameter
-// counts (checked without compiling them), and the networks at 32x32 compile at -O0 (one
-// kernel per operator) and -O3 (batch_norm folded, blocked layouts, fusion) to the same
-// outputs in the graph executor.
+// counts (checked without compiling them), and the networks at small sizes compile at -O0
+// (one kernel per operator) and -O3 (batch_norm folded, blocked layouts, fusion) to the
+// same outputs in the graph executor.
 #include "model_zoo.h"
 
 #include <gtest/gtest.h>
@@ -122,6 +122,78 @@ TEST(ModelZoo, MobileNetV2HasTorchvisionsLayersAndParameters) {
   EXPECT_FALSE(Contains(census.call_names, "features.2.add"));  // 16 -> 24 channels, stride 2
 }
 
+TEST(ModelZoo, ResNet50HasTorchvisionsLayersAndParameters) {
+  graph::Function model = ResNet50();
+  EXPECT_EQ(model->checked_type.str(), "Tensor[(1, 1000), float32]");
+  GraphCensus census = Census(model);
+  EXPECT_EQ(census.parameters, 25557032);  // torchvision's count
+  EXPECT_EQ(census.running_statistics, 2 * 26560);
+  // 16 Bottlenecks of 3 convs, 4 downsampling shortcuts, the stem.
+  EXPECT_EQ(census.calls, (std::map<std::string, int>{{"add", 16},
+                                                      {"flatten", 1},
+                                                      {"nn.batch_norm", 53},
+                                                      {"nn.bias_add", 1},
+                                                      {"nn.conv2d", 53},
+                                                      {"nn.dense", 1},
+                                                      {"nn.global_avg_pool2d", 1},
+                                                      {"nn.max_pool2d", 1},
+                                                      {"nn.relu", 49}}));
+  EXPECT_TRUE(Duplicates(census.call_names).empty()) << Duplicates(census.call_names)[0];
+  EXPECT_TRUE(Duplicates(census.constant_names).empty());
+  for (const char* name : {"conv1", "layer1.0.downsample.0", "layer1.2.relu_2", "layer3.5.conv3",
+                           "layer4.0.downsample.1", "fc"}) {
+    EXPECT_TRUE(Contains(census.call_names, name)) << name;
+  }
+  EXPECT_FALSE(Contains(census.call_names, "layer1.1.downsample.0"));
+  EXPECT_FALSE(Contains(census.call_names, "layer3.6.conv1"));  // 6 blocks in stage 3
+}
+
+TEST(ModelZoo, ResNet50StridesTheBottlenecks3x3) {
+  // torchvision 0.14 (ResNet v1.5) strides conv2, so conv1 of layer2.0 keeps 56x56.
+  std::map<std::string, std::string> data_shapes;
+  graph::PostOrderVisit(ResNet50(), [&](const Expr& e) {
+    if (const auto* call = e.as<CallNode>()) {
+      data_shapes[call->name_hint] = call->args[0].type().str();
+    }
+  });
+  EXPECT_EQ(data_shapes["layer2.0.conv1"], "Tensor[(1, 256, 56, 56), float32]");
+  EXPECT_EQ(data_shapes["layer2.0.conv2"], "Tensor[(1, 128, 56, 56), float32]");
+  EXPECT_EQ(data_shapes["layer2.0.conv3"], "Tensor[(1, 128, 28, 28), float32]");
+  EXPECT_EQ(data_shapes["fc"], "Tensor[(1, 2048), float32]");
+}
+
+TEST(ModelZoo, SqueezeNet11HasTorchvisionsLayersAndParameters) {
+  graph::Function model = SqueezeNet11();
+  EXPECT_EQ(model->checked_type.str(), "Tensor[(1, 1000), float32]");
+  GraphCensus census = Census(model);
+  EXPECT_EQ(census.parameters, 1235496);  // torchvision's count
+  EXPECT_EQ(census.running_statistics, 0);
+  EXPECT_EQ(census.calls, (std::map<std::string, int>{{"concatenate", 8},
+                                                      {"flatten", 1},
+                                                      {"nn.bias_add", 26},
+                                                      {"nn.conv2d", 26},
+                                                      {"nn.dropout", 1},
+                                                      {"nn.global_avg_pool2d", 1},
+                                                      {"nn.max_pool2d", 3},
+                                                      {"nn.relu", 26}}));
+  EXPECT_TRUE(Duplicates(census.call_names).empty()) << Duplicates(census.call_names)[0];
+  EXPECT_TRUE(Duplicates(census.constant_names).empty());
+  std::map<std::string, std::string> output_shapes;
+  graph::PostOrderVisit(model, [&](const Expr& e) {
+    if (const auto* call = e.as<CallNode>()) {
+      output_shapes[call->name_hint] = call->checked_type.str();
+    }
+  });
+  // The unpadded stem gives 111x111; the ceil_mode pools 55, 27 and 13.
+  EXPECT_EQ(output_shapes["features.0"], "Tensor[(1, 64, 111, 111), float32]");
+  EXPECT_EQ(output_shapes["features.2"], "Tensor[(1, 64, 55, 55), float32]");
+  EXPECT_EQ(output_shapes["features.5"], "Tensor[(1, 128, 27, 27), float32]");
+  EXPECT_EQ(output_shapes["features.8"], "Tensor[(1, 256, 13, 13), float32]");
+  EXPECT_EQ(output_shapes["features.12.cat"], "Tensor[(1, 512, 13, 13), float32]");
+  EXPECT_EQ(output_shapes["classifier.2"], "Tensor[(1, 1000, 13, 13), float32]");
+  EXPECT_TRUE(Contains(census.constant_names, "features.9.expand3x3.bias"));
+}
+
 // The distinct convolutions in order of first appearance, with their counts, as the conv2d
 // benchmark's tables list them.
 std::vector<std::pair<std::string, int>> DistinctConvolutions(const graph::Function& model) {
@@ -157,16 +229,17 @@ std::vector<std::pair<std::string, int>> DistinctConvolutions(const graph::Funct
 }
 
 TEST(ModelZoo, ConvolutionsAreTheConv2dBenchmarksLayers) {
-  for (const ZooModel& zoo : ModelZoo()) {
-    const auto& nets = BenchmarkNets();
-    auto net = std::find_if(nets.begin(), nets.end(),
-                            [&](const Net& candidate) { return candidate.name == zoo.name; });
-    ASSERT_NE(net, nets.end()) << zoo.name;
+  for (const Net& net : BenchmarkNets()) {
+    const auto& zoo = ModelZoo();
+    auto model = std::find_if(zoo.begin(), zoo.end(), [&](const ZooModel& candidate) {
+      return candidate.name == net.name;
+    });
+    ASSERT_NE(model, zoo.end()) << net.name;
     std::vector<std::pair<std::string, int>> want;
-    for (const NetLayer& layer : net->layers) {
+    for (const NetLayer& layer : net.layers) {
       want.emplace_back(layer.workload.str(), layer.occurrences);
     }
-    EXPECT_EQ(DistinctConvolutions(zoo.build(224)), want) << zoo.name;
+    EXPECT_EQ(DistinctConvolutions(model->build(224)), want) << net.name;
   }
 }
 
@@ -241,9 +314,10 @@ void ExpectO3MatchesO0(const graph::Function& model, const std::string& label) {
       worst_at = i;
     }
   }
-  // The weights keep activations moderate: logits of order 1, neither vanished nor blown up.
+  // The weights keep activations moderate: logits neither vanished nor blown up (each
+  // residual sum adds to them: ResNet-50's 16 blocks reach a few hundred).
   EXPECT_GT(largest, 0.05) << label;
-  EXPECT_LT(largest, 100.0) << label;
+  EXPECT_LT(largest, 1000.0) << label;
   EXPECT_LE(worst, 1e-3 * largest)
       << label << ": logit " << worst_at << " is " << g[worst_at] << " at -O3, " << w[worst_at]
       << " at -O0 (largest |logit| " << largest << ")";
@@ -255,6 +329,16 @@ TEST(ModelZoo, ResNet18At32CompilesToTheSameLogitsAtO0AndO3) {
 
 TEST(ModelZoo, MobileNetV2At32CompilesToTheSameLogitsAtO0AndO3) {
   ExpectO3MatchesO0(MobileNetV2(32), "mobilenet_v2 32x32");
+}
+
+TEST(ModelZoo, ResNet50At32CompilesToTheSameLogitsAtO0AndO3) {
+  ExpectO3MatchesO0(ResNet50(32), "resnet50 32x32");
+}
+
+// 66x66: the stem leaves 32 pixels and the three ceil_mode pools 16, 8 and 4 (one more than
+// rounding down), so every pool has a partial window at its edge (at 224 none does).
+TEST(ModelZoo, SqueezeNet11At66CompilesToTheSameLogitsAtO0AndO3) {
+  ExpectO3MatchesO0(SqueezeNet11(66), "squeezenet 66x66");
 }
 
 }  // namespace

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Whole models, Loom against ONNX Runtime: latency, compile time and peak memory.
+
+For each model and thread count it prints exactly one line:
+  model=resnet18 threads=1 loom_ms=17.9 onnxruntime_ms=16.2 compile_s=4.1 loom_rss_mb=120 onnxruntime_rss_mb=150
+- loom_ms: `loom bench --threads N --repeat R --warmup W`'s median;
+- onnxruntime_ms: the median of R runs after W warm-up runs in a child process
+  (`python -m loom_models.reference`: intra-op threads N, inter-op 1, ORT_ENABLE_ALL,
+  sequential execution);
+- compile_s: the wall time of `loom compile` (one artifact serves every thread count);
+- *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds.
+Loom and ONNX Runtime alternate for --rounds rounds per case, so both share the machine's
+noise; each latency is the median of the rounds' medians. Lines starting with '#' are
+commentary (the ratio per model). Exit status 1 if any model failed.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON_DIR = os.path.join(REPO, "python")
+sys.path.insert(0, PYTHON_DIR)
+
+from loom_models import loom_tool, models  # noqa: E402
+
+
+def time_onnxruntime(model_path, threads, repeat, warmup):
+    """(median ms, peak RSS MiB) of ONNX Runtime timing the model in its own process."""
+    command = [sys.executable, "-m", "loom_models.reference", model_path,
+               "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+    out, rss_mb = loom_tool.measure_child(command, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
+    return loom_tool.parse_bench_line(out)["median_ms"], rss_mb
+
+
+def measure_case(loom, artifact, model_path, threads, args):
+    loom_ms, ort_ms, loom_rss, ort_rss = [], [], 0.0, 0.0
+    for _ in range(args.rounds):
+        figures, rss = loom_tool.bench(loom, artifact, threads, args.repeat, args.warmup)
+        loom_ms.append(figures["median_ms"])
+        loom_rss = max(loom_rss, rss)
+        median, rss = time_onnxruntime(model_path, threads, args.repeat, args.warmup)
+        ort_ms.append(median)
+        ort_rss = max(ort_rss, rss)
+    return statistics.median(loom_ms), statistics.median(ort_ms), loom_rss, ort_rss
+
+
+def bench_model(name, args):
+    model_path = models.cached(name, args.workdir)
+    artifact = os.path.join(args.workdir, f"{name}.so")
+    compile_s = loom_tool.compile_model(args.loom, model_path, artifact)
+    ratios = []
+    for threads in args.threads:
+        loom_ms, ort_ms, loom_rss, ort_rss = measure_case(args.loom, artifact, model_path,
+                                                          threads, args)
+        print(f"model={name} threads={threads} loom_ms={loom_ms:.1f} onnxruntime_ms={ort_ms:.1f} "
+              f"compile_s={compile_s:.1f} loom_rss_mb={loom_rss:.0f} "
+              f"onnxruntime_rss_mb={ort_rss:.0f}", flush=True)
+        ratios.append(f"{loom_ms / ort_ms:.2f} on {threads} thread{'s' if threads > 1 else ''}")
+    print(f"# {name}: loom/onnxruntime latency {', '.join(ratios)}", flush=True)
+
+
+def comma_list(text):
+    return [item for item in text.split(",") if item]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loom", default=os.path.join(REPO, "build", "tools", "loom", "loom"),
+                        help="the loom binary (default: build/tools/loom/loom)")
+    parser.add_argument("--workdir", default=os.path.join(REPO, "build", "bench-models"),
+                        help="where models and artifacts are kept (default: build/bench-models)")
+    parser.add_argument("--models", type=comma_list, default=list(models.NAMES),
+                        help=f"comma-separated, from {','.join(models.NAMES)} (default: all)")
+    parser.add_argument("--threads", type=lambda t: [int(n) for n in comma_list(t)],
+                        default=[1, 2], help="comma-separated thread counts (default: 1,2)")
+    parser.add_argument("--repeat", type=int, default=20,
+                        help="timed runs per measurement (default 20)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs first (default 5)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternations of Loom and ONNX Runtime per case (default 3)")
+    args = parser.parse_args()
+    unknown = [m for m in args.models if m not in models.NAMES]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models.NAMES)}")
+    if args.repeat < 1 or args.rounds < 1 or args.warmup < 0 or min(args.threads) < 1:
+        parser.error("--repeat, --rounds and each thread count must be at least 1, "
+                     "--warmup at least 0")
+    if not os.access(args.loom, os.X_OK):
+        parser.error(f"the loom binary '{args.loom}' is not an executable file; "
+                     "build it (`make build`) or pass --loom")
+    os.makedirs(args.workdir, exist_ok=True)
+
+    failed = []
+    for name in args.models:
+        try:
+            bench_model(name, args)
+        except loom_tool.LoomError as error:
+            failed.append(name)
+            print(f"# {name}: FAILED: {error}".replace("\n", "\n# "), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
