@@ -43,13 +43,19 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
+# A classifier trained on scikit-learn's digits and ResNet-18, through the `loom` tool
+# (python/demo/run_demo.py). The C++ tour of the compiler internals stays built:
+# $(BUILD_DIR)/tools/demo/loom-demo.
 demo: build
-	@$(BUILD_DIR)/tools/demo/loom-demo
+	@.venv/bin/python3 python/demo/run_demo.py --loom $(BUILD_DIR)/tools/loom/loom \
+	  --workdir $(BUILD_DIR)/demo
 
 bench: build
 	@$(BUILD_DIR)/bench/loom-bench-gemm
 	@$(BUILD_DIR)/bench/loom-bench-conv2d
 	@$(BUILD_DIR)/bench/loom-bench-graph
+	@.venv/bin/python3 bench/models/run_models.py --loom $(BUILD_DIR)/tools/loom/loom \
+	  --workdir $(BUILD_DIR)/bench-models
 
 clean:
 	rm -rf build build-sanitize

@@ -1,0 +1,61 @@
+"""The test models by name: how each is generated and what inputs it takes.
+
+torch is imported only when a torchvision model is generated, so that users of the input
+generators (the ONNX Runtime timing child of bench/models) stay light.
+"""
+
+import os
+
+import numpy as np
+
+from . import bert_encoder
+
+TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet")
+NAMES = TORCHVISION_NAMES + ("bert_base",)
+
+
+def generate(name, path, layers=None):
+    """Writes model `name` to `path`. `layers` applies to bert_base only (default 12)."""
+    if name not in NAMES:
+        raise ValueError(f"unknown model '{name}'; known: {', '.join(NAMES)}")
+    if layers is not None and name != "bert_base":
+        raise ValueError(f"--layers applies to bert_base only, not to '{name}'")
+    if name == "bert_base":
+        bert_encoder.export(path, layers=12 if layers is None else layers)
+        return
+    from . import export_torchvision  # torch is heavy: only for the models that need it
+    export_torchvision.export(name, path)
+
+
+# The sources that define the models: a cached model older than any of them is stale.
+_GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py")
+
+
+def _newest_generator_time():
+    package = os.path.dirname(os.path.abspath(__file__))
+    return max(os.path.getmtime(os.path.join(package, f)) for f in _GENERATOR_SOURCES)
+
+
+def cached(name, directory, layers=None):
+    """The path of model `name` in `directory`, generated unless a copy at least as new as
+    the generators' sources is there."""
+    os.makedirs(directory, exist_ok=True)
+    suffix = "" if layers is None else f"_{layers}layers"
+    path = os.path.join(directory, f"{name}{suffix}.onnx")
+    if not os.path.exists(path) or os.path.getmtime(path) < _newest_generator_time():
+        partial = path + ".partial"
+        generate(name, partial, layers)
+        os.replace(partial, path)  # an interrupted run leaves no truncated model behind
+    return path
+
+
+def random_inputs(name, seed=0):
+    """The inputs of model `name` by input name: normal images or hidden states, and for
+    bert_base an attention mask that leaves the last 28 positions out."""
+    rng = np.random.default_rng(seed)
+    if name in TORCHVISION_NAMES:
+        return {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+    if name == "bert_base":
+        return {"hidden_states": rng.standard_normal((1, 128, 768), dtype=np.float32),
+                "attention_mask": bert_encoder.attention_mask(128, attended=100)}
+    raise ValueError(f"unknown model '{name}'; known: {', '.join(NAMES)}")

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""A real model end to end against ONNX Runtime.
+
+Generates the model (cached in --workdir), compiles it with `loom compile`, runs it with
+`loom run` on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
+output: same names, shapes and dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
+Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
+"""
+
+import argparse
+import importlib
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+SKIP = 77
+RELATIVE_TOLERANCE = 1e-4
+ABSOLUTE_TOLERANCE = 1e-5
+
+
+def missing_packages(model):
+    needed = ["numpy", "onnx", "onnxruntime"]
+    if model != "bert_base":
+        needed += ["torch", "torchvision"]
+    missing = []
+    for package in needed:
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            missing.append(package)
+    return missing
+
+
+def compare(loom_outputs, reference_outputs):
+    """One line per output with its figures, and whether all are within tolerance."""
+    import numpy as np
+
+    lines = []
+    passed = True
+    if sorted(loom_outputs) != sorted(reference_outputs):
+        return [f"FAIL output names: loom wrote {sorted(loom_outputs)}, ONNX Runtime "
+                f"gives {sorted(reference_outputs)}"], False
+    for name, reference in reference_outputs.items():
+        got = loom_outputs[name]
+        if got.shape != reference.shape or got.dtype != reference.dtype:
+            lines.append(f"FAIL {name}: loom gives {got.dtype}{list(got.shape)}, ONNX Runtime "
+                         f"{reference.dtype}{list(reference.shape)}")
+            passed = False
+            continue
+        diff = np.abs(got.astype(np.float64) - reference.astype(np.float64))
+        max_diff = float(diff.max()) if diff.size else 0.0
+        max_ref = float(np.abs(reference).max()) if reference.size else 0.0
+        bound = RELATIVE_TOLERANCE * max_ref + ABSOLUTE_TOLERANCE
+        ok = bool(np.isfinite(got).all()) and max_diff <= bound
+        passed &= ok
+        lines.append(f"{'ok  ' if ok else 'FAIL'} {name} {list(reference.shape)}: "
+                     f"max|diff|={max_diff:.3g} bound={bound:.3g} max|ref|={max_ref:.4g} "
+                     f"mean|diff|={float(diff.mean()) if diff.size else 0.0:.3g}")
+    return lines, passed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loom", required=True, help="the loom binary")
+    parser.add_argument("--model", required=True,
+                        choices=["resnet18", "resnet50", "mobilenet_v2", "squeezenet",
+                                 "bert_base"])
+    parser.add_argument("--workdir", required=True,
+                        help="where the model, the artifact and the arrays are kept")
+    parser.add_argument("--layers", type=int, help="encoder layers of bert_base")
+    parser.add_argument("--opt-level", type=int, help="loom compile --opt-level")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    args = parser.parse_args()
+
+    missing = missing_packages(args.model)
+    if missing:
+        print(f"skipped: this Python ({sys.executable}) lacks {', '.join(missing)}; "
+              "`make deps` installs them into .venv")
+        return SKIP
+    if not os.access(args.loom, os.X_OK):
+        print(f"error: the loom binary '{args.loom}' is not an executable file")
+        return 1
+
+    from loom_models import loom_tool, models, reference
+
+    os.makedirs(args.workdir, exist_ok=True)
+    model_path = models.cached(args.model, args.workdir, args.layers)
+    artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] + ".so")
+    try:
+        compile_s = loom_tool.compile_model(args.loom, model_path, artifact, args.opt_level)
+        print(f"{args.model}: loom compile took {compile_s:.1f} s", flush=True)
+        inputs = models.random_inputs(args.model, args.seed)
+        loom_outputs = loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
+    except loom_tool.LoomError as error:
+        print(f"FAIL {args.model}: {error}")
+        return 1
+    reference_outputs = reference.run(model_path, inputs)
+    lines, passed = compare(loom_outputs, reference_outputs)
+    for line in lines:
+        print(f"{args.model}: {line}")
+    print(f"{args.model}: {'PASS' if passed else 'FAIL'}")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
