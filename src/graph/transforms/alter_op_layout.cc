@@ -1,9 +1,12 @@
 // AlterOpLayout: each nn.conv2d of "main" becomes the x86 kernel MakeConv2DKernel would
 // compile for its workload (direct, depthwise or Winograd) on blocked NCHW[x]c tensors, and
 // the blocked layout flows on through operators that do not care about it (elementwise,
-// per-channel broadcasts, bias_add, residual adds, pools that take a layout), so that
-// layout transforms stand only where a layout-aware operator (flatten, dense, ...) or the
-// function's result needs NCHW; transforms that meet cancel or merge into one.
+// per-channel broadcasts, bias_add, residual adds, pools that take a layout, channel
+// concatenations of whole blocks), so that layout transforms stand only where a
+// layout-aware operator (flatten, dense, ...) or the function's result needs NCHW;
+// transforms that meet cancel or merge into one. Output channels that no block of 16
+// divides are padded with zero filters to whole vectors where that takes fewer of them
+// (SqueezeNet's 1000 classes), and sliced back in NCHW.
 //
 // Each expression of "main" is rewritten once, operands first, into a Value: the
 // rewritten expression and the layout it holds the original's tensor in. A consumer asks
@@ -140,6 +143,9 @@ class LayoutRewriter {
          IsOp(call, "nn.global_avg_pool2d") || IsOp(call, "nn.global_max_pool2d"))) {
       if (std::optional<Value> blocked = PropagatePool(call)) return *blocked;
     }
+    if (IsOp(call, "concatenate")) {
+      if (std::optional<Value> blocked = PropagateChannelConcat(call)) return *blocked;
+    }
     return Generic(e);
   }
 
@@ -231,11 +237,18 @@ class LayoutRewriter {
     wl.attrs.dilations = {dilation[0], dilation[1]};
     wl.attrs.groups = call->attrs.GetInt("groups");
     if (wl.attrs.groups != 1 && !wl.depthwise()) return std::nullopt;
+    const int64_t out_channels = wl.k;
+    if (!wl.depthwise()) wl.k = WholeVectorChannels(out_channels);
     const topi::x86::Conv2DChoice choice = topi::x86::ChooseConv2DKernel(wl);
     const Conv2DNCHWcConfig& cfg = choice.config;
 
     Expr blocked_data = Convert(ValueOf(call->args[0]), DataLayoutName(cfg.ic_bn));
     Expr kernel = Convert(ValueOf(call->args[1]), OriginalLayout(call->args[1]));
+    if (wl.k != out_channels) {
+      // Zero filters for the added channels (folded into the weight when it is constant).
+      const Ints pad_width = {0, 0, 0, 0, wl.k - out_channels, 0, 0, 0};
+      kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
+    }
     Attrs attrs = {{"strides", strides}, {"padding", padding}, {"dilation", dilation}};
     Call conv;
     if (choice.algorithm == "winograd") {
@@ -264,7 +277,22 @@ class LayoutRewriter {
       conv = MakeCall(depthwise ? "nn.contrib_depthwise_conv2d_nchwc" : "nn.contrib_conv2d_nchwc",
                       {blocked_data, blocked_weight}, attrs, call->name_hint);
     }
-    return Value{conv, DataLayoutName(cfg.oc_bn)};
+    if (wl.k == out_channels) return Value{conv, DataLayoutName(cfg.oc_bn)};
+    // The added channels end where NCHW begins: a partial block has no blocked layout.
+    Expr nchw = Transform(conv, DataLayoutName(cfg.oc_bn), "NCHW");
+    Expr sliced = MakeCall("strided_slice", {nchw},
+                           {{"begin", Ints{0}}, {"end", Ints{out_channels}}, {"axes", Ints{1}}});
+    return Value{sliced, "NCHW"};
+  }
+
+  // The output channels a conv computes for `channels`: those, or the next multiple of the
+  // vector width when that takes fewer vectors than the largest block dividing `channels`
+  // does (1000 classes: 63 vectors of 16, not 100 of 10 lanes).
+  static int64_t WholeVectorChannels(int64_t channels) {
+    const int64_t lanes = topi::detail::kVectorLanes;
+    const int64_t padded_vectors = topi::detail::CeilDiv(channels, lanes);
+    const int64_t block_vectors = channels / topi::detail::LargestDivisorUpTo(channels, lanes);
+    return padded_vectors < block_vectors ? padded_vectors * lanes : channels;
   }
 
   // An elementwise or broadcasting call whose output has the shape of a blocked operand:
@@ -332,6 +360,27 @@ class LayoutRewriter {
     }
     Attrs attrs = call->attrs.With("layout", data.layout);
     return Value{MakeCall(call->op, {data.expr}, attrs, call->name_hint), data.layout};
+  }
+
+  // A concatenation along the channels of values all in one blocked layout NCHW<b>c: the
+  // concatenation of the blocked tensors along their channel-block axis (1). A value holds
+  // whole blocks only (layout_transform takes no partial block), so the result's blocks
+  // are the original's channels in order. Values in different layouts are left to Generic
+  // (NCHW operands).
+  std::optional<Value> PropagateChannelConcat(const CallNode* call) {
+    const Type& out = call->checked_type;
+    const int64_t axis = call->attrs.GetInt("axis");
+    if (!out.is_tensor() || out.ndim() != 4 || (axis != 1 && axis != -3)) return std::nullopt;
+    const std::string& layout = ValueOf(call->args.at(0)).layout;
+    if (layout == "NCHW" || !DataLayoutBlock(layout)) return std::nullopt;
+    std::vector<Expr> args;
+    for (const Expr& arg : call->args) {
+      const Value& v = ValueOf(arg);
+      if (v.layout != layout) return std::nullopt;
+      args.push_back(v.expr);
+    }
+    Attrs attrs = call->attrs.With("axis", int64_t{1});
+    return Value{MakeCall(call->op, args, attrs, call->name_hint), layout};
   }
 
   std::unordered_map<const Object*, Value> values_;

@@ -1,9 +1,12 @@
 // AlterOpLayout: golden text of the rewrite (conv blocks with a bias, a ReLU and a residual
 // add; transforms that meet; a conv before flatten and dense; the algorithm chosen per
-// layer), nothing changed off AVX-512, and the rewritten graph computing what the original
-// does, every call compiled alone.
+// layer; channel concatenations kept blocked or given NCHW back; output channels padded
+// to whole vectors), nothing changed off AVX-512, and the rewritten graph computing what
+// the original does, every call compiled alone or the whole graph at -O3 against -O0.
 #include <gtest/gtest.h>
 
+#include "loom/graph/compile.h"
+#include "loom/runtime/graph_executor.h"
 #include "pass_test_util.h"
 
 namespace loom::graph {
@@ -210,6 +213,153 @@ TEST(GraphAlterOpLayout, OddChannelsPaddingStridesAndDilationsComputeTheOriginal
   }
   EXPECT_EQ(text.find("nn.conv2d("), std::string::npos) << text;
   test::ExpectSameResults(original, rewritten, 1e-3);
+}
+
+Call ConvRelu(const Expr& x, int64_t out_channels, int64_t in_channels, int64_t size,
+              unsigned seed) {
+  Expr weight = RandomConstant({out_channels, in_channels, size, size}, "w", seed);
+  return MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, weight}, ConvAttrs(size / 2))});
+}
+
+// A SqueezeNet Fire module: a 1x1 squeeze conv, 1x1 and 3x3 expand convs of its output
+// joined along the channels (`axis` 1 or -3), then a 2x2 max pool.
+Function FireModule(int64_t axis) {
+  Var x = MakeVar("x", TensorType({1, 32, 8, 8}, kF32));
+  Call squeeze = ConvRelu(x, 16, 32, 1, 31);
+  Call joined = MakeCall("concatenate",
+                         {ConvRelu(squeeze, 32, 16, 1, 32), ConvRelu(squeeze, 32, 16, 3, 33)},
+                         {{"axis", axis}});
+  return MakeFunction({x}, MakeCall("nn.max_pool2d", {joined}, {{"pool_size", Ints{2, 2}},
+                                                                {"strides", Ints{2, 2}}}));
+}
+
+TEST(GraphAlterOpLayout, ChannelConcatOfOneBlockedLayoutStaysBlocked) {
+  EXPECT_EQ(ToText(Rewrite(FireModule(-3))),
+            R"TXT(fn (%x: Tensor[(1, 32, 8, 8), float32]) -> Tensor[(1, 64, 4, 4), float32] {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = layout_transform(meta[Constant 'w' Tensor[(16, 32, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=2, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %3 = nn.relu(%2);
+  %4 = layout_transform(meta[Constant 'w' Tensor[(32, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %5 = nn.contrib_conv2d_nchwc(%3, %4, dilation=[1, 1], oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %6 = nn.relu(%5);
+  %7 = layout_transform(meta[Constant 'w' Tensor[(32, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %8 = nn.contrib_conv2d_nchwc(%3, %7, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %9 = nn.relu(%8);
+  %10 = concatenate(%6, %9, axis=1);
+  %11 = nn.max_pool2d(%10, ceil_mode=0, dilation=[1, 1], layout="NCHW16c", padding=[0, 0, 0, 0], pool_size=[2, 2], strides=[2, 2]);
+  %12 = layout_transform(%11, dst_layout="NCHW", src_layout="NCHW16c");
+  %12
+}
+)TXT");
+}
+
+// Two conv outputs in different blocks (16 and 12 channels: NCHW16c and NCHW12c), and a
+// conv output joined with an NCHW input: each operand is given NCHW back.
+TEST(GraphAlterOpLayout, ChannelConcatOfMixedLayoutsGetsNCHWBack) {
+  Var x = MakeVar("x", TensorType({1, 16, 4, 4}, kF32));
+  Var y = MakeVar("y", TensorType({1, 8, 4, 4}, kF32));
+  Expr mixed_blocks =
+      MakeCall("concatenate", {ConvRelu(x, 16, 16, 1, 41), ConvRelu(x, 12, 16, 1, 42)},
+               {{"axis", int64_t{1}}});
+  Expr with_input =
+      MakeCall("concatenate", {ConvRelu(x, 16, 16, 3, 43), y}, {{"axis", int64_t{1}}});
+  Function f = MakeFunction({x, y}, MakeTuple({mixed_blocks, with_input}));
+  Function rewritten = Rewrite(f);
+  EXPECT_EQ(ToText(rewritten),
+            R"TXT(fn (%x: Tensor[(1, 16, 4, 4), float32], %y: Tensor[(1, 8, 4, 4), float32]) -> (Tensor[(1, 28, 4, 4), float32], Tensor[(1, 24, 4, 4), float32]) {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %3 = nn.relu(%2);
+  %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
+  %5 = layout_transform(meta[Constant 'w' Tensor[(12, 16, 1, 1), float32]], dst_layout="OIHW16i12o", src_layout="OIHW");
+  %6 = nn.contrib_conv2d_nchwc(%0, %5, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %7 = nn.relu(%6);
+  %8 = layout_transform(%7, dst_layout="NCHW", src_layout="NCHW12c");
+  %9 = concatenate(%4, %8, axis=1);
+  %10 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
+  %11 = nn.contrib_conv2d_nchwc(%0, %10, dilation=[1, 1], oc_tile=1, padding=[1, 1, 1, 1], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %12 = nn.relu(%11);
+  %13 = layout_transform(%12, dst_layout="NCHW", src_layout="NCHW16c");
+  %14 = concatenate(%13, %y, axis=1);
+  %15 = (%9, %14);
+  %15
+}
+)TXT");
+  test::ExpectSameResults(f, rewritten, 1e-4);
+}
+
+// `f`'s outputs compiled at -O3 (blocked layouts, fused kernels) equal those at -O0 (each
+// operator as written, in a kernel of its own) within `tolerance`.
+void ExpectO3MatchesO0(const Function& f, double tolerance) {
+  std::vector<runtime::NDArray> inputs;
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    inputs.push_back(test::RandomOf(f->params[i].type(), 51 + static_cast<unsigned>(i)));
+  }
+  auto run = [&](int opt_level) {
+    CompiledModel compiled = Compile(IRModule::FromFunction(f), {.opt_level = opt_level});
+    runtime::GraphExecutor executor(MakeGraphModel(compiled));
+    for (int i = 0; i < executor.NumInputs(); ++i) {
+      executor.SetInput(executor.InputName(i), inputs.at(i));
+    }
+    executor.Run();
+    runtime::NDArray output = executor.GetOutput(0);
+    runtime::NDArray copy = runtime::NDArray::Empty(output.Shape(), output.dtype());
+    copy.CopyFrom(output);
+    return copy;
+  };
+  runtime::NDArray want = run(0);
+  runtime::NDArray got = run(3);
+  ASSERT_EQ(got.Shape(), want.Shape());
+  test::ExpectClose(got, test::Values(want), tolerance, "-O3 against -O0");
+}
+
+// Tolerances as for the blocks above: the 3x3 expand conv runs as Winograd.
+TEST(GraphAlterOpLayout, BlockedChannelConcatComputesTheOriginal) {
+  for (int64_t axis : {1, -3}) {
+    Function original = FireModule(axis);
+    test::ExpectSameResults(original, Rewrite(original), 1e-3);
+    ExpectO3MatchesO0(original, 1e-3);
+  }
+}
+
+// 40 output channels: 3 vectors of 16 after 8 zero filters, not 4 blocks of 10; the
+// padding is sliced off in NCHW, before the bias and the ReLU.
+Function ClassifierConv() {
+  Var x = MakeVar("x", TensorType({1, 32, 5, 5}, kF32));
+  Call conv = MakeCall("nn.conv2d", {x, RandomConstant({40, 32, 1, 1}, "w", 61)}, ConvAttrs(0));
+  Call biased = MakeCall("nn.bias_add", {conv, RandomConstant({40}, "b", 62)});
+  return MakeFunction({x}, MakeCall("nn.global_avg_pool2d", {MakeCall("nn.relu", {biased})}));
+}
+
+TEST(GraphAlterOpLayout, OutputChannelsArePaddedToWholeVectors) {
+  EXPECT_EQ(ToText(Rewrite(ClassifierConv())),
+            R"TXT(fn (%x: Tensor[(1, 32, 5, 5), float32]) -> Tensor[(1, 40, 1, 1), float32] {
+  %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
+  %1 = nn.pad(meta[Constant 'w' Tensor[(40, 32, 1, 1), float32]], pad_mode="constant", pad_value=0, pad_width=[0, 0, 0, 0, 8, 0, 0, 0]);
+  %2 = layout_transform(%1, dst_layout="OIHW16i16o", src_layout="OIHW");
+  %3 = nn.contrib_conv2d_nchwc(%0, %2, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=5, reg_w=5, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
+  %5 = strided_slice(%4, axes=[1], begin=[0], end=[40], strides=[]);
+  %6 = nn.bias_add(%5, meta[Constant 'b' Tensor[(40,), float32]], axis=1);
+  %7 = nn.relu(%6);
+  %8 = nn.global_avg_pool2d(%7, layout="NCHW");
+  %8
+}
+)TXT");
+}
+
+// The classifier, and a 3x3 conv to 40 channels that runs as Winograd once padded to 48.
+TEST(GraphAlterOpLayout, PaddedOutputChannelsComputeTheOriginal) {
+  Var x = MakeVar("x", TensorType({1, 16, 16, 16}, kF32));
+  Function winograd = MakeFunction({x}, ConvRelu(x, 40, 16, 3, 63));
+  EXPECT_NE(ToText(Rewrite(winograd)).find("nn.contrib_conv2d_winograd_nchwc("), std::string::npos)
+      << ToText(Rewrite(winograd));
+  for (const Function& original : {ClassifierConv(), winograd}) {
+    test::ExpectSameResults(original, Rewrite(original), 1e-3);
+    ExpectO3MatchesO0(original, 1e-3);
+  }
 }
 
 TEST(GraphAlterOpLayout, ConvsWithoutAnX86KernelKeepNCHW) {
