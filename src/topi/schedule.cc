@@ -26,16 +26,22 @@ int64_t ConstantElements(const Array<PrimExpr>& shape, bool* constant) {
   return elements;
 }
 
+// Whether a loop over a tensor of `shape` is worth a parallel launch: a symbolic shape may be
+// large, a constant one must be.
+bool WorthParallel(const Array<PrimExpr>& shape) {
+  bool constant = true;
+  int64_t elements = ConstantElements(shape, &constant);
+  return !constant || elements >= kParallelMinElements;
+}
+
 void ScheduleInjectiveOutput(te::Stage stage) {
   Array<IterVar> axes = stage->leaf_iter_vars;
   if (axes.empty()) return;  // a 0-d tensor: one element
   IterVar fused = axes[0];
   for (size_t d = 1; d < axes.size(); ++d) fused = stage.fuse(fused, axes[d]);
-  bool constant = true;
-  int64_t elements = ConstantElements(stage->op->output_shape(0), &constant);
   auto [vectors, lanes] = stage.split(fused, kVectorLanes);
   stage.vectorize(lanes);
-  if (!constant || elements >= kParallelMinElements) stage.parallel(vectors);
+  if (WorthParallel(stage->op->output_shape(0))) stage.parallel(vectors);
 }
 
 bool IsReduction(const te::Operation& op) { return op->tag == "comm_reduce"; }
@@ -261,10 +267,7 @@ te::Schedule schedule_softmax(const te::Tensor& out) {
     stage.reorder(order);
     row = rows[0];
     for (size_t d = 1; d < rows.size(); ++d) row = stage.fuse(row, rows[d]);
-    bool constant = true;
-    if (ConstantElements(out.shape(), &constant) >= kParallelMinElements || !constant) {
-      stage.parallel(row);
-    }
+    if (WorthParallel(out.shape())) stage.parallel(row);
   }
   // The row's maximum, exponentials and their sum, computed where the row is. A copy of the
   // stages: rfactor adds some.
@@ -298,10 +301,7 @@ te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
   IterVar inner = axes[first];
   for (int d = first + 1; d < out.ndim(); ++d) inner = stage.fuse(inner, axes[d]);
   stage.vectorize(stage.split(inner, kVectorLanes).second);
-  bool constant = true;
-  if (ConstantElements(out.shape(), &constant) >= kParallelMinElements || !constant) {
-    stage.parallel(row);
-  }
+  if (WorthParallel(out.shape())) stage.parallel(row);
   // Every statistic computed where its row is; the elementwise stages between inlined.
   Array<te::Stage> stages = s.stages();
   for (const te::Stage& producer : stages) {
