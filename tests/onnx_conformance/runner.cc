@@ -147,6 +147,9 @@ double ElementAsDouble(const NDArray& a, int64_t k) {
   if (t == DataType::Int(32)) return static_cast<const int32_t*>(p)[k];
   if (t == DataType::Int(16)) return static_cast<const int16_t*>(p)[k];
   if (t == DataType::Int(8)) return static_cast<const int8_t*>(p)[k];
+  if (t == DataType::UInt(64)) return static_cast<double>(static_cast<const uint64_t*>(p)[k]);
+  if (t == DataType::UInt(32)) return static_cast<const uint32_t*>(p)[k];
+  if (t == DataType::UInt(16)) return static_cast<const uint16_t*>(p)[k];
   if (t == DataType::UInt(8)) return static_cast<const uint8_t*>(p)[k];
   if (t.is_bool()) return static_cast<const uint8_t*>(p)[k] != 0;
   throw loom::Error("no comparison for dtype " + t.str());

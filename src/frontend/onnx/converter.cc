@@ -5,6 +5,8 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -29,29 +31,28 @@ int64_t IntElement(const runtime::NDArray& array, int64_t i) {
   if (t == DataType::Int(32)) return static_cast<const int32_t*>(p)[i];
   if (t == DataType::Int(16)) return static_cast<const int16_t*>(p)[i];
   if (t == DataType::Int(8)) return static_cast<const int8_t*>(p)[i];
+  if (t == DataType::UInt(64)) return static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);
+  if (t == DataType::UInt(32)) return static_cast<const uint32_t*>(p)[i];
+  if (t == DataType::UInt(16)) return static_cast<const uint16_t*>(p)[i];
   if (t == DataType::UInt(8) || t.is_bool()) return static_cast<const uint8_t*>(p)[i];
-  if (t == DataType::Float(32)) return static_cast<int64_t>(static_cast<const float*>(p)[i]);
-  if (t == DataType::Float(64)) return static_cast<int64_t>(static_cast<const double*>(p)[i]);
-  LOOM_ICHECK(false) << "IntElement: the importer never makes arrays of " << t.str();
-  return 0;
+  LOOM_ICHECK(t == DataType::Float(32) || t == DataType::Float(64))
+      << "IntElement: the importer never makes arrays of " << t.str();
+  double value = t == DataType::Float(32) ? static_cast<const float*>(p)[i]
+                                          : static_cast<const double*>(p)[i];
+  // Casting a float outside int64 (or NaN) is undefined behaviour: saturate instead.
+  if (std::isnan(value)) return 0;
+  if (value <= -9.2e18) return INT64_MIN;
+  return value < 9.2e18 ? static_cast<int64_t>(value) : INT64_MAX;
 }
 
 double FloatElement(const runtime::NDArray& array, int64_t i) {
   DataType t = array.dtype();
   if (t == DataType::Float(32)) return static_cast<const float*>(array.data())[i];
   if (t == DataType::Float(64)) return static_cast<const double*>(array.data())[i];
+  if (t == DataType::UInt(64)) {
+    return static_cast<double>(static_cast<const uint64_t*>(array.data())[i]);
+  }
   return static_cast<double>(IntElement(array, i));
-}
-
-// The typed field of a TensorProto that holds `dtype`'s values when raw_data is empty.
-template <typename Field, typename T>
-void CopyTypedField(const Field& field, const runtime::NDArray& array, const std::string& where,
-                    const char* field_name) {
-  LOOM_CHECK_USER(field.size() == array.NumElements())
-      << where << ": " << field_name << " holds " << field.size() << " values, but the shape "
-      << runtime::ShapeString(array.Shape()) << " needs " << array.NumElements();
-  T* out = static_cast<T*>(array.data());
-  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
 }
 
 // "input 1 (shape)": the input's index and its name in the operator's ONNX schema when ONNX
@@ -197,26 +198,63 @@ runtime::NDArray NodeContext::AttrTensor(const std::string& name) const {
 }
 
 graph::Expr NodeContext::Scalar(double value, DataType dtype) {
-  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
-  void* p = array.data();
-  if (dtype == DataType::Float(32)) {
-    *static_cast<float*>(p) = static_cast<float>(value);
-  } else if (dtype == DataType::Float(64)) {
-    *static_cast<double*>(p) = value;
-  } else if (dtype == DataType::Int(64)) {
-    *static_cast<int64_t*>(p) = static_cast<int64_t>(value);
-  } else if (dtype == DataType::Int(32)) {
-    *static_cast<int32_t*>(p) = static_cast<int32_t>(value);
-  } else if (dtype == DataType::Int(16)) {
-    *static_cast<int16_t*>(p) = static_cast<int16_t>(value);
-  } else if (dtype == DataType::Int(8)) {
-    *static_cast<int8_t*>(p) = static_cast<int8_t>(value);
-  } else if (dtype == DataType::UInt(8) || dtype.is_bool()) {
-    *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value);
-  } else {
+  if (!dtype.is_integer_like() && dtype != DataType::Float(32) && dtype != DataType::Float(64)) {
     Fail("a scalar of dtype " + dtype.str() + " is not supported");
   }
+  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
+  SetElement(array, 0, value);
   return Const(array);
+}
+
+namespace {
+
+// Element k of `array` set to `value`, converted to the array's dtype.
+template <typename Value>
+void StoreElement(const runtime::NDArray& array, int64_t k, Value value) {
+  DataType t = array.dtype();
+  void* p = array.data();
+  if (t == DataType::Float(32)) {
+    static_cast<float*>(p)[k] = static_cast<float>(value);
+  } else if (t == DataType::Float(64)) {
+    static_cast<double*>(p)[k] = static_cast<double>(value);
+  } else if (t == DataType::Int(64)) {
+    static_cast<int64_t*>(p)[k] = static_cast<int64_t>(value);
+  } else if (t == DataType::Int(32)) {
+    static_cast<int32_t*>(p)[k] = static_cast<int32_t>(value);
+  } else if (t == DataType::Int(16)) {
+    static_cast<int16_t*>(p)[k] = static_cast<int16_t>(value);
+  } else if (t == DataType::Int(8)) {
+    static_cast<int8_t*>(p)[k] = static_cast<int8_t>(value);
+  } else if (t == DataType::UInt(64)) {
+    static_cast<uint64_t*>(p)[k] = static_cast<uint64_t>(value);
+  } else if (t == DataType::UInt(32)) {
+    static_cast<uint32_t*>(p)[k] = static_cast<uint32_t>(value);
+  } else if (t == DataType::UInt(16)) {
+    static_cast<uint16_t*>(p)[k] = static_cast<uint16_t>(value);
+  } else {
+    LOOM_ICHECK(t == DataType::UInt(8) || t.is_bool()) << "SetElement of " << t.str();
+    static_cast<uint8_t*>(p)[k] = static_cast<uint8_t>(value);
+  }
+}
+
+}  // namespace
+
+void SetElement(const runtime::NDArray& array, int64_t k, double value) {
+  StoreElement(array, k, value);
+}
+
+void SetIntElement(const runtime::NDArray& array, int64_t k, int64_t value) {
+  StoreElement(array, k, value);
+}
+
+int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
+                      const std::string& what) {
+  if (axis < -rank || axis >= rank) {
+    ctx.Fail(what + " " + std::to_string(axis) + " is out of range for an input of rank " +
+             std::to_string(rank) + " (expected [" + std::to_string(-rank) + ", " +
+             std::to_string(rank - 1) + "])");
+  }
+  return axis < 0 ? axis + rank : axis;
 }
 
 void NodeContext::Fail(const std::string& message) const {
@@ -258,6 +296,12 @@ DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where) {
       return DataType::Int(64);
     case ::onnx::TensorProto::UINT8:
       return DataType::UInt(8);
+    case ::onnx::TensorProto::UINT16:
+      return DataType::UInt(16);
+    case ::onnx::TensorProto::UINT32:
+      return DataType::UInt(32);
+    case ::onnx::TensorProto::UINT64:
+      return DataType::UInt(64);
     case ::onnx::TensorProto::BOOL:
       return DataType::Bool();
     default:
@@ -269,57 +313,73 @@ DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where) {
           : "unknown type " + std::to_string(elem_type);
   LOOM_THROW << where << ": element type " << name
              << " is not supported; Loom imports FLOAT, DOUBLE, INT8, INT16, INT32, INT64, "
-                "UINT8 and BOOL tensors";
+                "UINT8, UINT16, UINT32, UINT64 and BOOL tensors";
+}
+
+int64_t CheckedTensorBytes(const std::vector<int64_t>& shape, DataType dtype,
+                           const std::string& where, int64_t limit) {
+  int64_t bytes = static_cast<int64_t>(runtime::ElementBytes(dtype));
+  for (int64_t dim : shape) {
+    LOOM_CHECK_USER(dim >= 0) << where << ": negative dimension in shape "
+                              << runtime::ShapeString(shape);
+  }
+  for (int64_t dim : shape) {
+    LOOM_CHECK_USER(!__builtin_mul_overflow(bytes, dim, &bytes) && bytes <= limit)
+        << where << ": " << dtype.str() << " of shape " << runtime::ShapeString(shape)
+        << " needs more than " << limit << " bytes; the model is corrupt, or the tensor is "
+        << "too large to hold in memory";
+  }
+  return bytes;
 }
 
 runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std::string& where) {
   DataType dtype = DataTypeOfOnnx(tensor.data_type(), where);
   std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  for (int64_t dim : shape) {
-    LOOM_CHECK_USER(dim >= 0) << where << ": negative dimension in shape "
-                              << runtime::ShapeString(shape);
-  }
   LOOM_CHECK_USER(tensor.data_location() != ::onnx::TensorProto::EXTERNAL)
       << where << ": the tensor's data is in an external file that was not loaded";
-  runtime::NDArray array = runtime::NDArray::Empty(shape, dtype);
+  // Sizes are checked against the data the proto holds before allocating, so a corrupt
+  // shape cannot ask for more memory than the model file has bytes.
+  int64_t bytes = CheckedTensorBytes(shape, dtype, where);
   if (tensor.has_raw_data()) {
-    LOOM_CHECK_USER(tensor.raw_data().size() == array.NumBytes())
+    LOOM_CHECK_USER(static_cast<int64_t>(tensor.raw_data().size()) == bytes)
         << where << ": raw_data holds " << tensor.raw_data().size() << " bytes, but " << dtype.str()
-        << " of shape " << runtime::ShapeString(shape) << " needs " << array.NumBytes();
-    array.CopyFromBytes(tensor.raw_data().data(), array.NumBytes());
+        << " of shape " << runtime::ShapeString(shape) << " needs " << bytes;
+    runtime::NDArray array = runtime::NDArray::Empty(shape, dtype);
+    array.CopyFromBytes(tensor.raw_data().data(), static_cast<size_t>(bytes));
     return array;
   }
+  auto copy = [&](const auto& field, const char* field_name, auto element) {
+    int64_t elements = bytes / static_cast<int64_t>(runtime::ElementBytes(dtype));
+    LOOM_CHECK_USER(field.size() == elements)
+        << where << ": " << field_name << " holds " << field.size() << " values, but the shape "
+        << runtime::ShapeString(shape) << " needs " << elements;
+    runtime::NDArray array = runtime::NDArray::Empty(shape, dtype);
+    auto* out = static_cast<decltype(element)*>(array.data());
+    for (int i = 0; i < field.size(); ++i) out[i] = static_cast<decltype(element)>(field.Get(i));
+    return array;
+  };
   switch (tensor.data_type()) {
     case ::onnx::TensorProto::FLOAT:
-      CopyTypedField<decltype(tensor.float_data()), float>(tensor.float_data(), array, where,
-                                                           "float_data");
-      break;
+      return copy(tensor.float_data(), "float_data", float{});
     case ::onnx::TensorProto::DOUBLE:
-      CopyTypedField<decltype(tensor.double_data()), double>(tensor.double_data(), array, where,
-                                                             "double_data");
-      break;
+      return copy(tensor.double_data(), "double_data", double{});
     case ::onnx::TensorProto::INT64:
-      CopyTypedField<decltype(tensor.int64_data()), int64_t>(tensor.int64_data(), array, where,
-                                                             "int64_data");
-      break;
+      return copy(tensor.int64_data(), "int64_data", int64_t{});
     case ::onnx::TensorProto::INT32:
-      CopyTypedField<decltype(tensor.int32_data()), int32_t>(tensor.int32_data(), array, where,
-                                                             "int32_data");
-      break;
+      return copy(tensor.int32_data(), "int32_data", int32_t{});
     case ::onnx::TensorProto::INT16:
-      CopyTypedField<decltype(tensor.int32_data()), int16_t>(tensor.int32_data(), array, where,
-                                                             "int32_data");
-      break;
+      return copy(tensor.int32_data(), "int32_data", int16_t{});
     case ::onnx::TensorProto::INT8:
-      CopyTypedField<decltype(tensor.int32_data()), int8_t>(tensor.int32_data(), array, where,
-                                                            "int32_data");
-      break;
+      return copy(tensor.int32_data(), "int32_data", int8_t{});
+    case ::onnx::TensorProto::UINT16:
+      return copy(tensor.int32_data(), "int32_data", uint16_t{});
+    case ::onnx::TensorProto::UINT32:
+      return copy(tensor.uint64_data(), "uint64_data", uint32_t{});
+    case ::onnx::TensorProto::UINT64:
+      return copy(tensor.uint64_data(), "uint64_data", uint64_t{});
     default:  // UINT8 and BOOL: one byte each, stored in int32_data
-      CopyTypedField<decltype(tensor.int32_data()), uint8_t>(tensor.int32_data(), array, where,
-                                                             "int32_data");
-      break;
+      return copy(tensor.int32_data(), "int32_data", uint8_t{});
   }
-  return array;
 }
 
 std::pair<std::string, std::vector<int64_t>> ParseInputShape(const std::string& text) {

@@ -102,8 +102,24 @@ bool RegisterConverter(const std::string& op_type, Converter converter);
 const Converter* FindConverter(const std::string& op_type);
 std::vector<std::string> ConverterNames();
 
+// `axis` (negative counts from the end) as a dimension in [0, rank); an error naming the
+// node and `what` when it is out of range.
+int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
+                      const std::string& what = "axis");
+
 // ONNX tensor element type <-> Loom dtype; an unsupported type is an error naming `where`.
 DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where);
+// The bytes of a `dtype` tensor of `shape`, checked before anything is allocated: a negative
+// dimension, a size past int64, or one past `limit` bytes is an error naming `where`.
+int64_t CheckedTensorBytes(const std::vector<int64_t>& shape, DataType dtype,
+                           const std::string& where, int64_t limit = INT64_MAX);
+// The most bytes a constant the importer computes (a folded node, ConstantOfShape, Range) may
+// hold: a larger one comes from a corrupt model or is better computed at run time.
+inline constexpr int64_t kMaxComputedConstantBytes = int64_t{1} << 30;
+// Element k of a host array of any dtype the importer makes, set to `value` (converted).
+void SetElement(const runtime::NDArray& array, int64_t k, double value);
+// The same for an integer, exact for every int64 (a double holds only 53 bits).
+void SetIntElement(const runtime::NDArray& array, int64_t k, int64_t value);
 // An initializer / Constant value / attribute tensor as a host array (raw_data or typed
 // fields; external data resolved by the importer before this is called).
 runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std::string& where);

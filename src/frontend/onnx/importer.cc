@@ -4,6 +4,7 @@
 // converts each node through its converter (converter.h) and folds what the node computed
 // from constants only, so shape arithmetic (Shape -> Gather -> Concat -> Reshape) becomes
 // constants that later converters can read.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -68,10 +69,15 @@ std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) 
   }
   LOOM_CHECK_USER(!location.empty())
       << where << ": its data is external, but external_data has no 'location' entry";
-  int64_t elements = 1;
-  for (int64_t dim : tensor.dims()) elements *= dim;
+  // The spec's locations are relative and stay inside the model's folder; anything else
+  // would let a model read arbitrary files.
+  std::filesystem::path relative(location);
+  bool inside = relative.is_relative() && !relative.has_root_name();
+  for (const std::filesystem::path& part : relative) inside &= part != "..";
+  LOOM_CHECK_USER(inside) << where << ": external data location '" << location
+                          << "' must be a path relative to the model's folder, without '..'";
   DataType dtype = DataTypeOfOnnx(tensor.data_type(), where);
-  int64_t bytes = elements * static_cast<int64_t>(runtime::ElementBytes(dtype));
+  int64_t bytes = CheckedTensorBytes({tensor.dims().begin(), tensor.dims().end()}, dtype, where);
   LOOM_CHECK_USER(!length || *length == bytes)
       << where << ": external data length " << *length << " does not match the " << bytes
       << " bytes of " << dtype.str() << " of its shape";
@@ -82,7 +88,8 @@ std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) 
   LOOM_CHECK_USER(!error) << where << ": cannot read its external data file '" << file.string()
                           << "' (" << error.message()
                           << "); external data files are found relative to the model's folder";
-  LOOM_CHECK_USER(static_cast<uintmax_t>(offset + bytes) <= file_size)
+  LOOM_CHECK_USER(static_cast<uintmax_t>(offset) <= file_size &&
+                  static_cast<uintmax_t>(bytes) <= file_size - static_cast<uintmax_t>(offset))
       << where << ": its external data (offset " << offset << ", " << bytes
       << " bytes) runs past the end of '" << file.string() << "' (" << file_size
       << " bytes): the file is truncated or not the model's";
@@ -200,7 +207,16 @@ class NodeFolder {
       }
       graph::Call rebuilt = changed ? graph::MakeCall(call->op, args, call->attrs, call->name_hint)
                                     : Downcast<graph::Call>(expr);
-      if (!all_constant || !call->op->compute || !call->checked_type.is_tensor()) return rebuilt;
+      if (!all_constant || !call->op->compute || !call->checked_type.is_tensor() ||
+          !SmallEnoughToFold(call->checked_type)) {
+        return rebuilt;
+      }
+      // An empty result needs no evaluation (and kernels over empty tensors are not built).
+      std::vector<int64_t> shape = *call->checked_type.ConstShape();
+      if (IsEmpty(shape)) {
+        return graph::MakeConstant(runtime::NDArray::Empty(shape, call->checked_type.dtype()),
+                                   call->name_hint);
+      }
       return graph::MakeConstant(EvaluateOnce(*rebuilt.get(), args).at(0), call->name_hint);
     }
     if (const auto* item = expr.as<graph::TupleGetItemNode>()) {
@@ -227,6 +243,22 @@ class NodeFolder {
       return changed ? graph::MakeTuple(fields) : expr;
     }
     return expr;
+  }
+
+  static bool IsEmpty(const std::vector<int64_t>& shape) {
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
+  }
+
+  // Whether a value of `type` is small enough to compute at import; a larger one (an Expand
+  // or Tile of constants to a huge shape) is left for run time.
+  static bool SmallEnoughToFold(const graph::Type& type) {
+    std::optional<std::vector<int64_t>> shape = type.ConstShape();
+    if (!shape) return false;
+    int64_t bytes = static_cast<int64_t>(runtime::ElementBytes(type.dtype()));
+    for (int64_t dim : *shape) {
+      if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes)) return false;
+    }
+    return bytes <= kMaxComputedConstantBytes;
   }
 
   // The outputs of `call` on its constant arguments.
@@ -339,7 +371,12 @@ class Importer {
   void CheckNodeOrder() {
     std::unordered_set<std::string> defined;
     for (const ::onnx::TensorProto& init : graph_.initializer()) defined.insert(init.name());
-    for (const ::onnx::ValueInfoProto& input : graph_.input()) defined.insert(input.name());
+    std::unordered_set<std::string> inputs;
+    for (const ::onnx::ValueInfoProto& input : graph_.input()) {
+      LOOM_CHECK_USER(inputs.insert(input.name()).second)
+          << "the model lists the graph input '" << input.name() << "' twice";
+      defined.insert(input.name());
+    }
     for (int i = 0; i < graph_.node_size(); ++i) {
       const ::onnx::NodeProto& node = graph_.node(i);
       for (const std::string& input : node.input()) {
@@ -404,7 +441,7 @@ class Importer {
       LOOM_CHECK_USER(bound != options_.input_shapes.end())
           << where << " has no shape in the model; give it, for example --input-shape "
           << input.name() << "=1x3x224x224 (ImportOptions::input_shapes)";
-      return graph::TensorType(bound->second, dtype);
+      return CheckedTensorType(bound->second, dtype, where);
     }
     const auto& dims = tensor.shape().dim();
     std::vector<int64_t> example;
@@ -417,7 +454,7 @@ class Importer {
       }
       LOOM_CHECK_USER(fits) << "the shape " << ShapeText(given, "x") << " given for " << where
                             << " contradicts its shape in the model, " << DimsText(dims);
-      return graph::TensorType(given, dtype);
+      return CheckedTensorType(given, dtype, where);
     }
     for (int d = 0; d < dims.size(); ++d) {
       if (dims[d].has_dim_value()) continue;
@@ -427,7 +464,14 @@ class Importer {
                  << "; give the input's whole shape, for example --input-shape " << input.name()
                  << "=" << ShapeText(example, "x") << " (ImportOptions::input_shapes)";
     }
-    return graph::TensorType(example, dtype);
+    return CheckedTensorType(example, dtype, where);
+  }
+
+  // A tensor type whose size is countable: shapes derived from it cannot overflow int64.
+  static graph::Type CheckedTensorType(const std::vector<int64_t>& shape, DataType dtype,
+                                       const std::string& where) {
+    CheckedTensorBytes(shape, dtype, where);
+    return graph::TensorType(shape, dtype);
   }
 
   // "[batch, 3, 224, 224]"

@@ -15,17 +15,6 @@ namespace {
 using graph::Expr;
 using graph::Ints;
 
-// `axis` (negative counts from the end) as a dimension in [0, rank); `what` names it.
-int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
-                      const std::string& what = "axis") {
-  if (axis < -rank || axis >= rank) {
-    ctx.Fail(what + " " + std::to_string(axis) + " is out of range for an input of rank " +
-             std::to_string(rank) + " (expected [" + std::to_string(-rank) + ", " +
-             std::to_string(rank - 1) + "])");
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t d = begin; d < end; ++d) product *= dims[d];

@@ -11,11 +11,8 @@ namespace {
 
 using graph::Ints;
 
-std::string IntsText(const std::vector<int64_t>& values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
+// "[1, 3, 4]"
+std::string IntsText(const std::vector<int64_t>& values) { return runtime::ShapeString(values); }
 
 // Per spatial dimension of a convolution or pooling window.
 struct Window {
@@ -37,6 +34,12 @@ Window WindowOf(const NodeContext& ctx, const std::vector<int64_t>& spatial,
     ctx.Fail("kernel_shape " + IntsText(w.kernel) + ", strides " + IntsText(w.strides) +
              " and dilations " + IntsText(w.dilations) + " must each have " + std::to_string(n) +
              " values, one per spatial dimension");
+  }
+  for (size_t d = 0; d < n; ++d) {
+    if (w.kernel[d] < 1 || w.strides[d] < 1 || w.dilations[d] < 1) {
+      ctx.Fail("kernel_shape " + IntsText(w.kernel) + ", strides " + IntsText(w.strides) +
+               " and dilations " + IntsText(w.dilations) + " must be positive");
+    }
   }
   std::string auto_pad = ctx.AttrString("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") {
@@ -63,12 +66,18 @@ Window WindowOf(const NodeContext& ctx, const std::vector<int64_t>& spatial,
   return w;
 }
 
+// The dimensions after batch and channel; callers check the rank first.
 std::vector<int64_t> SpatialDims(const std::vector<int64_t>& shape) {
+  LOOM_ICHECK(shape.size() >= 2) << "SpatialDims of rank " << shape.size();
   return std::vector<int64_t>(shape.begin() + 2, shape.end());
 }
 
 // The kernel's spatial size from the weight, checked against kernel_shape when given.
 std::vector<int64_t> KernelOfWeight(const NodeContext& ctx) {
+  if (ctx.InputRank(1) != ctx.InputRank(0)) {
+    ctx.Fail("the weight (input 1) of shape " + IntsText(ctx.InputShape(1)) +
+             " must have the rank of input 0, " + IntsText(ctx.InputShape(0)));
+  }
   std::vector<int64_t> kernel = SpatialDims(ctx.InputShape(1));
   if (ctx.HasAttr("kernel_shape") && ctx.AttrInts("kernel_shape") != kernel) {
     ctx.Fail("kernel_shape " + IntsText(ctx.AttrInts("kernel_shape")) +

@@ -18,43 +18,10 @@ using runtime::NDArray;
 
 std::string Text(const std::vector<int64_t>& values) { return runtime::ShapeString(values); }
 
-// `axis` (negative counts from the end) as a dimension in [0, rank); `what` names it.
-int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
-                      const std::string& what = "axis") {
-  if (axis < -rank || axis >= rank) {
-    ctx.Fail(what + " " + std::to_string(axis) + " is out of range for rank " +
-             std::to_string(rank) + " (expected [" + std::to_string(-rank) + ", " +
-             std::to_string(rank - 1) + "])");
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   return count;
-}
-
-// Element k of a host array set to `value` (converted to its dtype).
-void SetElement(const NDArray& array, int64_t k, double value) {
-  DataType t = array.dtype();
-  void* p = array.data();
-  if (t == DataType::Float(32)) {
-    static_cast<float*>(p)[k] = static_cast<float>(value);
-  } else if (t == DataType::Float(64)) {
-    static_cast<double*>(p)[k] = value;
-  } else if (t == DataType::Int(64)) {
-    static_cast<int64_t*>(p)[k] = static_cast<int64_t>(value);
-  } else if (t == DataType::Int(32)) {
-    static_cast<int32_t*>(p)[k] = static_cast<int32_t>(value);
-  } else if (t == DataType::Int(16)) {
-    static_cast<int16_t*>(p)[k] = static_cast<int16_t>(value);
-  } else if (t == DataType::Int(8)) {
-    static_cast<int8_t*>(p)[k] = static_cast<int8_t>(value);
-  } else {
-    LOOM_ICHECK(t == DataType::UInt(8) || t.is_bool()) << "SetElement of " << t.str();
-    static_cast<uint8_t*>(p)[k] = static_cast<uint8_t>(value);
-  }
 }
 
 NDArray Int64Array(const std::vector<int64_t>& values, bool scalar = false) {
@@ -132,8 +99,8 @@ Outputs ConvertReshape(NodeContext& ctx) {
       inferred = static_cast<int>(i);
     } else if (shape[i] < 0) {
       ctx.Fail("shape " + Text(shape) + " holds a negative dimension other than -1");
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      ctx.Fail("shape " + Text(shape) + " has more elements than int64 can count");
     }
   }
   int64_t count = NumElements(input);
@@ -224,6 +191,7 @@ Outputs ConvertSplit(NodeContext& ctx) {
   int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), static_cast<int64_t>(shape.size()));
   int64_t dim = shape[static_cast<size_t>(axis)];
   int outputs = ctx.node().output_size();
+  if (outputs < 1) ctx.Fail("needs at least one output");
   Ints sizes;
   if (ctx.opset() < 13) {
     sizes = ctx.AttrInts("split", Ints{});
@@ -237,7 +205,12 @@ Outputs ConvertSplit(NodeContext& ctx) {
                std::to_string(outputs) + " outputs");
     }
     int64_t total = 0;
-    for (int64_t size : sizes) total += size;
+    for (int64_t size : sizes) {
+      if (size < 0 || __builtin_add_overflow(total, size, &total)) {
+        ctx.Fail("split " + Text(sizes) + " must hold non-negative sizes that sum to dimension " +
+                 std::to_string(axis) + " of the input " + Text(shape));
+      }
+    }
     if (total != dim) {
       ctx.Fail("split " + Text(sizes) + " sums to " + std::to_string(total) + ", dimension " +
                std::to_string(axis) + " of the input " + Text(shape) + " is " +
@@ -253,7 +226,7 @@ Outputs ConvertSplit(NodeContext& ctx) {
     }
     parts = {count};
   } else {
-    if (outputs < 1 || dim % outputs != 0) {
+    if (dim % outputs != 0) {
       ctx.Fail("dimension " + std::to_string(axis) + " of the input " + Text(shape) +
                " does not split into " + std::to_string(outputs) + " equal pieces");
     }
@@ -330,6 +303,8 @@ Outputs ConvertConstantOfShape(NodeContext& ctx) {
   if (value.NumElements() != 1) {
     ctx.Fail("attribute 'value' must hold one element, got " + Text(value.Shape()));
   }
+  CheckedTensorBytes(shape, value.dtype(), ctx.Where() + ": its output",
+                     kMaxComputedConstantBytes);
   NDArray result = NDArray::Empty(shape, value.dtype());
   size_t bytes = runtime::ElementBytes(value.dtype());
   auto* out = static_cast<uint8_t*>(result.data());
@@ -353,8 +328,12 @@ Outputs ConvertRange(NodeContext& ctx) {
   if (dtype.is_float()) {
     double start = scalar(0, ctx.ConstantFloats(0)), limit = scalar(1, ctx.ConstantFloats(1));
     double delta = scalar(2, ctx.ConstantFloats(2));
-    if (delta == 0) ctx.Fail("delta must not be 0");
-    auto count = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+      ctx.Fail("start, limit and delta must be finite and delta must not be 0");
+    }
+    double length = std::max(std::ceil((limit - start) / delta), 0.0);
+    auto count = static_cast<int64_t>(std::min(length, 9.0e18));
+    CheckedTensorBytes({count}, dtype, ctx.Where() + ": its output", kMaxComputedConstantBytes);
     result = NDArray::Empty({count}, dtype);
     for (int64_t k = 0; k < count; ++k) {
       SetElement(result, k, start + static_cast<double>(k) * delta);
@@ -363,11 +342,16 @@ Outputs ConvertRange(NodeContext& ctx) {
     int64_t start = scalar(0, ctx.ConstantInts(0)), limit = scalar(1, ctx.ConstantInts(1));
     int64_t delta = scalar(2, ctx.ConstantInts(2));
     if (delta == 0) ctx.Fail("delta must not be 0");
-    // ceil((limit - start) / delta) in integers.
-    int64_t count = (limit - start + delta + (delta > 0 ? -1 : 1)) / delta;
-    result = NDArray::Empty({std::max<int64_t>(count, 0)}, dtype);
-    for (int64_t k = 0; k < count; ++k) {
-      SetElement(result, k, static_cast<double>(start + k * delta));
+    // ceil((limit - start) / delta), in 128 bits so that the difference cannot overflow.
+    __int128 span = static_cast<__int128>(limit) - start;
+    __int128 length = span / delta + (span % delta != 0 && (span > 0) == (delta > 0) ? 1 : 0);
+    auto count = static_cast<int64_t>(std::clamp<__int128>(length, 0, INT64_MAX));
+    CheckedTensorBytes({count}, dtype, ctx.Where() + ": its output", kMaxComputedConstantBytes);
+    result = NDArray::Empty({count}, dtype);
+    // Every element lies in [start, limit), so only a step past the last could overflow.
+    for (int64_t k = 0, value = start; k < count; ++k) {
+      SetIntElement(result, k, value);
+      if (k + 1 < count) value += delta;
     }
   }
   return {ctx.Const(result)};

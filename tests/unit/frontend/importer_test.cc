@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "frontend/onnx/converter.h"
 #include "onnx_test_util.h"
@@ -567,6 +568,26 @@ TEST(ImportFile, MissingOrShortExternalDataIsAnError) {
                        "initializer 'slope': its external data (offset 8, 8 bytes) runs "
                        "past the end of '" +
                            (dir / "weights.bin").string() + "' (12 bytes)"))
+      << message;
+}
+
+TEST(ImportFile, ExternalDataStaysInTheModelsFolderAndWithinItsFile) {
+  TestDir dir;
+  WriteFile(dir / "weights.bin", std::string(16, '\0'));
+  for (const std::string& location : {std::string("/etc/passwd"), std::string("../weights.bin"),
+                                      std::string("sub/../../weights.bin")}) {
+    WriteFile(dir / "model.onnx", ExternalSlopeModel(0, location).Bytes());
+    EXPECT_EQ(ErrorOf([&] { ImportFile((dir / "model.onnx").string()); }),
+              "initializer 'slope': external data location '" + location +
+                  "' must be a path relative to the model's folder, without '..'");
+  }
+  // An offset near INT64_MAX must not wrap around the end-of-file check.
+  WriteFile(dir / "model.onnx",
+            ExternalSlopeModel(std::numeric_limits<int64_t>::max() - 4).Bytes());
+  std::string message = ErrorOf([&] { ImportFile((dir / "model.onnx").string()); });
+  EXPECT_TRUE(Contains(message, "initializer 'slope': its external data (offset " +
+                                    std::to_string(std::numeric_limits<int64_t>::max() - 4) +
+                                    ", 8 bytes) runs past the end of"))
       << message;
 }
 
