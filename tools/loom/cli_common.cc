@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "loom/frontend/onnx.h"
 #include "loom/runtime/thread_pool.h"
 
 namespace loom::cli {
@@ -58,17 +57,6 @@ bool IsSharedLibrary(const std::string& path) {
   in.read(magic, sizeof(magic));
   return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
          magic[3] == 'F';
-}
-
-std::map<std::string, std::vector<int64_t>> ParseInputShapes(
-    const std::vector<std::string>& texts) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const std::string& text : texts) {
-    auto [name, shape] = frontend::onnx::ParseInputShape(text);
-    LOOM_CHECK_USER(shapes.emplace(name, shape).second)
-        << "--input-shape: input '" << name << "' is given twice";
-  }
-  return shapes;
 }
 
 int ConfigureThreads(std::optional<int> threads) {
@@ -175,6 +163,28 @@ std::string SanitizeFileName(const std::string& name) {
   // "." and ".." name directories; a leading '.' would hide the file.
   if (file.empty() || file[0] == '.') file = "_" + file;
   return file;
+}
+
+void PrintValue(const std::string& name, const std::string& description) {
+  std::printf("  %-24s %s\n", name.c_str(), description.c_str());
+}
+
+// The kernels in execution order with the graph nodes each runs, the memory plan and the
+// weights: what a compile made of the model.
+void PrintPlan(const runtime::GraphModel& model) {
+  std::printf("kernels, in execution order (%zu):\n", model.kernels().size());
+  for (size_t k = 0; k < model.kernels().size(); ++k) {
+    const runtime::GraphKernel& kernel = model.kernels()[k];
+    std::string nodes;
+    for (const std::string& node : kernel.nodes) nodes += (nodes.empty() ? "" : ", ") + node;
+    std::printf("  %4zu  %s  [%s]\n", k, kernel.func.c_str(), nodes.c_str());
+  }
+  int64_t planned = 0;
+  for (size_t bytes : model.storages()) planned += static_cast<int64_t>(bytes);
+  std::printf("memory plan: %s in %zu slots\n", BytesText(planned).c_str(),
+              model.storages().size());
+  std::printf("weights: %s in %zu tensors\n", BytesText(WeightBytes(model)).c_str(),
+              model.params().size());
 }
 
 }  // namespace loom::cli

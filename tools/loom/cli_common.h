@@ -28,10 +28,6 @@ void CheckReadableFile(const std::string& path, const std::string& what);
 // True when `path` starts with the ELF magic (a compiled model), false for anything else.
 bool IsSharedLibrary(const std::string& path);
 
-// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
-// twice is an error.
-std::map<std::string, std::vector<int64_t>> ParseInputShapes(const std::vector<std::string>& texts);
-
 // Sizes the runtime's thread pool before its first use: `threads` overrides LOOM_NUM_THREADS
 // (the pool reads it once, when a kernel first runs in parallel). Returns the pool's size.
 int ConfigureThreads(std::optional<int> threads);
@@ -81,5 +77,11 @@ std::string FirstValuesText(const runtime::NDArray& array, int64_t count);
 // `name` as a file name: characters other than letters, digits, '.', '-' and '_' become '_'
 // (an output named "logits/softmax:0" is written as logits_softmax_0.npy).
 std::string SanitizeFileName(const std::string& name);
+
+// "  name                     description": one row of inspect's lists.
+void PrintValue(const std::string& name, const std::string& description);
+// The kernels in execution order with the graph nodes each runs, the memory plan and the
+// weights: what a compile made of a model.
+void PrintPlan(const runtime::GraphModel& model);
 
 }  // namespace loom::cli

@@ -227,7 +227,18 @@ def test_help():
               f"loom {command} --help: {out!r}")
 
 
+def test_runtime_only_executable():
+    """run and bench load what a deployment loads: the compiler (LLVM, the ONNX library) is a
+    module that only compile and ONNX inspect load."""
+    linked = subprocess.run(["ldd", LOOM], capture_output=True, text=True).stdout
+    for library in ["libLLVM", "libloom_frontend", "libloom_graph", "libonnx", "libprotobuf"]:
+        check(library not in linked, f"loom links {library}: {linked!r}")
+    module = os.path.join(os.path.dirname(LOOM), "libloom_cli_compiler.so")
+    check(os.path.isfile(module), f"the compiler module {module} is missing")
+
+
 def main():
+    test_runtime_only_executable()
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.onnx")
         build_model(model)

@@ -1,0 +1,151 @@
+// libloom_cli_compiler.so: the half of `loom` that needs the compiler (compiler_commands.h).
+// `loom compile`: the ONNX importer, graph::Compile and ExportModel, with each stage's wall
+// time on stderr as it finishes; `loom inspect model.onnx`: what the importer (and, with
+// --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
+// executable, which exports its symbols.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "compiler_commands.h"
+#include "loom/frontend/onnx.h"
+#include "loom/graph/compile.h"
+
+namespace loom::cli {
+namespace {
+
+// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
+// twice is an error.
+std::map<std::string, std::vector<int64_t>> ParseInputShapes(
+    const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& text : texts) {
+    auto [name, shape] = frontend::onnx::ParseInputShape(text);
+    LOOM_CHECK_USER(shapes.emplace(name, shape).second)
+        << "--input-shape: input '" << name << "' is given twice";
+  }
+  return shapes;
+}
+
+// Prints "<stage>  <seconds> s" lines on stderr unless quiet; `Stage` takes the time since
+// the previous stage (or since construction).
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet) {}
+  void Stage(const std::string& stage) {
+    auto now = std::chrono::steady_clock::now();
+    Print(stage, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  // A stage timed elsewhere (graph::Compile's callback), ending now.
+  void Print(const std::string& stage, double seconds) {
+    last_ = std::chrono::steady_clock::now();
+    if (quiet_) return;
+    std::fprintf(stderr, "%-13s %7.2f s\n", stage.c_str(), seconds);
+  }
+  double TotalSeconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  bool quiet_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_ = start_;
+};
+
+void RunCompile(const CompileCommandOptions& options) {
+  CheckReadableFile(options.model_path, "model");
+  LOOM_CHECK_USER(!IsSharedLibrary(options.model_path))
+      << "model '" << options.model_path
+      << "' is already a compiled model (a shared library); compile takes an ONNX model";
+  std::filesystem::path output_dir = std::filesystem::path(options.output_path).parent_path();
+  LOOM_CHECK_USER(output_dir.empty() || std::filesystem::is_directory(output_dir))
+      << "-o " << options.output_path << ": the directory '" << output_dir.string()
+      << "' does not exist";
+
+  frontend::onnx::ImportOptions import_options;
+  import_options.input_shapes = ParseInputShapes(options.input_shapes);
+  ProgressPrinter progress(options.quiet);
+  frontend::onnx::ImportedModel imported =
+      frontend::onnx::ImportFile(options.model_path, import_options);
+  progress.Stage("import");
+
+  graph::CompileOptions compile_options;
+  compile_options.opt_level = options.opt_level;
+  compile_options.target = options.target;
+  graph::CompiledModel compiled = graph::Compile(
+      imported.module, compile_options,
+      [&progress](const std::string& stage, double seconds) { progress.Print(stage, seconds); });
+  graph::ExportModel(compiled, options.output_path);
+  progress.Stage("export");
+
+  std::set<std::string> distinct(compiled.kernel_names.begin(), compiled.kernel_names.end());
+  int64_t weights = WeightBytes(*graph::MakeGraphModel(compiled));
+  std::cout << "compiled " << options.model_path << " -> " << options.output_path << ": "
+            << compiled.kernel_names.size() << " kernel calls (" << distinct.size()
+            << " distinct kernels), planned memory " << BytesText(compiled.memory.planned_bytes)
+            << " in " << compiled.memory.num_storages << " slots (lower bound "
+            << BytesText(compiled.memory.lower_bound_bytes) << "), weights " << BytesText(weights)
+            << ", " << std::fixed << std::setprecision(1) << progress.TotalSeconds() << " s\n";
+}
+
+// "float32 1x3x224x224" for a tensor of static shape, the type's own text otherwise.
+std::string TypeText(const graph::Type& type) {
+  if (type.is_tensor()) {
+    if (std::optional<std::vector<int64_t>> shape = type.ConstShape()) {
+      return type.dtype().str() + " " + ShapeText(*shape);
+    }
+  }
+  return type.str();
+}
+
+void InspectOnnx(const InspectCommandOptions& options) {
+  frontend::onnx::ImportOptions import_options;
+  import_options.input_shapes = ParseInputShapes(options.input_shapes);
+  frontend::onnx::ImportedModel model =
+      frontend::onnx::ImportFile(options.model_path, import_options);
+  const graph::Function& main = model.module.main();
+  std::printf("%s: ONNX model, producer %s, opset %lld\n", options.model_path.c_str(),
+              model.producer.empty() ? "(none)" : ("'" + model.producer + "'").c_str(),
+              static_cast<long long>(model.opset));
+  std::printf("inputs:\n");
+  for (const graph::Var& param : main->params) PrintValue(param->name_hint, TypeText(param.type()));
+  std::printf("outputs:\n");
+  const graph::Type& result = main->body.type();
+  std::vector<graph::Type> results = result.is_tuple() ? result.fields() : std::vector{result};
+  const std::vector<std::string>& names = model.module.output_names();
+  for (size_t i = 0; i < results.size(); ++i) {
+    bool named = i < names.size() && !names[i].empty();
+    PrintValue(named ? names[i] : "output" + std::to_string(i), TypeText(results[i]));
+  }
+  int nodes = 0;
+  for (const auto& [op, count] : model.op_counts) nodes += count;
+  std::printf("operators (%d nodes, %zu types):\n", nodes, model.op_counts.size());
+  for (const auto& [op, count] : model.op_counts) PrintValue(op, std::to_string(count));
+
+  if (!options.opt_level) return;
+  graph::CompileOptions compile_options;
+  compile_options.opt_level = *options.opt_level;
+  compile_options.target = options.target;
+  graph::CompiledModel compiled = graph::Compile(model.module, compile_options);
+  std::printf("compiled at -O%d for target '%s':\n", *options.opt_level, options.target.c_str());
+  PrintPlan(*graph::MakeGraphModel(compiled));
+}
+
+}  // namespace
+}  // namespace loom::cli
+
+void loom_cli_compile(const loom::cli::CompileCommandOptions* options) {
+  loom::cli::RunCompile(*options);
+}
+
+void loom_cli_inspect_onnx(const loom::cli::InspectCommandOptions* options) {
+  loom::cli::InspectOnnx(*options);
+}

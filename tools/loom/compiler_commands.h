@@ -1,0 +1,41 @@
+// The commands that need the compiler: `loom compile` and `loom inspect` of an ONNX model.
+// Their code lives in the module libloom_cli_compiler.so (compiler_commands.cc), which
+// `loom` loads only when one of them runs. `run`, `bench` and `inspect` of a compiled model
+// load the runtime alone, as a deployment does, so their memory and start-up are the
+// runtime's and not LLVM's and the ONNX library's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::cli {
+
+struct CompileCommandOptions {
+  std::string model_path;
+  std::string output_path;
+  std::string target = "llvm";
+  int opt_level = 3;
+  std::vector<std::string> input_shapes;
+  bool quiet = false;
+};
+
+struct InspectCommandOptions {
+  std::string model_path;
+  std::vector<std::string> input_shapes;
+  std::optional<int> opt_level;
+  std::string target = "llvm";
+};
+
+// Load the compiler module (beside the `loom` executable) and run the command there; a
+// missing module is a loom::Error naming its path.
+void RunCompileInModule(const CompileCommandOptions& options);
+void InspectOnnxInModule(const InspectCommandOptions& options);
+
+}  // namespace loom::cli
+
+// The module's entry points (C names, so dlsym finds them; C++ exceptions pass through).
+extern "C" {
+void loom_cli_compile(const loom::cli::CompileCommandOptions* options);
+void loom_cli_inspect_onnx(const loom::cli::InspectCommandOptions* options);
+}
