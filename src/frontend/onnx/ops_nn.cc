@@ -1,6 +1,7 @@
 // Converters of the ONNX operators of convolutional networks: convolutions, pooling,
 // normalizations, Gemm, activations, padding, resizing and the channel/space shuffles.
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "frontend/onnx/converter.h"
@@ -207,10 +208,36 @@ Outputs BatchNormalization(NodeContext& ctx) {
                    {{"epsilon", static_cast<double>(ctx.AttrFloat("epsilon", 1e-5f))}})};
 }
 
-// MaxPool and AveragePool of 1-d (as 2-d of height 1) and 2-d inputs. Max pooling of 8- and
-// 16-bit integers runs in float32, which holds them exactly.
+// A 3-d pool as two 2-d pools: (h, w) over [N, C*D, H, W], then d over [N, C, D, H'*W'] with
+// a window of width 1. A box window's max, sum and element count (with or without the pads,
+// ceil_mode windows clipped) are each a product or nesting of per-axis ones, so this is
+// the 3-d pool exactly, up to the rounding of averaging twice.
+graph::Expr Pool3d(NodeContext& ctx, const std::string& op, graph::Expr x, const Window& w,
+                   const std::function<graph::Attrs(const Window&)>& attrs_of) {
+  std::vector<int64_t> shape = ctx.InputShape(0);
+  Window hw{{w.kernel[1], w.kernel[2]},
+            {w.strides[1], w.strides[2]},
+            {w.dilations[1], w.dilations[2]},
+            {w.pads[1], w.pads[2], w.pads[4], w.pads[5]}};
+  Window d{{w.kernel[0], 1}, {w.strides[0], 1}, {w.dilations[0], 1}, {w.pads[0], 0, w.pads[3], 0}};
+  graph::Expr planes =
+      ctx.Call("reshape", {std::move(x)},
+               {{"newshape", Ints{shape[0], shape[1] * shape[2], shape[3], shape[4]}}});
+  graph::Expr pooled_hw = ctx.Call(op, {planes}, attrs_of(hw));
+  std::vector<int64_t> hw_shape = *pooled_hw.type().ConstShape();
+  graph::Expr columns = ctx.Call(
+      "reshape", {pooled_hw},
+      {{"newshape", Ints{shape[0], shape[1], shape[2], hw_shape[2] * hw_shape[3]}}});
+  graph::Expr pooled = ctx.Call(op, {columns}, attrs_of(d));
+  int64_t depth = (*pooled.type().ConstShape())[2];
+  return ctx.Call("reshape", {pooled},
+                  {{"newshape", Ints{shape[0], shape[1], depth, hw_shape[2], hw_shape[3]}}});
+}
+
+// MaxPool and AveragePool of 1-d (as 2-d of height 1), 2-d and 3-d (Pool3d) inputs. Max
+// pooling of 8- and 16-bit integers runs in float32, which holds them exactly.
 Outputs Pool(NodeContext& ctx, const std::string& op) {
-  RequireSpatialRank(ctx, {3, 4});
+  RequireSpatialRank(ctx, {3, 4, 5});
   Window w = WindowOf(ctx, SpatialDims(ctx.InputShape(0)), ctx.AttrInts("kernel_shape"));
   bool one_d = ctx.InputRank(0) == 3;
   graph::Expr x = ctx.Input(0);
@@ -227,15 +254,19 @@ Outputs Pool(NodeContext& ctx, const std::string& op) {
     }
     x = ctx.Call("cast", {x}, {{"dtype", std::string("float32")}});
   }
-  graph::Attrs attrs = {{"pool_size", w.kernel},
-                        {"strides", w.strides},
-                        {"padding", w.pads},
-                        {"dilation", w.dilations},
-                        {"ceil_mode", ctx.AttrInt("ceil_mode", 0)}};
-  if (op == "nn.avg_pool2d") {
-    attrs = attrs.With("count_include_pad", ctx.AttrInt("count_include_pad", 0));
-  }
-  graph::Expr y = ctx.Call(op, {x}, attrs);
+  auto attrs_of = [&](const Window& window) {
+    graph::Attrs attrs = {{"pool_size", window.kernel},
+                          {"strides", window.strides},
+                          {"padding", window.pads},
+                          {"dilation", window.dilations},
+                          {"ceil_mode", ctx.AttrInt("ceil_mode", 0)}};
+    if (op == "nn.avg_pool2d") {
+      attrs = attrs.With("count_include_pad", ctx.AttrInt("count_include_pad", 0));
+    }
+    return attrs;
+  };
+  graph::Expr y = ctx.InputRank(0) == 5 ? Pool3d(ctx, op, x, w, attrs_of)
+                                        : ctx.Call(op, {x}, attrs_of(w));
   if (integer) y = ctx.Call("cast", {y}, {{"dtype", dtype.str()}});
   return {one_d ? DropHeight(ctx, y) : y};
 }

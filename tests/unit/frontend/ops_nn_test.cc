@@ -392,12 +392,60 @@ TEST(OnnxPool, GlobalPoolsAndErrors) {
   indices.Output("y");
   EXPECT_EQ(ErrorOf([&] { indices.Import(); }),
             "node 'mp' (MaxPool): the Indices output is not supported (only the pooled values)");
-  ModelBuilder pool3d;
-  pool3d.Input("x", {1, 1, 2, 2, 2});
-  pool3d.Node("AveragePool", {"x"}, {"y"}, {IntsAttr("kernel_shape", {2, 2, 2})}, "ap");
-  pool3d.Output("y");
-  EXPECT_TRUE(Contains(ErrorOf([&] { pool3d.Import(); }),
-                       "node 'ap' (AveragePool): only 1-d or 2-d spatial inputs are supported"));
+  ModelBuilder pool4d;
+  pool4d.Input("x", {1, 1, 2, 2, 2, 2});
+  pool4d.Node("AveragePool", {"x"}, {"y"}, {IntsAttr("kernel_shape", {2, 2, 2, 2})}, "ap");
+  pool4d.Output("y");
+  EXPECT_TRUE(Contains(ErrorOf([&] { pool4d.Import(); }),
+                       "node 'ap' (AveragePool): only 1-d or 2-d or 3-d spatial inputs are "
+                       "supported"));
+}
+
+// 3-d pools (two 2-d pools in the importer) against a direct 3-d window: pads, strides and
+// dilations differing per axis; averages with and without the pads counted.
+TEST(OnnxPool, ThreeDimensionalPoolsMatchTheDirectWindow) {
+  runtime::NDArray x = RandomArray({1, 2, 5, 6, 7}, kF32, 19);
+  const Shape kernel = {2, 3, 2}, strides = {2, 1, 3}, dilations = {1, 2, 1};
+  const Shape pads = {1, 0, 1, 0, 2, 1};  // begins (d, h, w), then ends
+  Shape out(3);
+  for (int a = 0; a < 3; ++a) {
+    int64_t extent = x.Shape()[2 + a] + pads[a] + pads[3 + a] - dilations[a] * (kernel[a] - 1);
+    out[a] = (extent - 1) / strides[a] + 1;
+  }
+  auto reference = [&](bool max, bool count_include_pad) {
+    return Generate({1, 2, out[0], out[1], out[2]}, [&](const Shape& i) {
+      double acc = max ? -INFINITY : 0;
+      int64_t count = 0;
+      for (int64_t r = 0; r < kernel[0] * kernel[1] * kernel[2]; ++r) {
+        Shape at = {i[0], i[1], 0, 0, 0};
+        bool inside = true;
+        for (int a = 0, rest = static_cast<int>(r); a < 3; ++a) {
+          int64_t k = a == 0 ? rest / (kernel[1] * kernel[2])
+                             : a == 1 ? rest / kernel[2] % kernel[1] : rest % kernel[2];
+          at[2 + a] = i[2 + a] * strides[a] - pads[a] + k * dilations[a];
+          inside = inside && at[2 + a] >= 0 && at[2 + a] < x.Shape()[2 + a];
+        }
+        if (count_include_pad) ++count;
+        if (!inside) continue;
+        acc = max ? std::max(acc, At(x, at)) : acc + At(x, at);
+        if (!count_include_pad) ++count;
+      }
+      return max ? acc : acc / static_cast<double>(count);
+    });
+  };
+  std::vector<::onnx::AttributeProto> attrs = {
+      IntsAttr("kernel_shape", kernel), IntsAttr("strides", strides),
+      IntsAttr("dilations", dilations), IntsAttr("pads", pads)};
+  ModelBuilder max;
+  max.Input("x", x.Shape()).Node("MaxPool", {"x"}, {"y"}, attrs).Output("y");
+  ExpectOutputs(max, {x}, {reference(true, false)});
+  for (int64_t include : {0, 1}) {
+    std::vector<::onnx::AttributeProto> avg_attrs = attrs;
+    avg_attrs.push_back(IntAttr("count_include_pad", include));
+    ModelBuilder avg;
+    avg.Input("x", x.Shape()).Node("AveragePool", {"x"}, {"y"}, avg_attrs).Output("y");
+    ExpectOutputs(avg, {x}, {reference(false, include != 0)});
+  }
 }
 
 TEST(OnnxNormalization, BatchInstanceAndLrn) {
