@@ -64,8 +64,12 @@ Array<arith::IntSet> ReadRegion(const StageNode& reader, const Array<PrimExpr>& 
     for (size_t d = 0; d < indices.size(); ++d) {
       arith::IntSet lo_set = analyzer->int_set(lo[d], dom);
       arith::IntSet hi_set = analyzer->int_set(hi[d], dom);
-      lo[d] = lo_set.is_nothing() ? PrimExpr() : lo_set.min();
-      hi[d] = hi_set.is_nothing() ? PrimExpr() : hi_set.max();
+      // A loop of extent 0 reads nothing (an empty tensor): the region is empty.
+      if (lo_set.is_nothing() || hi_set.is_nothing()) {
+        return Array<arith::IntSet>(indices.size(), arith::IntSet::Nothing());
+      }
+      lo[d] = lo_set.min();
+      hi[d] = hi_set.max();
     }
   }
   Array<arith::IntSet> region;
