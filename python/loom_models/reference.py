@@ -39,7 +39,7 @@ _NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64,
                  "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
 
 
-def placeholder_inputs(sess, seed=0):
+def timing_inputs(sess, seed=0):
     """Inputs for timing any model from its declared inputs: normal floats, integer ones
     (a mask that attends everywhere, index 1). Symbolic dimensions are an error."""
     rng = np.random.default_rng(seed)
@@ -63,7 +63,7 @@ def time_runs(model_path, threads, repeat, warmup, inputs=None):
     """Milliseconds of each of `repeat` runs after `warmup` untimed ones."""
     sess = session(model_path, threads)
     if inputs is None:
-        inputs = placeholder_inputs(sess)
+        inputs = timing_inputs(sess)
     for _ in range(warmup):
         sess.run(None, inputs)
     times = []
