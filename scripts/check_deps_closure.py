@@ -381,6 +381,22 @@ def recommended_by(package, allowed, packages):
                   any(package in group for group in packages[p].recommends))
 
 
+def examples(files, addition, limit=5):
+    """A few telling files of one addition: the modules the project imports by name first,
+    then one of the addition's own files per way of reading (header, CMakeCache.txt, ...)."""
+    files = sorted(files)
+    direct = [f for f in files if re.match(r"python module [^.\s]+ \(", f[1])]
+    first_per_way = {}
+    for f in files:
+        if f[2] == addition:
+            first_per_way.setdefault(re.split(r"[:(]", f[1])[0].strip(), f)
+    chosen = []
+    for f in direct + list(first_per_way.values()) + files:
+        if f not in chosen:
+            chosen.append(f)
+    return chosen[:limit]
+
+
 def verdict(inputs, listed, packages, owner_index, list_name=PACKAGE_LIST):
     """Lines of the report, and whether every input is inside the closure."""
     unknown = [name for name in listed if name not in packages]
@@ -417,13 +433,13 @@ def verdict(inputs, listed, packages, owner_index, list_name=PACKAGE_LIST):
                             if p in missing and p not in covered)
             covered.update(brings)
             files = [(path, via, owner) for owner in brings for path, via in missing[owner]]
-            files.sort(key=lambda f: (f[2] != addition, f[0]))
             others = [p for p in brings if p != addition]
             lines.append(f"- {len(files)} files from {addition}" +
                          (f" and {len(others)} packages it Depends on "
                           f"({', '.join(others[:6])}{', ...' if len(others) > 6 else ''})"
                           if others else "") + ", for example:")
-            lines += [f"    {path}  [{owner}; {via}]" for path, via, owner in files[:5]]
+            lines += [f"    {path}  [{owner}; {via}]"
+                      for path, via, owner in examples(files, addition)]
         lines.append(f"add to {list_name}:")
         for package in additions:
             note = ""
@@ -468,13 +484,15 @@ def main(argv=None):
     except (CheckError, OSError) as error:
         print(f"deps: the check could not run: {error}", file=sys.stderr)
         return 2
-    lines, ok = verdict(inputs, listed, packages, owner_index,
-                        os.path.relpath(args.packages, repo))
+    list_name = os.path.relpath(args.packages, repo)
+    if list_name.startswith(".."):
+        list_name = args.packages
+    lines, ok = verdict(inputs, listed, packages, owner_index, list_name)
     for problem in problems:
         lines.append(f"deps: {problem}")
     if ok and not problems:
         print(f"deps: {len({p for p, _ in inputs})} files outside the project "
-              f"({args.check}) all come from packages {os.path.relpath(args.packages, repo)} "
+              f"({args.check}) all come from packages {list_name} "
               "brings in")
         return 0
     print("\n".join(lines))
