@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "graph/attrs_key.h"
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 #include "loom/runtime/module.h"
 #include "loom/target/build.h"
 #include "loom/te/lower.h"

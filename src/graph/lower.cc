@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "graph/attrs_key.h"
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 #include "loom/graph/functor.h"
 #include "loom/te/lower.h"
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "loom/graph/strategy.h"
 #include "loom/support/error.h"
 #include "loom/topi/schedule.h"
 
@@ -24,9 +25,13 @@ const char* OpPatternName(OpPattern pattern) {
 
 te::Schedule ScheduleGroup(const CallInfo& master, const std::vector<te::Tensor>& outputs,
                            const Target& target) {
+  if (const OpImplementation* chosen = SelectImplementation(master, outputs, target)) {
+    return chosen->schedule(master, outputs, target);
+  }
   if (master.op->schedule) return master.op->schedule(master, outputs, target);
-  if (master.op->pattern == OpPattern::kCommReduce) return topi::schedule_reduce(outputs);
-  return topi::schedule_injective(outputs);
+  const int lanes = target.VectorLanes(32);
+  if (master.op->pattern == OpPattern::kCommReduce) return topi::schedule_reduce(outputs, lanes);
+  return topi::schedule_injective(outputs, lanes);
 }
 
 const AttrField* OpDef::FindAttr(const std::string& attr) const {

@@ -1,8 +1,8 @@
 // loom::build: from a lowered function to running code.
 #include "loom/target/build.h"
 
+#include "loom/target/codegen.h"
 #include "loom/tir/transform.h"
-#include "target/codegen/llvm/llvm_module.h"
 
 namespace loom {
 
@@ -22,8 +22,8 @@ runtime::Module build(const IRModule& module, const Target& target) {
   // The packed calling convention with its argument checks. (Other passes that depend on
   // the target -- host/device splitting -- go before it.)
   lowered = MakePackedAPI()(lowered);
-  // Code generation and loading, by target kind (only llvm exists).
-  return codegen::BuildLLVM(lowered, target);
+  // Code generation and loading, by the generator registered for the target's kind.
+  return codegen::CodegenForTarget(target).build(lowered, target);
 }
 
 runtime::Module build(const PrimFunc& func, const Target& target) {
@@ -38,12 +38,12 @@ runtime::Module build(const PrimFunc& func, const Target& target) {
 }
 
 void ExportLibrary(const runtime::Module& module, const std::string& path) {
-  codegen::ExportLLVMLibrary(module, path);
+  ExportLibrary(module, path, {});
 }
 
 void ExportLibrary(const runtime::Module& module, const std::string& path,
                    const std::vector<LibraryBlob>& blobs) {
-  codegen::ExportLLVMLibrary(module, path, blobs);
+  codegen::CodegenForModule(module, path).export_library(module, path, blobs);
 }
 
 }  // namespace loom

@@ -48,7 +48,7 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
       "matmul", "matmul");
 }
 
-te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows) {
+te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows, int vector_lanes) {
   LOOM_CHECK_USER(out.op()->tag == "matmul")
       << "schedule_matmul: '" << out.name() << "' is not the output of matmul";
   LOOM_CHECK_USER(tile_rows > 0) << "schedule_matmul: tile_rows must be positive, got "
@@ -62,7 +62,7 @@ te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows) {
   // The last output dimension is split into vectors; the one before it (M, when there is
   // one) into tiles of rows; dimensions before those (batch) and the row tiles are fused
   // into the parallel loop, so that the tile's own extents stay constant.
-  auto [column_vectors, lanes] = c.split(axes.back(), detail::kVectorLanes);
+  auto [column_vectors, lanes] = c.split(axes.back(), vector_lanes);
   c.vectorize(lanes);
   if (axes.size() == 1) {
     s[tile].compute_at(c, column_vectors);

@@ -140,7 +140,8 @@ namespace {
 // accumulating in a register tile over the whole reduction.
 // `out` is the convolution `conv` or an elementwise epilogue of it (bias, ReLU, ...), which
 // runs on each tile of accumulators before it is stored.
-te::Schedule ScheduleConvolution(const te::Tensor& out, const te::Operation& conv) {
+te::Schedule ScheduleConvolution(const te::Tensor& out, const te::Operation& conv,
+                                 int vector_lanes) {
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
   te::Tensor tile;
@@ -152,7 +153,7 @@ te::Schedule ScheduleConvolution(const te::Tensor& out, const te::Operation& con
   }
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
-  auto [column_vectors, lanes] = c.split(axes.back(), detail::kVectorLanes);
+  auto [column_vectors, lanes] = c.split(axes.back(), vector_lanes);
   Array<IterVar> order(axes.begin(), axes.end() - 1);
   order.push_back(column_vectors);
   order.push_back(lanes);
@@ -187,11 +188,11 @@ te::Operation ConvolutionAnchor(const te::Tensor& out, const std::vector<std::st
 
 }  // namespace
 
-te::Schedule schedule_conv2d_nchw(const te::Tensor& out) {
+te::Schedule schedule_conv2d_nchw(const te::Tensor& out, int vector_lanes) {
   te::Operation conv =
       ConvolutionAnchor(out, {"conv2d_nchw", "conv2d_transpose_nchw"}, "schedule_conv2d_nchw",
                         "the output of conv2d_nchw or conv2d_transpose_nchw");
-  return ScheduleConvolution(out, conv);
+  return ScheduleConvolution(out, conv, vector_lanes);
 }
 
 te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
@@ -218,7 +219,7 @@ te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight, const C
       op, "conv2d_nhwc");
 }
 
-te::Schedule schedule_conv2d_nhwc(const te::Tensor& out) {
+te::Schedule schedule_conv2d_nhwc(const te::Tensor& out, int vector_lanes) {
   const std::string name = "schedule_conv2d_nhwc";
   te::Operation conv = detail::FindAnchor(
       out, [](const te::Operation& op) { return op->tag == "conv2d_nhwc"; }, name,
@@ -239,9 +240,9 @@ te::Schedule schedule_conv2d_nhwc(const te::Tensor& out) {
     // Whole vectors of channels share one padding test; fewer channels than a vector fill
     // vectors across columns.
     int64_t channels = 0;
-    bool wide = IsConstInt(input.shape()[3], &channels) && channels >= detail::kVectorLanes;
+    bool wide = IsConstInt(input.shape()[3], &channels) && channels >= vector_lanes;
     IterVar vectorized = wide ? axes[3] : pad_stage.fuse(axes[2], axes[3]);
-    pad_stage.vectorize(pad_stage.split(vectorized, detail::kVectorLanes).second);
+    pad_stage.vectorize(pad_stage.split(vectorized, vector_lanes).second);
     pad_stage.parallel(rows);
   }
   // The register tile: the convolution itself under an epilogue, else a cache of the output.
@@ -255,7 +256,7 @@ te::Schedule schedule_conv2d_nhwc(const te::Tensor& out) {
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;  // n, p, q, k
   auto [column_tiles, column] = c.split(axes[2], kNhwcTileColumns);
-  auto [channel_vectors, lanes] = c.split(axes[3], detail::kVectorLanes);
+  auto [channel_vectors, lanes] = c.split(axes[3], vector_lanes);
   IterVar rows = c.fuse(axes[0], axes[1]);
   c.reorder({rows, column_tiles, channel_vectors, column, lanes});
   c.unroll(column);
@@ -308,10 +309,10 @@ te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight, const Co
       op, "conv1d_ncw");
 }
 
-te::Schedule schedule_conv1d_ncw(const te::Tensor& out) {
+te::Schedule schedule_conv1d_ncw(const te::Tensor& out, int vector_lanes) {
   te::Operation conv =
       ConvolutionAnchor(out, {"conv1d_ncw"}, "schedule_conv1d_ncw", "the output of conv1d_ncw");
-  return ScheduleConvolution(out, conv);
+  return ScheduleConvolution(out, conv, vector_lanes);
 }
 
 }  // namespace loom::topi

@@ -6,6 +6,7 @@
 
 #include "loom/topi/nn.h"
 #include "loom/topi/reduction.h"
+#include "loom/topi/transform.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi {
@@ -20,7 +21,7 @@ struct PoolGeometry {
 // The tensor's channel block in `layout` (0 for NCHW), checking that its rank and last
 // dimension match.
 int64_t CheckLayout(const te::Tensor& data, const std::string& layout, const std::string& op) {
-  int64_t block = detail::ChannelBlock(layout, op);
+  int64_t block = ChannelBlock(layout, op);
   int64_t last = 0;
   LOOM_CHECK_USER(data.ndim() == (block ? 5 : 4) &&
                   (!block || (IsConstInt(data.shape()[4], &last) && last == block)))
@@ -164,7 +165,7 @@ te::Tensor global_avg_pool2d(const te::Tensor& data, const std::string& layout) 
   return mean(data, {2, 3}, /*keepdims=*/true);
 }
 
-te::Schedule schedule_pool2d(const te::Tensor& out) {
+te::Schedule schedule_pool2d(const te::Tensor& out, int vector_lanes) {
   te::Schedule s = te::create_schedule({out.op()});
   te::Stage c = s[out];
   // n, c, p, q or n, c_block, p, q, c_in_block; then the window, for max.
@@ -192,8 +193,8 @@ te::Schedule schedule_pool2d(const te::Tensor& out) {
     }
     return s;
   }
-  // Blocked: the vector is the channel block, 16 lanes at a time.
-  auto [outer, lanes] = c.split(axes[4], detail::kVectorLanes);
+  // Blocked: the vector is the channel block, a vector width at a time.
+  auto [outer, lanes] = c.split(axes[4], vector_lanes);
   Array<IterVar> order{rows, axes[3], outer};
   order.insert(order.end(), window.begin(), window.end());
   order.push_back(lanes);

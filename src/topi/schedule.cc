@@ -12,7 +12,6 @@ namespace loom::topi {
 namespace {
 
 using detail::IsInjective;
-using detail::kVectorLanes;
 
 // The number of elements of `shape`, when *constant says every extent is a constant.
 int64_t ConstantElements(const Array<PrimExpr>& shape, bool* constant) {
@@ -34,12 +33,12 @@ bool WorthParallel(const Array<PrimExpr>& shape) {
   return !constant || elements >= kParallelMinElements;
 }
 
-void ScheduleInjectiveOutput(te::Stage stage) {
+void ScheduleInjectiveOutput(te::Stage stage, int vector_lanes) {
   Array<IterVar> axes = stage->leaf_iter_vars;
   if (axes.empty()) return;  // a 0-d tensor: one element
   IterVar fused = axes[0];
   for (size_t d = 1; d < axes.size(); ++d) fused = stage.fuse(fused, axes[d]);
-  auto [vectors, lanes] = stage.split(fused, kVectorLanes);
+  auto [vectors, lanes] = stage.split(fused, vector_lanes);
   stage.vectorize(lanes);
   if (WorthParallel(stage->op->output_shape(0))) stage.parallel(vectors);
 }
@@ -50,7 +49,7 @@ bool IsReduction(const te::Operation& op) { return op->tag == "comm_reduce"; }
 // loop around the reduction loops; when the innermost output dimension is kept and
 // contiguous in the input (the reduction does not read along it with stride 1), it is
 // split into vectors of `lanes` accumulating at once inside the reduction loops.
-void SchedulePerOutput(te::Stage stage, int lanes = kVectorLanes) {
+void SchedulePerOutput(te::Stage stage, int lanes) {
   const auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
   Array<IterVar> spatial = compute->axis;
   Array<IterVar> reduce = compute->reduce_axis;
@@ -111,12 +110,12 @@ bool ReadsContiguouslyAlong(const te::ComputeOpNode& compute, const IterVar& axi
 
 // A long reduction into few outputs (see schedule_reduce) split into partial reductions by
 // rfactor: the innermost reduction axis, when it is read contiguously and is a multiple of
-// 16 (else 8, else 4) long, gives that many partial results per output accumulated as one
+// the vector width (else half, down to 4) long, gives that many partial results per output accumulated as one
 // vector; the remaining reduction loops (fused) are cut into chunks reduced in parallel;
 // small final reductions combine the chunks, then the lanes. Returns false, leaving the
 // stage alone, when the reduction is not long, its outputs are not few, or nothing would be
 // gained.
-bool ScheduleLongReduction(te::Schedule s, te::Stage stage) {
+bool ScheduleLongReduction(te::Schedule s, te::Stage stage, int vector_lanes) {
   const auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
   bool constant = true;
   int64_t outputs = ConstantElements(stage->op->output_shape(0), &constant);
@@ -134,16 +133,16 @@ bool ScheduleLongReduction(te::Schedule s, te::Stage stage) {
   const IterVar& innermost = compute->reduce_axis.back();
   int64_t innermost_extent = 0;
   IsConstInt(innermost->dom->extent, &innermost_extent);
-  int lanes = kVectorLanes;
+  int lanes = vector_lanes;
   while (lanes > kMinReduceLanes && innermost_extent % lanes != 0) lanes /= 2;
   bool reduce_lanes = innermost_extent % lanes == 0 && ReadsContiguouslyAlong(*compute, innermost);
-  // The parallel tasks over outputs alone: one per output, or per 16 outputs where
+  // The parallel tasks over outputs alone: one per output, or per vector of outputs where
   // SchedulePerOutput vectorizes the kept innermost dimension.
   int64_t output_tasks = outputs;
   int64_t last_extent = 0;
   if (!reduce_lanes && !compute->axis.empty() &&
-      IsConstInt(compute->axis.back()->dom->extent, &last_extent) && last_extent >= kVectorLanes) {
-    output_tasks = outputs / last_extent * detail::CeilDiv(last_extent, kVectorLanes);
+      IsConstInt(compute->axis.back()->dom->extent, &last_extent) && last_extent >= vector_lanes) {
+    output_tasks = outputs / last_extent * detail::CeilDiv(last_extent, vector_lanes);
   }
   int64_t chunks = 1;
   if (outputs * length >= kParallelMinElements) {
@@ -171,16 +170,16 @@ bool ScheduleLongReduction(te::Schedule s, te::Stage stage) {
     IterVar chunk = to_chunk.split_by_nparts(all, static_cast<int>(chunks)).first;
     reductions.push_back(s[s.rfactor(partial, chunk, 0)]);
   }
-  SchedulePerOutput(stage);
+  SchedulePerOutput(stage, vector_lanes);
   for (size_t k = 1; k < reductions.size(); ++k) {
-    SchedulePerOutput(reductions[k], reduce_lanes ? lanes : kVectorLanes);
+    SchedulePerOutput(reductions[k], reduce_lanes ? lanes : vector_lanes);
   }
   return true;
 }
 
 }  // namespace
 
-te::Schedule schedule_reduce(const Array<te::Tensor>& outs) {
+te::Schedule schedule_reduce(const Array<te::Tensor>& outs, int vector_lanes) {
   Array<te::Operation> ops;
   for (const te::Tensor& out : outs) ops.push_back(out.op());
   te::Schedule s = te::create_schedule(ops);
@@ -191,9 +190,11 @@ te::Schedule schedule_reduce(const Array<te::Tensor>& outs) {
     for (const te::Operation& op : ops) is_output = is_output || op == stage->op;
     te::Stage mutable_stage(stage);
     if (IsReduction(stage->op)) {
-      if (!ScheduleLongReduction(s, mutable_stage)) SchedulePerOutput(mutable_stage);
+      if (!ScheduleLongReduction(s, mutable_stage, vector_lanes)) {
+        SchedulePerOutput(mutable_stage, vector_lanes);
+      }
     } else if (is_output && IsInjective(stage->op)) {
-      ScheduleInjectiveOutput(mutable_stage);
+      ScheduleInjectiveOutput(mutable_stage, vector_lanes);
     } else if (IsInjective(stage->op)) {
       mutable_stage.compute_inline();
     }
@@ -204,16 +205,17 @@ te::Schedule schedule_reduce(const Array<te::Tensor>& outs) {
 namespace {
 
 // A reduction computed where its row is: its innermost reduction axis, when read with stride
-// 1 and a multiple of 16 long, accumulates 16 lanes at a time in a vector (an rfactor stage
+// 1 and a multiple of the vector width long, accumulates that many lanes at a time in a vector (an rfactor stage
 // also computed at the row), then the lanes are summed; a serial scalar reduction would be
 // one dependent add after another (latency bound: a softmax over 128 keys took 5x longer).
-void ComputeReductionAtRow(te::Schedule s, te::Stage reduction, te::Stage out, IterVar row) {
+void ComputeReductionAtRow(te::Schedule s, te::Stage reduction, te::Stage out, IterVar row,
+                           int vector_lanes) {
   const auto* compute = dynamic_cast<const te::ComputeOpNode*>(reduction->op.get());
   const IterVar& innermost = compute->reduce_axis.back();
   int64_t extent = 0;
-  if (IsConstInt(innermost->dom->extent, &extent) && extent % kVectorLanes == 0 &&
-      extent > kVectorLanes && ReadsContiguouslyAlong(*compute, innermost)) {
-    IterVar lane = reduction.split(innermost, kVectorLanes).second;
+  if (IsConstInt(innermost->dom->extent, &extent) && extent % vector_lanes == 0 &&
+      extent > vector_lanes && ReadsContiguouslyAlong(*compute, innermost)) {
+    IterVar lane = reduction.split(innermost, vector_lanes).second;
     te::Stage partial =
         s[s.rfactor(reduction->op->output(0), lane, static_cast<int>(compute->axis.size()))];
     // Inside the reduction (of the lanes now), which is computed at the row.
@@ -244,7 +246,7 @@ void ComputeReductionAtRow(te::Schedule s, te::Stage reduction, te::Stage out, I
 
 }  // namespace
 
-te::Schedule schedule_softmax(const te::Tensor& out) {
+te::Schedule schedule_softmax(const te::Tensor& out, int vector_lanes) {
   const std::string& tag = out.op()->tag;
   const std::string prefix = "softmax_output:";
   LOOM_CHECK_USER(tag.rfind(prefix, 0) == 0)
@@ -257,7 +259,7 @@ te::Schedule schedule_softmax(const te::Tensor& out) {
   for (size_t d = 0; d < axes.size(); ++d) {
     if (d != axis) rows.push_back(axes[d]);
   }
-  auto [vectors, lanes] = stage.split(axes[axis], kVectorLanes);
+  auto [vectors, lanes] = stage.split(axes[axis], vector_lanes);
   stage.vectorize(lanes);
   IterVar row;
   if (!rows.empty()) {
@@ -276,19 +278,19 @@ te::Schedule schedule_softmax(const te::Tensor& out) {
     te::Stage row_stage(producer);
     bool exponentials = producer->op->tag == "softmax_exp";
     if (row.defined() && IsReduction(producer->op)) {
-      ComputeReductionAtRow(s, row_stage, stage, row);
+      ComputeReductionAtRow(s, row_stage, stage, row, vector_lanes);
     } else if (row.defined() && exponentials) {
       row_stage.compute_at(stage, row);
     }
     if (exponentials) {
-      IterVar exp_lanes = row_stage.split(row_stage->leaf_iter_vars[axis], kVectorLanes).second;
+      IterVar exp_lanes = row_stage.split(row_stage->leaf_iter_vars[axis], vector_lanes).second;
       row_stage.vectorize(exp_lanes);
     }
   }
   return s;
 }
 
-te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
+te::Schedule schedule_layer_norm(const te::Tensor& out, int first, int vector_lanes) {
   const std::string op = "schedule_layer_norm";
   LOOM_CHECK_USER(first >= 1 && first < out.ndim())
       << op << ": the normalized dimensions must start at 1.." << out.ndim() - 1 << " of '"
@@ -300,7 +302,7 @@ te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
   for (int d = 1; d < first; ++d) row = stage.fuse(row, axes[d]);
   IterVar inner = axes[first];
   for (int d = first + 1; d < out.ndim(); ++d) inner = stage.fuse(inner, axes[d]);
-  stage.vectorize(stage.split(inner, kVectorLanes).second);
+  stage.vectorize(stage.split(inner, vector_lanes).second);
   if (WorthParallel(out.shape())) stage.parallel(row);
   // Every statistic computed where its row is; the elementwise stages between inlined.
   Array<te::Stage> stages = s.stages();
@@ -308,7 +310,7 @@ te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
     te::Stage row_stage(producer);
     if (producer->op == out.op()) continue;
     if (IsReduction(producer->op)) {
-      ComputeReductionAtRow(s, row_stage, stage, row);
+      ComputeReductionAtRow(s, row_stage, stage, row, vector_lanes);
     } else if (IsInjective(producer->op)) {
       row_stage.compute_inline();
     }
@@ -316,12 +318,12 @@ te::Schedule schedule_layer_norm(const te::Tensor& out, int first) {
   return s;
 }
 
-te::Schedule schedule_injective(const Array<te::Tensor>& outs) {
+te::Schedule schedule_injective(const Array<te::Tensor>& outs, int vector_lanes) {
   Array<te::Operation> ops;
   for (const te::Tensor& out : outs) ops.push_back(out.op());
   te::Schedule s = te::create_schedule(ops);
   detail::InlineInjective(s, ops);
-  for (const te::Operation& op : ops) ScheduleInjectiveOutput(s[op]);
+  for (const te::Operation& op : ops) ScheduleInjectiveOutput(s[op], vector_lanes);
   return s;
 }
 

@@ -94,17 +94,6 @@ void CheckFloat(const te::Tensor& x, const std::string& op) {
       << "; the operator takes float tensors (cast it to a float type first)";
 }
 
-int64_t ChannelBlock(const std::string& layout, const std::string& op) {
-  const std::string base = "NCHW";
-  std::string rest = layout.substr(0, base.size()) == base ? layout.substr(base.size()) : "?";
-  if (rest.empty()) return 0;
-  bool blocked = rest.size() >= 2 && rest.back() == 'c' &&
-                 rest.find_first_not_of("0123456789") == rest.size() - 1 && rest[0] != '0';
-  LOOM_CHECK_USER(blocked) << op << ": layout '" << layout
-                           << "' is not supported; expected NCHW or NCHW<k>c such as NCHW16c";
-  return std::stoll(rest.substr(0, rest.size() - 1));
-}
-
 bool IsInjective(const te::Operation& op) {
   const std::string& tag = op->tag;
   return dynamic_cast<const te::ComputeOpNode*>(op.get()) != nullptr &&
@@ -160,10 +149,10 @@ void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
 
 void CheckRegisterTile(int64_t rows, int64_t columns, const std::string& op,
                        const std::string& config) {
-  const int64_t registers = rows * (columns / kVectorLanes);
+  const int64_t registers = rows * (columns / kAvx512Lanes);
   LOOM_CHECK_USER(registers <= kMaxTileRegisters)
       << op << ": the register tile of config " << config << " needs " << registers
-      << " vector registers (tile_rows * tile_columns / " << kVectorLanes << "), more than the "
+      << " vector registers (tile_rows * tile_columns / " << kAvx512Lanes << "), more than the "
       << kMaxTileRegisters << " of 32 it may take; lower tile_rows or tile_columns";
 }
 

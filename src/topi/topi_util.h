@@ -32,8 +32,9 @@ Array<PrimExpr> Unravel(PrimExpr flat, const Array<PrimExpr>& shape);
 // code reads both), so the index read by a branch not taken must stay inside its tensor.
 PrimExpr ClampIndex(const PrimExpr& index, const PrimExpr& extent);
 
-// float32 lanes of an AVX-512 register: the vector width of the generic CPU schedules.
-inline constexpr int kVectorLanes = 16;
+// float32 lanes of an AVX-512 register: the vector of the x86 kernels (topi/x86), which are
+// AVX-512 code. The generic schedules take the target's width instead (schedule.h).
+inline constexpr int kAvx512Lanes = 16;
 
 // Whether a dimension is the constant 1.
 bool IsUnitExtent(const PrimExpr& extent);
@@ -52,10 +53,6 @@ bool IsInjective(const te::Operation& op);
 // Inlines every injective stage of `s` that is not one of `outputs`.
 void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs);
 
-// The channel block k of layout "NCHW<k>c" (such as "NCHW16c": [N, C / k, H, W, k]), 0 for
-// "NCHW", or a loom::Error naming `op` for any other layout.
-int64_t ChannelBlock(const std::string& layout, const std::string& op);
-
 // The anchor operation (a convolution, a matrix product) that `out` is, or that `out` is
 // computed from through injective stages only, found depth first: `out` itself must be the
 // anchor or injective. A loom::Error naming `schedule` and `anchor_description` ("the
@@ -72,7 +69,7 @@ void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
 // step and the broadcast of the other operand need the rest of the 32.
 inline constexpr int64_t kMaxTileRegisters = 28;
 // A loom::Error naming `op` and the config text unless a tile of rows x columns
-// accumulators (columns a multiple of kVectorLanes) fits in kMaxTileRegisters.
+// accumulators (columns a multiple of kAvx512Lanes) fits in kMaxTileRegisters.
 void CheckRegisterTile(int64_t rows, int64_t columns, const std::string& op,
                        const std::string& config);
 

@@ -165,8 +165,8 @@ te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize) {
 te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
                             const std::string& dst_layout) {
   const std::string parsing = "layout_transform of '" + x.name() + "'";
-  int64_t src_block = detail::ChannelBlock(src_layout, parsing);
-  int64_t dst_block = detail::ChannelBlock(dst_layout, parsing);
+  int64_t src_block = ChannelBlock(src_layout, parsing);
+  int64_t dst_block = ChannelBlock(dst_layout, parsing);
   std::string op =
       "layout_transform of '" + x.name() + "' from " + src_layout + " to " + dst_layout;
   LOOM_CHECK_USER(x.ndim() == (src_block ? 5 : 4))
@@ -197,6 +197,31 @@ te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
         return x(i[0], floordiv(i[1], k), i[2], i[3], floormod(i[1], k));
       },
       "layout_transform", kInjective);
+}
+
+int64_t ChannelBlock(const std::string& layout, const std::string& op) {
+  const std::string base = "NCHW";
+  std::string rest = layout.substr(0, base.size()) == base ? layout.substr(base.size()) : "?";
+  if (rest.empty()) return 0;
+  bool blocked = rest.size() >= 2 && rest.back() == 'c' &&
+                 rest.find_first_not_of("0123456789") == rest.size() - 1 && rest[0] != '0';
+  LOOM_CHECK_USER(blocked) << op << ": layout '" << layout
+                           << "' is not supported; expected NCHW or NCHW<k>c such as NCHW16c";
+  return std::stoll(rest.substr(0, rest.size() - 1));
+}
+
+te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
+                              const std::string& where) {
+  std::vector<int64_t> w = detail::ConstShape(weight, where);
+  LOOM_CHECK_USER(w.size() == 4 && ic_bn > 0 && oc_bn > 0 && w[0] % oc_bn == 0 &&
+                  w[1] % ic_bn == 0)
+      << where << ": the weight " << detail::ShapeText(w) << " (KCRS) does not split into "
+      << "blocks of " << oc_bn << " output and " << ic_bn << " input channels";
+  const int ib = int(ic_bn), ob = int(oc_bn);
+  return te::compute(
+      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib, ob},
+      [&](const Array<Var>& i) { return weight(i[0] * ob + i[5], i[1] * ib + i[4], i[2], i[3]); },
+      "packed_weight", detail::kInjective);
 }
 
 }  // namespace loom::topi

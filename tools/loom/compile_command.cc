@@ -34,7 +34,8 @@ void AddCompileCommand(CLI::App& app) {
       ->required();
   command
       ->add_option("--target", options->target,
-                   "Code generation target: \"llvm\" (this CPU) or \"llvm -mcpu=NAME\"")
+                   "Code generation target: \"llvm\" (this CPU), \"llvm -mcpu=NAME\", or a tag "
+                   "(\"x86-64-avx512\", \"x86-64-avx2\")")
       ->capture_default_str();
   command
       ->add_option("--opt-level", options->opt_level,

@@ -80,9 +80,10 @@ struct OpDef {
   const AttrField* FindAttr(const std::string& attr) const;
 };
 
-// The schedule of a fused group whose master call is `master`: its operator's schedule when
-// it has one, else the generic schedule of its pattern (topi::schedule_reduce for
-// reductions, topi::schedule_injective for the rest).
+// The schedule of a fused group whose master call is `master`: the implementation the
+// target's strategy selects (graph/strategy.h) when one applies, else its operator's own
+// schedule when it has one, else the generic schedule of its pattern (topi::schedule_reduce
+// for reductions, topi::schedule_injective for the rest), vectors of the target's width.
 te::Schedule ScheduleGroup(const CallInfo& master, const std::vector<te::Tensor>& outputs,
                            const Target& target);
 

@@ -3,6 +3,7 @@
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/schedule.h"
 
 namespace loom::topi {
 
@@ -16,6 +17,7 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b);
 // `tile_rows` rows x 16 columns accumulates over K (the k loop inside the tile loop, the
 // rows unrolled, the columns one AVX-512 vector). Inputs computed by injective stages are
 // inlined.
-te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows = 4);
+te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows = 4,
+                             int vector_lanes = kDefaultVectorLanes);
 
 }  // namespace loom::topi

@@ -6,6 +6,7 @@
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/schedule.h"
 
 namespace loom::topi {
 
@@ -39,7 +40,7 @@ te::Tensor conv1d_ncw(const te::Tensor& data, const te::Tensor& weight,
                       const Conv1DAttrs& attrs = {});
 // Rows (batch, output channel) in parallel, output positions in 16-lane vectors. `out` may
 // be an elementwise epilogue of the convolution (as for schedule_conv2d_nchw).
-te::Schedule schedule_conv1d_ncw(const te::Tensor& out);
+te::Schedule schedule_conv1d_ncw(const te::Tensor& out, int vector_lanes = kDefaultVectorLanes);
 
 // ONNX ConvTranspose in NCHW: data [N, C, H, W], weight [C, K / groups, R, S] ->
 // [N, K, P, Q] with P = (H - 1) * stride - top - bottom + dilation * (R - 1) +
@@ -55,7 +56,7 @@ te::Tensor conv2d_transpose_nchw(const te::Tensor& data, const te::Tensor& weigh
 // inlined; output channels x rows in parallel, the output row's columns in 16-lane vectors
 // accumulating in a register tile over the reduction (input channels of the group, kernel
 // rows, kernel columns).
-te::Schedule schedule_conv2d_nchw(const te::Tensor& out);
+te::Schedule schedule_conv2d_nchw(const te::Tensor& out, int vector_lanes = kDefaultVectorLanes);
 
 // ONNX Conv on channels-last tensors: data [N, H, W, C], weight [R, S, C / groups, K]
 // (HWIO) -> [N, P, Q, K], sizes and errors as conv2d_nchw's. Tag "conv2d_nhwc".
@@ -66,7 +67,7 @@ te::Tensor conv2d_nhwc(const te::Tensor& data, const te::Tensor& weight,
 // inner loop); output rows (n, p) run in parallel, each a sequence of register tiles of 4
 // output columns x 16 output channels accumulating over (kernel row, kernel column, input
 // channel).
-te::Schedule schedule_conv2d_nhwc(const te::Tensor& out);
+te::Schedule schedule_conv2d_nhwc(const te::Tensor& out, int vector_lanes = kDefaultVectorLanes);
 
 struct Pool2DAttrs {
   std::array<int64_t, 2> kernel{1, 1};
@@ -99,7 +100,7 @@ te::Tensor global_avg_pool2d(const te::Tensor& data, const std::string& layout =
 // Rows (batch, channel or channel block, output row) in parallel; output columns in
 // 16-lane vectors (NCHW), or per output column the channel block in 16-lane vectors
 // (NCHW<k>c).
-te::Schedule schedule_pool2d(const te::Tensor& out);
+te::Schedule schedule_pool2d(const te::Tensor& out, int vector_lanes = kDefaultVectorLanes);
 
 // ---- normalization (float tensors; schedule_injective for batch_norm, schedule_reduce for
 // the others, whose statistics are reductions).

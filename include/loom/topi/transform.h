@@ -100,6 +100,14 @@ te::Tensor space_to_depth(const te::Tensor& x, int64_t blocksize);
 // c at [c / k, ..., c % k]); C must be a multiple of k.
 te::Tensor layout_transform(const te::Tensor& x, const std::string& src_layout,
                             const std::string& dst_layout);
+// The channel block k of layout "NCHW<k>c" (such as "NCHW16c": [N, C / k, H, W, k]), 0 for
+// "NCHW", or a loom::Error naming `op` for any other layout.
+int64_t ChannelBlock(const std::string& layout, const std::string& op);
+// KCRS weights [K, C, R, S] in the blocked layout OIHW[ic_bn]i[oc_bn]o,
+// [K / oc_bn, C / ic_bn, R, S, ic_bn, oc_bn] (a depthwise weight [C, 1, R, S] takes
+// ic_bn = 1). Blocks that do not divide the channels are a loom::Error naming `where`.
+te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
+                              const std::string& where = "pack_conv2d_weight");
 
 // ---- resize
 

@@ -1,5 +1,5 @@
 // Elementwise and broadcasting operators: each one topi computation, fused freely.
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 #include "loom/topi/elementwise.h"
 
 namespace loom::graph::ops {

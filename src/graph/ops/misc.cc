@@ -1,6 +1,6 @@
 // Elementwise operators with attributes (activations, clip, cast, dropout), comparisons and
 // logical operators, mod and where: each one topi computation, fused freely.
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 #include "loom/te/operation.h"
 #include "loom/topi/elementwise.h"
 

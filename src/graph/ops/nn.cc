@@ -3,14 +3,13 @@
 // type off) with topi's schedule for it.
 #include "loom/topi/nn.h"
 
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 #include "loom/ir/structural.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
 #include "loom/topi/reduction.h"
 #include "loom/topi/schedule.h"
 #include "loom/topi/transform.h"
-#include "loom/topi/x86/batch_matmul.h"
 
 namespace loom::graph::ops {
 namespace {
@@ -22,24 +21,29 @@ using Tensors = std::vector<te::Tensor>;
 // takes elementwise stages after it (`takes_epilogue`: the convolutions', which compute them
 // on each tile before it is stored). Otherwise the generic reduction schedule (the anchor's
 // outputs in parallel, the epilogue inlined), correct but slow: a 3x3 64-channel 56x56
-// conv2d with a ReLU took 6x the conv2d's time alone that way.
-ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&),
+// conv2d with a ReLU took 6x the conv2d's time alone that way. Vectors are the target's
+// width (Target::VectorLanes).
+ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&, int),
                           bool takes_epilogue = false) {
   return [tag = std::move(tag), schedule, takes_epilogue](const CallInfo&, const Tensors& outputs,
-                                                          const Target&) {
+                                                          const Target& target) {
+    const int lanes = target.VectorLanes(32);
     if (outputs.size() == 1 && (takes_epilogue || outputs[0].op()->tag == tag)) {
-      return schedule(outputs[0]);
+      return schedule(outputs[0], lanes);
     }
-    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()));
+    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()), lanes);
   };
 }
 
 // topi::schedule_matmul with its default tile, as AnchorSchedule takes it.
-te::Schedule ScheduleMatmul(const te::Tensor& out) { return topi::schedule_matmul(out); }
+te::Schedule ScheduleMatmul(const te::Tensor& out, int lanes) {
+  return topi::schedule_matmul(out, /*tile_rows=*/4, lanes);
+}
 
 ScheduleFn ReduceSchedule() {
-  return [](const CallInfo&, const Tensors& outputs, const Target&) {
-    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()));
+  return [](const CallInfo&, const Tensors& outputs, const Target& target) {
+    return topi::schedule_reduce(Array<te::Tensor>(outputs.begin(), outputs.end()),
+                                 target.VectorLanes(32));
   };
 }
 
@@ -101,42 +105,6 @@ void CheckBatchOperands(const CallInfo& info) {
   RequireRank(info, 1, 3);
 }
 
-// The x86 register-tiled product schedule's config when it takes the group: a float32
-// product of constant positive sizes whose operands have two dimensions or more, for llvm,
-// the group one output of the product's type (the product or an elementwise epilogue).
-std::optional<topi::x86::BatchMatmulConfig> X86ProductConfig(const CallInfo& info,
-                                                             const Tensors& outputs,
-                                                             const Target& target) {
-  std::optional<std::vector<int64_t>> a = info.input_types[0].ConstShape();
-  std::optional<std::vector<int64_t>> b = info.input_types[1].ConstShape();
-  std::optional<std::vector<int64_t>> out = info.output_type.ConstShape();
-  bool fits = target.kind() == "llvm" && a && b && out && a->size() >= 2 && b->size() >= 2 &&
-              outputs.size() == 1 && info.output_type.dtype() == DataType::Float(32) &&
-              Equal(TensorType(outputs[0].shape(), outputs[0].dtype()), info.output_type);
-  if (!fits) return std::nullopt;
-  int64_t M = (*out)[out->size() - 2], N = out->back(), K = a->back();
-  if (M <= 0 || N <= 0 || K <= 0) return std::nullopt;
-  return topi::x86::DefaultBatchMatmulConfig(M, N, K);
-}
-
-// The schedule of a product group (dense, matmul, batch_matmul). topi::schedule_matmul takes
-// the product alone; the x86 schedule also runs an elementwise epilogue on its register
-// tiles (measured 7-10x faster than the generic reduction schedule for dense + ReLU), so it
-// takes every group it fits with an epilogue, and the product alone too when
-// `x86_when_alone`.
-ScheduleFn ProductSchedule(bool x86_when_alone) {
-  return [x86_when_alone](const CallInfo& info, const Tensors& outputs, const Target& target) {
-    bool alone = outputs.size() == 1 && outputs[0].op()->tag == "matmul";
-    if (!alone || x86_when_alone) {
-      if (std::optional<topi::x86::BatchMatmulConfig> config =
-              X86ProductConfig(info, outputs, target)) {
-        return topi::x86::schedule_batch_matmul(outputs[0], *config);
-      }
-    }
-    return AnchorSchedule("matmul", ScheduleMatmul)(info, outputs, target);
-  };
-}
-
 void RegisterProducts() {
   RegisterComputedOp("nn.dense",
                      [](const CallInfo& info, const Tensors& in) {
@@ -146,7 +114,7 @@ void RegisterProducts() {
       .Describe("data [..., K] x weight [N, K] transposed -> [..., N] (a Linear layer)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(ProductSchedule(/*x86_when_alone=*/false));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
 
   RegisterComputedOp(
       "nn.matmul",
@@ -154,7 +122,7 @@ void RegisterProducts() {
       .Describe("numpy.matmul / ONNX MatMul: batch dimensions broadcast, 1-d operands")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(ProductSchedule(/*x86_when_alone=*/false));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
 
   RegisterComputedOp("nn.batch_matmul",
                      [](const CallInfo& info, const Tensors& in) {
@@ -164,7 +132,7 @@ void RegisterProducts() {
       .Describe("a [B, M, K] x b [B, K, N] -> [B, M, N] (B broadcasts from 1)")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(ProductSchedule(/*x86_when_alone=*/true));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
 }
 
 topi::Pool2DAttrs Pool2DAttrsOf(const CallInfo& info) {
@@ -276,14 +244,15 @@ void RegisterNormalizations() {
       .Describe("layer normalization over dimensions axis.. (ONNX LayerNormalization)")
       .Inputs({"data", "gamma", "beta"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target& target) {
         LOOM_ICHECK(outputs.size() == 1) << "an opaque layer_norm group has one output";
         int ndim = info.input_types[0].ndim();
         int64_t first = IntAttr(info, "axis");
         if (first < 0) first += ndim;
+        const int lanes = target.VectorLanes(32);
         // Normalizing every dimension leaves no rows to run in parallel.
-        if (first == 0) return topi::schedule_reduce({outputs[0]});
-        return topi::schedule_layer_norm(outputs[0], static_cast<int>(first));
+        if (first == 0) return topi::schedule_reduce({outputs[0]}, lanes);
+        return topi::schedule_layer_norm(outputs[0], static_cast<int>(first), lanes);
       })
       .Attr("axis", AttrKind::kInt, int64_t{-1}, "first normalized dimension")
       .Attr("epsilon", AttrKind::kFloat, 1e-5, "added to the variance");
@@ -325,9 +294,9 @@ void RegisterSoftmax(const std::string& name, SoftmaxFn fn, const std::string& d
       .Describe(doc)
       .Inputs({"data"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule([](const CallInfo&, const Tensors& outputs, const Target&) {
+      .Schedule([](const CallInfo&, const Tensors& outputs, const Target& target) {
         LOOM_ICHECK(outputs.size() == 1) << "an opaque softmax group has one output";
-        return topi::schedule_softmax(outputs[0]);
+        return topi::schedule_softmax(outputs[0], target.VectorLanes(32));
       })
       .Attr("axis", AttrKind::kInt, int64_t{-1}, "the normalized dimension");
 }

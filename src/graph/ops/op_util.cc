@@ -1,4 +1,4 @@
-#include "graph/ops/op_util.h"
+#include "loom/graph/op_util.h"
 
 #include "loom/topi/elementwise.h"
 

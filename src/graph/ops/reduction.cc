@@ -2,7 +2,7 @@
 // the generic reduction schedule (ScheduleGroup's default for kCommReduce).
 #include "loom/topi/reduction.h"
 
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 
 namespace loom::graph::ops {
 namespace {

@@ -1,4 +1,4 @@
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 
 #include <limits>
 

@@ -6,7 +6,7 @@
 
 #include <limits>
 
-#include "graph/ops/shape_util.h"
+#include "loom/graph/op_util.h"
 
 namespace loom::graph::ops {
 namespace {

@@ -1,12 +1,12 @@
-// AlterOpLayout: each nn.conv2d of "main" becomes the x86 kernel MakeConv2DKernel would
-// compile for its workload (direct, depthwise or Winograd) on blocked NCHW[x]c tensors, and
-// the blocked layout flows on through operators that do not care about it (elementwise,
+// AlterOpLayout: each call the target's strategy has a layout rewrite for (graph/strategy.h;
+// the x86 one turns nn.conv2d into the blocked NCHW[x]c kernel it picks for the workload,
+// and nn.dense with a constant weight into a GEMM on packed panels) is rewritten, and the
+// blocked layout flows on through operators that do not care about it (elementwise,
 // per-channel broadcasts, bias_add, residual adds, pools that take a layout, channel
 // concatenations of whole blocks), so that layout transforms stand only where a
 // layout-aware operator (flatten, dense, ...) or the function's result needs NCHW;
-// transforms that meet cancel or merge into one. Output channels that no block of 16
-// divides are padded with zero filters to whole vectors where that takes fewer of them
-// (SqueezeNet's 1000 classes), and sliced back in NCHW.
+// transforms that meet cancel or merge into one. A target without layout rewrites keeps
+// the graph as it is.
 //
 // Each expression of "main" is rewritten once, operands first, into a Value: the
 // rewritten expression and the layout it holds the original's tensor in. A consumer asks
@@ -21,35 +21,11 @@
 #include <utility>
 
 #include "loom/graph/functor.h"
+#include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
-#include "loom/topi/x86/conv2d.h"
-#include "loom/topi/x86/conv2d_winograd.h"
-#include "loom/topi/x86/dense.h"
-#include "topi/topi_util.h"
 
 namespace loom::graph {
 namespace {
-
-using topi::x86::Conv2DNCHWcConfig;
-using topi::x86::Conv2DWorkload;
-using topi::x86::WinogradConfig;
-
-// The blocked kernels are AVX-512 code: other targets keep NCHW.
-bool TargetWantsBlockedLayouts(const Target& target) {
-  return target.kind() == "llvm" && target.triple().rfind("x86_64", 0) == 0 &&
-         target.HasFeature("avx512f");
-}
-
-std::string DataLayoutName(int64_t block) {
-  return block == 0 ? "NCHW" : "NCHW" + std::to_string(block) + "c";
-}
-
-// The channel block of a layout name layout_transform accepts: 0 for NCHW, k for
-// NCHW<k>c, none for the others (C, CHW, weight layouts).
-std::optional<int64_t> DataLayoutBlock(const std::string& layout) {
-  if (layout.rfind("NCHW", 0) != 0) return std::nullopt;
-  return topi::detail::ChannelBlock(layout, "AlterOpLayout");
-}
 
 bool IsOp(const CallNode* call, const char* name) { return call->op && call->op->name == name; }
 
@@ -86,6 +62,8 @@ struct Value {
 
 class LayoutRewriter {
  public:
+  explicit LayoutRewriter(const Target& target) : target_(target) {}
+
   Expr Rewrite(const Function& main) {
     PostOrderVisit(main->body, [&](const Expr& e) { values_[e.get()] = Visit(e); });
     Expr body = Convert(values_.at(main->body.get()), OriginalLayout(main->body));
@@ -126,11 +104,12 @@ class LayoutRewriter {
       }
       return absorbed;
     }
-    if (IsOp(call, "nn.conv2d")) {
-      if (std::optional<Value> blocked = RewriteConv2D(call)) return *blocked;
-    }
-    if (IsOp(call, "nn.dense")) {
-      if (std::optional<Value> packed = RewriteDense(call)) return *packed;
+    for (const LayoutRewriteFn& rewrite : LayoutRewrites(call->op->name, target_)) {
+      OperandConverter operands(*this, *call);
+      if (std::optional<LayoutRewrite> rewritten = rewrite(*call, operands, target_)) {
+        const std::string& layout = rewritten->layout;
+        return Value{rewritten->expr, layout.empty() ? OriginalLayout(e) : layout};
+      }
     }
     if (call->op->pattern == OpPattern::kElemWise || call->op->pattern == OpPattern::kBroadcast) {
       if (std::optional<Value> blocked = PropagateBroadcast(call)) return *blocked;
@@ -173,126 +152,6 @@ class LayoutRewriter {
       if (converted({item->tuple}, &operands)) result = MakeTupleGetItem(operands[0], item->index);
     }
     return {result, OriginalLayout(e)};
-  }
-
-  // nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM on W
-  // packed once (a call on the constant, which FoldConstant folds), with topi's default
-  // tiling for the shape.
-  std::optional<Value> RewriteDense(const CallNode* call) {
-    const Type& data = call->args[0].type();
-    const Type& weight = call->args[1].type();
-    const DataType f32 = DataType::Float(32);
-    std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
-    if (!x || !w || x->size() < 2 || data.dtype() != f32 || weight.dtype() != f32 ||
-        !IsConstantExpr(call->args[1])) {
-      return std::nullopt;
-    }
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < x->size(); ++d) rows *= (*x)[d];
-    const int64_t n = (*w)[0], k = (*w)[1];
-    if (rows <= 0 || n <= 0 || k <= 0) return std::nullopt;
-    topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, k);
-    Expr packed = MakeCall("nn.contrib_dense_pack", {call->args[1]},
-                           {{"tile_columns", config.tile_columns}});
-    Expr x_value = Convert(ValueOf(call->args[0]), OriginalLayout(call->args[0]));
-    Expr product = MakeCall("nn.contrib_dense_packed", {x_value, packed},
-                            {{"units", n},
-                             {"tile_rows", config.tile_rows},
-                             {"block_columns", config.block_columns},
-                             {"block_bytes", config.block_bytes},
-                             {"k_unroll", config.k_unroll}},
-                            call->name_hint);
-    return Value{product, OriginalLayout(Expr(call))};
-  }
-
-  // Constants and calls of constants only (what FoldConstant turns into one constant).
-  static bool IsConstantExpr(const Expr& e) {
-    if (e.as<ConstantNode>()) return true;
-    const auto* call = e.as<CallNode>();
-    return call != nullptr && call->op != nullptr &&
-           std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
-  }
-
-  std::optional<Value> RewriteConv2D(const CallNode* call) {
-    const Type& data = call->args[0].type();
-    const Type& weight = call->args[1].type();
-    const DataType f32 = DataType::Float(32);
-    std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
-    if (!x || !w || data.dtype() != f32 || weight.dtype() != f32) return std::nullopt;
-    // An empty convolution (a batch of none) is valid; the blocked kernels take positive
-    // sizes only, and there is nothing to speed up.
-    for (const std::vector<int64_t>* shape : {&*x, &*w}) {
-      if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d <= 0; })) {
-        return std::nullopt;
-      }
-    }
-    Conv2DWorkload wl;
-    wl.n = (*x)[0], wl.c = (*x)[1], wl.h = (*x)[2], wl.w = (*x)[3];
-    wl.k = (*w)[0], wl.r = (*w)[2], wl.s = (*w)[3];
-    const Ints& strides = call->attrs.GetInts("strides");
-    const Ints& padding = call->attrs.GetInts("padding");
-    const Ints& dilation = call->attrs.GetInts("dilation");
-    wl.attrs.strides = {strides[0], strides[1]};
-    wl.attrs.pads = {padding[0], padding[1], padding[2], padding[3]};
-    wl.attrs.dilations = {dilation[0], dilation[1]};
-    wl.attrs.groups = call->attrs.GetInt("groups");
-    if (wl.attrs.groups != 1 && !wl.depthwise()) return std::nullopt;
-    const int64_t out_channels = wl.k;
-    if (!wl.depthwise()) wl.k = WholeVectorChannels(out_channels);
-    const topi::x86::Conv2DChoice choice = topi::x86::ChooseConv2DKernel(wl);
-    const Conv2DNCHWcConfig& cfg = choice.config;
-
-    Expr blocked_data = Convert(ValueOf(call->args[0]), DataLayoutName(cfg.ic_bn));
-    Expr kernel = Convert(ValueOf(call->args[1]), OriginalLayout(call->args[1]));
-    if (wl.k != out_channels) {
-      // Zero filters for the added channels (folded into the weight when it is constant).
-      const Ints pad_width = {0, 0, 0, 0, wl.k - out_channels, 0, 0, 0};
-      kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
-    }
-    Attrs attrs = {{"strides", strides}, {"padding", padding}, {"dilation", dilation}};
-    Call conv;
-    if (choice.algorithm == "winograd") {
-      const WinogradConfig& wg = choice.winograd;
-      attrs = attrs.With("oc_bn", cfg.oc_bn)
-                  .With("fuse_tile_rows", int64_t{wg.fuse_tile_rows})
-                  .With("gemm_rows", wg.gemm_rows)
-                  .With("gemm_columns", wg.gemm_columns)
-                  .With("gemm_unroll", wg.gemm_unroll);
-      Expr transformed = MakeCall("nn.contrib_conv2d_winograd_weight_transform", {kernel});
-      conv = MakeCall("nn.contrib_conv2d_winograd_nchwc", {blocked_data, transformed}, attrs,
-                      call->name_hint);
-    } else {
-      const bool depthwise = choice.algorithm == "depthwise";
-      attrs = attrs.With("oc_tile", cfg.oc_tile)
-                  .With("reg_h", cfg.reg_h)
-                  .With("reg_w", cfg.reg_w)
-                  .With("unroll_kw", int64_t{cfg.unroll_kw})
-                  .With("row_tiles_per_task", cfg.row_tiles_per_task);
-      // A depthwise weight [C, 1, R, S] is OIHW with input blocks of one channel.
-      std::string weight_layout = "OIHW" + std::to_string(depthwise ? 1 : cfg.ic_bn) + "i" +
-                                  std::to_string(cfg.oc_bn) + "o";
-      Expr blocked_weight =
-          MakeCall("layout_transform", {kernel},
-                   {{"src_layout", std::string("OIHW")}, {"dst_layout", weight_layout}});
-      conv = MakeCall(depthwise ? "nn.contrib_depthwise_conv2d_nchwc" : "nn.contrib_conv2d_nchwc",
-                      {blocked_data, blocked_weight}, attrs, call->name_hint);
-    }
-    if (wl.k == out_channels) return Value{conv, DataLayoutName(cfg.oc_bn)};
-    // The added channels end where NCHW begins: a partial block has no blocked layout.
-    Expr nchw = Transform(conv, DataLayoutName(cfg.oc_bn), "NCHW");
-    Expr sliced = MakeCall("strided_slice", {nchw},
-                           {{"begin", Ints{0}}, {"end", Ints{out_channels}}, {"axes", Ints{1}}});
-    return Value{sliced, "NCHW"};
-  }
-
-  // The output channels a conv computes for `channels`: those, or the next multiple of the
-  // vector width when that takes fewer vectors than the largest block dividing `channels`
-  // does (1000 classes: 63 vectors of 16, not 100 of 10 lanes).
-  static int64_t WholeVectorChannels(int64_t channels) {
-    const int64_t lanes = topi::detail::kVectorLanes;
-    const int64_t padded_vectors = topi::detail::CeilDiv(channels, lanes);
-    const int64_t block_vectors = channels / topi::detail::LargestDivisorUpTo(channels, lanes);
-    return padded_vectors < block_vectors ? padded_vectors * lanes : channels;
   }
 
   // An elementwise or broadcasting call whose output has the shape of a blocked operand:
@@ -383,6 +242,23 @@ class LayoutRewriter {
     return Value{MakeCall(call->op, args, attrs, call->name_hint), layout};
   }
 
+  // A layout rewrite's view of its call's operands.
+  class OperandConverter final : public LayoutRewriteContext {
+   public:
+    OperandConverter(LayoutRewriter& rewriter, const CallNode& call)
+        : rewriter_(rewriter), call_(call) {}
+    Expr Operand(size_t index, const std::string& layout) override {
+      const Expr& operand = call_.args.at(index);
+      return rewriter_.Convert(rewriter_.ValueOf(operand),
+                               layout.empty() ? OriginalLayout(operand) : layout);
+    }
+
+   private:
+    LayoutRewriter& rewriter_;
+    const CallNode& call_;
+  };
+
+  const Target& target_;
   std::unordered_map<const Object*, Value> values_;
   std::map<std::pair<const Object*, std::string>, Expr> converted_;
 };
@@ -390,11 +266,11 @@ class LayoutRewriter {
 }  // namespace
 
 Pass AlterOpLayout(const Target& target) {
-  const bool enabled = TargetWantsBlockedLayouts(target);
-  return {"AlterOpLayout", [enabled](const IRModule& module) {
+  const bool enabled = HasLayoutRewrites(target);
+  return {"AlterOpLayout", [enabled, target](const IRModule& module) {
             if (!enabled) return module;
             const Function& main = module.main();
-            Expr rewritten = LayoutRewriter().Rewrite(main);
+            Expr rewritten = LayoutRewriter(target).Rewrite(main);
             if (rewritten.same_as(main)) return module;
             IRModule result = module;
             result.Add("main", Downcast<Function>(rewritten), /*replace=*/true);

@@ -9,7 +9,7 @@ namespace loom::topi::x86 {
 
 namespace {
 
-constexpr int kLanes = detail::kVectorLanes;
+constexpr int kLanes = detail::kAvx512Lanes;
 
 }  // namespace
 

@@ -42,7 +42,7 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
   Conv2DNCHWcConfig config;
   const int64_t p = wl.out_h(), q = wl.out_w();
   if (wl.depthwise()) {
-    config.ic_bn = config.oc_bn = LargestDivisorUpTo(wl.c, detail::kVectorLanes);
+    config.ic_bn = config.oc_bn = LargestDivisorUpTo(wl.c, detail::kAvx512Lanes);
     config.reg_w = LargestDivisorUpTo(q, 16);
     // Blocks of up to 4 rows, at least 8 blocks where there are 16 rows or more: on the
     // 112x112 and 56x56 layers, 4 rows per task measured 10-20% faster on 2 threads than 1,
@@ -51,8 +51,8 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
     config.row_tiles_per_task = LargestDivisorUpTo(p, std::clamp<int64_t>(p / 8, 1, 4));
     return config;
   }
-  config.ic_bn = LargestDivisorUpTo(wl.c, detail::kVectorLanes);
-  config.oc_bn = LargestDivisorUpTo(wl.k, detail::kVectorLanes);
+  config.ic_bn = LargestDivisorUpTo(wl.c, detail::kAvx512Lanes);
+  config.oc_bn = LargestDivisorUpTo(wl.k, detail::kAvx512Lanes);
   const int64_t chunks = wl.k / config.oc_bn;
   // Enough independent accumulators to hide the FMA latency (two pipes, four cycles: 8 at
   // least), as many as the registers hold beside a weight vector per channel block and the
@@ -88,20 +88,6 @@ PrimFunc LowerInjective(const te::Tensor& in, const te::Tensor& out, const std::
 }
 
 }  // namespace
-
-te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
-                              const std::string& where) {
-  std::vector<int64_t> w = detail::ConstShape(weight, where);
-  LOOM_CHECK_USER(w.size() == 4 && ic_bn > 0 && oc_bn > 0 && w[0] % oc_bn == 0 &&
-                  w[1] % ic_bn == 0)
-      << where << ": the weight " << detail::ShapeText(w) << " (KCRS) does not split into "
-      << "blocks of " << oc_bn << " output and " << ic_bn << " input channels";
-  const int ib = int(ic_bn), ob = int(oc_bn);
-  return te::compute(
-      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib, ob},
-      [&](const Array<Var>& i) { return weight(i[0] * ob + i[5], i[1] * ib + i[4], i[2], i[3]); },
-      "packed_weight", detail::kInjective);
-}
 
 Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& wl,
                                 const std::optional<Conv2DNCHWcConfig>& config) {

@@ -158,7 +158,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
   const int64_t bn = shape[4];
-  const int64_t lanes = bn % detail::kVectorLanes == 0 ? detail::kVectorLanes : bn;
+  const int64_t lanes = bn % detail::kAvx512Lanes == 0 ? detail::kAvx512Lanes : bn;
   LOOM_CHECK_USER(config.oc_tile > 0 && shape[1] % config.oc_tile == 0 && config.reg_h > 0 &&
                   shape[2] % config.reg_h == 0 && config.reg_w > 0 &&
                   shape[3] % config.reg_w == 0 && config.row_tiles_per_task > 0 &&
@@ -237,7 +237,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
     te::Stage p = s[conv_data.op()];
     Array<IterVar> pad_axes = p->leaf_iter_vars;  // n, c, h, w * block
     p.parallel(p.fuse(p.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));
-    auto [pad_vector, pad_lane] = p.split(pad_axes[3], detail::kVectorLanes);
+    auto [pad_vector, pad_lane] = p.split(pad_axes[3], detail::kAvx512Lanes);
     p.vectorize(pad_lane);
   }
   return s;

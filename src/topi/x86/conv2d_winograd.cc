@@ -16,7 +16,7 @@ namespace loom::topi::x86 {
 
 namespace {
 
-constexpr int kLanes = detail::kVectorLanes;
+constexpr int kLanes = detail::kAvx512Lanes;
 constexpr int kTileSize = 4;    // output positions per tile side
 constexpr int kInputTile = 6;   // input positions per tile side (kTileSize + 3 - 1)
 constexpr int kPoints = 6;      // transform points per side

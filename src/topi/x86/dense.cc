@@ -10,7 +10,7 @@ namespace loom::topi::x86 {
 
 namespace {
 
-constexpr int kLanes = detail::kVectorLanes;
+constexpr int kLanes = detail::kAvx512Lanes;
 // Sizes are int32 expressions.
 constexpr int64_t kMaxExtent = int64_t{1} << 30;
 const char* const kPackTag = "dense_pack";

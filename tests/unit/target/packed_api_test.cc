@@ -218,7 +218,34 @@ TEST(PackedAPI, ExportingAForeignModuleIsAnError) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     ExpectError(e.what(), "ExportLibrary('/tmp/never.so'): the module is undefined; only modules "
-                          "made by loom::build for an llvm target can be exported");
+                          "made by loom::build can be exported (types: llvm");
+  }
+}
+
+// A module of a type no code generator registered (a loaded library, say) is refused too.
+class ForeignModule final : public runtime::ModuleNode {
+ public:
+  std::string type_key() const override { return "foreign"; }
+  runtime::PackedFunc GetFunction(const std::string&) override { return {}; }
+};
+
+TEST(PackedAPI, ExportingAModuleOfAnUnknownTypeIsAnError) {
+  try {
+    ExportLibrary(runtime::Module(std::make_shared<ForeignModule>()), "/tmp/never.so");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    ExpectError(e.what(), "the module is a 'foreign' module; only modules made by loom::build");
+  }
+}
+
+TEST(PackedAPI, BuildingForAKindWithoutCodeGeneratorIsAnError) {
+  IRModule empty;
+  try {
+    build(empty, Target::Parse("test_accel"));  // registered by target_kind_test.cc
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    ExpectError(e.what(), "build: no code generator for target kind 'test_accel'");
+    ExpectError(e.what(), "code generators exist for: llvm");
   }
 }
 

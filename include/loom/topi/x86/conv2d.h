@@ -125,10 +125,4 @@ Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& workload,
 Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload,
                               const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
 
-// KCRS weights [K, C, R, S] in the blocked layout OIHW[ic_bn]i[oc_bn]o,
-// [K / oc_bn, C / ic_bn, R, S, ic_bn, oc_bn] (a depthwise weight [C, 1, R, S] takes
-// ic_bn = 1). Blocks that do not divide the channels are a loom::Error naming `where`.
-te::Tensor pack_conv2d_weight(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn,
-                              const std::string& where = "pack_conv2d_weight");
-
 }  // namespace loom::topi::x86

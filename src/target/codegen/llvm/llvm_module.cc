@@ -22,8 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "loom/target/codegen.h"
 #include "target/codegen/llvm/codegen_llvm.h"
-#include "target/llvm_support.h"
+#include "target/llvm/llvm_support.h"
 
 namespace loom::codegen {
 
@@ -230,11 +231,13 @@ std::string LLVMIRText(const IRModule& packed, const Target& target) {
 
 void ExportLLVMLibrary(const runtime::Module& module, const std::string& path,
                        const std::vector<LibraryBlob>& blobs) {
-  LOOM_CHECK_USER(module.defined() && module->type_key() == "llvm")
-      << "ExportLibrary('" << path << "'): the module is "
-      << (module.defined() ? "a '" + module->type_key() + "' module" : "undefined")
-      << "; only modules made by loom::build for an llvm target can be exported";
+  LOOM_ICHECK(module.defined() && module->type_key() == "llvm");
   static_cast<const LLVMModuleNode*>(module.operator->())->Export(path, blobs);
 }
+
+LOOM_REGISTER_CODEGEN({.target_kind = "llvm",
+                       .module_type = "llvm",
+                       .build = BuildLLVM,
+                       .export_library = ExportLLVMLibrary});
 
 }  // namespace loom::codegen

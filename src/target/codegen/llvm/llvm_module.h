@@ -1,5 +1,5 @@
-// The LLVM backend's entry points behind loom::build and loom::ExportLibrary. Private to
-// src/target; no LLVM types cross this header.
+// The LLVM backend's entry points (registered as the llvm code generator, see
+// loom/target/codegen.h). Private to src/target; no LLVM types cross this header.
 #pragma once
 
 #include <string>

@@ -1,16 +1,31 @@
-// Pieces the operator families of nn.cc, reduction.cc, transform.cc and misc.cc share:
-// a type relation read off the operator's own topi compute, and attribute readers whose
-// errors name the call.
+// Helpers for registering graph operators, for graph/ops and for the operators a target's
+// strategy adds (src/strategy/<key>/): common type relations, a type relation read off the
+// operator's own topi compute, and attribute readers and checks whose errors name the call
+// (CallInfo::where).
 #pragma once
 
 #include <array>
 #include <string>
 #include <vector>
 
-#include "graph/ops/op_util.h"
+#include "loom/graph/op.h"
 #include "loom/topi/nn.h"
 
 namespace loom::graph::ops {
+
+// NumPy broadcasting of every input's shape; all inputs share one dtype, the output's.
+TypeRelationFn BroadcastInputs();
+
+// Input i's name: the operator's, or "input<i>" for a variadic operator.
+std::string InputName(const CallInfo& info, size_t i);
+
+// Input `index` is a tensor of float type; a loom::Error naming the call otherwise.
+void RequireFloatTensor(const CallInfo& info, int index);
+// Input `index`'s rank is `rank`.
+void RequireRank(const CallInfo& info, int index, int rank);
+// Input `index`'s shape, which must be constant.
+std::vector<int64_t> ConstInputShape(const CallInfo& info, int index);
+
 
 // The TE shape of a tensor type: constant dimensions as int32 (TE's convention for constant
 // shapes, which topi's reduction axes assume: Range(0, extent) is int32), symbolic ones as

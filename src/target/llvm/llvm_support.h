@@ -1,5 +1,5 @@
-// LLVM plumbing shared by the target layer's .cc files: one-time initialization of the host
-// (x86-64) backend, and the TargetMachine a Target describes. Private to src/target.
+// LLVM plumbing shared by the target layer's .cc files: one-time initialization of LLVM's
+// backends, and the TargetMachine a Target describes. Private to src/target.
 #pragma once
 
 #include <llvm/Target/TargetMachine.h>
@@ -10,7 +10,8 @@
 
 namespace loom::target_detail {
 
-// Registers the native backend and its asm printer; safe to call from many threads.
+// Registers every backend LLVM was built with and their asm printers; safe to call from
+// many threads.
 void InitializeLLVM();
 
 // The machine `target` names (triple, CPU, features, opt level; fast-math in its options),

@@ -1,0 +1,78 @@
+// Operator strategies: for each graph operator and target key, the implementations that
+// schedule it there, and the layout rewrites its kernels there prefer. graph/ holds the
+// tables and the generic implementations (each operator's own schedule, for every target);
+// what is specific to a processor registers from src/strategy/<key>/ (x86: the AVX-512
+// blocked convolutions and GEMMs) and is chosen by the target's keys (Target::keys), so no
+// file in graph/ names a processor.
+//
+//   RegisterImplementation("nn.dense", "x86",
+//       {.name = "x86.dense_register_tiled", .priority = 10,
+//        .applies = [](const CallInfo& c, const Tensors& outs, const Target& t) { ... },
+//        .schedule = ...});
+//   RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2DToBlocked);
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/graph/expr.h"
+#include "loom/graph/op.h"
+#include "loom/target/target.h"
+
+namespace loom::graph {
+
+// One way to schedule an operator's group on targets with a key.
+struct OpImplementation {
+  std::string name;   // "x86.batch_matmul": what dumps and errors call it
+  int priority = 0;   // the highest applicable wins; the generic schedule is below all
+  // Whether it takes this group (the master call, the group's outputs) on this target:
+  // shapes it has kernels for, a CPU feature, ...
+  std::function<bool(const CallInfo& master, const std::vector<te::Tensor>& outputs,
+                     const Target& target)>
+      applies;
+  ScheduleFn schedule;
+};
+
+// A call rewritten into the layout a target's kernels prefer (AlterOpLayout): the new
+// expression, and the layout its value holds the original call's tensor in ("NCHW16c"; ""
+// for a tensor in the original's own layout).
+struct LayoutRewrite {
+  Expr expr;
+  std::string layout;
+};
+
+// What a layout rewrite asks AlterOpLayout for: the call's operands, converted.
+class LayoutRewriteContext {
+ public:
+  virtual ~LayoutRewriteContext() = default;
+  // Operand `index` of the call in `layout` (one layout_transform at most, shared by every
+  // consumer); "" for the layout the original graph gave it.
+  virtual Expr Operand(size_t index, const std::string& layout) = 0;
+};
+
+using LayoutRewriteFn = std::function<std::optional<LayoutRewrite>(
+    const CallNode& call, LayoutRewriteContext& context, const Target& target)>;
+
+void RegisterImplementation(const std::string& op, const std::string& target_key,
+                            OpImplementation implementation);
+void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
+                           LayoutRewriteFn rewrite);
+
+// The implementation that schedules a group on `target`: the highest-priority applicable one
+// registered under any of its keys; none when only the generic schedule applies.
+const OpImplementation* SelectImplementation(const CallInfo& master,
+                                             const std::vector<te::Tensor>& outputs,
+                                             const Target& target);
+// The layout rewrites of `op` for `target`'s keys, most specific key first.
+std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target);
+// Whether any operator has a layout rewrite for `target` (else AlterOpLayout does nothing).
+bool HasLayoutRewrites(const Target& target);
+
+// The data layout of 4-d tensors with channels in blocks of `block`: "NCHW" for 0,
+// "NCHW<block>c" otherwise; and back (none for any other layout name).
+std::string BlockedDataLayout(int64_t block);
+std::optional<int64_t> DataLayoutBlock(const std::string& layout);
+
+}  // namespace loom::graph

@@ -1,0 +1,97 @@
+// The tables of operator strategies (loom/graph/strategy.h).
+#include "loom/graph/strategy.h"
+
+#include <map>
+#include <mutex>
+
+#include "loom/support/error.h"
+#include "loom/topi/transform.h"
+
+namespace loom::graph {
+
+namespace {
+
+struct Tables {
+  std::mutex mutex;
+  // (op, target key) -> entries, in registration order.
+  std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
+  std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
+};
+
+Tables& GlobalTables() {
+  static Tables* tables = new Tables();  // never destroyed: entries outlive every user
+  return *tables;
+}
+
+}  // namespace
+
+void RegisterImplementation(const std::string& op, const std::string& target_key,
+                            OpImplementation implementation) {
+  LOOM_ICHECK(implementation.applies && implementation.schedule)
+      << "implementation '" << implementation.name << "' of " << op << " needs applies and schedule";
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.implementations[{op, target_key}].push_back(std::move(implementation));
+}
+
+void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
+                           LayoutRewriteFn rewrite) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.rewrites[{op, target_key}].push_back(std::move(rewrite));
+}
+
+const OpImplementation* SelectImplementation(const CallInfo& master,
+                                             const std::vector<te::Tensor>& outputs,
+                                             const Target& target) {
+  std::vector<const OpImplementation*> candidates;
+  {
+    Tables& tables = GlobalTables();
+    std::lock_guard<std::mutex> lock(tables.mutex);
+    for (const std::string& key : target.keys()) {
+      auto it = tables.implementations.find({master.op->name, key});
+      if (it == tables.implementations.end()) continue;
+      for (const OpImplementation& implementation : it->second) candidates.push_back(&implementation);
+    }
+  }
+  // Outside the lock: a condition may compile or look up other operators.
+  const OpImplementation* best = nullptr;
+  for (const OpImplementation* candidate : candidates) {
+    if ((best == nullptr || candidate->priority > best->priority) &&
+        candidate->applies(master, outputs, target)) {
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  std::vector<LayoutRewriteFn> found;
+  for (const std::string& key : target.keys()) {
+    auto it = tables.rewrites.find({op, key});
+    if (it != tables.rewrites.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+  }
+  return found;
+}
+
+bool HasLayoutRewrites(const Target& target) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  for (const auto& [op_and_key, rewrites] : tables.rewrites) {
+    if (target.HasKey(op_and_key.second) && !rewrites.empty()) return true;
+  }
+  return false;
+}
+
+std::string BlockedDataLayout(int64_t block) {
+  return block == 0 ? "NCHW" : "NCHW" + std::to_string(block) + "c";
+}
+
+std::optional<int64_t> DataLayoutBlock(const std::string& layout) {
+  if (layout.rfind("NCHW", 0) != 0) return std::nullopt;
+  return topi::ChannelBlock(layout, "a data layout");
+}
+
+}  // namespace loom::graph

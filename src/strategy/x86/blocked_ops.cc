@@ -1,0 +1,172 @@
+// The x86 kernels' own operators: the convolutions of topi/x86 (direct, depthwise, Winograd)
+// on blocked NCHW[x]c tensors, their tiling given as attributes, and a dense layer on a
+// weight packed into column panels. The x86 layout rewrites (layout_rewrites.cc) turn
+// nn.conv2d and nn.dense into them. Each type is read off the topi compute
+// (TypeFromCompute), so the shape rules live once, in topi.
+#include <functional>
+#include <string>
+
+#include "loom/graph/op_util.h"
+#include "loom/topi/x86/conv2d.h"
+#include "loom/topi/x86/conv2d_winograd.h"
+#include "loom/topi/x86/dense.h"
+
+namespace loom::strategy::x86 {
+namespace {
+
+using namespace loom::graph;
+using namespace loom::graph::ops;
+using Tensors = std::vector<te::Tensor>;
+
+// A depthwise convolution's groups: the channels of its blocked data [N, c, H, W, b].
+int64_t DepthwiseGroups(const CallInfo& info) {
+  RequireRank(info, 0, 5);
+  std::vector<int64_t> data = ConstInputShape(info, 0);
+  return data[1] * data[4];
+}
+
+// `schedule()`, a loom::Error it throws (a tiling that does not fit the shapes) naming the
+// call.
+te::Schedule NamingTheCall(const CallInfo& info, const std::function<te::Schedule()>& schedule) {
+  try {
+    return schedule();
+  } catch (const Error& e) {
+    LOOM_THROW << info.where << ": " << e.what();
+  }
+}
+
+te::Schedule ScheduleNCHWc(const CallInfo& info, const Tensors& outputs, const Target&) {
+  LOOM_ICHECK(outputs.size() == 1) << info.where << ": a blocked conv group has one output";
+  topi::x86::Conv2DNCHWcConfig config;
+  // The blocks are the tensors' (the schedule reads them off the shapes); the rest is the
+  // register tiling AlterOpLayout chose.
+  config.ic_bn = ConstInputShape(info, 0)[4];
+  config.oc_bn = info.output_type.ConstShape().value().back();
+  config.oc_tile = info.attrs.GetInt("oc_tile");
+  config.reg_h = info.attrs.GetInt("reg_h");
+  config.reg_w = info.attrs.GetInt("reg_w");
+  config.unroll_kw = info.attrs.GetInt("unroll_kw") != 0;
+  config.row_tiles_per_task = info.attrs.GetInt("row_tiles_per_task");
+  return NamingTheCall(info, [&] { return topi::x86::schedule_conv2d_nchwc(outputs[0], config); });
+}
+
+te::Schedule ScheduleWinograd(const CallInfo& info, const Tensors& outputs, const Target&) {
+  LOOM_ICHECK(outputs.size() == 1) << info.where << ": a Winograd group has one output";
+  topi::x86::WinogradConfig config;
+  config.fuse_tile_rows = info.attrs.GetInt("fuse_tile_rows") != 0;
+  config.gemm_rows = info.attrs.GetInt("gemm_rows");
+  config.gemm_columns = info.attrs.GetInt("gemm_columns");
+  config.gemm_unroll = info.attrs.GetInt("gemm_unroll");
+  return NamingTheCall(
+      info, [&] { return topi::x86::schedule_conv2d_nchwc_winograd(outputs[0], config); });
+}
+
+OpBuilder& ConvAttrFields(OpBuilder& op) {
+  return op.Attr("strides", AttrKind::kInts, Ints{1, 1}, "step between windows (h, w)")
+      .Attr("padding", AttrKind::kInts, Ints{0, 0, 0, 0}, "zeros: top, left, bottom, right")
+      .Attr("dilation", AttrKind::kInts, Ints{1, 1}, "step between kernel taps (h, w)");
+}
+
+OpBuilder& TilingAttrFields(OpBuilder& op) {
+  return op.Attr("oc_tile", AttrKind::kInt, int64_t{1}, "channel blocks per register tile")
+      .Attr("reg_h", AttrKind::kInt, int64_t{1}, "output rows per register tile")
+      .Attr("reg_w", AttrKind::kInt, int64_t{1}, "output columns per register tile")
+      .Attr("unroll_kw", AttrKind::kInt, int64_t{0}, "1: the kernel-column loop unrolled")
+      .Attr("row_tiles_per_task", AttrKind::kInt, int64_t{1},
+            "rows of register tiles per parallel task (depthwise; 1 otherwise)");
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  OpBuilder direct =
+      RegisterComputedOp("nn.contrib_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc(in[0], in[1], Conv2DAttrsOf(info, 1))};
+      });
+  direct.Describe("conv2d of NCHW<ib>c data and an OIHW<ib>i<ob>o weight into NCHW<ob>c")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleNCHWc);
+  TilingAttrFields(ConvAttrFields(direct));
+
+  OpBuilder depthwise = RegisterComputedOp(
+      "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::depthwise_conv2d_nchwc(
+            in[0], in[1], Conv2DAttrsOf(info, DepthwiseGroups(info)))};
+      });
+  depthwise.Describe("depthwise conv2d of NCHW<b>c data and a [c, 1, R, S, 1, b] weight")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleNCHWc);
+  TilingAttrFields(ConvAttrFields(depthwise));
+
+  // Opaque: a model's weights are constants, so FoldConstant computes it at compile time.
+  RegisterComputedOp("nn.contrib_conv2d_winograd_weight_transform",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::winograd_weight_transform(in[0])};
+                     })
+      .Describe("a 3x3 OIHW weight as Winograd F(4x4, 3x3)'s [6, 6, K/16, C, 16]")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque);
+
+  OpBuilder winograd = RegisterComputedOp(
+      "nn.contrib_conv2d_winograd_nchwc", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc_winograd(in[0], in[1], Conv2DAttrsOf(info, 1),
+                                                        info.attrs.GetInt("oc_bn"))};
+      });
+  winograd.Describe("Winograd F(4x4, 3x3) conv2d of NCHW<ib>c data into NCHW<oc_bn>c")
+      .Inputs({"data", "transformed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleWinograd);
+  ConvAttrFields(winograd)
+      .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)")
+      .Attr("fuse_tile_rows", AttrKind::kInt, int64_t{1},
+            "1: each row of tiles runs every stage in one parallel iteration")
+      .Attr("gemm_rows", AttrKind::kInt, int64_t{6}, "tiles per GEMM register tile")
+      .Attr("gemm_columns", AttrKind::kInt, int64_t{64}, "output channels per GEMM tile")
+      .Attr("gemm_unroll", AttrKind::kInt, int64_t{4}, "GEMM copies over input channels");
+
+  // A dense layer's weight [N, K] in column panels, and the product with packed panels
+  // (topi/x86/dense.h): what AlterOpLayout makes of nn.dense with a constant weight.
+  // Opaque: the weight is a constant, so FoldConstant packs it at compile time.
+  RegisterComputedOp("nn.contrib_dense_pack",
+                     [](const CallInfo& info, const Tensors& in) {
+                       // Packing depends on the panel width only (one row: the register
+                       // check of pack_dense_weight then holds for any panel that fits).
+                       topi::x86::DenseConfig config;
+                       config.tile_rows = 1;
+                       config.tile_columns = info.attrs.GetInt("tile_columns");
+                       return Tensors{topi::x86::pack_dense_weight(in[0], /*transposed=*/true,
+                                                                   config)};
+                     })
+      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque)
+      .Attr("tile_columns", AttrKind::kInt, int64_t{32}, "panel width (a multiple of 16)");
+
+  OpBuilder dense = RegisterComputedOp(
+      "nn.contrib_dense_packed", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::dense_packed(in[0], in[1], info.attrs.GetInt("units"))};
+      });
+  dense.Describe("data [..., K] times a weight packed by nn.contrib_dense_pack: [..., units]")
+      .Inputs({"data", "packed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
+        topi::x86::DenseConfig config;
+        config.tile_rows = info.attrs.GetInt("tile_rows");
+        config.tile_columns = ConstInputShape(info, 1).back();
+        config.block_columns = info.attrs.GetInt("block_columns");
+        config.block_bytes = info.attrs.GetInt("block_bytes");
+        config.k_unroll = info.attrs.GetInt("k_unroll");
+        return NamingTheCall(info,
+                             [&] { return topi::x86::schedule_dense_packed(outputs[0], config); });
+      })
+      .Attr("units", AttrKind::kInt, std::nullopt, "output columns N (before panel padding)")
+      .Attr("tile_rows", AttrKind::kInt, int64_t{8}, "rows of the register tile")
+      .Attr("block_columns", AttrKind::kInt, int64_t{0}, "columns per block (0: by block_bytes)")
+      .Attr("block_bytes", AttrKind::kInt, int64_t{1} << 20, "packed bytes per column block")
+      .Attr("k_unroll", AttrKind::kInt, int64_t{8}, "copies of the k loop body");
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::strategy::x86
