@@ -12,7 +12,7 @@
 //                            "any x86-64 CPU with AVX-512 F/BW/CD/DQ/VL");
 //
 // Kinds and tags register from their own files in the target layer (llvm's in
-// src/target/llvm/, the C source kind's in src/target/source/); a new kind needs no edit
+// src/target/llvm/, the C source kind's in src/target/codegen/c/); a new kind needs no edit
 // elsewhere. Target::Parse (target.h) reads target strings against this registry.
 #pragma once
 

@@ -295,4 +295,12 @@ Pass LowerMathIntrinsics();
 // The same rewrite applied to one expression.
 PrimExpr LowerMathIntrinsicsInExpr(const PrimExpr& expr);
 
+// ScalarizeVectors: every vector store becomes one scalar store per lane, in lane order, and
+// every vector LetStmt one scalar LetStmt per lane; lane k of an expression is a Ramp's
+// base + k * stride, a Broadcast's value, the operation on lane k of its operands, a
+// Shuffle's picked lane. For back ends without vector types (the C source target). A vector
+// call_llvm_pure_intrin, or a reinterpret that regroups lanes, has no lane form: a
+// loom::Error naming it.
+Pass ScalarizeVectors();
+
 }  // namespace loom::tir::transform

@@ -112,13 +112,16 @@ std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::GraphModel
   return outputs;
 }
 
-// Compiles `main` at `opt_level`, runs it on random inputs and compares with the reference.
-CompiledModel ExpectMatchesReference(const Function& main, int opt_level) {
+// Compiles `main` at `opt_level` for `target`, runs it on random inputs and compares with
+// the reference.
+CompiledModel ExpectMatchesReference(const Function& main, int opt_level,
+                                     const std::string& target = "llvm") {
   std::vector<runtime::NDArray> inputs;
   for (const Var& param : main->params) {
     inputs.push_back(RandomArray(param.type().ConstShape().value(), kF32, 100));
   }
-  CompiledModel compiled = Compile(IRModule::FromFunction(main), {.opt_level = opt_level});
+  CompiledModel compiled =
+      Compile(IRModule::FromFunction(main), {.opt_level = opt_level, .target = target});
   std::vector<runtime::NDArray> got = RunModel(MakeGraphModel(compiled), inputs);
   std::vector<runtime::NDArray> want = Reference(main, inputs);
   EXPECT_EQ(got.size(), want.size());
@@ -276,9 +279,8 @@ TEST(Compile, GraphJsonFollowsTheArtifactFormat) {
   EXPECT_LE(model.memory.planned_bytes, model.memory.lower_bound_bytes * 5 / 4);
 }
 
-TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
-  Function main = ResidualNet();
-  CompiledModel model = Compile(IRModule::FromFunction(main), {.opt_level = 3});
+// `model` (of ResidualNet) exported, loaded back and run computes what it computes in process.
+void ExpectExportedRunsLikeInProcess(const CompiledModel& model) {
   std::string path = ::testing::TempDir() + "loom_compile_test_" + std::to_string(getpid()) + ".so";
   ExportModel(model, path);
   std::vector<runtime::NDArray> inputs = {RandomArray({1, 4, 8, 8}, kF32, 5)};
@@ -287,6 +289,22 @@ TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
   std::remove(path.c_str());
   ASSERT_EQ(loaded.size(), 1u);
   EXPECT_EQ(test::Values(loaded[0]), test::Values(in_process[0]));
+}
+
+TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
+  ExpectExportedRunsLikeInProcess(Compile(IRModule::FromFunction(ResidualNet()), {.opt_level = 3}));
+}
+
+// The c target through the whole compiler: the generic schedules (it has no x86 key, so no
+// blocked kernels), each kernel C compiled by the system compiler, and an exported artifact
+// that the runtime loads as it loads llvm's.
+TEST(Compile, TheCTargetCompilesRunsAndExportsAWholeModel) {
+  CompiledModel model = ExpectMatchesReference(ResidualNet(), 3, "c");
+  for (const std::string& kernel : model.kernel_names) {
+    EXPECT_EQ(kernel.find("nchwc"), std::string::npos) << kernel;
+  }
+  ExpectMatchesReference(Mlp(), 2, "c");
+  ExpectExportedRunsLikeInProcess(model);
 }
 
 // The module's output names become the artifact's; each stage reports its time once, in

@@ -28,7 +28,12 @@ struct Binary {
   bool divides;  // the second operand must be nonzero
 };
 
-TEST(CodegenLLVM, EveryBinaryNodeForEveryDtypeMatchesTheInterpreter) {
+// Every target's code generator against the interpreter, bit for bit, on the same TIR: the
+// llvm target, and the c target (portable C, vectors as loops over lanes).
+class CodegenEveryTarget : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Targets, CodegenEveryTarget, ::testing::Values("llvm", "c"));
+
+TEST_P(CodegenEveryTarget, EveryBinaryNodeForEveryDtypeMatchesTheInterpreter) {
   std::vector<Binary> ops = {
       {"add", [](PrimExpr a, PrimExpr b) { return Add(a, b); }, false},
       {"sub", [](PrimExpr a, PrimExpr b) { return Sub(a, b); }, false},
@@ -59,12 +64,12 @@ TEST(CodegenLLVM, EveryBinaryNodeForEveryDtypeMatchesTheInterpreter) {
       te::Schedule s = te::create_schedule({C.op()});
       PrimFunc f = te::lower(s, {A, B, C}, "main");
       ExpectMatchesInterpreter(f, {RandomArray(t, {kN}, 1), RandomArray(t, {kN + 1}, 2, op.divides)},
-                               {tir::HostArray(t, {kN})}, op.name + " " + t.str());
+                               {tir::HostArray(t, {kN})}, op.name + " " + t.str(), GetParam());
     }
   }
 }
 
-TEST(CodegenLLVM, CastsBetweenEveryPairOfDtypes) {
+TEST_P(CodegenEveryTarget, CastsBetweenEveryPairOfDtypes) {
   std::vector<DataType> dtypes = {DataType::Int(8),    DataType::Int(32),  DataType::Int(64),
                                   DataType::UInt(8),   DataType::UInt(16), DataType::Float(16),
                                   DataType::BFloat16(), DataType::Float(32), DataType::Float(64),
@@ -80,12 +85,12 @@ TEST(CodegenLLVM, CastsBetweenEveryPairOfDtypes) {
       }, "C");
       PrimFunc f = te::lower(te::create_schedule({C.op()}), {A, C}, "main");
       ExpectMatchesInterpreter(f, {RandomArray(from, {kN}, 3)}, {tir::HostArray(to, {kN})},
-                               from.str() + " -> " + to.str());
+                               from.str() + " -> " + to.str(), GetParam());
     }
   }
 }
 
-TEST(CodegenLLVM, VectorizedParallelScheduleMatches) {
+TEST_P(CodegenEveryTarget, VectorizedParallelScheduleMatches) {
   for (DataType t : {DataType::Float(32), DataType::Int(16), DataType::Float(16)}) {
     Tensor A = placeholder({16, int(kN)}, t, "A");
     Tensor B = placeholder({16, int(kN + 1)}, t, "B");
@@ -99,12 +104,12 @@ TEST(CodegenLLVM, VectorizedParallelScheduleMatches) {
     c.parallel(c->leaf_iter_vars[0]);
     PrimFunc f = te::lower(s, {A, B, C}, "main");
     ExpectMatchesInterpreter(f, {RandomArray(t, {16, kN}, 4), RandomArray(t, {16, kN + 1}, 5)},
-                             {tir::HostArray(t, {16, kN})}, "vector+parallel " + t.str());
+                             {tir::HostArray(t, {16, kN})}, "vector+parallel " + t.str(), GetParam());
     (void)outer;
   }
 }
 
-TEST(CodegenLLVM, ReductionWithLocalAllocationAndUnrolling) {
+TEST_P(CodegenEveryTarget, ReductionWithLocalAllocationAndUnrolling) {
   Tensor A = placeholder({24, 32}, DataType::Float(32), "A");
   Tensor B = placeholder({32, 20}, DataType::Float(32), "B");
   IterVar k = te::reduce_axis(Range(0, 32), "k");
@@ -117,11 +122,11 @@ TEST(CodegenLLVM, ReductionWithLocalAllocationAndUnrolling) {
   PrimFunc f = te::lower(s, {A, B, C}, "main");
   ExpectMatchesInterpreter(f, {RandomArray(DataType::Float(32), {24, 32}, 6),
                                RandomArray(DataType::Float(32), {32, 20}, 7)},
-                           {tir::HostArray(DataType::Float(32), {24, 20})}, "matmul");
+                           {tir::HostArray(DataType::Float(32), {24, 20})}, "matmul", GetParam());
   (void)jo;
 }
 
-TEST(CodegenLLVM, MathIntrinsicsMatchTheInterpreter) {
+TEST_P(CodegenEveryTarget, MathIntrinsicsMatchTheInterpreter) {
   std::vector<std::pair<std::string, std::function<PrimExpr(PrimExpr)>>> fns = {
       {"exp", [](PrimExpr x) { return exp(x); }},
       {"log", [](PrimExpr x) { return log(fabs(x) + 1.0f); }},
@@ -145,12 +150,12 @@ TEST(CodegenLLVM, MathIntrinsicsMatchTheInterpreter) {
       PrimFunc f = te::lower(te::create_schedule({C.op()}), {A, C}, "main");
       if (t.bits() == 64 && name != "exp" && name != "tanh" && name != "erf") continue;
       ExpectMatchesInterpreter(f, {RandomArray(t, {kN}, 8)}, {tir::HostArray(t, {kN})},
-                               name + " " + t.str());
+                               name + " " + t.str(), GetParam());
     }
   }
 }
 
-TEST(CodegenLLVM, IntegerBitwiseAndIfThenElse) {
+TEST_P(CodegenEveryTarget, IntegerBitwiseAndIfThenElse) {
   DataType t = DataType::Int(32);
   Tensor A = placeholder({int(kN)}, t, "A");
   Tensor B = placeholder({int(kN + 1)}, t, "B");
@@ -164,7 +169,7 @@ TEST(CodegenLLVM, IntegerBitwiseAndIfThenElse) {
   }, "C");
   PrimFunc f = te::lower(te::create_schedule({C.op()}), {A, B, C}, "main");
   ExpectMatchesInterpreter(f, {RandomArray(t, {kN}, 9), RandomArray(t, {kN + 1}, 10)},
-                           {tir::HostArray(t, {kN})}, "bitwise");
+                           {tir::HostArray(t, {kN})}, "bitwise", GetParam());
 }
 
 }  // namespace

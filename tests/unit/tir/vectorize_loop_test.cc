@@ -302,5 +302,53 @@ TEST(VectorizeLoopDifferentialTest, RandomLoopsComputeTheSame) {
   EXPECT_GT(serial, compared / 10) << "too few programs exercised the fallback";
 }
 
+bool HasVector(const Stmt& stmt) {
+  bool found = false;
+  PostOrderVisit(stmt, [&](const ObjectRef& node) {
+    if (const auto* e = node.as<ExprNode>()) found |= e->dtype.lanes() > 1;
+  });
+  return found;
+}
+
+// ScalarizeVectors (for back ends without vectors) computes what the vector code computes,
+// with no vector left, on the same random programs.
+TEST(ScalarizeVectorsDifferentialTest, VectorizedRandomLoopsComputeTheSameAsScalars) {
+  constexpr int kPrograms = 600;
+  int scalarized = 0;
+  for (int seed = 0; seed < kPrograms; ++seed) {
+    PrimFunc original = VectorLoopGenerator(seed).Generate();
+    std::string error;
+    std::optional<Outputs> expected = RunOn(original, seed, &error);
+    if (!expected) continue;
+    PrimFunc vector = VectorizeLoop()(original);
+    if (!HasVector(vector->body)) continue;
+    PrimFunc scalar = ScalarizeVectors()(vector);
+    EXPECT_FALSE(HasVector(scalar->body)) << ToScript(scalar);
+    std::optional<Outputs> actual = RunOn(scalar, seed, &error);
+    ASSERT_TRUE(actual && *actual == *expected)
+        << "ScalarizeVectors changed the outputs of program " << seed << " " << error
+        << "\nvector:\n" << ToScript(vector) << "scalar:\n" << ToScript(scalar);
+    ++scalarized;
+  }
+  EXPECT_GT(scalarized, kPrograms / 5);
+}
+
+// A Shuffle picks lanes by number: its store is unrolled lane by lane; a vector Let binds
+// the lane each store reads.
+TEST_F(VectorizeLoopTest, ScalarizeShufflesByLaneAndLetsPerLane) {
+  PrimExpr ramp = Ramp(IntImm(kInt32, 0), IntImm(kInt32, 1), 4);
+  PrimExpr lo = BufferLoad(d, {ramp}), hi = BufferLoad(d, {ramp + Broadcast(IntImm(kInt32, 4), 4)});
+  PrimExpr reversed = Shuffle({lo, hi}, {IntImm(kInt32, 7), IntImm(kInt32, 6), IntImm(kInt32, 1),
+                                         IntImm(kInt32, 0)});
+  Stmt shuffle = BufferStore(c, reversed, {ramp});
+  EXPECT_EQ(Body(ScalarizeVectors()(Func(shuffle))),
+            "    C[0] = D[3 + 4]\n    C[1] = D[2 + 4]\n    C[2] = D[1]\n    C[3] = D[0]\n");
+  Var v("v", kInt32.with_lanes(4));
+  Stmt let = BufferStore(c, Let(v, lo * Broadcast(IntImm(kInt32, 3), 4), v + v), {ramp});
+  EXPECT_EQ(Body(ScalarizeVectors()(Func(let))),
+            "    for lane in range(4):\n"
+            "        C[lane] = T.Let(v_lane + v_lane, where={v_lane: D[lane] * 3})\n");
+}
+
 }  // namespace
 }  // namespace loom::tir::transform

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,15 +19,11 @@
 
 namespace loom::topi::test {
 
-// Compiles schedule `s` of `outs` (computed from `inputs`), runs it on `arrays` (one per
-// input) and returns the outputs, whose shapes must be constant.
-inline std::vector<tir::HostArray> RunScheduled(const te::Schedule& s,
-                                                const std::vector<te::Tensor>& inputs,
-                                                const std::vector<te::Tensor>& outs,
-                                                const std::vector<tir::HostArray>& arrays) {
-  Array<te::Tensor> args(inputs.begin(), inputs.end());
-  args.insert(args.end(), outs.begin(), outs.end());
-  runtime::Module module = build(te::lower(s, args, "op"), Target::Parse("llvm"));
+// Runs `func` (named "op") built for `target` on `arrays` and fresh outputs shaped as `outs`.
+inline std::vector<tir::HostArray> RunBuilt(const PrimFunc& func, const std::string& target,
+                                            const std::vector<te::Tensor>& outs,
+                                            const std::vector<tir::HostArray>& arrays) {
+  runtime::Module module = build(func, Target::Parse(target));
   std::vector<tir::HostArray> all = arrays, results;
   for (const te::Tensor& out : outs) {
     std::vector<int64_t> shape;
@@ -39,6 +36,44 @@ inline std::vector<tir::HostArray> RunScheduled(const te::Schedule& s,
     all.push_back(results.back());
   }
   target_test::CallWithArrays(module, "op", all);
+  return results;
+}
+
+// Whether two results are the same bits, any NaN matching any NaN.
+inline bool SameResults(const tir::HostArray& a, const tir::HostArray& b) {
+  if (target_test::SameBytes(a, b)) return true;
+  if (!a.dtype().is_float() || a.NumElements() != b.NumElements()) return false;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    double x = a.GetFloat(i), y = b.GetFloat(i);
+    if (!(std::isnan(x) && std::isnan(y)) && std::memcmp(&x, &y, sizeof(x)) != 0) return false;
+  }
+  return true;
+}
+
+// Compiles schedule `s` of `outs` (computed from `inputs`), runs it on `arrays` (one per
+// input) and returns the outputs, whose shapes must be constant. The same function also goes
+// through the c target, whose results must equal the llvm target's bit for bit (llvm without
+// multiply-add contraction, which the c target leaves out).
+inline std::vector<tir::HostArray> RunScheduled(const te::Schedule& s,
+                                                const std::vector<te::Tensor>& inputs,
+                                                const std::vector<te::Tensor>& outs,
+                                                const std::vector<tir::HostArray>& arrays) {
+  Array<te::Tensor> args(inputs.begin(), inputs.end());
+  args.insert(args.end(), outs.begin(), outs.end());
+  PrimFunc func = te::lower(s, args, "op");
+  std::vector<tir::HostArray> results = RunBuilt(func, "llvm", outs, arrays);
+  std::vector<tir::HostArray> uncontracted = RunBuilt(func, "llvm -fp-contract=off", outs, arrays);
+  std::vector<tir::HostArray> c = RunBuilt(func, "c", outs, arrays);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (SameResults(c[i], uncontracted[i])) continue;
+    int64_t first = 0;
+    while (first + 1 < c[i].NumElements() && c[i].GetFloat(first) == uncontracted[i].GetFloat(first)) {
+      ++first;
+    }
+    ADD_FAILURE() << "output " << i << " ('" << outs[i].name() << "') of the c target differs "
+                  << "from llvm's, first at element " << first << ": " << c[i].GetFloat(first)
+                  << " against " << uncontracted[i].GetFloat(first);
+  }
   return results;
 }
 

@@ -104,8 +104,6 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   // ---- memory
   // Address of element `index` (scalar) of the buffer with data variable `data`.
   llvm::Value* ElementAddress(const Buffer& buffer, llvm::Value* index);
-  // The flat (1-D) index of an access, with the buffer's elem_offset.
-  PrimExpr FlatIndex(const Buffer& buffer, const Array<PrimExpr>& indices);
   // The alignment, in bytes, that a contiguous vector access at `index` may assume.
   int VectorAlignment(const Buffer& buffer, const PrimExpr& index);
 

@@ -11,6 +11,7 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "target/codegen/codegen_util.h"
 #include "target/codegen/llvm/codegen_llvm.h"
 
 namespace loom::codegen {
@@ -182,21 +183,7 @@ llvm::Value* CodeGenLLVM::EmitStructGet(const CallNode* op) {
   LOOM_ICHECK(IsConstInt(op->args[1], &index) && IsConstInt(op->args[2], &field))
       << "loom_struct_get takes constant index and field";
   llvm::Type* type = ComputeType(op->dtype);
-  int64_t offset = 0;
-  switch (static_cast<StructField>(field)) {
-    case StructField::kArgValue: offset = index * 8; break;
-    case StructField::kInt32Element: offset = index * 4; break;
-    case StructField::kInt64Element: offset = index * 8; break;
-    case StructField::kTensorData: offset = index * 48 + 0; break;
-    case StructField::kTensorDeviceType: offset = index * 48 + 8; break;
-    case StructField::kTensorNDim: offset = index * 48 + 16; break;
-    case StructField::kTensorDTypeCode: offset = index * 48 + 20; break;
-    case StructField::kTensorDTypeBits: offset = index * 48 + 21; break;
-    case StructField::kTensorDTypeLanes: offset = index * 48 + 22; break;
-    case StructField::kTensorShape: offset = index * 48 + 24; break;
-    case StructField::kTensorStrides: offset = index * 48 + 32; break;
-    case StructField::kTensorByteOffset: offset = index * 48 + 40; break;
-  }
+  int64_t offset = StructFieldOffset(static_cast<StructField>(field), index);
   llvm::Value* address = builder_->CreateInBoundsGEP(builder_->getInt8Ty(), base, Int64(offset));
   return builder_->CreateLoad(type, address);
 }

@@ -6,6 +6,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/runtime/float_codec.h"
+#include "target/codegen/codegen_util.h"
 #include "target/codegen/llvm/codegen_llvm.h"
 
 namespace loom::codegen {
@@ -242,29 +243,6 @@ llvm::Value* CodeGenLLVM::VisitExpr_(const ReduceNode*) {
 }
 
 // ---------------------------------------------------------------- memory
-
-PrimExpr CodeGenLLVM::FlatIndex(const Buffer& buffer, const Array<PrimExpr>& indices) {
-  PrimExpr index;
-  if (indices.size() == 1) {
-    index = indices[0];
-  } else {
-    // Not yet flattened (StorageFlatten has not run): row-major, or the declared strides.
-    PrimExpr stride;
-    for (size_t k = indices.size(); k-- > 0;) {
-      PrimExpr step = buffer->strides.empty() ? stride : buffer->strides[k];
-      PrimExpr term = step.defined() ? indices[k] * cast(indices[k].dtype().element_of(), step)
-                                     : indices[k];
-      index = index.defined() ? term + index : term;
-      if (buffer->strides.empty()) {
-        PrimExpr extent = cast(indices[k].dtype().element_of(), buffer->shape[k]);
-        stride = stride.defined() ? stride * extent : extent;
-      }
-    }
-  }
-  int64_t offset = 0;
-  if (IsConstInt(buffer->elem_offset, &offset) && offset == 0) return index;
-  return index + cast(index.dtype().element_of(), buffer->elem_offset);
-}
 
 llvm::Value* CodeGenLLVM::ElementAddress(const Buffer& buffer, llvm::Value* index) {
   llvm::Value* base = VisitExpr(buffer->data);

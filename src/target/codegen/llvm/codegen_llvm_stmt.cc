@@ -3,6 +3,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/runtime/c_backend_api.h"
 #include "loom/tir/transform.h"
+#include "target/codegen/codegen_util.h"
 #include "target/codegen/llvm/codegen_llvm.h"
 
 namespace loom::codegen {
@@ -75,15 +76,7 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
   // The condition only says whether the storage is needed; allocating anyway is correct.
   DataType t = op->dtype;
   int64_t element_bytes = t.bytes() * t.lanes();
-  int64_t count = 1;
-  bool constant = true;
-  PrimExpr elements = make_const(DataType::Int(64), int64_t{1});
-  for (const PrimExpr& extent : op->extents) {
-    int64_t value = 0;
-    constant = constant && IsConstInt(extent, &value);
-    if (constant) count *= value;
-    elements = elements * cast(DataType::Int(64), extent);
-  }
+  auto [elements, constant, count] = SizeOf(*op);
   pointer_alignment_[op->buffer_var.get()] = 64;
   if (constant && count * element_bytes <= kMaxStackAllocationBytes) {
     llvm::Value* storage =

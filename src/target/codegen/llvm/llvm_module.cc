@@ -9,20 +9,10 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "loom/target/codegen.h"
+#include "target/codegen/library_link.h"
 #include "target/codegen/llvm/codegen_llvm.h"
 #include "target/llvm/llvm_support.h"
 
@@ -42,76 +32,6 @@ std::unique_ptr<llvm::Module> Generate(llvm::LLVMContext* context, const IRModul
   CodeGenLLVM codegen(context, target, machine);
   for (const auto& [name, func] : packed.functions()) codegen.AddFunction(name, func);
   return codegen.Finish();
-}
-
-bool IsCIdentifier(const std::string& name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-// A temporary folder with simple characters in its path (the assembler's .incbin reads it),
-// removed with its files.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "loom-export-XXXXXX").string();
-    LOOM_CHECK_USER(mkdtemp(pattern.data()) != nullptr)
-        << "ExportLibrary: cannot create a temporary folder in "
-        << std::filesystem::temp_directory_path() << ": " << std::strerror(errno);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-void WriteFile(const std::string& path, const void* data, size_t size) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  out.close();
-  LOOM_CHECK_USER(out.good()) << "ExportLibrary: cannot write " << size << " bytes to '" << path
-                              << "' (disk full?)";
-}
-
-// Assembler text defining each blob as `symbol` (its bytes from a file through .incbin,
-// 64-byte aligned, then one zero byte) and `symbol_size`. The assembler copies the bytes
-// straight from the file: no compiler holds them in memory.
-std::string BlobAssembly(const std::vector<LibraryBlob>& blobs,
-                         const std::set<std::string>& module_symbols, const std::string& path,
-                         const TempDir& temp) {
-  std::ostringstream text;
-  std::set<std::string> defined = module_symbols;
-  for (const LibraryBlob& blob : blobs) {
-    std::string size_symbol = blob.symbol + "_size";
-    LOOM_CHECK_USER(IsCIdentifier(blob.symbol))
-        << "ExportLibrary('" << path << "'): blob symbol '" << blob.symbol
-        << "' is not a C identifier";
-    for (const std::string& name : {blob.symbol, size_symbol}) {
-      LOOM_CHECK_USER(defined.insert(name).second)
-          << "ExportLibrary('" << path << "'): blob symbol '" << name
-          << "' is already defined (by a kernel or another blob); give the blob another name";
-    }
-    LOOM_CHECK_USER(blob.data != nullptr || blob.size == 0)
-        << "ExportLibrary('" << path << "'): blob '" << blob.symbol << "' has no data";
-    std::string file = temp.File(blob.symbol + ".bin");
-    WriteFile(file, blob.data, blob.size);
-    text << "  .section .rodata." << blob.symbol << ",\"a\",%progbits\n"
-         << "  .globl " << blob.symbol << "\n  .type " << blob.symbol << ", %object\n"
-         << "  .balign 64\n" << blob.symbol << ":\n  .incbin \"" << file << "\"\n  .byte 0\n"
-         << "  .size " << blob.symbol << ", " << blob.size + 1 << "\n"
-         << "  .globl " << size_symbol << "\n  .type " << size_symbol << ", %object\n"
-         << "  .balign 8\n" << size_symbol << ":\n  .quad " << blob.size << "\n"
-         << "  .size " << size_symbol << ", 8\n";
-  }
-  text << "  .section .note.GNU-stack,\"\",%progbits\n";
-  return text.str();
 }
 
 class LLVMModuleNode final : public runtime::ModuleNode {
@@ -175,35 +95,10 @@ class LLVMModuleNode final : public runtime::ModuleNode {
       inputs.push_back(temp.File("blobs.s"));
       WriteFile(inputs.back(), assembly.data(), assembly.size());
     }
-    Link(inputs, path);
+    LinkSharedLibrary(SystemCompiler(), inputs, path);
   }
 
  private:
-  // `cc -shared -o path inputs... -lm`, run without a shell (paths may hold any character).
-  static void Link(const std::vector<std::string>& inputs, const std::string& path) {
-    const char* compiler = std::getenv("CC");
-    std::string cc = compiler != nullptr && *compiler != '\0' ? compiler : "cc";
-    std::vector<std::string> argv_storage{cc, "-shared", "-o", path};
-    argv_storage.insert(argv_storage.end(), inputs.begin(), inputs.end());
-    argv_storage.push_back("-lm");
-    std::vector<char*> argv;
-    for (std::string& arg : argv_storage) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t child = fork();
-    LOOM_CHECK_USER(child >= 0) << "ExportLibrary: cannot start the linker '" << cc << "'";
-    if (child == 0) {
-      execvp(argv[0], argv.data());
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    LOOM_CHECK_USER(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "ExportLibrary: linking '" << path << "' with `" << cc
-        << " -shared` failed (exit status "
-        << (WIFEXITED(status) ? WEXITSTATUS(status) : -1)
-        << "); install a C compiler or set CC to one";
-  }
-
   IRModule packed_;
   Target target_;
   llvm::SmallVector<char, 0> object_;   // the generated code, position independent

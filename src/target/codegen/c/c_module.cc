@@ -1,0 +1,99 @@
+// The c target: TIR to C source (CodeGenC), compiled by the system C compiler into a shared
+// library that the runtime's loader opens, as exported libraries are.
+#include "target/codegen/c/c_module.h"
+
+#include <set>
+
+#include "loom/support/error.h"
+#include "loom/target/codegen.h"
+#include "loom/tir/transform.h"
+#include "target/codegen/c/codegen_c.h"
+#include "target/codegen/library_link.h"
+
+namespace loom::codegen {
+
+namespace {
+
+// The compiler and its flags for `target`: ISO C without contraction (decided in TIR),
+// position independent, no strict aliasing (one allocation may hold several element types).
+std::vector<std::string> CompileCommand(const Target& target) {
+  std::string compiler = target.GetString("cc");
+  if (compiler.empty()) compiler = SystemCompiler();
+  std::vector<std::string> argv{compiler, "-std=c99", "-O" + std::to_string(target.opt_level()),
+                                "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC"};
+  if (!target.GetString("march").empty()) argv.push_back("-march=" + target.GetString("march"));
+  return argv;
+}
+
+class CSourceModuleNode final : public runtime::ModuleNode {
+ public:
+  CSourceModuleNode(std::string source, std::set<std::string> functions, Target target)
+      : source_(std::move(source)), functions_(std::move(functions)), target_(std::move(target)) {}
+
+  // Compiled into a library of the module's own folder (removed with the module), loaded.
+  void Load() {
+    std::string library = folder_.File("kernels.so");
+    Compile(library, {});
+    loaded_ = runtime::LoadModuleFromFile(library);
+  }
+
+  std::string type_key() const override { return "c"; }
+
+  runtime::PackedFunc GetFunction(const std::string& name) override {
+    if (!functions_.count(name)) return runtime::PackedFunc();
+    return loaded_.GetFunction(name);
+  }
+
+  // The source compiled to an object, then linked with the blobs into `path`.
+  void Compile(const std::string& path, const std::vector<LibraryBlob>& blobs) const {
+    TempDir temp;
+    std::string source = temp.File("kernels.c"), object = temp.File("kernels.o");
+    WriteFile(source, source_.data(), source_.size());
+    std::vector<std::string> compile = CompileCommand(target_);
+    compile.insert(compile.end(), {"-c", "-o", object, source});
+    RunTool(compile, "the c target: compiling the generated C for '" + path + "'");
+    std::vector<std::string> inputs{object};
+    if (!blobs.empty()) {
+      std::string assembly = BlobAssembly(blobs, functions_, path, temp);
+      inputs.push_back(temp.File("blobs.s"));
+      WriteFile(inputs.back(), assembly.data(), assembly.size());
+    }
+    LinkSharedLibrary(CompileCommand(target_)[0], inputs, path);
+  }
+
+ private:
+  std::string source_;
+  std::set<std::string> functions_;
+  Target target_;
+  TempDir folder_;
+  runtime::Module loaded_;
+};
+
+void ExportC(const runtime::Module& module, const std::string& path,
+             const std::vector<LibraryBlob>& blobs) {
+  LOOM_ICHECK(module.defined() && module->type_key() == "c");
+  static_cast<const CSourceModuleNode*>(module.operator->())->Compile(path, blobs);
+}
+
+}  // namespace
+
+std::string CSourceText(const IRModule& packed, const Target& target) {
+  (void)target;  // the source is the same for every c target; the compiler flags differ
+  IRModule scalar = tir::transform::ScalarizeVectors()(packed);
+  CodeGenC codegen;
+  for (const auto& [name, func] : scalar.functions()) codegen.AddFunction(name, func);
+  return codegen.Finish();
+}
+
+runtime::Module BuildC(const IRModule& packed, const Target& target) {
+  std::set<std::string> functions;
+  for (const auto& [name, func] : packed.functions()) functions.insert(name);
+  auto node = std::make_shared<CSourceModuleNode>(CSourceText(packed, target), functions, target);
+  node->Load();
+  return runtime::Module(node);
+}
+
+LOOM_REGISTER_CODEGEN({.target_kind = "c", .module_type = "c", .build = BuildC,
+                       .export_library = ExportC});
+
+}  // namespace loom::codegen

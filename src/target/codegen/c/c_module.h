@@ -1,0 +1,21 @@
+// The c target's entry points (registered as its code generator, see loom/target/codegen.h).
+// Private to src/target.
+#pragma once
+
+#include <string>
+
+#include "loom/ir/module.h"
+#include "loom/runtime/module.h"
+#include "loom/target/target.h"
+
+namespace loom::codegen {
+
+// The C source of `packed` (every function in the packed calling convention): what the c
+// target compiles.
+std::string CSourceText(const IRModule& packed, const Target& target);
+
+// Generates C for `packed`, compiles it with the target's C compiler into a shared library
+// in a temporary folder, and loads it; the module's type_key is "c".
+runtime::Module BuildC(const IRModule& packed, const Target& target);
+
+}  // namespace loom::codegen

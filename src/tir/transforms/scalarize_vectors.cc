@@ -1,0 +1,240 @@
+// ScalarizeVectors: vector code back to scalar code, for back ends without vector types
+// (portable C). A store of an n-lane value becomes a loop over its lanes, each iteration
+// storing that lane of the value (a C compiler may vectorize the loop again); where a lane
+// must be known to compute (a Shuffle picks lanes by number) the store is unrolled into n
+// scalar stores instead. A LetStmt of an n-lane variable becomes n scalar LetStmts. Lane k
+// of an expression: a Ramp's base + k * stride, a Broadcast's value, the operation (cast,
+// select, load, pure call) on lane k of its operands, a Let of lane k of its value, a
+// Shuffle's picked lane.
+//
+// The vector statement computes every lane before storing any; here lane k is stored before
+// lane k + 1 is computed. The two agree because VectorizeLoop vectorizes a store only when no
+// lane reads what another lane writes.
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
+#include "loom/tir/stmt_functor.h"
+#include "loom/tir/transform.h"
+
+namespace loom::tir::transform {
+
+namespace {
+
+// Thrown inside Lane when a lane given as a variable must be a number (a Shuffle).
+struct NeedsConstantLane {};
+
+class Scalarizer : public StmtExprMutator {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  // Scalar expressions: only those reading a lane of a vector (a Shuffle picking one)
+  // change.
+  PrimExpr VisitExpr(const PrimExpr& e) override {
+    LOOM_ICHECK(e.dtype().lanes() == 1) << "ScalarizeVectors: a vector outside a store: " << e;
+    return Lane(e, make_const(DataType::Int(32), int64_t{0}));
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op) override {
+    int lanes = op->value.dtype().lanes();
+    for (const PrimExpr& index : op->indices) lanes = std::max(lanes, index.dtype().lanes());
+    if (lanes == 1) return StmtExprMutator::VisitStmt_(op);
+    try {
+      Var lane("lane", DataType::Int(32));
+      return For(lane, make_const(DataType::Int(32), int64_t{0}),
+                 make_const(DataType::Int(32), int64_t{lanes}), ForKind::kSerial,
+                 StoreLane(op, lane), IterVar(), {});
+    } catch (const NeedsConstantLane&) {
+      std::vector<Stmt> stores;
+      for (int k = 0; k < lanes; ++k) {
+        stores.push_back(StoreLane(op, make_const(DataType::Int(32), int64_t{k})));
+      }
+      return SeqStmt(Array<Stmt>(stores.begin(), stores.end()));
+    }
+  }
+
+  Stmt VisitStmt_(const LetStmtNode* op) override {
+    int lanes = op->var.dtype().lanes();
+    if (lanes == 1) return StmtExprMutator::VisitStmt_(op);
+    // Every lane bound once, to a scalar named by its number: the stores after it read them.
+    std::vector<PrimExpr> values;
+    std::vector<Var> vars;
+    VectorVar& bound = lanes_of_[op->var.get()];
+    bound.value = op->value;
+    for (int k = 0; k < lanes; ++k) {
+      values.push_back(Lane(op->value, make_const(DataType::Int(32), int64_t{k})));
+      vars.emplace_back(op->var->name_hint + "_" + std::to_string(k), op->var.dtype().element_of());
+      bound.lanes[LaneKey(make_const(DataType::Int(32), int64_t{k}))] = vars.back();
+    }
+    Stmt body = VisitStmt(op->body);
+    EndScope(op->var);
+    for (size_t k = vars.size(); k-- > 0;) body = LetStmt(vars[k], values[k], body);
+    return body;
+  }
+
+ private:
+  // A lane: its number, or the loop variable that runs over the lanes.
+  struct Key {
+    const Object* node;
+    const Object* lane_var;
+    int64_t lane;
+    bool operator<(const Key& o) const {
+      return std::tie(node, lane_var, lane) < std::tie(o.node, o.lane_var, o.lane);
+    }
+  };
+  static std::pair<const Object*, int64_t> LaneKey(const PrimExpr& lane) {
+    int64_t number = 0;
+    if (IsConstInt(lane, &number)) return {nullptr, number};
+    return {lane.get(), 0};
+  }
+
+  Stmt StoreLane(const BufferStoreNode* op, const PrimExpr& lane) {
+    Array<PrimExpr> indices;
+    for (const PrimExpr& index : op->indices) indices.push_back(Lane(index, lane));
+    return BufferStore(op->buffer, Lane(op->value, lane), indices);
+  }
+
+  // Lane `lane` of `e` as a scalar expression; a subexpression shared in the DAG is
+  // rewritten once per lane.
+  PrimExpr Lane(const PrimExpr& e, const PrimExpr& lane) {
+    if (!ContainsVector(e)) return e;
+    auto [lane_var, number] = LaneKey(lane);
+    Key key{e.get(), lane_var, number};
+    auto cached = lane_cache_.find(key);
+    if (cached != lane_cache_.end()) return cached->second;
+    PrimExpr scalar = ComputeLane(e, lane);
+    lane_cache_[key] = scalar;
+    return scalar;
+  }
+
+  PrimExpr ComputeLane(const PrimExpr& e, const PrimExpr& lane) {
+    const PrimExpr zero = make_const(DataType::Int(32), int64_t{0});
+    DataType scalar = e.dtype().element_of();
+    if (const auto* ramp = e.as<RampNode>()) {
+      return Lane(ramp->base, zero) + Lane(ramp->stride, zero) * cast(ramp->base.dtype(), lane);
+    }
+    if (const auto* broadcast = e.as<BroadcastNode>()) return Lane(broadcast->value, zero);
+    if (const auto* var = e.as<VarNode>()) {
+      auto it = lanes_of_.find(var);
+      LOOM_ICHECK(it != lanes_of_.end()) << "ScalarizeVectors: vector variable " << var->name_hint
+                                         << " has no scalar lanes";
+      auto bound = it->second.lanes.find(LaneKey(lane));
+      // A lane not bound (read through a Shuffle) is computed where it is read: it is pure.
+      if (bound == it->second.lanes.end()) return Lane(it->second.value, lane);
+      return bound->second;
+    }
+    if (const auto* shuffle = e.as<ShuffleNode>()) {
+      int64_t number = 0;
+      if (e.dtype().lanes() > 1 && !IsConstInt(lane, &number)) throw NeedsConstantLane{};
+      int64_t pick = 0;
+      LOOM_ICHECK(IsConstInt(shuffle->indices[static_cast<size_t>(number)], &pick));
+      for (const PrimExpr& vector : shuffle->vectors) {
+        int lanes = vector.dtype().lanes();
+        if (pick < lanes) return Lane(vector, make_const(DataType::Int(32), pick));
+        pick -= lanes;
+      }
+      LOOM_ICHECK(false) << "ScalarizeVectors: shuffle index out of range in " << e;
+    }
+    if (const auto* cast_node = e.as<CastNode>()) return Cast(scalar, Lane(cast_node->value, lane));
+    if (const auto* select = e.as<SelectNode>()) {
+      return Select(Lane(select->condition, lane), Lane(select->true_value, lane),
+                    Lane(select->false_value, lane));
+    }
+    if (const auto* load = e.as<BufferLoadNode>()) {
+      Array<PrimExpr> indices;
+      for (const PrimExpr& index : load->indices) indices.push_back(Lane(index, lane));
+      return BufferLoad(load->buffer, indices);
+    }
+    if (const auto* let = e.as<LetNode>()) {
+      if (let->var.dtype().lanes() == 1) {
+        return Let(let->var, Lane(let->value, zero), Lane(let->body, lane));
+      }
+      // The body's lane reads that lane of the variable: it alone is bound, as a scalar
+      // (binding every lane would copy the value once per lane at each level of nested
+      // lets). Another lane, read through a Shuffle, is computed where it is read.
+      PrimExpr value = Lane(let->value, lane);
+      Var scalar_var(let->var->name_hint + "_lane", let->var.dtype().element_of());
+      VectorVar& bound = lanes_of_[let->var.get()];
+      bound.value = let->value;
+      bound.lanes[LaneKey(lane)] = scalar_var;
+      PrimExpr body = Lane(let->body, lane);
+      EndScope(let->var);
+      return Let(scalar_var, value, body);
+    }
+    if (const auto* call = e.as<CallNode>()) {
+      const std::string& name = call->op->name;
+      // A reinterpret that keeps the lane count is one per lane; one that regroups lanes
+      // (int8x64 as int32x16) and LLVM intrinsics have no lane-by-lane form.
+      bool same_lanes = name == "reinterpret" && call->args[0].dtype().lanes() == e.dtype().lanes();
+      LOOM_CHECK_USER(name != "call_llvm_pure_intrin" && (name != "reinterpret" || same_lanes))
+          << "ScalarizeVectors: " << name << " on vectors (" << e
+          << ") has no lane-by-lane form; build this function for the llvm target";
+      Array<PrimExpr> args;
+      for (const PrimExpr& arg : call->args) args.push_back(Lane(arg, lane));
+      return Call(scalar, call->op, args);
+    }
+#define LOOM_SCALARIZE_BINARY(Node, Make) \
+  if (const auto* op = e.as<Node>()) return Make(Lane(op->a, lane), Lane(op->b, lane));
+    LOOM_SCALARIZE_BINARY(AddNode, Add)
+    LOOM_SCALARIZE_BINARY(SubNode, Sub)
+    LOOM_SCALARIZE_BINARY(MulNode, Mul)
+    LOOM_SCALARIZE_BINARY(DivNode, Div)
+    LOOM_SCALARIZE_BINARY(ModNode, Mod)
+    LOOM_SCALARIZE_BINARY(FloorDivNode, FloorDiv)
+    LOOM_SCALARIZE_BINARY(FloorModNode, FloorMod)
+    LOOM_SCALARIZE_BINARY(MinNode, Min)
+    LOOM_SCALARIZE_BINARY(MaxNode, Max)
+    LOOM_SCALARIZE_BINARY(EQNode, EQ)
+    LOOM_SCALARIZE_BINARY(NENode, NE)
+    LOOM_SCALARIZE_BINARY(LTNode, LT)
+    LOOM_SCALARIZE_BINARY(LENode, LE)
+    LOOM_SCALARIZE_BINARY(GTNode, GT)
+    LOOM_SCALARIZE_BINARY(GENode, GE)
+    LOOM_SCALARIZE_BINARY(AndNode, And)
+    LOOM_SCALARIZE_BINARY(OrNode, Or)
+#undef LOOM_SCALARIZE_BINARY
+    if (const auto* op = e.as<NotNode>()) return Not(Lane(op->a, lane));
+    LOOM_ICHECK(false) << "ScalarizeVectors: no lane form for " << e;
+    return e;
+  }
+
+  static bool ContainsVector(const PrimExpr& e) {
+    if (e.dtype().lanes() > 1) return true;
+    bool vector = false;
+    PostOrderVisit(e, [&](const ObjectRef& node) {
+      if (const auto* expr = node.as<ExprNode>()) vector |= expr->dtype.lanes() > 1;
+    });
+    return vector;
+  }
+
+  // Leaves the scope of a vector variable: lanes rewritten inside it may name the scalars
+  // bound to its lanes, so none is reused outside.
+  void EndScope(const Var& var) {
+    lanes_of_.erase(var.get());
+    lane_cache_.clear();
+  }
+
+  // A vector variable in scope: its value, and the scalar variables bound to its lanes.
+  struct VectorVar {
+    PrimExpr value;
+    std::map<std::pair<const Object*, int64_t>, PrimExpr> lanes;
+  };
+  std::unordered_map<const VarNode*, VectorVar> lanes_of_;
+  std::map<Key, PrimExpr> lane_cache_;
+};
+
+}  // namespace
+
+Pass ScalarizeVectors() {
+  return CreatePrimFuncPass(
+      [](const PrimFunc& func, const IRModule&, const PassContext&) {
+        return WithBody(func, Scalarizer().VisitStmt(func->body));
+      },
+      0, "ScalarizeVectors");
+}
+
+}  // namespace loom::tir::transform
