@@ -9,6 +9,7 @@
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/packed_func.h"
+#include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 
 using loom::runtime::Module;
@@ -282,6 +283,16 @@ int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTens
 int LoomExecutorRun(LoomExecutorHandle exec) {
   if (exec == nullptr) return NullArgument("LoomExecutorRun", "exec");
   return Guard("LoomExecutorRun", [&] { exec->exec.Run(); });
+}
+
+int LoomExecutorSetNumThreads(LoomExecutorHandle exec, int32_t num_threads) {
+  if (exec == nullptr) return NullArgument("LoomExecutorSetNumThreads", "exec");
+  return Guard("LoomExecutorSetNumThreads", [&] { exec->exec.SetNumThreads(num_threads); });
+}
+
+int LoomRuntimeSetNumThreads(int32_t num_threads) {
+  return Guard("LoomRuntimeSetNumThreads",
+               [&] { loom::runtime::ThreadPool::SetGlobalThreads(num_threads); });
 }
 
 int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out) {

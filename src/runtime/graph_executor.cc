@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -63,6 +64,7 @@ void GraphExecutor::BuildCallTable(const std::vector<void*>& entry_data, CallTab
 
 void GraphExecutor::RunKernel(const CallTable& table, size_t k) const {
   const GraphKernel& kernel = model_->kernels()[k];
+  ScopedTaskLimit threads(num_threads_);
   RetValue ret;
   try {
     kernel.packed.CallPacked(PackedArgs(table.values.data() + table.first[k],
@@ -136,6 +138,15 @@ void GraphExecutor::SetInput(int index, const NDArray& value) {
 
 void GraphExecutor::Run() {
   for (size_t k = 0; k < model_->kernels().size(); ++k) RunKernel(calls_, k);
+}
+
+void GraphExecutor::SetNumThreads(int num_threads) {
+  int pool = ThreadPool::Global().num_threads();
+  LOOM_CHECK_USER(num_threads >= 0 && num_threads <= pool)
+      << "SetNumThreads(" << num_threads << "): an executor runs on 1 to " << pool
+      << " threads (the runtime's pool), or 0 for all of them; size the pool with "
+      << "ThreadPool::SetGlobalThreads (LoomRuntimeSetNumThreads) before the first run for more";
+  num_threads_ = num_threads;
 }
 
 NDArray GraphExecutor::GetOutput(int index) const {

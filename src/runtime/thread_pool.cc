@@ -54,6 +54,8 @@ uint32_t WaitForChange(const std::atomic<uint32_t>& word, uint32_t seen,
 
 // Set while this thread runs a task, so that a nested launch runs serially.
 thread_local bool tls_inside_task = false;
+// The cap a ScopedTaskLimit puts on this thread's launches (0: none).
+thread_local int tls_task_limit = 0;
 
 }  // namespace
 
@@ -253,13 +255,49 @@ ThreadPool::~ThreadPool() {
   for (int w = 0; w + 1 < impl_->num_threads; ++w) impl_->workers[w].thread.join();
 }
 
+namespace {
+std::mutex g_global_mutex;
+int g_global_threads = 0;        // SetGlobalThreads' count, 0: none asked
+std::atomic<bool> g_global_made{false};
+}  // namespace
+
 ThreadPool& ThreadPool::Global() {
-  static ThreadPool pool(NumThreadsFromEnvironment(std::getenv("LOOM_NUM_THREADS")), [] {
-    const char* bind = std::getenv("LOOM_BIND_THREADS");
-    return bind != nullptr && std::string(bind) == "1";
-  }());
+  static ThreadPool pool(
+      [] {
+        std::lock_guard<std::mutex> lock(g_global_mutex);
+        g_global_made = true;
+        return g_global_threads > 0 ? g_global_threads
+                                    : NumThreadsFromEnvironment(std::getenv("LOOM_NUM_THREADS"));
+      }(),
+      [] {
+        const char* bind = std::getenv("LOOM_BIND_THREADS");
+        return bind != nullptr && std::string(bind) == "1";
+      }());
   return pool;
 }
+
+void ThreadPool::SetGlobalThreads(int num_threads) {
+  LOOM_CHECK_USER(num_threads >= 1 && num_threads <= 4096)
+      << "the thread count must be 1 to 4096, got " << num_threads;
+  {
+    std::lock_guard<std::mutex> lock(g_global_mutex);
+    if (!g_global_made) {
+      g_global_threads = num_threads;
+      return;
+    }
+  }
+  int existing = Global().num_threads();
+  LOOM_CHECK_USER(existing == num_threads)
+      << "the runtime's thread pool already runs " << existing << " threads, so it cannot be "
+      << "made " << num_threads << "; set the count before the first kernel runs, or give each "
+      << "executor a count up to " << existing << " (GraphExecutor::SetNumThreads)";
+}
+
+ScopedTaskLimit::ScopedTaskLimit(int max_tasks) : previous_(tls_task_limit) {
+  tls_task_limit = max_tasks;
+}
+
+ScopedTaskLimit::~ScopedTaskLimit() { tls_task_limit = previous_; }
 
 int ThreadPool::num_threads() const { return impl_->num_threads; }
 
@@ -270,6 +308,7 @@ int64_t ThreadPool::dropped_tasks() const {
 int32_t ThreadPool::Launch(LoomParallelLambda flambda, void* cdata, int32_t num_task,
                            bool shared_work) {
   int32_t tasks = num_task <= 0 ? impl_->num_threads : std::min(num_task, impl_->num_threads);
+  if (tls_task_limit > 0) tasks = std::min(tasks, tls_task_limit);
   std::unique_lock<std::mutex> lock(impl_->launch_mutex, std::defer_lock);
   if (tasks == 1 || tls_inside_task || !lock.try_lock()) {
     ParallelJob job(flambda, cdata, 1);

@@ -60,13 +60,9 @@ bool IsSharedLibrary(const std::string& path) {
 }
 
 int ConfigureThreads(std::optional<int> threads) {
-  if (threads) setenv("LOOM_NUM_THREADS", std::to_string(*threads).c_str(), /*overwrite=*/1);
-  int pool_threads = runtime::ThreadPool::Global().num_threads();
   // The commands size the pool before running any kernel, which is when it is created.
-  LOOM_ICHECK(!threads || pool_threads == *threads)
-      << "the thread pool was created with " << pool_threads << " threads before --threads "
-      << *threads << " was applied";
-  return pool_threads;
+  if (threads) runtime::ThreadPool::SetGlobalThreads(*threads);
+  return runtime::ThreadPool::Global().num_threads();
 }
 
 namespace {

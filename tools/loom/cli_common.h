@@ -28,8 +28,9 @@ void CheckReadableFile(const std::string& path, const std::string& what);
 // True when `path` starts with the ELF magic (a compiled model), false for anything else.
 bool IsSharedLibrary(const std::string& path);
 
-// Sizes the runtime's thread pool before its first use: `threads` overrides LOOM_NUM_THREADS
-// (the pool reads it once, when a kernel first runs in parallel). Returns the pool's size.
+// Sizes the runtime's thread pool before its first use (ThreadPool::SetGlobalThreads, an
+// explicit parameter, not the environment): `threads` overrides LOOM_NUM_THREADS. Returns
+// the pool's size.
 int ConfigureThreads(std::optional<int> threads);
 
 // The --input options ("name=file.npy", repeatable) of `executor`'s model, loaded and checked

@@ -82,6 +82,13 @@ int LoomExecutorOutputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim
 int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTensor* value);
 /* Runs the model on the inputs set so far. */
 int LoomExecutorRun(LoomExecutorHandle exec);
+/* The threads this executor's kernels run on: 1 to the runtime's pool size, or 0 for all
+ * (the default). */
+int LoomExecutorSetNumThreads(LoomExecutorHandle exec, int32_t num_threads);
+/* The runtime's thread pool size (all executors share it); before the first kernel runs
+ * any count from 1, after it only the size it has. Without a call: LOOM_NUM_THREADS, else
+ * one thread per physical core. */
+int LoomRuntimeSetNumThreads(int32_t num_threads);
 /* Copies output `index` into `out`, a compact tensor the caller allocated with the output's
  * dtype and shape. */
 int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out);

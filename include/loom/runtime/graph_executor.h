@@ -137,6 +137,11 @@ class GraphExecutor {
   void SetInput(int index, const NDArray& value);
   // Runs every kernel in order; allocates nothing.
   void Run();
+  // The threads this executor's kernels run on: 1 to the runtime pool's count
+  // (ThreadPool::Global, sized by ThreadPool::SetGlobalThreads or LOOM_NUM_THREADS), or 0 for
+  // all of them (the default). Another count is a loom::Error naming the pool's.
+  void SetNumThreads(int num_threads);
+  int num_threads() const { return num_threads_; }
   // The output: a view of the executor's storage, valid until the next Run (CopyTo to keep).
   NDArray GetOutput(int index) const;
 
@@ -169,6 +174,7 @@ class GraphExecutor {
   std::shared_ptr<const GraphModel> model_;
   std::vector<NDArray> storage_;
   CallTable calls_;
+  int num_threads_ = 0;
 };
 
 }  // namespace loom::runtime

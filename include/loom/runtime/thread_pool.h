@@ -31,9 +31,14 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  // The pool LoomBackendParallelLaunch uses, created on first use with
-  // NumThreadsFromEnvironment() threads and LOOM_BIND_THREADS=1 pinning.
+  // The pool LoomBackendParallelLaunch uses, created on first use with the threads
+  // SetGlobalThreads asked for, else NumThreadsFromEnvironment(), and LOOM_BIND_THREADS=1
+  // pinning.
   static ThreadPool& Global();
+  // The number of threads Global() is created with: before its first use, any count from 1;
+  // after, only the count it has (a loom::Error naming both otherwise: the pool's threads
+  // exist already).
+  static void SetGlobalThreads(int num_threads);
 
   int num_threads() const;
 
@@ -54,6 +59,20 @@ class ThreadPool {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// Caps the tasks of every launch the calling thread makes while it lives (an executor's
+// thread count, GraphExecutor::SetNumThreads); 0 lifts the cap. Scopes nest, restoring the
+// cap before them.
+class ScopedTaskLimit {
+ public:
+  explicit ScopedTaskLimit(int max_tasks);
+  ~ScopedTaskLimit();
+  ScopedTaskLimit(const ScopedTaskLimit&) = delete;
+  ScopedTaskLimit& operator=(const ScopedTaskLimit&) = delete;
+
+ private:
+  int previous_;
 };
 
 // The number of threads LOOM_NUM_THREADS asks for: `env_value` null or empty means the

@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
               "a null input tensor");
 
   Expect(LoomExecutorSetInput(exec, "data", &input) == 0, "setting the input");
+  Expect(LoomExecutorSetNumThreads(exec, 1) == 0, "running the executor on one thread");
+  ExpectError(LoomExecutorSetNumThreads(exec, 100000), "an executor runs on 1 to",
+              "more threads than the pool has");
+  ExpectError(LoomRuntimeSetNumThreads(0), "the thread count must be 1 to 4096, got 0",
+              "a pool of no threads");
   Expect(LoomExecutorRun(exec) == 0, "running the model");
   DLTensor out_tensor = Tensor(out, good_shape, 2, kDLFloat, 32);
   DLTensor hidden_tensor = Tensor(hidden, good_shape, 2, kDLFloat, 32);

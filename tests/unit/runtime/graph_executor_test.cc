@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/thread_pool.h"
 #include "runtime_test_util.h"
 
 namespace loom::runtime {
@@ -277,6 +278,29 @@ TEST(GraphExecutor, OutputsEqualTheReferenceWithSharedStorage) {
     if (out_memory == nullptr) out_memory = exec.GetOutput(0).data();
     EXPECT_EQ(exec.GetOutput(0).data(), out_memory);
   }
+}
+
+// The thread count is the executor's own parameter: any count up to the pool's gives the
+// same outputs; others are errors naming the pool's size.
+TEST(GraphExecutor, ThreadCountIsAParameterOfTheExecutor) {
+  GraphExecutor exec(FromJson(GraphJson()));
+  EXPECT_EQ(exec.num_threads(), 0);
+  int pool = ThreadPool::Global().num_threads();
+  NDArray data = Input(1.5f);
+  Reference want = Compute(data);
+  for (int threads : {1, pool, 0}) {
+    exec.SetNumThreads(threads);
+    EXPECT_EQ(exec.num_threads(), threads);
+    exec.SetInput("data", data);
+    exec.Run();
+    ExpectValues(exec.GetOutput(0), want.out, "out with " + std::to_string(threads) + " threads");
+  }
+  std::string e = ErrorOf([&] { exec.SetNumThreads(pool + 1); });
+  EXPECT_NE(e.find("SetNumThreads(" + std::to_string(pool + 1) + "): an executor runs on 1 to " +
+                   std::to_string(pool) + " threads"),
+            std::string::npos) << e;
+  EXPECT_NE(ErrorOf([&] { exec.SetNumThreads(-1); }).find("SetNumThreads(-1)"),
+            std::string::npos);
 }
 
 TEST(GraphExecutor, AnOutputViewOutlivesItsExecutor) {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_of.h"
 #include "deadline.h"
 #include "loom/support/error.h"
 
@@ -421,6 +422,44 @@ TEST(BackendServices, FreedWorkspacesServeTheThreadsNextRequests) {
   std::thread([&] { freed_elsewhere = LoomBackendFreeWorkspace(kDLCPU, 0, fits); }).join();
   EXPECT_EQ(freed_elsewhere, 0);
   EXPECT_EQ(LoomBackendFreeWorkspace(kDLCPU, 0, small), 0);
+}
+
+// An executor's thread count caps the tasks of the launches its thread makes, scope by scope.
+TEST(ThreadPool, ScopedTaskLimitCapsLaunchesOnItsThreadOnly) {
+  ThreadPool pool(3);
+  auto tasks_of_a_launch = [&] {
+    std::vector<int64_t> out(300, -1);
+    FillWork work{&out, 2};
+    EXPECT_EQ(pool.Launch(FillTask, &work, 0), 0);
+    EXPECT_TRUE(Filled(out, 2));
+    return work.num_task_seen.load();
+  };
+  EXPECT_EQ(tasks_of_a_launch(), 3);
+  {
+    ScopedTaskLimit two(2);
+    EXPECT_EQ(tasks_of_a_launch(), 2);
+    {
+      ScopedTaskLimit one(1);
+      EXPECT_EQ(tasks_of_a_launch(), 1);
+    }
+    EXPECT_EQ(tasks_of_a_launch(), 2);
+    int elsewhere = 0;
+    std::thread([&] { elsewhere = tasks_of_a_launch(); }).join();
+    EXPECT_EQ(elsewhere, 3);
+  }
+  EXPECT_EQ(tasks_of_a_launch(), 3);
+}
+
+// The global pool's size is a parameter before it exists, and fixed after.
+TEST(ThreadPool, TheGlobalPoolsSizeIsSetOnceBeforeItsFirstUse) {
+  int size = ThreadPool::Global().num_threads();
+  ThreadPool::SetGlobalThreads(size);  // what it has: fine
+  std::string e = testing::ErrorOf([&] { ThreadPool::SetGlobalThreads(size + 1); });
+  EXPECT_NE(e.find("already runs " + std::to_string(size) + " threads, so it cannot be made " +
+                   std::to_string(size + 1)),
+            std::string::npos) << e;
+  e = testing::ErrorOf([&] { ThreadPool::SetGlobalThreads(0); });
+  EXPECT_NE(e.find("the thread count must be 1 to 4096, got 0"), std::string::npos) << e;
 }
 
 }  // namespace
