@@ -28,6 +28,26 @@ constexpr int kHostMachine = EM_AARCH64;
 
 const char* kExportHint = "pass a shared library exported by the Loom compiler";
 
+// An ELF machine code as the architecture's name (LLVM's, as target triples spell them).
+std::string MachineName(int machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_386: return "i386";
+    case EM_RISCV: return "riscv";
+    case EM_PPC64: return "powerpc64";
+    default: return "ELF machine " + std::to_string(machine);
+  }
+}
+
+std::string MachineName(const Elf64_Ehdr& header) {
+  std::string name = MachineName(header.e_machine);
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) name += " (32-bit)";
+  if (header.e_ident[EI_DATA] != ELFDATA2LSB) name += " (big-endian)";
+  return name;
+}
+
 void CheckFitsInFile(const std::string& path, const char* what, uint64_t offset, uint64_t size,
                      uint64_t file_size) {
   LOOM_CHECK_USER(offset <= file_size && size <= file_size - offset)
@@ -58,9 +78,10 @@ void CheckElfSharedObject(const std::string& path) {
   CheckFitsInFile(path, "ELF header", 0, sizeof(header), file_size);
   LOOM_CHECK_USER(header.e_ident[EI_CLASS] == ELFCLASS64 &&
                   header.e_ident[EI_DATA] == ELFDATA2LSB && header.e_machine == kHostMachine)
-      << "LoadModuleFromFile('" << path << "'): the library was built for another machine "
-      << "(ELF class " << int(header.e_ident[EI_CLASS]) << ", machine " << header.e_machine
-      << "); compile the model for this host's target";
+      << "LoadModuleFromFile('" << path << "'): the library was built for "
+      << MachineName(header) << ", and this runtime runs on " << MachineName(kHostMachine)
+      << "; compile the model for this machine (--target llvm) or run it on a "
+      << MachineName(header) << " machine";
   LOOM_CHECK_USER(header.e_type == ET_DYN)
       << "LoadModuleFromFile('" << path << "'): an ELF file but not a shared library (ELF type "
       << header.e_type << "); " << kExportHint;

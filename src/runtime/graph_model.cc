@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/runtime/cpu_features.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/support/error.h"
 
@@ -266,7 +267,10 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
   model->params_data_ = static_cast<const uint8_t*>(params);
   model->params_size_ = params_size;
   model->params_owner_ = std::move(params_owner);
-  if (doc.contains("target")) model->target_ = Text(doc, "target", "the document");
+  if (doc.contains("target")) {
+    model->target_ = Text(doc, "target", "the document");
+    CheckCpuFeatures(model->target_);
+  }
 
   const json& storages = Array(doc, "storages", "the document");
   for (size_t i = 0; i < storages.size(); ++i) {

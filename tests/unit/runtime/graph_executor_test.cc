@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/runtime/cpu_features.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
 #include "runtime_test_util.h"
@@ -301,6 +302,26 @@ TEST(GraphExecutor, ThreadCountIsAParameterOfTheExecutor) {
             std::string::npos) << e;
   EXPECT_NE(ErrorOf([&] { exec.SetNumThreads(-1); }).find("SetNumThreads(-1)"),
             std::string::npos);
+}
+
+// A model compiled for CPU features this CPU lacks is refused when it loads, naming them.
+TEST(GraphModel, AModelForFeaturesThisCpuLacksIsRefused) {
+  std::string lacking;
+  for (const char* feature : {"amx-int8", "avx512fp16", "avx512bf16", "avx512f", "avx2"}) {
+    if (HostHasCpuFeature(feature) == false) {
+      lacking = feature;
+      break;
+    }
+  }
+  if (lacking.empty()) GTEST_SKIP() << "this CPU has every feature the test could ask for";
+  std::string json = GraphJson();
+  std::string target = "llvm -mcpu=sapphirerapids -mattr=+sse4.2,+" + lacking;
+  std::string edited = Edit(json, "\"target\": \"llvm\"", "\"target\": \"" + target + "\"");
+  ASSERT_NE(edited, json);
+  std::string message = ErrorOf([&] { FromJson(edited); });
+  ExpectContains(message, "the model was compiled for target '" + target +
+                              "', which uses CPU features this CPU lacks (" + lacking + ")");
+  ExpectContains(message, "compile it for this CPU (--target llvm)");
 }
 
 TEST(GraphExecutor, AnOutputViewOutlivesItsExecutor) {

@@ -1,4 +1,5 @@
 #include "runtime_test_util.h"
+#include "loom/runtime/cpu_features.h"
 #include "loom/runtime/module.h"
 
 #include <gtest/gtest.h>
@@ -125,6 +126,47 @@ TEST_F(ModuleTest, TruncatedLibraryIsAnErrorWhereverItIsCut) {
               std::string::npos)
         << message;
   }
+}
+
+// A library for another architecture is refused before the loader maps it, naming both.
+TEST_F(ModuleTest, ALibraryForAnotherMachineNamesBothMachines) {
+  std::string path = (dir_ / "aarch64.so").string();
+  fs::copy_file(kFixture, path);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(18);  // e_machine
+    const char aarch64[2] = {static_cast<char>(183), 0};
+    file.write(aarch64, 2);
+  }
+  std::string message = ErrorOf([&] { LoadModuleFromFile(path); });
+  EXPECT_NE(message.find("the library was built for aarch64, and this runtime runs on x86_64; "
+                         "compile the model for this machine (--target llvm) or run it on a "
+                         "aarch64 machine"),
+            std::string::npos) << message;
+}
+
+// An artifact's target enabling CPU features this CPU lacks is refused at load, naming them.
+TEST(CpuFeatures, FeaturesTheCpuLacksAreFoundInTheTarget) {
+  auto host = [](const std::string& name) -> std::optional<bool> {
+    if (name == "avx2" || name == "fma") return true;
+    if (name == "avx512f" || name == "amx-int8") return false;
+    return std::nullopt;  // a name the runtime does not check
+  };
+  EXPECT_EQ(MissingCpuFeatures("llvm -mcpu=x -mattr=+avx2,+avx512f,-amx-int8,+fma,+made-up "
+                               "-mattr=+amx-int8", host),
+            (std::vector<std::string>{"avx512f", "amx-int8"}));
+  EXPECT_TRUE(MissingCpuFeatures("c -opt-level=2", host).empty());
+  std::string message = ErrorOf([&] { CheckCpuFeatures("llvm -mattr=+avx2,+avx512f", host); });
+  EXPECT_EQ(message, "the model was compiled for target 'llvm -mattr=+avx2,+avx512f', which uses "
+                     "CPU features this CPU lacks (avx512f): its kernels would stop with an "
+                     "illegal instruction; compile it for this CPU (--target llvm) or for a tag "
+                     "this CPU has (such as x86-64-avx2)");
+  CheckCpuFeatures("llvm -mattr=+avx2,-avx512f", host);  // nothing missing: no error
+  // This CPU has what a target made for it enables.
+#if defined(__x86_64__)
+  EXPECT_EQ(HostHasCpuFeature("sse4.2"), true);
+#endif
+  EXPECT_EQ(HostHasCpuFeature("made-up"), std::nullopt);
 }
 
 class TableModule final : public ModuleNode {

@@ -1,0 +1,29 @@
+// What the CPU running this process has, in LLVM's feature names, so that a model compiled
+// for features this CPU lacks is refused when it loads (its code would stop with an illegal
+// instruction in the middle of a run).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::runtime {
+
+// Whether this CPU has feature `name` ("avx512f", "amx-int8"); nullopt when the runtime
+// cannot tell (a name it does not check, or a CPU architecture it has no list for).
+std::optional<bool> HostHasCpuFeature(const std::string& name);
+
+// The features `target` (a target string, as an artifact records it) enables with
+// -mattr=+name that `host_has` says this CPU lacks, in the order given.
+std::vector<std::string> MissingCpuFeatures(
+    const std::string& target,
+    const std::function<std::optional<bool>(const std::string&)>& host_has = HostHasCpuFeature);
+
+// A loom::Error naming `target` and the features when MissingCpuFeatures finds any: what
+// loading a model compiled for `target` checks before any of its kernels runs.
+void CheckCpuFeatures(
+    const std::string& target,
+    const std::function<std::optional<bool>(const std::string&)>& host_has = HostHasCpuFeature);
+
+}  // namespace loom::runtime
