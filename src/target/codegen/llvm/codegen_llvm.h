@@ -12,6 +12,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -24,6 +25,10 @@
 #include "loom/target/target.h"
 
 namespace loom::codegen {
+
+class CodeGenLLVM;
+// The "codegen.llvm" attribute of a built-in operator: emits a call (codegen_llvm_call.cc).
+using CallEmitterLLVM = std::function<llvm::Value*(CodeGenLLVM& codegen, const CallNode* call)>;
 
 class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
                     public StmtFunctor<void(const Stmt&)> {
@@ -82,6 +87,8 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   void VisitStmt_(const EvaluateNode* op) override;
 
  private:
+  friend struct LLVMCallRules;
+
   // ---- types and values
   llvm::Type* ComputeType(DataType t);
   llvm::Type* StorageType(DataType t);

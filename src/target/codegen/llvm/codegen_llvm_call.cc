@@ -3,7 +3,9 @@
 #include <dlpack/dlpack.h>
 
 #include <cstddef>
+#include <unordered_map>
 
+#include "loom/ir/op_attr.h"
 #include "loom/runtime/c_backend_api.h"
 #include "loom/tir/transform.h"
 #include <llvm/Config/llvm-config.h>
@@ -28,23 +30,19 @@ static_assert(sizeof(LoomValue) == 8, "LoomValue must be 8 bytes");
 
 // Math functions with an LLVM intrinsic; the others call libm.
 llvm::Intrinsic::ID MathIntrinsic(const std::string& name) {
-  if (name == "exp") return llvm::Intrinsic::exp;
-  if (name == "exp2") return llvm::Intrinsic::exp2;
-  if (name == "log") return llvm::Intrinsic::log;
-  if (name == "log2") return llvm::Intrinsic::log2;
-  if (name == "log10") return llvm::Intrinsic::log10;
-  if (name == "sqrt") return llvm::Intrinsic::sqrt;
-  if (name == "fabs") return llvm::Intrinsic::fabs;
-  if (name == "floor") return llvm::Intrinsic::floor;
-  if (name == "ceil") return llvm::Intrinsic::ceil;
-  if (name == "round") return llvm::Intrinsic::roundeven;
-  if (name == "trunc") return llvm::Intrinsic::trunc;
-  if (name == "sin") return llvm::Intrinsic::sin;
-  if (name == "cos") return llvm::Intrinsic::cos;
-  if (name == "pow") return llvm::Intrinsic::pow;
-  // llvm.fma always fuses (llvm.fmuladd may not): compiled code rounds where the TIR does.
-  if (name == "fma") return llvm::Intrinsic::fma;
-  return llvm::Intrinsic::not_intrinsic;
+  static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
+      {"exp", llvm::Intrinsic::exp},     {"exp2", llvm::Intrinsic::exp2},
+      {"log", llvm::Intrinsic::log},     {"log2", llvm::Intrinsic::log2},
+      {"log10", llvm::Intrinsic::log10}, {"sqrt", llvm::Intrinsic::sqrt},
+      {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor},
+      {"ceil", llvm::Intrinsic::ceil},   {"round", llvm::Intrinsic::roundeven},
+      {"trunc", llvm::Intrinsic::trunc}, {"sin", llvm::Intrinsic::sin},
+      {"cos", llvm::Intrinsic::cos},     {"pow", llvm::Intrinsic::pow},
+      // llvm.fma always fuses (llvm.fmuladd may not): compiled code rounds where the TIR does.
+      {"fma", llvm::Intrinsic::fma},
+  };
+  auto it = kIntrinsics.find(name);
+  return it == kIntrinsics.end() ? llvm::Intrinsic::not_intrinsic : it->second;
 }
 
 }  // namespace
@@ -240,46 +238,123 @@ llvm::Value* CodeGenLLVM::EmitIfThenElse(const PrimExpr& condition, const PrimEx
 }
 
 llvm::Value* CodeGenLLVM::VisitExpr_(const CallNode* op) {
-  const std::string& name = op->op->name;
-  if (name == "call_extern" || name == "call_pure_extern") return EmitExtern(op, 1);
-  if (name == "call_llvm_pure_intrin") return EmitLLVMIntrinsic(op);
-  if (name == "loom_struct_get") return EmitStructGet(op);
-  if (name == "loom_check") return EmitCheck(op);
-  if (name == "loom_handle_is_null") return builder_->CreateIsNull(VisitExpr(op->args[0]));
-  if (name == "if_then_else") {
-    return EmitIfThenElse(op->args[0], op->args[1], op->args[2], op->dtype);
+  const CallEmitterLLVM* emit = OpAttr<CallEmitterLLVM>::Find("codegen.llvm", op->op);
+  LOOM_CHECK_USER(emit != nullptr)
+      << "codegen of '" << function_name_ << "': " << op->op.name()
+      << " has no lowering for the llvm target"
+      << (op->op.name() == "tvm_tuple" ? " (it is an attribute payload and cannot be evaluated)"
+                                       : "");
+  return (*emit)(*this, op);
+}
+
+// The llvm target's lowering of each built-in operator, registered as the operator's
+// "codegen.llvm" attribute (loom/ir/op_attr.h).
+struct LLVMCallRules {
+  static std::vector<llvm::Value*> Args(CodeGenLLVM& cg, const CallNode* op) {
+    std::vector<llvm::Value*> args;
+    for (const PrimExpr& arg : op->args) args.push_back(cg.VisitExpr(arg));
+    return args;
   }
-  if (name == "likely") return VisitExpr(op->args[0]);
-  if (name == "address_of") {
+  static DataType ArgType(const CallNode* op) {
+    return op->args.empty() ? op->dtype : op->args[0].dtype();
+  }
+  static llvm::Value* Math(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.EmitMath(op->op.name(), op->dtype, Args(cg, op));
+  }
+  static llvm::Value* Extern(CodeGenLLVM& cg, const CallNode* op) { return cg.EmitExtern(op, 1); }
+  static llvm::Value* LLVMIntrinsic(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.EmitLLVMIntrinsic(op);
+  }
+  static llvm::Value* StructGet(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.EmitStructGet(op);
+  }
+  static llvm::Value* Check(CodeGenLLVM& cg, const CallNode* op) { return cg.EmitCheck(op); }
+  static llvm::Value* HandleIsNull(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.builder_->CreateIsNull(cg.VisitExpr(op->args[0]));
+  }
+  static llvm::Value* IfThenElse(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.EmitIfThenElse(op->args[0], op->args[1], op->args[2], op->dtype);
+  }
+  static llvm::Value* Likely(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.VisitExpr(op->args[0]);
+  }
+  static llvm::Value* AddressOf(CodeGenLLVM& cg, const CallNode* op) {
     const auto* load = op->args[0].as<BufferLoadNode>();
     LOOM_ICHECK(load != nullptr) << "address_of takes a BufferLoad";
-    return ElementAddress(load->buffer, VisitExpr(FlatIndex(load->buffer, load->indices)));
+    return cg.ElementAddress(load->buffer, cg.VisitExpr(FlatIndex(load->buffer, load->indices)));
   }
-  LOOM_CHECK_USER(name != "tvm_tuple")
-      << "codegen of '" << function_name_ << "': tvm_tuple is an attribute payload and "
-      << "cannot be evaluated";
-  std::vector<llvm::Value*> args;
-  for (const PrimExpr& arg : op->args) args.push_back(VisitExpr(arg));
-  DataType t = op->dtype;
-  DataType arg_type = op->args.empty() ? t : op->args[0].dtype();
-  auto& ir = *builder_;
-  if (name == "isnan") return ir.CreateFCmpUNO(args[0], args[0]);
-  if (name == "popcount") return ir.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, args[0]);
-  if (name == "shift_left") return ir.CreateShl(args[0], args[1]);
-  if (name == "shift_right") {
-    return arg_type.is_int() ? ir.CreateAShr(args[0], args[1]) : ir.CreateLShr(args[0], args[1]);
+  static llvm::Value* IsNan(CodeGenLLVM& cg, const CallNode* op) {
+    llvm::Value* x = cg.VisitExpr(op->args[0]);
+    return cg.builder_->CreateFCmpUNO(x, x);
   }
-  if (name == "bitwise_and") return ir.CreateAnd(args[0], args[1]);
-  if (name == "bitwise_or") return ir.CreateOr(args[0], args[1]);
-  if (name == "bitwise_xor") return ir.CreateXor(args[0], args[1]);
-  if (name == "bitwise_not") return ir.CreateNot(args[0]);
-  if (name == "reinterpret") {
-    if (arg_type.is_handle()) return ir.CreatePtrToInt(args[0], ComputeType(t));
-    if (t.is_handle()) return ir.CreateIntToPtr(args[0], ComputeType(t));
-    llvm::Value* stored = ComputeToStorage(args[0], arg_type);
-    return StorageToCompute(ir.CreateBitCast(stored, StorageType(t)), t);
+  static llvm::Value* Popcount(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.builder_->CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, cg.VisitExpr(op->args[0]));
   }
-  return EmitMath(name, t, args);
-}
+  static llvm::Value* ShiftRight(CodeGenLLVM& cg, const CallNode* op) {
+    std::vector<llvm::Value*> a = Args(cg, op);
+    return ArgType(op).is_int() ? cg.builder_->CreateAShr(a[0], a[1])
+                                : cg.builder_->CreateLShr(a[0], a[1]);
+  }
+  // One of IRBuilder's binary instructions on the two operands.
+  template <llvm::Instruction::BinaryOps kOp>
+  static llvm::Value* Binary(CodeGenLLVM& cg, const CallNode* op) {
+    std::vector<llvm::Value*> a = Args(cg, op);
+    return cg.builder_->CreateBinOp(kOp, a[0], a[1]);
+  }
+  static llvm::Value* BitwiseNot(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.builder_->CreateNot(cg.VisitExpr(op->args[0]));
+  }
+  static llvm::Value* Reinterpret(CodeGenLLVM& cg, const CallNode* op) {
+    DataType t = op->dtype, from = ArgType(op);
+    llvm::Value* x = cg.VisitExpr(op->args[0]);
+    auto& ir = *cg.builder_;
+    if (from.is_handle()) return ir.CreatePtrToInt(x, cg.ComputeType(t));
+    if (t.is_handle()) return ir.CreateIntToPtr(x, cg.ComputeType(t));
+    llvm::Value* stored = cg.ComputeToStorage(x, from);
+    return cg.StorageToCompute(ir.CreateBitCast(stored, cg.StorageType(t)), t);
+  }
+};
+
+using Rules = LLVMCallRules;
+#define LOOM_LLVM_RULE(op, rule) LOOM_REGISTER_OP_ATTR("codegen.llvm", op, CallEmitterLLVM(rule))
+LOOM_LLVM_RULE("call_extern", Rules::Extern);
+LOOM_LLVM_RULE("call_pure_extern", Rules::Extern);
+LOOM_LLVM_RULE("call_llvm_pure_intrin", Rules::LLVMIntrinsic);
+LOOM_LLVM_RULE("loom_struct_get", Rules::StructGet);
+LOOM_LLVM_RULE("loom_check", Rules::Check);
+LOOM_LLVM_RULE("loom_handle_is_null", Rules::HandleIsNull);
+LOOM_LLVM_RULE("if_then_else", Rules::IfThenElse);
+LOOM_LLVM_RULE("likely", Rules::Likely);
+LOOM_LLVM_RULE("address_of", Rules::AddressOf);
+LOOM_LLVM_RULE("isnan", Rules::IsNan);
+LOOM_LLVM_RULE("popcount", Rules::Popcount);
+LOOM_LLVM_RULE("shift_left", Rules::Binary<llvm::Instruction::Shl>);
+LOOM_LLVM_RULE("shift_right", Rules::ShiftRight);
+LOOM_LLVM_RULE("bitwise_and", Rules::Binary<llvm::Instruction::And>);
+LOOM_LLVM_RULE("bitwise_or", Rules::Binary<llvm::Instruction::Or>);
+LOOM_LLVM_RULE("bitwise_xor", Rules::Binary<llvm::Instruction::Xor>);
+LOOM_LLVM_RULE("bitwise_not", Rules::BitwiseNot);
+LOOM_LLVM_RULE("reinterpret", Rules::Reinterpret);
+// Math functions: LLVM intrinsics, polynomials (-fast-math), or libm (see EmitMath).
+LOOM_LLVM_RULE("exp", Rules::Math);
+LOOM_LLVM_RULE("exp2", Rules::Math);
+LOOM_LLVM_RULE("log", Rules::Math);
+LOOM_LLVM_RULE("log2", Rules::Math);
+LOOM_LLVM_RULE("log10", Rules::Math);
+LOOM_LLVM_RULE("sqrt", Rules::Math);
+LOOM_LLVM_RULE("rsqrt", Rules::Math);
+LOOM_LLVM_RULE("tanh", Rules::Math);
+LOOM_LLVM_RULE("sigmoid", Rules::Math);
+LOOM_LLVM_RULE("erf", Rules::Math);
+LOOM_LLVM_RULE("pow", Rules::Math);
+LOOM_LLVM_RULE("fabs", Rules::Math);
+LOOM_LLVM_RULE("floor", Rules::Math);
+LOOM_LLVM_RULE("ceil", Rules::Math);
+LOOM_LLVM_RULE("round", Rules::Math);
+LOOM_LLVM_RULE("trunc", Rules::Math);
+LOOM_LLVM_RULE("sin", Rules::Math);
+LOOM_LLVM_RULE("cos", Rules::Math);
+LOOM_LLVM_RULE("fma", Rules::Math);
+#undef LOOM_LLVM_RULE
 
 }  // namespace loom::codegen
