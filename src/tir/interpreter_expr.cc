@@ -333,15 +333,7 @@ Value Machine::VisitExpr_(const LetNode* op) {
   return VisitExpr(op->body);
 }
 
-Value Machine::VisitExpr_(const CallNode* op) {
-  const std::string& name = op->op->name;
-  if (name == "call_extern" || name == "call_pure_extern") return CallExtern(op);
-  LOOM_CHECK_USER(name != "call_llvm_pure_intrin")
-      << "cannot execute " << ToScript(ObjectRef(op)) << ": the interpreter cannot run the LLVM "
-      << "intrinsic '" << op->args[0].as<StringImmNode>()->value
-      << "'; build the function for an LLVM target to run it";
-  return CallIntrinsic(op);
-}
+Value Machine::VisitExpr_(const CallNode* op) { return CallIntrinsic(op); }
 
 Value Machine::VisitExpr_(const BufferLoadNode* op) {
   Access access = Locate(op->buffer, op->indices);

@@ -98,6 +98,8 @@ class Machine : public ExprFunctor<Value(const PrimExpr&)>,
   void VisitStmt_(const EvaluateNode* op) override;
 
  private:
+  friend struct InterpreterRules;  // interpreter_intrin.cc
+
   // Where each lane of an access to `buffer` at `indices` lives: the memory and the byte
   // offset of each lane's element (of buffer->dtype). Bounds are checked here.
   struct Access {
