@@ -96,6 +96,9 @@ void RunTool(const std::vector<std::string>& argv_text, const std::string& what)
   }
   int status = 0;
   waitpid(child, &status, 0);
+  LOOM_CHECK_USER(!WIFEXITED(status) || WEXITSTATUS(status) != 127)
+      << what << ": `" << storage[0] << "` was not found on PATH; install it (`make deps` "
+      << "installs the compilers Loom uses) or set CC to a C compiler";
   LOOM_CHECK_USER(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << what << " with `" << storage[0] << "` failed (exit status "
       << (WIFEXITED(status) ? WEXITSTATUS(status) : -1)

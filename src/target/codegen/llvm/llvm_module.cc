@@ -8,6 +8,8 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <set>
 
@@ -58,6 +60,8 @@ class LLVMModuleNode final : public runtime::ModuleNode {
       emit.run(*module);
     }
 
+    // Code for another architecture is built to be exported, not run here.
+    if (!RunsHere()) return;
     // The JIT only links the object; it compiles nothing itself.
     auto jit = llvm::orc::LLJITBuilder().create();
     LOOM_ICHECK(static_cast<bool>(jit)) << "cannot start the LLVM JIT: " << ToString(jit.takeError());
@@ -79,6 +83,10 @@ class LLVMModuleNode final : public runtime::ModuleNode {
 
   runtime::PackedFunc GetFunction(const std::string& name) override {
     if (!packed_.Contains(name)) return runtime::PackedFunc();
+    LOOM_CHECK_USER(RunsHere())
+        << "'" << name << "' was compiled for " << target_.triple() << ", which this machine ("
+        << llvm::sys::getProcessTriple() << ") cannot run; export it with ExportLibrary and run "
+        << "it on a " << llvm::Triple(target_.triple()).getArchName().str() << " machine";
     auto address = jit_->lookup(name);
     LOOM_ICHECK(static_cast<bool>(address))
         << "JIT lookup of '" << name << "' failed: " << ToString(address.takeError());
@@ -95,7 +103,14 @@ class LLVMModuleNode final : public runtime::ModuleNode {
       inputs.push_back(temp.File("blobs.s"));
       WriteFile(inputs.back(), assembly.data(), assembly.size());
     }
-    LinkSharedLibrary(SystemCompiler(), inputs, path);
+    // Another architecture's objects link with its cross compiler (<triple>-gcc).
+    LinkSharedLibrary(RunsHere() ? SystemCompiler() : target_.triple() + "-gcc", inputs, path);
+  }
+
+  // Whether the code is for this machine's architecture (else it is only exported).
+  bool RunsHere() const {
+    return llvm::Triple(target_.triple()).getArch() ==
+           llvm::Triple(llvm::sys::getProcessTriple()).getArch();
   }
 
  private:
