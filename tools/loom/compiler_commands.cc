@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
 #include "compiler_commands.h"
 #include "loom/frontend/onnx.h"
@@ -60,6 +62,17 @@ class ProgressPrinter {
   std::chrono::steady_clock::time_point last_ = start_;
 };
 
+// The weights' bytes, read off the execution graph: the kernels need not be loadable here
+// (a model compiled for another architecture is only exported).
+int64_t CompiledWeightBytes(const graph::CompiledModel& compiled) {
+  int64_t bytes = 0;
+  const nlohmann::json graph = nlohmann::json::parse(compiled.graph_json);
+  for (const auto& param : graph.at("params")) {
+    bytes += param.at("bytes").get<int64_t>();
+  }
+  return bytes;
+}
+
 void RunCompile(const CompileCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   LOOM_CHECK_USER(!IsSharedLibrary(options.model_path))
@@ -87,7 +100,7 @@ void RunCompile(const CompileCommandOptions& options) {
   progress.Stage("export");
 
   std::set<std::string> distinct(compiled.kernel_names.begin(), compiled.kernel_names.end());
-  int64_t weights = WeightBytes(*graph::MakeGraphModel(compiled));
+  int64_t weights = CompiledWeightBytes(compiled);
   std::cout << "compiled " << options.model_path << " -> " << options.output_path << ": "
             << compiled.kernel_names.size() << " kernel calls (" << distinct.size()
             << " distinct kernels), planned memory " << BytesText(compiled.memory.planned_bytes)

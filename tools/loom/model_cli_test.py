@@ -108,6 +108,17 @@ def test_compile(tmp, model):
     out, err = expect_success("compile", model, "-o", quiet, "--input-shape", "image=2x3x8x8",
                               "--opt-level", "0", "--quiet", "--target", "llvm")
     check(err == "", f"--quiet still printed progress: {err!r}")
+
+    # Another architecture: an AArch64 library is written, and this machine refuses to run it.
+    arm = os.path.join(tmp, "model_aarch64.so")
+    expect_success("compile", model, "-o", arm, "--input-shape", "image=2x3x8x8", "--quiet",
+                   "--target", "aarch64-neon")
+    with open(arm, "rb") as f:
+        header = f.read(20)
+    check(header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183,
+          "the aarch64-neon artifact is not an AArch64 ELF library")
+    expect_error("running an AArch64 artifact here",
+                 ["built for aarch64, and this runtime runs on"], "run", arm)
     return artifact, quiet
 
 

@@ -138,6 +138,8 @@ LOOM_REGISTER_TARGET_TAG("x86-64-avx512", "llvm -mtriple=x86_64-linux-gnu -mcpu=
                          "any x86-64 CPU with AVX-512 F/BW/CD/DQ/VL (x86-64-v4)");
 LOOM_REGISTER_TARGET_TAG("x86-64-avx2", "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3",
                          "any x86-64 CPU with AVX2 and FMA (x86-64-v3)");
+LOOM_REGISTER_TARGET_TAG("aarch64-neon", "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
+                         "64-bit ARM Linux with NEON (exported, linked by aarch64-linux-gnu-gcc)");
 
 namespace target_detail {
 

@@ -60,7 +60,7 @@ TEST(TargetKind, VectorWidthGivenOverridesTheCPUs) {
 }
 
 TEST(TargetKind, CrossTriplesTakeTheGenericCPUNotTheHosts) {
-  Target arm = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  Target arm = Target::Parse("aarch64-neon");
   EXPECT_EQ(arm.cpu(), "generic");
   EXPECT_EQ(arm.features(), (Strings{"+neon"}));
   EXPECT_TRUE(arm.HasFeature("neon"));
