@@ -34,14 +34,4 @@ const std::any* FindOpAttr(const std::string& key, const std::string& op) {
   return it == table.values.end() ? nullptr : &it->second;
 }
 
-std::vector<std::string> OpsWithAttr(const std::string& key) {
-  Table& table = GlobalTable();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  std::vector<std::string> ops;
-  for (const auto& [entry, value] : table.values) {
-    if (entry.first == key) ops.push_back(entry.second);
-  }
-  return ops;
-}
-
 }  // namespace loom::detail

@@ -265,8 +265,6 @@ int Target::VectorLanes(int element_bits) const {
   return std::max(1, vector_width_bits() / element_bits);
 }
 
-int Target::num_cores() const { return static_cast<int>(GetInt("num-cores")); }
-
 std::string Target::str() const {
   std::string text = kind_->name;
   for (const TargetAttrSpec& spec : kind_->attrs) {

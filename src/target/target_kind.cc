@@ -26,7 +26,8 @@ std::vector<TargetAttrSpec> CommonTargetAttrs() {
       {"vector-width", TargetAttrType::kInt, int64_t{0},
        "bits of the widest SIMD register schedules use (0: the kind decides)", {}, 0, 4096},
       {"num-cores", TargetAttrType::kInt, int64_t{0},
-       "cores kernels may use (0: all the machine has)", {}, 0, 1 << 16},
+       "cores kernels may use (0: all the machine has; recorded, not read by schedules yet)",
+       {}, 0, 1 << 16},
   };
 }
 

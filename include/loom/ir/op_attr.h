@@ -10,7 +10,6 @@
 
 #include <any>
 #include <string>
-#include <vector>
 
 #include "loom/ir/node.h"
 
@@ -19,8 +18,6 @@ namespace loom {
 namespace detail {
 void RegisterOpAttr(const std::string& key, const std::string& op, std::any value);
 const std::any* FindOpAttr(const std::string& key, const std::string& op);
-// The operators with an entry under `key`.
-std::vector<std::string> OpsWithAttr(const std::string& key);
 }  // namespace detail
 
 template <typename T>

@@ -80,8 +80,6 @@ class Target {
   // (at least 1).
   int vector_width_bits() const;
   int VectorLanes(int element_bits) const;
-  // Cores kernels may use; 0: all the machine running them has.
-  int num_cores() const;
 
   // The canonical target string; Parse(str()) gives an equal target.
   std::string str() const;

@@ -77,8 +77,7 @@ void ExportC(const runtime::Module& module, const std::string& path,
 
 }  // namespace
 
-std::string CSourceText(const IRModule& packed, const Target& target) {
-  (void)target;  // the source is the same for every c target; the compiler flags differ
+std::string CSourceText(const IRModule& packed) {
   IRModule scalar = tir::transform::ScalarizeVectors()(packed);
   CodeGenC codegen;
   for (const auto& [name, func] : scalar.functions()) codegen.AddFunction(name, func);
@@ -88,7 +87,7 @@ std::string CSourceText(const IRModule& packed, const Target& target) {
 runtime::Module BuildC(const IRModule& packed, const Target& target) {
   std::set<std::string> functions;
   for (const auto& [name, func] : packed.functions()) functions.insert(name);
-  auto node = std::make_shared<CSourceModuleNode>(CSourceText(packed, target), functions, target);
+  auto node = std::make_shared<CSourceModuleNode>(CSourceText(packed), functions, target);
   node->Load();
   return runtime::Module(node);
 }

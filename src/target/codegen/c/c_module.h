@@ -11,8 +11,8 @@
 namespace loom::codegen {
 
 // The C source of `packed` (every function in the packed calling convention): what the c
-// target compiles.
-std::string CSourceText(const IRModule& packed, const Target& target);
+// target compiles. It is the same for every c target; only the compiler's flags differ.
+std::string CSourceText(const IRModule& packed);
 
 // Generates C for `packed`, compiles it with the target's C compiler into a shared library
 // in a temporary folder, and loads it; the module's type_key is "c".

@@ -5,6 +5,7 @@
 // builtins. An operator with no entry (call_llvm_pure_intrin, tvm_tuple) is an error naming
 // it (codegen_c.cc).
 #include <string>
+#include <vector>
 
 #include "loom/ir/op_attr.h"
 #include "loom/support/error.h"
@@ -44,19 +45,16 @@ CallEmitterC Expression(std::string format) {
   };
 }
 
-std::string Sigmoid(CodeGenC& c, const CallNode* op) {
-  std::string x = c.VisitExpr(op->args[0]);
-  std::string f = op->dtype.bits() == 64 ? "" : "f";
-  std::string one = op->dtype.bits() == 64 ? "1.0" : "1.0f";
-  return c.Temp(op->dtype,
-                c.RoundToType(one + " / (" + one + " + exp" + f + "(-" + x + "))", op->dtype));
-}
-
-std::string Rsqrt(CodeGenC& c, const CallNode* op) {
-  std::string x = c.VisitExpr(op->args[0]);
-  std::string f = op->dtype.bits() == 64 ? "" : "f";
-  std::string one = op->dtype.bits() == 64 ? "1.0" : "1.0f";
-  return c.Temp(op->dtype, c.RoundToType(one + " / sqrt" + f + "(" + x + ")", op->dtype));
+// A float formula of the call's operand `x`, with `f` the <math.h> suffix of its type ("f"
+// for float, "" for double) and `one` its 1, rounded back to float16/bfloat16.
+CallEmitterC FloatFormula(
+    std::string (*formula)(const std::string& x, const std::string& f, const std::string& one)) {
+  return [formula](CodeGenC& c, const CallNode* op) {
+    std::string x = c.VisitExpr(op->args[0]);
+    bool wide = op->dtype.bits() == 64;
+    return c.Temp(op->dtype, c.RoundToType(formula(x, wide ? "" : "f", wide ? "1.0" : "1.0f"),
+                                           op->dtype));
+  };
 }
 
 std::string Popcount(CodeGenC& c, const CallNode* op) {
@@ -199,8 +197,14 @@ LOOM_C_EMITTER("sin", MathCall("sin"));
 LOOM_C_EMITTER("cos", MathCall("cos"));
 // One rounding: C's fma (a software one where the CPU has none).
 LOOM_C_EMITTER("fma", MathCall("fma"));
-LOOM_C_EMITTER("sigmoid", Sigmoid);
-LOOM_C_EMITTER("rsqrt", Rsqrt);
+LOOM_C_EMITTER("sigmoid", FloatFormula([](const std::string& x, const std::string& f,
+                                            const std::string& one) {
+                 return one + " / (" + one + " + exp" + f + "(-" + x + "))";
+               }));
+LOOM_C_EMITTER("rsqrt", FloatFormula([](const std::string& x, const std::string& f,
+                                          const std::string& one) {
+                 return one + " / sqrt" + f + "(" + x + ")";
+               }));
 LOOM_C_EMITTER("isnan", Expression("{0} != {0}"));
 LOOM_C_EMITTER("popcount", Popcount);
 LOOM_C_EMITTER("shift_left", ShiftLeft);
