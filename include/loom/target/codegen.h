@@ -7,6 +7,7 @@
 //                          .build = BuildLLVM, .export_library = ExportLLVMLibrary});
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +33,17 @@ struct CodegenEntry {
 };
 
 void RegisterCodegen(CodegenEntry entry);
+
+// The C source of a module built for the c target, for executors that compile it elsewhere
+// (the AOT executor and the micro runtime): the text, and what one kernel call asks of the
+// workspace service at most (see CodeGenC), or the kernel whose need has no constant bound.
+struct CSource {
+  std::string text;
+  int64_t scratch_bytes = 0;
+  std::string unbounded_function;
+};
+// Null for a module of another type.
+const CSource* FindCSource(const runtime::Module& module);
 // The generator for a target kind / the exporter for a module type; a loom::Error naming
 // the kind or type and those that have one when there is none.
 const CodegenEntry& CodegenForTarget(const Target& target);

@@ -19,6 +19,8 @@ namespace {
 // Constant-sized allocations up to this many bytes are arrays on the stack; larger or
 // symbolic ones come from the workspace service (as in the llvm target).
 constexpr int64_t kMaxStackAllocationBytes = 16 * 1024;
+// The micro runtime's scratch blocks: this alignment, and one header of this size each.
+constexpr int64_t kScratchAlignment = 64;
 
 // What every generated file starts with: the packed calling convention's value type, the
 // runtime services a loader fills in (c_backend_api.h), and float16/bfloat16 conversions
@@ -37,11 +39,27 @@ typedef union {
   void* v_handle;
   const char* v_str;
 } LoomValue;
+/* DLPack's DLTensor, field for field. */
+typedef struct {
+  void* data;
+  struct { int32_t device_type; int32_t device_id; } device;
+  int32_t ndim;
+  struct { uint8_t code; uint8_t bits; uint16_t lanes; } dtype;
+  const int64_t* shape;
+  const int64_t* strides;
+  uint64_t byte_offset;
+} LoomTensor;
+
+/* The linkage of the functions and the service globals: exported for the shared-library
+ * loader; the AOT executor includes this file with LOOM_EXPORT defined as static. */
+#ifndef LOOM_EXPORT
+#define LOOM_EXPORT
+#endif
 
 /* Runtime services (c_backend_api.h), set by the loader before the first call. */
-void* (*__LoomBackendAllocWorkspace)(int32_t, int32_t, uint64_t, int32_t, int32_t) = 0;
-int32_t (*__LoomBackendFreeWorkspace)(int32_t, int32_t, void*) = 0;
-void (*__LoomAPISetLastError)(const char*) = 0;
+LOOM_EXPORT void* (*__LoomBackendAllocWorkspace)(int32_t, int32_t, uint64_t, int32_t, int32_t) = 0;
+LOOM_EXPORT int32_t (*__LoomBackendFreeWorkspace)(int32_t, int32_t, void*) = 0;
+LOOM_EXPORT void (*__LoomAPISetLastError)(const char*) = 0;
 
 static inline float loom_bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 static inline uint32_t loom_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
@@ -187,21 +205,25 @@ void CodeGenC::AddFunction(const std::string& name, const PrimFunc& func) {
   LOOM_CHECK_USER(IsCIdentifier(name))
       << "the c target: function name '" << name << "' is not a C identifier";
   function_name_ = name;
+  function_scratch_bytes_ = 0;
   names_.clear();
   next_temp_ = 0;
   next_name_ = 0;
   LOOM_ICHECK(func->params.size() == 6) << "CodeGenC takes packed functions (MakePackedAPI)";
   static const char* kParamTypes[] = {"const LoomValue*", "const int32_t*", "int32_t",
                                       "LoomValue*",       "int32_t*",       "void*"};
-  std::string signature = "int32_t " + name + "(";
+  std::string signature = "LOOM_EXPORT int32_t " + name + "(";
   for (size_t i = 0; i < func->params.size(); ++i) {
     signature += std::string(i ? ", " : "") + kParamTypes[i] + " " + Bind(func->params[i]);
   }
   OpenBlock(signature + ")");
+  // Not every function reads every parameter (none returns a value).
+  for (const Var& param : func->params) Line("(void)" + Name(param.get()) + ";");
   VisitStmt(func->body);
   Line("return 0;");
   CloseBlock();
   Line("");
+  scratch_need_.bytes = std::max(scratch_need_.bytes, function_scratch_bytes_);
 }
 
 std::string CodeGenC::Finish() const { return std::string(kPreamble) + "\n" + body_.str(); }
@@ -456,6 +478,12 @@ void CodeGenC::VisitStmt_(const AllocateNode* op) {
     VisitStmt(op->body);
     CloseBlock();
     return;
+  }
+  if (constant) {
+    function_scratch_bytes_ += kScratchAlignment + (count * t.bytes() + kScratchAlignment - 1) /
+                                                       kScratchAlignment * kScratchAlignment;
+  } else if (scratch_need_.unbounded_function.empty()) {
+    scratch_need_.unbounded_function = function_name_;
   }
   std::string nbytes = VisitExpr(elements);
   std::string name = Bind(op->buffer_var);

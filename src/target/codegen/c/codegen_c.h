@@ -34,6 +34,15 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   void AddFunction(const std::string& name, const PrimFunc& func);
   // The whole source: the preamble, then every function added.
   std::string Finish() const;
+  // What one call of the hungriest function asks of the workspace service at most, in the
+  // micro runtime's accounting (each block 64-byte aligned behind a 64-byte header, see
+  // src/crt/loom_crt.c); `unbounded_function` names a function whose need has no constant
+  // bound (an allocation of symbolic size), if any.
+  struct ScratchNeed {
+    int64_t bytes = 0;
+    std::string unbounded_function;
+  };
+  const ScratchNeed& scratch_need() const { return scratch_need_; }
 
   // ---- for the intrinsic emitters (codegen_c_call.cc)
   // A fresh temporary of `t` holding `value`; its name.
@@ -77,6 +86,8 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   int next_name_ = 0;  // every binding gets a name of its own, so none shadows another
   std::unordered_map<const VarNode*, std::string> names_;
   std::vector<std::string> live_workspaces_;  // freed on every failure return
+  int64_t function_scratch_bytes_ = 0;         // the sum over the current function's blocks
+  ScratchNeed scratch_need_;
   // The C value of each expression node computed in the current statement, per open block.
   std::vector<std::unordered_map<const Object*, std::string>> memo_{1};
 };

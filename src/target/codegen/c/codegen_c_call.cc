@@ -126,18 +126,39 @@ std::string AddressOf(CodeGenC& c, const CallNode* op) {
                 "(void*)" + c.ElementAddress(load->buffer, FlatIndex(load->buffer, load->indices)));
 }
 
-// Byte offsets of the runtime's structs, as the llvm target reads them.
+// The runtime's structs through C's own declarations of them (the preamble's LoomValue and
+// LoomTensor), so the layout is the one of the ABI the code is compiled for: 32-bit targets
+// lay DLTensor out differently from 64-bit ones.
 std::string StructGet(CodeGenC& c, const CallNode* op) {
   using tir::builtin::StructField;
   std::string base = c.VisitExpr(op->args[0]);
   int64_t index = 0, field = 0;
   LOOM_ICHECK(IsConstInt(op->args[1], &index) && IsConstInt(op->args[2], &field))
       << "loom_struct_get takes constant index and field";
-  int64_t offset = StructFieldOffset(static_cast<StructField>(field), index);
-  std::string type = CodeGenC::ComputeType(op->dtype);
-  if (op->dtype.is_handle()) type = "void*";
-  return c.Temp(op->dtype, "*(" + type + " const*)((const char*)" + base + " + " +
-                               std::to_string(offset) + ")");
+  std::string at = "[" + std::to_string(index) + "]";
+  std::string tensor = "((const LoomTensor*)" + base + ")" + at;
+  std::string value;
+  switch (static_cast<StructField>(field)) {
+    case StructField::kArgValue:
+      value = "((const LoomValue*)" + base + ")" + at +
+              (op->dtype.is_handle() ? ".v_handle"
+               : op->dtype.is_float() ? ".v_float64"
+                                      : ".v_int64");
+      break;
+    case StructField::kInt32Element: value = "((const int32_t*)" + base + ")" + at; break;
+    case StructField::kInt64Element: value = "((const int64_t*)" + base + ")" + at; break;
+    case StructField::kTensorData: value = tensor + ".data"; break;
+    case StructField::kTensorDeviceType: value = tensor + ".device.device_type"; break;
+    case StructField::kTensorNDim: value = tensor + ".ndim"; break;
+    case StructField::kTensorDTypeCode: value = tensor + ".dtype.code"; break;
+    case StructField::kTensorDTypeBits: value = tensor + ".dtype.bits"; break;
+    case StructField::kTensorDTypeLanes: value = tensor + ".dtype.lanes"; break;
+    case StructField::kTensorShape: value = "(void*)" + tensor + ".shape"; break;
+    case StructField::kTensorStrides: value = "(void*)" + tensor + ".strides"; break;
+    case StructField::kTensorByteOffset: value = tensor + ".byte_offset"; break;
+  }
+  LOOM_ICHECK(!value.empty()) << "unknown struct field " << field;
+  return c.Temp(op->dtype, "(" + CodeGenC::ComputeType(op->dtype) + ")" + value);
 }
 
 // loom_check(cond, format, int64 values...): on failure the message is formatted with

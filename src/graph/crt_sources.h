@@ -1,0 +1,17 @@
+// The micro runtime's sources (include/loom/crt/loom_crt.h, src/crt/loom_crt.c), embedded at
+// build time (cmake/embed_files.cmake) so that the AOT export can write them beside a model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace loom::graph {
+
+struct EmbeddedFile {
+  std::string name;  // the file's name, without its folder
+  std::string text;
+};
+
+const std::vector<EmbeddedFile>& CrtSources();
+
+}  // namespace loom::graph
