@@ -29,10 +29,11 @@ def _run(command, timeout=None):
 
 
 def compile_model(loom, model_path, artifact_path, opt_level=None, input_shapes=None,
-                  timeout=None):
+                  timeout=None, extra_args=()):
     """Runs `loom compile`; returns its wall time in seconds. `input_shapes` maps input
-    names to shapes for symbolic dimensions."""
-    command = [loom, "compile", model_path, "-o", artifact_path]
+    names to shapes for symbolic dimensions; `extra_args` go on the command line as given
+    (`--target`, `--executor`, ...)."""
+    command = [loom, "compile", model_path, "-o", artifact_path, *extra_args]
     if opt_level is not None:
         command += ["--opt-level", str(opt_level)]
     for name, shape in (input_shapes or {}).items():

@@ -15,11 +15,6 @@
 #include "model_commands.h"
 
 namespace loom::cli {
-namespace {
-
-
-}  // namespace
-
 void AddCompileCommand(CLI::App& app) {
   auto options = std::make_shared<CompileCommandOptions>();
   CLI::App* command = app.add_subcommand("compile", "Compile an ONNX model into a shared library");
@@ -28,9 +23,11 @@ void AddCompileCommand(CLI::App& app) {
       "operators and writes one shared library holding the kernels, the execution graph and "
       "the weights; `loom run` and `loom bench` load it, as does runtime::LoadModel. Progress "
       "with each stage's time goes to stderr, a summary line to stdout.\n\n"
-      "Example: loom compile resnet18.onnx -o resnet18.so --input-shape input=1x3x224x224\n");
+      "Example: loom compile resnet18.onnx -o resnet18.so --input-shape input=1x3x224x224\n"
+      "Bare metal: loom compile digits.onnx --target cortex-m4 --executor aot --runtime crt "
+      "-o digits_c/\n");
   command->add_option("model", options->model_path, "ONNX model file (.onnx)")->required();
-  command->add_option("-o,--output", options->output_path, "Compiled model to write (.so)")
+  command->add_option("-o,--output", options->output_path, "Compiled model to write (.so), or with --executor aot the folder of C sources")
       ->required();
   command
       ->add_option("--target", options->target,
@@ -46,6 +43,21 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=DxDx...: the shape of an input (required for each input with a "
                       "symbolic dimension, such as a batch size); repeatable");
+  command
+      ->add_option("--executor", options->executor,
+                   "graph: one shared library that the runtime loads (the default); aot: C "
+                   "sources with one entry point, for --runtime crt")
+      ->check(CLI::IsMember({"graph", "aot"}))
+      ->capture_default_str();
+  command
+      ->add_option("--runtime", options->runtime,
+                   "cpp: libloom_runtime (the default); crt: the micro runtime, no OS needed "
+                   "(with --executor aot and a c target; -o names a folder)")
+      ->check(CLI::IsMember({"cpp", "crt"}))
+      ->capture_default_str();
+  command->add_option("--name", options->name,
+                      "With --executor aot: the prefix of the entry point <name>_run and of "
+                      "the files (default: the model file's name)");
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });
 }

@@ -3,6 +3,7 @@
 // time on stderr as it finishes; `loom inspect model.onnx`: what the importer (and, with
 // --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
 // executable, which exports its symbols.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "cli_common.h"
 #include "compiler_commands.h"
 #include "loom/frontend/onnx.h"
+#include "loom/graph/aot.h"
 #include "loom/graph/compile.h"
 
 namespace loom::cli {
@@ -73,12 +75,40 @@ int64_t CompiledWeightBytes(const graph::CompiledModel& compiled) {
   return bytes;
 }
 
+// The AOT entry point's prefix: --name, else the model file's stem made a C identifier.
+std::string AotName(const CompileCommandOptions& options) {
+  if (!options.name.empty()) return options.name;
+  std::string name = std::filesystem::path(options.model_path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
+  return name;
+}
+
+void CheckExecutorAndRuntime(const CompileCommandOptions& options) {
+  LOOM_CHECK_USER(options.executor != "aot" || options.runtime == "crt")
+      << "--executor aot writes C for the micro runtime: add --runtime crt";
+  LOOM_CHECK_USER(options.runtime != "crt" || options.executor == "aot")
+      << "--runtime crt runs models compiled ahead of time: add --executor aot";
+  LOOM_CHECK_USER(options.name.empty() || options.executor == "aot")
+      << "--name names the entry point of --executor aot; the graph executor has none";
+}
+
 void RunCompile(const CompileCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
+  CheckExecutorAndRuntime(options);
   LOOM_CHECK_USER(!IsSharedLibrary(options.model_path))
       << "model '" << options.model_path
       << "' is already a compiled model (a shared library); compile takes an ONNX model";
-  std::filesystem::path output_dir = std::filesystem::path(options.output_path).parent_path();
+  const bool aot = options.executor == "aot";
+  // A library goes into an existing folder; the AOT sources into a folder of their own, which
+  // may be made (its parent must exist).
+  std::filesystem::path output_dir =
+      std::filesystem::path(options.output_path).lexically_normal().parent_path();
+  if (aot && !std::filesystem::path(options.output_path).has_filename()) {
+    output_dir = output_dir.parent_path();
+  }
   LOOM_CHECK_USER(output_dir.empty() || std::filesystem::is_directory(output_dir))
       << "-o " << options.output_path << ": the directory '" << output_dir.string()
       << "' does not exist";
@@ -96,6 +126,19 @@ void RunCompile(const CompileCommandOptions& options) {
   graph::CompiledModel compiled = graph::Compile(
       imported.module, compile_options,
       [&progress](const std::string& stage, double seconds) { progress.Print(stage, seconds); });
+  if (aot) {
+    std::string name = AotName(options);
+    graph::AotSummary summary = graph::ExportAot(compiled, options.output_path, {.name = name});
+    progress.Stage("export");
+    std::cout << "compiled " << options.model_path << " -> " << options.output_path << " (" << name
+              << ".h, " << name << ".c, " << name << "_kernels.c, loom_crt.h, loom_crt.c): "
+              << compiled.kernel_names.size() << " kernel calls, weights "
+              << BytesText(summary.weight_bytes) << " (const), workspace "
+              << BytesText(summary.workspace_bytes) << " (memory plan "
+              << BytesText(summary.slot_bytes) << " + kernel scratch "
+              << BytesText(summary.scratch_bytes) << "), entry point " << name << "_run\n";
+    return;
+  }
   graph::ExportModel(compiled, options.output_path);
   progress.Stage("export");
 

@@ -18,6 +18,9 @@ struct CompileCommandOptions {
   int opt_level = 3;
   std::vector<std::string> input_shapes;
   bool quiet = false;
+  std::string executor = "graph";  // or "aot"
+  std::string runtime = "cpp";     // or "crt" (with aot)
+  std::string name;                // the AOT entry point's prefix; empty: the model file's stem
 };
 
 struct InspectCommandOptions {
