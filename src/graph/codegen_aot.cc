@@ -293,18 +293,23 @@ void WriteText(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-AotSummary ExportAot(const CompiledModel& model, const std::string& directory,
-                     const AotOptions& options) {
+void CheckAotOptions(const AotOptions& options, const std::string& target) {
   LOOM_CHECK_USER(IsCIdentifier(options.name))
       << "ExportAot: the model name '" << options.name
       << "' is not a C identifier (letters, digits and '_', not starting with a digit); it "
          "names the entry point <name>_run";
-  const std::string target_text = nlohmann::json::parse(model.graph_json).at("target");
-  const codegen::CSource* source = codegen::FindCSource(model.kernels);
-  LOOM_CHECK_USER(source != nullptr)
-      << "ExportAot: the model was compiled for '" << target_text
+  LOOM_CHECK_USER(codegen::CodegenForTarget(Target::Parse(target)).c_source)
+      << "ExportAot: the model is compiled for '" << target
       << "', whose kernels are not C; the AOT executor with the crt runtime needs a c target "
          "(--target c, or a micro-controller tag such as cortex-m4)";
+}
+
+AotSummary ExportAot(const CompiledModel& model, const std::string& directory,
+                     const AotOptions& options) {
+  const std::string target_text = nlohmann::json::parse(model.graph_json).at("target");
+  CheckAotOptions(options, target_text);
+  const codegen::CSource* source = codegen::FindCSource(model.kernels);
+  LOOM_ICHECK(source != nullptr) << "a c target's module holds no C source";
   LOOM_CHECK_USER(source->unbounded_function.empty())
       << "ExportAot: kernel '" << source->unbounded_function
       << "' allocates a buffer of symbolic size, which a static workspace cannot hold";

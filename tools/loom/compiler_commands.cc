@@ -113,6 +113,8 @@ void RunCompile(const CompileCommandOptions& options) {
       << "-o " << options.output_path << ": the directory '" << output_dir.string()
       << "' does not exist";
 
+  if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
+
   frontend::onnx::ImportOptions import_options;
   import_options.input_shapes = ParseInputShapes(options.input_shapes);
   ProgressPrinter progress(options.quiet);

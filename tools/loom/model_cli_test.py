@@ -119,6 +119,25 @@ def test_compile(tmp, model):
           "the aarch64-neon artifact is not an AArch64 ELF library")
     expect_error("running an AArch64 artifact here",
                  ["built for aarch64, and this runtime runs on"], "run", arm)
+
+    # Ahead of time, for the micro runtime: C sources in a new folder, named after the model.
+    aot = os.path.join(tmp, "model_c")
+    out, _ = expect_success("compile", model, "-o", aot, "--input-shape", "image=1x3x8x8",
+                            "--quiet", "--target", "c", "--executor", "aot", "--runtime", "crt")
+    stem = os.path.basename(model)[:-len(".onnx")]
+    for name in (f"{stem}.h", f"{stem}.c", f"{stem}_kernels.c", "loom_crt.h", "loom_crt.c"):
+        check(os.path.isfile(os.path.join(aot, name)), f"the AOT export wrote no {name}")
+    check(f"entry point {stem}_run" in out and "workspace" in out, f"AOT summary: {out!r}")
+    expect_error("aot without crt", "add --runtime crt", "compile", model, "-o", aot,
+                 "--executor", "aot")
+    expect_error("crt without aot", "add --executor aot", "compile", model, "-o", aot,
+                 "--runtime", "crt")
+    expect_error("aot for llvm", ["compiled for 'llvm", "whose kernels are not C"], "compile",
+                 model, "-o", aot, "--input-shape", "image=1x3x8x8", "--executor", "aot",
+                 "--runtime", "crt")
+    expect_error("aot name", "'9lives' is not a C identifier", "compile", model, "-o", aot,
+                 "--input-shape", "image=1x3x8x8", "--executor", "aot", "--runtime", "crt",
+                 "--target", "c", "--name", "9lives")
     return artifact, quiet
 
 

@@ -39,4 +39,8 @@ struct AotSummary {
 AotSummary ExportAot(const CompiledModel& model, const std::string& directory,
                      const AotOptions& options);
 
+// What ExportAot checks of its options and the target before anything is compiled: a loom::Error
+// for a name that is no C identifier or a target whose code generator writes no C.
+void CheckAotOptions(const AotOptions& options, const std::string& target);
+
 }  // namespace loom::graph

@@ -30,6 +30,8 @@ struct CodegenEntry {
   std::function<void(const runtime::Module& module, const std::string& path,
                      const std::vector<LibraryBlob>& blobs)>
       export_library;
+  // Whether its modules hold C source (FindCSource), which the AOT executor needs.
+  bool c_source = false;
 };
 
 void RegisterCodegen(CodegenEntry entry);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A real model end to end against ONNX Runtime.
 
-Generates the model (cached in --workdir), compiles it with `loom compile`, runs it with
-`loom run` on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
+Generates the model (cached in --workdir), compiles it with `loom compile` (for --target),
+runs it with `loom run` (through --runner, for another architecture's runtime under an
+emulator) on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
 output: same names, shapes and dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
@@ -10,6 +11,7 @@ Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package)
 import argparse
 import importlib
 import os
+import shlex
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -73,6 +75,10 @@ def main():
     parser.add_argument("--layers", type=int, help="encoder layers of bert_base")
     parser.add_argument("--opt-level", type=int, help="loom compile --opt-level")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--target", help="loom compile --target")
+    parser.add_argument("--runner",
+                        help="the command line that runs `loom`, for `loom run` (default: "
+                             "--loom itself)")
     args = parser.parse_args()
 
     missing = missing_packages(args.model)
@@ -90,10 +96,14 @@ def main():
     model_path = models.cached(args.model, args.workdir, args.layers)
     artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] + ".so")
     try:
-        compile_s = loom_tool.compile_model(args.loom, model_path, artifact, args.opt_level)
+        compile_s = loom_tool.compile_model(
+            args.loom, model_path, artifact, args.opt_level,
+            extra_args=["--target", args.target] if args.target else ())
         print(f"{args.model}: loom compile took {compile_s:.1f} s", flush=True)
         inputs = models.random_inputs(args.model, args.seed)
-        loom_outputs = loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
+        loom_outputs = loom_tool.run_model(
+            shlex.split(args.runner) if args.runner else args.loom, artifact, inputs,
+            args.workdir)
     except loom_tool.LoomError as error:
         print(f"FAIL {args.model}: {error}")
         return 1

@@ -106,6 +106,6 @@ const CSource* FindCSource(const runtime::Module& module) {
 }
 
 LOOM_REGISTER_CODEGEN({.target_kind = "c", .module_type = "c", .build = BuildC,
-                       .export_library = ExportC});
+                       .export_library = ExportC, .c_source = true});
 
 }  // namespace loom::codegen
