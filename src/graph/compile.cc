@@ -10,6 +10,7 @@
 #include "graph/codegen_json.h"
 #include "loom/graph/lower.h"
 #include "loom/graph/transform.h"
+#include "loom/ir/pass_context.h"
 #include "loom/target/build.h"
 
 namespace loom::graph {
@@ -91,29 +92,26 @@ Pass CopyConstantOutputs() {
           }};
 }
 
-// The graph passes of an optimization level, in order.
+// The graph passes, in order, each at the lowest level it runs at (the compile's PassContext
+// skips the others):
 //   -O0: every operator its own kernel, the model as written.
 //   -O1: fusion.
 //   -O2: inference simplifications, constants folded, common subexpressions merged.
-//   -O3: per-channel scales folded into weights, blocked layouts for the x86 kernels.
+//   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
 // At every level a constant model output becomes the output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
-  if (options.opt_level == 0) return {CopyConstantOutputs(), FuseOps(/*max_group_size=*/1)};
-  std::vector<Pass> passes;
-  if (options.opt_level >= 2) {
-    passes.push_back(SimplifyInference());  // batch_norm -> scale and shift; dropout gone
-    passes.push_back(FoldConstant(target));  // ... which become constants here
-    passes.push_back(EliminateCommonSubexpr());
-  }
-  if (options.opt_level >= 3) {
-    passes.push_back(FoldScaleAxis());  // the scales into conv / dense weights
-    passes.push_back(AlterOpLayout(target));
-    passes.push_back(FoldConstant(target));  // the scaled, re-laid-out and transformed weights
-  }
-  if (options.opt_level >= 2) passes.push_back(DeadCodeElimination());
-  passes.push_back(CopyConstantOutputs());  // after folding, which may make outputs constant
-  passes.push_back(FuseOps(options.max_fuse_group));
-  return passes;
+  return {
+      AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
+      AtLevel(2, FoldConstant(target)),  // ... which become constants here
+      AtLevel(2, EliminateCommonSubexpr()),
+      AtLevel(3, FoldScaleAxis()),  // the scales into conv / dense weights
+      AtLevel(3, AlterOpLayout(target)),
+      AtLevel(3, FoldConstant(target)),  // the scaled, re-laid-out and transformed weights
+      AtLevel(2, DeadCodeElimination()),
+      CopyConstantOutputs(),  // after folding, which may make outputs constant
+      // -O0 fuses nothing: a group of one operator each.
+      FuseOps(options.opt_level >= 1 ? options.max_fuse_group : 1),
+  };
 }
 
 }  // namespace
@@ -122,6 +120,11 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
   Target target = Target::Parse(options.target);
+  // One context for the whole compile, graph and TIR passes alike: the caller's (its
+  // instruments, config and disabled passes) at the options' level.
+  transform::PassContext context = transform::PassContext::Current();
+  context.opt_level = options.opt_level;
+  transform::PassContextScope scope(std::move(context));
   StageTimer timer(on_stage);
   // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
   IRModule fused = RunPasses(module, GraphPasses(options, target));

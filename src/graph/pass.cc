@@ -1,9 +1,7 @@
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-
+// Running graph passes under the shared PassContext (loom/ir/pass_context.h).
 #include "loom/graph/transform.h"
+
+#include "loom/ir/pass_context.h"
 
 namespace loom::graph {
 
@@ -17,37 +15,28 @@ bool SameFunctions(const IRModule& a, const IRModule& b) {
   return true;
 }
 
-void WriteDump(const std::string& dir, int number, const std::string& pass,
-               const IRModule& module) {
-  char prefix[32];
-  std::snprintf(prefix, sizeof(prefix), "graph_%03d_", number);
-  std::string path = dir + "/" + prefix + pass + ".txt";
-  std::ofstream out(path);
-  LOOM_CHECK_USER(out.good()) << "LOOM_DUMP_IR: cannot write '" << path << "'";
-  out << ToText(module);
-}
-
 }  // namespace
 
+Pass AtLevel(int opt_level, Pass pass) {
+  pass.opt_level = opt_level;
+  return pass;
+}
+
 IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes) {
-  const char* dump_dir = std::getenv("LOOM_DUMP_IR");
-  const char* time_passes = std::getenv("LOOM_TIME_PASSES");
-  bool dumping = dump_dir && *dump_dir;
-  if (dumping) WriteDump(dump_dir, 0, "input", module);
+  transform::PassContext& context = transform::PassContext::Current();
   IRModule current = module;
-  int number = 0;
   for (const Pass& pass : passes) {
-    ++number;
-    auto start = std::chrono::steady_clock::now();
-    IRModule result = pass.run(current);
-    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-    bool changed = !SameFunctions(current, result);
-    if (time_passes && std::string(time_passes) == "1") {
-      std::fprintf(stderr, "[loom] graph pass %-24s %10.3f ms%s\n", pass.name.c_str(),
-                   elapsed.count(), changed ? "" : " (unchanged)");
-    }
-    if (dumping && changed) WriteDump(dump_dir, number, pass.name, result);
-    current = std::move(result);
+    transform::PassInfo info{pass.name, pass.opt_level};
+    if (!context.IsEnabled(info)) continue;
+    context.RunPass(
+        info,
+        [&] {
+          IRModule result = pass.run(current);
+          bool changed = !SameFunctions(current, result);
+          current = std::move(result);
+          return changed;
+        },
+        [&] { return ToText(current); });
   }
   return current;
 }

@@ -1,36 +1,11 @@
-// The pass infrastructure: contexts, running passes with instruments, dumps and timing.
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <deque>
-#include <filesystem>
-#include <fstream>
-#include <iomanip>
-#include <sstream>
+// TIR passes: leaf passes run through the shared PassContext (loom/ir/pass_context.h);
+// Sequential and the pass constructors.
 
 #include "loom/tir/transform.h"
 
 namespace loom::tir::transform {
 
 namespace {
-
-// A deque: entering a scope inside a running pass must not move the contexts that running
-// passes hold references to.
-thread_local std::deque<PassContext> context_stack;
-
-PassContext& DefaultContext() {
-  thread_local PassContext context;
-  return context;
-}
-
-const char* ConfigTypeName(const ConfigValue& value) {
-  switch (value.index()) {
-    case 0: return "bool";
-    case 1: return "int64_t";
-    case 2: return "double";
-    default: return "string";
-  }
-}
 
 bool SameFunctions(const IRModule& before, const IRModule& after) {
   if (before.size() != after.size()) return false;
@@ -42,49 +17,7 @@ bool SameFunctions(const IRModule& before, const IRModule& after) {
   return identical || StructuralEqual(before, after);
 }
 
-void WriteDump(const std::string& dir, const std::string& file, const IRModule& module) {
-  std::filesystem::path path = std::filesystem::path(dir) / file;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  std::ofstream out(path);
-  LOOM_CHECK_USER(out.good()) << "LOOM_DUMP_IR: cannot write " << path.string()
-                              << "; set LOOM_DUMP_IR to a writable directory";
-  out << ToScript(module);
-}
-
-std::string DumpFileName(int number, const std::string& pass_name) {
-  std::ostringstream name;
-  name << std::setw(3) << std::setfill('0') << number << "_after_" << pass_name << ".txt";
-  return name.str();
-}
-
 }  // namespace
-
-void PassInstrument::RunBeforePass(const IRModule&, const PassInfo&) {}
-void PassInstrument::RunAfterPass(const IRModule&, const PassInfo&, bool) {}
-
-PassContext& PassContext::Current() {
-  return context_stack.empty() ? DefaultContext() : context_stack.back();
-}
-
-bool PassContext::IsEnabled(const PassInfo& info) const {
-  if (info.opt_level > opt_level) return false;
-  for (const std::string& disabled : disabled_passes) {
-    if (disabled == info.name) return false;
-  }
-  return true;
-}
-
-void PassContext::ThrowConfigTypeError(const std::string& key) const {
-  LOOM_THROW << "pass config '" << key << "' holds a " << ConfigTypeName(config.at(key))
-             << ", which is not the type the pass reads; set it with the documented type";
-}
-
-PassContextScope::PassContextScope(PassContext context) {
-  context_stack.push_back(std::move(context));
-}
-
-PassContextScope::~PassContextScope() { context_stack.pop_back(); }
 
 struct Pass::Impl {
   PassInfo info;
@@ -106,38 +39,21 @@ IRModule Pass::operator()(const IRModule& module) const {
     for (const Pass& pass : impl_->children) current = pass(current);
     return current;
   }
-  return RunLeaf(module, context);
+  IRModule result = module;
+  context.RunPass(
+      impl_->info,
+      [&] {
+        result = impl_->function(module, context);
+        return !SameFunctions(module, result);
+      },
+      [&] { return ToScript(result); });
+  return result;
 }
 
 PrimFunc Pass::operator()(const PrimFunc& func) const {
   IRModule module;
   module.Add("main", func);
   return (*this)(module).Lookup("main");
-}
-
-IRModule Pass::RunLeaf(const IRModule& module, PassContext& context) const {
-  const PassInfo& info = impl_->info;
-  const char* dump_dir = std::getenv("LOOM_DUMP_IR");
-  bool dumping = dump_dir && *dump_dir;
-  if (dumping && context.passes_run_ == 0) WriteDump(dump_dir, "000_input.txt", module);
-  int number = ++context.passes_run_;
-
-  for (const auto& instrument : context.instruments) instrument->RunBeforePass(module, info);
-  auto start = std::chrono::steady_clock::now();
-  IRModule result = impl_->function(module, context);
-  std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-  bool changed = !SameFunctions(module, result);
-  for (const auto& instrument : context.instruments) {
-    instrument->RunAfterPass(result, info, changed);
-  }
-
-  const char* time_passes = std::getenv("LOOM_TIME_PASSES");
-  if (time_passes && std::string(time_passes) == "1") {
-    std::fprintf(stderr, "[loom] pass %-28s %10.3f ms%s\n", info.name.c_str(), elapsed.count(),
-                 changed ? "" : " (unchanged)");
-  }
-  if (dumping && changed) WriteDump(dump_dir, DumpFileName(number, info.name), result);
-  return result;
 }
 
 Pass CreateModulePass(Pass::ModuleFunction function, int opt_level, std::string name) {

@@ -1,6 +1,8 @@
 // Graph passes: each a named module-to-module function in its own file under
-// src/graph/transforms/, run in sequence by RunPasses (which honours LOOM_DUMP_IR=dir, the
-// text after every pass that changed the module, and LOOM_TIME_PASSES=1).
+// src/graph/transforms/, run in sequence by RunPasses under the current PassContext, the one
+// TIR passes run under too (loom/ir/pass_context.h): a pass above its opt_level or named in
+// disabled_passes is skipped, its instruments see every pass, LOOM_DUMP_IR and
+// LOOM_TIME_PASSES show each step.
 // The pipeline per optimization level reads top to bottom in src/graph/compile.cc.
 #pragma once
 
@@ -16,7 +18,11 @@ namespace loom::graph {
 struct Pass {
   std::string name;
   std::function<IRModule(const IRModule&)> run;
+  int opt_level = 0;  // the context's opt_level it needs
 };
+
+// `pass`, run only when the context's opt_level is at least `opt_level`.
+Pass AtLevel(int opt_level, Pass pass);
 
 IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes);
 

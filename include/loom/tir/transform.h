@@ -8,13 +8,10 @@
 //   IRModule out = Sequential({UnrollLoop(), Simplify(), RemoveNoOp()})(module);
 //
 // A Pass is a named object with one job that maps an IRModule to a new one (a PrimFunc pass
-// maps each function). Running a pass consults the current PassContext: a pass whose
-// opt_level exceeds the context's, or whose name is in disabled_passes, is skipped; the
-// context's instruments see every pass run. Two environment variables help debugging:
-//   LOOM_DUMP_IR=dir     writes the module before the first pass (000_input.txt) and after
-//                        every pass that changed it (NNN_after_Name.txt, NNN counting the
-//                        passes run in the current context) as ToScript text;
-//   LOOM_TIME_PASSES=1   prints each pass's wall time to stderr.
+// maps each function). Running a pass consults the current PassContext (loom/ir/
+// pass_context.h, shared with the graph passes): a pass whose opt_level exceeds the
+// context's, or whose name is in disabled_passes, is skipped; the context's instruments see
+// every pass run; LOOM_DUMP_IR=dir writes ToScript text, LOOM_TIME_PASSES=1 wall times.
 #pragma once
 
 #include <functional>
@@ -25,6 +22,7 @@
 #include <vector>
 
 #include "loom/ir/module.h"
+#include "loom/ir/pass_context.h"
 
 namespace loom::tir::builtin {
 
@@ -52,60 +50,12 @@ inline constexpr const char* kComputeScope = "compute_scope";
 
 namespace loom::tir::transform {
 
-using ConfigValue = std::variant<bool, int64_t, double, std::string>;
-
-struct PassInfo {
-  std::string name;
-  // The pass runs only when the context's opt_level is at least this.
-  int opt_level = 0;
-};
-
-// Observes pass runs (timing, IR checks, counting); added to a PassContext.
-class PassInstrument {
- public:
-  virtual ~PassInstrument() = default;
-  virtual void RunBeforePass(const IRModule& module, const PassInfo& info);
-  virtual void RunAfterPass(const IRModule& module, const PassInfo& info, bool changed);
-};
-
-class PassContext {
- public:
-  int opt_level = 2;
-  std::map<std::string, ConfigValue> config;
-  std::vector<std::string> disabled_passes;
-  std::vector<std::shared_ptr<PassInstrument>> instruments;
-
-  // The innermost context entered on this thread by a PassContextScope, or a default
-  // context when there is none.
-  static PassContext& Current();
-
-  // config[key] as a T, or default_value when absent; a user error naming the key when it
-  // holds another type.
-  template <typename T>
-  T GetConfig(const std::string& key, T default_value) const {
-    auto it = config.find(key);
-    if (it == config.end()) return default_value;
-    if (const T* value = std::get_if<T>(&it->second)) return *value;
-    ThrowConfigTypeError(key);
-  }
-
-  bool IsEnabled(const PassInfo& info) const;
-
- private:
-  friend class Pass;
-  [[noreturn]] void ThrowConfigTypeError(const std::string& key) const;
-  // Passes run so far under this context (numbers the IR dump files).
-  int passes_run_ = 0;
-};
-
-// Makes `context` the current one until the scope ends; scopes nest.
-class PassContextScope {
- public:
-  explicit PassContextScope(PassContext context);
-  ~PassContextScope();
-  PassContextScope(const PassContextScope&) = delete;
-  PassContextScope& operator=(const PassContextScope&) = delete;
-};
+// The context is shared with the graph layer's passes (loom/ir/pass_context.h).
+using ::loom::transform::ConfigValue;
+using ::loom::transform::PassContext;
+using ::loom::transform::PassContextScope;
+using ::loom::transform::PassInfo;
+using ::loom::transform::PassInstrument;
 
 class Pass;
 // Runs `passes` in order (each subject to the context on its own).
@@ -126,7 +76,6 @@ class Pass {
  private:
   friend Pass Sequential(std::vector<Pass> passes, std::string name);
   struct Impl;
-  IRModule RunLeaf(const IRModule& module, PassContext& context) const;
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -426,7 +426,7 @@ Pass LoopPartition() {
     Stmt body = LoopPartitioner(partition_unlikely).VisitStmt(func->body);
     return WithBody(func, body);
   };
-  return CreatePrimFuncPass(rewrite, 0, "LoopPartition");
+  return CreatePrimFuncPass(rewrite, 1, "LoopPartition");
 }
 
 }  // namespace loom::tir::transform

@@ -115,7 +115,7 @@ Pass RemoveNoOp() {
     Stmt body = NoOpRemover().VisitStmt(func->body);
     return WithBody(func, body);
   };
-  return CreatePrimFuncPass(rewrite, 0, "RemoveNoOp");
+  return CreatePrimFuncPass(rewrite, 1, "RemoveNoOp");
 }
 
 }  // namespace loom::tir::transform

@@ -354,7 +354,7 @@ Pass StorageRewrite() {
     if (StructuralEqual(body, func->body)) return func;
     return PrimFunc(func->params, func->buffer_map, body, func->ret_type, func->attrs);
   };
-  return CreatePrimFuncPass(rewrite, 0, "StorageRewrite");
+  return CreatePrimFuncPass(rewrite, 1, "StorageRewrite");
 }
 
 int64_t AllocatedBytes(const PrimFunc& func) {

@@ -65,7 +65,7 @@ Pass UnrollLoop() {
     Stmt body = LoopUnroller(auto_max_step).VisitStmt(func->body);
     return WithBody(func, body);
   };
-  return CreatePrimFuncPass(rewrite, 0, "UnrollLoop");
+  return CreatePrimFuncPass(rewrite, 1, "UnrollLoop");
 }
 
 }  // namespace loom::tir::transform

@@ -18,27 +18,6 @@ using test::ErrorOf;
 using test::RandomArray;
 using namespace test::models;  // NOLINT: the models and helpers of compile_test_models.h
 
-// Compiles `main` at `opt_level` for `target`, runs it on random inputs and compares with
-// the reference.
-CompiledModel ExpectMatchesReference(const Function& main, int opt_level,
-                                     const std::string& target = "llvm") {
-  std::vector<runtime::NDArray> inputs;
-  for (const Var& param : main->params) {
-    inputs.push_back(RandomArray(param.type().ConstShape().value(), kF32, 100));
-  }
-  CompiledModel compiled =
-      Compile(IRModule::FromFunction(main), {.opt_level = opt_level, .target = target});
-  std::vector<runtime::NDArray> got = RunModel(MakeGraphModel(compiled), inputs);
-  std::vector<runtime::NDArray> want = Reference(main, inputs);
-  EXPECT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    EXPECT_EQ(got[i].Shape(), want[i].Shape());
-    test::ExpectClose(got[i], test::Values(want[i]), 1e-4,
-                      "output " + std::to_string(i) + " at -O" + std::to_string(opt_level));
-  }
-  return compiled;
-}
-
 // conv -> batch_norm -> relu -> add(residual) -> relu: batch_norm becomes a scale and a
 // shift (SimplifyInference, FoldConstant), the scale folds into the conv weights
 // (FoldScaleAxis), and what is left after the conv fuses into its kernel.

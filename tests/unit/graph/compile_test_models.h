@@ -106,4 +106,25 @@ inline std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::Gra
   return outputs;
 }
 
+// Compiles `main` at `opt_level` for `target`, runs it on random inputs and compares with
+// the reference.
+inline CompiledModel ExpectMatchesReference(const Function& main, int opt_level,
+                                     const std::string& target = "llvm") {
+  std::vector<runtime::NDArray> inputs;
+  for (const Var& param : main->params) {
+    inputs.push_back(test::RandomArray(param.type().ConstShape().value(), kF32, 100));
+  }
+  CompiledModel compiled =
+      Compile(IRModule::FromFunction(main), {.opt_level = opt_level, .target = target});
+  std::vector<runtime::NDArray> got = RunModel(MakeGraphModel(compiled), inputs);
+  std::vector<runtime::NDArray> want = Reference(main, inputs);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    EXPECT_EQ(got[i].Shape(), want[i].Shape());
+    test::ExpectClose(got[i], test::Values(want[i]), 1e-4,
+                      "output " + std::to_string(i) + " at -O" + std::to_string(opt_level));
+  }
+  return compiled;
+}
+
 }  // namespace loom::graph::test::models

@@ -105,10 +105,10 @@ TEST(PassTest, ConfigValuesAreTyped) {
 
 class RecordingInstrument : public PassInstrument {
  public:
-  void RunBeforePass(const IRModule&, const PassInfo& info) override {
+  void RunBeforePass(const PassInfo& info) override {
     log << "before " << info.name << ";";
   }
-  void RunAfterPass(const IRModule&, const PassInfo& info, bool changed) override {
+  void RunAfterPass(const PassInfo& info, bool changed) override {
     log << "after " << info.name << (changed ? " changed;" : " unchanged;");
   }
   std::ostringstream log;
