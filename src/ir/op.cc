@@ -74,6 +74,10 @@ constexpr OpSpec kBuiltinOps[] = {
     {"loom_struct_get", CallEffect::kReadState, 3},
     {"loom_handle_is_null", CallEffect::kPure, 1},
     {"loom_check", CallEffect::kOpaque, -1},
+    // loom_call_packed("name", args...) calls the function `name` of the modules the
+    // calling module imports (a device kernel, with its launch extents as the last
+    // arguments; SplitHostDevice makes these) and fails the caller when it fails.
+    {"loom_call_packed", CallEffect::kOpaque, -1},
 };
 
 class OpRegistry {

@@ -1,5 +1,5 @@
 // The backend services of c_backend_api.h other than parallel launch (thread_pool.cc):
-// workspace memory and the per-thread last error. They are called from generated code, so
+// workspace memory, the per-thread last error, and calls into a module's imports. They are called from generated code, so
 // they report failure through return values and the last error, never by throwing.
 #include <algorithm>
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "loom/runtime/c_backend_api.h"
 #include "loom/runtime/device_api.h"
+#include "loom/runtime/module.h"
 #include "loom/support/error.h"
 
 namespace {
@@ -139,6 +140,35 @@ int32_t LoomBackendFreeWorkspace(int32_t device_type, int32_t device_id, void* p
     return 0;
   } catch (const std::exception& error) {
     LoomAPISetLastError((std::string("LoomBackendFreeWorkspace: ") + error.what()).c_str());
+    return -1;
+  }
+}
+
+int32_t LoomBackendCallPacked(void* module_context, const char* name, const LoomValue* args,
+                              const int32_t* type_codes, int32_t num_args) {
+  if (module_context == nullptr) {
+    LoomAPISetLastError((std::string("LoomBackendCallPacked('") + name +
+                         "'): the calling code was not loaded by Loom's runtime, so it has no "
+                         "module to find the function in")
+                            .c_str());
+    return -1;
+  }
+  try {
+    auto* module = static_cast<loom::runtime::ModuleNode*>(module_context);
+    for (const loom::runtime::Module& imported : module->imports()) {
+      loom::runtime::PackedFunc func = imported.GetFunction(name, /*query_imports=*/true);
+      if (!func.defined()) continue;
+      loom::runtime::RetValue ret;
+      func.CallPacked(loom::runtime::PackedArgs(args, type_codes, num_args), &ret);
+      return 0;
+    }
+    LoomAPISetLastError((std::string("LoomBackendCallPacked: no module that ") +
+                         module->description() + " imports has a function '" + name +
+                         "'; build host and device code together with loom::build")
+                            .c_str());
+    return -1;
+  } catch (const std::exception& error) {
+    LoomAPISetLastError((std::string(name) + ": " + error.what()).c_str());
     return -1;
   }
 }

@@ -142,6 +142,43 @@ class DSOModuleNode final : public ModuleNode,
   struct link_map* link_map_ = nullptr;
 };
 
+// The modules the library's LOOM_IMPORTS_SYMBOL blob holds (codegen's SerializeImports), each
+// loaded by its type's loader and imported into `node`.
+void LoadImports(DSOModuleNode& node, const std::string& path) {
+  const auto* blob = static_cast<const uint8_t*>(node.FindOwnSymbol(LOOM_IMPORTS_SYMBOL));
+  if (blob == nullptr) return;
+  const auto* size_global =
+      static_cast<const uint64_t*>(node.FindOwnSymbol(LOOM_IMPORTS_SYMBOL "_size"));
+  std::string what = "library '" + path + "'";
+  LOOM_CHECK_USER(size_global != nullptr)
+      << what << " has the imports blob but not its size; " << kExportHint;
+  uint64_t size = *size_global, at = 0;
+  auto read_u64 = [&]() {
+    LOOM_CHECK_USER(size - at >= 8 && at <= size)
+        << what << ": its imports blob ends inside a length; " << kExportHint;
+    uint64_t value = 0;
+    for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(blob[at + i]) << (8 * i);
+    at += 8;
+    return value;
+  };
+  auto read_bytes = [&]() {
+    uint64_t length = read_u64();
+    LOOM_CHECK_USER(length <= size - at)
+        << what << ": its imports blob is truncated (" << length << " bytes announced, "
+        << size - at << " left); " << kExportHint;
+    std::string bytes(reinterpret_cast<const char*>(blob + at), length);
+    at += length;
+    return bytes;
+  };
+  uint64_t count = read_u64();
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string type_key = read_bytes();
+    std::string bytes = read_bytes();
+    node.Import(LoadModuleFromBytes(type_key, bytes,
+                                    what + " (import " + std::to_string(i) + ")"));
+  }
+}
+
 }  // namespace
 
 Module LoadModuleFromFile(const std::string& path) {
@@ -153,7 +190,9 @@ Module LoadModuleFromFile(const std::string& path) {
       << "LoadModuleFromFile('" << path << "'): the dynamic loader rejected the library: "
       << dlerror() << "; " << kExportHint;
   auto node = std::make_shared<DSOModuleNode>(path, handle);
-  InitBackendServices([&](const char* symbol) { return node->FindOwnSymbol(symbol); });
+  InitBackendServices([&](const char* symbol) { return node->FindOwnSymbol(symbol); },
+                      node.get());
+  LoadImports(*node, path);
   return Module(node);
 }
 

@@ -1,8 +1,80 @@
 #include "loom/runtime/module.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
 #include "loom/support/error.h"
 
 namespace loom::runtime {
+
+namespace {
+
+struct LoaderRegistry {
+  std::mutex mutex;
+  std::map<std::string, ModuleLoader> loaders;
+};
+
+// A shared library's bytes: written to a temporary file, loaded, and the file removed (the
+// mapping outlives its name).
+Module LoadSharedLibraryBytes(const std::string& bytes) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/loom_import_XXXXXX";
+  int fd = mkstemp(pattern.data());
+  LOOM_CHECK_USER(fd >= 0) << "loading an imported library: cannot create a temporary file "
+                           << "like '" << pattern << "'; set TMPDIR to a writable folder";
+  bool written = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  close(fd);
+  if (!written) {
+    std::remove(pattern.c_str());
+    LOOM_THROW << "loading an imported library: could not write '" << pattern << "'";
+  }
+  try {
+    Module module = LoadModuleFromFile(pattern);
+    std::remove(pattern.c_str());
+    return module;
+  } catch (...) {
+    std::remove(pattern.c_str());
+    throw;
+  }
+}
+
+LoaderRegistry& Loaders() {
+  static LoaderRegistry* registry = [] {
+    auto* r = new LoaderRegistry();  // never destroyed: loaders outlive every module
+    r->loaders.emplace("dso", LoadSharedLibraryBytes);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace
+
+void RegisterModuleLoader(const std::string& type_key, ModuleLoader loader) {
+  LoaderRegistry& registry = Loaders();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.loaders[type_key] = std::move(loader);
+}
+
+Module LoadModuleFromBytes(const std::string& type_key, const std::string& bytes,
+                           const std::string& what) {
+  ModuleLoader loader;
+  std::string known;
+  {
+    LoaderRegistry& registry = Loaders();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    auto it = registry.loaders.find(type_key);
+    if (it != registry.loaders.end()) loader = it->second;
+    for (const auto& [key, unused] : registry.loaders) known += (known.empty() ? "" : ", ") + key;
+  }
+  LOOM_CHECK_USER(loader) << what << " holds a '" << type_key
+                          << "' module, and no loader for it is registered in this process "
+                             "(known: " << known << "); load the runtime library that provides it first";
+  return loader(bytes);
+}
 
 void ModuleNode::Import(Module module) {
   LOOM_CHECK_USER(module.defined())
@@ -29,7 +101,8 @@ PackedFunc Module::GetRequiredFunction(const std::string& name) const {
   return func;
 }
 
-void InitBackendServices(const std::function<void*(const char* symbol)>& find_global) {
+void InitBackendServices(const std::function<void*(const char* symbol)>& find_global,
+                         ModuleNode* context) {
   // Each global is a function pointer of the matching type; writing through the address the
   // loader resolved is how the library learns where the runtime is.
   auto fill = [&](const char* symbol, auto implementation) {
@@ -44,6 +117,8 @@ void InitBackendServices(const std::function<void*(const char* symbol)>& find_gl
   fill(LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL, LoomBackendAllocWorkspaceFn{&LoomBackendAllocWorkspace});
   fill(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL, LoomBackendFreeWorkspaceFn{&LoomBackendFreeWorkspace});
   fill(LOOM_API_SET_LAST_ERROR_SYMBOL, LoomAPISetLastErrorFn{&LoomAPISetLastError});
+  fill(LOOM_BACKEND_CALL_PACKED_SYMBOL, LoomBackendCallPackedFn{&LoomBackendCallPacked});
+  fill(LOOM_MODULE_CONTEXT_SYMBOL, static_cast<void*>(context));
 }
 
 }  // namespace loom::runtime

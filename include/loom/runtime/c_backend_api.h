@@ -81,6 +81,13 @@ typedef void* (*LoomBackendAllocWorkspaceFn)(int32_t device_type, int32_t device
 typedef int32_t (*LoomBackendFreeWorkspaceFn)(int32_t device_type, int32_t device_id, void* ptr);
 /* Records `msg` as the calling thread's last error (copied). */
 typedef void (*LoomAPISetLastErrorFn)(const char* msg);
+/* Calls the function `name` of the modules that `module_context` (the calling module, as
+ * its loader set the module-context global) imports: how host code launches the device
+ * kernels of its module. Nonzero, with the last error set, when no imported module has the
+ * function or the call fails. */
+typedef int32_t (*LoomBackendCallPackedFn)(void* module_context, const char* name,
+                                           const LoomValue* args, const int32_t* type_codes,
+                                           int32_t num_args);
 
 /* The runtime's implementations (exported by libloom_runtime). */
 int32_t LoomBackendParallelLaunch(LoomParallelLambda flambda, void* cdata, int32_t num_task);
@@ -91,6 +98,8 @@ void* LoomBackendAllocWorkspace(int32_t device_type, int32_t device_id, uint64_t
                                 int32_t dtype_code_hint, int32_t dtype_bits_hint);
 int32_t LoomBackendFreeWorkspace(int32_t device_type, int32_t device_id, void* ptr);
 void LoomAPISetLastError(const char* msg);
+int32_t LoomBackendCallPacked(void* module_context, const char* name, const LoomValue* args,
+                              const int32_t* type_codes, int32_t num_args);
 /* The calling thread's last error message ("" when none). */
 const char* LoomGetLastError(void);
 
@@ -103,6 +112,13 @@ const char* LoomGetLastError(void);
 #define LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL "__LoomBackendAllocWorkspace"
 #define LOOM_BACKEND_FREE_WORKSPACE_SYMBOL "__LoomBackendFreeWorkspace"
 #define LOOM_API_SET_LAST_ERROR_SYMBOL "__LoomAPISetLastError"
+#define LOOM_BACKEND_CALL_PACKED_SYMBOL "__LoomBackendCallPacked"
+/* Not a service but the module's own handle (a void*), which the loader sets to the runtime
+ * Module that holds the code, for LoomBackendCallPacked. */
+#define LOOM_MODULE_CONTEXT_SYMBOL "__LoomModuleContext"
+/* The blob of an exported library that holds the modules its code imports (device code),
+ * each as (type key, bytes); see runtime::LoadModuleFromFile. */
+#define LOOM_IMPORTS_SYMBOL "loom_imports"
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -56,15 +56,28 @@ class Module {
 
 // Loads a shared library exported by codegen (dlopen). Functions are resolved by their
 // symbol name and must be defined by the library itself. Before returning, the backend-
-// service globals of c_backend_api.h that the library defines are pointed at this runtime.
+// service globals of c_backend_api.h that the library defines are pointed at this runtime,
+// and the modules its LOOM_IMPORTS_SYMBOL blob holds (device code) are loaded by their
+// loaders and imported.
 // A missing file, a file that is not a shared library for this machine, and a truncated or
 // corrupt library are loom::Errors naming the path.
 Module LoadModuleFromFile(const std::string& path);
 
+// Makes a module from the bytes a code generator serialized it to (one import of an exported
+// library). Loaders register by the type key the serializer wrote; "dso" (a shared library's
+// bytes) is built in. A device runtime registers its own ("cuda", ...) when it loads.
+using ModuleLoader = std::function<Module(const std::string& bytes)>;
+void RegisterModuleLoader(const std::string& type_key, ModuleLoader loader);
+// A loom::Error naming `what` and the known type keys when none is registered for `type_key`.
+Module LoadModuleFromBytes(const std::string& type_key, const std::string& bytes,
+                           const std::string& what);
+
 // Sets each backend-service global (LOOM_*_SYMBOL in c_backend_api.h) that `find_global`
-// resolves to a non-null address, to this runtime's implementation; globals it does not find
-// are skipped. Every loader of generated code (this file's dlopen loader, the JIT) calls it
-// before running the code.
-void InitBackendServices(const std::function<void*(const char* symbol)>& find_global);
+// resolves to a non-null address, to this runtime's implementation, and the module-context
+// global to `context`, the module that holds the code (its imports are what
+// LoomBackendCallPacked calls); globals it does not find are skipped. Every loader of
+// generated code (this file's dlopen loader, the JIT) calls it before running the code.
+void InitBackendServices(const std::function<void*(const char* symbol)>& find_global,
+                         ModuleNode* context);
 
 }  // namespace loom::runtime

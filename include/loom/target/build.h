@@ -1,7 +1,8 @@
 // build(): what happens to a lowered function after te::lower, read top to bottom in
-// src/target/build.cc -- target lowering (ContractMultiplyAdd, LowerMathIntrinsics,
-// MakePackedAPI), code generation for the target, and loading the code in process (an ORC
-// JIT) as a runtime::Module. The compiled code computes bit for bit what the TIR
+// src/target/build.cc -- target lowering (ContractMultiplyAdd, LowerMathIntrinsics, for a
+// device target SplitHostDevice, MakePackedAPI), code generation for the target (and for a
+// device target, the kernels by the device's generator, imported by the host module), and
+// loading the code in process (an ORC JIT) as a runtime::Module. The compiled code computes bit for bit what the TIR
 // interpreter computes on the function after the first two of those passes (except under
 // -fast-math).
 //
@@ -28,7 +29,8 @@ runtime::Module build(const IRModule& module, const Target& target);
 runtime::Module build(const PrimFunc& func, const Target& target);
 
 // Writes `module` (made by build) as a shared library: an object file for its target linked
-// with the system C compiler (`cc -shared`). The library needs only libc and libm.
+// with the system C compiler (`cc -shared`), with the modules it imports packed inside (the
+// loader imports them again). The library needs only libc and libm.
 // A module from elsewhere, or a failing compiler, is a loom::Error.
 void ExportLibrary(const runtime::Module& module, const std::string& path);
 

@@ -32,6 +32,10 @@ struct CodegenEntry {
       export_library;
   // Whether its modules hold C source (FindCSource), which the AOT executor needs.
   bool c_source = false;
+  // A module it built as the bytes a runtime loader takes back
+  // (runtime::RegisterModuleLoader), with that loader's type key. Empty: the module
+  // exported as a shared library, for the runtime's "dso" loader.
+  std::function<std::pair<std::string, std::string>(const runtime::Module& module)> serialize;
 };
 
 void RegisterCodegen(CodegenEntry entry);
@@ -46,6 +50,10 @@ struct CSource {
 };
 // Null for a module of another type.
 const CSource* FindCSource(const runtime::Module& module);
+
+// The modules `module` imports, serialized for the LOOM_IMPORTS_SYMBOL blob of its exported
+// library (`path`, for messages); empty when it imports none.
+std::string SerializeImports(const runtime::Module& module, const std::string& path);
 // The generator for a target kind / the exporter for a module type; a loom::Error naming
 // the kind or type and those that have one when there is none.
 const CodegenEntry& CodegenForTarget(const Target& target);

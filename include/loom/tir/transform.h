@@ -45,6 +45,10 @@ enum class StructField : int {
 // Names of the attributes MakePackedAPI sets and codegen reads.
 inline constexpr const char* kCallingConv = "calling_conv";
 inline constexpr const char* kComputeScope = "compute_scope";
+// What SplitHostDevice marks a device kernel with: kCallingConv = kDeviceKernel, and
+// kThreadTags, the thread axes whose extents the launch passes ("blockIdx.x,threadIdx.x").
+inline constexpr const char* kDeviceKernel = "device_kernel";
+inline constexpr const char* kThreadTags = "thread_tags";
 
 }  // namespace loom::tir::builtin
 
@@ -207,6 +211,17 @@ Pass LoopPartition();
 // original body inside AttrStmt "compute_scope" (codegen compiles that part as a function
 // whose buffer pointers are noalias: distinct buffer parameters must not overlap).
 Pass MakePackedAPI();
+
+// SplitHostDevice: for a device target (loom::build runs it then). Each outermost loop bound
+// to a thread axis (blockIdx.*, threadIdx.*), with everything inside it, becomes a device
+// kernel of its own, `<function>_kernel<i>`: its parameters are what it uses from outside
+// (buffer data handles first, then scalars), its attributes kCallingConv = kDeviceKernel and
+// kThreadTags. In the host function the loop becomes loom_call_packed(kernel, parameters...,
+// the extent of each thread axis in kThreadTags order). A thread axis bound twice with
+// different extents, or an extent that reads a variable of the kernel, is a loom::Error.
+Pass SplitHostDevice();
+// Whether SplitHostDevice made `func` a device kernel.
+bool IsDeviceKernel(const PrimFunc& func);
 
 // ContractMultiplyAdd: float32 and float64 (scalar or vector) a * b + c and c + a * b become
 // fma(a, b, c), a * b - c becomes fma(a, b, -c) and c - a * b becomes fma(-a, b, c): one

@@ -202,16 +202,38 @@ TEST(Module, LooksThroughImportsOnlyWhenAsked) {
 TEST(InitBackendServices, FillsTheGlobalsItFindsAndSkipsTheRest) {
   LoomBackendParallelLaunchFn launch = nullptr;
   LoomAPISetLastErrorFn set_error = nullptr;
+  void* context = nullptr;
   std::vector<std::string> asked;
-  InitBackendServices([&](const char* symbol) -> void* {
-    asked.push_back(symbol);
-    if (asked.back() == LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL) return &launch;
-    if (asked.back() == LOOM_API_SET_LAST_ERROR_SYMBOL) return &set_error;
-    return nullptr;
-  });
+  ModuleNode* module = reinterpret_cast<ModuleNode*>(&asked);  // only its address is used
+  InitBackendServices(
+      [&](const char* symbol) -> void* {
+        asked.push_back(symbol);
+        if (asked.back() == LOOM_BACKEND_PARALLEL_LAUNCH_SYMBOL) return &launch;
+        if (asked.back() == LOOM_API_SET_LAST_ERROR_SYMBOL) return &set_error;
+        if (asked.back() == LOOM_MODULE_CONTEXT_SYMBOL) return &context;
+        return nullptr;
+      },
+      module);
   EXPECT_EQ(launch, &LoomBackendParallelLaunch);
   EXPECT_EQ(set_error, &LoomAPISetLastError);
-  EXPECT_EQ(asked.size(), 6u);
+  EXPECT_EQ(context, module);
+  EXPECT_EQ(asked.size(), 8u);
+}
+
+TEST(LoomBackendCallPacked, CallsTheImportsOfTheCallingModule) {
+  auto host = std::make_shared<TableModule>(std::map<std::string, int>{{"host", 1}});
+  host->Import(Module(std::make_shared<TableModule>(std::map<std::string, int>{{"kernel", 2}})));
+  LoomValue value;
+  value.v_int64 = 42;
+  int32_t code = kLoomArgInt;
+  EXPECT_EQ(LoomBackendCallPacked(host.get(), "kernel", &value, &code, 1), 0);
+  // Only the imports: the calling module's own functions are not device kernels.
+  EXPECT_NE(LoomBackendCallPacked(host.get(), "host", &value, &code, 1), 0);
+  EXPECT_NE(LoomBackendCallPacked(host.get(), "missing", &value, &code, 1), 0);
+  EXPECT_EQ(std::string(LoomGetLastError()),
+            "LoomBackendCallPacked: no module that a 'table' module imports has a function "
+            "'missing'; build host and device code together with loom::build");
+  EXPECT_NE(LoomBackendCallPacked(nullptr, "kernel", &value, &code, 1), 0);
 }
 
 }  // namespace

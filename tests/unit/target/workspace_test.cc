@@ -58,7 +58,8 @@ class CountedLibrary {
     ExportLibrary(build(func, Target::Parse("llvm")), path_);
     handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
     LOOM_ICHECK(handle_ != nullptr) << dlerror();
-    runtime::InitBackendServices([&](const char* symbol) { return dlsym(handle_, symbol); });
+    runtime::InitBackendServices([&](const char* symbol) { return dlsym(handle_, symbol); },
+                                 /*context=*/nullptr);
     SetService(LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL,
                reinterpret_cast<void*>(&CountingAllocWorkspace));
     SetService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL,

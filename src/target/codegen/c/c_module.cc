@@ -45,6 +45,8 @@ class CSourceModuleNode final : public runtime::ModuleNode {
       std::string library = folder_.File("kernels.so");
       Compile(library, {});
       loaded_ = runtime::LoadModuleFromFile(library);
+      // The loaded library's code launches device kernels through its own module's imports.
+      for (const runtime::Module& imported : imports()) loaded_.Import(imported);
     });
     return loaded_.GetFunction(name);
   }

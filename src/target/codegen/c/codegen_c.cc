@@ -134,6 +134,8 @@ std::string Quote(const std::string& text) {
 
 }  // namespace
 
+std::string CodeGenC::StringLiteral(const std::string& text) { return Quote(text); }
+
 std::string CodeGenC::ComputeType(DataType t) {
   LOOM_ICHECK(t.lanes() == 1) << "CodeGenC: a vector value (" << t
                               << ") reached C codegen; ScalarizeVectors runs before it";
@@ -193,7 +195,9 @@ std::string CodeGenC::Bind(const Var& var) {
 }
 
 void CodeGenC::EmitFailure(const std::string& message_expr) {
-  Line("if (__LoomAPISetLastError) __LoomAPISetLastError(" + message_expr + ");");
+  if (!message_expr.empty()) {
+    Line("if (__LoomAPISetLastError) __LoomAPISetLastError(" + message_expr + ");");
+  }
   // After the message is recorded: freeing succeeds silently, so the message survives.
   for (auto it = live_workspaces_.rbegin(); it != live_workspaces_.rend(); ++it) {
     Line("__LoomBackendFreeWorkspace(1, 0, " + *it + ");");
@@ -226,7 +230,17 @@ void CodeGenC::AddFunction(const std::string& name, const PrimFunc& func) {
   scratch_need_.bytes = std::max(scratch_need_.bytes, function_scratch_bytes_);
 }
 
-std::string CodeGenC::Finish() const { return std::string(kPreamble) + "\n" + body_.str(); }
+std::string CodeGenC::Finish() const {
+  std::string services;
+  if (uses_call_packed_) {
+    services =
+        "/* Calls into the modules this one imports (device kernels), set by the loader. */\n"
+        "LOOM_EXPORT int32_t (*__LoomBackendCallPacked)(void*, const char*, const LoomValue*,\n"
+        "                                               const int32_t*, int32_t) = 0;\n"
+        "LOOM_EXPORT void* __LoomModuleContext = 0;\n";
+  }
+  return std::string(kPreamble) + services + "\n" + body_.str();
+}
 
 // ---------------------------------------------------------------- expressions
 

@@ -51,12 +51,17 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   void Line(const std::string& text);
   void OpenBlock(const std::string& header);
   void CloseBlock();
+  // `text` as a C string literal.
+  static std::string StringLiteral(const std::string& text);
   // The C type computations of `t` use (float for float16/bfloat16, uint8_t... for ints).
   static std::string ComputeType(DataType t);
   // `value` (of compute type) rounded to `t` when `t` is float16 or bfloat16.
   std::string RoundToType(const std::string& value, DataType t);
-  // Fails the function with `message_expr` (a C expression of type const char*).
+  // Fails the function with `message_expr` (a C expression of type const char*; empty:
+  // keep the message a failed callee set).
   void EmitFailure(const std::string& message_expr);
+  // Declares the call-packed service and the module context (c_backend_api.h) in the file.
+  void UseCallPacked() { uses_call_packed_ = true; }
   // The address of element `index` of `buffer`.
   std::string ElementAddress(const Buffer& buffer, const PrimExpr& index);
   const std::string& function_name() const { return function_name_; }
@@ -88,6 +93,7 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   std::vector<std::string> live_workspaces_;  // freed on every failure return
   int64_t function_scratch_bytes_ = 0;         // the sum over the current function's blocks
   ScratchNeed scratch_need_;
+  bool uses_call_packed_ = false;
   // The C value of each expression node computed in the current statement, per open block.
   std::vector<std::unordered_map<const Object*, std::string>> memo_{1};
 };

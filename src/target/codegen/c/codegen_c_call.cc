@@ -178,6 +178,37 @@ std::string Check(CodeGenC& c, const CallNode* op) {
   return "0";
 }
 
+// loom_call_packed("name", args...): the arguments as (LoomValue, type code) arrays, then
+// the call-packed service with this module's context; a failure keeps the callee's message.
+std::string CallPacked(CodeGenC& c, const CallNode* op) {
+  const auto* name = op->args[0].as<StringImmNode>();
+  LOOM_ICHECK(name != nullptr) << "loom_call_packed takes the function's name first";
+  c.UseCallPacked();
+  size_t count = std::max<size_t>(op->args.size() - 1, 1);
+  c.OpenBlock("");
+  c.Line("LoomValue packed_args[" + std::to_string(count) + "];");
+  c.Line("int32_t packed_codes[" + std::to_string(count) + "];");
+  for (size_t i = 1; i < op->args.size(); ++i) {
+    DataType t = op->args[i].dtype();
+    std::string value = c.VisitExpr(op->args[i]);
+    std::string slot = "packed_args[" + std::to_string(i - 1) + "]";
+    std::string code = "packed_codes[" + std::to_string(i - 1) + "] = ";
+    if (t.is_handle()) {
+      c.Line(slot + ".v_handle = " + value + "; " + code + "3;");
+    } else if (t.is_float()) {
+      c.Line(slot + ".v_float64 = (double)" + value + "; " + code + "2;");
+    } else {
+      c.Line(slot + ".v_int64 = (int64_t)" + value + "; " + code + "0;");
+    }
+  }
+  c.OpenBlock("if (__LoomBackendCallPacked(__LoomModuleContext, " + CodeGenC::StringLiteral(name->value) +
+              ", packed_args, packed_codes, " + std::to_string(op->args.size() - 1) + ") != 0)");
+  c.EmitFailure("");
+  c.CloseBlock();
+  c.CloseBlock();
+  return "0";
+}
+
 // call_extern("name", args...): declared where it is called, from the call's own types.
 std::string Extern(CodeGenC& c, const CallNode* op) {
   const std::string& name = op->args[0].as<StringImmNode>()->value;
@@ -241,6 +272,7 @@ LOOM_C_EMITTER("address_of", AddressOf);
 LOOM_C_EMITTER("loom_struct_get", StructGet);
 LOOM_C_EMITTER("loom_handle_is_null", Expression("{0} == NULL"));
 LOOM_C_EMITTER("loom_check", Check);
+LOOM_C_EMITTER("loom_call_packed", CallPacked);
 LOOM_C_EMITTER("call_extern", Extern);
 LOOM_C_EMITTER("call_pure_extern", Extern);
 #undef LOOM_C_EMITTER

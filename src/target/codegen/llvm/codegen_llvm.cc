@@ -193,6 +193,9 @@ llvm::FunctionType* CodeGenLLVM::ServiceType(const char* symbol) {
   if (name == LOOM_BACKEND_FREE_WORKSPACE_SYMBOL) {
     return llvm::FunctionType::get(i32, {i32, i32, ptr}, false);
   }
+  if (name == LOOM_BACKEND_CALL_PACKED_SYMBOL) {
+    return llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, i32}, false);
+  }
   LOOM_ICHECK(name == LOOM_API_SET_LAST_ERROR_SYMBOL) << "unknown service " << name;
   return llvm::FunctionType::get(builder_->getVoidTy(), {ptr}, false);
 }

@@ -124,6 +124,7 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   llvm::Value* EmitLLVMIntrinsic(const CallNode* op);
   llvm::Value* EmitStructGet(const CallNode* op);
   llvm::Value* EmitCheck(const CallNode* op);
+  llvm::Value* EmitCallPacked(const CallNode* op);
 
   // ---- control flow and the runtime's services
   llvm::Function* NewFunction(const std::string& name, llvm::FunctionType* type, bool exported);

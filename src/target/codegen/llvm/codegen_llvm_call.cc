@@ -211,6 +211,45 @@ llvm::Value* CodeGenLLVM::EmitCheck(const CallNode* op) {
   return Int32(0);
 }
 
+llvm::Value* CodeGenLLVM::EmitCallPacked(const CallNode* op) {
+  // loom_call_packed("name", args...): the arguments as (LoomValue, type code) arrays on the
+  // stack, then the call-packed service with this module's context; a failure returns the
+  // callee's code, its message already set.
+  const auto* name = op->args[0].as<StringImmNode>();
+  LOOM_ICHECK(name != nullptr) << "loom_call_packed takes the function's name first";
+  int num_args = static_cast<int>(op->args.size()) - 1;
+  llvm::Type* i64 = builder_->getInt64Ty();
+  llvm::Type* i32 = builder_->getInt32Ty();
+  llvm::AllocaInst* values = EntryAlloca(i64, Int32(std::max(num_args, 1)), 8);
+  llvm::AllocaInst* codes = EntryAlloca(i32, Int32(std::max(num_args, 1)), 4);
+  for (int i = 0; i < num_args; ++i) {
+    const PrimExpr& arg = op->args[i + 1];
+    DataType t = arg.dtype();
+    LOOM_CHECK_USER(t.lanes() == 1)
+        << "codegen of '" << function_name_ << "': loom_call_packed of '" << name->value
+        << "' passes a vector (" << t << "); pass scalars and handles";
+    llvm::Value* value = VisitExpr(arg);
+    int code = kLoomArgInt;
+    if (t.is_handle()) {
+      value = builder_->CreatePtrToInt(value, i64);
+      code = kLoomOpaqueHandle;
+    } else if (t.is_float()) {
+      value = builder_->CreateBitCast(builder_->CreateFPExt(value, builder_->getDoubleTy()), i64);
+      code = kLoomArgFloat;
+    } else {
+      value = t.is_int() ? builder_->CreateSExt(value, i64) : builder_->CreateZExt(value, i64);
+    }
+    builder_->CreateStore(value, builder_->CreateInBoundsGEP(i64, values, Int32(i)));
+    builder_->CreateStore(Int32(code), builder_->CreateInBoundsGEP(i32, codes, Int32(i)));
+  }
+  llvm::Value* context = LoadService(LOOM_MODULE_CONTEXT_SYMBOL);
+  llvm::Value* result = builder_->CreateCall(
+      ServiceType(LOOM_BACKEND_CALL_PACKED_SYMBOL), LoadService(LOOM_BACKEND_CALL_PACKED_SYMBOL),
+      {context, builder_->CreateGlobalStringPtr(name->value), values, codes, Int32(num_args)});
+  PropagateFailure(result);
+  return Int32(0);
+}
+
 llvm::Value* CodeGenLLVM::EmitIfThenElse(const PrimExpr& condition, const PrimExpr& then_value,
                                          const PrimExpr& else_value, DataType t) {
   if (condition.dtype().lanes() > 1) {
@@ -269,6 +308,9 @@ struct LLVMCallRules {
     return cg.EmitStructGet(op);
   }
   static llvm::Value* Check(CodeGenLLVM& cg, const CallNode* op) { return cg.EmitCheck(op); }
+  static llvm::Value* CallPacked(CodeGenLLVM& cg, const CallNode* op) {
+    return cg.EmitCallPacked(op);
+  }
   static llvm::Value* HandleIsNull(CodeGenLLVM& cg, const CallNode* op) {
     return cg.builder_->CreateIsNull(cg.VisitExpr(op->args[0]));
   }
@@ -322,6 +364,7 @@ LOOM_LLVM_RULE("call_pure_extern", Rules::Extern);
 LOOM_LLVM_RULE("call_llvm_pure_intrin", Rules::LLVMIntrinsic);
 LOOM_LLVM_RULE("loom_struct_get", Rules::StructGet);
 LOOM_LLVM_RULE("loom_check", Rules::Check);
+LOOM_LLVM_RULE("loom_call_packed", Rules::CallPacked);
 LOOM_LLVM_RULE("loom_handle_is_null", Rules::HandleIsNull);
 LOOM_LLVM_RULE("if_then_else", Rules::IfThenElse);
 LOOM_LLVM_RULE("likely", Rules::Likely);

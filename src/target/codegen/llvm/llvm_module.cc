@@ -76,7 +76,7 @@ class LLVMModuleNode final : public runtime::ModuleNode {
         return nullptr;
       }
       return address->toPtr<void*>();
-    });
+    }, this);
   }
 
   std::string type_key() const override { return "llvm"; }
