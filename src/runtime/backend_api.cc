@@ -170,6 +170,11 @@ int32_t LoomBackendCallPacked(void* module_context, const char* name, const Loom
   } catch (const std::exception& error) {
     LoomAPISetLastError((std::string(name) + ": " + error.what()).c_str());
     return -1;
+  } catch (...) {
+    LoomAPISetLastError((std::string(name) + ": failed with an exception that is not a "
+                         "std::exception")
+                            .c_str());
+    return -1;
   }
 }
 

@@ -8,6 +8,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 
@@ -189,10 +192,22 @@ Module LoadModuleFromFile(const std::string& path) {
   LOOM_CHECK_USER(handle != nullptr)
       << "LoadModuleFromFile('" << path << "'): the dynamic loader rejected the library: "
       << dlerror() << "; " << kExportHint;
+  // dlopen hands out one handle per library, and the library's globals (the module context
+  // among them) are shared by every load of it: a library still loaded is the module it
+  // already is.
+  // Recursive: loading a library's imports loads libraries.
+  static std::recursive_mutex mutex;
+  static std::map<void*, std::weak_ptr<DSOModuleNode>> loaded;
+  std::lock_guard<std::recursive_mutex> lock(mutex);
+  if (std::shared_ptr<DSOModuleNode> live = loaded[handle].lock()) {
+    dlclose(handle);  // the live node holds its own reference
+    return Module(live);
+  }
   auto node = std::make_shared<DSOModuleNode>(path, handle);
   InitBackendServices([&](const char* symbol) { return node->FindOwnSymbol(symbol); },
                       node.get());
   LoadImports(*node, path);
+  loaded[handle] = node;
   return Module(node);
 }
 

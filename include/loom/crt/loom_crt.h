@@ -30,8 +30,10 @@ void LoomCrtSetLastError(const char* message);
 const char* LoomCrtGetLastError(void);
 void LoomCrtClearError(void);
 
-/* Scratch memory for kernels: a stack over [base, base + size). Allocations are
- * LOOM_CRT_ALIGNMENT aligned and freed in the reverse order (as generated code does). */
+/* Scratch memory for kernels: a stack over [base, base + size), `base` LOOM_CRT_ALIGNMENT
+ * aligned (the compiler's bound on the scratch a model needs assumes it). Each allocation
+ * takes a LOOM_CRT_ALIGNMENT-byte header and its size rounded up to that alignment, and is
+ * freed in the reverse order (as generated code does). */
 void LoomCrtScratchInit(void* base, size_t size);
 /* The signatures of the backend services (c_backend_api.h); NULL when the scratch area is
  * exhausted, with the last error saying by how much. */

@@ -28,14 +28,15 @@ struct AotSummary {
   int64_t weight_bytes = 0;     // the const arrays (64-byte aligned)
   int64_t slot_bytes = 0;       // the memory plan's slots for intermediate values
   int64_t scratch_bytes = 0;    // the kernels' scratch at most
-  int64_t workspace_bytes = 0;  // slots + scratch: <NAME>_WORKSPACE_SIZE
+  int64_t workspace_bytes = 0;  // slots + scratch (at least 64): <NAME>_WORKSPACE_SIZE
   int64_t kernel_source_bytes = 0;  // of the kernels' C
 };
 
 // The model must have been compiled for a target of kind c. A model whose weights exceed the
-// target's -flash-bytes or whose workspace exceeds its -ram-bytes, a kernel whose scratch has
-// no constant bound, a name that is no C identifier and a folder that cannot be written are
-// loom::Errors with the figures.
+// target's -flash-bytes or whose workspace exceeds its -ram-bytes (code and the kernels'
+// stack arrays of up to 16 KiB each are not counted), a kernel whose scratch has no constant
+// bound, a name that is no C identifier (or is loom_crt) and a folder that cannot be written
+// are loom::Errors with the figures.
 AotSummary ExportAot(const CompiledModel& model, const std::string& directory,
                      const AotOptions& options);
 

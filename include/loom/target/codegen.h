@@ -35,7 +35,8 @@ struct CodegenEntry {
   // A module it built as the bytes a runtime loader takes back
   // (runtime::RegisterModuleLoader), with that loader's type key. Empty: the module
   // exported as a shared library, for the runtime's "dso" loader.
-  std::function<std::pair<std::string, std::string>(const runtime::Module& module)> serialize;
+  std::function<std::pair<std::string, std::string>(const runtime::Module& module)> serialize =
+      nullptr;
 };
 
 void RegisterCodegen(CodegenEntry entry);

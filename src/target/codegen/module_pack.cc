@@ -29,6 +29,9 @@ std::pair<std::string, std::string> AsSharedLibrary(const runtime::Module& modul
   std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
+  LOOM_CHECK_USER(in.good() && bytes.good())
+      << "ExportLibrary: could not read back the library of an imported '"
+      << module->type_key() << "' module from '" << path << "'";
   return {"dso", bytes.str()};
 }
 

@@ -137,6 +137,23 @@ TEST(HostDevice, OneExportedLibraryCarriesTheDeviceModule) {
   ExpectScaleAdd(loaded, 65);
 }
 
+// The library's module context is one global: a second load of a loaded library is the same
+// module, which stays valid while either handle lives.
+TEST(HostDevice, ALibraryLoadedTwiceIsOneModule) {
+  runtime::Module module = build(ScaleAdd(128), Target::Parse("test_accel"));
+  std::string path = ::testing::TempDir() + "loom_host_device_twice_" + std::to_string(getpid()) +
+                     ".so";
+  ExportLibrary(module, path);
+  runtime::Module second;
+  {
+    runtime::Module first = runtime::LoadModuleFromFile(path);
+    second = runtime::LoadModuleFromFile(path);
+    EXPECT_EQ(first.operator->(), second.operator->());
+  }
+  std::remove(path.c_str());
+  ExpectScaleAdd(second, 128);
+}
+
 TEST(HostDevice, AKernelTheImportsLackIsAnErrorNamingIt) {
   // The host code of a device build, built without its device module.
   IRModule module;

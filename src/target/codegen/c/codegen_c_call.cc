@@ -201,8 +201,15 @@ std::string CallPacked(CodeGenC& c, const CallNode* op) {
       c.Line(slot + ".v_int64 = (int64_t)" + value + "; " + code + "0;");
     }
   }
-  c.OpenBlock("if (__LoomBackendCallPacked(__LoomModuleContext, " + CodeGenC::StringLiteral(name->value) +
-              ", packed_args, packed_codes, " + std::to_string(op->args.size() - 1) + ") != 0)");
+  // Code no runtime loaded has no service to call.
+  c.OpenBlock("if (__LoomBackendCallPacked == NULL)");
+  c.EmitFailure(CodeGenC::StringLiteral(
+      c.function_name() + ": launching '" + name->value +
+      "' needs the Loom runtime, which did not load this code"));
+  c.CloseBlock();
+  c.OpenBlock("if (__LoomBackendCallPacked(__LoomModuleContext, " +
+              CodeGenC::StringLiteral(name->value) + ", packed_args, packed_codes, " +
+              std::to_string(op->args.size() - 1) + ") != 0)");
   c.EmitFailure("");
   c.CloseBlock();
   c.CloseBlock();

@@ -19,10 +19,10 @@ LOOM_REGISTER_TARGET_KIND("c")
     .Attr("opt-level", TargetAttrType::kInt, int64_t{2}, "the compiler's -O level")
     .Range(0, 3)
     .Attr("flash-bytes", TargetAttrType::kInt, int64_t{0},
-          "read-only memory for code and weights, checked by the AOT executor (0: no limit)")
+          "read-only memory, which the AOT executor checks the weights against (0: no limit)")
     .Range(0, int64_t{1} << 62)
     .Attr("ram-bytes", TargetAttrType::kInt, int64_t{0},
-          "memory for the workspace, checked by the AOT executor (0: no limit)")
+          "memory, which the AOT executor checks the workspace against (0: no limit)")
     .Range(0, int64_t{1} << 62);
 
 LOOM_REGISTER_TARGET_TAG("cortex-m4",

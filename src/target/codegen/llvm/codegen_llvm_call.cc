@@ -242,9 +242,20 @@ llvm::Value* CodeGenLLVM::EmitCallPacked(const CallNode* op) {
     builder_->CreateStore(value, builder_->CreateInBoundsGEP(i64, values, Int32(i)));
     builder_->CreateStore(Int32(code), builder_->CreateInBoundsGEP(i32, codes, Int32(i)));
   }
+  llvm::Value* service = LoadService(LOOM_BACKEND_CALL_PACKED_SYMBOL);
+  // Code no runtime loaded has no service to call.
+  llvm::BasicBlock* missing = llvm::BasicBlock::Create(context_, "no_runtime", state_.function);
+  llvm::BasicBlock* call = llvm::BasicBlock::Create(context_, "call_packed", state_.function);
+  builder_->CreateCondBr(builder_->CreateIsNull(service), missing, call,
+                         llvm::MDBuilder(context_).createUnlikelyBranchWeights());
+  builder_->SetInsertPoint(missing);
+  EmitFailure(builder_->CreateGlobalStringPtr(function_name_ + ": launching '" + name->value +
+                                              "' needs the Loom runtime, which did not load "
+                                              "this code"));
+  builder_->SetInsertPoint(call);
   llvm::Value* context = LoadService(LOOM_MODULE_CONTEXT_SYMBOL);
   llvm::Value* result = builder_->CreateCall(
-      ServiceType(LOOM_BACKEND_CALL_PACKED_SYMBOL), LoadService(LOOM_BACKEND_CALL_PACKED_SYMBOL),
+      ServiceType(LOOM_BACKEND_CALL_PACKED_SYMBOL), service,
       {context, builder_->CreateGlobalStringPtr(name->value), values, codes, Int32(num_args)});
   PropagateFailure(result);
   return Int32(0);
