@@ -79,13 +79,16 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
 [[maybe_unused]] const bool kRegistered = [] {
   OpBuilder direct =
       RegisterComputedOp("nn.contrib_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
-        return Tensors{topi::x86::conv2d_nchwc(in[0], in[1], Conv2DAttrsOf(info, 1))};
+        return Tensors{topi::x86::conv2d_nchwc(in[0], in[1],
+                                               Conv2DAttrsOf(info, info.attrs.GetInt("groups")))};
       });
   direct.Describe("conv2d of NCHW<ib>c data and an OIHW<ib>i<ob>o weight into NCHW<ob>c")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(ScheduleNCHWc);
-  TilingAttrFields(ConvAttrFields(direct));
+  TilingAttrFields(ConvAttrFields(direct))
+      .Attr("groups", AttrKind::kInt, int64_t{1},
+            "channel groups, each a whole number of blocks of input and output channels");
 
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {

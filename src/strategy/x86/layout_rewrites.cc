@@ -80,9 +80,15 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   wl.attrs.pads = {padding[0], padding[1], padding[2], padding[3]};
   wl.attrs.dilations = {dilation[0], dilation[1]};
   wl.attrs.groups = call.attrs.GetInt("groups");
-  if (wl.attrs.groups != 1 && !wl.depthwise()) return std::nullopt;
+  const int64_t lanes = target.VectorLanes(32);
+  // Grouped: the direct kernel with each group's output channels whole vectors (narrower
+  // groups stay with the generic schedule).
+  const bool grouped = wl.attrs.groups != 1 && !wl.depthwise();
+  if (grouped && (wl.c % wl.attrs.groups != 0 || (wl.k / wl.attrs.groups) % lanes != 0)) {
+    return std::nullopt;
+  }
   const int64_t out_channels = wl.k;
-  if (!wl.depthwise()) wl.k = WholeVectorChannels(out_channels, target.VectorLanes(32));
+  if (!wl.depthwise() && !grouped) wl.k = WholeVectorChannels(out_channels, lanes);
   const topi::x86::Conv2DChoice choice = topi::x86::ChooseConv2DKernel(wl);
   const Conv2DNCHWcConfig& cfg = choice.config;
 
@@ -107,6 +113,7 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
                     call.name_hint);
   } else {
     const bool depthwise = choice.algorithm == "depthwise";
+    if (grouped) attrs = attrs.With("groups", wl.attrs.groups);
     attrs = attrs.With("oc_tile", cfg.oc_tile)
                 .With("reg_h", cfg.reg_h)
                 .With("reg_w", cfg.reg_w)

@@ -51,8 +51,9 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
     config.row_tiles_per_task = LargestDivisorUpTo(p, std::clamp<int64_t>(p / 8, 1, 4));
     return config;
   }
-  config.ic_bn = LargestDivisorUpTo(wl.c, detail::kAvx512Lanes);
-  config.oc_bn = LargestDivisorUpTo(wl.k, detail::kAvx512Lanes);
+  // Blocks within a group's channels (all of them when groups = 1).
+  config.ic_bn = LargestDivisorUpTo(wl.c / wl.attrs.groups, detail::kAvx512Lanes);
+  config.oc_bn = LargestDivisorUpTo(wl.k / wl.attrs.groups, detail::kAvx512Lanes);
   const int64_t chunks = wl.k / config.oc_bn;
   // Enough independent accumulators to hide the FMA latency (two pipes, four cycles: 8 at
   // least), as many as the registers hold beside a weight vector per channel block and the
@@ -97,19 +98,24 @@ Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& wl,
       << op << ": every size must be positive";
   // Checked up front: the default tilings divide by the output size.
   detail::CheckedConv2DOutputSize(op, wl.h, wl.w, wl.r, wl.s, wl.attrs);
-  LOOM_CHECK_USER(wl.attrs.groups == 1 || wl.depthwise())
-      << op << ": the x86 kernels take groups = 1 or depthwise (groups = c = k); "
-      << "topi::conv2d_nchw computes other groupings";
+  const int64_t groups = wl.attrs.groups;
+  LOOM_CHECK_USER(groups >= 1 && wl.c % groups == 0 && wl.k % groups == 0)
+      << op << ": groups must divide the input and output channels";
   Conv2DChoice choice;
   const bool winograd = !wl.depthwise() && !config && PreferWinograd(wl);
   choice.algorithm = wl.depthwise() ? "depthwise" : winograd ? "winograd" : "direct";
   choice.config = config ? *config : DefaultConv2DNCHWcConfig(wl);
   if (winograd) choice.winograd = DefaultWinogradConfig(wl);
   const Conv2DNCHWcConfig& cfg = choice.config;
-  LOOM_CHECK_USER(cfg.ic_bn > 0 && wl.c % cfg.ic_bn == 0 && cfg.oc_bn > 0 &&
-                  wl.k % cfg.oc_bn == 0 && (!wl.depthwise() || cfg.ic_bn == cfg.oc_bn))
-      << op << ": " << cfg.str() << ": ic_bn must divide " << wl.c << " and oc_bn " << wl.k
-      << (wl.depthwise() ? " (and be equal, depthwise)" : "");
+  // A grouped (not depthwise) convolution's blocks lie within its groups.
+  const int64_t block_groups = wl.depthwise() ? 1 : groups;
+  LOOM_CHECK_USER(cfg.ic_bn > 0 && (wl.c / block_groups) % cfg.ic_bn == 0 && cfg.oc_bn > 0 &&
+                  (wl.k / block_groups) % cfg.oc_bn == 0 &&
+                  (!wl.depthwise() || cfg.ic_bn == cfg.oc_bn))
+      << op << ": " << cfg.str() << ": ic_bn must divide " << wl.c / block_groups
+      << " and oc_bn " << wl.k / block_groups
+      << (wl.depthwise() ? " (and be equal, depthwise)"
+                         : block_groups > 1 ? " (the channels of one group)" : "");
   return choice;
 }
 

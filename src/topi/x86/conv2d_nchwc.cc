@@ -84,17 +84,24 @@ void CheckBlockedFloat(const std::string& op, const te::Tensor& data, const te::
 te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
   const std::string op = "conv2d_nchwc";
   CheckBlockedFloat(op, data, weight);
-  LOOM_CHECK_USER(a.groups == 1) << op << ": groups must be 1 (got " << a.groups
-                                 << "); depthwise_conv2d_nchwc takes groups = channels";
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
-  LOOM_CHECK_USER(w[1] == in[1] && w[4] == in[4])
+  // Grouped: each group's input and output channels are whole blocks, so an output block
+  // reads the input blocks of its own group only.
+  const int64_t groups = a.groups;
+  LOOM_CHECK_USER(groups >= 1 && w[0] % groups == 0)
+      << op << ": groups must be positive and divide the " << w[0]
+      << " output channel blocks, got " << groups
+      << " (depthwise_conv2d_nchwc takes groups = channels)";
+  LOOM_CHECK_USER(w[1] * groups == in[1] && w[4] == in[4])
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w)
-      << " must have the data's input channel blocks: " << in[1] << " blocks of " << in[4]
-      << " (data '" << data.name() << "' " << detail::ShapeText(in) << ")";
+      << " must have the data's input channel blocks per group: " << in[1] << " blocks of "
+      << in[4] << " in " << groups << " group(s) (data '" << data.name() << "' "
+      << detail::ShapeText(in) << ")";
+  const int64_t group_out_blocks = w[0] / groups, group_in_blocks = w[1];
   const int64_t r = w[2], s = w[3];
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   PaddedInput padded = PadSpatial(data, a);
-  IterVar rco = te::reduce_axis(Range(0, int(in[1])), "rco");
+  IterVar rco = te::reduce_axis(Range(0, int(group_in_blocks)), "rco");
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
   IterVar rci = te::reduce_axis(Range(0, int(in[4])), "rci");
@@ -103,7 +110,11 @@ te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight, const 
       [&](const Array<Var>& i) {
         PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
         PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
-        return te::sum(padded(i[0], rco->var, row, column, rci->var) *
+        PrimExpr in_block = rco->var;
+        if (groups > 1) {
+          in_block = floordiv(i[1], int(group_out_blocks)) * int(group_in_blocks) + rco->var;
+        }
+        return te::sum(padded(i[0], in_block, row, column, rci->var) *
                            weight(i[1], rco->var, rr->var, rs->var, rci->var, i[4]),
                        {rco, rr, rs, rci});
       },

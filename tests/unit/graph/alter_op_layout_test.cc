@@ -43,12 +43,12 @@ TEST(GraphAlterOpLayout, ResidualBlockIsBlockedBetweenOneTransformInAndOut) {
             R"TXT(fn (%x: Tensor[(1, 16, 8, 8), float32]) -> Tensor[(1, 32, 8, 8), float32] {
   %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
   %1 = layout_transform(meta[Constant 'w1' Tensor[(32, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv1 */;
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], groups=1, oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv1 */;
   %3 = layout_transform(meta[Constant 'b1' Tensor[(32, 1, 1), float32]], dst_layout="NCHW16c", src_layout="CHW");
   %4 = add(%2, %3);
   %5 = nn.relu(%4);
   %6 = layout_transform(meta[Constant 'w2' Tensor[(32, 32, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %7 = nn.contrib_conv2d_nchwc(%5, %6, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv2 */;
+  %7 = nn.contrib_conv2d_nchwc(%5, %6, dilation=[1, 1], groups=1, oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* conv2 */;
   %8 = add(%7, %5);
   %9 = layout_transform(%8, dst_layout="NCHW", src_layout="NCHW16c");
   %9
@@ -90,7 +90,7 @@ TEST(GraphAlterOpLayout, FlattenGetsNCHWBack) {
             R"TXT(fn (%x: Tensor[(1, 16, 4, 4), float32]) -> Tensor[(1, 10), float32] {
   %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
   %1 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], groups=1, oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %3 = nn.relu(%2);
   %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
   %5 = flatten(%4, axis=1);
@@ -138,9 +138,9 @@ TEST(GraphAlterOpLayout, EachLayerGetsItsKernel) {
   %9 = layout_transform(meta[Constant 's' Tensor[(1, 32, 1, 1), float32]], dst_layout="NCHW16c", src_layout="NCHW");
   %10 = multiply(%8, %9);
   %11 = layout_transform(meta[Constant 'w3' Tensor[(24, 32, 1, 1), float32]], dst_layout="OIHW16i12o", src_layout="OIHW");
-  %12 = nn.contrib_conv2d_nchwc(%10, %11, dilation=[1, 1], oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* pointwise */;
+  %12 = nn.contrib_conv2d_nchwc(%10, %11, dilation=[1, 1], groups=1, oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0) /* pointwise */;
   %13 = layout_transform(meta[Constant 'w4' Tensor[(24, 24, 3, 3), float32]], dst_layout="OIHW12i12o", src_layout="OIHW");
-  %14 = nn.contrib_conv2d_nchwc(%12, %13, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=2, reg_w=4, row_tiles_per_task=1, strides=[2, 2], unroll_kw=0) /* strided */;
+  %14 = nn.contrib_conv2d_nchwc(%12, %13, dilation=[1, 1], groups=1, oc_tile=2, padding=[1, 1, 1, 1], reg_h=2, reg_w=4, row_tiles_per_task=1, strides=[2, 2], unroll_kw=0) /* strided */;
   %15 = nn.relu(%14);
   %16 = nn.global_avg_pool2d(%15, layout="NCHW12c");
   %17 = layout_transform(%16, dst_layout="NCHW", src_layout="NCHW12c");
@@ -238,13 +238,13 @@ TEST(GraphAlterOpLayout, ChannelConcatOfOneBlockedLayoutStaysBlocked) {
             R"TXT(fn (%x: Tensor[(1, 32, 8, 8), float32]) -> Tensor[(1, 64, 4, 4), float32] {
   %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
   %1 = layout_transform(meta[Constant 'w' Tensor[(16, 32, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=2, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], groups=1, oc_tile=1, padding=[0, 0, 0, 0], reg_h=2, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %3 = nn.relu(%2);
   %4 = layout_transform(meta[Constant 'w' Tensor[(32, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %5 = nn.contrib_conv2d_nchwc(%3, %4, dilation=[1, 1], oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %5 = nn.contrib_conv2d_nchwc(%3, %4, dilation=[1, 1], groups=1, oc_tile=2, padding=[0, 0, 0, 0], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %6 = nn.relu(%5);
   %7 = layout_transform(meta[Constant 'w' Tensor[(32, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %8 = nn.contrib_conv2d_nchwc(%3, %7, dilation=[1, 1], oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %8 = nn.contrib_conv2d_nchwc(%3, %7, dilation=[1, 1], groups=1, oc_tile=2, padding=[1, 1, 1, 1], reg_h=1, reg_w=8, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %9 = nn.relu(%8);
   %10 = concatenate(%6, %9, axis=1);
   %11 = nn.max_pool2d(%10, ceil_mode=0, dilation=[1, 1], layout="NCHW16c", padding=[0, 0, 0, 0], pool_size=[2, 2], strides=[2, 2]);
@@ -270,16 +270,16 @@ TEST(GraphAlterOpLayout, ChannelConcatOfMixedLayoutsGetsNCHWBack) {
             R"TXT(fn (%x: Tensor[(1, 16, 4, 4), float32], %y: Tensor[(1, 8, 4, 4), float32]) -> (Tensor[(1, 28, 4, 4), float32], Tensor[(1, 24, 4, 4), float32]) {
   %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
   %1 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 1, 1), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %2 = nn.contrib_conv2d_nchwc(%0, %1, dilation=[1, 1], groups=1, oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %3 = nn.relu(%2);
   %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
   %5 = layout_transform(meta[Constant 'w' Tensor[(12, 16, 1, 1), float32]], dst_layout="OIHW16i12o", src_layout="OIHW");
-  %6 = nn.contrib_conv2d_nchwc(%0, %5, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %6 = nn.contrib_conv2d_nchwc(%0, %5, dilation=[1, 1], groups=1, oc_tile=1, padding=[0, 0, 0, 0], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %7 = nn.relu(%6);
   %8 = layout_transform(%7, dst_layout="NCHW", src_layout="NCHW12c");
   %9 = concatenate(%4, %8, axis=1);
   %10 = layout_transform(meta[Constant 'w' Tensor[(16, 16, 3, 3), float32]], dst_layout="OIHW16i16o", src_layout="OIHW");
-  %11 = nn.contrib_conv2d_nchwc(%0, %10, dilation=[1, 1], oc_tile=1, padding=[1, 1, 1, 1], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %11 = nn.contrib_conv2d_nchwc(%0, %10, dilation=[1, 1], groups=1, oc_tile=1, padding=[1, 1, 1, 1], reg_h=4, reg_w=4, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %12 = nn.relu(%11);
   %13 = layout_transform(%12, dst_layout="NCHW", src_layout="NCHW16c");
   %14 = concatenate(%13, %y, axis=1);
@@ -339,7 +339,7 @@ TEST(GraphAlterOpLayout, OutputChannelsArePaddedToWholeVectors) {
   %0 = layout_transform(%x, dst_layout="NCHW16c", src_layout="NCHW");
   %1 = nn.pad(meta[Constant 'w' Tensor[(40, 32, 1, 1), float32]], pad_mode="constant", pad_value=0, pad_width=[0, 0, 0, 0, 8, 0, 0, 0]);
   %2 = layout_transform(%1, dst_layout="OIHW16i16o", src_layout="OIHW");
-  %3 = nn.contrib_conv2d_nchwc(%0, %2, dilation=[1, 1], oc_tile=1, padding=[0, 0, 0, 0], reg_h=5, reg_w=5, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
+  %3 = nn.contrib_conv2d_nchwc(%0, %2, dilation=[1, 1], groups=1, oc_tile=1, padding=[0, 0, 0, 0], reg_h=5, reg_w=5, row_tiles_per_task=1, strides=[1, 1], unroll_kw=0);
   %4 = layout_transform(%3, dst_layout="NCHW", src_layout="NCHW16c");
   %5 = strided_slice(%4, axes=[1], begin=[0], end=[40], strides=[]);
   %6 = nn.bias_add(%5, meta[Constant 'b' Tensor[(40,), float32]], axis=1);
@@ -362,8 +362,30 @@ TEST(GraphAlterOpLayout, PaddedOutputChannelsComputeTheOriginal) {
   }
 }
 
+// Groups whose output channels are whole vectors get the direct kernel with a groups
+// attribute, and compute what the generic grouped convolution does: 2 groups of 32 channels,
+// then 4 groups of 16 output channels over 8 input channels each, strided.
+TEST(GraphAlterOpLayout, GroupsOfWholeVectorsGetTheDirectKernel) {
+  Var x = MakeVar("x", TensorType({1, 64, 10, 10}, kF32));
+  Expr first = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, RandomConstant({64, 32, 3, 3}, "w1", 7)},
+                                              ConvAttrs(1, 2), "grouped1")});
+  Expr second = MakeCall("nn.conv2d", {MakeCall("strided_slice", {first}, {{"begin", Ints{0}},
+                                                                           {"end", Ints{32}},
+                                                                           {"axes", Ints{1}}}),
+                                       RandomConstant({64, 8, 3, 3}, "w2", 8)},
+                         ConvAttrs(1, 4, 2), "grouped2");
+  Function original = MakeFunction({x}, second);
+  Function rewritten = Rewrite(original);
+  std::string text = ToText(rewritten);
+  EXPECT_NE(text.find("nn.contrib_conv2d_nchwc(%"), std::string::npos) << text;
+  EXPECT_NE(text.find("groups=2"), std::string::npos) << text;
+  EXPECT_NE(text.find("groups=4"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nn.conv2d("), std::string::npos) << text;
+  test::ExpectSameResults(original, rewritten, 1e-3);
+}
+
 TEST(GraphAlterOpLayout, ConvsWithoutAnX86KernelKeepNCHW) {
-  // Two groups of 8 channels: neither groups = 1 nor depthwise.
+  // Two groups of 8 output channels: no whole vectors per group.
   Var x = MakeVar("x", TensorType({1, 16, 8, 8}, kF32));
   Function grouped = MakeFunction(
       {x}, MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "w", 6)}, ConvAttrs(1, 2)));

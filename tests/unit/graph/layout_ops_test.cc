@@ -207,7 +207,8 @@ TEST(GraphLayoutOps, ConvErrorsNameTheCall) {
               MakeCall("nn.contrib_conv2d_nchwc", {x, w}, {}, "c1");
             })
                 .find("nn.contrib_conv2d_nchwc 'c1': conv2d_nchwc: weight 'weight' (2, 1, 3, 3, 8, "
-                      "16) must have the data's input channel blocks: 2 blocks of 8"),
+                      "16) must have the data's input channel blocks per group: 2 blocks of 8 in "
+                      "1 group(s)"),
             std::string::npos);
   Var t = MakeVar("t", TensorType({6, 6, 2, 16, 16}, kF32));
   EXPECT_NE(

@@ -79,6 +79,9 @@ TEST(TopiX86Conv2D, DefaultKernelsMatchTheReference) {
       Workload({1, 32, 17, 17}, {32, 3, 3}, 1, {1, 1, 1, 1}, 32),   // depthwise
       Workload({1, 48, 16, 16}, {48, 3, 3}, 2, {1, 1, 1, 1}, 48),   // depthwise stride 2
       Workload({1, 24, 9, 9}, {24, 3, 3}, 1, {1, 1, 1, 1}, 24),     // depthwise blocks of 12
+      Workload({1, 64, 10, 10}, {64, 3, 3}, 1, {1, 1, 1, 1}, 2),    // 2 groups of 32
+      Workload({1, 32, 9, 9}, {64, 3, 3}, 2, {1, 1, 1, 1}, 4),      // groups: 8 in, 16 out
+      Workload({1, 32, 8, 8}, {32, 1, 1}, 1, {0, 0, 0, 0}, 8),      // groups of 4, 1x1
       Workload({1, 16, 16, 18}, {32, 3, 3}, 1, {1, 1, 1, 1}),       // Winograd
   };
   std::vector<std::string> algorithms;
@@ -218,7 +221,8 @@ TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
   te::Tensor data = te::placeholder(test::Exprs({1, 2, 8, 8, 16}), f32, "data");
   te::Tensor weight = te::placeholder(test::Exprs({2, 3, 3, 3, 16, 16}), f32, "weight");
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc(data, weight); })
-                .find("must have the data's input channel blocks: 2 blocks of 16"),
+                .find("must have the data's input channel blocks per group: 2 blocks of 16 in "
+                      "1 group(s)"),
             std::string::npos);
   te::Tensor good = te::placeholder(test::Exprs({2, 2, 3, 3, 16, 16}), f32, "weight");
   Conv2DAttrs negative;
@@ -263,8 +267,14 @@ TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
                       "depthwise_conv2d_nchwc output nor an elementwise epilogue of one (its "
                       "stage 'neighbours' is not elementwise)"),
             std::string::npos);
-  Conv2DWorkload grouped = Workload({1, 8, 8, 8}, {8, 3, 3}, 1, {1, 1, 1, 1}, 2);
-  EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(grouped); }).find("groups = 1 or depthwise"),
+  Conv2DWorkload grouped = Workload({1, 32, 8, 8}, {32, 3, 3}, 1, {1, 1, 1, 1}, 2);
+  Conv2DNCHWcConfig across_groups{32, 16, 1, 1, 1, true};  // an input block spans both groups
+  EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(grouped, across_groups); })
+                .find("ic_bn must divide 16 and oc_bn 16 (the channels of one group)"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { MakeConv2DKernel(Workload({1, 30, 8, 8}, {32, 3, 3}, 1,
+                                                          {1, 1, 1, 1}, 4)); })
+                .find("groups must divide the input and output channels"),
             std::string::npos);
   for (auto [stride, dilation, pad] : std::vector<std::array<int64_t, 3>>{{0, 1, 1}, {1, 0, 1}}) {
     Conv2DWorkload zero = Workload({1, 16, 8, 8}, {16, 3, 3}, stride, {pad, pad, pad, pad}, 1,
