@@ -17,6 +17,11 @@ ARCHITECTURES = {
     "resnet50": torchvision.models.resnet50,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "squeezenet": torchvision.models.squeezenet1_1,
+    # Grouped 3x3 convolutions: 16 channels per group; 8 per group with squeeze-and-
+    # excitation; 4 per group (32x4d).
+    "regnet_x_400mf": torchvision.models.regnet_x_400mf,
+    "regnet_y_400mf": torchvision.models.regnet_y_400mf,
+    "resnext50_32x4d": torchvision.models.resnext50_32x4d,
 }
 
 IMAGE_SHAPE = (1, 3, 224, 224)

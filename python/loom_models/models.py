@@ -10,7 +10,8 @@ import numpy as np
 
 from . import bert_encoder
 
-TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet")
+TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regnet_x_400mf",
+                     "regnet_y_400mf", "resnext50_32x4d")
 NAMES = TORCHVISION_NAMES + ("bert_base",)
 
 

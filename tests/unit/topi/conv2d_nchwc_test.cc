@@ -82,6 +82,7 @@ TEST(TopiX86Conv2D, DefaultKernelsMatchTheReference) {
       Workload({1, 64, 10, 10}, {64, 3, 3}, 1, {1, 1, 1, 1}, 2),    // 2 groups of 32
       Workload({1, 32, 9, 9}, {64, 3, 3}, 2, {1, 1, 1, 1}, 4),      // groups: 8 in, 16 out
       Workload({1, 32, 8, 8}, {32, 1, 1}, 1, {0, 0, 0, 0}, 8),      // groups of 4, 1x1
+      Workload({1, 64, 5, 5}, {64, 3, 3}, 1, {1, 1, 1, 1}, 16),     // groups of 4, 3x3
       Workload({1, 16, 16, 18}, {32, 3, 3}, 1, {1, 1, 1, 1}),       // Winograd
   };
   std::vector<std::string> algorithms;
