@@ -22,6 +22,10 @@ ARCHITECTURES = {
     "regnet_x_400mf": torchvision.models.regnet_x_400mf,
     "regnet_y_400mf": torchvision.models.regnet_y_400mf,
     "resnext50_32x4d": torchvision.models.resnext50_32x4d,
+    # Long chains of channel concatenation.
+    "densenet121": torchvision.models.densenet121,
+    # Squeeze-and-excitation with hard-swish.
+    "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
 }
 
 IMAGE_SHAPE = (1, 3, 224, 224)

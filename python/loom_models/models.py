@@ -11,7 +11,7 @@ import numpy as np
 from . import bert_encoder
 
 TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regnet_x_400mf",
-                     "regnet_y_400mf", "resnext50_32x4d")
+                     "regnet_y_400mf", "resnext50_32x4d", "densenet121", "mobilenet_v3_large")
 NAMES = TORCHVISION_NAMES + ("bert_base",)
 
 

@@ -3,7 +3,8 @@
 // and nn.dense with a constant weight into a GEMM on packed panels) is rewritten, and the
 // blocked layout flows on through operators that do not care about it (elementwise,
 // per-channel broadcasts, bias_add, residual adds, pools that take a layout, channel
-// concatenations of whole blocks), so that layout transforms stand only where a
+// concatenations of whole blocks, pads of rows and columns), so that layout transforms stand
+// only where a
 // layout-aware operator (flatten, dense, ...) or the function's result needs NCHW;
 // transforms that meet cancel or merge into one. A target without layout rewrites keeps
 // the graph as it is.
@@ -125,6 +126,9 @@ class LayoutRewriter {
     if (IsOp(call, "concatenate")) {
       if (std::optional<Value> blocked = PropagateChannelConcat(call)) return *blocked;
     }
+    if (IsOp(call, "nn.pad")) {
+      if (std::optional<Value> blocked = PropagateSpatialPad(call)) return *blocked;
+    }
     return Generic(e);
   }
 
@@ -221,25 +225,55 @@ class LayoutRewriter {
     return Value{MakeCall(call->op, {data.expr}, attrs, call->name_hint), data.layout};
   }
 
-  // A concatenation along the channels of values all in one blocked layout NCHW<b>c: the
-  // concatenation of the blocked tensors along their channel-block axis (1). A value holds
-  // whole blocks only (layout_transform takes no partial block), so the result's blocks
-  // are the original's channels in order. Values in different layouts are left to Generic
-  // (NCHW operands).
+  // A concatenation along the channels with a value in a blocked layout NCHW<b>c: the
+  // concatenation of the blocked tensors along their channel-block axis (1), the values in
+  // other layouts converted to that block. A value holds whole blocks only
+  // (layout_transform takes no partial block), so the result's blocks are the original's
+  // channels in order; when some value's channels are no whole number of blocks, Generic
+  // gives every operand NCHW back. (A DenseNet block concatenates the block's input with
+  // every layer's output: kept blocked, no layer pays a transform of the whole stack.)
   std::optional<Value> PropagateChannelConcat(const CallNode* call) {
     const Type& out = call->checked_type;
     const int64_t axis = call->attrs.GetInt("axis");
     if (!out.is_tensor() || out.ndim() != 4 || (axis != 1 && axis != -3)) return std::nullopt;
-    const std::string& layout = ValueOf(call->args.at(0)).layout;
-    if (layout == "NCHW" || !DataLayoutBlock(layout)) return std::nullopt;
+    std::string layout;
+    for (const Expr& arg : call->args) {
+      const std::string& candidate = ValueOf(arg).layout;
+      if (candidate != "NCHW" && DataLayoutBlock(candidate)) {
+        layout = candidate;
+        break;
+      }
+    }
+    if (layout.empty()) return std::nullopt;
+    const int64_t block = *DataLayoutBlock(layout);
     std::vector<Expr> args;
     for (const Expr& arg : call->args) {
-      const Value& v = ValueOf(arg);
-      if (v.layout != layout) return std::nullopt;
-      args.push_back(v.expr);
+      std::optional<std::vector<int64_t>> shape = arg.type().ConstShape();
+      if (!shape || shape->size() != 4 || (*shape)[1] % block != 0) return std::nullopt;
+      args.push_back(Convert(ValueOf(arg), layout));
     }
     Attrs attrs = call->attrs.With("axis", int64_t{1});
     return Value{MakeCall(call->op, args, attrs, call->name_hint), layout};
+  }
+
+  // nn.pad of a blocked value that pads the rows and columns only: the same pad on the
+  // blocked tensor [N, C / b, H, W, b] (any mode: rows and columns are axes of their own in
+  // both layouts).
+  std::optional<Value> PropagateSpatialPad(const CallNode* call) {
+    const Value& data = ValueOf(call->args[0]);
+    if (data.layout == "NCHW" || !DataLayoutBlock(data.layout) ||
+        call->args[0].type().ndim() != 4) {
+      return std::nullopt;
+    }
+    const Ints& widths = call->attrs.GetInts("pad_width");  // begins, then ends
+    if (widths.size() != 8 || widths[0] != 0 || widths[1] != 0 || widths[4] != 0 ||
+        widths[5] != 0) {
+      return std::nullopt;
+    }
+    Ints blocked = {0, 0, widths[2], widths[3], 0, 0, 0, widths[6], widths[7], 0};
+    return Value{MakeCall(call->op, {data.expr}, call->attrs.With("pad_width", blocked),
+                          call->name_hint),
+                 data.layout};
   }
 
   // A layout rewrite's view of its call's operands.

@@ -70,7 +70,7 @@ def main():
     parser.add_argument("--model", required=True,
                         choices=["resnet18", "resnet50", "mobilenet_v2", "squeezenet",
                                  "regnet_x_400mf", "regnet_y_400mf", "resnext50_32x4d",
-                                 "bert_base"])
+                                 "densenet121", "mobilenet_v3_large", "bert_base"])
     parser.add_argument("--workdir", required=True,
                         help="where the model, the artifact and the arrays are kept")
     parser.add_argument("--layers", type=int, help="encoder layers of bert_base")

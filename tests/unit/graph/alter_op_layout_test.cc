@@ -315,6 +315,30 @@ void ExpectO3MatchesO0(const Function& f, double tolerance) {
   test::ExpectClose(got, test::Values(want), tolerance, "-O3 against -O0");
 }
 
+// A DenseNet transition and block: a pad of rows and columns and a pool keep the blocked
+// layout, and the block's concatenation of its input with a layer's output, and with a
+// model input of whole blocks, stays blocked (the input converted).
+TEST(GraphAlterOpLayout, SpatialPadsAndConcatsOfWholeBlocksStayBlocked) {
+  Var x = MakeVar("x", TensorType({1, 16, 8, 8}, kF32));
+  Var y = MakeVar("y", TensorType({1, 32, 4, 4}, kF32));
+  Expr transition = MakeCall(
+      "nn.avg_pool2d",
+      {MakeCall("nn.pad", {ConvRelu(x, 32, 16, 1, 71)},
+                {{"pad_width", Ints{0, 0, 1, 0, 0, 0, 0, 1}}})},
+      {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  Expr joined = MakeCall("concatenate", {transition, ConvRelu(transition, 16, 32, 3, 72), y},
+                         {{"axis", int64_t{1}}});
+  Function original = MakeFunction({x, y}, ConvRelu(joined, 16, 80, 1, 73));
+  Function rewritten = Rewrite(original);
+  std::string text = ToText(rewritten);
+  EXPECT_NE(text.find("pad_width=[0, 0, 1, 0, 0, 0, 0, 0, 1, 0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("layout_transform(%y, dst_layout=\"NCHW16c\""), std::string::npos) << text;
+  // Only the inputs go in, and the result comes out.
+  EXPECT_EQ(text.find("dst_layout=\"NCHW\""), text.rfind("dst_layout=\"NCHW\"")) << text;
+  test::ExpectSameResults(original, rewritten, 1e-3);
+  ExpectO3MatchesO0(original, 1e-3);
+}
+
 // Tolerances as for the blocks above: the 3x3 expand conv runs as Winograd.
 TEST(GraphAlterOpLayout, BlockedChannelConcatComputesTheOriginal) {
   for (int64_t axis : {1, -3}) {
