@@ -155,9 +155,7 @@ int32_t LoomBackendCallPacked(void* module_context, const char* name, const Loom
   }
   try {
     auto* module = static_cast<loom::runtime::ModuleNode*>(module_context);
-    for (const loom::runtime::Module& imported : module->imports()) {
-      loom::runtime::PackedFunc func = imported.GetFunction(name, /*query_imports=*/true);
-      if (!func.defined()) continue;
+    if (loom::runtime::PackedFunc func = module->GetImportedFunction(name)) {
       loom::runtime::RetValue ret;
       func.CallPacked(loom::runtime::PackedArgs(args, type_codes, num_args), &ret);
       return 0;

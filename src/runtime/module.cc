@@ -79,18 +79,29 @@ Module LoadModuleFromBytes(const std::string& type_key, const std::string& bytes
 void ModuleNode::Import(Module module) {
   LOOM_CHECK_USER(module.defined())
       << "Import into " << description() << ": the imported module is undefined";
+  std::lock_guard<std::mutex> lock(imported_mutex_);
   imports_.push_back(std::move(module));
+  imported_functions_.clear();  // a new import may hold a name that was missing
+}
+
+PackedFunc ModuleNode::GetImportedFunction(const std::string& name) {
+  std::lock_guard<std::mutex> lock(imported_mutex_);
+  auto it = imported_functions_.find(name);
+  if (it != imported_functions_.end()) return it->second;
+  PackedFunc func;
+  for (const Module& imported : imports_) {
+    func = imported.GetFunction(name, /*query_imports=*/true);
+    if (func.defined()) break;
+  }
+  if (func.defined()) imported_functions_.emplace(name, func);
+  return func;
 }
 
 PackedFunc Module::GetFunction(const std::string& name, bool query_imports) const {
   LOOM_ICHECK(defined()) << "GetFunction('" << name << "') on an undefined Module";
   PackedFunc func = node_->GetFunction(name);
   if (func.defined() || !query_imports) return func;
-  for (const Module& imported : node_->imports()) {
-    func = imported.GetFunction(name, true);
-    if (func.defined()) return func;
-  }
-  return PackedFunc();
+  return node_->GetImportedFunction(name);
 }
 
 PackedFunc Module::GetRequiredFunction(const std::string& name) const {

@@ -3,7 +3,6 @@
 // time on stderr as it finishes; `loom inspect model.onnx`: what the importer (and, with
 // --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
 // executable, which exports its symbols.
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -78,12 +77,7 @@ int64_t CompiledWeightBytes(const graph::CompiledModel& compiled) {
 // The AOT entry point's prefix: --name, else the model file's stem made a C identifier.
 std::string AotName(const CompileCommandOptions& options) {
   if (!options.name.empty()) return options.name;
-  std::string name = std::filesystem::path(options.model_path).stem().string();
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
-  return name;
+  return graph::CIdentifierFrom(std::filesystem::path(options.model_path).stem().string());
 }
 
 void CheckExecutorAndRuntime(const CompileCommandOptions& options) {

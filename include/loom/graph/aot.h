@@ -29,7 +29,6 @@ struct AotSummary {
   int64_t slot_bytes = 0;       // the memory plan's slots for intermediate values
   int64_t scratch_bytes = 0;    // the kernels' scratch at most
   int64_t workspace_bytes = 0;  // slots + scratch (at least 64): <NAME>_WORKSPACE_SIZE
-  int64_t kernel_source_bytes = 0;  // of the kernels' C
 };
 
 // The model must have been compiled for a target of kind c. A model whose weights exceed the
@@ -43,5 +42,9 @@ AotSummary ExportAot(const CompiledModel& model, const std::string& directory,
 // What ExportAot checks of its options and the target before anything is compiled: a loom::Error
 // for a name that is no C identifier or a target whose code generator writes no C.
 void CheckAotOptions(const AotOptions& options, const std::string& target);
+
+// `text` as a C identifier: characters other than letters, digits and '_' become '_', and a
+// leading digit (or nothing) gets a '_' before it. For model, input and output names.
+std::string CIdentifierFrom(const std::string& text);
 
 }  // namespace loom::graph

@@ -5,7 +5,9 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/runtime/packed_func.h"
@@ -27,9 +29,14 @@ class ModuleNode {
 
   const std::vector<Module>& imports() const { return imports_; }
   void Import(Module module);
+  // The function `name` of the first import (depth first) that has it, or an empty one;
+  // remembered after the first lookup, since generated code asks on every kernel launch.
+  PackedFunc GetImportedFunction(const std::string& name);
 
  private:
   std::vector<Module> imports_;
+  std::mutex imported_mutex_;
+  std::unordered_map<std::string, PackedFunc> imported_functions_;
 };
 
 // A shared handle to a ModuleNode.

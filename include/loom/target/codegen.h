@@ -52,6 +52,12 @@ struct CSource {
 // Null for a module of another type.
 const CSource* FindCSource(const runtime::Module& module);
 
+// Whether `name` can be a C symbol.
+bool IsCIdentifier(const std::string& name);
+// The C type the c target stores one element of `t` as (uint8_t for bool, uint16_t for the
+// bits of float16 and bfloat16, float, double, intN_t / uintN_t).
+std::string CStorageType(DataType t);
+
 // The modules `module` imports, serialized for the LOOM_IMPORTS_SYMBOL blob of its exported
 // library (`path`, for messages); empty when it imports none.
 std::string SerializeImports(const runtime::Module& module, const std::string& path);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "loom/support/error.h"
+#include "loom/target/codegen.h"
 
 namespace loom::codegen {
 

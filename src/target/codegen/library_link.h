@@ -29,9 +29,6 @@ class TempDir {
 // Writes `size` bytes to `path` (a loom::Error when it cannot).
 void WriteFile(const std::string& path, const void* data, size_t size);
 
-// Whether `name` can be a C symbol.
-bool IsCIdentifier(const std::string& name);
-
 // Assembler text defining each blob as `symbol` (its bytes from a file in `temp` through
 // .incbin, 64-byte aligned, then one zero byte) and `symbol_size`. `module_symbols` are the
 // names the code defines (a blob may not reuse one); `path` is the library, for errors.

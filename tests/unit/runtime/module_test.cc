@@ -220,6 +220,22 @@ TEST(InitBackendServices, FillsTheGlobalsItFindsAndSkipsTheRest) {
   EXPECT_EQ(asked.size(), 8u);
 }
 
+// How an exported library's imports come back: by the loader registered for their type key.
+TEST(ModuleLoaders, LoadByTypeKeyAndNameTheUnknownOnes) {
+  RegisterModuleLoader("test_table", [](const std::string& bytes) {
+    return Module(std::make_shared<TableModule>(
+        std::map<std::string, int>{{bytes, static_cast<int>(bytes.size())}}));
+  });
+  Module loaded = LoadModuleFromBytes("test_table", "kernel", "library 'x.so' (import 0)");
+  EXPECT_EQ(loaded.GetRequiredFunction("kernel")().AsInt(), 6);
+  std::string error =
+      ErrorOf([&] { LoadModuleFromBytes("test_gpu", "", "library 'x.so' (import 1)"); });
+  EXPECT_NE(error.find("library 'x.so' (import 1) holds a 'test_gpu' module, and no loader for "
+                       "it is registered in this process (known: dso,"),
+            std::string::npos)
+      << error;
+}
+
 TEST(LoomBackendCallPacked, CallsTheImportsOfTheCallingModule) {
   auto host = std::make_shared<TableModule>(std::map<std::string, int>{{"host", 1}});
   host->Import(Module(std::make_shared<TableModule>(std::map<std::string, int>{{"kernel", 2}})));

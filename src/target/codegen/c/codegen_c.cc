@@ -8,9 +8,9 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/op_attr.h"
 #include "loom/support/error.h"
+#include "loom/target/codegen.h"
 #include "loom/tir/transform.h"
 #include "target/codegen/codegen_util.h"
-#include "target/codegen/library_link.h"
 
 namespace loom::codegen {
 
@@ -145,10 +145,10 @@ std::string CodeGenC::ComputeType(DataType t) {
   return IntType(t);
 }
 
-std::string CodeGenC::StorageType(DataType t) {
+std::string CStorageType(DataType t) {
   if (t.is_bool()) return "uint8_t";
   if (t.is_float() && t.bits() == 16) return "uint16_t";
-  return ComputeType(t);
+  return CodeGenC::ComputeType(t);
 }
 
 std::string CodeGenC::RoundToType(const std::string& value, DataType t) {
@@ -429,7 +429,7 @@ std::string CodeGenC::VisitExpr_(const ReduceNode*) {
 
 std::string CodeGenC::ElementAddress(const Buffer& buffer, const PrimExpr& index) {
   std::string i = VisitExpr(index);
-  return "(&((" + StorageType(buffer->dtype) + "*)" + Name(buffer->data.get()) + ")[" + i + "])";
+  return "(&((" + CStorageType(buffer->dtype) + "*)" + Name(buffer->data.get()) + ")[" + i + "])";
 }
 
 std::string CodeGenC::Load(const Buffer& buffer, const PrimExpr& index, DataType t) {

@@ -77,7 +77,6 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
 #include "loom/ir/node_table.def"
 #undef LOOM_STMT
 
-  static std::string StorageType(DataType t);
   std::string Name(const VarNode* var);
   std::string Bind(const Var& var);
   std::string Arith(const char* op, DataType t, const PrimExpr& a, const PrimExpr& b);
