@@ -121,8 +121,12 @@ Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& wl,
 
 Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl,
                               const std::optional<Conv2DNCHWcConfig>& config) {
+  return MakeConv2DKernel(wl, ChooseConv2DKernel(wl, config));
+}
+
+Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& wl, const Conv2DChoice& choice) {
   Conv2DKernel kernel;
-  static_cast<Conv2DChoice&>(kernel) = ChooseConv2DKernel(wl, config);
+  static_cast<Conv2DChoice&>(kernel) = choice;
   const bool winograd = kernel.algorithm == "winograd";
   const Conv2DNCHWcConfig& cfg = kernel.config;
 

@@ -19,6 +19,7 @@
 #include "loom/ir/module.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/config_space.h"
 #include "loom/topi/nn.h"
 
 namespace loom::topi::x86 {
@@ -124,5 +125,20 @@ Conv2DChoice ChooseConv2DKernel(const Conv2DWorkload& workload,
 // ChooseConv2DKernel's kernel, as the four functions above.
 Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload,
                               const std::optional<Conv2DNCHWcConfig>& config = std::nullopt);
+// The kernel of a given choice (Conv2DChoiceOf: a point of the tuning space).
+Conv2DKernel MakeConv2DKernel(const Conv2DWorkload& workload, const Conv2DChoice& choice);
+
+// The tuning space of a workload's kernel (tuning_spaces.cc). Knobs: ic_bn and oc_bn (the
+// channel blocks, within a group), the register tile (oc_tile, reg_h, reg_w), unroll_kw; for
+// depthwise ic_bn (= oc_bn), reg_w and row_tiles_per_task; where Winograd applies
+// (PreferWinograd) also "algorithm" (0 direct, 1 Winograd) and Winograd's fuse_tile_rows,
+// gemm_rows, gemm_columns and gemm_unroll (the other algorithm's knobs stay at their first
+// value, so each kernel is one point). ChooseConv2DKernel's choice is a point of it.
+ConfigSpace Conv2DConfigSpace(const Conv2DWorkload& workload);
+Config Conv2DConfigOf(const Conv2DWorkload& workload, const Conv2DChoice& choice);
+Config DefaultConv2DConfig(const Conv2DWorkload& workload);
+// The kernel a point stands for; a config of another space, or one that breaks a
+// constraint, is a loom::Error naming the knob or the constraint.
+Conv2DChoice Conv2DChoiceOf(const Conv2DWorkload& workload, const Config& config);
 
 }  // namespace loom::topi::x86

@@ -21,6 +21,7 @@
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/config_space.h"
 
 namespace loom::topi::x86 {
 
@@ -44,6 +45,15 @@ struct DenseConfig {
 
 // The default tiling for data [M, K] x weight [K, N] (see dense.cc for the measurements).
 DenseConfig DefaultDenseConfig(int64_t M, int64_t N, int64_t K);
+
+// The tuning space of data [M, K] x weight [K, N] (tuning_spaces.cc). Knobs: tile_rows,
+// tile_columns, block_panels (block_columns / tile_columns; 0: by block_bytes) and
+// k_unroll. DefaultDenseConfig is a point of it.
+ConfigSpace DenseConfigSpace(int64_t M, int64_t N, int64_t K);
+Config DenseConfigOf(const DenseConfig& config);
+// The tiling a point stands for; a config of another space, or one that breaks a
+// constraint, is a loom::Error naming the knob or the constraint.
+DenseConfig DenseConfigFrom(int64_t M, int64_t N, int64_t K, const Config& config);
 
 // Panels of config.tile_columns columns (each `panel_bytes` once packed) per column block:
 // block_columns / tile_columns when given, else as many as fit in block_bytes; lowered to a

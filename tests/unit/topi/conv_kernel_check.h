@@ -1,0 +1,75 @@
+// Checks of the x86 conv2d kernels shared by their tests: a workload in one
+// line, and a kernel's four functions (MakeConv2DKernel) compiled and run on
+// random data against the direct NCHW reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+#include "conv_reference.h"
+#include "loom/tir/analysis.h"
+#include "loom/topi/x86/conv2d.h"
+#include "topi_test_util.h"
+
+namespace loom::topi::x86::conv_check {
+
+using target_test::CallWithArrays;
+using target_test::RandomArray;
+using topi::test::ExpectClose;
+using topi::test::ReferenceConv2D;
+
+inline Conv2DWorkload Workload(std::vector<int64_t> nchw,
+                               std::vector<int64_t> krs, int64_t stride,
+                               std::array<int64_t, 4> pads, int64_t groups = 1,
+                               int64_t dilation = 1) {
+  Conv2DWorkload wl;
+  wl.n = nchw[0], wl.c = nchw[1], wl.h = nchw[2], wl.w = nchw[3];
+  wl.k = krs[0], wl.r = krs[1], wl.s = krs[2];
+  wl.attrs.strides = {stride, stride};
+  wl.attrs.dilations = {dilation, dilation};
+  wl.attrs.pads = pads;
+  wl.attrs.groups = groups;
+  return wl;
+}
+
+// An array shaped as parameter `index` of `func`.
+inline tir::HostArray ArrayFor(const PrimFunc &func, size_t index) {
+  return tir::HostArray(DataType::Float(32), tir::ConstParamShape(func, index));
+}
+
+// Runs the kernel's pack, convolution and unpack functions on random data and
+// compares the NCHW result with the reference.
+inline void ExpectKernelMatchesReference(const Conv2DWorkload &wl,
+                                         const Conv2DKernel &kernel) {
+  SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " +
+               (kernel.algorithm == "winograd" ? kernel.winograd.str()
+                                               : kernel.config.str()));
+  const IRModule &module = kernel.module;
+  ASSERT_EQ(module.size(), 4u);
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x =
+      RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
+  tir::HostArray w = RandomArray(DataType::Float(32),
+                                 {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);
+  tir::HostArray packed_x = ArrayFor(module.Lookup("pack_data"), 1);
+  tir::HostArray packed_w = ArrayFor(module.Lookup("pack_weight"), 1);
+  tir::HostArray blocked = ArrayFor(module.Lookup("conv"), 2);
+  tir::HostArray y = ArrayFor(module.Lookup("unpack_output"), 1);
+  CallWithArrays(compiled, "pack_data", {x, packed_x});
+  CallWithArrays(compiled, "pack_weight", {w, packed_w});
+  CallWithArrays(compiled, "conv", {packed_x, packed_w, blocked});
+  CallWithArrays(compiled, "unpack_output", {blocked, y});
+  std::vector<double> want =
+      ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
+  // Sums of up to C * R * S float32 products of values in [-1, 1]. Winograd's
+  // transforms scale the rounding errors up by about ten (its own tests bound
+  // them per output).
+  double tolerance = kernel.algorithm == "winograd" ? 1e-3 : 1e-4;
+  ExpectClose(
+      y, [&](int64_t i) { return want[i]; }, tolerance, "conv");
+}
+
+} // namespace loom::topi::x86::conv_check
