@@ -114,20 +114,33 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
   };
 }
 
+// One context for the whole compile, graph and TIR passes alike: the caller's (its
+// instruments, config and disabled passes) at the options' level.
+transform::PassContext CompileContext(const CompileOptions& options) {
+  transform::PassContext context = transform::PassContext::Current();
+  context.opt_level = options.opt_level;
+  return context;
+}
+
 }  // namespace
+
+IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options) {
+  CheckOptions(module, options);
+  Target target = Target::Parse(options.target);
+  transform::PassContextScope scope(CompileContext(options));
+  ConfigDispatchScope configs(options.configs);
+  return RunPasses(module, GraphPasses(options, target));
+}
 
 CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
   Target target = Target::Parse(options.target);
-  // One context for the whole compile, graph and TIR passes alike: the caller's (its
-  // instruments, config and disabled passes) at the options' level.
-  transform::PassContext context = transform::PassContext::Current();
-  context.opt_level = options.opt_level;
-  transform::PassContextScope scope(std::move(context));
+  transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);
   // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
-  IRModule fused = RunPasses(module, GraphPasses(options, target));
+  // The strategies take tuned configurations from options.configs.
+  IRModule fused = OptimizeGraph(module, options);
   timer.Done("graph passes");
   // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower).
   LoweredModel lowered = LowerToTIR(fused, target);

@@ -259,21 +259,37 @@ namespace {
 std::mutex g_global_mutex;
 int g_global_threads = 0;        // SetGlobalThreads' count, 0: none asked
 std::atomic<bool> g_global_made{false};
+std::atomic<ThreadPool*> g_global_pool{nullptr};
+
+// A child made by fork() has only the thread that forked: the pool's workers are not there.
+// It drops the parent's pool (without destroying it: there are no threads to join) and makes
+// its own on first use, so that a forked process (the auto-tuner's measurements) can run
+// parallel kernels.
+void ForgetPoolInForkedChild() {
+  g_global_pool.store(nullptr);
+  g_global_made = false;
+  new (&g_global_mutex) std::mutex();  // whatever another thread held at fork time
+}
 }  // namespace
 
 ThreadPool& ThreadPool::Global() {
-  static ThreadPool pool(
-      [] {
-        std::lock_guard<std::mutex> lock(g_global_mutex);
-        g_global_made = true;
-        return g_global_threads > 0 ? g_global_threads
-                                    : NumThreadsFromEnvironment(std::getenv("LOOM_NUM_THREADS"));
-      }(),
-      [] {
-        const char* bind = std::getenv("LOOM_BIND_THREADS");
-        return bind != nullptr && std::string(bind) == "1";
-      }());
-  return pool;
+  if (ThreadPool* pool = g_global_pool.load(std::memory_order_acquire)) return *pool;
+  std::lock_guard<std::mutex> lock(g_global_mutex);
+  if (ThreadPool* pool = g_global_pool.load()) return *pool;
+  static const bool kForkHandled = [] {
+    pthread_atfork(nullptr, nullptr, ForgetPoolInForkedChild);
+    return true;
+  }();
+  (void)kForkHandled;
+  g_global_made = true;
+  const int threads = g_global_threads > 0
+                          ? g_global_threads
+                          : NumThreadsFromEnvironment(std::getenv("LOOM_NUM_THREADS"));
+  const char* bind = std::getenv("LOOM_BIND_THREADS");
+  // Never destroyed: workers sleeping at exit are ended with the process.
+  auto* pool = new ThreadPool(threads, bind != nullptr && std::string(bind) == "1");
+  g_global_pool.store(pool, std::memory_order_release);
+  return *pool;
 }
 
 void ThreadPool::SetGlobalThreads(int num_threads) {

@@ -14,6 +14,7 @@
 
 #include "loom/graph/memory_plan.h"
 #include "loom/graph/module.h"
+#include "loom/graph/tuning.h"
 #include "loom/ir/module.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/module.h"
@@ -26,6 +27,8 @@ struct CompileOptions {
   int opt_level = 3;
   std::string target = "llvm";
   int max_fuse_group = 256;  // operators per fused kernel at most
+  // Tuned configurations the strategies use (graph/tuning.h); none: their defaults.
+  std::shared_ptr<ConfigDispatcher> configs = nullptr;
 };
 
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")
@@ -40,6 +43,10 @@ struct CompiledModel {
   MemoryPlanStats memory;
   std::vector<std::string> kernel_names;  // fused groups in execution order
 };
+
+// Compile's first stage alone: the graph passes, ending with fusion (main calls one
+// primitive function per kernel). What the auto-tuner compiles to find a model's tasks.
+IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options);
 
 // Model inputs (main's parameters) must have constant shapes; an invalid option, a module
 // without "main" or a symbolic input dimension is a loom::Error naming the problem.

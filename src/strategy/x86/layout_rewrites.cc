@@ -7,9 +7,11 @@
 #include <optional>
 
 #include "loom/graph/strategy.h"
+#include "loom/graph/tuning.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
+#include "strategy/x86/workloads.h"
 
 namespace loom::strategy::x86 {
 namespace {
@@ -93,7 +95,11 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   }
   const int64_t out_channels = wl.k;
   if (!wl.depthwise() && !grouped) wl.k = WholeVectorChannels(out_channels, lanes);
-  const topi::x86::Conv2DChoice choice = topi::x86::ChooseConv2DKernel(wl);
+  // A tuned point where the compile has one (graph/tuning.h), else the default.
+  const std::optional<topi::Config> tuned =
+      graph::QueryTunedConfig(target, Conv2DTuningWorkload(wl));
+  const topi::x86::Conv2DChoice choice = tuned ? topi::x86::Conv2DChoiceOf(wl, *tuned)
+                                               : topi::x86::ChooseConv2DKernel(wl);
   const Conv2DNCHWcConfig& cfg = choice.config;
 
   Expr blocked_data = context.Operand(0, graph::BlockedDataLayout(cfg.ic_bn));
@@ -156,7 +162,10 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
   const int64_t n = operands->second[0], k = operands->second[1];
-  topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, k);
+  const std::optional<topi::Config> tuned =
+      graph::QueryTunedConfig(target, DenseTuningWorkload(rows, n, k));
+  topi::x86::DenseConfig config = tuned ? topi::x86::DenseConfigFrom(rows, n, k, *tuned)
+                                        : topi::x86::DefaultDenseConfig(rows, n, k);
   Expr packed = MakeCall("nn.contrib_dense_pack", {call.args[1]},
                          {{"tile_columns", config.tile_columns}});
   Expr product = MakeCall("nn.contrib_dense_packed", {context.Operand(0, ""), packed},

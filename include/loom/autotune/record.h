@@ -1,0 +1,103 @@
+// Tuning records: one JSON object per line, appended after every measurement
+// (an interrupted run loses nothing), read back by `loom tune --resume` and
+// `loom compile
+// --records`. Keyed by the target's kind and CPU features, not by a board's
+// name: a record applies to any target of its kind that has every feature it
+// was measured with.
+//
+//   {"workload": {"template": "x86.conv2d", "args": [1, 64, 56, ...]},
+//    "target": {"kind": "llvm", "features": ["+avx512f", ...]},
+//    "config": {"ic_bn": 16, ...}, "costs": [0.00021, ...], "error": "none",
+//    "message": "", "build_s": 0.41, "timestamp": "2026-11-29T10:00:00Z",
+//    "loom_version": "0.4.0"}
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "loom/autotune/measure.h"
+#include "loom/graph/tuning.h"
+#include "loom/target/target.h"
+
+namespace loom::autotune {
+
+struct TuningRecord {
+  graph::TuningWorkload workload;
+  std::string target_kind;
+  std::vector<std::string>
+      features; // "+avx512f", ...: those the target enables
+  topi::Config config;
+  MeasureResult result;
+  std::string timestamp;
+  std::string loom_version;
+
+  // A record of a measurement just made on `target`, stamped with this Loom and
+  // now.
+  static TuningRecord Make(const graph::TuningWorkload &workload,
+                           const Target &target, const topi::Config &config,
+                           const MeasureResult &result);
+  std::string ToJson() const; // one line, no newline
+  // A loom::Error saying what is wrong with the line.
+  static TuningRecord FromJson(const std::string &line);
+  // Why the record does not apply to `target` with this Loom ("" when it does).
+  std::string Mismatch(const Target &target) const;
+};
+
+struct RecordsFile {
+  std::vector<TuningRecord> records;
+  std::vector<int> lines; // the line number of each record
+  // "tune.jsonl line 7: ..." for the first bad line (reading stopped there); ""
+  // when none.
+  std::string error;
+};
+
+// Reads up to the first bad line. A missing file is a loom::Error.
+RecordsFile ReadRecords(const std::string &path);
+
+// Appends records to a file, each flushed as it is written.
+class RecordWriter {
+public:
+  explicit RecordWriter(
+      const std::string &path); // a loom::Error if it cannot be opened
+  void Write(const TuningRecord &record);
+
+private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+// The best record per workload among those that apply to a target: what `loom
+// compile
+// --records` uses. Records for another target or Loom version, and failed
+// measurements, are skipped; each skipped record that applies to nothing is one
+// warning.
+class BestRecords : public graph::ConfigDispatcher {
+public:
+  BestRecords(const std::vector<TuningRecord> &records, const Target &target,
+              const std::vector<int> &lines = {});
+  std::optional<topi::Config>
+  Query(const Target &target, const graph::TuningWorkload &workload) override;
+
+  const std::map<graph::TuningWorkload, TuningRecord> &best() const {
+    return best_;
+  }
+  // "line 3: tuned for another target (lacks +avx512f)", ...
+  const std::vector<std::string> &warnings() const { return warnings_; }
+  // The workloads a compile asked about, and those among them that had no
+  // record.
+  const std::set<graph::TuningWorkload> &queried() const { return queried_; }
+  std::vector<graph::TuningWorkload> missing() const;
+
+private:
+  std::map<graph::TuningWorkload, TuningRecord> best_;
+  std::vector<std::string> warnings_;
+  std::set<graph::TuningWorkload> queried_;
+};
+
+} // namespace loom::autotune
