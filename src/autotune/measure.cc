@@ -48,11 +48,10 @@ struct Child {
   bool timed_out = false;
 };
 
-Child StartChild(const std::function<std::string()> &work) {
+Child StartChild(const std::function<std::string()>& work) {
   int fds[2];
-  LOOM_CHECK_USER(pipe(fds) == 0)
-      << "measure: cannot make a pipe: " << std::strerror(errno);
-  std::fflush(nullptr); // nothing buffered is written twice
+  LOOM_CHECK_USER(pipe(fds) == 0) << "measure: cannot make a pipe: " << std::strerror(errno);
+  std::fflush(nullptr);  // nothing buffered is written twice
   pid_t pid = fork();
   LOOM_CHECK_USER(pid >= 0) << "measure: cannot fork: " << std::strerror(errno);
   if (pid == 0) {
@@ -60,18 +59,17 @@ Child StartChild(const std::function<std::string()> &work) {
     std::string line;
     try {
       line = work();
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
       line = std::string("runtime_error ") + e.what();
     }
     size_t written = 0;
     while (written < line.size()) {
       ssize_t n = write(fds[1], line.data() + written, line.size() - written);
-      if (n <= 0)
-        break;
+      if (n <= 0) break;
       written += static_cast<size_t>(n);
     }
     close(fds[1]);
-    _exit(0); // no exit handlers: they belong to the parent
+    _exit(0);  // no exit handlers: they belong to the parent
   }
   close(fds[1]);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -82,23 +80,21 @@ Child StartChild(const std::function<std::string()> &work) {
   return child;
 }
 
-void Drain(Child &child) {
+void Drain(Child& child) {
   char buffer[4096];
   while (true) {
     ssize_t n = read(child.fd, buffer, sizeof buffer);
-    if (n <= 0)
-      break;
+    if (n <= 0) break;
     child.output.append(buffer, static_cast<size_t>(n));
   }
 }
 
 // Waits until every child has exited or passed `timeout_s` (then it is killed).
-void WaitAll(std::vector<Child *> children, double timeout_s) {
+void WaitAll(std::vector<Child*> children, double timeout_s) {
   while (true) {
     bool running = false;
-    for (Child *child : children) {
-      if (child->done)
-        continue;
+    for (Child* child : children) {
+      if (child->done) continue;
       Drain(*child);
       pid_t got = waitpid(child->pid, &child->status, WNOHANG);
       if (got == child->pid) {
@@ -116,24 +112,21 @@ void WaitAll(std::vector<Child *> children, double timeout_s) {
       }
       running = true;
     }
-    if (!running)
-      return;
+    if (!running) return;
     std::vector<pollfd> fds;
-    for (Child *child : children) {
-      if (!child->done)
-        fds.push_back({child->fd, POLLIN, 0});
+    for (Child* child : children) {
+      if (!child->done) fds.push_back({child->fd, POLLIN, 0});
     }
     poll(fds.data(), fds.size(), 5);
   }
 }
 
 // How a child ended, as a failure (kNone when it reported a line).
-MeasureResult Outcome(const Child &child, double timeout_s, const char *what) {
+MeasureResult Outcome(const Child& child, double timeout_s, const char* what) {
   MeasureResult result;
   if (child.timed_out) {
     result.error = MeasureError::kTimeout;
-    result.message = std::string(what) + " took longer than " +
-                     std::to_string(timeout_s) + " s";
+    result.message = std::string(what) + " took longer than " + std::to_string(timeout_s) + " s";
   } else if (WIFSIGNALED(child.status)) {
     result.error = MeasureError::kRuntimeError;
     result.message = std::string(what) + " was killed by signal " +
@@ -155,42 +148,36 @@ MeasureResult Outcome(const Child &child, double timeout_s, const char *what) {
 }
 
 // The kernel's description, beside its library, for the runner.
-void WriteDescription(const graph::MeasurableKernel &kernel,
-                      const std::string &path) {
+void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& path) {
   std::ofstream out(path);
-  auto step = [&](const graph::MeasurableKernel::Step &s) {
+  auto step = [&](const graph::MeasurableKernel::Step& s) {
     out << s.function << " " << s.arguments.size();
-    for (size_t a : s.arguments)
-      out << " " << a;
+    for (size_t a : s.arguments) out << " " << a;
     out << "\n";
   };
   out << kernel.buffers.size() << "\n";
-  for (const auto &buffer : kernel.buffers) {
-    LOOM_ICHECK(buffer.dtype == DataType::Float(32))
-        << "measured kernels take float32 buffers";
+  for (const auto& buffer : kernel.buffers) {
+    LOOM_ICHECK(buffer.dtype == DataType::Float(32)) << "measured kernels take float32 buffers";
     out << buffer.input << " " << buffer.shape.size();
-    for (int64_t extent : buffer.shape)
-      out << " " << extent;
+    for (int64_t extent : buffer.shape) out << " " << extent;
     out << "\n";
   }
   out << kernel.setup.size() << "\n";
-  for (const auto &s : kernel.setup)
-    step(s);
+  for (const auto& s : kernel.setup) step(s);
   step(kernel.timed);
   out << kernel.finish.size() << "\n";
-  for (const auto &s : kernel.finish)
-    step(s);
+  for (const auto& s : kernel.finish) step(s);
   out << kernel.result << "\n";
 }
 
 struct Description {
-  std::vector<std::pair<bool, std::vector<int64_t>>> buffers; // input?, shape
+  std::vector<std::pair<bool, std::vector<int64_t>>> buffers;  // input?, shape
   std::vector<graph::MeasurableKernel::Step> setup, finish;
   graph::MeasurableKernel::Step timed;
   size_t result = 0;
 };
 
-Description ReadDescription(const std::string &path) {
+Description ReadDescription(const std::string& path) {
   std::ifstream in(path);
   Description d;
   auto step = [&] {
@@ -198,8 +185,7 @@ Description ReadDescription(const std::string &path) {
     size_t count = 0;
     in >> s.function >> count;
     s.arguments.resize(count);
-    for (size_t &a : s.arguments)
-      in >> a;
+    for (size_t& a : s.arguments) in >> a;
     return s;
   };
   size_t count = 0;
@@ -209,17 +195,14 @@ Description ReadDescription(const std::string &path) {
     size_t rank = 0;
     in >> input >> rank;
     std::vector<int64_t> shape(rank);
-    for (int64_t &extent : shape)
-      in >> extent;
+    for (int64_t& extent : shape) in >> extent;
     d.buffers.emplace_back(input, shape);
   }
   in >> count;
-  for (size_t i = 0; i < count; ++i)
-    d.setup.push_back(step());
+  for (size_t i = 0; i < count; ++i) d.setup.push_back(step());
   d.timed = step();
   in >> count;
-  for (size_t i = 0; i < count; ++i)
-    d.finish.push_back(step());
+  for (size_t i = 0; i < count; ++i) d.finish.push_back(step());
   in >> d.result;
   LOOM_ICHECK(in) << "the kernel description " << path << " is incomplete";
   return d;
@@ -227,23 +210,20 @@ Description ReadDescription(const std::string &path) {
 
 // Values in [-1, 1] from a fixed sequence: every candidate sees the same
 // inputs.
-void FillRandom(const runtime::NDArray &array, uint64_t seed) {
-  float *data = static_cast<float *>(array.data());
+void FillRandom(const runtime::NDArray& array, uint64_t seed) {
+  float* data = static_cast<float*>(array.data());
   const int64_t n = array.NumElements();
   uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
   for (int64_t i = 0; i < n; ++i) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    data[i] = static_cast<float>(
-        static_cast<double>(state >> 40) / double(1 << 23) - 1.0);
+    data[i] = static_cast<float>(static_cast<double>(state >> 40) / double(1 << 23) - 1.0);
   }
 }
 
-std::vector<runtime::NDArray>
-Arguments(const std::vector<runtime::NDArray> &buffers,
-          const graph::MeasurableKernel::Step &step) {
+std::vector<runtime::NDArray> Arguments(const std::vector<runtime::NDArray>& buffers,
+                                        const graph::MeasurableKernel::Step& step) {
   std::vector<runtime::NDArray> args;
-  for (size_t a : step.arguments)
-    args.push_back(buffers[a]);
+  for (size_t a : step.arguments) args.push_back(buffers[a]);
   return args;
 }
 
@@ -256,102 +236,88 @@ void FlushCaches() {
 }
 
 // The runner's child: loads the library, runs the kernel, checks and times it.
-std::string RunKernel(const std::string &library,
-                      const std::string &description,
-                      const std::string &reference, bool write_reference,
-                      const MeasureOptions &options) {
+std::string RunKernel(const std::string& library, const std::string& description,
+                      const std::string& reference, bool write_reference,
+                      const MeasureOptions& options) {
   const Description d = ReadDescription(description);
   runtime::Module module = runtime::LoadModuleFromFile(library);
   std::vector<runtime::NDArray> buffers;
   for (size_t i = 0; i < d.buffers.size(); ++i) {
-    buffers.push_back(
-        runtime::NDArray::Empty(d.buffers[i].second, DataType::Float(32)));
-    if (d.buffers[i].first)
-      FillRandom(buffers.back(), i + 1);
+    buffers.push_back(runtime::NDArray::Empty(d.buffers[i].second, DataType::Float(32)));
+    if (d.buffers[i].first) FillRandom(buffers.back(), i + 1);
   }
-  auto call = [&](const graph::MeasurableKernel::Step &step) {
-    module.GetRequiredFunction(step.function)
-        .CallWithArrays(Arguments(buffers, step));
+  auto call = [&](const graph::MeasurableKernel::Step& step) {
+    module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));
   };
-  for (const auto &step : d.setup)
-    call(step);
+  for (const auto& step : d.setup) call(step);
   Clock::time_point first = Clock::now();
   call(d.timed);
   const double first_seconds = SecondsSince(first);
-  for (const auto &step : d.finish)
-    call(step);
+  for (const auto& step : d.finish) call(step);
 
-  const runtime::NDArray &result = buffers[d.result];
-  const float *got = static_cast<const float *>(result.data());
+  const runtime::NDArray& result = buffers[d.result];
+  const float* got = static_cast<const float*>(result.data());
   const int64_t n = result.NumElements();
   if (write_reference) {
     std::ofstream(reference, std::ios::binary)
-        .write(reinterpret_cast<const char *>(got),
-               static_cast<std::streamsize>(n * sizeof(float)));
+        .write(reinterpret_cast<const char*>(got), static_cast<std::streamsize>(n * sizeof(float)));
   } else {
     std::vector<float> want(static_cast<size_t>(n));
     std::ifstream(reference, std::ios::binary)
-        .read(reinterpret_cast<char *>(want.data()),
+        .read(reinterpret_cast<char*>(want.data()),
               static_cast<std::streamsize>(n * sizeof(float)));
     double largest = 0, worst = 0;
     int64_t worst_at = 0;
-    for (int64_t i = 0; i < n; ++i)
-      largest = std::max(largest, std::fabs(double(want[i])));
+    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(double(want[i])));
     for (int64_t i = 0; i < n; ++i) {
       const double diff = std::fabs(double(got[i]) - double(want[i]));
-      if (!(diff <= worst))
-        worst = diff, worst_at = i; // NaN counts as the worst
+      if (!(diff <= worst)) worst = diff, worst_at = i;  // NaN counts as the worst
     }
     if (!(worst <= options.tolerance * std::max(largest, 1.0))) {
       std::ostringstream text;
-      text << "wrong_result element " << worst_at << " is " << got[worst_at]
-           << ", the default "
-           << "point computes " << want[worst_at] << " (|diff| " << worst
-           << ")";
+      text << "wrong_result element " << worst_at << " is " << got[worst_at] << ", the default "
+           << "point computes " << want[worst_at] << " (|diff| " << worst << ")";
       return text.str();
     }
   }
   // Enough calls per timing to last min_repeat_ms.
   const int64_t number = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(options.min_repeat_ms / 1e3 /
-                                        std::max(first_seconds, 1e-9))));
+      1,
+      static_cast<int64_t>(std::ceil(options.min_repeat_ms / 1e3 / std::max(first_seconds, 1e-9))));
   std::ostringstream text;
   text << "ok";
   for (int r = 0; r < options.repeat; ++r) {
-    if (options.flush_cache)
-      FlushCaches();
+    if (options.flush_cache) FlushCaches();
     Clock::time_point start = Clock::now();
-    for (int64_t i = 0; i < number; ++i)
-      call(d.timed);
+    for (int64_t i = 0; i < number; ++i) call(d.timed);
     text << " " << SecondsSince(start) / static_cast<double>(number);
   }
   return text.str();
 }
 
-} // namespace
+}  // namespace
 
-const char *MeasureErrorName(MeasureError error) {
+const char* MeasureErrorName(MeasureError error) {
   switch (error) {
-  case MeasureError::kNone:
-    return "none";
-  case MeasureError::kCompileError:
-    return "compile_error";
-  case MeasureError::kRuntimeError:
-    return "runtime_error";
-  case MeasureError::kTimeout:
-    return "timeout";
-  case MeasureError::kWrongResult:
-    return "wrong_result";
+    case MeasureError::kNone:
+      return "none";
+    case MeasureError::kCompileError:
+      return "compile_error";
+    case MeasureError::kRuntimeError:
+      return "runtime_error";
+    case MeasureError::kTimeout:
+      return "timeout";
+    case MeasureError::kWrongResult:
+      return "wrong_result";
   }
   return "?";
 }
 
-MeasureError MeasureErrorFromName(const std::string &name) {
-  for (MeasureError e : {MeasureError::kNone, MeasureError::kCompileError,
-                         MeasureError::kRuntimeError, MeasureError::kTimeout,
-                         MeasureError::kWrongResult}) {
-    if (name == MeasureErrorName(e))
-      return e;
+MeasureError MeasureErrorFromName(const std::string& name) {
+  for (MeasureError e :
+       {MeasureError::kNone, MeasureError::kCompileError, MeasureError::kRuntimeError,
+        MeasureError::kTimeout, MeasureError::kWrongResult}) {
+    if (name == MeasureErrorName(e)) return e;
   }
   LOOM_THROW << "unknown measurement error kind '" << name
              << "' (expected none, compile_error, runtime_error, timeout or "
@@ -359,22 +325,19 @@ MeasureError MeasureErrorFromName(const std::string &name) {
 }
 
 double MeasureResult::cost() const {
-  if (error != MeasureError::kNone || costs.empty())
-    return std::numeric_limits<double>::infinity();
+  if (error != MeasureError::kNone || costs.empty()) return std::numeric_limits<double>::infinity();
   std::vector<double> sorted = costs;
   std::sort(sorted.begin(), sorted.end());
   return sorted[sorted.size() / 2];
 }
 
 struct Measurer::Built {
-  MeasureResult failure; // a build failure, else error kNone
+  MeasureResult failure;  // a build failure, else error kNone
   std::string library, description;
 };
 
-Measurer::Measurer(graph::TuningWorkload workload, Target target,
-                   MeasureOptions options)
-    : workload_(std::move(workload)), target_(std::move(target)),
-      options_(options) {
+Measurer::Measurer(graph::TuningWorkload workload, Target target, MeasureOptions options)
+    : workload_(std::move(workload)), target_(std::move(target)), options_(options) {
   graph::FindTuningTemplate(workload_.template_name);
   LOOM_CHECK_USER(options_.repeat >= 1 && options_.min_repeat_ms >= 0 &&
                   options_.build_timeout_s > 0 && options_.run_timeout_s > 0 &&
@@ -385,8 +348,7 @@ Measurer::Measurer(graph::TuningWorkload workload, Target target,
   if (options_.build_parallel == 0) {
     options_.build_parallel = std::max(1u, std::thread::hardware_concurrency());
   }
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "loom-measure-XXXXXX").string();
+  std::string pattern = (std::filesystem::temp_directory_path() / "loom-measure-XXXXXX").string();
   LOOM_CHECK_USER(mkdtemp(pattern.data()) != nullptr)
       << "Measurer: cannot make a temporary folder: " << std::strerror(errno);
   folder_ = pattern;
@@ -397,15 +359,12 @@ Measurer::~Measurer() {
   std::filesystem::remove_all(folder_, ignored);
 }
 
-std::vector<Measurer::Built>
-Measurer::Build(const std::vector<topi::Config> &configs) {
+std::vector<Measurer::Built> Measurer::Build(const std::vector<topi::Config>& configs) {
   std::vector<Built> built(configs.size());
   std::vector<Child> children(configs.size());
-  for (size_t first = 0; first < configs.size();
-       first += options_.build_parallel) {
-    const size_t last =
-        std::min(configs.size(), first + options_.build_parallel);
-    std::vector<Child *> batch;
+  for (size_t first = 0; first < configs.size(); first += options_.build_parallel) {
+    const size_t last = std::min(configs.size(), first + options_.build_parallel);
+    std::vector<Child*> batch;
     for (size_t i = first; i < last; ++i) {
       const std::string stem = folder_ + "/c" + std::to_string(serial_++);
       built[i].library = stem + ".so";
@@ -413,13 +372,11 @@ Measurer::Build(const std::vector<topi::Config> &configs) {
       children[i] = StartChild([&, i] {
         Clock::time_point start = Clock::now();
         try {
-          const graph::TuningTemplate &t =
-              graph::FindTuningTemplate(workload_.template_name);
-          graph::MeasurableKernel kernel =
-              t.instantiate(workload_.args, configs[i]);
+          const graph::TuningTemplate& t = graph::FindTuningTemplate(workload_.template_name);
+          graph::MeasurableKernel kernel = t.instantiate(workload_.args, configs[i]);
           ExportLibrary(build(kernel.module, target_), built[i].library);
           WriteDescription(kernel, built[i].description);
-        } catch (const std::exception &e) {
+        } catch (const std::exception& e) {
           std::string message = e.what();
           std::replace(message.begin(), message.end(), '\n', ' ');
           return "compile_error " + message;
@@ -430,28 +387,25 @@ Measurer::Build(const std::vector<topi::Config> &configs) {
     }
     WaitAll(batch, options_.build_timeout_s);
     for (size_t i = first; i < last; ++i) {
-      built[i].failure =
-          Outcome(children[i], options_.build_timeout_s, "building");
+      built[i].failure = Outcome(children[i], options_.build_timeout_s, "building");
       if (built[i].failure.error == MeasureError::kRuntimeError) {
         // A crash while building is the compiler's failure on this point.
         built[i].failure.error = MeasureError::kCompileError;
       }
       if (built[i].failure.error == MeasureError::kNone) {
-        std::istringstream(children[i].output.substr(3)) >>
-            built[i].failure.build_seconds;
+        std::istringstream(children[i].output.substr(3)) >> built[i].failure.build_seconds;
       }
     }
   }
   return built;
 }
 
-MeasureResult Measurer::Run(const Built &built, bool reference) {
+MeasureResult Measurer::Run(const Built& built, bool reference) {
   const std::string reference_path = folder_ + "/reference.bin";
   Child child = StartChild([&] {
     try {
-      return RunKernel(built.library, built.description, reference_path,
-                       reference, options_);
-    } catch (const std::exception &e) {
+      return RunKernel(built.library, built.description, reference_path, reference, options_);
+    } catch (const std::exception& e) {
       std::string message = e.what();
       std::replace(message.begin(), message.end(), '\n', ' ');
       return "runtime_error " + message;
@@ -463,8 +417,7 @@ MeasureResult Measurer::Run(const Built &built, bool reference) {
   if (result.error == MeasureError::kNone) {
     std::istringstream line(child.output.substr(3));
     double cost = 0;
-    while (line >> cost)
-      result.costs.push_back(cost);
+    while (line >> cost) result.costs.push_back(cost);
   }
   std::error_code ignored;
   std::filesystem::remove(built.library, ignored);
@@ -472,31 +425,26 @@ MeasureResult Measurer::Run(const Built &built, bool reference) {
   return result;
 }
 
-std::vector<MeasureResult>
-Measurer::Measure(const std::vector<topi::Config> &configs) {
+std::vector<MeasureResult> Measurer::Measure(const std::vector<topi::Config>& configs) {
   if (!have_reference_) {
     const topi::Config fallback =
-        graph::FindTuningTemplate(workload_.template_name)
-            .default_config(workload_.args);
+        graph::FindTuningTemplate(workload_.template_name).default_config(workload_.args);
     std::vector<Built> built = Build({fallback});
     MeasureResult result = built[0].failure;
-    if (result.error == MeasureError::kNone)
-      result = Run(built[0], /*reference=*/true);
+    if (result.error == MeasureError::kNone) result = Run(built[0], /*reference=*/true);
     LOOM_CHECK_USER(result.error == MeasureError::kNone)
-        << "cannot tune " << workload_.str() << ": its default point {"
-        << fallback.str() << "} failed (" << MeasureErrorName(result.error)
-        << ": " << result.message << ")";
+        << "cannot tune " << workload_.str() << ": its default point {" << fallback.str()
+        << "} failed (" << MeasureErrorName(result.error) << ": " << result.message << ")";
     reference_ = result;
     have_reference_ = true;
   }
   std::vector<Built> built = Build(configs);
   std::vector<MeasureResult> results;
-  for (const Built &b : built) {
-    results.push_back(b.failure.error == MeasureError::kNone
-                          ? Run(b, /*reference=*/false)
-                          : b.failure);
+  for (const Built& b : built) {
+    results.push_back(b.failure.error == MeasureError::kNone ? Run(b, /*reference=*/false)
+                                                             : b.failure);
   }
   return results;
 }
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

@@ -15,8 +15,7 @@ namespace {
 using Json = nlohmann::json;
 
 std::string NowUtc() {
-  std::time_t now =
-      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
   char text[32];
@@ -24,11 +23,10 @@ std::string NowUtc() {
   return text;
 }
 
-std::vector<std::string> EnabledFeatures(const Target &target) {
+std::vector<std::string> EnabledFeatures(const Target& target) {
   std::vector<std::string> enabled;
-  for (const std::string &f : target.features()) {
-    if (!f.empty() && f[0] == '+')
-      enabled.push_back(f);
+  for (const std::string& f : target.features()) {
+    if (!f.empty() && f[0] == '+') enabled.push_back(f);
   }
   std::sort(enabled.begin(), enabled.end());
   return enabled;
@@ -36,21 +34,18 @@ std::vector<std::string> EnabledFeatures(const Target &target) {
 
 // The field of `object`, of the JSON type `check` accepts; a loom::Error naming
 // it otherwise.
-const Json &Field(const Json &object, const char *name,
-                  bool (Json::*check)() const, const char *expected) {
+const Json& Field(const Json& object, const char* name, bool (Json::*check)() const,
+                  const char* expected) {
   auto it = object.find(name);
   LOOM_CHECK_USER(it != object.end()) << "no \"" << name << "\" field";
-  LOOM_CHECK_USER(((*it).*check)())
-      << "\"" << name << "\" must be " << expected;
+  LOOM_CHECK_USER(((*it).*check)()) << "\"" << name << "\" must be " << expected;
   return *it;
 }
 
-} // namespace
+}  // namespace
 
-TuningRecord TuningRecord::Make(const graph::TuningWorkload &workload,
-                                const Target &target,
-                                const topi::Config &config,
-                                const MeasureResult &result) {
+TuningRecord TuningRecord::Make(const graph::TuningWorkload& workload, const Target& target,
+                                const topi::Config& config, const MeasureResult& result) {
   TuningRecord r;
   r.workload = workload;
   r.target_kind = target.kind();
@@ -64,11 +59,9 @@ TuningRecord TuningRecord::Make(const graph::TuningWorkload &workload,
 
 std::string TuningRecord::ToJson() const {
   Json config_json = Json::object();
-  for (const auto &[knob, value] : config.values())
-    config_json[knob] = value;
+  for (const auto& [knob, value] : config.values()) config_json[knob] = value;
   Json j = {
-      {"workload",
-       {{"template", workload.template_name}, {"args", workload.args}}},
+      {"workload", {{"template", workload.template_name}, {"args", workload.args}}},
       {"target", {{"kind", target_kind}, {"features", features}}},
       {"config", config_json},
       {"costs", result.costs},
@@ -81,134 +74,116 @@ std::string TuningRecord::ToJson() const {
   return j.dump();
 }
 
-TuningRecord TuningRecord::FromJson(const std::string &line) {
+TuningRecord TuningRecord::FromJson(const std::string& line) {
   Json j;
   try {
     j = Json::parse(line);
-  } catch (const Json::exception &e) {
+  } catch (const Json::exception& e) {
     LOOM_THROW << "not JSON (" << e.what() << ")";
   }
   LOOM_CHECK_USER(j.is_object()) << "not a JSON object";
   TuningRecord r;
-  const Json &workload = Field(j, "workload", &Json::is_object, "an object");
+  const Json& workload = Field(j, "workload", &Json::is_object, "an object");
   r.workload.template_name =
-      Field(workload, "template", &Json::is_string, "a string")
-          .get<std::string>();
-  for (const Json &a : Field(workload, "args", &Json::is_array, "an array")) {
+      Field(workload, "template", &Json::is_string, "a string").get<std::string>();
+  for (const Json& a : Field(workload, "args", &Json::is_array, "an array")) {
     LOOM_CHECK_USER(a.is_number_integer()) << "\"args\" must hold integers";
     r.workload.args.push_back(a.get<int64_t>());
   }
-  const Json &target = Field(j, "target", &Json::is_object, "an object");
-  r.target_kind =
-      Field(target, "kind", &Json::is_string, "a string").get<std::string>();
-  for (const Json &f : Field(target, "features", &Json::is_array, "an array")) {
+  const Json& target = Field(j, "target", &Json::is_object, "an object");
+  r.target_kind = Field(target, "kind", &Json::is_string, "a string").get<std::string>();
+  for (const Json& f : Field(target, "features", &Json::is_array, "an array")) {
     LOOM_CHECK_USER(f.is_string()) << "\"features\" must hold strings";
     r.features.push_back(f.get<std::string>());
   }
   std::map<std::string, int64_t> values;
-  for (const auto &[knob, value] :
-       Field(j, "config", &Json::is_object, "an object").items()) {
+  for (const auto& [knob, value] : Field(j, "config", &Json::is_object, "an object").items()) {
     LOOM_CHECK_USER(value.is_number_integer())
         << "config knob \"" << knob << "\" must be an integer";
     values[knob] = value.get<int64_t>();
   }
   r.config = topi::Config(values);
-  for (const Json &c : Field(j, "costs", &Json::is_array, "an array")) {
-    LOOM_CHECK_USER(c.is_number() && c.get<double>() > 0)
-        << "\"costs\" must be positive numbers";
+  for (const Json& c : Field(j, "costs", &Json::is_array, "an array")) {
+    LOOM_CHECK_USER(c.is_number() && c.get<double>() > 0) << "\"costs\" must be positive numbers";
     r.result.costs.push_back(c.get<double>());
   }
-  r.result.error = MeasureErrorFromName(
-      Field(j, "error", &Json::is_string, "a string").get<std::string>());
-  LOOM_CHECK_USER(r.result.error != MeasureError::kNone ||
-                  !r.result.costs.empty())
+  r.result.error =
+      MeasureErrorFromName(Field(j, "error", &Json::is_string, "a string").get<std::string>());
+  LOOM_CHECK_USER(r.result.error != MeasureError::kNone || !r.result.costs.empty())
       << "a record without an error needs costs";
-  r.result.message =
-      Field(j, "message", &Json::is_string, "a string").get<std::string>();
-  r.result.build_seconds =
-      Field(j, "build_s", &Json::is_number, "a number").get<double>();
-  r.timestamp =
-      Field(j, "timestamp", &Json::is_string, "a string").get<std::string>();
-  r.loom_version =
-      Field(j, "loom_version", &Json::is_string, "a string").get<std::string>();
+  r.result.message = Field(j, "message", &Json::is_string, "a string").get<std::string>();
+  r.result.build_seconds = Field(j, "build_s", &Json::is_number, "a number").get<double>();
+  r.timestamp = Field(j, "timestamp", &Json::is_string, "a string").get<std::string>();
+  r.loom_version = Field(j, "loom_version", &Json::is_string, "a string").get<std::string>();
   return r;
 }
 
-std::string TuningRecord::Mismatch(const Target &target) const {
+std::string TuningRecord::Mismatch(const Target& target) const {
   if (loom_version != kLoomVersion) {
     return "written by Loom " + loom_version + ", this is " + kLoomVersion;
   }
-  if (target_kind != target.kind())
-    return "tuned for target kind " + target_kind;
+  if (target_kind != target.kind()) return "tuned for target kind " + target_kind;
   const std::vector<std::string> have = EnabledFeatures(target);
   std::string lacking;
-  for (const std::string &f : features) {
+  for (const std::string& f : features) {
     if (!std::binary_search(have.begin(), have.end(), f))
       lacking += (lacking.empty() ? "" : " ") + f;
   }
-  if (!lacking.empty())
-    return "tuned for a CPU with features this target lacks (" + lacking + ")";
+  if (!lacking.empty()) return "tuned for a CPU with features this target lacks (" + lacking + ")";
   return "";
 }
 
-RecordsFile ReadRecords(const std::string &path) {
+RecordsFile ReadRecords(const std::string& path) {
   std::ifstream in(path);
   LOOM_CHECK_USER(in) << "cannot read tuning records '" << path << "'";
   RecordsFile file;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       file.records.push_back(TuningRecord::FromJson(line));
       file.lines.push_back(number);
-    } catch (const Error &e) {
-      file.error =
-          path + " line " + std::to_string(number) + ": " + e.what() +
-          "; the records before it are used, those after it are not read";
+    } catch (const Error& e) {
+      file.error = path + " line " + std::to_string(number) + ": " + e.what() +
+                   "; the records before it are used, those after it are not read";
       break;
     }
   }
   return file;
 }
 
-RecordWriter::RecordWriter(const std::string &path)
-    : path_(path), out_(path, std::ios::app) {
+RecordWriter::RecordWriter(const std::string& path) : path_(path), out_(path, std::ios::app) {
   LOOM_CHECK_USER(out_) << "cannot write tuning records to '" << path << "'";
 }
 
-void RecordWriter::Write(const TuningRecord &record) {
+void RecordWriter::Write(const TuningRecord& record) {
   out_ << record.ToJson() << "\n";
   out_.flush();
   LOOM_CHECK_USER(out_) << "writing tuning records to '" << path_ << "' failed";
 }
 
-BestRecords::BestRecords(const std::vector<TuningRecord> &records,
-                         const Target &target, const std::vector<int> &lines) {
+BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target& target,
+                         const std::vector<int>& lines) {
   for (size_t i = 0; i < records.size(); ++i) {
-    const TuningRecord &r = records[i];
-    const std::string where = i < lines.size()
-                                  ? "line " + std::to_string(lines[i])
-                                  : "record " + std::to_string(i + 1);
+    const TuningRecord& r = records[i];
+    const std::string where =
+        i < lines.size() ? "line " + std::to_string(lines[i]) : "record " + std::to_string(i + 1);
     std::string mismatch = r.Mismatch(target);
     if (!mismatch.empty()) {
       warnings_.push_back(where + ": " + mismatch + "; ignored");
       continue;
     }
-    if (r.result.error != MeasureError::kNone)
-      continue; // a failure is a result, not a config
+    if (r.result.error != MeasureError::kNone) continue;  // a failure is a result, not a config
     auto it = best_.find(r.workload);
-    if (it == best_.end() || r.result.cost() < it->second.result.cost())
-      best_[r.workload] = r;
+    if (it == best_.end() || r.result.cost() < it->second.result.cost()) best_[r.workload] = r;
   }
 }
 
-std::optional<topi::Config>
-BestRecords::Query(const Target &, const graph::TuningWorkload &workload) {
+std::optional<topi::Config> BestRecords::Query(const Target&,
+                                               const graph::TuningWorkload& workload) {
   queried_.insert(workload);
   auto it = best_.find(workload);
-  if (it == best_.end())
-    return std::nullopt;
+  if (it == best_.end()) return std::nullopt;
   // A config the template no longer takes falls back to the default, with a
   // warning.
   try {
@@ -216,13 +191,10 @@ BestRecords::Query(const Target &, const graph::TuningWorkload &workload) {
         graph::FindTuningTemplate(workload.template_name).space(workload.args);
     space.IndexOf(it->second.config);
     std::string failed;
-    LOOM_CHECK_USER(space.IsValid(it->second.config, &failed))
-        << "it breaks: " << failed;
-  } catch (const Error &e) {
-    warnings_.push_back(workload.str() + ": the best record's config {" +
-                        it->second.config.str() +
-                        "} does not fit the template (" + e.what() +
-                        "); the default is used");
+    LOOM_CHECK_USER(space.IsValid(it->second.config, &failed)) << "it breaks: " << failed;
+  } catch (const Error& e) {
+    warnings_.push_back(workload.str() + ": the best record's config {" + it->second.config.str() +
+                        "} does not fit the template (" + e.what() + "); the default is used");
     best_.erase(it);
     return std::nullopt;
   }
@@ -231,11 +203,10 @@ BestRecords::Query(const Target &, const graph::TuningWorkload &workload) {
 
 std::vector<graph::TuningWorkload> BestRecords::missing() const {
   std::vector<graph::TuningWorkload> out;
-  for (const graph::TuningWorkload &w : queried_) {
-    if (!best_.count(w))
-      out.push_back(w);
+  for (const graph::TuningWorkload& w : queried_) {
+    if (!best_.count(w)) out.push_back(w);
   }
   return out;
 }
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

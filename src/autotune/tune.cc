@@ -19,11 +19,9 @@ using Clock = std::chrono::steady_clock;
 
 // Answers every question with "the default" and counts the questions.
 class RecordingDispatcher : public graph::ConfigDispatcher {
-public:
-  std::optional<topi::Config> Query(const Target &,
-                                    const graph::TuningWorkload &w) override {
-    if (counts[w]++ == 0)
-      order.push_back(w);
+ public:
+  std::optional<topi::Config> Query(const Target&, const graph::TuningWorkload& w) override {
+    if (counts[w]++ == 0) order.push_back(w);
     return std::nullopt;
   }
   std::vector<graph::TuningWorkload> order;
@@ -34,12 +32,11 @@ public:
 constexpr size_t kMaxTransferRows = 128;
 
 struct TaskState {
-  const Task *task = nullptr;
+  const Task* task = nullptr;
   std::unique_ptr<Measurer> measurer;
   std::unique_ptr<Tuner> tuner;
   TaskStatus status;
-  std::vector<topi::Config>
-      configs; // measured, with their costs (for transfer)
+  std::vector<topi::Config> configs;  // measured, with their costs (for transfer)
   std::vector<double> costs;
   // After each batch: the seconds spent on this task so far and the best cost
   // then.
@@ -49,9 +46,9 @@ struct TaskState {
 };
 
 class Scheduler {
-public:
-  Scheduler(const std::vector<Task> &tasks, const Target &target,
-            const TuneOptions &options, TuneSummary &summary)
+ public:
+  Scheduler(const std::vector<Task>& tasks, const Target& target, const TuneOptions& options,
+            TuneSummary& summary)
       : target_(target), options_(options), summary_(summary) {
     for (size_t i = 0; i < tasks.size(); ++i) {
       TaskState state;
@@ -62,8 +59,7 @@ public:
       state.status.failures.assign(5, 0);
       states_.push_back(std::move(state));
     }
-    if (options.resume && std::filesystem::exists(options.records_path))
-      LoadRecords();
+    if (options.resume && std::filesystem::exists(options.records_path)) LoadRecords();
     if (!options.records_path.empty())
       writer_ = std::make_unique<RecordWriter>(options.records_path);
   }
@@ -71,33 +67,29 @@ public:
   // The task to measure next: each once in order, then the one whose latency
   // (occurrences x best cost) has fallen fastest per second over its last two
   // batches; none when all are finished.
-  TaskState *Next() {
-    TaskState *best = nullptr;
+  TaskState* Next() {
+    TaskState* best = nullptr;
     double best_rate = -1;
-    for (TaskState &s : states_) {
-      if (s.status.finished)
-        continue;
-      if (s.curve.empty())
-        return &s;
-      const auto &[seconds, cost] = s.curve.back();
-      const auto &[earlier_seconds, earlier_cost] =
+    for (TaskState& s : states_) {
+      if (s.status.finished) continue;
+      if (s.curve.empty()) return &s;
+      const auto& [seconds, cost] = s.curve.back();
+      const auto& [earlier_seconds, earlier_cost] =
           s.curve[s.curve.size() >= 3 ? s.curve.size() - 3 : 0];
       const double spent = std::max(seconds - earlier_seconds, 1e-3);
       double rate = s.task->occurrences * (earlier_cost - cost) / spent;
       // Without a recent gain, a small share of its latency keeps it in the
       // running.
-      rate = std::max(rate, s.task->occurrences * cost * 1e-3 /
-                                std::max(seconds / s.curve.size(), 1e-3));
-      if (std::isfinite(rate) && rate > best_rate)
-        best = &s, best_rate = rate;
+      rate = std::max(rate,
+                      s.task->occurrences * cost * 1e-3 / std::max(seconds / s.curve.size(), 1e-3));
+      if (std::isfinite(rate) && rate > best_rate) best = &s, best_rate = rate;
     }
     return best;
   }
 
-  void MeasureBatch(TaskState &s) {
+  void MeasureBatch(TaskState& s) {
     Clock::time_point start = Clock::now();
-    if (!s.tuner)
-      Start(s);
+    if (!s.tuner) Start(s);
     size_t count = options_.batch_size;
     if (options_.max_trials_per_task > 0) {
       const size_t limit = static_cast<size_t>(options_.max_trials_per_task);
@@ -115,62 +107,55 @@ public:
     const double before = s.tuner->best_cost();
     std::vector<topi::Config> configs = s.tuner->Configs(points);
     std::vector<MeasureResult> results = s.measurer->Measure(configs);
-    if (s.curve.empty())
-      RecordDefault(s);
+    if (s.curve.empty()) RecordDefault(s);
     s.tuner->Update(points, results);
     for (size_t i = 0; i < points.size(); ++i) {
       Write(s, configs[i], results[i]);
       ++s.status.failures[static_cast<int>(results[i].error)];
     }
-    if (s.tuner->best_cost() < before)
-      s.last_gain_trial = s.tuner->trials();
+    if (s.tuner->best_cost() < before) s.last_gain_trial = s.tuner->trials();
     s.seconds += std::chrono::duration<double>(Clock::now() - start).count();
     s.curve.emplace_back(s.seconds, s.tuner->best_cost());
     Refresh(s);
     if (s.tuner->Exhausted()) {
       Finish(s, "every valid point measured");
     } else if (options_.max_trials_per_task > 0 &&
-               s.tuner->trials() >=
-                   static_cast<size_t>(options_.max_trials_per_task)) {
+               s.tuner->trials() >= static_cast<size_t>(options_.max_trials_per_task)) {
       Finish(s, "trial limit reached");
     } else if (s.tuner->trials() - s.last_gain_trial >=
                static_cast<size_t>(options_.early_stopping)) {
-      Finish(s, "no gain in " + std::to_string(options_.early_stopping) +
-                    " trials");
+      Finish(s, "no gain in " + std::to_string(options_.early_stopping) + " trials");
     }
   }
 
-  TaskStatus &status(TaskState &s) { return s.status; }
+  TaskStatus& status(TaskState& s) { return s.status; }
 
   void Summarize() {
-    for (TaskState &s : states_) {
-      if (s.tuner)
-        Refresh(s);
+    for (TaskState& s : states_) {
+      if (s.tuner) Refresh(s);
       summary_.tasks.push_back(s.status);
     }
   }
 
-private:
-  void Start(TaskState &s) {
-    const graph::TuningWorkload &w = s.task->workload;
+ private:
+  void Start(TaskState& s) {
+    const graph::TuningWorkload& w = s.task->workload;
     s.measurer = std::make_unique<Measurer>(w, target_, options_.measure);
     TransferHistory history = History(s);
-    s.tuner =
-        MakeTuner(options_.tuner, w, &history, options_.seed + s.status.index);
+    s.tuner = MakeTuner(options_.tuner, w, &history, options_.seed + s.status.index);
     s.status.valid_points = s.tuner->space().ValidIndices().size();
     // Records of this workload from earlier runs count as measured.
     std::vector<int64_t> points;
     std::vector<MeasureResult> results;
-    for (const auto &[config, result] : resumed_[w]) {
+    for (const auto& [config, result] : resumed_[w]) {
       try {
         int64_t p = s.tuner->space().IndexOf(config);
         points.push_back(p);
         results.push_back(result);
         s.configs.push_back(config);
         s.costs.push_back(result.cost());
-      } catch (const Error &e) {
-        summary_.warnings.push_back(w.str() +
-                                    ": a record's config does not fit (" +
+      } catch (const Error& e) {
+        summary_.warnings.push_back(w.str() + ": a record's config does not fit (" +
                                     std::string(e.what()) + "); ignored");
       }
     }
@@ -181,29 +166,24 @@ private:
   }
 
   // The default point's measurement, made by the Measurer as its reference.
-  void RecordDefault(TaskState &s) {
-    const graph::TuningTemplate &t =
-        graph::FindTuningTemplate(s.task->workload.template_name);
+  void RecordDefault(TaskState& s) {
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(s.task->workload.template_name);
     const topi::Config fallback = t.default_config(s.task->workload.args);
     const int64_t point = s.tuner->space().IndexOf(fallback);
     s.status.default_cost = s.measurer->reference().cost();
-    if (s.tuner->trials() == 0 ||
-        s.tuner->best_cost() > s.status.default_cost) {
+    if (s.tuner->trials() == 0 || s.tuner->best_cost() > s.status.default_cost) {
       s.tuner->Update({point}, {s.measurer->reference()});
       Write(s, fallback, s.measurer->reference());
     }
   }
 
-  void Write(TaskState &s, const topi::Config &config,
-             const MeasureResult &result) {
+  void Write(TaskState& s, const topi::Config& config, const MeasureResult& result) {
     s.configs.push_back(config);
     s.costs.push_back(result.cost());
-    if (writer_)
-      writer_->Write(
-          TuningRecord::Make(s.task->workload, target_, config, result));
+    if (writer_) writer_->Write(TuningRecord::Make(s.task->workload, target_, config, result));
   }
 
-  void Refresh(TaskState &s) {
+  void Refresh(TaskState& s) {
     s.status.trials = s.tuner->trials();
     s.status.best_cost = s.tuner->best_cost();
     if (s.measurer && s.status.default_cost == 0 && s.tuner->trials() > 0) {
@@ -211,7 +191,7 @@ private:
     }
   }
 
-  void Finish(TaskState &s, const std::string &why) {
+  void Finish(TaskState& s, const std::string& why) {
     s.status.finished = true;
     s.status.why_finished = why;
     Refresh(s);
@@ -220,47 +200,37 @@ private:
   // What other tasks measured (this run and resumed records), for the new
   // task's model: the best and a spread of the rest of each, kMaxTransferRows
   // at most.
-  TransferHistory History(const TaskState &self) {
+  TransferHistory History(const TaskState& self) {
     TransferHistory history;
-    if (options_.tuner != "xgb")
-      return history;
-    std::vector<const TaskState *> others;
-    for (const TaskState &s : states_) {
-      if (&s != &self && !s.configs.empty())
-        others.push_back(&s);
+    if (options_.tuner != "xgb") return history;
+    std::vector<const TaskState*> others;
+    for (const TaskState& s : states_) {
+      if (&s != &self && !s.configs.empty()) others.push_back(&s);
     }
-    std::map<graph::TuningWorkload,
-             std::vector<std::pair<topi::Config, double>>>
-        sources;
-    for (const TaskState *s : others) {
+    std::map<graph::TuningWorkload, std::vector<std::pair<topi::Config, double>>> sources;
+    for (const TaskState* s : others) {
       for (size_t i = 0; i < s->configs.size(); ++i) {
         sources[s->task->workload].emplace_back(s->configs[i], s->costs[i]);
       }
     }
-    for (const auto &[w, measured] : resumed_) {
-      if (w == self.task->workload || sources.count(w))
-        continue;
-      for (const auto &[config, result] : measured)
-        sources[w].emplace_back(config, result.cost());
+    for (const auto& [w, measured] : resumed_) {
+      if (w == self.task->workload || sources.count(w)) continue;
+      for (const auto& [config, result] : measured) sources[w].emplace_back(config, result.cost());
     }
-    if (sources.empty())
-      return history;
-    const size_t per_source =
-        std::max<size_t>(4, kMaxTransferRows / sources.size());
+    if (sources.empty()) return history;
+    const size_t per_source = std::max<size_t>(4, kMaxTransferRows / sources.size());
     size_t rows = 0;
-    for (const auto &[w, measured] : sources) {
-      if (rows >= kMaxTransferRows)
-        break;
+    for (const auto& [w, measured] : sources) {
+      if (rows >= kMaxTransferRows) break;
       std::vector<std::vector<float>> features;
       std::vector<double> costs;
-      const size_t take =
-          std::min({per_source, measured.size(), kMaxTransferRows - rows});
+      const size_t take = std::min({per_source, measured.size(), kMaxTransferRows - rows});
       for (size_t k = 0; k < take; ++k) {
-        const auto &[config, cost] = measured[k * measured.size() / take];
+        const auto& [config, cost] = measured[k * measured.size() / take];
         try {
           features.push_back(PointFeatures(w, config));
           costs.push_back(cost);
-        } catch (const Error &) {
+        } catch (const Error&) {
           // A record of another template version: nothing to learn from.
         }
       }
@@ -272,42 +242,37 @@ private:
 
   void LoadRecords() {
     RecordsFile file = ReadRecords(options_.records_path);
-    if (!file.error.empty())
-      summary_.warnings.push_back(file.error);
+    if (!file.error.empty()) summary_.warnings.push_back(file.error);
     for (size_t i = 0; i < file.records.size(); ++i) {
-      const TuningRecord &r = file.records[i];
+      const TuningRecord& r = file.records[i];
       std::string mismatch = r.Mismatch(target_);
       if (!mismatch.empty()) {
         summary_.warnings.push_back(options_.records_path + " line " +
-                                    std::to_string(file.lines[i]) + ": " +
-                                    mismatch + "; ignored");
+                                    std::to_string(file.lines[i]) + ": " + mismatch + "; ignored");
         continue;
       }
       resumed_[r.workload].emplace_back(r.config, r.result);
     }
   }
 
-  const Target &target_;
-  const TuneOptions &options_;
-  TuneSummary &summary_;
+  const Target& target_;
+  const TuneOptions& options_;
+  TuneSummary& summary_;
   std::vector<TaskState> states_;
   std::unique_ptr<RecordWriter> writer_;
-  std::map<graph::TuningWorkload,
-           std::vector<std::pair<topi::Config, MeasureResult>>>
-      resumed_;
+  std::map<graph::TuningWorkload, std::vector<std::pair<topi::Config, MeasureResult>>> resumed_;
 };
 
-} // namespace
+}  // namespace
 
-std::vector<Task> ExtractTasks(const graph::IRModule &model,
-                               const graph::CompileOptions &options) {
+std::vector<Task> ExtractTasks(const graph::IRModule& model, const graph::CompileOptions& options) {
   auto recorder = std::make_shared<RecordingDispatcher>();
   graph::CompileOptions recording = options;
   recording.configs = recorder;
   graph::OptimizeGraph(model, recording);
   std::vector<Task> tasks;
-  for (const graph::TuningWorkload &w : recorder->order) {
-    const graph::TuningTemplate &t = graph::FindTuningTemplate(w.template_name);
+  for (const graph::TuningWorkload& w : recorder->order) {
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(w.template_name);
     Task task;
     task.workload = w;
     task.occurrences = recorder->counts[w];
@@ -318,24 +283,24 @@ std::vector<Task> ExtractTasks(const graph::IRModule &model,
   return tasks;
 }
 
-TuneSummary
-TuneTasks(const std::vector<Task> &tasks, const Target &target,
-          const TuneOptions &options,
-          const std::function<void(const TaskStatus &, double)> &progress) {
+void CheckTuneOptions(const TuneOptions& options) {
   LOOM_CHECK_USER(options.budget_seconds >= kMinBudgetSeconds)
-      << "a tuning budget of " << options.budget_seconds
-      << " s is smaller than one measurement "
-      << "(building and timing a candidate and the default point takes "
-      << kMinBudgetSeconds << " s or more); give at least " << kMinBudgetSeconds
-      << " s, e.g. --budget 20m";
+      << "a tuning budget of " << options.budget_seconds << " s is smaller than one measurement "
+      << "(building and timing a candidate and the default point takes " << kMinBudgetSeconds
+      << " s or more); give at least " << kMinBudgetSeconds << " s, e.g. --budget 20m";
   LOOM_CHECK_USER(options.batch_size >= 1 && options.early_stopping >= 1 &&
                   options.max_trials_per_task >= 0)
-      << "TuneTasks: batch_size and early_stopping must be at least 1, "
-         "max_trials_per_task not "
+      << "TuneTasks: batch_size and early_stopping must be at least 1, max_trials_per_task not "
       << "negative";
   LOOM_CHECK_USER(!options.resume || !options.records_path.empty())
       << "resuming needs the records file to resume from";
-  CheckTunerKind(options.tuner); // before any work
+  CheckTunerKind(options.tuner);
+}
+
+TuneSummary TuneTasks(const std::vector<Task>& tasks, const Target& target,
+                      const TuneOptions& options,
+                      const std::function<void(const TaskStatus&, double)>& progress) {
+  CheckTuneOptions(options);
   TuneSummary summary;
   Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
@@ -343,9 +308,8 @@ TuneTasks(const std::vector<Task> &tasks, const Target &target,
                   std::chrono::duration<double>(options.budget_seconds));
   Scheduler scheduler(tasks, target, options, summary);
   while (Clock::now() < deadline) {
-    TaskState *next = scheduler.Next();
-    if (!next)
-      break;
+    TaskState* next = scheduler.Next();
+    if (!next) break;
     scheduler.MeasureBatch(*next);
     if (progress) {
       progress(scheduler.status(*next),
@@ -357,4 +321,4 @@ TuneTasks(const std::vector<Task> &tasks, const Target &target,
   return summary;
 }
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

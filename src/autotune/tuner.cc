@@ -10,43 +10,37 @@
 
 namespace loom::autotune {
 
-std::vector<float> RelativeLabels(const std::vector<double> &costs) {
+std::vector<float> RelativeLabels(const std::vector<double>& costs) {
   double best = std::numeric_limits<double>::infinity();
-  for (double c : costs)
-    best = std::min(best, c);
+  for (double c : costs) best = std::min(best, c);
   std::vector<float> labels;
-  for (double c : costs)
-    labels.push_back(std::isfinite(c) ? static_cast<float>(best / c) : 0.f);
+  for (double c : costs) labels.push_back(std::isfinite(c) ? static_cast<float>(best / c) : 0.f);
   return labels;
 }
 
-void TransferHistory::AddTask(const std::vector<std::vector<float>> &rows,
-                              const std::vector<double> &costs) {
+void TransferHistory::AddTask(const std::vector<std::vector<float>>& rows,
+                              const std::vector<double>& costs) {
   LOOM_ICHECK(rows.size() == costs.size()) << "one cost per row";
-  if (rows.empty())
-    return;
+  if (rows.empty()) return;
   features.insert(features.end(), rows.begin(), rows.end());
   std::vector<float> relative = RelativeLabels(costs);
   labels.insert(labels.end(), relative.begin(), relative.end());
   groups.push_back(static_cast<unsigned>(rows.size()));
 }
 
-std::vector<float> PointFeatures(const graph::TuningWorkload &workload,
-                                 const topi::Config &config) {
-  const graph::TuningTemplate &t =
-      graph::FindTuningTemplate(workload.template_name);
+std::vector<float> PointFeatures(const graph::TuningWorkload& workload,
+                                 const topi::Config& config) {
+  const graph::TuningTemplate& t = graph::FindTuningTemplate(workload.template_name);
   graph::MeasurableKernel kernel = t.instantiate(workload.args, config);
   return LoopNestFeatures(kernel.module.Lookup(kernel.timed.function));
 }
 
 Tuner::Tuner(graph::TuningWorkload workload)
     : workload_(std::move(workload)),
-      space_(graph::FindTuningTemplate(workload_.template_name)
-                 .space(workload_.args)),
+      space_(graph::FindTuningTemplate(workload_.template_name).space(workload_.args)),
       best_cost_(std::numeric_limits<double>::infinity()) {}
 
-void Tuner::Update(const std::vector<int64_t> &points,
-                   const std::vector<MeasureResult> &results) {
+void Tuner::Update(const std::vector<int64_t>& points, const std::vector<MeasureResult>& results) {
   LOOM_ICHECK(points.size() == results.size()) << "one result per point";
   for (size_t i = 0; i < points.size(); ++i) {
     measured_.insert(points[i]);
@@ -57,31 +51,25 @@ void Tuner::Update(const std::vector<int64_t> &points,
   }
 }
 
-std::vector<topi::Config>
-Tuner::Configs(const std::vector<int64_t> &points) const {
+std::vector<topi::Config> Tuner::Configs(const std::vector<int64_t>& points) const {
   std::vector<topi::Config> configs;
-  for (int64_t p : points)
-    configs.push_back(space_.At(p));
+  for (int64_t p : points) configs.push_back(space_.At(p));
   return configs;
 }
 
-int64_t Tuner::RandomUnmeasured(std::mt19937_64 &rng) const {
-  const std::vector<int64_t> &valid = space_.ValidIndices();
-  if (Exhausted())
-    return -1;
+int64_t Tuner::RandomUnmeasured(std::mt19937_64& rng) const {
+  const std::vector<int64_t>& valid = space_.ValidIndices();
+  if (Exhausted()) return -1;
   // Rejection while few are measured; a scan when most are.
   if (measured_.size() * 2 < valid.size()) {
     while (true) {
-      int64_t p = valid[std::uniform_int_distribution<size_t>(0, valid.size() -
-                                                                     1)(rng)];
-      if (!Measured(p))
-        return p;
+      int64_t p = valid[std::uniform_int_distribution<size_t>(0, valid.size() - 1)(rng)];
+      if (!Measured(p)) return p;
     }
   }
   std::vector<int64_t> left;
   for (int64_t p : valid) {
-    if (!Measured(p))
-      left.push_back(p);
+    if (!Measured(p)) left.push_back(p);
   }
   return left[std::uniform_int_distribution<size_t>(0, left.size() - 1)(rng)];
 }
@@ -89,37 +77,35 @@ int64_t Tuner::RandomUnmeasured(std::mt19937_64 &rng) const {
 namespace {
 
 class GridTuner : public Tuner {
-public:
+ public:
   using Tuner::Tuner;
   std::vector<int64_t> NextBatch(size_t count) override {
     std::vector<int64_t> batch;
-    const std::vector<int64_t> &valid = space_.ValidIndices();
+    const std::vector<int64_t>& valid = space_.ValidIndices();
     for (; next_ < valid.size() && batch.size() < count; ++next_) {
-      if (!Measured(valid[next_]))
-        batch.push_back(valid[next_]);
+      if (!Measured(valid[next_])) batch.push_back(valid[next_]);
     }
     return batch;
   }
 
-private:
+ private:
   size_t next_ = 0;
 };
 
 class RandomTuner : public Tuner {
-public:
+ public:
   RandomTuner(graph::TuningWorkload workload, uint64_t seed)
       : Tuner(std::move(workload)), rng_(seed) {}
   std::vector<int64_t> NextBatch(size_t count) override {
     std::set<int64_t> batch;
-    while (batch.size() < count &&
-           measured_.size() + batch.size() < space_.ValidIndices().size()) {
+    while (batch.size() < count && measured_.size() + batch.size() < space_.ValidIndices().size()) {
       int64_t p = RandomUnmeasured(rng_);
       batch.insert(p);
     }
     return {batch.begin(), batch.end()};
   }
 
-private:
+ private:
   std::mt19937_64 rng_;
 };
 
@@ -131,34 +117,29 @@ private:
 // random points. Features are computed by lowering each point, so the walk
 // visits at most kMaxNewFeatures new points per batch.
 class ModelTuner : public Tuner {
-public:
-  ModelTuner(graph::TuningWorkload workload, const TransferHistory *history,
-             uint64_t seed)
+ public:
+  ModelTuner(graph::TuningWorkload workload, const TransferHistory* history, uint64_t seed)
       : Tuner(std::move(workload)), rng_(seed) {
-    if (history)
-      history_ = *history;
-    if (!history_.features.empty())
-      Fit(); // transfer: a model before the first measurement
+    if (history) history_ = *history;
+    if (!history_.features.empty()) Fit();  // transfer: a model before the first measurement
   }
 
   std::vector<int64_t> NextBatch(size_t count) override {
     std::set<int64_t> batch;
     if (model_.trained()) {
       for (int64_t p : Anneal(count)) {
-        if (batch.size() + RandomShare(count) >= count)
-          break;
+        if (batch.size() + RandomShare(count) >= count) break;
         batch.insert(p);
       }
     }
-    while (batch.size() < count &&
-           measured_.size() + batch.size() < space_.ValidIndices().size()) {
+    while (batch.size() < count && measured_.size() + batch.size() < space_.ValidIndices().size()) {
       batch.insert(RandomUnmeasured(rng_));
     }
     return {batch.begin(), batch.end()};
   }
 
-  void Update(const std::vector<int64_t> &points,
-              const std::vector<MeasureResult> &results) override {
+  void Update(const std::vector<int64_t>& points,
+              const std::vector<MeasureResult>& results) override {
     Tuner::Update(points, results);
     for (size_t i = 0; i < points.size(); ++i) {
       measured_points_.push_back(points[i]);
@@ -167,22 +148,20 @@ public:
     Fit();
   }
 
-private:
+ private:
   static constexpr double kEpsilon = 0.1;
   static constexpr size_t kChains = 32;
   static constexpr int kSteps = 40;
   static constexpr size_t kMaxNewFeatures = 128;
 
   size_t RandomShare(size_t count) const {
-    return static_cast<size_t>(
-        std::ceil(kEpsilon * static_cast<double>(count)));
+    return static_cast<size_t>(std::ceil(kEpsilon * static_cast<double>(count)));
   }
 
-  const std::vector<float> &Features(int64_t point) {
+  const std::vector<float>& Features(int64_t point) {
     auto it = features_.find(point);
     if (it == features_.end()) {
-      it = features_.emplace(point, PointFeatures(workload_, space_.At(point)))
-               .first;
+      it = features_.emplace(point, PointFeatures(workload_, space_.At(point))).first;
     }
     return it->second;
   }
@@ -191,15 +170,12 @@ private:
     std::vector<std::vector<float>> rows = history_.features;
     std::vector<float> labels = history_.labels;
     std::vector<unsigned> groups = history_.groups;
-    for (int64_t p : measured_points_)
-      rows.push_back(Features(p));
+    for (int64_t p : measured_points_) rows.push_back(Features(p));
     std::vector<float> own = RelativeLabels(measured_costs_);
     labels.insert(labels.end(), own.begin(), own.end());
-    if (!own.empty())
-      groups.push_back(static_cast<unsigned>(own.size()));
+    if (!own.empty()) groups.push_back(static_cast<unsigned>(own.size()));
     // A rank model needs two different labels somewhere to learn an order.
-    if (std::adjacent_find(labels.begin(), labels.end(),
-                           std::not_equal_to<>()) == labels.end()) {
+    if (std::adjacent_find(labels.begin(), labels.end(), std::not_equal_to<>()) == labels.end()) {
       return;
     }
     model_.Fit(rows, labels, groups);
@@ -213,17 +189,12 @@ private:
     std::vector<int64_t> digits = space_.Digits(point);
     std::vector<size_t> movable;
     for (size_t k = 0; k < digits.size(); ++k) {
-      if (space_.knobs()[k].values.size() > 1)
-        movable.push_back(k);
+      if (space_.knobs()[k].values.size() > 1) movable.push_back(k);
     }
-    if (movable.empty())
-      return point;
-    const size_t k = movable[std::uniform_int_distribution<size_t>(
-        0, movable.size() - 1)(rng_)];
+    if (movable.empty()) return point;
+    const size_t k = movable[std::uniform_int_distribution<size_t>(0, movable.size() - 1)(rng_)];
     const int64_t radix = static_cast<int64_t>(space_.knobs()[k].values.size());
-    digits[k] = (digits[k] +
-                 std::uniform_int_distribution<int64_t>(1, radix - 1)(rng_)) %
-                radix;
+    digits[k] = (digits[k] + std::uniform_int_distribution<int64_t>(1, radix - 1)(rng_)) % radix;
     const int64_t next = space_.IndexOfDigits(digits);
     return space_.IsValid(space_.At(next)) ? next : point;
   }
@@ -236,46 +207,37 @@ private:
       measured.emplace_back(measured_costs_[i], measured_points_[i]);
     }
     std::sort(measured.begin(), measured.end());
-    for (size_t i = 0; i < measured.size() && chains.size() < kChains / 2;
-         ++i) {
+    for (size_t i = 0; i < measured.size() && chains.size() < kChains / 2; ++i) {
       chains.push_back(measured[i].second);
     }
     while (chains.size() < kChains) {
       const int64_t p = RandomUnmeasured(rng_);
-      if (p < 0)
-        break;
+      if (p < 0) break;
       chains.push_back(p);
     }
     std::vector<float> scores;
-    for (int64_t p : chains)
-      scores.push_back(Score(p));
+    for (int64_t p : chains) scores.push_back(Score(p));
     std::unordered_map<int64_t, float> visited;
     for (size_t c = 0; c < chains.size(); ++c) {
-      if (!Measured(chains[c]))
-        visited[chains[c]] = scores[c];
+      if (!Measured(chains[c])) visited[chains[c]] = scores[c];
     }
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     for (int step = 0; step < kSteps && features_.size() < budget_end; ++step) {
       const double temperature = 1.0 - static_cast<double>(step) / kSteps;
-      for (size_t c = 0; c < chains.size() && features_.size() < budget_end;
-           ++c) {
+      for (size_t c = 0; c < chains.size() && features_.size() < budget_end; ++c) {
         const int64_t next = Neighbour(chains[c]);
-        if (next == chains[c])
-          continue;
+        if (next == chains[c]) continue;
         const float score = Score(next);
-        if (!Measured(next))
-          visited[next] = score;
+        if (!Measured(next)) visited[next] = score;
         const double drop = scores[c] - score;
-        if (drop <= 0 ||
-            uniform(rng_) < std::exp(-drop / std::max(temperature, 1e-3))) {
+        if (drop <= 0 || uniform(rng_) < std::exp(-drop / std::max(temperature, 1e-3))) {
           chains[c] = next;
           scores[c] = score;
         }
       }
     }
     std::vector<std::pair<float, int64_t>> ranked;
-    for (const auto &[point, score] : visited)
-      ranked.emplace_back(-score, point);
+    for (const auto& [point, score] : visited) ranked.emplace_back(-score, point);
     std::sort(ranked.begin(), ranked.end());
     std::vector<int64_t> best;
     for (size_t i = 0; i < ranked.size() && best.size() < count; ++i)
@@ -291,23 +253,19 @@ private:
   std::vector<double> measured_costs_;
 };
 
-} // namespace
+}  // namespace
 
-void CheckTunerKind(const std::string &kind) {
+void CheckTunerKind(const std::string& kind) {
   LOOM_CHECK_USER(kind == "xgb" || kind == "random" || kind == "grid")
       << "unknown tuner '" << kind << "' (expected xgb, random or grid)";
 }
 
-std::unique_ptr<Tuner> MakeTuner(const std::string &kind,
-                                 const graph::TuningWorkload &workload,
-                                 const TransferHistory *history,
-                                 uint64_t seed) {
+std::unique_ptr<Tuner> MakeTuner(const std::string& kind, const graph::TuningWorkload& workload,
+                                 const TransferHistory* history, uint64_t seed) {
   CheckTunerKind(kind);
-  if (kind == "xgb")
-    return std::make_unique<ModelTuner>(workload, history, seed);
-  if (kind == "random")
-    return std::make_unique<RandomTuner>(workload, seed);
+  if (kind == "xgb") return std::make_unique<ModelTuner>(workload, history, seed);
+  if (kind == "random") return std::make_unique<RandomTuner>(workload, seed);
   return std::make_unique<GridTuner>(workload);
 }
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

@@ -10,25 +10,24 @@ namespace loom::graph {
 
 namespace {
 
-std::map<std::string, TuningTemplate> &Templates() {
+std::map<std::string, TuningTemplate>& Templates() {
   static std::map<std::string, TuningTemplate> templates;
   return templates;
 }
 
-std::mutex &TemplatesMutex() {
+std::mutex& TemplatesMutex() {
   static std::mutex mutex;
   return mutex;
 }
 
 thread_local std::shared_ptr<ConfigDispatcher> current_dispatcher;
 
-} // namespace
+}  // namespace
 
 std::string TuningWorkload::str() const {
   std::ostringstream text;
   text << template_name << "(";
-  for (size_t i = 0; i < args.size(); ++i)
-    text << (i ? ", " : "") << args[i];
+  for (size_t i = 0; i < args.size(); ++i) text << (i ? ", " : "") << args[i];
   text << ")";
   return text.str();
 }
@@ -40,14 +39,12 @@ void RegisterTuningTemplate(TuningTemplate tuning_template) {
       << "tuning template '" << name << "' registered twice";
 }
 
-const TuningTemplate &FindTuningTemplate(const std::string &name) {
+const TuningTemplate& FindTuningTemplate(const std::string& name) {
   std::lock_guard<std::mutex> lock(TemplatesMutex());
   auto it = Templates().find(name);
-  if (it != Templates().end())
-    return it->second;
+  if (it != Templates().end()) return it->second;
   std::string known;
-  for (const auto &entry : Templates())
-    known += (known.empty() ? "" : ", ") + entry.first;
+  for (const auto& entry : Templates()) known += (known.empty() ? "" : ", ") + entry.first;
   LOOM_THROW << "no tuning template '" << name << "' (this Loom has: " << known
              << "); the records were written by another version";
 }
@@ -55,26 +52,20 @@ const TuningTemplate &FindTuningTemplate(const std::string &name) {
 std::vector<std::string> TuningTemplateNames() {
   std::lock_guard<std::mutex> lock(TemplatesMutex());
   std::vector<std::string> names;
-  for (const auto &entry : Templates())
-    names.push_back(entry.first);
+  for (const auto& entry : Templates()) names.push_back(entry.first);
   return names;
 }
 
-std::optional<topi::Config> QueryTunedConfig(const Target &target,
-                                             const TuningWorkload &workload) {
-  if (!current_dispatcher)
-    return std::nullopt;
+std::optional<topi::Config> QueryTunedConfig(const Target& target, const TuningWorkload& workload) {
+  if (!current_dispatcher) return std::nullopt;
   return current_dispatcher->Query(target, workload);
 }
 
-ConfigDispatchScope::ConfigDispatchScope(
-    std::shared_ptr<ConfigDispatcher> dispatcher)
+ConfigDispatchScope::ConfigDispatchScope(std::shared_ptr<ConfigDispatcher> dispatcher)
     : previous_(std::move(current_dispatcher)) {
   current_dispatcher = std::move(dispatcher);
 }
 
-ConfigDispatchScope::~ConfigDispatchScope() {
-  current_dispatcher = std::move(previous_);
-}
+ConfigDispatchScope::~ConfigDispatchScope() { current_dispatcher = std::move(previous_); }
 
-} // namespace loom::graph
+}  // namespace loom::graph

@@ -14,23 +14,23 @@ namespace {
 // to walk.
 constexpr int64_t kMaxProductSize = 10'000'000;
 
-} // namespace
+}  // namespace
 
-const char *KnobKindName(KnobKind kind) {
+const char* KnobKindName(KnobKind kind) {
   switch (kind) {
-  case KnobKind::kSplit:
-    return "split";
-  case KnobKind::kChoice:
-    return "choice";
-  case KnobKind::kAnnotate:
-    return "annotate";
-  case KnobKind::kReorder:
-    return "reorder";
+    case KnobKind::kSplit:
+      return "split";
+    case KnobKind::kChoice:
+      return "choice";
+    case KnobKind::kAnnotate:
+      return "annotate";
+    case KnobKind::kReorder:
+      return "reorder";
   }
   return "?";
 }
 
-int64_t Config::operator[](const std::string &knob) const {
+int64_t Config::operator[](const std::string& knob) const {
   auto it = values_.find(knob);
   LOOM_CHECK_USER(it != values_.end())
       << "config {" << str() << "} has no knob '" << knob
@@ -40,50 +40,43 @@ int64_t Config::operator[](const std::string &knob) const {
 
 std::string Config::str() const {
   std::ostringstream text;
-  const char *separator = "";
-  for (const auto &[name, value] : values_) {
+  const char* separator = "";
+  for (const auto& [name, value] : values_) {
     text << separator << name << "=" << value;
     separator = " ";
   }
   return text.str();
 }
 
-void ConfigSpace::AddKnob(const std::string &name, KnobKind kind,
-                          std::vector<int64_t> values) {
-  for (const Knob &knob : knobs_) {
-    LOOM_CHECK_USER(knob.name != name)
-        << "ConfigSpace::AddKnob: knob '" << name << "' added twice";
+void ConfigSpace::AddKnob(const std::string& name, KnobKind kind, std::vector<int64_t> values) {
+  for (const Knob& knob : knobs_) {
+    LOOM_CHECK_USER(knob.name != name) << "ConfigSpace::AddKnob: knob '" << name << "' added twice";
   }
-  LOOM_CHECK_USER(!values.empty())
-      << "ConfigSpace::AddKnob('" << name << "'): no candidate values";
-  LOOM_CHECK_USER(std::set<int64_t>(values.begin(), values.end()).size() ==
-                  values.size())
+  LOOM_CHECK_USER(!values.empty()) << "ConfigSpace::AddKnob('" << name << "'): no candidate values";
+  LOOM_CHECK_USER(std::set<int64_t>(values.begin(), values.end()).size() == values.size())
       << "ConfigSpace::AddKnob('" << name << "'): candidate values repeat";
-  LOOM_CHECK_USER(product_size() * static_cast<int64_t>(values.size()) <=
-                  kMaxProductSize)
-      << "ConfigSpace::AddKnob('" << name << "'): the space would pass "
-      << kMaxProductSize << " points; offer fewer candidates";
+  LOOM_CHECK_USER(product_size() * static_cast<int64_t>(values.size()) <= kMaxProductSize)
+      << "ConfigSpace::AddKnob('" << name << "'): the space would pass " << kMaxProductSize
+      << " points; offer fewer candidates";
   knobs_.push_back({name, kind, std::move(values)});
   enumerated_ = false;
 }
 
-void ConfigSpace::AddConstraint(const std::string &description,
-                                std::function<bool(const Config &)> holds) {
+void ConfigSpace::AddConstraint(const std::string& description,
+                                std::function<bool(const Config&)> holds) {
   constraints_.emplace_back(description, std::move(holds));
   enumerated_ = false;
 }
 
 int64_t ConfigSpace::product_size() const {
   int64_t size = 1;
-  for (const Knob &knob : knobs_)
-    size *= static_cast<int64_t>(knob.values.size());
+  for (const Knob& knob : knobs_) size *= static_cast<int64_t>(knob.values.size());
   return size;
 }
 
 std::vector<int64_t> ConfigSpace::Digits(int64_t index) const {
   LOOM_CHECK_USER(index >= 0 && index < product_size())
-      << "ConfigSpace: point " << index << " is outside the space of "
-      << product_size();
+      << "ConfigSpace: point " << index << " is outside the space of " << product_size();
   std::vector<int64_t> digits(knobs_.size());
   for (size_t k = knobs_.size(); k-- > 0;) {
     const int64_t radix = static_cast<int64_t>(knobs_[k].values.size());
@@ -93,7 +86,7 @@ std::vector<int64_t> ConfigSpace::Digits(int64_t index) const {
   return digits;
 }
 
-int64_t ConfigSpace::IndexOfDigits(const std::vector<int64_t> &digits) const {
+int64_t ConfigSpace::IndexOfDigits(const std::vector<int64_t>& digits) const {
   LOOM_ICHECK(digits.size() == knobs_.size()) << "one digit per knob";
   int64_t index = 0;
   for (size_t k = 0; k < knobs_.size(); ++k) {
@@ -107,14 +100,13 @@ int64_t ConfigSpace::IndexOfDigits(const std::vector<int64_t> &digits) const {
 Config ConfigSpace::At(int64_t index) const {
   std::vector<int64_t> digits = Digits(index);
   std::map<std::string, int64_t> values;
-  for (size_t k = 0; k < knobs_.size(); ++k)
-    values[knobs_[k].name] = knobs_[k].values[digits[k]];
+  for (size_t k = 0; k < knobs_.size(); ++k) values[knobs_[k].name] = knobs_[k].values[digits[k]];
   return Config(std::move(values));
 }
 
-int64_t ConfigSpace::IndexOf(const Config &config) const {
+int64_t ConfigSpace::IndexOf(const Config& config) const {
   std::vector<int64_t> digits;
-  for (const Knob &knob : knobs_) {
+  for (const Knob& knob : knobs_) {
     const int64_t value = config[knob.name];
     auto it = std::find(knob.values.begin(), knob.values.end(), value);
     LOOM_CHECK_USER(it != knob.values.end())
@@ -124,33 +116,30 @@ int64_t ConfigSpace::IndexOf(const Config &config) const {
     digits.push_back(it - knob.values.begin());
   }
   LOOM_CHECK_USER(config.values().size() == knobs_.size())
-      << "config {" << config.str()
-      << "} has knobs this space lacks; it belongs to another "
+      << "config {" << config.str() << "} has knobs this space lacks; it belongs to another "
       << "template";
   return IndexOfDigits(digits);
 }
 
-bool ConfigSpace::IsValid(const Config &config, std::string *failed) const {
-  for (const auto &[description, holds] : constraints_) {
+bool ConfigSpace::IsValid(const Config& config, std::string* failed) const {
+  for (const auto& [description, holds] : constraints_) {
     if (!holds(config)) {
-      if (failed)
-        *failed = description;
+      if (failed) *failed = description;
       return false;
     }
   }
   return true;
 }
 
-const std::vector<int64_t> &ConfigSpace::ValidIndices() const {
+const std::vector<int64_t>& ConfigSpace::ValidIndices() const {
   if (!enumerated_) {
     valid_.clear();
     for (int64_t index = 0, size = product_size(); index < size; ++index) {
-      if (IsValid(At(index)))
-        valid_.push_back(index);
+      if (IsValid(At(index))) valid_.push_back(index);
     }
     enumerated_ = true;
   }
   return valid_;
 }
 
-} // namespace loom::topi
+}  // namespace loom::topi

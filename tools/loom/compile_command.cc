@@ -58,6 +58,9 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option("--name", options->name,
                       "With --executor aot: the prefix of the entry point <name>_run and of "
                       "the files (default: the model file's name)");
+  command->add_option("--records", options->records_path,
+                      "Tuning records (JSON lines from `loom tune`): each tuned kernel takes its "
+                      "fastest record for this target; the others keep their defaults");
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });
 }

@@ -1,9 +1,11 @@
 // libloom_cli_compiler.so: the half of `loom` that needs the compiler (compiler_commands.h).
-// `loom compile`: the ONNX importer, graph::Compile and ExportModel, with each stage's wall
-// time on stderr as it finishes; `loom inspect model.onnx`: what the importer (and, with
-// --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
+// `loom compile`: the ONNX importer, graph::Compile (with tuned configurations from
+// --records) and ExportModel, with each stage's wall time on stderr as it finishes; `loom
+// tune`: the model's tasks searched within a budget (autotune/tune.h); `loom inspect
+// model.onnx`: what the importer (and, with --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
 // executable, which exports its symbols.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -17,6 +19,7 @@
 
 #include "cli_common.h"
 #include "compiler_commands.h"
+#include "loom/autotune/tune.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/aot.h"
 #include "loom/graph/compile.h"
@@ -89,6 +92,40 @@ void CheckExecutorAndRuntime(const CompileCommandOptions& options) {
       << "--name names the entry point of --executor aot; the graph executor has none";
 }
 
+// Prints warnings on stderr, the first few in full.
+void PrintWarnings(const std::vector<std::string>& warnings, const std::string& about) {
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < warnings.size() && i < kShown; ++i) {
+    std::fprintf(stderr, "warning: %s: %s\n", about.c_str(), warnings[i].c_str());
+  }
+  if (warnings.size() > kShown) {
+    std::fprintf(stderr, "warning: %s: %zu more like these\n", about.c_str(),
+                 warnings.size() - kShown);
+  }
+}
+
+// The best record per workload of a records file, for `target`; a bad line is warned about
+// (the records before it are used).
+std::shared_ptr<autotune::BestRecords> LoadBestRecords(const std::string& path,
+                                                       const std::string& target) {
+  autotune::RecordsFile file = autotune::ReadRecords(path);
+  if (!file.error.empty()) PrintWarnings({file.error}, path);
+  auto best = std::make_shared<autotune::BestRecords>(file.records, Target::Parse(target), file.lines);
+  PrintWarnings(best->warnings(), path);
+  return best;
+}
+
+// What --records did for a compile: the tasks it tuned and those it had nothing for.
+void PrintRecordsUse(const autotune::BestRecords& best, const std::string& path) {
+  std::vector<graph::TuningWorkload> missing = best.missing();
+  std::fprintf(stderr, "records: %zu of %zu tunable kernels tuned from %s\n",
+               best.queried().size() - missing.size(), best.queried().size(), path.c_str());
+  for (const graph::TuningWorkload& w : missing) {
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(w.template_name);
+    std::fprintf(stderr, "records: no record for %s (default used)\n", t.describe(w.args).c_str());
+  }
+}
+
 void RunCompile(const CompileCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   CheckExecutorAndRuntime(options);
@@ -108,6 +145,7 @@ void RunCompile(const CompileCommandOptions& options) {
       << "' does not exist";
 
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
+  if (!options.records_path.empty()) CheckReadableFile(options.records_path, "tuning records");
 
   frontend::onnx::ImportOptions import_options;
   import_options.input_shapes = ParseInputShapes(options.input_shapes);
@@ -119,9 +157,15 @@ void RunCompile(const CompileCommandOptions& options) {
   graph::CompileOptions compile_options;
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;
+  std::shared_ptr<autotune::BestRecords> records;
+  if (!options.records_path.empty()) {
+    records = LoadBestRecords(options.records_path, options.target);
+    compile_options.configs = records;
+  }
   graph::CompiledModel compiled = graph::Compile(
       imported.module, compile_options,
       [&progress](const std::string& stage, double seconds) { progress.Print(stage, seconds); });
+  if (records) PrintRecordsUse(*records, options.records_path);
   if (aot) {
     std::string name = AotName(options);
     graph::AotSummary summary = graph::ExportAot(compiled, options.output_path, {.name = name});
@@ -191,8 +235,104 @@ void InspectOnnx(const InspectCommandOptions& options) {
   PrintPlan(*graph::MakeGraphModel(compiled));
 }
 
+// "90s", "20m", "1.5h" or plain seconds, in seconds; a loom::Error for anything else.
+double ParseBudget(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  LOOM_CHECK_USER(used > 0 && scale > 0 && value > 0)
+      << "--budget " << text << ": expected a positive time such as 90s, 20m or 1h";
+  return value * scale;
+}
+
+// "1m05s", "42s"
+std::string DurationText(double seconds) {
+  const int total = static_cast<int>(std::lround(std::max(seconds, 0.0)));
+  char text[32];
+  if (total >= 60) std::snprintf(text, sizeof text, "%dm%02ds", total / 60, total % 60);
+  else std::snprintf(text, sizeof text, "%ds", total);
+  return text;
+}
+
+double Gflops(const autotune::Task& task, double seconds) {
+  return std::isfinite(seconds) && seconds > 0 ? task.flops / seconds / 1e9 : 0;
+}
+
+void RunTune(const TuneCommandOptions& options) {
+  CheckReadableFile(options.model_path, "model");
+  autotune::TuneOptions tune;
+  tune.tuner = options.tuner;
+  tune.budget_seconds = ParseBudget(options.budget);
+  tune.max_trials_per_task = options.trials_per_task;
+  tune.batch_size = static_cast<size_t>(options.batch_size);
+  tune.records_path = options.records_path;
+  tune.resume = options.resume;
+  autotune::CheckTuneOptions(tune);
+  const double budget = tune.budget_seconds;
+  const Target target = Target::Parse(options.target);
+  frontend::onnx::ImportOptions import_options;
+  import_options.input_shapes = ParseInputShapes(options.input_shapes);
+  frontend::onnx::ImportedModel imported =
+      frontend::onnx::ImportFile(options.model_path, import_options);
+  std::vector<autotune::Task> tasks =
+      autotune::ExtractTasks(imported.module, {.target = options.target});
+  if (tasks.empty()) {
+    std::cout << "tune " << options.model_path << ": no tunable kernels for target '"
+              << options.target << "' (tunable: the x86 blocked convolutions and dense "
+              << "layers, on CPUs with AVX-512); nothing to do\n";
+    return;
+  }
+  int kernels = 0;
+  for (const autotune::Task& t : tasks) kernels += t.occurrences;
+  std::fprintf(stderr, "tune %s: %zu tasks (%d kernels), budget %s, tuner %s, records %s%s\n",
+               options.model_path.c_str(), tasks.size(), kernels,
+               DurationText(budget).c_str(), options.tuner.c_str(),
+               options.records_path.c_str(), options.resume ? " (resumed)" : "");
+  autotune::TuneSummary summary = autotune::TuneTasks(
+      tasks, target, tune, [&](const autotune::TaskStatus& s, double left) {
+        if (options.quiet) return;
+        std::fprintf(stderr,
+                     "[%2zu/%zu] %-60s x%d  trials %4zu/%-5zu best %7.1f GFLOP/s (default "
+                     "%7.1f)  left %s%s\n",
+                     s.index + 1, s.count, s.task->description.c_str(), s.task->occurrences,
+                     s.trials, s.valid_points, Gflops(*s.task, s.best_cost),
+                     Gflops(*s.task, s.default_cost), DurationText(left).c_str(),
+                     s.finished ? ("  done: " + s.why_finished).c_str() : "");
+      });
+  PrintWarnings(summary.warnings, options.records_path);
+  double default_ms = 0, tuned_ms = 0;
+  std::cout << "tuned " << summary.tasks.size() << " tasks in " << DurationText(summary.seconds)
+            << " (records: " << options.records_path << ")\n";
+  for (const autotune::TaskStatus& s : summary.tasks) {
+    const bool measured = s.default_cost > 0 && std::isfinite(s.best_cost);
+    if (measured) {
+      default_ms += s.task->occurrences * s.default_cost * 1e3;
+      tuned_ms += s.task->occurrences * s.best_cost * 1e3;
+    }
+    int failures = 0;
+    for (size_t k = 1; k < s.failures.size(); ++k) failures += s.failures[k];
+    std::printf("  %-60s x%d  %s", s.task->description.c_str(), s.task->occurrences,
+                measured ? "" : "not measured (the budget ran out first)\n");
+    if (measured) {
+      std::printf("%7.1f -> %7.1f GFLOP/s (%.2fx), %zu trials, %d failed\n",
+                  Gflops(*s.task, s.default_cost), Gflops(*s.task, s.best_cost),
+                  s.default_cost / s.best_cost, s.trials, failures);
+    }
+  }
+  std::printf("tuned kernels' time per inference: %.3f ms by default, %.3f ms tuned\n", default_ms,
+              tuned_ms);
+}
+
 }  // namespace
 }  // namespace loom::cli
+
+void loom_cli_tune(const loom::cli::TuneCommandOptions* options) { loom::cli::RunTune(*options); }
 
 void loom_cli_compile(const loom::cli::CompileCommandOptions* options) {
   loom::cli::RunCompile(*options);

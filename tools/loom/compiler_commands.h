@@ -1,4 +1,5 @@
-// The commands that need the compiler: `loom compile` and `loom inspect` of an ONNX model.
+// The commands that need the compiler: `loom compile`, `loom tune` and `loom inspect` of an
+// ONNX model.
 // Their code lives in the module libloom_cli_compiler.so (compiler_commands.cc), which
 // `loom` loads only when one of them runs. `run`, `bench` and `inspect` of a compiled model
 // load the runtime alone, as a deployment does, so their memory and start-up are the
@@ -21,6 +22,20 @@ struct CompileCommandOptions {
   std::string executor = "graph";  // or "aot"
   std::string runtime = "cpp";     // or "crt" (with aot)
   std::string name;                // the AOT entry point's prefix; empty: the model file's stem
+  std::string records_path;        // tuning records to take configurations from; "": defaults
+};
+
+struct TuneCommandOptions {
+  std::string model_path;
+  std::string target = "llvm";
+  std::vector<std::string> input_shapes;
+  std::string budget;  // "20m", "90s", "1h" or seconds
+  std::string records_path;
+  bool resume = false;
+  std::string tuner = "xgb";
+  int trials_per_task = 0;
+  int batch_size = 16;
+  bool quiet = false;
 };
 
 struct InspectCommandOptions {
@@ -34,6 +49,7 @@ struct InspectCommandOptions {
 // missing module is a loom::Error naming its path.
 void RunCompileInModule(const CompileCommandOptions& options);
 void InspectOnnxInModule(const InspectCommandOptions& options);
+void RunTuneInModule(const TuneCommandOptions& options);
 
 }  // namespace loom::cli
 
@@ -41,4 +57,5 @@ void InspectOnnxInModule(const InspectCommandOptions& options);
 extern "C" {
 void loom_cli_compile(const loom::cli::CompileCommandOptions* options);
 void loom_cli_inspect_onnx(const loom::cli::InspectCommandOptions* options);
+void loom_cli_tune(const loom::cli::TuneCommandOptions* options);
 }

@@ -40,4 +40,8 @@ void InspectOnnxInModule(const InspectCommandOptions& options) {
       CompilerSymbol("loom_cli_inspect_onnx"))(&options);
 }
 
+void RunTuneInModule(const TuneCommandOptions& options) {
+  reinterpret_cast<decltype(&loom_cli_tune)>(CompilerSymbol("loom_cli_tune"))(&options);
+}
+
 }  // namespace loom::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
       "Run `loom COMMAND --help` for a command's options. LOOM_BACKTRACE=1 prints the "
       "stack of a failure.");
   loom::cli::AddCompileCommand(app);
+  loom::cli::AddTuneCommand(app);
   loom::cli::AddRunCommand(app);
   loom::cli::AddBenchCommand(app);
   loom::cli::AddInspectCommand(app);

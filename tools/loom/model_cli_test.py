@@ -7,6 +7,7 @@ Usage: model_cli_test.py LOOM_BINARY. Exits 77 (skipped) when this Python lacks 
 or onnxruntime.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -141,6 +142,48 @@ def test_compile(tmp, model):
     return artifact, quiet
 
 
+def test_tune(tmp, model):
+    """`loom tune` on the small model within a few trials, then `loom compile --records`; the
+    tuned artifact is checked against ONNX Runtime by test_run."""
+    records = os.path.join(tmp, "tune.jsonl")
+    shape = ["--input-shape", "image=2x3x8x8"]
+    expect_error("tiny budget", "a tuning budget of 5 s is smaller than one measurement",
+                 "tune", model, "--budget", "5s", "--records", records, *shape)
+    expect_error("unreadable budget", "--budget soon: expected a positive time", "tune", model,
+                 "--budget", "soon", "--records", records, *shape)
+    out, err = expect_success("tune", model, "--budget", "2m", "--records", records,
+                              "--trials-per-task", "4", "--batch", "2", *shape)
+    check("tuned 2 tasks" in out and "GFLOP/s" in out, f"tune summary: {out!r}")
+    check(re.search(r"^\[ 1/2\] conv2d n=2 c=3 h=8 w=8 k=4 .* trials +[0-9]+/", err, re.M),
+          f"tune progress: {err!r}")
+    with open(records) as f:
+        lines = f.read().splitlines()
+    check(len(lines) >= 8, f"tune wrote {len(lines)} records")
+    check(all(json.loads(line)["workload"]["template"] in ("x86.conv2d", "x86.dense")
+              for line in lines), "records of unknown templates")
+
+    # Resuming counts what the file holds: every task is at its limit, nothing is added.
+    _, err = expect_success("tune", model, "--budget", "2m", "--records", records,
+                            "--trials-per-task", "4", "--resume", *shape)
+    check("done: trial limit reached" in err, f"resumed tune: {err!r}")
+    with open(records) as f:
+        check(len(f.read().splitlines()) == len(lines), "a resumed tune measured again")
+
+    tuned = os.path.join(tmp, "model_tuned.so")
+    _, err = expect_success("compile", model, "-o", tuned, "--records", records, *shape)
+    check("records: 2 of 2 tunable kernels tuned" in err, f"compile --records: {err!r}")
+    # A corrupt file: the records before the bad line are used, the line is named.
+    corrupt = os.path.join(tmp, "corrupt.jsonl")
+    with open(corrupt, "w") as f:
+        f.write(lines[0] + "\n{\"workload\": tru\n")
+    _, err = expect_success("compile", model, "-o", os.path.join(tmp, "model_corrupt.so"),
+                            "--records", corrupt, "--quiet", *shape)
+    check(f"{corrupt} line 2: not JSON" in err, f"corrupt records: {err!r}")
+    expect_error("missing records", ["tuning records", "does not exist"], "compile", model, "-o",
+                 os.path.join(tmp, "x.so"), "--records", os.path.join(tmp, "none.jsonl"), *shape)
+    return tuned
+
+
 def test_run(tmp, model, artifacts):
     image = np.random.default_rng(1).uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32)
     image_path = os.path.join(tmp, "image.npy")
@@ -251,7 +294,7 @@ def test_errors(tmp, model, artifact, image_path):
 
 
 def test_help():
-    for command in ["compile", "run", "bench", "inspect"]:
+    for command in ["compile", "tune", "run", "bench", "inspect"]:
         out, _ = expect_success(command, "--help")
         check(f"Usage: loom {command}" in out and f"Example: loom {command}" in out,
               f"loom {command} --help: {out!r}")
@@ -273,7 +316,8 @@ def main():
         model = os.path.join(tmp, "model.onnx")
         build_model(model)
         artifacts = test_compile(tmp, model)
-        image_path = test_run(tmp, model, artifacts)
+        tuned = test_tune(tmp, model)
+        image_path = test_run(tmp, model, [*artifacts, tuned])
         test_bench(artifacts[0])
         test_inspect(model, artifacts[0])
         test_errors(tmp, model, artifacts[0], image_path)

@@ -1,4 +1,5 @@
-// The `loom` commands on models: compile (ONNX to a compiled model), run, bench and inspect.
+// The `loom` commands on models: compile (ONNX to a compiled model), tune, run, bench
+// and inspect.
 // Each lives in its own file (compile_command.cc, ...); docs/cli.md is their reference.
 #pragma once
 
@@ -8,6 +9,8 @@ namespace loom::cli {
 
 // `loom compile model.onnx -o model.so`: import, graph passes, lowering, codegen, export.
 void AddCompileCommand(CLI::App& app);
+// `loom tune model.onnx --budget 20m --records tune.jsonl`: schedule search per task.
+void AddTuneCommand(CLI::App& app);
 // `loom run model.so --input name=x.npy --output-dir out/`: one inference, outputs as .npy.
 void AddRunCommand(CLI::App& app);
 // `loom bench model.so`: latency over repeated runs, one machine-readable line.

@@ -11,26 +11,24 @@
 namespace loom::autotune {
 
 class CostModel {
-public:
+ public:
   CostModel();
   ~CostModel();
-  CostModel(const CostModel &) = delete;
-  CostModel &operator=(const CostModel &) = delete;
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
 
   // Trains a new model: rows of features, a label per row (higher: faster; 0
   // for a failed candidate) and the size of each group of consecutive rows
   // (their labels compare only within the group). A loom::Error when the sizes
   // disagree.
-  void Fit(const std::vector<std::vector<float>> &features,
-           const std::vector<float> &labels,
-           const std::vector<unsigned> &groups, int rounds = 60);
+  void Fit(const std::vector<std::vector<float>>& features, const std::vector<float>& labels,
+           const std::vector<unsigned>& groups, int rounds = 60);
   bool trained() const { return booster_ != nullptr; }
   // One score per row; a loom::Error before Fit.
-  std::vector<float>
-  Predict(const std::vector<std::vector<float>> &features) const;
+  std::vector<float> Predict(const std::vector<std::vector<float>>& features) const;
 
-private:
-  void *booster_ = nullptr; // BoosterHandle
+ private:
+  void* booster_ = nullptr;  // BoosterHandle
 };
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

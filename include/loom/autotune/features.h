@@ -12,6 +12,6 @@
 namespace loom::autotune {
 
 size_t FeatureCount();
-std::vector<float> LoopNestFeatures(const PrimFunc &func);
+std::vector<float> LoopNestFeatures(const PrimFunc& func);
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

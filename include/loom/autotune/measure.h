@@ -21,26 +21,24 @@ namespace loom::autotune {
 
 enum class MeasureError {
   kNone,
-  kCompileError, // the template refused the point, or lowering or codegen
-                 // failed
-  kRuntimeError, // the kernel returned an error or the process died (a signal)
-  kTimeout,      // building or running took longer than allowed
-  kWrongResult,  // the result differs from the default point's
+  kCompileError,  // the template refused the point, or lowering or codegen
+                  // failed
+  kRuntimeError,  // the kernel returned an error or the process died (a signal)
+  kTimeout,       // building or running took longer than allowed
+  kWrongResult,   // the result differs from the default point's
 };
-const char *MeasureErrorName(MeasureError error);
+const char* MeasureErrorName(MeasureError error);
 // The inverse of MeasureErrorName; a loom::Error naming the known kinds
 // otherwise.
-MeasureError MeasureErrorFromName(const std::string &name);
+MeasureError MeasureErrorFromName(const std::string& name);
 
 struct MeasureOptions {
-  int build_parallel = 0; // builder processes at once; 0: the machine's CPUs
-  double build_timeout_s = 120; // per candidate
-  double run_timeout_s = 30;    // per candidate, checking and timing together
-  int repeat = 3; // timings per candidate, each the mean of several calls
-  double min_repeat_ms =
-      40; // each timing calls the kernel until this much time passed
-  bool flush_cache =
-      false; // write over a buffer larger than the caches before each
+  int build_parallel = 0;        // builder processes at once; 0: the machine's CPUs
+  double build_timeout_s = 120;  // per candidate
+  double run_timeout_s = 30;     // per candidate, checking and timing together
+  int repeat = 3;                // timings per candidate, each the mean of several calls
+  double min_repeat_ms = 40;     // each timing calls the kernel until this much time passed
+  bool flush_cache = false;      // write over a buffer larger than the caches before each
   // The result may differ from the default point's by this much, relative to
   // its largest magnitude (summation orders differ between tilings and
   // algorithms).
@@ -49,36 +47,35 @@ struct MeasureOptions {
 
 struct MeasureResult {
   MeasureError error = MeasureError::kNone;
-  std::string message;       // what failed, for a failure
-  std::vector<double> costs; // seconds per call, one per repeat
+  std::string message;        // what failed, for a failure
+  std::vector<double> costs;  // seconds per call, one per repeat
   double build_seconds = 0;
   // The median of costs (infinity for a failure).
   double cost() const;
 };
 
 class Measurer {
-public:
+ public:
   // Checks that the workload's template exists. Intermediate files live in a
   // temporary folder removed with the Measurer.
-  Measurer(graph::TuningWorkload workload, Target target,
-           MeasureOptions options = {});
+  Measurer(graph::TuningWorkload workload, Target target, MeasureOptions options = {});
   ~Measurer();
-  Measurer(const Measurer &) = delete;
-  Measurer &operator=(const Measurer &) = delete;
+  Measurer(const Measurer&) = delete;
+  Measurer& operator=(const Measurer&) = delete;
 
   // One result per config, in order. The first call also runs the default point
   // to have the reference result; a default point that fails is a loom::Error
   // (the task cannot be tuned).
-  std::vector<MeasureResult> Measure(const std::vector<topi::Config> &configs);
+  std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
-  const MeasureOptions &options() const { return options_; }
+  const MeasureOptions& options() const { return options_; }
   // The default point's measurement (after the first Measure).
-  const MeasureResult &reference() const { return reference_; }
+  const MeasureResult& reference() const { return reference_; }
 
-private:
+ private:
   struct Built;
-  std::vector<Built> Build(const std::vector<topi::Config> &configs);
-  MeasureResult Run(const Built &built, bool reference);
+  std::vector<Built> Build(const std::vector<topi::Config>& configs);
+  MeasureResult Run(const Built& built, bool reference);
 
   graph::TuningWorkload workload_;
   Target target_;
@@ -89,4 +86,4 @@ private:
   int serial_ = 0;
 };
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

@@ -30,8 +30,7 @@ namespace loom::autotune {
 struct TuningRecord {
   graph::TuningWorkload workload;
   std::string target_kind;
-  std::vector<std::string>
-      features; // "+avx512f", ...: those the target enables
+  std::vector<std::string> features;  // "+avx512f", ...: those the target enables
   topi::Config config;
   MeasureResult result;
   std::string timestamp;
@@ -39,35 +38,33 @@ struct TuningRecord {
 
   // A record of a measurement just made on `target`, stamped with this Loom and
   // now.
-  static TuningRecord Make(const graph::TuningWorkload &workload,
-                           const Target &target, const topi::Config &config,
-                           const MeasureResult &result);
-  std::string ToJson() const; // one line, no newline
+  static TuningRecord Make(const graph::TuningWorkload& workload, const Target& target,
+                           const topi::Config& config, const MeasureResult& result);
+  std::string ToJson() const;  // one line, no newline
   // A loom::Error saying what is wrong with the line.
-  static TuningRecord FromJson(const std::string &line);
+  static TuningRecord FromJson(const std::string& line);
   // Why the record does not apply to `target` with this Loom ("" when it does).
-  std::string Mismatch(const Target &target) const;
+  std::string Mismatch(const Target& target) const;
 };
 
 struct RecordsFile {
   std::vector<TuningRecord> records;
-  std::vector<int> lines; // the line number of each record
+  std::vector<int> lines;  // the line number of each record
   // "tune.jsonl line 7: ..." for the first bad line (reading stopped there); ""
   // when none.
   std::string error;
 };
 
 // Reads up to the first bad line. A missing file is a loom::Error.
-RecordsFile ReadRecords(const std::string &path);
+RecordsFile ReadRecords(const std::string& path);
 
 // Appends records to a file, each flushed as it is written.
 class RecordWriter {
-public:
-  explicit RecordWriter(
-      const std::string &path); // a loom::Error if it cannot be opened
-  void Write(const TuningRecord &record);
+ public:
+  explicit RecordWriter(const std::string& path);  // a loom::Error if it cannot be opened
+  void Write(const TuningRecord& record);
 
-private:
+ private:
   std::string path_;
   std::ofstream out_;
 };
@@ -78,26 +75,24 @@ private:
 // measurements, are skipped; each skipped record that applies to nothing is one
 // warning.
 class BestRecords : public graph::ConfigDispatcher {
-public:
-  BestRecords(const std::vector<TuningRecord> &records, const Target &target,
-              const std::vector<int> &lines = {});
-  std::optional<topi::Config>
-  Query(const Target &target, const graph::TuningWorkload &workload) override;
+ public:
+  BestRecords(const std::vector<TuningRecord>& records, const Target& target,
+              const std::vector<int>& lines = {});
+  std::optional<topi::Config> Query(const Target& target,
+                                    const graph::TuningWorkload& workload) override;
 
-  const std::map<graph::TuningWorkload, TuningRecord> &best() const {
-    return best_;
-  }
+  const std::map<graph::TuningWorkload, TuningRecord>& best() const { return best_; }
   // "line 3: tuned for another target (lacks +avx512f)", ...
-  const std::vector<std::string> &warnings() const { return warnings_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // The workloads a compile asked about, and those among them that had no
   // record.
-  const std::set<graph::TuningWorkload> &queried() const { return queried_; }
+  const std::set<graph::TuningWorkload>& queried() const { return queried_; }
   std::vector<graph::TuningWorkload> missing() const;
 
-private:
+ private:
   std::map<graph::TuningWorkload, TuningRecord> best_;
   std::vector<std::string> warnings_;
   std::set<graph::TuningWorkload> queried_;
 };
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

@@ -24,26 +24,25 @@ namespace loom::autotune {
 
 struct Task {
   graph::TuningWorkload workload;
-  int occurrences = 0; // kernels of the model with this workload
+  int occurrences = 0;  // kernels of the model with this workload
   std::string description;
-  double flops = 0; // of one call
+  double flops = 0;  // of one call
 };
 
 // Compiles the model's graph (graph::OptimizeGraph) with a dispatcher that
 // records every workload the strategies ask about; tasks in the order the model
 // first meets them.
-std::vector<Task> ExtractTasks(const graph::IRModule &model,
-                               const graph::CompileOptions &options);
+std::vector<Task> ExtractTasks(const graph::IRModule& model, const graph::CompileOptions& options);
 
 struct TuneOptions {
-  std::string tuner = "xgb";   // "xgb", "random" or "grid"
-  double budget_seconds = 0;   // wall time for every task together (required)
-  int max_trials_per_task = 0; // 0: as many as the budget allows
+  std::string tuner = "xgb";    // "xgb", "random" or "grid"
+  double budget_seconds = 0;    // wall time for every task together (required)
+  int max_trials_per_task = 0;  // 0: as many as the budget allows
   size_t batch_size = 16;
   // A task stops once this many trials have passed without a better point.
   int early_stopping = 128;
   MeasureOptions measure;
-  std::string records_path; // appended to; "" writes none
+  std::string records_path;  // appended to; "" writes none
   // The records already in records_path count as measured (and warm the cost
   // models).
   bool resume = false;
@@ -55,28 +54,29 @@ struct TuneOptions {
 inline constexpr double kMinBudgetSeconds = 10;
 
 struct TaskStatus {
-  const Task *task = nullptr;
-  size_t index = 0, count = 0; // this task's position among `count`
+  const Task* task = nullptr;
+  size_t index = 0, count = 0;  // this task's position among `count`
   size_t trials = 0, valid_points = 0;
-  double best_cost = 0, default_cost = 0; // seconds per call
-  std::vector<int> failures;              // per MeasureError kind
+  double best_cost = 0, default_cost = 0;  // seconds per call
+  std::vector<int> failures;               // per MeasureError kind
   bool finished = false;
-  std::string why_finished; // "space exhausted", "no gain in 128 trials", ...
+  std::string why_finished;  // "space exhausted", "no gain in 128 trials", ...
 };
 
 struct TuneSummary {
   std::vector<TaskStatus> tasks;
-  std::vector<std::string>
-      warnings; // records of the file that were not used, and why
+  std::vector<std::string> warnings;  // records of the file that were not used, and why
   double seconds = 0;
 };
 
+// A loom::Error naming the option that is out of range (TuneTasks checks too; a caller
+// checks before slow work such as importing a model).
+void CheckTuneOptions(const TuneOptions& options);
+
 // `progress` is called after each batch with the task's status and the seconds
 // left.
-TuneSummary
-TuneTasks(const std::vector<Task> &tasks, const Target &target,
-          const TuneOptions &options,
-          const std::function<void(const TaskStatus &, double seconds_left)>
-              &progress = {});
+TuneSummary TuneTasks(
+    const std::vector<Task>& tasks, const Target& target, const TuneOptions& options,
+    const std::function<void(const TaskStatus&, double seconds_left)>& progress = {});
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

@@ -32,15 +32,14 @@ struct TransferHistory {
   std::vector<float> labels;
   std::vector<unsigned> groups;
   // Adds one task's measurements (failures label 0).
-  void AddTask(const std::vector<std::vector<float>> &features,
-               const std::vector<double> &costs);
+  void AddTask(const std::vector<std::vector<float>>& features, const std::vector<double>& costs);
 };
 
 // Relative labels: best cost / cost (1 for the best, 0 for a failure).
-std::vector<float> RelativeLabels(const std::vector<double> &costs);
+std::vector<float> RelativeLabels(const std::vector<double>& costs);
 
 class Tuner {
-public:
+ public:
   explicit Tuner(graph::TuningWorkload workload);
   virtual ~Tuner() = default;
 
@@ -48,25 +47,23 @@ public:
   // out).
   virtual std::vector<int64_t> NextBatch(size_t count) = 0;
   // What measuring `points` gave.
-  virtual void Update(const std::vector<int64_t> &points,
-                      const std::vector<MeasureResult> &results);
+  virtual void Update(const std::vector<int64_t>& points,
+                      const std::vector<MeasureResult>& results);
 
-  std::vector<topi::Config> Configs(const std::vector<int64_t> &points) const;
-  const graph::TuningWorkload &workload() const { return workload_; }
-  const topi::ConfigSpace &space() const { return space_; }
-  bool Exhausted() const {
-    return measured_.size() >= space_.ValidIndices().size();
-  }
+  std::vector<topi::Config> Configs(const std::vector<int64_t>& points) const;
+  const graph::TuningWorkload& workload() const { return workload_; }
+  const topi::ConfigSpace& space() const { return space_; }
+  bool Exhausted() const { return measured_.size() >= space_.ValidIndices().size(); }
   size_t trials() const { return measured_.size(); }
   // The lowest cost so far (infinity before any success) and its point (-1
   // then).
   double best_cost() const { return best_cost_; }
   int64_t best_point() const { return best_point_; }
 
-protected:
+ protected:
   bool Measured(int64_t point) const { return measured_.count(point) != 0; }
   // A uniformly random valid point not yet measured (-1 when none is left).
-  int64_t RandomUnmeasured(std::mt19937_64 &rng) const;
+  int64_t RandomUnmeasured(std::mt19937_64& rng) const;
 
   graph::TuningWorkload workload_;
   topi::ConfigSpace space_;
@@ -77,15 +74,13 @@ protected:
 
 // A loom::Error naming the tuners unless `kind` is one: "xgb" (the model-based
 // tuner), "random" or "grid".
-void CheckTunerKind(const std::string &kind);
+void CheckTunerKind(const std::string& kind);
 // A tuner of that kind.
 // `history` (may be null) warms the model-based tuner.
-std::unique_ptr<Tuner> MakeTuner(const std::string &kind,
-                                 const graph::TuningWorkload &workload,
-                                 const TransferHistory *history, uint64_t seed);
+std::unique_ptr<Tuner> MakeTuner(const std::string& kind, const graph::TuningWorkload& workload,
+                                 const TransferHistory* history, uint64_t seed);
 
 // The loop-nest features of a point: its kernel's timed function, lowered.
-std::vector<float> PointFeatures(const graph::TuningWorkload &workload,
-                                 const topi::Config &config);
+std::vector<float> PointFeatures(const graph::TuningWorkload& workload, const topi::Config& config);
 
-} // namespace loom::autotune
+}  // namespace loom::autotune

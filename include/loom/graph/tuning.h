@@ -34,10 +34,10 @@ struct TuningWorkload {
   std::vector<int64_t> args;
   // "x86.conv2d(1, 64, 56, 56, ...)"
   std::string str() const;
-  bool operator<(const TuningWorkload &o) const {
+  bool operator<(const TuningWorkload& o) const {
     return std::tie(template_name, args) < std::tie(o.template_name, o.args);
   }
-  bool operator==(const TuningWorkload &o) const {
+  bool operator==(const TuningWorkload& o) const {
     return template_name == o.template_name && args == o.args;
   }
 };
@@ -51,67 +51,62 @@ struct MeasurableKernel {
   struct Buffer {
     std::vector<int64_t> shape;
     DataType dtype = DataType::Float(32);
-    bool input =
-        false; // filled with random values in [-1, 1] before the first step
+    bool input = false;  // filled with random values in [-1, 1] before the first step
   };
   struct Step {
-    std::string function;          // a function of `module`
-    std::vector<size_t> arguments; // indices into `buffers`
+    std::string function;           // a function of `module`
+    std::vector<size_t> arguments;  // indices into `buffers`
   };
   IRModule module;
   std::vector<Buffer> buffers;
-  std::vector<Step>
-      setup; // run once before timing (packing a weight, a layout change)
+  std::vector<Step> setup;  // run once before timing (packing a weight, a layout change)
   Step timed;
-  std::vector<Step>
-      finish; // run after timing, to bring the result to its common layout
+  std::vector<Step> finish;  // run after timing, to bring the result to its common layout
   size_t result = 0;
-  double flops = 0; // floating-point operations of one timed call
+  double flops = 0;  // floating-point operations of one timed call
 };
 
 struct TuningTemplate {
-  std::string name; // "x86.conv2d": the records' key
-  std::function<topi::ConfigSpace(const std::vector<int64_t> &args)> space;
-  std::function<topi::Config(const std::vector<int64_t> &args)> default_config;
+  std::string name;  // "x86.conv2d": the records' key
+  std::function<topi::ConfigSpace(const std::vector<int64_t>& args)> space;
+  std::function<topi::Config(const std::vector<int64_t>& args)> default_config;
   // The kernel of a point (a loom::Error for a point of another space).
-  std::function<MeasurableKernel(const std::vector<int64_t> &args,
-                                 const topi::Config &config)>
+  std::function<MeasurableKernel(const std::vector<int64_t>& args, const topi::Config& config)>
       instantiate;
   // "conv2d n=1 c=64 h=56 ...": the workload for people.
-  std::function<std::string(const std::vector<int64_t> &args)> describe;
+  std::function<std::string(const std::vector<int64_t>& args)> describe;
 };
 
 void RegisterTuningTemplate(TuningTemplate tuning_template);
 // The template of that name; a loom::Error naming the registered ones when
 // there is none.
-const TuningTemplate &FindTuningTemplate(const std::string &name);
+const TuningTemplate& FindTuningTemplate(const std::string& name);
 std::vector<std::string> TuningTemplateNames();
 
 // Answers a compile's questions about tuned configs.
 class ConfigDispatcher {
-public:
+ public:
   virtual ~ConfigDispatcher() = default;
   // The point to use for `workload` on `target`; none: the template's default.
-  virtual std::optional<topi::Config> Query(const Target &target,
-                                            const TuningWorkload &workload) = 0;
+  virtual std::optional<topi::Config> Query(const Target& target,
+                                            const TuningWorkload& workload) = 0;
 };
 
 // What the current dispatcher answers (none when there is no dispatcher): what
 // strategies call.
-std::optional<topi::Config> QueryTunedConfig(const Target &target,
-                                             const TuningWorkload &workload);
+std::optional<topi::Config> QueryTunedConfig(const Target& target, const TuningWorkload& workload);
 
 // Makes `dispatcher` (may be null: defaults only) current on this thread until
 // the scope ends.
 class ConfigDispatchScope {
-public:
+ public:
   explicit ConfigDispatchScope(std::shared_ptr<ConfigDispatcher> dispatcher);
   ~ConfigDispatchScope();
-  ConfigDispatchScope(const ConfigDispatchScope &) = delete;
-  ConfigDispatchScope &operator=(const ConfigDispatchScope &) = delete;
+  ConfigDispatchScope(const ConfigDispatchScope&) = delete;
+  ConfigDispatchScope& operator=(const ConfigDispatchScope&) = delete;
 
-private:
+ private:
   std::shared_ptr<ConfigDispatcher> previous_;
 };
 
-} // namespace loom::graph
+}  // namespace loom::graph

@@ -25,75 +25,69 @@ namespace loom::topi {
 // What a knob decides, for the cost model's features and for readers of
 // records.
 enum class KnobKind {
-  kSplit,    // a loop's split factor (a tile size)
-  kChoice,   // an algorithm, a layout block, a variant
-  kAnnotate, // unroll / vectorize / parallel on a loop, on or off
-  kReorder,  // one of a list of loop orders
+  kSplit,     // a loop's split factor (a tile size)
+  kChoice,    // an algorithm, a layout block, a variant
+  kAnnotate,  // unroll / vectorize / parallel on a loop, on or off
+  kReorder,   // one of a list of loop orders
 };
 
-const char *KnobKindName(KnobKind kind);
+const char* KnobKindName(KnobKind kind);
 
 struct Knob {
   std::string name;
   KnobKind kind = KnobKind::kChoice;
-  std::vector<int64_t> values; // the candidates, distinct
+  std::vector<int64_t> values;  // the candidates, distinct
 };
 
 // One point: a value for every knob of its space.
 class Config {
-public:
+ public:
   Config() = default;
-  explicit Config(std::map<std::string, int64_t> values)
-      : values_(std::move(values)) {}
+  explicit Config(std::map<std::string, int64_t> values) : values_(std::move(values)) {}
   // The knob's value; a loom::Error naming the knob when the config has none.
-  int64_t operator[](const std::string &knob) const;
-  bool Has(const std::string &knob) const { return values_.count(knob) != 0; }
-  const std::map<std::string, int64_t> &values() const { return values_; }
+  int64_t operator[](const std::string& knob) const;
+  bool Has(const std::string& knob) const { return values_.count(knob) != 0; }
+  const std::map<std::string, int64_t>& values() const { return values_; }
   // "ic_bn=16 oc_bn=16 reg_w=14" (knobs by name)
   std::string str() const;
-  bool operator==(const Config &other) const {
-    return values_ == other.values_;
-  }
+  bool operator==(const Config& other) const { return values_ == other.values_; }
 
-private:
+ private:
   std::map<std::string, int64_t> values_;
 };
 
 class ConfigSpace {
-public:
+ public:
   // Knobs are added in the order that numbers the points (the first varies
   // slowest). A name used twice, or an empty or repeating value list, is a
   // loom::Error.
-  void AddKnob(const std::string &name, KnobKind kind,
-               std::vector<int64_t> values);
-  void AddConstraint(const std::string &description,
-                     std::function<bool(const Config &)> holds);
+  void AddKnob(const std::string& name, KnobKind kind, std::vector<int64_t> values);
+  void AddConstraint(const std::string& description, std::function<bool(const Config&)> holds);
 
-  const std::vector<Knob> &knobs() const { return knobs_; }
+  const std::vector<Knob>& knobs() const { return knobs_; }
   // Points of the product of the knobs' values, valid or not.
   int64_t product_size() const;
   // The point at `index` of the product (0 <= index < product_size()).
   Config At(int64_t index) const;
   // The index of `config`; a loom::Error naming the knob whose value is not a
   // candidate or that the config lacks (a record for another space).
-  int64_t IndexOf(const Config &config) const;
+  int64_t IndexOf(const Config& config) const;
   // Whether every constraint holds; the description of the first that fails
   // otherwise.
-  bool IsValid(const Config &config, std::string *failed = nullptr) const;
+  bool IsValid(const Config& config, std::string* failed = nullptr) const;
   // Every valid point's index, ascending (computed once: at most 10^7 points
   // are walked).
-  const std::vector<int64_t> &ValidIndices() const;
+  const std::vector<int64_t>& ValidIndices() const;
   // The position of each knob's value in its list, for `index` (what search
   // moves change).
   std::vector<int64_t> Digits(int64_t index) const;
-  int64_t IndexOfDigits(const std::vector<int64_t> &digits) const;
+  int64_t IndexOfDigits(const std::vector<int64_t>& digits) const;
 
-private:
+ private:
   std::vector<Knob> knobs_;
-  std::vector<std::pair<std::string, std::function<bool(const Config &)>>>
-      constraints_;
+  std::vector<std::pair<std::string, std::function<bool(const Config&)>>> constraints_;
   mutable std::vector<int64_t> valid_;
   mutable bool enumerated_ = false;
 };
 
-} // namespace loom::topi
+}  // namespace loom::topi

@@ -2,12 +2,13 @@
 // compile error, a wrong result, a crash, a hang): each is recorded with its
 // kind, and the tuner's process carries on. And a real template (x86.dense)
 // measured, with its failures named.
+#include "loom/autotune/measure.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "error_of.h"
-#include "loom/autotune/measure.h"
 #include "loom/ir/expr_ops.h"
 #include "prim_func.h"
 
@@ -20,27 +21,22 @@ using topi::Config;
 // hanging by mode.
 enum Mode : int64_t { kCorrect, kWrong, kCrash, kHang, kRefused };
 
-graph::MeasurableKernel FaultKernel(const std::vector<int64_t> &,
-                                    const Config &config) {
+graph::MeasurableKernel FaultKernel(const std::vector<int64_t>&, const Config& config) {
   const int64_t mode = config["mode"];
-  if (mode == kRefused)
-    LOOM_THROW << "test.faults refuses this point";
+  if (mode == kRefused) LOOM_THROW << "test.faults refuses this point";
   const DataType f32 = DataType::Float(32);
   Buffer in = DeclBuffer({64}, f32, "in"), out = DeclBuffer({64}, f32, "out");
   Var i("i", DataType::Int(32));
   PrimExpr value = BufferLoad(in, {i}) * 2.0f;
-  if (mode == kWrong)
-    value = value + 1.0f;
+  if (mode == kWrong) value = value + 1.0f;
   PrimExpr index = mode == kCrash ? PrimExpr(i + (1 << 30)) : PrimExpr(i);
-  Stmt body = For(i, 0, 64, ForKind::kSerial, BufferStore(out, value, {index}),
-                  IterVar(), {});
+  Stmt body = For(i, 0, 64, ForKind::kSerial, BufferStore(out, value, {index}), IterVar(), {});
   if (mode == kHang) {
     body = While(BufferLoad(out, {0}) > -1.0f,
                  BufferStore(out, max(BufferLoad(out, {0}), 0.0f) + 1.0f, {0}));
   }
   graph::MeasurableKernel kernel;
-  kernel.module.Add("scale",
-                    testing::MakePrimFunc({in, out}, {}, body, "scale"));
+  kernel.module.Add("scale", testing::MakePrimFunc({in, out}, {}, body, "scale"));
   kernel.buffers = {{{64}, f32, true}, {{64}, f32, false}};
   kernel.timed = {"scale", {0, 1}};
   kernel.result = 1;
@@ -52,19 +48,18 @@ graph::MeasurableKernel FaultKernel(const std::vector<int64_t> &,
   graph::RegisterTuningTemplate(
       {.name = "test.faults",
        .space =
-           [](const std::vector<int64_t> &) {
+           [](const std::vector<int64_t>&) {
              topi::ConfigSpace space;
              space.AddKnob("mode", topi::KnobKind::kChoice,
                            {kCorrect, kWrong, kCrash, kHang, kRefused});
              return space;
            },
        .default_config =
-           [](const std::vector<int64_t> &) {
+           [](const std::vector<int64_t>&) {
              return Config({{"mode", kCorrect}});
            },
        .instantiate = FaultKernel,
-       .describe =
-           [](const std::vector<int64_t> &) { return std::string("faults"); }});
+       .describe = [](const std::vector<int64_t>&) { return std::string("faults"); }});
   return true;
 }();
 
@@ -79,24 +74,20 @@ MeasureOptions Quick() {
 TEST(Measurer, RecordsEachKindOfFailureAndCarriesOn) {
   Measurer measurer({"test.faults", {}}, Target::Parse("llvm"), Quick());
   std::vector<MeasureResult> results = measurer.Measure(
-      {Config({{"mode", kCorrect}}), Config({{"mode", kWrong}}),
-       Config({{"mode", kCrash}}), Config({{"mode", kHang}}),
-       Config({{"mode", kRefused}})});
+      {Config({{"mode", kCorrect}}), Config({{"mode", kWrong}}), Config({{"mode", kCrash}}),
+       Config({{"mode", kHang}}), Config({{"mode", kRefused}})});
   ASSERT_EQ(results.size(), 5u);
   EXPECT_EQ(results[0].error, MeasureError::kNone) << results[0].message;
   EXPECT_EQ(results[0].costs.size(), 2u);
   EXPECT_GT(results[0].cost(), 0);
   EXPECT_EQ(results[1].error, MeasureError::kWrongResult);
-  EXPECT_NE(results[1].message.find("the default point computes"),
-            std::string::npos)
+  EXPECT_NE(results[1].message.find("the default point computes"), std::string::npos)
       << results[1].message;
   EXPECT_EQ(results[2].error, MeasureError::kRuntimeError);
-  EXPECT_NE(results[2].message.find("killed by signal"), std::string::npos)
-      << results[2].message;
+  EXPECT_NE(results[2].message.find("killed by signal"), std::string::npos) << results[2].message;
   EXPECT_EQ(results[3].error, MeasureError::kTimeout);
   EXPECT_EQ(results[4].error, MeasureError::kCompileError);
-  EXPECT_NE(results[4].message.find("test.faults refuses this point"),
-            std::string::npos);
+  EXPECT_NE(results[4].message.find("test.faults refuses this point"), std::string::npos);
   EXPECT_TRUE(std::isinf(results[1].cost()));
   EXPECT_EQ(measurer.reference().error, MeasureError::kNone);
 }
@@ -104,7 +95,7 @@ TEST(Measurer, RecordsEachKindOfFailureAndCarriesOn) {
 TEST(Measurer, MeasuresTheDensePointsAndRefusesAnotherSpacesConfig) {
   graph::TuningWorkload dense{"x86.dense", {8, 64, 32}};
   Measurer measurer(dense, Target::Parse("llvm"), Quick());
-  const graph::TuningTemplate &t = graph::FindTuningTemplate("x86.dense");
+  const graph::TuningTemplate& t = graph::FindTuningTemplate("x86.dense");
   topi::ConfigSpace space = t.space(dense.args);
   std::vector<Config> configs = {space.At(space.ValidIndices().front()),
                                  space.At(space.ValidIndices().back()),
@@ -113,8 +104,7 @@ TEST(Measurer, MeasuresTheDensePointsAndRefusesAnotherSpacesConfig) {
   EXPECT_EQ(results[0].error, MeasureError::kNone) << results[0].message;
   EXPECT_EQ(results[1].error, MeasureError::kNone) << results[1].message;
   EXPECT_EQ(results[2].error, MeasureError::kCompileError);
-  EXPECT_NE(results[2].message.find("has no knob"), std::string::npos)
-      << results[2].message;
+  EXPECT_NE(results[2].message.find("has no knob"), std::string::npos) << results[2].message;
 }
 
 TEST(Measurer, RefusesAnUnknownTemplateAndBadOptions) {
@@ -124,12 +114,11 @@ TEST(Measurer, RefusesAnUnknownTemplateAndBadOptions) {
             std::string::npos);
   MeasureOptions bad;
   bad.repeat = 0;
-  EXPECT_NE(
-      testing::ErrorOf([&] {
-        Measurer m({"x86.dense", {1, 16, 16}}, Target::Parse("llvm"), bad);
-      }).find("repeat must be at least 1"),
-      std::string::npos);
+  EXPECT_NE(testing::ErrorOf([&] {
+              Measurer m({"x86.dense", {1, 16, 16}}, Target::Parse("llvm"), bad);
+            }).find("repeat must be at least 1"),
+            std::string::npos);
 }
 
-} // namespace
-} // namespace loom::autotune
+}  // namespace
+}  // namespace loom::autotune

@@ -2,13 +2,14 @@
 // number, the records before it kept), and the best record per workload for a
 // target, with records of another target or Loom version warned about one by
 // one.
+#include "loom/autotune/record.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "error_of.h"
-#include "loom/autotune/record.h"
 #include "loom/support/version.h"
 
 namespace loom::autotune {
@@ -16,8 +17,7 @@ namespace {
 
 const graph::TuningWorkload kDense{"x86.dense", {8, 64, 32}};
 
-TuningRecord Record(double cost, int64_t tile_rows,
-                    MeasureError error = MeasureError::kNone) {
+TuningRecord Record(double cost, int64_t tile_rows, MeasureError error = MeasureError::kNone) {
   MeasureResult result;
   result.error = error;
   if (error == MeasureError::kNone)
@@ -25,17 +25,15 @@ TuningRecord Record(double cost, int64_t tile_rows,
   else
     result.message = "it failed";
   result.build_seconds = 0.25;
-  return TuningRecord::Make(kDense, Target::Parse("llvm"),
-                            topi::Config({{"tile_rows", tile_rows},
-                                          {"tile_columns", 32},
-                                          {"block_panels", 0},
-                                          {"k_unroll", 8}}),
-                            result);
+  return TuningRecord::Make(
+      kDense, Target::Parse("llvm"),
+      topi::Config(
+          {{"tile_rows", tile_rows}, {"tile_columns", 32}, {"block_panels", 0}, {"k_unroll", 8}}),
+      result);
 }
 
-std::string TempFile(const std::string &name) {
-  return (std::filesystem::temp_directory_path() / ("loom_record_test_" + name))
-      .string();
+std::string TempFile(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("loom_record_test_" + name)).string();
 }
 
 TEST(TuningRecord, RoundTripsThroughJson) {
@@ -48,41 +46,35 @@ TEST(TuningRecord, RoundTripsThroughJson) {
   EXPECT_EQ(back.features, r.features);
   EXPECT_EQ(back.loom_version, kLoomVersion);
   EXPECT_EQ(back.ToJson(), r.ToJson());
-  TuningRecord failed =
-      TuningRecord::FromJson(Record(0, 4, MeasureError::kTimeout).ToJson());
+  TuningRecord failed = TuningRecord::FromJson(Record(0, 4, MeasureError::kTimeout).ToJson());
   EXPECT_EQ(failed.result.error, MeasureError::kTimeout);
   EXPECT_EQ(failed.result.message, "it failed");
 }
 
 TEST(TuningRecord, NamesWhatIsWrongWithALine) {
-  auto error = [](const std::string &line) {
+  auto error = [](const std::string& line) {
     return testing::ErrorOf([&] { TuningRecord::FromJson(line); });
   };
   EXPECT_NE(error("{\"workload\": ").find("not JSON"), std::string::npos);
   EXPECT_NE(error("[1, 2]").find("not a JSON object"), std::string::npos);
-  EXPECT_NE(error("{\"model\": \"resnet\"}").find("no \"workload\" field"),
-            std::string::npos);
+  EXPECT_NE(error("{\"model\": \"resnet\"}").find("no \"workload\" field"), std::string::npos);
   std::string line = Record(1e-4, 4).ToJson();
   line.replace(line.find("\"none\""), 6, "\"melted\"");
-  EXPECT_NE(error(line).find("unknown measurement error kind 'melted'"),
-            std::string::npos);
+  EXPECT_NE(error(line).find("unknown measurement error kind 'melted'"), std::string::npos);
 }
 
 TEST(ReadRecords, StopsAtTheFirstBadLineAndKeepsWhatCameBefore) {
   const std::string path = TempFile("truncated.jsonl");
   {
     std::ofstream out(path);
-    out << Record(2e-4, 4).ToJson() << "\n\n"
-        << Record(1e-4, 2).ToJson() << "\n";
+    out << Record(2e-4, 4).ToJson() << "\n\n" << Record(1e-4, 2).ToJson() << "\n";
     std::string cut = Record(3e-4, 1).ToJson();
-    out << cut.substr(0, cut.size() / 2) << "\n"
-        << Record(1e-5, 8).ToJson() << "\n";
+    out << cut.substr(0, cut.size() / 2) << "\n" << Record(1e-5, 8).ToJson() << "\n";
   }
   RecordsFile file = ReadRecords(path);
   EXPECT_EQ(file.records.size(), 2u);
   EXPECT_EQ(file.lines, (std::vector<int>{1, 3}));
-  EXPECT_NE(file.error.find(path + " line 4: not JSON"), std::string::npos)
-      << file.error;
+  EXPECT_NE(file.error.find(path + " line 4: not JSON"), std::string::npos) << file.error;
   EXPECT_NE(testing::ErrorOf([] {
               ReadRecords("/nonexistent/tune.jsonl");
             }).find("cannot read tuning records '/nonexistent/tune.jsonl'"),
@@ -112,22 +104,18 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   other_cpu.features.push_back("+a-feature-no-cpu-has");
   TuningRecord other_kind = Record(1e-6, 1);
   other_kind.target_kind = "c";
-  BestRecords best({Record(2e-4, 4), Record(1e-4, 2),
-                    Record(0, 8, MeasureError::kWrongResult), other_version,
-                    other_cpu, other_kind},
+  BestRecords best({Record(2e-4, 4), Record(1e-4, 2), Record(0, 8, MeasureError::kWrongResult),
+                    other_version, other_cpu, other_kind},
                    target, {1, 2, 3, 4, 5, 6});
   std::optional<topi::Config> config = best.Query(target, kDense);
   ASSERT_TRUE(config.has_value());
   EXPECT_EQ((*config)["tile_rows"], 2);
   ASSERT_EQ(best.warnings().size(), 3u);
-  EXPECT_NE(best.warnings()[0].find("line 4: written by Loom 0.0.1"),
+  EXPECT_NE(best.warnings()[0].find("line 4: written by Loom 0.0.1"), std::string::npos);
+  EXPECT_NE(best.warnings()[1].find("line 5: tuned for a CPU with features this target lacks "
+                                    "(+a-feature-no-cpu-has)"),
             std::string::npos);
-  EXPECT_NE(best.warnings()[1].find(
-                "line 5: tuned for a CPU with features this target lacks "
-                "(+a-feature-no-cpu-has)"),
-            std::string::npos);
-  EXPECT_NE(best.warnings()[2].find("line 6: tuned for target kind c"),
-            std::string::npos);
+  EXPECT_NE(best.warnings()[2].find("line 6: tuned for target kind c"), std::string::npos);
   graph::TuningWorkload untuned{"x86.dense", {1, 16, 16}};
   EXPECT_FALSE(best.Query(target, untuned).has_value());
   EXPECT_EQ(best.missing(), (std::vector<graph::TuningWorkload>{untuned}));
@@ -140,9 +128,8 @@ TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
   BestRecords best({stale}, target);
   EXPECT_FALSE(best.Query(target, kDense).has_value());
   ASSERT_EQ(best.warnings().size(), 1u);
-  EXPECT_NE(best.warnings()[0].find("does not fit the template"),
-            std::string::npos);
+  EXPECT_NE(best.warnings()[0].find("does not fit the template"), std::string::npos);
 }
 
-} // namespace
-} // namespace loom::autotune
+}  // namespace
+}  // namespace loom::autotune

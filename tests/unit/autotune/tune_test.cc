@@ -1,13 +1,14 @@
 // Tuning small models end to end: their tasks (deduplicated, counted), a short
 // budget spent over them with the records written, the tuned compile computing
 // what the reference does, resuming from the records, and the budget's floor.
+#include "loom/autotune/tune.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "compile_test_models.h"
 #include "error_of.h"
-#include "loom/autotune/tune.h"
 
 namespace loom::autotune {
 namespace {
@@ -15,36 +16,29 @@ namespace {
 namespace models = graph::test::models;
 
 TEST(ExtractTasks, FindsEachDistinctWorkloadOnceWithItsCount) {
-  std::vector<Task> tasks =
-      ExtractTasks(graph::IRModule::FromFunction(models::ResidualNet()), {});
+  std::vector<Task> tasks = ExtractTasks(graph::IRModule::FromFunction(models::ResidualNet()), {});
   // c1 and c2 share a workload; c3, the 1x1 shortcut and c4 are one each.
   ASSERT_EQ(tasks.size(), 4u);
   EXPECT_EQ(tasks[0].workload.template_name, "x86.conv2d");
   EXPECT_EQ(tasks[0].occurrences, 2);
-  EXPECT_EQ(tasks[0].description,
-            "conv2d n=1 c=4 h=8 w=8 k=4 r=3 s=3 stride=1 pad=1 groups=1");
+  EXPECT_EQ(tasks[0].description, "conv2d n=1 c=4 h=8 w=8 k=4 r=3 s=3 stride=1 pad=1 groups=1");
   EXPECT_DOUBLE_EQ(tasks[0].flops, 2.0 * 4 * 8 * 8 * 4 * 9);
-  for (size_t i = 1; i < tasks.size(); ++i)
-    EXPECT_EQ(tasks[i].occurrences, 1);
-  std::vector<Task> mlp =
-      ExtractTasks(graph::IRModule::FromFunction(models::Mlp()), {});
+  for (size_t i = 1; i < tasks.size(); ++i) EXPECT_EQ(tasks[i].occurrences, 1);
+  std::vector<Task> mlp = ExtractTasks(graph::IRModule::FromFunction(models::Mlp()), {});
   ASSERT_EQ(mlp.size(), 2u);
   EXPECT_EQ(mlp[0].workload.str(), "x86.dense(2, 32, 16)");
   // Below -O3 no layout is altered: nothing to tune.
-  EXPECT_TRUE(ExtractTasks(graph::IRModule::FromFunction(models::Mlp()),
-                           {.opt_level = 2})
-                  .empty());
+  EXPECT_TRUE(ExtractTasks(graph::IRModule::FromFunction(models::Mlp()), {.opt_level = 2}).empty());
 }
 
 TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
   const std::string records =
-      (std::filesystem::temp_directory_path() / "loom_tune_test.jsonl")
-          .string();
+      (std::filesystem::temp_directory_path() / "loom_tune_test.jsonl").string();
   std::filesystem::remove(records);
   graph::Function main = models::SmallCnn();
   graph::IRModule module = graph::IRModule::FromFunction(main);
   std::vector<Task> tasks = ExtractTasks(module, {});
-  ASSERT_EQ(tasks.size(), 3u); // two convolutions, the dense layer
+  ASSERT_EQ(tasks.size(), 3u);  // two convolutions, the dense layer
   const Target target = Target::Parse("llvm");
   TuneOptions options;
   options.budget_seconds = 300;
@@ -53,14 +47,14 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
   options.records_path = records;
   options.measure.min_repeat_ms = 2;
   int progress_calls = 0;
-  TuneSummary summary = TuneTasks(tasks, target, options,
-                                  [&](const TaskStatus &status, double left) {
-                                    ++progress_calls;
-                                    EXPECT_LT(status.index, 3u);
-                                    EXPECT_GT(left, 0);
-                                  });
+  TuneSummary summary =
+      TuneTasks(tasks, target, options, [&](const TaskStatus& status, double left) {
+        ++progress_calls;
+        EXPECT_LT(status.index, 3u);
+        EXPECT_GT(left, 0);
+      });
   ASSERT_EQ(summary.tasks.size(), 3u);
-  for (const TaskStatus &status : summary.tasks) {
+  for (const TaskStatus& status : summary.tasks) {
     SCOPED_TRACE(status.task->description);
     EXPECT_TRUE(status.finished);
     EXPECT_EQ(status.why_finished, "trial limit reached");
@@ -81,19 +75,17 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
   EXPECT_EQ(best->queried().size(), 3u);
   std::vector<runtime::NDArray> inputs = {
       graph::test::RandomArray({1, 3, 16, 16}, models::kF32, 5)};
-  std::vector<runtime::NDArray> got =
-      models::RunModel(graph::MakeGraphModel(tuned), inputs);
+  std::vector<runtime::NDArray> got = models::RunModel(graph::MakeGraphModel(tuned), inputs);
   std::vector<runtime::NDArray> want = models::Reference(main, inputs);
   for (size_t i = 0; i < want.size(); ++i) {
-    graph::test::ExpectClose(got[i], graph::test::Values(want[i]), 1e-4,
-                             "tuned output");
+    graph::test::ExpectClose(got[i], graph::test::Values(want[i]), 1e-4, "tuned output");
   }
 
   // Resuming: the records count as trials, so every task is at its limit
   // already.
   options.resume = true;
   TuneSummary resumed = TuneTasks(tasks, target, options);
-  for (const TaskStatus &status : resumed.tasks) {
+  for (const TaskStatus& status : resumed.tasks) {
     EXPECT_GE(status.trials, 6u);
     EXPECT_EQ(status.why_finished, "trial limit reached");
   }
@@ -102,8 +94,7 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
 }
 
 TEST(TuneTasks, RefusesABudgetSmallerThanOneMeasurementAndUnknownTuners) {
-  std::vector<Task> tasks =
-      ExtractTasks(graph::IRModule::FromFunction(models::Mlp()), {});
+  std::vector<Task> tasks = ExtractTasks(graph::IRModule::FromFunction(models::Mlp()), {});
   TuneOptions options;
   options.budget_seconds = 2;
   EXPECT_NE(testing::ErrorOf([&] {
@@ -118,5 +109,5 @@ TEST(TuneTasks, RefusesABudgetSmallerThanOneMeasurementAndUnknownTuners) {
             std::string::npos);
 }
 
-} // namespace
-} // namespace loom::autotune
+}  // namespace
+}  // namespace loom::autotune

@@ -20,8 +20,7 @@ using target_test::RandomArray;
 using topi::test::ExpectClose;
 using topi::test::ReferenceConv2D;
 
-inline Conv2DWorkload Workload(std::vector<int64_t> nchw,
-                               std::vector<int64_t> krs, int64_t stride,
+inline Conv2DWorkload Workload(std::vector<int64_t> nchw, std::vector<int64_t> krs, int64_t stride,
                                std::array<int64_t, 4> pads, int64_t groups = 1,
                                int64_t dilation = 1) {
   Conv2DWorkload wl;
@@ -35,24 +34,21 @@ inline Conv2DWorkload Workload(std::vector<int64_t> nchw,
 }
 
 // An array shaped as parameter `index` of `func`.
-inline tir::HostArray ArrayFor(const PrimFunc &func, size_t index) {
+inline tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
   return tir::HostArray(DataType::Float(32), tir::ConstParamShape(func, index));
 }
 
 // Runs the kernel's pack, convolution and unpack functions on random data and
 // compares the NCHW result with the reference.
-inline void ExpectKernelMatchesReference(const Conv2DWorkload &wl,
-                                         const Conv2DKernel &kernel) {
+inline void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DKernel& kernel) {
   SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " +
-               (kernel.algorithm == "winograd" ? kernel.winograd.str()
-                                               : kernel.config.str()));
-  const IRModule &module = kernel.module;
+               (kernel.algorithm == "winograd" ? kernel.winograd.str() : kernel.config.str()));
+  const IRModule& module = kernel.module;
   ASSERT_EQ(module.size(), 4u);
   runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x =
-      RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
-  tir::HostArray w = RandomArray(DataType::Float(32),
-                                 {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);
+  tir::HostArray x = RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
+  tir::HostArray w =
+      RandomArray(DataType::Float(32), {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);
   tir::HostArray packed_x = ArrayFor(module.Lookup("pack_data"), 1);
   tir::HostArray packed_w = ArrayFor(module.Lookup("pack_weight"), 1);
   tir::HostArray blocked = ArrayFor(module.Lookup("conv"), 2);
@@ -61,8 +57,7 @@ inline void ExpectKernelMatchesReference(const Conv2DWorkload &wl,
   CallWithArrays(compiled, "pack_weight", {w, packed_w});
   CallWithArrays(compiled, "conv", {packed_x, packed_w, blocked});
   CallWithArrays(compiled, "unpack_output", {blocked, y});
-  std::vector<double> want =
-      ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
+  std::vector<double> want = ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
   ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
   // Sums of up to C * R * S float32 products of values in [-1, 1]. Winograd's
   // transforms scale the rounding errors up by about ten (its own tests bound
@@ -72,4 +67,4 @@ inline void ExpectKernelMatchesReference(const Conv2DWorkload &wl,
       y, [&](int64_t i) { return want[i]; }, tolerance, "conv");
 }
 
-} // namespace loom::topi::x86::conv_check
+}  // namespace loom::topi::x86::conv_check

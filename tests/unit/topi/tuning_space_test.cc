@@ -24,9 +24,8 @@ ConfigSpace SmallSpace() {
   ConfigSpace space;
   space.AddKnob("a", KnobKind::kSplit, {1, 2, 4});
   space.AddKnob("b", KnobKind::kAnnotate, {0, 1});
-  space.AddConstraint("a * (b + 1) <= 4", [](const Config &c) {
-    return c["a"] * (c["b"] + 1) <= 4;
-  });
+  space.AddConstraint("a * (b + 1) <= 4",
+                      [](const Config& c) { return c["a"] * (c["b"] + 1) <= 4; });
   return space;
 }
 
@@ -53,13 +52,10 @@ TEST(ConfigSpace, ValidIndicesAreThePointsMeetingEveryConstraint) {
 
 TEST(ConfigSpace, RefusesBadKnobsAndForeignConfigsByName) {
   ConfigSpace space = SmallSpace();
-  EXPECT_NE(ErrorOf([&] {
-              space.AddKnob("a", KnobKind::kSplit, {3});
-            }).find("knob 'a' added twice"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf([&] {
-              space.AddKnob("c", KnobKind::kSplit, {});
-            }).find("no candidate values"),
+  EXPECT_NE(
+      ErrorOf([&] { space.AddKnob("a", KnobKind::kSplit, {3}); }).find("knob 'a' added twice"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { space.AddKnob("c", KnobKind::kSplit, {}); }).find("no candidate values"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] {
               space.AddKnob("c", KnobKind::kSplit, {2, 2});
@@ -77,11 +73,10 @@ TEST(ConfigSpace, RefusesBadKnobsAndForeignConfigsByName) {
               space.IndexOf(Config({{"a", 1}, {"b", 0}, {"z", 0}}));
             }).find("has knobs this space lacks"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { space.At(6); }).find("outside the space of 6"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { space.At(6); }).find("outside the space of 6"), std::string::npos);
 }
 
-} // namespace
+}  // namespace
 
 namespace x86 {
 namespace {
@@ -96,11 +91,9 @@ using conv_check::Workload;
 // and takes them all.
 constexpr size_t kUnitRunPoints = 24;
 
-std::vector<int64_t> PointsToCheck(const ConfigSpace &space) {
-  const std::vector<int64_t> &valid = space.ValidIndices();
-  if (std::getenv("LOOM_TUNING_SPACE_EVERY_POINT") ||
-      valid.size() <= kUnitRunPoints)
-    return valid;
+std::vector<int64_t> PointsToCheck(const ConfigSpace& space) {
+  const std::vector<int64_t>& valid = space.ValidIndices();
+  if (std::getenv("LOOM_TUNING_SPACE_EVERY_POINT") || valid.size() <= kUnitRunPoints) return valid;
   std::vector<int64_t> points;
   for (size_t i = 0; i < kUnitRunPoints; ++i) {
     points.push_back(valid[i * (valid.size() - 1) / (kUnitRunPoints - 1)]);
@@ -110,8 +103,7 @@ std::vector<int64_t> PointsToCheck(const ConfigSpace &space) {
 
 // Every valid point of the workload's space (PointsToCheck), compiled and run
 // against the reference; returns the algorithms seen.
-std::set<std::string>
-ExpectEveryPointComputesTheReference(const Conv2DWorkload &wl) {
+std::set<std::string> ExpectEveryPointComputesTheReference(const Conv2DWorkload& wl) {
   ConfigSpace space = Conv2DConfigSpace(wl);
   std::set<std::string> algorithms;
   for (int64_t index : PointsToCheck(space)) {
@@ -121,23 +113,21 @@ ExpectEveryPointComputesTheReference(const Conv2DWorkload &wl) {
     algorithms.insert(choice.algorithm);
     EXPECT_EQ(Conv2DConfigOf(wl, choice), config);
     ExpectKernelMatchesReference(wl, MakeConv2DKernel(wl, choice));
-    if (::testing::Test::HasFailure())
-      break;
+    if (::testing::Test::HasFailure()) break;
   }
   return algorithms;
 }
 
 TEST(TuningSpaceX86, DefaultsArePointsOfTheirSpaces) {
   std::vector<Conv2DWorkload> cases = {
-      Workload({1, 64, 56, 56}, {64, 3, 3}, 1,
-               {1, 1, 1, 1}), // Winograd by default
-      Workload({1, 3, 224, 224}, {64, 7, 7}, 2, {3, 3, 3, 3}),    // a stem
-      Workload({1, 256, 14, 14}, {1024, 1, 1}, 1, {0, 0, 0, 0}),  // 1x1
-      Workload({1, 96, 56, 56}, {96, 3, 3}, 2, {1, 1, 1, 1}, 96), // depthwise
-      Workload({1, 64, 28, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}, 4),  // grouped
+      Workload({1, 64, 56, 56}, {64, 3, 3}, 1, {1, 1, 1, 1}),      // Winograd by default
+      Workload({1, 3, 224, 224}, {64, 7, 7}, 2, {3, 3, 3, 3}),     // a stem
+      Workload({1, 256, 14, 14}, {1024, 1, 1}, 1, {0, 0, 0, 0}),   // 1x1
+      Workload({1, 96, 56, 56}, {96, 3, 3}, 2, {1, 1, 1, 1}, 96),  // depthwise
+      Workload({1, 64, 28, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}, 4),   // grouped
       Workload({1, 512, 7, 7}, {512, 3, 3}, 1, {1, 1, 1, 1}),
   };
-  for (const Conv2DWorkload &wl : cases) {
+  for (const Conv2DWorkload& wl : cases) {
     SCOPED_TRACE(wl.str());
     ConfigSpace space = Conv2DConfigSpace(wl);
     Config fallback = DefaultConv2DConfig(wl);
@@ -167,14 +157,13 @@ TEST(TuningSpaceX86, DefaultsArePointsOfTheirSpaces) {
 
 TEST(TuningSpaceX86, EveryDirectPointComputesTheReference) {
   // 4x4 outputs keep the space small (reg_h, reg_w in {1, 2, 4}).
-  auto algorithms = ExpectEveryPointComputesTheReference(
-      Workload({1, 8, 4, 4}, {16, 3, 3}, 1, {1, 1, 1, 1}));
+  auto algorithms =
+      ExpectEveryPointComputesTheReference(Workload({1, 8, 4, 4}, {16, 3, 3}, 1, {1, 1, 1, 1}));
   EXPECT_EQ(algorithms, std::set<std::string>{"direct"});
 }
 
 TEST(TuningSpaceX86, EveryGroupedAndDepthwisePointComputesTheReference) {
-  ExpectEveryPointComputesTheReference(
-      Workload({1, 16, 5, 4}, {16, 3, 3}, 1, {1, 1, 1, 1}, 2));
+  ExpectEveryPointComputesTheReference(Workload({1, 16, 5, 4}, {16, 3, 3}, 1, {1, 1, 1, 1}, 2));
   EXPECT_EQ(ExpectEveryPointComputesTheReference(
                 Workload({1, 32, 6, 4}, {32, 3, 3}, 2, {1, 1, 1, 1}, 32)),
             std::set<std::string>{"depthwise"});
@@ -182,8 +171,8 @@ TEST(TuningSpaceX86, EveryGroupedAndDepthwisePointComputesTheReference) {
 
 TEST(TuningSpaceX86, EveryWinogradPointComputesTheReference) {
   // 16 tiles of 4x4: the smallest Winograd workload.
-  auto algorithms = ExpectEveryPointComputesTheReference(
-      Workload({1, 16, 16, 16}, {16, 3, 3}, 1, {1, 1, 1, 1}));
+  auto algorithms =
+      ExpectEveryPointComputesTheReference(Workload({1, 16, 16, 16}, {16, 3, 3}, 1, {1, 1, 1, 1}));
   EXPECT_EQ(algorithms, (std::set<std::string>{"direct", "winograd"}));
 }
 
@@ -200,23 +189,20 @@ TEST(TuningSpaceX86, EveryDensePointComputesTheReference) {
     EXPECT_EQ(DenseConfigOf(tiling), config);
     te::Tensor x = te::placeholder({int(M), int(K)}, f32, "x");
     te::Tensor w = te::placeholder({int(N), int(K)}, f32, "w");
-    te::Tensor y =
-        dense_packed(x, pack_dense_weight(w, /*transposed=*/true, tiling), N);
-    tir::HostArray got = topi::test::RunScheduled(
-        schedule_dense_packed(y, tiling), {x, w}, {y}, {in_x, in_w})[0];
+    te::Tensor y = dense_packed(x, pack_dense_weight(w, /*transposed=*/true, tiling), N);
+    tir::HostArray got =
+        topi::test::RunScheduled(schedule_dense_packed(y, tiling), {x, w}, {y}, {in_x, in_w})[0];
     topi::test::ExpectClose(
         got,
         [&](int64_t i) {
           double total = 0;
           for (int64_t k = 0; k < K; ++k) {
-            total +=
-                in_x.GetFloat(i / N * K + k) * in_w.GetFloat(i % N * K + k);
+            total += in_x.GetFloat(i / N * K + k) * in_w.GetFloat(i % N * K + k);
           }
           return total;
         },
         1e-5, "dense");
-    if (::testing::Test::HasFailure())
-      break;
+    if (::testing::Test::HasFailure()) break;
   }
 }
 
@@ -231,16 +217,14 @@ TEST(TuningSpaceX86, ConfigsOfAnotherSpaceAreRefusedByName) {
             std::string::npos);
   values = config.values();
   values["oc_tile"] = 4, values["reg_h"] = 4, values["reg_w"] = 4;
-  EXPECT_NE(
-      ErrorOf([&] {
-        Conv2DChoiceOf(wl, Config(values));
-      }).find("breaks a constraint: oc_tile divides the output channel blocks"),
-      std::string::npos);
-  EXPECT_NE(
-      ErrorOf([&] { DenseConfigFrom(4, 32, 8, config); }).find("has no knob"),
-      std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              Conv2DChoiceOf(wl, Config(values));
+            }).find("breaks a constraint: oc_tile divides the output channel blocks"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { DenseConfigFrom(4, 32, 8, config); }).find("has no knob"),
+            std::string::npos);
 }
 
-} // namespace
-} // namespace x86
-} // namespace loom::topi
+}  // namespace
+}  // namespace x86
+}  // namespace loom::topi
