@@ -8,7 +8,9 @@ For each model and thread count it prints exactly one line:
   (`python -m loom_models.reference`: intra-op threads N, inter-op 1, ORT_ENABLE_ALL,
   sequential execution);
 - compile_s: the wall time of `loom compile` (one artifact serves every thread count);
-- *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds.
+- *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds;
+- tuned_ms (with --records DIR, for a model with DIR/<model>.jsonl): the same model compiled
+  with `loom compile --records`, timed in the same alternation.
 Loom and ONNX Runtime alternate for --rounds rounds per case, so both share the machine's
 noise; each latency is the median of the rounds' medians. Lines starting with '#' are
 commentary (the ratio per model). Exit status 1 if any model failed.
@@ -34,30 +36,44 @@ def time_onnxruntime(model_path, threads, repeat, warmup):
     return loom_tool.parse_bench_line(out)["median_ms"], rss_mb
 
 
-def measure_case(loom, artifact, model_path, threads, args):
-    loom_ms, ort_ms, loom_rss, ort_rss = [], [], 0.0, 0.0
+def measure_case(loom, artifact, tuned, model_path, threads, args):
+    loom_ms, tuned_ms, ort_ms, loom_rss, ort_rss = [], [], [], 0.0, 0.0
     for _ in range(args.rounds):
         figures, rss = loom_tool.bench(loom, artifact, threads, args.repeat, args.warmup)
         loom_ms.append(figures["median_ms"])
         loom_rss = max(loom_rss, rss)
+        if tuned:
+            figures, _ = loom_tool.bench(loom, tuned, threads, args.repeat, args.warmup)
+            tuned_ms.append(figures["median_ms"])
         median, rss = time_onnxruntime(model_path, threads, args.repeat, args.warmup)
         ort_ms.append(median)
         ort_rss = max(ort_rss, rss)
-    return statistics.median(loom_ms), statistics.median(ort_ms), loom_rss, ort_rss
+    tuned_median = statistics.median(tuned_ms) if tuned_ms else None
+    return statistics.median(loom_ms), tuned_median, statistics.median(ort_ms), loom_rss, ort_rss
 
 
 def bench_model(name, args):
     model_path = models.cached(name, args.workdir)
     artifact = os.path.join(args.workdir, f"{name}.so")
     compile_s = loom_tool.compile_model(args.loom, model_path, artifact)
+    tuned = None
+    records = os.path.join(args.records, f"{name}.jsonl") if args.records else None
+    if records and os.path.isfile(records):
+        tuned = os.path.join(args.workdir, f"{name}_tuned.so")
+        loom_tool.compile_model(args.loom, model_path, tuned, extra_args=["--records", records])
     ratios = []
     for threads in args.threads:
-        loom_ms, ort_ms, loom_rss, ort_rss = measure_case(args.loom, artifact, model_path,
-                                                          threads, args)
-        print(f"model={name} threads={threads} loom_ms={loom_ms:.1f} onnxruntime_ms={ort_ms:.1f} "
-              f"compile_s={compile_s:.1f} loom_rss_mb={loom_rss:.0f} "
+        loom_ms, tuned_ms, ort_ms, loom_rss, ort_rss = measure_case(
+            args.loom, artifact, tuned, model_path, threads, args)
+        tuned_text = f" tuned_ms={tuned_ms:.1f}" if tuned_ms else ""
+        print(f"model={name} threads={threads} loom_ms={loom_ms:.1f}{tuned_text} "
+              f"onnxruntime_ms={ort_ms:.1f} compile_s={compile_s:.1f} loom_rss_mb={loom_rss:.0f} "
               f"onnxruntime_rss_mb={ort_rss:.0f}", flush=True)
-        ratios.append(f"{loom_ms / ort_ms:.2f} on {threads} thread{'s' if threads > 1 else ''}")
+        plural = "s" if threads > 1 else ""
+        ratio = f"{loom_ms / ort_ms:.2f}"
+        if tuned_ms:
+            ratio += f" (tuned {tuned_ms / ort_ms:.2f})"
+        ratios.append(f"{ratio} on {threads} thread{plural}")
     print(f"# {name}: loom/onnxruntime latency {', '.join(ratios)}", flush=True)
 
 
@@ -80,6 +96,9 @@ def main():
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs first (default 5)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternations of Loom and ONNX Runtime per case (default 3)")
+    parser.add_argument("--records", default="",
+                        help="a folder of tuning records, <model>.jsonl each: models with one "
+                             "are also compiled with `--records` and timed as tuned_ms")
     args = parser.parse_args()
     unknown = [m for m in args.models if m not in models.NAMES]
     if unknown:
