@@ -9,8 +9,9 @@ For each model and thread count it prints exactly one line:
   sequential execution);
 - compile_s: the wall time of `loom compile` (one artifact serves every thread count);
 - *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds;
-- tuned_ms (with --records DIR, for a model with DIR/<model>.jsonl): the same model compiled
-  with `loom compile --records`, timed in the same alternation.
+- tuned_ms: the model compiled with its tuning records (those shipped with Loom; with
+  --records DIR those of DIR/<model>.jsonl first, for models that have one), timed in the
+  same alternation; loom_ms is the defaults alone (--no-shipped-records).
 Loom and ONNX Runtime alternate for --rounds rounds per case, so both share the machine's
 noise; each latency is the median of the rounds' medians. Lines starting with '#' are
 commentary (the ratio per model). Exit status 1 if any model failed.
@@ -55,12 +56,16 @@ def measure_case(loom, artifact, tuned, model_path, threads, args):
 def bench_model(name, args):
     model_path = models.cached(name, args.workdir)
     artifact = os.path.join(args.workdir, f"{name}.so")
-    compile_s = loom_tool.compile_model(args.loom, model_path, artifact)
+    # The defaults alone: the records shipped with Loom are what tuned_ms shows.
+    compile_s = loom_tool.compile_model(args.loom, model_path, artifact,
+                                        extra_args=["--no-shipped-records"])
     tuned = None
     records = os.path.join(args.records, f"{name}.jsonl") if args.records else None
-    if records and os.path.isfile(records):
+    if not args.records or os.path.isfile(records):
+        # With --records DIR: DIR's records (then the shipped ones); without: the shipped ones.
         tuned = os.path.join(args.workdir, f"{name}_tuned.so")
-        loom_tool.compile_model(args.loom, model_path, tuned, extra_args=["--records", records])
+        loom_tool.compile_model(args.loom, model_path, tuned,
+                                extra_args=["--records", records] if args.records else [])
     ratios = []
     for threads in args.threads:
         loom_ms, tuned_ms, ort_ms, loom_rss, ort_rss = measure_case(
@@ -97,8 +102,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternations of Loom and ONNX Runtime per case (default 3)")
     parser.add_argument("--records", default="",
-                        help="a folder of tuning records, <model>.jsonl each: models with one "
-                             "are also compiled with `--records` and timed as tuned_ms")
+                        help="a folder of tuning records, <model>.jsonl each, used before the "
+                             "shipped ones for tuned_ms (models without one are not tuned)")
     args = parser.parse_args()
     unknown = [m for m in args.models if m not in models.NAMES]
     if unknown:

@@ -61,8 +61,8 @@ void CostModel::Fit(const std::vector<std::vector<float>>& features,
   BoosterHandle booster = nullptr;
   DMatrixHandle matrices[] = {train.handle()};
   Check(XGBoosterCreate(matrices, 1, &booster), "XGBoosterCreate");
-  // TVM's XGBTuner settings: shallow trees, a learning rate of 0.3, one thread
-  // (the measuring runs beside it).
+  // TVM's XGBTuner settings: shallow trees, a learning rate of 0.3, one thread (the measuring runs
+  // beside it).
   for (auto [key, value] : {std::pair{"objective", "rank:pairwise"},
                             {"max_depth", "6"},
                             {"gamma", "0.0001"},

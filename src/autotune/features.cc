@@ -1,12 +1,10 @@
-// Loop-nest features for the cost model. A walk of the lowered function keeps
-// the stack of loops around each buffer store; each store contributes its
-// arithmetic (counted once per execution) and its accesses (the store and every
-// load in its value), each access with the elements it touches (the product of
-// the extents of the loops its indices use), its reuse (executions per element
-// touched) and how its innermost loop walks it (not at all, contiguously, or
-// with a stride). The vector aggregates: totals, the five accesses that touch
-// the most bytes, and the loop nest of the most executed store, innermost
-// first.
+// Loop-nest features for the cost model. A walk of the lowered function keeps the stack of loops
+// around each buffer store; each store contributes its arithmetic (counted once per execution) and
+// its accesses (the store and every load in its value), each access with the elements it touches
+// (the product of the extents of the loops its indices use), its reuse (executions per element
+// touched) and how its innermost loop walks it (not at all, contiguously, or with a stride). The
+// vector aggregates: totals, the five accesses that touch the most bytes, and the loop nest of the
+// most executed store, innermost first.
 #include "loom/autotune/features.h"
 
 #include <algorithm>
@@ -103,8 +101,7 @@ class NestWalker : public StmtExprVisitor {
     float_ops += counter.float_ops * executions;
     int_ops += counter.int_ops * executions;
     math_calls += counter.math_calls * executions;
-    // Vector lanes: a loop still marked vectorized, or one already turned into
-    // vector values.
+    // Vector lanes: a loop still marked vectorized, or one already turned into vector values.
     double lanes = op->value.dtype().lanes();
     if (!loops_.empty() && loops_.back().kind == ForKind::kVectorized) {
       lanes *= static_cast<double>(loops_.back().extent);

@@ -1,6 +1,6 @@
-// The builder and the runner, each in child processes (fork), so that a
-// candidate that crashes or hangs costs a measurement and not the tuner. A
-// child reports one line through a pipe: "ok ..." or "<error kind> <message>".
+// The builder and the runner, each in child processes (fork), so that a candidate that crashes or
+// hangs costs a measurement and not the tuner. A child reports one line through a pipe: "ok ..." or
+// "<error kind> <message>".
 #include "loom/autotune/measure.h"
 
 #include <fcntl.h>
@@ -36,8 +36,7 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A child process running `work`, whose returned line comes back through a
-// pipe.
+// A child process running `work`, whose returned line comes back through a pipe.
 struct Child {
   pid_t pid = -1;
   int fd = -1;
@@ -208,8 +207,7 @@ Description ReadDescription(const std::string& path) {
   return d;
 }
 
-// Values in [-1, 1] from a fixed sequence: every candidate sees the same
-// inputs.
+// Values in [-1, 1] from a fixed sequence: every candidate sees the same inputs.
 void FillRandom(const runtime::NDArray& array, uint64_t seed) {
   float* data = static_cast<float*>(array.data());
   const int64_t n = array.NumElements();
@@ -227,8 +225,7 @@ std::vector<runtime::NDArray> Arguments(const std::vector<runtime::NDArray>& buf
   return args;
 }
 
-// Writes over a buffer larger than the last-level cache, so that the next call
-// starts cold.
+// Writes over a buffer larger than the last-level cache, so that the next call starts cold.
 void FlushCaches() {
   static std::vector<char> buffer(size_t{256} << 20);
   static char value = 0;

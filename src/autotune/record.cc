@@ -4,7 +4,9 @@
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "autotune/shipped_records.h"
 #include "loom/support/error.h"
 #include "loom/support/version.h"
 
@@ -32,8 +34,34 @@ std::vector<std::string> EnabledFeatures(const Target& target) {
   return enabled;
 }
 
-// The field of `object`, of the JSON type `check` accepts; a loom::Error naming
-// it otherwise.
+// The features a kernel's code can depend on: the vector instruction sets. (Others, such as AMX
+// tiles or RDRAND, do not change what a float kernel's configuration means.)
+bool IsVectorIsaFeature(const std::string& feature) {
+  for (const char* prefix : {"+avx", "+fma", "+sse", "+neon", "+sve"}) {
+    if (feature.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Reads records from `in` up to the first bad line, naming lines "<source> line N".
+RecordsFile ReadRecordLines(std::istream& in, const std::string& source) {
+  RecordsFile file;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      file.records.push_back(TuningRecord::FromJson(line));
+      file.lines.push_back(number);
+    } catch (const Error& e) {
+      file.error = source + " line " + std::to_string(number) + ": " + e.what() +
+                   "; the records before it are used, those after it are not read";
+      break;
+    }
+  }
+  return file;
+}
+
+// The field of `object`, of the JSON type `check` accepts; a loom::Error naming it otherwise.
 const Json& Field(const Json& object, const char* name, bool (Json::*check)() const,
                   const char* expected) {
   auto it = object.find(name);
@@ -126,8 +154,9 @@ std::string TuningRecord::Mismatch(const Target& target) const {
   const std::vector<std::string> have = EnabledFeatures(target);
   std::string lacking;
   for (const std::string& f : features) {
-    if (!std::binary_search(have.begin(), have.end(), f))
+    if (IsVectorIsaFeature(f) && !std::binary_search(have.begin(), have.end(), f)) {
       lacking += (lacking.empty() ? "" : " ") + f;
+    }
   }
   if (!lacking.empty()) return "tuned for a CPU with features this target lacks (" + lacking + ")";
   return "";
@@ -136,20 +165,19 @@ std::string TuningRecord::Mismatch(const Target& target) const {
 RecordsFile ReadRecords(const std::string& path) {
   std::ifstream in(path);
   LOOM_CHECK_USER(in) << "cannot read tuning records '" << path << "'";
-  RecordsFile file;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      file.records.push_back(TuningRecord::FromJson(line));
-      file.lines.push_back(number);
-    } catch (const Error& e) {
-      file.error = path + " line " + std::to_string(number) + ": " + e.what() +
-                   "; the records before it are used, those after it are not read";
-      break;
-    }
+  return ReadRecordLines(in, path);
+}
+
+RecordsFile ShippedRecords() {
+  RecordsFile all;
+  for (const EmbeddedFile& file : ShippedRecordFiles()) {
+    std::istringstream in(file.text);
+    RecordsFile one = ReadRecordLines(in, file.name);
+    LOOM_ICHECK(one.error.empty()) << "a shipped records file is broken: " << one.error;
+    all.records.insert(all.records.end(), one.records.begin(), one.records.end());
+    all.lines.insert(all.lines.end(), one.lines.begin(), one.lines.end());
   }
-  return file;
+  return all;
 }
 
 RecordWriter::RecordWriter(const std::string& path) : path_(path), out_(path, std::ios::app) {
@@ -179,13 +207,34 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target&
   }
 }
 
+void BestRecords::AddFallback(const std::vector<TuningRecord>& records, const Target& target) {
+  std::map<graph::TuningWorkload, TuningRecord> best;
+  for (const TuningRecord& r : records) {
+    if (best_.count(r.workload) || !r.Mismatch(target).empty() ||
+        r.result.error != MeasureError::kNone) {
+      continue;
+    }
+    auto it = best.find(r.workload);
+    if (it == best.end() || r.result.cost() < it->second.result.cost()) best[r.workload] = r;
+  }
+  for (auto& [workload, record] : best) {
+    best_.emplace(workload, std::move(record));
+    fallback_.insert(workload);
+  }
+}
+
+size_t BestRecords::fallbacks_used() const {
+  size_t used = 0;
+  for (const graph::TuningWorkload& w : queried_) used += fallback_.count(w) && best_.count(w);
+  return used;
+}
+
 std::optional<topi::Config> BestRecords::Query(const Target&,
                                                const graph::TuningWorkload& workload) {
   queried_.insert(workload);
   auto it = best_.find(workload);
   if (it == best_.end()) return std::nullopt;
-  // A config the template no longer takes falls back to the default, with a
-  // warning.
+  // A config the template no longer takes falls back to the default, with a warning.
   try {
     const topi::ConfigSpace space =
         graph::FindTuningTemplate(workload.template_name).space(workload.args);

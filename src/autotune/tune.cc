@@ -38,8 +38,7 @@ struct TaskState {
   TaskStatus status;
   std::vector<topi::Config> configs;  // measured, with their costs (for transfer)
   std::vector<double> costs;
-  // After each batch: the seconds spent on this task so far and the best cost
-  // then.
+  // After each batch: the seconds spent on this task so far and the best cost then.
   std::vector<std::pair<double, double>> curve;
   double seconds = 0;
   size_t last_gain_trial = 0;
@@ -64,9 +63,8 @@ class Scheduler {
       writer_ = std::make_unique<RecordWriter>(options.records_path);
   }
 
-  // The task to measure next: each once in order, then the one whose latency
-  // (occurrences x best cost) has fallen fastest per second over its last two
-  // batches; none when all are finished.
+  // The task to measure next: each once in order, then the one whose latency (occurrences x best
+  // cost) has fallen fastest per second over its last two batches; none when all are finished.
   TaskState* Next() {
     TaskState* best = nullptr;
     double best_rate = -1;
@@ -78,8 +76,7 @@ class Scheduler {
           s.curve[s.curve.size() >= 3 ? s.curve.size() - 3 : 0];
       const double spent = std::max(seconds - earlier_seconds, 1e-3);
       double rate = s.task->occurrences * (earlier_cost - cost) / spent;
-      // Without a recent gain, a small share of its latency keeps it in the
-      // running.
+      // Without a recent gain, a small share of its latency keeps it in the running.
       rate = std::max(rate,
                       s.task->occurrences * cost * 1e-3 / std::max(seconds / s.curve.size(), 1e-3));
       if (std::isfinite(rate) && rate > best_rate) best = &s, best_rate = rate;
@@ -197,9 +194,8 @@ class Scheduler {
     Refresh(s);
   }
 
-  // What other tasks measured (this run and resumed records), for the new
-  // task's model: the best and a spread of the rest of each, kMaxTransferRows
-  // at most.
+  // What other tasks measured (this run and resumed records), for the new task's model: the best
+  // and a spread of the rest of each, kMaxTransferRows at most.
   TransferHistory History(const TaskState& self) {
     TransferHistory history;
     if (options_.tuner != "xgb") return history;

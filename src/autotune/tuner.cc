@@ -109,13 +109,12 @@ class RandomTuner : public Tuner {
   std::mt19937_64 rng_;
 };
 
-// Simulated annealing on the model's scores: chains start at the best measured
-// points and at random ones, each step moves one knob to another of its values,
-// and a worse score is accepted with probability exp(-(drop) / temperature) as
-// the temperature falls to zero. The points it visits (never measured ones) are
-// ranked by score; the batch takes the best of them and an epsilon share of
-// random points. Features are computed by lowering each point, so the walk
-// visits at most kMaxNewFeatures new points per batch.
+// Simulated annealing on the model's scores: chains start at the best measured points and at random
+// ones, each step moves one knob to another of its values, and a worse score is accepted with
+// probability exp(-(drop) / temperature) as the temperature falls to zero. The points it visits
+// (never measured ones) are ranked by score; the batch takes the best of them and an epsilon share
+// of random points. Features are computed by lowering each point, so the walk visits at most
+// kMaxNewFeatures new points per batch.
 class ModelTuner : public Tuner {
  public:
   ModelTuner(graph::TuningWorkload workload, const TransferHistory* history, uint64_t seed)
@@ -183,8 +182,7 @@ class ModelTuner : public Tuner {
 
   float Score(int64_t point) { return model_.Predict({Features(point)})[0]; }
 
-  // A neighbour: one knob moved to another of its values (the point itself when
-  // that is not valid).
+  // A neighbour: one knob moved to another of its values (the point itself when that is not valid).
   int64_t Neighbour(int64_t point) {
     std::vector<int64_t> digits = space_.Digits(point);
     std::vector<size_t> movable;

@@ -2,15 +2,11 @@
 // build time (cmake/embed_files.cmake) so that the AOT export can write them beside a model.
 #pragma once
 
-#include <string>
 #include <vector>
 
-namespace loom::graph {
+#include "loom/support/embedded_file.h"
 
-struct EmbeddedFile {
-  std::string name;  // the file's name, without its folder
-  std::string text;
-};
+namespace loom::graph {
 
 const std::vector<EmbeddedFile>& CrtSources();
 

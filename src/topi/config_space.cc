@@ -10,8 +10,7 @@ namespace loom::topi {
 
 namespace {
 
-// A space past this many points is a template bug: its value lists are too long
-// to walk.
+// A space past this many points is a template bug: its value lists are too long to walk.
 constexpr int64_t kMaxProductSize = 10'000'000;
 
 }  // namespace

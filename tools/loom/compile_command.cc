@@ -61,6 +61,9 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option("--records", options->records_path,
                       "Tuning records (JSON lines from `loom tune`): each tuned kernel takes its "
                       "fastest record for this target; the others keep their defaults");
+  command->add_flag("!--no-shipped-records", options->shipped_records,
+                    "Do not use the tuning records shipped with Loom (used by default for the "
+                    "kernels they cover, where they apply to the target's CPU)");
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });
 }

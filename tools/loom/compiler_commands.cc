@@ -104,22 +104,33 @@ void PrintWarnings(const std::vector<std::string>& warnings, const std::string& 
   }
 }
 
-// The best record per workload of a records file, for `target`; a bad line is warned about
-// (the records before it are used).
-std::shared_ptr<autotune::BestRecords> LoadBestRecords(const std::string& path,
-                                                       const std::string& target) {
-  autotune::RecordsFile file = autotune::ReadRecords(path);
-  if (!file.error.empty()) PrintWarnings({file.error}, path);
-  auto best = std::make_shared<autotune::BestRecords>(file.records, Target::Parse(target), file.lines);
-  PrintWarnings(best->warnings(), path);
+// The tuned configurations of a compile: the best record per workload of --records (a bad line
+// is warned about; the records before it are used), then the shipped records for the workloads
+// they lack (unless --no-shipped-records). None when there is neither.
+std::shared_ptr<autotune::BestRecords> LoadBestRecords(const CompileCommandOptions& options) {
+  if (options.records_path.empty() && !options.shipped_records) return nullptr;
+  const Target target = Target::Parse(options.target);
+  autotune::RecordsFile file;
+  if (!options.records_path.empty()) {
+    file = autotune::ReadRecords(options.records_path);
+    if (!file.error.empty()) PrintWarnings({file.error}, options.records_path);
+  }
+  auto best = std::make_shared<autotune::BestRecords>(file.records, target, file.lines);
+  PrintWarnings(best->warnings(), options.records_path);
+  if (options.shipped_records) best->AddFallback(autotune::ShippedRecords().records, target);
   return best;
 }
 
-// What --records did for a compile: the tasks it tuned and those it had nothing for.
-void PrintRecordsUse(const autotune::BestRecords& best, const std::string& path) {
+// What the records did for a compile: the kernels they tuned and those they had nothing for.
+void PrintRecordsUse(const autotune::BestRecords& best, const CompileCommandOptions& options) {
+  if (options.quiet && options.records_path.empty()) return;
   std::vector<graph::TuningWorkload> missing = best.missing();
-  std::fprintf(stderr, "records: %zu of %zu tunable kernels tuned from %s\n",
-               best.queried().size() - missing.size(), best.queried().size(), path.c_str());
+  std::fprintf(stderr, "records: %zu of %zu tunable kernels tuned (%zu from %s, %zu shipped)\n",
+               best.queried().size() - missing.size(), best.queried().size(),
+               best.queried().size() - missing.size() - best.fallbacks_used(),
+               options.records_path.empty() ? "no records file" : options.records_path.c_str(),
+               best.fallbacks_used());
+  if (options.records_path.empty()) return;
   for (const graph::TuningWorkload& w : missing) {
     const graph::TuningTemplate& t = graph::FindTuningTemplate(w.template_name);
     std::fprintf(stderr, "records: no record for %s (default used)\n", t.describe(w.args).c_str());
@@ -157,15 +168,12 @@ void RunCompile(const CompileCommandOptions& options) {
   graph::CompileOptions compile_options;
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;
-  std::shared_ptr<autotune::BestRecords> records;
-  if (!options.records_path.empty()) {
-    records = LoadBestRecords(options.records_path, options.target);
-    compile_options.configs = records;
-  }
+  std::shared_ptr<autotune::BestRecords> records = LoadBestRecords(options);
+  compile_options.configs = records;
   graph::CompiledModel compiled = graph::Compile(
       imported.module, compile_options,
       [&progress](const std::string& stage, double seconds) { progress.Print(stage, seconds); });
-  if (records) PrintRecordsUse(*records, options.records_path);
+  if (records) PrintRecordsUse(*records, options);
   if (aot) {
     std::string name = AotName(options);
     graph::AotSummary summary = graph::ExportAot(compiled, options.output_path, {.name = name});

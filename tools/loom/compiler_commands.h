@@ -23,6 +23,7 @@ struct CompileCommandOptions {
   std::string runtime = "cpp";     // or "crt" (with aot)
   std::string name;                // the AOT entry point's prefix; empty: the model file's stem
   std::string records_path;        // tuning records to take configurations from; "": defaults
+  bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
 };
 
 struct TuneCommandOptions {

@@ -1,8 +1,7 @@
-// Measuring candidate configurations of one tuning task: a builder compiles the
-// candidates' kernels in parallel child processes, and a runner times each in a
-// child process of its own, one at a time, after checking its result against
-// the template's default point. A candidate that fails to compile, crashes,
-// hangs or computes something else is recorded with the kind of failure; the
+// Measuring candidate configurations of one tuning task: a builder compiles the candidates' kernels
+// in parallel child processes, and a runner times each in a child process of its own, one at a
+// time, after checking its result against the template's default point. A candidate that fails to
+// compile, crashes, hangs or computes something else is recorded with the kind of failure; the
 // tuner's process never runs candidate code itself.
 //
 //   Measurer measurer(task.workload, Target::Parse("llvm -mcpu=native"), {});
@@ -28,8 +27,7 @@ enum class MeasureError {
   kWrongResult,   // the result differs from the default point's
 };
 const char* MeasureErrorName(MeasureError error);
-// The inverse of MeasureErrorName; a loom::Error naming the known kinds
-// otherwise.
+// The inverse of MeasureErrorName; a loom::Error naming the known kinds otherwise.
 MeasureError MeasureErrorFromName(const std::string& name);
 
 struct MeasureOptions {
@@ -39,9 +37,8 @@ struct MeasureOptions {
   int repeat = 3;                // timings per candidate, each the mean of several calls
   double min_repeat_ms = 40;     // each timing calls the kernel until this much time passed
   bool flush_cache = false;      // write over a buffer larger than the caches before each
-  // The result may differ from the default point's by this much, relative to
-  // its largest magnitude (summation orders differ between tilings and
-  // algorithms).
+  // The result may differ from the default point's by this much, relative to its largest magnitude
+  // (summation orders differ between tilings and algorithms).
   double tolerance = 1e-3;
 };
 
@@ -56,16 +53,15 @@ struct MeasureResult {
 
 class Measurer {
  public:
-  // Checks that the workload's template exists. Intermediate files live in a
-  // temporary folder removed with the Measurer.
+  // Checks that the workload's template exists. Intermediate files live in a temporary folder
+  // removed with the Measurer.
   Measurer(graph::TuningWorkload workload, Target target, MeasureOptions options = {});
   ~Measurer();
   Measurer(const Measurer&) = delete;
   Measurer& operator=(const Measurer&) = delete;
 
-  // One result per config, in order. The first call also runs the default point
-  // to have the reference result; a default point that fails is a loom::Error
-  // (the task cannot be tuned).
+  // One result per config, in order. The first call also runs the default point to have the
+  // reference result; a default point that fails is a loom::Error (the task cannot be tuned).
   std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
   const MeasureOptions& options() const { return options_; }

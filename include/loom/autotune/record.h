@@ -1,9 +1,9 @@
-// Tuning records: one JSON object per line, appended after every measurement
-// (an interrupted run loses nothing), read back by `loom tune --resume` and
-// `loom compile
-// --records`. Keyed by the target's kind and CPU features, not by a board's
-// name: a record applies to any target of its kind that has every feature it
-// was measured with.
+// Tuning records: one JSON object per line, appended after every measurement (an interrupted run
+// loses nothing), read back by `loom tune --resume` and `loom compile --records`. Keyed by the
+// target's kind and CPU features, not by a board's name: a record applies to any target of its kind
+// that has every vector-ISA feature (avx*, fma, sse*, neon, sve*: what the kernels' code can use)
+// it was measured with. Loom ships records for the bundled benchmark models (ShippedRecords), which
+// `loom compile` uses where they apply.
 //
 //   {"workload": {"template": "x86.conv2d", "args": [1, 64, 56, ...]},
 //    "target": {"kind": "llvm", "features": ["+avx512f", ...]},
@@ -36,8 +36,7 @@ struct TuningRecord {
   std::string timestamp;
   std::string loom_version;
 
-  // A record of a measurement just made on `target`, stamped with this Loom and
-  // now.
+  // A record of a measurement just made on `target`, stamped with this Loom and now.
   static TuningRecord Make(const graph::TuningWorkload& workload, const Target& target,
                            const topi::Config& config, const MeasureResult& result);
   std::string ToJson() const;  // one line, no newline
@@ -50,13 +49,14 @@ struct TuningRecord {
 struct RecordsFile {
   std::vector<TuningRecord> records;
   std::vector<int> lines;  // the line number of each record
-  // "tune.jsonl line 7: ..." for the first bad line (reading stopped there); ""
-  // when none.
+  // "tune.jsonl line 7: ..." for the first bad line (reading stopped there); "" when none.
   std::string error;
 };
 
 // Reads up to the first bad line. A missing file is a loom::Error.
 RecordsFile ReadRecords(const std::string& path);
+// The records shipped with this Loom (src/autotune/records/, compiled in).
+RecordsFile ShippedRecords();
 
 // Appends records to a file, each flushed as it is written.
 class RecordWriter {
@@ -69,23 +69,25 @@ class RecordWriter {
   std::ofstream out_;
 };
 
-// The best record per workload among those that apply to a target: what `loom
-// compile
-// --records` uses. Records for another target or Loom version, and failed
-// measurements, are skipped; each skipped record that applies to nothing is one
-// warning.
+// The best record per workload among those that apply to a target: what `loom compile --records`
+// uses. Records for another target or Loom version, and failed measurements, are skipped; each
+// skipped record that applies to nothing is one warning.
 class BestRecords : public graph::ConfigDispatcher {
  public:
   BestRecords(const std::vector<TuningRecord>& records, const Target& target,
               const std::vector<int>& lines = {});
   std::optional<topi::Config> Query(const Target& target,
                                     const graph::TuningWorkload& workload) override;
+  // Adds the best applicable record of each workload that has none yet (shipped records under
+  // the user's own: times measured on another machine do not compare), without warnings.
+  void AddFallback(const std::vector<TuningRecord>& records, const Target& target);
+  // Workloads answered from AddFallback's records.
+  size_t fallbacks_used() const;
 
   const std::map<graph::TuningWorkload, TuningRecord>& best() const { return best_; }
   // "line 3: tuned for another target (lacks +avx512f)", ...
   const std::vector<std::string>& warnings() const { return warnings_; }
-  // The workloads a compile asked about, and those among them that had no
-  // record.
+  // The workloads a compile asked about, and those among them that had no record.
   const std::set<graph::TuningWorkload>& queried() const { return queried_; }
   std::vector<graph::TuningWorkload> missing() const;
 
@@ -93,6 +95,7 @@ class BestRecords : public graph::ConfigDispatcher {
   std::map<graph::TuningWorkload, TuningRecord> best_;
   std::vector<std::string> warnings_;
   std::set<graph::TuningWorkload> queried_;
+  std::set<graph::TuningWorkload> fallback_;
 };
 
 }  // namespace loom::autotune

@@ -1,7 +1,6 @@
-// Tuning a model: its tasks (one per distinct workload of a tunable template,
-// weighted by how often the model runs it), and a scheduler that spends a time
-// budget over them, measuring batches of each task's tuner's candidates and
-// appending every measurement to a records file as it is made.
+// Tuning a model: its tasks (one per distinct workload of a tunable template, weighted by how often
+// the model runs it), and a scheduler that spends a time budget over them, measuring batches of
+// each task's tuner's candidates and appending every measurement to a records file as it is made.
 //
 //   std::vector<Task> tasks = ExtractTasks(module, {.target = "llvm
 //   -mcpu=native"}); TuneSummary summary = TuneTasks(tasks, target,
@@ -29,9 +28,8 @@ struct Task {
   double flops = 0;  // of one call
 };
 
-// Compiles the model's graph (graph::OptimizeGraph) with a dispatcher that
-// records every workload the strategies ask about; tasks in the order the model
-// first meets them.
+// Compiles the model's graph (graph::OptimizeGraph) with a dispatcher that records every workload
+// the strategies ask about; tasks in the order the model first meets them.
 std::vector<Task> ExtractTasks(const graph::IRModule& model, const graph::CompileOptions& options);
 
 struct TuneOptions {
@@ -43,14 +41,13 @@ struct TuneOptions {
   int early_stopping = 128;
   MeasureOptions measure;
   std::string records_path;  // appended to; "" writes none
-  // The records already in records_path count as measured (and warm the cost
-  // models).
+  // The records already in records_path count as measured (and warm the cost models).
   bool resume = false;
   uint64_t seed = 1;
 };
 
-// Seconds a budget must have at least: one measurement (building a candidate
-// and the default point, then checking and timing each).
+// Seconds a budget must have at least: one measurement (building a candidate and the default point,
+// then checking and timing each).
 inline constexpr double kMinBudgetSeconds = 10;
 
 struct TaskStatus {
@@ -69,12 +66,11 @@ struct TuneSummary {
   double seconds = 0;
 };
 
-// A loom::Error naming the option that is out of range (TuneTasks checks too; a caller
-// checks before slow work such as importing a model).
+// A loom::Error naming the option that is out of range (TuneTasks checks too; a caller checks
+// before slow work such as importing a model).
 void CheckTuneOptions(const TuneOptions& options);
 
-// `progress` is called after each batch with the task's status and the seconds
-// left.
+// `progress` is called after each batch with the task's status and the seconds left.
 TuneSummary TuneTasks(
     const std::vector<Task>& tasks, const Target& target, const TuneOptions& options,
     const std::function<void(const TaskStatus&, double seconds_left)>& progress = {});

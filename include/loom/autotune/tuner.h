@@ -1,9 +1,7 @@
-// Tuners: which points of a task's configuration space to measure next. Grid
-// search walks the valid points in order, random search samples them, and the
-// model-based tuner fits gradient-boosted trees (cost_model.h) to the loop-nest
-// features (features.h) of what was measured and explores with simulated
-// annealing on the model's scores, keeping an epsilon share of each batch
-// random.
+// Tuners: which points of a task's configuration space to measure next. Grid search walks the valid
+// points in order, random search samples them, and the model-based tuner fits gradient-boosted
+// trees (cost_model.h) to the loop-nest features (features.h) of what was measured and explores
+// with simulated annealing on the model's scores, keeping an epsilon share of each batch random.
 //
 //   std::unique_ptr<Tuner> tuner = MakeTuner("xgb", workload, &history,
 //   /*seed=*/1); std::vector<int64_t> points = tuner->NextBatch(16);
@@ -24,9 +22,8 @@
 
 namespace loom::autotune {
 
-// Measurements of earlier tasks (and earlier runs) that warm a new task's cost
-// model: rows of features with labels relative to their task's best, a group
-// per task.
+// Measurements of earlier tasks (and earlier runs) that warm a new task's cost model: rows of
+// features with labels relative to their task's best, a group per task.
 struct TransferHistory {
   std::vector<std::vector<float>> features;
   std::vector<float> labels;
@@ -43,8 +40,7 @@ class Tuner {
   explicit Tuner(graph::TuningWorkload workload);
   virtual ~Tuner() = default;
 
-  // Up to `count` valid points not yet measured (fewer when the space runs
-  // out).
+  // Up to `count` valid points not yet measured (fewer when the space runs out).
   virtual std::vector<int64_t> NextBatch(size_t count) = 0;
   // What measuring `points` gave.
   virtual void Update(const std::vector<int64_t>& points,
@@ -55,8 +51,7 @@ class Tuner {
   const topi::ConfigSpace& space() const { return space_; }
   bool Exhausted() const { return measured_.size() >= space_.ValidIndices().size(); }
   size_t trials() const { return measured_.size(); }
-  // The lowest cost so far (infinity before any success) and its point (-1
-  // then).
+  // The lowest cost so far (infinity before any success) and its point (-1 then).
   double best_cost() const { return best_cost_; }
   int64_t best_point() const { return best_point_; }
 
@@ -72,11 +67,10 @@ class Tuner {
   int64_t best_point_ = -1;
 };
 
-// A loom::Error naming the tuners unless `kind` is one: "xgb" (the model-based
-// tuner), "random" or "grid".
+// A loom::Error naming the tuners unless `kind` is one: "xgb" (the model-based tuner), "random" or
+// "grid".
 void CheckTunerKind(const std::string& kind);
-// A tuner of that kind.
-// `history` (may be null) warms the model-based tuner.
+// A tuner of that kind. `history` (may be null) warms the model-based tuner.
 std::unique_ptr<Tuner> MakeTuner(const std::string& kind, const graph::TuningWorkload& workload,
                                  const TransferHistory* history, uint64_t seed);
 

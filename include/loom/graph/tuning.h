@@ -1,16 +1,15 @@
-// The seam between operator strategies and the auto-tuner (autotune/). A
-// strategy whose kernel has tunable parameters registers a TuningTemplate (its
-// configuration space, its default point, and a standalone kernel for any
-// point, to measure), and asks the compile's ConfigDispatcher for a tuned point
-// of each workload it meets:
+// The seam between operator strategies and the auto-tuner (autotune/). A strategy whose kernel has
+// tunable parameters registers a TuningTemplate (its configuration space, its default point, and a
+// standalone kernel for any point, to measure), and asks the compile's ConfigDispatcher for a tuned
+// point of each workload it meets:
 //
 //   TuningWorkload workload{"x86.conv2d", {n, c, h, w, k, ...}};
 //   std::optional<topi::Config> tuned = QueryTunedConfig(target, workload);
 //   choice = tuned ? Conv2DChoiceOf(wl, *tuned) : ChooseConv2DKernel(wl);
 //
-// Compile (compile.h) makes CompileOptions::configs the current dispatcher; the
-// tuner's task extraction uses one that records every query, and `loom compile
-// --records` one that answers from tuning records.
+// Compile (compile.h) makes CompileOptions::configs the current dispatcher; the tuner's task
+// extraction uses one that records every query, and `loom compile --records` one that answers from
+// tuning records.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +26,8 @@
 
 namespace loom::graph {
 
-// One workload of a template: the template's name and the integers that
-// describe its shapes (the template defines their order).
+// One workload of a template: the template's name and the integers that describe its shapes (the
+// template defines their order).
 struct TuningWorkload {
   std::string template_name;
   std::vector<int64_t> args;
@@ -42,11 +41,10 @@ struct TuningWorkload {
   }
 };
 
-// A template's kernel for one point, standing alone so that it can be built and
-// timed: the functions of `module` run in order on `buffers` (inputs filled
-// with random values), the `timed` step is measured, and `result` is compared
-// across points (every point of a workload computes the same result, in the
-// same layout).
+// A template's kernel for one point, standing alone so that it can be built and timed: the
+// functions of `module` run in order on `buffers` (inputs filled with random values), the `timed`
+// step is measured, and `result` is compared across points (every point of a workload computes the
+// same result, in the same layout).
 struct MeasurableKernel {
   struct Buffer {
     std::vector<int64_t> shape;
@@ -78,8 +76,7 @@ struct TuningTemplate {
 };
 
 void RegisterTuningTemplate(TuningTemplate tuning_template);
-// The template of that name; a loom::Error naming the registered ones when
-// there is none.
+// The template of that name; a loom::Error naming the registered ones when there is none.
 const TuningTemplate& FindTuningTemplate(const std::string& name);
 std::vector<std::string> TuningTemplateNames();
 
@@ -92,12 +89,10 @@ class ConfigDispatcher {
                                             const TuningWorkload& workload) = 0;
 };
 
-// What the current dispatcher answers (none when there is no dispatcher): what
-// strategies call.
+// What the current dispatcher answers (none when there is no dispatcher): what strategies call.
 std::optional<topi::Config> QueryTunedConfig(const Target& target, const TuningWorkload& workload);
 
-// Makes `dispatcher` (may be null: defaults only) current on this thread until
-// the scope ends.
+// Makes `dispatcher` (may be null: defaults only) current on this thread until the scope ends.
 class ConfigDispatchScope {
  public:
   explicit ConfigDispatchScope(std::shared_ptr<ConfigDispatcher> dispatcher);

@@ -1,17 +1,15 @@
-// Configuration spaces: the choices a schedule template leaves open, as data
-// the auto-tuner searches (autotune/). A template declares knobs, each with its
-// candidate values, and the constraints a point must meet to be scheduled
-// (register budgets, divisibility); a point of the space is one value per knob.
-// Templates live with their schedules (topi/x86/...), which is why the space is
-// here and not in autotune/, the layer that searches it.
+// Configuration spaces: the choices a schedule template leaves open, as data the auto-tuner
+// searches (autotune/). A template declares knobs, each with its candidate values, and the
+// constraints a point must meet to be scheduled (register budgets, divisibility); a point of the
+// space is one value per knob. Templates live with their schedules (topi/x86/...), which is why the
+// space is here and not in autotune/, the layer that searches it.
 //
 //   ConfigSpace space;
 //   space.AddKnob("reg_w", KnobKind::kSplit, {1, 2, 4, 7, 14, 28});
 //   space.AddKnob("unroll_kw", KnobKind::kAnnotate, {0, 1});
 //   space.AddConstraint("reg_w * vectors fits 28 registers",
 //                       [](const Config& c) { return c["reg_w"] <= 28; });
-//   for (int64_t index : space.ValidIndices()) { Config c = space.At(index);
-//   ... }
+//   for (int64_t index : space.ValidIndices()) { Config c = space.At(index); ... }
 #pragma once
 
 #include <cstdint>
@@ -22,8 +20,7 @@
 
 namespace loom::topi {
 
-// What a knob decides, for the cost model's features and for readers of
-// records.
+// What a knob decides, for the cost model's features and for readers of records.
 enum class KnobKind {
   kSplit,     // a loop's split factor (a tile size)
   kChoice,    // an algorithm, a layout block, a variant
@@ -58,9 +55,8 @@ class Config {
 
 class ConfigSpace {
  public:
-  // Knobs are added in the order that numbers the points (the first varies
-  // slowest). A name used twice, or an empty or repeating value list, is a
-  // loom::Error.
+  // Knobs are added in the order that numbers the points (the first varies slowest). A name used
+  // twice, or an empty or repeating value list, is a loom::Error.
   void AddKnob(const std::string& name, KnobKind kind, std::vector<int64_t> values);
   void AddConstraint(const std::string& description, std::function<bool(const Config&)> holds);
 
@@ -69,17 +65,14 @@ class ConfigSpace {
   int64_t product_size() const;
   // The point at `index` of the product (0 <= index < product_size()).
   Config At(int64_t index) const;
-  // The index of `config`; a loom::Error naming the knob whose value is not a
-  // candidate or that the config lacks (a record for another space).
+  // The index of `config`; a loom::Error naming the knob whose value is not a candidate or that the
+  // config lacks (a record for another space).
   int64_t IndexOf(const Config& config) const;
-  // Whether every constraint holds; the description of the first that fails
-  // otherwise.
+  // Whether every constraint holds; the description of the first that fails otherwise.
   bool IsValid(const Config& config, std::string* failed = nullptr) const;
-  // Every valid point's index, ascending (computed once: at most 10^7 points
-  // are walked).
+  // Every valid point's index, ascending (computed once: at most 10^7 points are walked).
   const std::vector<int64_t>& ValidIndices() const;
-  // The position of each knob's value in its list, for `index` (what search
-  // moves change).
+  // The position of each knob's value in its list, for `index` (what search moves change).
   std::vector<int64_t> Digits(int64_t index) const;
   int64_t IndexOfDigits(const std::vector<int64_t>& digits) const;
 

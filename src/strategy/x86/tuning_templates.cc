@@ -1,7 +1,6 @@
-// The x86 tuning templates (graph/tuning.h): the conv2d kernels of topi/x86
-// (direct, grouped, depthwise, Winograd) and the packed dense GEMM, each with
-// its configuration space (topi/x86 tuning_spaces.cc), its default point and a
-// standalone kernel for any point.
+// The x86 tuning templates (graph/tuning.h): the conv2d kernels of topi/x86 (direct, grouped,
+// depthwise, Winograd) and the packed dense GEMM, each with its configuration space (topi/x86
+// tuning_spaces.cc), its default point and a standalone kernel for any point.
 #include <sstream>
 
 #include "loom/te/lower.h"

@@ -1,8 +1,7 @@
-// The tuning spaces of the x86 templates: every choice the conv2d (direct,
-// grouped, depthwise, Winograd) and dense schedules leave open, as knobs with
-// candidate values, and the constraints that keep each point schedulable. Each
-// default (DefaultConv2DNCHWcConfig, DefaultWinogradConfig, DefaultDenseConfig)
-// is a point of its space.
+// The tuning spaces of the x86 templates: every choice the conv2d (direct, grouped, depthwise,
+// Winograd) and dense schedules leave open, as knobs with candidate values, and the constraints
+// that keep each point schedulable. Each default (DefaultConv2DNCHWcConfig, DefaultWinogradConfig,
+// DefaultDenseConfig) is a point of its space.
 #include <algorithm>
 
 #include "loom/topi/x86/conv2d.h"
@@ -35,8 +34,7 @@ std::vector<int64_t> Largest(std::vector<int64_t> values, size_t count) {
   return values;
 }
 
-// `values` with `value` added (kept ascending) when absent: the default is
-// always a point.
+// `values` with `value` added (kept ascending) when absent: the default is always a point.
 std::vector<int64_t> With(std::vector<int64_t> values, int64_t value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) {
     values.insert(std::upper_bound(values.begin(), values.end(), value), value);
@@ -44,8 +42,8 @@ std::vector<int64_t> With(std::vector<int64_t> values, int64_t value) {
   return values;
 }
 
-// Channel blocks a vector loop handles: under 16 (one vector of that many
-// lanes) or whole 16-lane vectors; up to 64, the largest four.
+// Channel blocks a vector loop handles: under 16 (one vector of that many lanes) or whole 16-lane
+// vectors; up to 64, the largest four.
 std::vector<int64_t> ChannelBlocks(int64_t channels) {
   std::vector<int64_t> blocks;
   for (int64_t d : DivisorsUpTo(channels, 64)) {
@@ -108,8 +106,8 @@ ConfigSpace Conv2DConfigSpace(const Conv2DWorkload& wl) {
   }
   space.AddKnob("gemm_columns", KnobKind::kSplit, columns);
   space.AddKnob("gemm_unroll", KnobKind::kSplit, DivisorsUpTo(wl.c, 4));
-  // One algorithm's knobs stay at their first value while the other's is
-  // chosen, so that each kernel is one point.
+  // One algorithm's knobs stay at their first value while the other's is chosen, so that each
+  // kernel is one point.
   space.AddConstraint("a direct point leaves the Winograd knobs first", [=](const Config& c) {
     return is_winograd(c) || (c["fuse_tile_rows"] == 0 && c["gemm_rows"] == 4 &&
                               c["gemm_columns"] == 16 && c["gemm_unroll"] == 1);

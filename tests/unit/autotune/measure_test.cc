@@ -1,7 +1,6 @@
-// The measurer on a template whose points fail in every way a candidate can (a
-// compile error, a wrong result, a crash, a hang): each is recorded with its
-// kind, and the tuner's process carries on. And a real template (x86.dense)
-// measured, with its failures named.
+// The measurer on a template whose points fail in every way a candidate can (a compile error, a
+// wrong result, a crash, a hang): each is recorded with its kind, and the tuner's process carries
+// on. And a real template (x86.dense) measured, with its failures named.
 #include "loom/autotune/measure.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +16,7 @@ namespace {
 
 using topi::Config;
 
-// "test.faults": out = 2 * in over 64 floats, computed wrongly, crashing or
-// hanging by mode.
+// "test.faults": out = 2 * in over 64 floats, computed wrongly, crashing or hanging by mode.
 enum Mode : int64_t { kCorrect, kWrong, kCrash, kHang, kRefused };
 
 graph::MeasurableKernel FaultKernel(const std::vector<int64_t>&, const Config& config) {

@@ -1,5 +1,5 @@
-// The cost model's inputs and its fitting: loop-nest features of lowered
-// functions, and the rank model learning an order from synthetic data.
+// The cost model's inputs and its fitting: loop-nest features of lowered functions, and the rank
+// model learning an order from synthetic data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,8 +42,7 @@ TEST(LoopNestFeatures, HaveOneLengthAndSeeTheSchedule) {
   EXPECT_EQ(plain[4], 0.0f);
   EXPECT_GT(tuned[4], 0.0f);  // a vectorized innermost loop
   EXPECT_NE(plain, tuned);
-  // The top accesses (the output's store and the input's load) walk
-  // contiguously.
+  // The top accesses (the output's store and the input's load) walk contiguously.
   const size_t first_access = 9;
   EXPECT_FLOAT_EQ(plain[first_access + 4], 1.0f);  // walk: contiguous
 }

@@ -1,7 +1,6 @@
-// Tuning records: the JSON round trip, reading up to a bad line (reported by
-// number, the records before it kept), and the best record per workload for a
-// target, with records of another target or Loom version warned about one by
-// one.
+// Tuning records: the JSON round trip, reading up to a bad line (reported by number, the records
+// before it kept), and the best record per workload for a target, with records of another target or
+// Loom version warned about one by one.
 #include "loom/autotune/record.h"
 
 #include <gtest/gtest.h>
@@ -101,24 +100,38 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   TuningRecord other_version = Record(1e-6, 1);
   other_version.loom_version = "0.0.1";
   TuningRecord other_cpu = Record(1e-6, 1);
-  other_cpu.features.push_back("+a-feature-no-cpu-has");
+  other_cpu.features.push_back("+avx-unheard-of");
+  TuningRecord other_extras = Record(3e-4, 1);  // a feature outside the vector ISA: no matter
+  other_extras.features.push_back("+amx-unheard-of");
   TuningRecord other_kind = Record(1e-6, 1);
   other_kind.target_kind = "c";
   BestRecords best({Record(2e-4, 4), Record(1e-4, 2), Record(0, 8, MeasureError::kWrongResult),
-                    other_version, other_cpu, other_kind},
-                   target, {1, 2, 3, 4, 5, 6});
+                    other_version, other_cpu, other_kind, other_extras},
+                   target, {1, 2, 3, 4, 5, 6, 7});
   std::optional<topi::Config> config = best.Query(target, kDense);
   ASSERT_TRUE(config.has_value());
   EXPECT_EQ((*config)["tile_rows"], 2);
   ASSERT_EQ(best.warnings().size(), 3u);
   EXPECT_NE(best.warnings()[0].find("line 4: written by Loom 0.0.1"), std::string::npos);
   EXPECT_NE(best.warnings()[1].find("line 5: tuned for a CPU with features this target lacks "
-                                    "(+a-feature-no-cpu-has)"),
+                                    "(+avx-unheard-of)"),
             std::string::npos);
   EXPECT_NE(best.warnings()[2].find("line 6: tuned for target kind c"), std::string::npos);
   graph::TuningWorkload untuned{"x86.dense", {1, 16, 16}};
   EXPECT_FALSE(best.Query(target, untuned).has_value());
   EXPECT_EQ(best.missing(), (std::vector<graph::TuningWorkload>{untuned}));
+
+  // Fallback records fill only the workloads without one, quietly.
+  TuningRecord shipped_dense = Record(1e-9, 8);
+  TuningRecord shipped_other = Record(1e-3, 1);
+  shipped_other.workload = untuned;
+  shipped_other.config = topi::Config(
+      {{"tile_rows", 1}, {"tile_columns", 16}, {"block_panels", 0}, {"k_unroll", 8}});
+  best.AddFallback({shipped_dense, shipped_other, other_cpu}, target);
+  EXPECT_EQ((*best.Query(target, kDense))["tile_rows"], 2);
+  EXPECT_EQ((*best.Query(target, untuned))["tile_rows"], 1);
+  EXPECT_EQ(best.fallbacks_used(), 1u);
+  EXPECT_EQ(best.warnings().size(), 3u);
 }
 
 TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
@@ -129,6 +142,26 @@ TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
   EXPECT_FALSE(best.Query(target, kDense).has_value());
   ASSERT_EQ(best.warnings().size(), 1u);
   EXPECT_NE(best.warnings()[0].find("does not fit the template"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::autotune
+
+namespace loom::autotune {
+namespace {
+
+// The shipped records are this version's, and each is a valid point of its template's space:
+// a template change that moves the knobs must come with records tuned again.
+TEST(ShippedRecords, AreThisVersionsAndFitTheirTemplates) {
+  RecordsFile shipped = ShippedRecords();
+  EXPECT_EQ(shipped.error, "");
+  for (const TuningRecord& r : shipped.records) {
+    SCOPED_TRACE(r.workload.str() + " {" + r.config.str() + "}");
+    EXPECT_EQ(r.loom_version, kLoomVersion);
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(r.workload.template_name);
+    topi::ConfigSpace space = t.space(r.workload.args);
+    EXPECT_TRUE(space.IsValid(space.At(space.IndexOf(r.config))));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Tuning small models end to end: their tasks (deduplicated, counted), a short
-// budget spent over them with the records written, the tuned compile computing
-// what the reference does, resuming from the records, and the budget's floor.
+// Tuning small models end to end: their tasks (deduplicated, counted), a short budget spent over
+// them with the records written, the tuned compile computing what the reference does, resuming from
+// the records, and the budget's floor.
 #include "loom/autotune/tune.h"
 
 #include <gtest/gtest.h>
@@ -67,8 +67,7 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
   EXPECT_EQ(file.error, "");
   EXPECT_GE(file.records.size(), 18u);
 
-  // The tuned compile: every task answered from the records, the result
-  // unchanged.
+  // The tuned compile: every task answered from the records, the result unchanged.
   auto best = std::make_shared<BestRecords>(file.records, target, file.lines);
   graph::CompiledModel tuned = graph::Compile(module, {.configs = best});
   EXPECT_TRUE(best->missing().empty());
@@ -81,8 +80,7 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
     graph::test::ExpectClose(got[i], graph::test::Values(want[i]), 1e-4, "tuned output");
   }
 
-  // Resuming: the records count as trials, so every task is at its limit
-  // already.
+  // Resuming: the records count as trials, so every task is at its limit already.
   options.resume = true;
   TuneSummary resumed = TuneTasks(tasks, target, options);
   for (const TaskStatus& status : resumed.tasks) {

@@ -1,6 +1,6 @@
-// Checks of the x86 conv2d kernels shared by their tests: a workload in one
-// line, and a kernel's four functions (MakeConv2DKernel) compiled and run on
-// random data against the direct NCHW reference.
+// Checks of the x86 conv2d kernels shared by their tests: a workload in one line, and a kernel's
+// four functions (MakeConv2DKernel) compiled and run on random data against the direct NCHW
+// reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -38,8 +38,8 @@ inline tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
   return tir::HostArray(DataType::Float(32), tir::ConstParamShape(func, index));
 }
 
-// Runs the kernel's pack, convolution and unpack functions on random data and
-// compares the NCHW result with the reference.
+// Runs the kernel's pack, convolution and unpack functions on random data and compares the NCHW
+// result with the reference.
 inline void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DKernel& kernel) {
   SCOPED_TRACE(wl.str() + " " + kernel.algorithm + " " +
                (kernel.algorithm == "winograd" ? kernel.winograd.str() : kernel.config.str()));
@@ -59,9 +59,8 @@ inline void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DK
   CallWithArrays(compiled, "unpack_output", {blocked, y});
   std::vector<double> want = ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
   ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
-  // Sums of up to C * R * S float32 products of values in [-1, 1]. Winograd's
-  // transforms scale the rounding errors up by about ten (its own tests bound
-  // them per output).
+  // Sums of up to C * R * S float32 products of values in [-1, 1]. Winograd's transforms scale the
+  // rounding errors up by about ten (its own tests bound them per output).
   double tolerance = kernel.algorithm == "winograd" ? 1e-3 : 1e-4;
   ExpectClose(
       y, [&](int64_t i) { return want[i]; }, tolerance, "conv");

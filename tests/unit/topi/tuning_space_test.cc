@@ -1,7 +1,6 @@
-// Configuration spaces (topi/config_space.h) and the x86 templates' spaces:
-// every valid point of every template compiles and computes what the reference
-// computes, on small shapes; the defaults are points of their spaces; configs
-// from elsewhere are refused by name.
+// Configuration spaces (topi/config_space.h) and the x86 templates' spaces: every valid point of
+// every template compiles and computes what the reference computes, on small shapes; the defaults
+// are points of their spaces; configs from elsewhere are refused by name.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -84,11 +83,10 @@ namespace {
 using conv_check::ExpectKernelMatchesReference;
 using conv_check::Workload;
 
-// Every valid point takes about 0.3 s to compile and check, so the unit run
-// takes every point only of spaces up to kUnitRunPoints, and of larger spaces
-// that many spread evenly (always the first and the last); ctest's
-// tuning_spaces_every_point (label slow) sets LOOM_TUNING_SPACE_EVERY_POINT=1
-// and takes them all.
+// Every valid point takes about 0.3 s to compile and check, so the unit run takes every point only
+// of spaces up to kUnitRunPoints, and of larger spaces that many spread evenly (always the first
+// and the last); ctest's tuning_spaces_every_point (label slow) sets
+// LOOM_TUNING_SPACE_EVERY_POINT=1 and takes them all.
 constexpr size_t kUnitRunPoints = 24;
 
 std::vector<int64_t> PointsToCheck(const ConfigSpace& space) {
@@ -101,8 +99,8 @@ std::vector<int64_t> PointsToCheck(const ConfigSpace& space) {
   return points;
 }
 
-// Every valid point of the workload's space (PointsToCheck), compiled and run
-// against the reference; returns the algorithms seen.
+// Every valid point of the workload's space (PointsToCheck), compiled and run against the
+// reference; returns the algorithms seen.
 std::set<std::string> ExpectEveryPointComputesTheReference(const Conv2DWorkload& wl) {
   ConfigSpace space = Conv2DConfigSpace(wl);
   std::set<std::string> algorithms;
