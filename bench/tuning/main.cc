@@ -6,7 +6,7 @@
 // bench/tuning/plot_curves.py draws them and reports the trials each tuner needs to reach 95%
 // of the best point found.
 //
-//   loom-bench-tuning --trials 128 --seeds 2 > curves.csv
+//   loom-bench-tuning --trials 128 --seeds 2 [--tasks name,name] > curves.csv
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,17 +28,25 @@ struct BenchTask {
   TuningWorkload workload;
 };
 
-// Layers none of the defaults were measured on: a ResNet-50 bottleneck's 1x1 reduction, a
-// 3x3 of ResNet-50's third stage (Winograd or direct), a RegNetX-400MF grouped 3x3 (groups of
-// 16 channels), and ResNet-50's classifier.
+// Layers none of the defaults were measured on: a ResNet-50 bottleneck's 1x1 reduction, the
+// strided 3x3 of a ResNet-50 downsampling block, a RegNetX-400MF grouped 3x3 (groups of 16
+// channels), and ResNet-50's classifier.
 const std::vector<BenchTask> kTasks = {
     {"resnet50_1x1_256to64_56",
      {"x86.conv2d", {1, 256, 56, 56, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}}},
-    {"resnet50_3x3_256_14", {"x86.conv2d", {1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}}},
+    {"resnet50_3x3s2_128_56",
+     {"x86.conv2d", {1, 128, 56, 56, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1}}},
     {"regnetx_grouped_3x3_160_14",
      {"x86.conv2d", {1, 160, 14, 14, 160, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 10}}},
     {"resnet50_fc_2048to1000", {"x86.dense", {1, 1000, 2048}}},
 };
+
+const char* TextFlag(int argc, char** argv, const char* flag, const char* fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
+  }
+  return fallback;
+}
 
 int IntFlag(int argc, char** argv, const char* flag, int fallback) {
   for (int i = 1; i + 1 < argc; ++i) {
@@ -56,7 +64,12 @@ int main(int argc, char** argv) {
   loom::autotune::MeasureOptions options;
   options.min_repeat_ms = 20;
   std::printf("task,tuner,seed,trial,gflops\n");
+  const std::string only = TextFlag(argc, argv, "--tasks", "");  // a comma list; "": all
   for (const BenchTask& task : kTasks) {
+    if (!only.empty() &&
+        ("," + only + ",").find(std::string(",") + task.name + ",") == std::string::npos) {
+      continue;
+    }
     const loom::graph::TuningTemplate& t =
         loom::graph::FindTuningTemplate(task.workload.template_name);
     const double flops =
