@@ -9,6 +9,8 @@ For each model and thread count it prints exactly one line:
   sequential execution);
 - compile_s: the wall time of `loom compile` (one artifact serves every thread count);
 - *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds;
+- openvino_ms: OpenVINO's CPU plugin (float32, one stream, N threads) in its own process,
+  when the openvino package is installed (python/requirements-test.txt pins it);
 - tuned_ms: the model compiled with its tuning records (those shipped with Loom; with
   --records DIR those of DIR/<model>.jsonl first, for models that have one), timed in the
   same alternation; loom_ms is the defaults alone (--no-shipped-records).
@@ -29,17 +31,30 @@ sys.path.insert(0, PYTHON_DIR)
 from loom_models import loom_tool, models  # noqa: E402
 
 
-def time_onnxruntime(model_path, threads, repeat, warmup):
-    """(median ms, peak RSS MiB) of ONNX Runtime timing the model in its own process."""
+def time_onnxruntime(model_path, threads, repeat, warmup, runtime="onnxruntime"):
+    """(median ms, peak RSS MiB) of ONNX Runtime (or OpenVINO) timing the model in its own
+    process."""
     command = [sys.executable, "-m", "loom_models.reference", model_path,
-               "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+               "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup),
+               "--runtime", runtime]
     out, rss_mb = loom_tool.measure_child(command, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
     return loom_tool.parse_bench_line(out)["median_ms"], rss_mb
 
 
+def openvino_available():
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def measure_case(loom, artifact, tuned, model_path, threads, args):
-    loom_ms, tuned_ms, ort_ms, loom_rss, ort_rss = [], [], [], 0.0, 0.0
+    loom_ms, tuned_ms, ort_ms, ov_ms, loom_rss, ort_rss = [], [], [], [], 0.0, 0.0
     for _ in range(args.rounds):
+        if args.openvino:
+            ov_ms.append(time_onnxruntime(model_path, threads, args.repeat, args.warmup,
+                                          runtime="openvino")[0])
         figures, rss = loom_tool.bench(loom, artifact, threads, args.repeat, args.warmup)
         loom_ms.append(figures["median_ms"])
         loom_rss = max(loom_rss, rss)
@@ -50,7 +65,9 @@ def measure_case(loom, artifact, tuned, model_path, threads, args):
         ort_ms.append(median)
         ort_rss = max(ort_rss, rss)
     tuned_median = statistics.median(tuned_ms) if tuned_ms else None
-    return statistics.median(loom_ms), tuned_median, statistics.median(ort_ms), loom_rss, ort_rss
+    ov_median = statistics.median(ov_ms) if ov_ms else None
+    return (statistics.median(loom_ms), tuned_median, statistics.median(ort_ms), ov_median,
+            loom_rss, ort_rss)
 
 
 def bench_model(name, args):
@@ -68,12 +85,13 @@ def bench_model(name, args):
                                 extra_args=["--records", records] if args.records else [])
     ratios = []
     for threads in args.threads:
-        loom_ms, tuned_ms, ort_ms, loom_rss, ort_rss = measure_case(
+        loom_ms, tuned_ms, ort_ms, ov_ms, loom_rss, ort_rss = measure_case(
             args.loom, artifact, tuned, model_path, threads, args)
         tuned_text = f" tuned_ms={tuned_ms:.1f}" if tuned_ms else ""
+        ov_text = f" openvino_ms={ov_ms:.1f}" if ov_ms else ""
         print(f"model={name} threads={threads} loom_ms={loom_ms:.1f}{tuned_text} "
-              f"onnxruntime_ms={ort_ms:.1f} compile_s={compile_s:.1f} loom_rss_mb={loom_rss:.0f} "
-              f"onnxruntime_rss_mb={ort_rss:.0f}", flush=True)
+              f"onnxruntime_ms={ort_ms:.1f}{ov_text} compile_s={compile_s:.1f} "
+              f"loom_rss_mb={loom_rss:.0f} onnxruntime_rss_mb={ort_rss:.0f}", flush=True)
         plural = "s" if threads > 1 else ""
         ratio = f"{loom_ms / ort_ms:.2f}"
         if tuned_ms:
@@ -104,7 +122,10 @@ def main():
     parser.add_argument("--records", default="",
                         help="a folder of tuning records, <model>.jsonl each, used before the "
                              "shipped ones for tuned_ms (models without one are not tuned)")
+    parser.add_argument("--no-openvino", dest="openvino", action="store_false",
+                        help="do not time OpenVINO (timed as openvino_ms when it is installed)")
     args = parser.parse_args()
+    args.openvino = args.openvino and openvino_available()
     unknown = [m for m in args.models if m not in models.NAMES]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models.NAMES)}")

@@ -3,7 +3,8 @@
 `python -m loom_models.reference model.onnx --threads N --repeat N --warmup N` times the
 model in a process of its own (so that its peak memory can be read alone) and prints one
 line in the form of `loom bench`: median_ms=... min_ms=... max_ms=... mean_ms=... repeat=N
-threads=N.
+threads=N. With `--runtime openvino` it times OpenVINO's CPU plugin instead (float32
+inference forced: on CPUs with bfloat16 units it would otherwise run in bfloat16).
 """
 
 import argparse
@@ -74,6 +75,27 @@ def time_runs(model_path, threads, repeat, warmup, inputs=None):
     return times
 
 
+def time_openvino_runs(model_path, threads, repeat, warmup):
+    """Milliseconds of each of `repeat` OpenVINO runs after `warmup` untimed ones: the CPU
+    plugin, one stream, `threads` inference threads, float32 precision, latency hint."""
+    import openvino  # a benchmark baseline only: imported when asked for
+
+    inputs = timing_inputs(session(model_path, 1))
+    core = openvino.Core()
+    compiled = core.compile_model(core.read_model(model_path), "CPU", {
+        "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    for _ in range(warmup):
+        request.infer(inputs)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        request.infer(inputs)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
 def summary_line(times, threads):
     return (f"median_ms={statistics.median(times):.3f} min_ms={min(times):.3f} "
             f"max_ms={max(times):.3f} mean_ms={statistics.fmean(times):.3f} "
@@ -82,15 +104,17 @@ def summary_line(times, threads):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m loom_models.reference",
-                                     description="Times a model in ONNX Runtime.")
+                                     description="Times a model in ONNX Runtime (or OpenVINO).")
     parser.add_argument("model")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--runtime", choices=["onnxruntime", "openvino"], default="onnxruntime")
     args = parser.parse_args(argv)
     if args.threads < 1 or args.repeat < 1 or args.warmup < 0:
         parser.error("--threads and --repeat must be at least 1, --warmup at least 0")
-    times = time_runs(args.model, args.threads, args.repeat, args.warmup)
+    timer = time_openvino_runs if args.runtime == "openvino" else time_runs
+    times = timer(args.model, args.threads, args.repeat, args.warmup)
     print(summary_line(times, args.threads), flush=True)
     return 0
 

@@ -63,8 +63,12 @@ class Scheduler {
       writer_ = std::make_unique<RecordWriter>(options.records_path);
   }
 
-  // The task to measure next: each once in order, then the one whose latency (occurrences x best
-  // cost) has fallen fastest per second over its last two batches; none when all are finished.
+  // The task to measure next: each once in order, then the one with the largest expected gain
+  // per second: its share of the model's time (occurrences x best cost) times the fraction by
+  // which its last three batches (the first: against the default) cut its cost, plus an
+  // exploration bonus that shrinks with its trials (0.1 / sqrt(trials)), over its seconds per
+  // batch. So time goes where the model's time falls fastest, and a task that has stopped
+  // improving yields to those measured less. None when all are finished.
   TaskState* Next() {
     TaskState* best = nullptr;
     double best_rate = -1;
@@ -72,13 +76,17 @@ class Scheduler {
       if (s.status.finished) continue;
       if (s.curve.empty()) return &s;
       const auto& [seconds, cost] = s.curve.back();
-      const auto& [earlier_seconds, earlier_cost] =
-          s.curve[s.curve.size() >= 3 ? s.curve.size() - 3 : 0];
-      const double spent = std::max(seconds - earlier_seconds, 1e-3);
-      double rate = s.task->occurrences * (earlier_cost - cost) / spent;
-      // Without a recent gain, a small share of its latency keeps it in the running.
-      rate = std::max(rate,
-                      s.task->occurrences * cost * 1e-3 / std::max(seconds / s.curve.size(), 1e-3));
+      const size_t window = 3;
+      const double earlier_cost = s.curve.size() > window
+                                      ? s.curve[s.curve.size() - 1 - window].second
+                                      : s.status.default_cost;
+      const double gain = std::isfinite(earlier_cost) && earlier_cost > 0
+                              ? std::max(0.0, (earlier_cost - cost) / earlier_cost)
+                              : 0.0;
+      const double bonus =
+          0.1 / std::sqrt(static_cast<double>(std::max<size_t>(s.tuner->trials(), 1)));
+      const double seconds_per_batch = std::max(seconds / s.curve.size(), 1e-3);
+      const double rate = s.task->occurrences * cost * (gain + bonus) / seconds_per_batch;
       if (std::isfinite(rate) && rate > best_rate) best = &s, best_rate = rate;
     }
     return best;
@@ -160,6 +168,13 @@ class Scheduler {
       s.tuner->Update(points, results);
       s.last_gain_trial = s.tuner->trials();
     }
+    // The default's cost as recorded, for a task that has nothing left to measure.
+    const topi::Config fallback = graph::FindTuningTemplate(w.template_name).default_config(w.args);
+    for (const auto& [config, result] : resumed_[w]) {
+      if (config == fallback && result.error == MeasureError::kNone) {
+        s.status.default_cost = result.cost();
+      }
+    }
   }
 
   // The default point's measurement, made by the Measurer as its reference.
@@ -183,7 +198,7 @@ class Scheduler {
   void Refresh(TaskState& s) {
     s.status.trials = s.tuner->trials();
     s.status.best_cost = s.tuner->best_cost();
-    if (s.measurer && s.status.default_cost == 0 && s.tuner->trials() > 0) {
+    if (s.measurer && s.measurer->has_reference() && s.status.default_cost == 0) {
       s.status.default_cost = s.measurer->reference().cost();
     }
   }

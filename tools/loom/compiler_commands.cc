@@ -301,7 +301,8 @@ void RunTune(const TuneCommandOptions& options) {
   std::fprintf(stderr, "tune %s: %zu tasks (%d kernels), budget %s, tuner %s, records %s%s\n",
                options.model_path.c_str(), tasks.size(), kernels,
                DurationText(budget).c_str(), options.tuner.c_str(),
-               options.records_path.c_str(), options.resume ? " (resumed)" : "");
+               options.records_path.c_str(),
+               options.resume && std::filesystem::exists(options.records_path) ? " (resumed)" : "");
   autotune::TuneSummary summary = autotune::TuneTasks(
       tasks, target, tune, [&](const autotune::TaskStatus& s, double left) {
         if (options.quiet) return;
@@ -318,7 +319,8 @@ void RunTune(const TuneCommandOptions& options) {
   std::cout << "tuned " << summary.tasks.size() << " tasks in " << DurationText(summary.seconds)
             << " (records: " << options.records_path << ")\n";
   for (const autotune::TaskStatus& s : summary.tasks) {
-    const bool measured = s.default_cost > 0 && std::isfinite(s.best_cost);
+    const bool measured =
+        s.default_cost > 0 && std::isfinite(s.default_cost) && std::isfinite(s.best_cost);
     if (measured) {
       default_ms += s.task->occurrences * s.default_cost * 1e3;
       tuned_ms += s.task->occurrences * s.best_cost * 1e3;
@@ -326,7 +328,9 @@ void RunTune(const TuneCommandOptions& options) {
     int failures = 0;
     for (size_t k = 1; k < s.failures.size(); ++k) failures += s.failures[k];
     std::printf("  %-60s x%d  %s", s.task->description.c_str(), s.task->occurrences,
-                measured ? "" : "not measured (the budget ran out first)\n");
+                measured            ? ""
+                : s.trials == 0     ? "not measured (the budget ran out first)\n"
+                                    : "no default measured (resumed, nothing left to measure)\n");
     if (measured) {
       std::printf("%7.1f -> %7.1f GFLOP/s (%.2fx), %zu trials, %d failed\n",
                   Gflops(*s.task, s.default_cost), Gflops(*s.task, s.best_cost),

@@ -65,7 +65,8 @@ class Measurer {
   std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
   const MeasureOptions& options() const { return options_; }
-  // The default point's measurement (after the first Measure).
+  // The default point's measurement, once the first Measure has made it.
+  bool has_reference() const { return have_reference_; }
   const MeasureResult& reference() const { return reference_; }
 
  private:
