@@ -191,7 +191,8 @@ void RecordWriter::Write(const TuningRecord& record) {
 }
 
 BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target& target,
-                         const std::vector<int>& lines) {
+                         const std::vector<int>& lines, bool keep_layouts)
+    : keep_layouts_(keep_layouts) {
   for (size_t i = 0; i < records.size(); ++i) {
     const TuningRecord& r = records[i];
     const std::string where =
@@ -202,58 +203,76 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target&
       continue;
     }
     if (r.result.error != MeasureError::kNone) continue;  // a failure is a result, not a config
-    auto it = best_.find(r.workload);
-    if (it == best_.end() || r.result.cost() < it->second.result.cost()) best_[r.workload] = r;
+    candidates_[r.workload].push_back(r);
   }
 }
 
 void BestRecords::AddFallback(const std::vector<TuningRecord>& records, const Target& target) {
-  std::map<graph::TuningWorkload, TuningRecord> best;
+  std::map<graph::TuningWorkload, std::vector<TuningRecord>> added;
   for (const TuningRecord& r : records) {
-    if (best_.count(r.workload) || !r.Mismatch(target).empty() ||
+    if (candidates_.count(r.workload) || !r.Mismatch(target).empty() ||
         r.result.error != MeasureError::kNone) {
       continue;
     }
-    auto it = best.find(r.workload);
-    if (it == best.end() || r.result.cost() < it->second.result.cost()) best[r.workload] = r;
+    added[r.workload].push_back(r);
   }
-  for (auto& [workload, record] : best) {
-    best_.emplace(workload, std::move(record));
+  for (auto& [workload, list] : added) {
+    candidates_.emplace(workload, std::move(list));
     fallback_.insert(workload);
   }
 }
 
 size_t BestRecords::fallbacks_used() const {
   size_t used = 0;
-  for (const graph::TuningWorkload& w : queried_) used += fallback_.count(w) && best_.count(w);
+  for (const auto& [workload, config] : chosen_) used += fallback_.count(workload);
   return used;
 }
 
 std::optional<topi::Config> BestRecords::Query(const Target&,
                                                const graph::TuningWorkload& workload) {
   queried_.insert(workload);
-  auto it = best_.find(workload);
-  if (it == best_.end()) return std::nullopt;
-  // A config the template no longer takes falls back to the default, with a warning.
-  try {
-    const topi::ConfigSpace space =
-        graph::FindTuningTemplate(workload.template_name).space(workload.args);
-    space.IndexOf(it->second.config);
-    std::string failed;
-    LOOM_CHECK_USER(space.IsValid(it->second.config, &failed)) << "it breaks: " << failed;
-  } catch (const Error& e) {
-    warnings_.push_back(workload.str() + ": the best record's config {" + it->second.config.str() +
-                        "} does not fit the template (" + e.what() + "); the default is used");
-    best_.erase(it);
-    return std::nullopt;
+  if (auto it = chosen_.find(workload); it != chosen_.end()) return it->second;
+  auto it = candidates_.find(workload);
+  if (it == candidates_.end()) return std::nullopt;
+  std::vector<TuningRecord>& list = it->second;
+  std::stable_sort(list.begin(), list.end(), [](const TuningRecord& a, const TuningRecord& b) {
+    return a.result.cost() < b.result.cost();
+  });
+  const graph::TuningTemplate& t = graph::FindTuningTemplate(workload.template_name);
+  const topi::ConfigSpace space = t.space(workload.args);
+  const topi::Config fallback = t.default_config(workload.args);
+  std::string unfit;
+  for (const TuningRecord& r : list) {
+    // Without a search of the whole graph's layouts, a kernel keeps the layouts its neighbours
+    // expect (a faster kernel in other blocks costs conversions around it).
+    if (keep_layouts_ && !space.SameLayouts(r.config, fallback)) continue;
+    try {
+      space.IndexOf(r.config);
+      std::string failed;
+      LOOM_CHECK_USER(space.IsValid(r.config, &failed)) << "it breaks: " << failed;
+    } catch (const Error& e) {
+      // A config the template no longer takes: the next best, with a warning.
+      if (unfit.empty()) unfit = "{" + r.config.str() + "} (" + e.what() + ")";
+      continue;
+    }
+    if (!unfit.empty()) {
+      warnings_.push_back(workload.str() + ": records do not fit the template, e.g. " + unfit +
+                          "; the best that fits is used");
+    }
+    chosen_[workload] = r.config;
+    return r.config;
   }
-  return it->second.config;
+  if (!unfit.empty()) {
+    warnings_.push_back(workload.str() + ": no record fits the template, e.g. " + unfit +
+                        "; the default is used");
+  }
+  return std::nullopt;
 }
 
 std::vector<graph::TuningWorkload> BestRecords::missing() const {
   std::vector<graph::TuningWorkload> out;
   for (const graph::TuningWorkload& w : queried_) {
-    if (!best_.count(w)) out.push_back(w);
+    if (!chosen_.count(w)) out.push_back(w);
   }
   return out;
 }

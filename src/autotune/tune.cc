@@ -148,11 +148,15 @@ class Scheduler {
     s.measurer = std::make_unique<Measurer>(w, target_, options_.measure);
     TransferHistory history = History(s);
     s.tuner = MakeTuner(options_.tuner, w, &history, options_.seed + s.status.index);
+    if (options_.keep_layouts) s.tuner->KeepDefaultLayouts();
     s.status.valid_points = s.tuner->space().ValidIndices().size();
     // Records of this workload from earlier runs count as measured.
     std::vector<int64_t> points;
     std::vector<MeasureResult> results;
+    const topi::Config fallback = graph::FindTuningTemplate(w.template_name).default_config(w.args);
     for (const auto& [config, result] : resumed_[w]) {
+      // Records of other layouts (a run without keep_layouts) are not points of this search.
+      if (options_.keep_layouts && !s.tuner->space().SameLayouts(config, fallback)) continue;
       try {
         int64_t p = s.tuner->space().IndexOf(config);
         points.push_back(p);
@@ -169,7 +173,6 @@ class Scheduler {
       s.last_gain_trial = s.tuner->trials();
     }
     // The default's cost as recorded, for a task that has nothing left to measure.
-    const topi::Config fallback = graph::FindTuningTemplate(w.template_name).default_config(w.args);
     for (const auto& [config, result] : resumed_[w]) {
       if (config == fallback && result.error == MeasureError::kNone) {
         s.status.default_cost = result.cost();

@@ -51,6 +51,12 @@ void Tuner::Update(const std::vector<int64_t>& points, const std::vector<Measure
   }
 }
 
+void Tuner::KeepDefaultLayouts() {
+  LOOM_ICHECK(measured_.empty()) << "layouts are kept before the first measurement";
+  space_.PinLayouts(
+      graph::FindTuningTemplate(workload_.template_name).default_config(workload_.args));
+}
+
 std::vector<topi::Config> Tuner::Configs(const std::vector<int64_t>& points) const {
   std::vector<topi::Config> configs;
   for (int64_t p : points) configs.push_back(space_.At(p));

@@ -21,6 +21,8 @@ const char* KnobKindName(KnobKind kind) {
       return "split";
     case KnobKind::kChoice:
       return "choice";
+    case KnobKind::kLayout:
+      return "layout";
     case KnobKind::kAnnotate:
       return "annotate";
     case KnobKind::kReorder:
@@ -118,6 +120,34 @@ int64_t ConfigSpace::IndexOf(const Config& config) const {
       << "config {" << config.str() << "} has knobs this space lacks; it belongs to another "
       << "template";
   return IndexOfDigits(digits);
+}
+
+void ConfigSpace::Pin(const std::string& knob, int64_t value) {
+  for (Knob& k : knobs_) {
+    if (k.name != knob) continue;
+    LOOM_CHECK_USER(std::find(k.values.begin(), k.values.end(), value) != k.values.end())
+        << "ConfigSpace::Pin: " << knob << "=" << value << " is not one of its candidates";
+    k.values = {value};
+    enumerated_ = false;
+    return;
+  }
+  LOOM_THROW << "ConfigSpace::Pin: no knob '" << knob << "'";
+}
+
+void ConfigSpace::PinLayouts(const Config& config) {
+  for (const Knob& k : std::vector<Knob>(knobs_)) {
+    if (k.kind == KnobKind::kLayout) Pin(k.name, config[k.name]);
+  }
+}
+
+bool ConfigSpace::SameLayouts(const Config& config, const Config& reference) const {
+  for (const Knob& k : knobs_) {
+    if (k.kind == KnobKind::kLayout &&
+        (!config.Has(k.name) || !reference.Has(k.name) || config[k.name] != reference[k.name])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ConfigSpace::IsValid(const Config& config, std::string* failed) const {

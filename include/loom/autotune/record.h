@@ -74,17 +74,19 @@ class RecordWriter {
 // skipped record that applies to nothing is one warning.
 class BestRecords : public graph::ConfigDispatcher {
  public:
+  // With `keep_layouts`, a workload takes the best record whose layout knobs (channel blocks)
+  // are the default's: without a search over the whole graph's layouts, a kernel faster alone
+  // in other blocks costs conversions around it (MobileNetV2 took 26 more kernels).
   BestRecords(const std::vector<TuningRecord>& records, const Target& target,
-              const std::vector<int>& lines = {});
+              const std::vector<int>& lines = {}, bool keep_layouts = true);
   std::optional<topi::Config> Query(const Target& target,
                                     const graph::TuningWorkload& workload) override;
-  // Adds the best applicable record of each workload that has none yet (shipped records under
-  // the user's own: times measured on another machine do not compare), without warnings.
+  // Adds the records of each workload that has none yet (shipped records under the user's
+  // own: times measured on another machine do not compare), without warnings.
   void AddFallback(const std::vector<TuningRecord>& records, const Target& target);
   // Workloads answered from AddFallback's records.
   size_t fallbacks_used() const;
 
-  const std::map<graph::TuningWorkload, TuningRecord>& best() const { return best_; }
   // "line 3: tuned for another target (lacks +avx512f)", ...
   const std::vector<std::string>& warnings() const { return warnings_; }
   // The workloads a compile asked about, and those among them that had no record.
@@ -92,7 +94,10 @@ class BestRecords : public graph::ConfigDispatcher {
   std::vector<graph::TuningWorkload> missing() const;
 
  private:
-  std::map<graph::TuningWorkload, TuningRecord> best_;
+  bool keep_layouts_;
+  // Per workload, the successful records that apply to the target.
+  std::map<graph::TuningWorkload, std::vector<TuningRecord>> candidates_;
+  std::map<graph::TuningWorkload, topi::Config> chosen_;
   std::vector<std::string> warnings_;
   std::set<graph::TuningWorkload> queried_;
   std::set<graph::TuningWorkload> fallback_;

@@ -39,6 +39,9 @@ struct TuneOptions {
   size_t batch_size = 16;
   // A task stops once this many trials have passed without a better point.
   int early_stopping = 128;
+  // Search only points with the default's layouts (channel blocks): the model's other kernels
+  // expect them, and a kernel measured alone does not pay the conversions that others cost.
+  bool keep_layouts = true;
   MeasureOptions measure;
   std::string records_path;  // appended to; "" writes none
   // The records already in records_path count as measured (and warm the cost models).

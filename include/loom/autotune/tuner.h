@@ -46,6 +46,10 @@ class Tuner {
   virtual void Update(const std::vector<int64_t>& points,
                       const std::vector<MeasureResult>& results);
 
+  // Narrows the search to the default's layouts (ConfigSpace::PinLayouts), before any
+  // measurement: what tuning within a model does (tune.h, TuneOptions::keep_layouts).
+  void KeepDefaultLayouts();
+
   std::vector<topi::Config> Configs(const std::vector<int64_t>& points) const;
   const graph::TuningWorkload& workload() const { return workload_; }
   const topi::ConfigSpace& space() const { return space_; }

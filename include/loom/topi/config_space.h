@@ -22,8 +22,11 @@ namespace loom::topi {
 
 // What a knob decides, for the cost model's features and for readers of records.
 enum class KnobKind {
-  kSplit,     // a loop's split factor (a tile size)
-  kChoice,    // an algorithm, a layout block, a variant
+  kSplit,   // a loop's split factor (a tile size)
+  kChoice,  // an algorithm, a variant
+  // A layout the kernel shares with its neighbours (a channel block): changing it alone makes
+  // the graph convert the tensors between kernels, which a kernel measured alone does not pay.
+  kLayout,
   kAnnotate,  // unroll / vectorize / parallel on a loop, on or off
   kReorder,   // one of a list of loop orders
 };
@@ -75,6 +78,14 @@ class ConfigSpace {
   // The position of each knob's value in its list, for `index` (what search moves change).
   std::vector<int64_t> Digits(int64_t index) const;
   int64_t IndexOfDigits(const std::vector<int64_t>& digits) const;
+  // Leaves `value` the knob's only candidate (a loom::Error unless it is one): the space of
+  // points sharing that choice, numbered anew.
+  void Pin(const std::string& knob, int64_t value);
+  // Each kLayout knob pinned to its value in `config` (the default's layouts: what a search
+  // within a model keeps, since it does not see the conversions between kernels).
+  void PinLayouts(const Config& config);
+  // Whether `config` has `reference`'s value for every kLayout knob.
+  bool SameLayouts(const Config& config, const Config& reference) const;
 
  private:
   std::vector<Knob> knobs_;

@@ -64,7 +64,7 @@ ConfigSpace Conv2DConfigSpace(const Conv2DWorkload& wl) {
   const int64_t p = wl.out_h(), q = wl.out_w();
   ConfigSpace space;
   if (wl.depthwise()) {
-    space.AddKnob("ic_bn", KnobKind::kChoice, With(ChannelBlocks(wl.c), d.ic_bn));
+    space.AddKnob("ic_bn", KnobKind::kLayout, With(ChannelBlocks(wl.c), d.ic_bn));
     space.AddKnob("reg_w", KnobKind::kSplit, With(DivisorsUpTo(q, 28), d.reg_w));
     space.AddKnob("row_tiles_per_task", KnobKind::kSplit,
                   With(DivisorsUpTo(p, 8), d.row_tiles_per_task));
@@ -76,8 +76,8 @@ ConfigSpace Conv2DConfigSpace(const Conv2DWorkload& wl) {
   const int64_t groups = wl.attrs.groups;
   const bool winograd_fits = PreferWinograd(wl);
   if (winograd_fits) space.AddKnob("algorithm", KnobKind::kChoice, {kDirect, kWinograd});
-  space.AddKnob("ic_bn", KnobKind::kChoice, With(ChannelBlocks(wl.c / groups), d.ic_bn));
-  space.AddKnob("oc_bn", KnobKind::kChoice, With(ChannelBlocks(wl.k / groups), d.oc_bn));
+  space.AddKnob("ic_bn", KnobKind::kLayout, With(ChannelBlocks(wl.c / groups), d.ic_bn));
+  space.AddKnob("oc_bn", KnobKind::kLayout, With(ChannelBlocks(wl.k / groups), d.oc_bn));
   space.AddKnob("oc_tile", KnobKind::kSplit, {1, 2, 3, 4});
   space.AddKnob("reg_h", KnobKind::kSplit, With(DivisorsUpTo(p, 8), d.reg_h));
   space.AddKnob("reg_w", KnobKind::kSplit, With(DivisorsUpTo(q, 28), d.reg_w));

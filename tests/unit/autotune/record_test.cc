@@ -125,8 +125,8 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   TuningRecord shipped_dense = Record(1e-9, 8);
   TuningRecord shipped_other = Record(1e-3, 1);
   shipped_other.workload = untuned;
-  shipped_other.config = topi::Config(
-      {{"tile_rows", 1}, {"tile_columns", 16}, {"block_panels", 0}, {"k_unroll", 8}});
+  shipped_other.config =
+      topi::Config({{"tile_rows", 1}, {"tile_columns", 16}, {"block_panels", 0}, {"k_unroll", 8}});
   best.AddFallback({shipped_dense, shipped_other, other_cpu}, target);
   EXPECT_EQ((*best.Query(target, kDense))["tile_rows"], 2);
   EXPECT_EQ((*best.Query(target, untuned))["tile_rows"], 1);
@@ -141,7 +141,29 @@ TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
   BestRecords best({stale}, target);
   EXPECT_FALSE(best.Query(target, kDense).has_value());
   ASSERT_EQ(best.warnings().size(), 1u);
-  EXPECT_NE(best.warnings()[0].find("does not fit the template"), std::string::npos);
+  EXPECT_NE(best.warnings()[0].find("no record fits the template"), std::string::npos);
+}
+
+// A conv record in other channel blocks is skipped for the best one in the default's blocks
+// (kept layouts), and taken when layouts may change.
+TEST(BestRecords, KeepTheDefaultsLayoutsUnlessAskedNotTo) {
+  const Target target = Target::Parse("llvm");
+  const graph::TuningWorkload conv{"x86.conv2d",
+                                   {1, 32, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+  const graph::TuningTemplate& t = graph::FindTuningTemplate(conv.template_name);
+  const topi::Config fallback = t.default_config(conv.args);
+  std::map<std::string, int64_t> reblocked = fallback.values(), retiled = fallback.values();
+  reblocked["ic_bn"] = 8;
+  retiled["unroll_kw"] = 1 - retiled["unroll_kw"];
+  auto record = [&](const std::map<std::string, int64_t>& values, double cost) {
+    MeasureResult result;
+    result.costs = {cost};
+    return TuningRecord::Make(conv, target, topi::Config(values), result);
+  };
+  std::vector<TuningRecord> records = {record(reblocked, 1e-5), record(retiled, 2e-5)};
+  EXPECT_EQ(BestRecords(records, target).Query(target, conv), topi::Config(retiled));
+  EXPECT_EQ(BestRecords(records, target, {}, /*keep_layouts=*/false).Query(target, conv),
+            topi::Config(reblocked));
 }
 
 }  // namespace
@@ -150,8 +172,9 @@ TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
 namespace loom::autotune {
 namespace {
 
-// The shipped records are this version's, and each is a valid point of its template's space:
-// a template change that moves the knobs must come with records tuned again.
+// The shipped records are this version's, and each is a valid point of its template's space in
+// the default's layouts: a template change that moves the knobs or the default blocks must come
+// with records tuned again.
 TEST(ShippedRecords, AreThisVersionsAndFitTheirTemplates) {
   RecordsFile shipped = ShippedRecords();
   EXPECT_EQ(shipped.error, "");
@@ -161,6 +184,8 @@ TEST(ShippedRecords, AreThisVersionsAndFitTheirTemplates) {
     const graph::TuningTemplate& t = graph::FindTuningTemplate(r.workload.template_name);
     topi::ConfigSpace space = t.space(r.workload.args);
     EXPECT_TRUE(space.IsValid(space.At(space.IndexOf(r.config))));
+    // What loom compile takes (and scripts/distill_records.py keeps): the default's layouts.
+    EXPECT_TRUE(space.SameLayouts(r.config, t.default_config(r.workload.args)));
   }
 }
 
