@@ -119,8 +119,8 @@ class RandomTuner : public Tuner {
 // ones, each step moves one knob to another of its values, and a worse score is accepted with
 // probability exp(-(drop) / temperature) as the temperature falls to zero. The points it visits
 // (never measured ones) are ranked by score; the batch takes the best of them and an epsilon share
-// of random points. Features are computed by lowering each point, so the walk visits at most
-// kMaxNewFeatures new points per batch.
+// of random points. Features are computed by lowering each point, and the moves of each step are
+// scored together; the walk stops once it has lowered about kMaxNewFeatures new points.
 class ModelTuner : public Tuner {
  public:
   ModelTuner(graph::TuningWorkload workload, const TransferHistory* history, uint64_t seed)
@@ -184,9 +184,27 @@ class ModelTuner : public Tuner {
       return;
     }
     model_.Fit(rows, labels, groups);
+    scores_.clear();
   }
 
-  float Score(int64_t point) { return model_.Predict({Features(point)})[0]; }
+  // The model's scores of `points`, those not scored since the last fit predicted in one call.
+  std::vector<float> Scores(const std::vector<int64_t>& points) {
+    std::vector<int64_t> fresh;
+    for (int64_t p : points) {
+      if (!scores_.count(p) && std::find(fresh.begin(), fresh.end(), p) == fresh.end()) {
+        fresh.push_back(p);
+      }
+    }
+    if (!fresh.empty()) {
+      std::vector<std::vector<float>> rows;
+      for (int64_t p : fresh) rows.push_back(Features(p));
+      std::vector<float> predicted = model_.Predict(rows);
+      for (size_t i = 0; i < fresh.size(); ++i) scores_[fresh[i]] = predicted[i];
+    }
+    std::vector<float> out;
+    for (int64_t p : points) out.push_back(scores_.at(p));
+    return out;
+  }
 
   // A neighbour: one knob moved to another of its values (the point itself when that is not valid).
   int64_t Neighbour(int64_t point) {
@@ -219,8 +237,7 @@ class ModelTuner : public Tuner {
       if (p < 0) break;
       chains.push_back(p);
     }
-    std::vector<float> scores;
-    for (int64_t p : chains) scores.push_back(Score(p));
+    std::vector<float> scores = Scores(chains);
     std::unordered_map<int64_t, float> visited;
     for (size_t c = 0; c < chains.size(); ++c) {
       if (!Measured(chains[c])) visited[chains[c]] = scores[c];
@@ -228,10 +245,14 @@ class ModelTuner : public Tuner {
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     for (int step = 0; step < kSteps && features_.size() < budget_end; ++step) {
       const double temperature = 1.0 - static_cast<double>(step) / kSteps;
-      for (size_t c = 0; c < chains.size() && features_.size() < budget_end; ++c) {
-        const int64_t next = Neighbour(chains[c]);
+      // Every chain's move of this step, scored together.
+      std::vector<int64_t> moves;
+      for (int64_t point : chains) moves.push_back(Neighbour(point));
+      const std::vector<float> move_scores = Scores(moves);
+      for (size_t c = 0; c < chains.size(); ++c) {
+        const int64_t next = moves[c];
         if (next == chains[c]) continue;
-        const float score = Score(next);
+        const float score = move_scores[c];
         if (!Measured(next)) visited[next] = score;
         const double drop = scores[c] - score;
         if (drop <= 0 || uniform(rng_) < std::exp(-drop / std::max(temperature, 1e-3))) {
@@ -253,6 +274,7 @@ class ModelTuner : public Tuner {
   TransferHistory history_;
   CostModel model_;
   std::unordered_map<int64_t, std::vector<float>> features_;
+  std::unordered_map<int64_t, float> scores_;  // by the current model
   std::vector<int64_t> measured_points_;
   std::vector<double> measured_costs_;
 };

@@ -49,13 +49,6 @@ const TuningTemplate& FindTuningTemplate(const std::string& name) {
              << "); the records were written by another version";
 }
 
-std::vector<std::string> TuningTemplateNames() {
-  std::lock_guard<std::mutex> lock(TemplatesMutex());
-  std::vector<std::string> names;
-  for (const auto& entry : Templates()) names.push_back(entry.first);
-  return names;
-}
-
 std::optional<topi::Config> QueryTunedConfig(const Target& target, const TuningWorkload& workload) {
   if (!current_dispatcher) return std::nullopt;
   return current_dispatcher->Query(target, workload);

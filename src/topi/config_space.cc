@@ -15,22 +15,6 @@ constexpr int64_t kMaxProductSize = 10'000'000;
 
 }  // namespace
 
-const char* KnobKindName(KnobKind kind) {
-  switch (kind) {
-    case KnobKind::kSplit:
-      return "split";
-    case KnobKind::kChoice:
-      return "choice";
-    case KnobKind::kLayout:
-      return "layout";
-    case KnobKind::kAnnotate:
-      return "annotate";
-    case KnobKind::kReorder:
-      return "reorder";
-  }
-  return "?";
-}
-
 int64_t Config::operator[](const std::string& knob) const {
   auto it = values_.find(knob);
   LOOM_CHECK_USER(it != values_.end())

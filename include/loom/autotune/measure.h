@@ -64,7 +64,6 @@ class Measurer {
   // reference result; a default point that fails is a loom::Error (the task cannot be tuned).
   std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
-  const MeasureOptions& options() const { return options_; }
   // The default point's measurement, once the first Measure has made it.
   bool has_reference() const { return have_reference_; }
   const MeasureResult& reference() const { return reference_; }

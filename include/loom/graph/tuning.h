@@ -78,7 +78,6 @@ struct TuningTemplate {
 void RegisterTuningTemplate(TuningTemplate tuning_template);
 // The template of that name; a loom::Error naming the registered ones when there is none.
 const TuningTemplate& FindTuningTemplate(const std::string& name);
-std::vector<std::string> TuningTemplateNames();
 
 // Answers a compile's questions about tuned configs.
 class ConfigDispatcher {

@@ -20,7 +20,7 @@
 
 namespace loom::topi {
 
-// What a knob decides, for the cost model's features and for readers of records.
+// What a knob decides (a layout knob is what a search within a model keeps: PinLayouts).
 enum class KnobKind {
   kSplit,   // a loop's split factor (a tile size)
   kChoice,  // an algorithm, a variant
@@ -31,7 +31,6 @@ enum class KnobKind {
   kReorder,   // one of a list of loop orders
 };
 
-const char* KnobKindName(KnobKind kind);
 
 struct Knob {
   std::string name;
