@@ -9,6 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +27,7 @@
 
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
+#include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
 
@@ -157,7 +162,7 @@ void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& 
   out << kernel.buffers.size() << "\n";
   for (const auto& buffer : kernel.buffers) {
     LOOM_ICHECK(buffer.dtype == DataType::Float(32)) << "measured kernels take float32 buffers";
-    out << buffer.input << " " << buffer.shape.size();
+    out << buffer.input << " " << buffer.weight << " " << buffer.shape.size();
     for (int64_t extent : buffer.shape) out << " " << extent;
     out << "\n";
   }
@@ -170,7 +175,11 @@ void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& 
 }
 
 struct Description {
-  std::vector<std::pair<bool, std::vector<int64_t>>> buffers;  // input?, shape
+  struct Buffer {
+    bool input = false, weight = false;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Buffer> buffers;
   std::vector<graph::MeasurableKernel::Step> setup, finish;
   graph::MeasurableKernel::Step timed;
   size_t result = 0;
@@ -190,12 +199,12 @@ Description ReadDescription(const std::string& path) {
   size_t count = 0;
   in >> count;
   for (size_t i = 0; i < count; ++i) {
-    bool input = false;
+    Description::Buffer buffer;
     size_t rank = 0;
-    in >> input >> rank;
-    std::vector<int64_t> shape(rank);
-    for (int64_t& extent : shape) in >> extent;
-    d.buffers.emplace_back(input, shape);
+    in >> buffer.input >> buffer.weight >> rank;
+    buffer.shape.resize(rank);
+    for (int64_t& extent : buffer.shape) in >> extent;
+    d.buffers.push_back(std::move(buffer));
   }
   in >> count;
   for (size_t i = 0; i < count; ++i) d.setup.push_back(step());
@@ -232,6 +241,49 @@ void FlushCaches() {
   std::memset(buffer.data(), ++value, buffer.size());
 }
 
+// Writes back and drops every cache line of `arrays` from every cache level, so that their next
+// reads come from memory. The runtime's pool does it, each thread a share of the lines: the work
+// is quicker, and the workers are awake, not asleep, when the timed call starts (a kernel timed
+// after an eviction on the calling thread alone paid the workers' wake-up).
+void EvictFromCaches(const std::vector<const runtime::NDArray*>& arrays) {
+  struct Ranges {
+    std::vector<std::pair<const char*, size_t>> bytes;
+  } ranges;
+  for (const runtime::NDArray* array : arrays) {
+    ranges.bytes.emplace_back(static_cast<const char*>(array->data()),
+                              static_cast<size_t>(array->NumElements()) * array->dtype().bytes());
+  }
+  auto evict = [](int32_t task, LoomParallelGroupEnv* env, void* data) -> int32_t {
+    constexpr size_t kLine = 64;  // a line is at least this long on the hosts below
+    for (const auto& [begin, size] : static_cast<Ranges*>(data)->bytes) {
+      const size_t lines = (size + kLine - 1) / kLine;
+      const size_t share = (lines + env->num_task - 1) / env->num_task;
+      const size_t first = share * task, last = std::min(lines, first + share);
+      for (size_t line = first; line < last; ++line) {
+        const char* address = begin + line * kLine;
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_clflush(address);
+#elif defined(__aarch64__)
+        asm volatile("dc civac, %0" : : "r"(address) : "memory");
+#else
+        (void)address;
+#endif
+      }
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_mfence();
+#elif defined(__aarch64__)
+    asm volatile("dsb ish" : : : "memory");
+#endif
+    return 0;
+  };
+#if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__)
+  FlushCaches();  // no instruction to evict a line: write over the caches instead
+#endif
+  LOOM_ICHECK(runtime::ThreadPool::Global().Launch(evict, &ranges, 0) == 0)
+      << "evicting the weights from the caches failed";
+}
+
 // The runner's child: loads the library, runs the kernel, checks and times it.
 std::string RunKernel(const std::string& library, const std::string& description,
                       const std::string& reference, bool write_reference,
@@ -240,8 +292,8 @@ std::string RunKernel(const std::string& library, const std::string& description
   runtime::Module module = runtime::LoadModuleFromFile(library);
   std::vector<runtime::NDArray> buffers;
   for (size_t i = 0; i < d.buffers.size(); ++i) {
-    buffers.push_back(runtime::NDArray::Empty(d.buffers[i].second, DataType::Float(32)));
-    if (d.buffers[i].first) FillRandom(buffers.back(), i + 1);
+    buffers.push_back(runtime::NDArray::Empty(d.buffers[i].shape, DataType::Float(32)));
+    if (d.buffers[i].input) FillRandom(buffers.back(), i + 1);
   }
   auto call = [&](const graph::MeasurableKernel::Step& step) {
     module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));
@@ -281,13 +333,30 @@ std::string RunKernel(const std::string& library, const std::string& description
   const int64_t number = std::max<int64_t>(
       1,
       static_cast<int64_t>(std::ceil(options.min_repeat_ms / 1e3 / std::max(first_seconds, 1e-9))));
+  std::vector<const runtime::NDArray*> weights;
+  for (size_t a : d.timed.arguments) {
+    if (d.buffers[a].weight && options.cold_weights) weights.push_back(&buffers[a]);
+  }
+  runtime::PackedFunc timed = module.GetRequiredFunction(d.timed.function);
+  const std::vector<runtime::NDArray> timed_arguments = Arguments(buffers, d.timed);
   std::ostringstream text;
   text << "ok";
   for (int r = 0; r < options.repeat; ++r) {
     if (options.flush_cache) FlushCaches();
-    Clock::time_point start = Clock::now();
-    for (int64_t i = 0; i < number; ++i) call(d.timed);
-    text << " " << SecondsSince(start) / static_cast<double>(number);
+    double seconds = 0;
+    if (weights.empty()) {
+      Clock::time_point start = Clock::now();
+      for (int64_t i = 0; i < number; ++i) timed.CallWithArrays(timed_arguments);
+      seconds = SecondsSince(start);
+    } else {
+      for (int64_t i = 0; i < number; ++i) {
+        EvictFromCaches(weights);
+        Clock::time_point start = Clock::now();
+        timed.CallWithArrays(timed_arguments);
+        seconds += SecondsSince(start);
+      }
+    }
+    text << " " << seconds / static_cast<double>(number);
   }
   return text.str();
 }

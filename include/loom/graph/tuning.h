@@ -50,6 +50,9 @@ struct MeasurableKernel {
     std::vector<int64_t> shape;
     DataType dtype = DataType::Float(32);
     bool input = false;  // filled with random values in [-1, 1] before the first step
+    // In a model this buffer is a weight (or a weight's packed form): read once per inference,
+    // so it comes from memory, not from a cache (MeasureOptions::cold_weights).
+    bool weight = false;
   };
   struct Step {
     std::string function;           // a function of `module`

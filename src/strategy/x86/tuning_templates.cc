@@ -47,8 +47,9 @@ std::array<int64_t, 3> DenseSizes(const std::vector<int64_t>& args) {
   return {args[0], args[1], args[2]};
 }
 
-MeasurableKernel::Buffer BufferOf(const PrimFunc& func, size_t param, bool input = false) {
-  return {tir::ConstParamShape(func, param), DataType::Float(32), input};
+MeasurableKernel::Buffer BufferOf(const PrimFunc& func, size_t param, bool input = false,
+                                  bool weight = false) {
+  return {tir::ConstParamShape(func, param), DataType::Float(32), input, weight};
 }
 
 MeasurableKernel Conv2DKernelOf(const std::vector<int64_t>& args, const Config& config) {
@@ -62,7 +63,7 @@ MeasurableKernel Conv2DKernelOf(const std::vector<int64_t>& args, const Config& 
   m.buffers = {BufferOf(f.Lookup("pack_data"), 0, true),
                BufferOf(f.Lookup("pack_weight"), 0, true),
                BufferOf(f.Lookup("pack_data"), 1),
-               BufferOf(f.Lookup("pack_weight"), 1),
+               BufferOf(f.Lookup("pack_weight"), 1, /*input=*/false, /*weight=*/true),
                BufferOf(f.Lookup("conv"), 2),
                BufferOf(f.Lookup("unpack_output"), 1)};
   m.setup = {{"pack_data", {0, 2}}, {"pack_weight", {1, 3}}};
@@ -90,7 +91,8 @@ MeasurableKernel DenseKernelOf(const std::vector<int64_t>& args, const Config& c
   const IRModule& f = m.module;
   // data, weight [N, K], packed weight, output
   m.buffers = {BufferOf(f.Lookup("dense"), 0, true), BufferOf(f.Lookup("pack_weight"), 0, true),
-               BufferOf(f.Lookup("pack_weight"), 1), BufferOf(f.Lookup("dense"), 2)};
+               BufferOf(f.Lookup("pack_weight"), 1, /*input=*/false, /*weight=*/true),
+               BufferOf(f.Lookup("dense"), 2)};
   m.setup = {{"pack_weight", {1, 2}}};
   m.timed = {"dense", {0, 2, 3}};
   m.result = 3;

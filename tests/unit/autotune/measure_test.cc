@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "error_of.h"
@@ -35,7 +36,8 @@ graph::MeasurableKernel FaultKernel(const std::vector<int64_t>&, const Config& c
   }
   graph::MeasurableKernel kernel;
   kernel.module.Add("scale", testing::MakePrimFunc({in, out}, {}, body, "scale"));
-  kernel.buffers = {{{64}, f32, true}, {{64}, f32, false}};
+  // `in` stands for a weight: the runner evicts it from the caches before each timed call.
+  kernel.buffers = {{{64}, f32, /*input=*/true, /*weight=*/true}, {{64}, f32, false}};
   kernel.timed = {"scale", {0, 1}};
   kernel.result = 1;
   kernel.flops = 64;
@@ -103,6 +105,38 @@ TEST(Measurer, MeasuresTheDensePointsAndRefusesAnotherSpacesConfig) {
   EXPECT_EQ(results[1].error, MeasureError::kNone) << results[1].message;
   EXPECT_EQ(results[2].error, MeasureError::kCompileError);
   EXPECT_NE(results[2].message.find("has no knob"), std::string::npos) << results[2].message;
+}
+
+TEST(Measurer, TimesWithTheWeightsEvictedOrLeftInTheCaches) {
+  for (bool cold : {true, false}) {
+    MeasureOptions options = Quick();
+    options.cold_weights = cold;
+    Measurer measurer({"test.faults", {}}, Target::Parse("llvm"), options);
+    std::vector<MeasureResult> results = measurer.Measure({Config({{"mode", kCorrect}})});
+    EXPECT_EQ(results[0].error, MeasureError::kNone) << cold << ": " << results[0].message;
+    EXPECT_EQ(results[0].costs.size(), 2u);
+    EXPECT_GT(results[0].cost(), 0);
+  }
+}
+
+// The x86 templates name their packed weight, an argument of the timed call, as the one weight.
+TEST(Measurer, TheX86TemplatesMarkTheirPackedWeight) {
+  const std::vector<graph::TuningWorkload> workloads = {
+      {"x86.dense", {8, 64, 32}},
+      {"x86.conv2d", {1, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}}};
+  for (const graph::TuningWorkload& workload : workloads) {
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(workload.template_name);
+    graph::MeasurableKernel kernel =
+        t.instantiate(workload.args, t.default_config(workload.args));
+    std::vector<size_t> weights;
+    for (size_t b = 0; b < kernel.buffers.size(); ++b) {
+      if (kernel.buffers[b].weight) weights.push_back(b);
+    }
+    ASSERT_EQ(weights.size(), 1u) << workload.str();
+    const std::vector<size_t>& timed = kernel.timed.arguments;
+    EXPECT_NE(std::find(timed.begin(), timed.end(), weights[0]), timed.end()) << workload.str();
+    EXPECT_FALSE(kernel.buffers[weights[0]].input) << workload.str() << ": the packed form";
+  }
 }
 
 TEST(Measurer, RefusesAnUnknownTemplateAndBadOptions) {
