@@ -277,6 +277,7 @@ const char* MemIdName(MemId memory_type) {
     case MemId::kInp: return "INP";
     case MemId::kAcc: return "ACC";
     case MemId::kOut: return "OUT";
+    case MemId::kAcc8: return "ACC_8BIT";
   }
   return "<invalid memory type>";
 }
@@ -321,10 +322,10 @@ Insn Decode(const VTAConfig& config, const InsnWord& word) {
     case static_cast<uint64_t>(Opcode::kStore): {
       InsnReader in(detail::MemLayout(config), word);
       uint32_t memory_type = in.Get("memory_type");
-      LOOM_CHECK_USER(memory_type <= static_cast<uint32_t>(MemId::kOut))
+      LOOM_CHECK_USER(memory_type <= static_cast<uint32_t>(MemId::kAcc8))
           << "unknown VTA memory type " << memory_type << " in a "
           << OpcodeName(static_cast<Opcode>(opcode))
-          << " instruction (valid: 0=UOP 1=WGT 2=INP 3=ACC 4=OUT)";
+          << " instruction (valid: 0=UOP 1=WGT 2=INP 3=ACC 4=OUT 5=ACC_8BIT)";
       MemInsn insn;
       insn.opcode = static_cast<Opcode>(opcode);
       insn.deps = in.GetDeps();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -22,19 +23,48 @@ using runtime_detail::GlobalDram;
 using runtime_detail::KernelMode;
 
 thread_local std::string last_error;
-thread_local std::unique_ptr<CommandQueue> thread_queue;
+
+// The device configuration, and how many threads hold a command queue built with it.
+std::mutex config_mutex;
+std::unique_ptr<VTAConfig> runtime_config;
+int live_queues = 0;
+
+// The thread's command queue, counted in live_queues while it exists.
+struct ThreadQueueSlot {
+  std::unique_ptr<CommandQueue> queue;
+  void Reset() {
+    if (queue == nullptr) return;
+    queue.reset();
+    std::lock_guard<std::mutex> lock(config_mutex);
+    --live_queues;
+  }
+  ~ThreadQueueSlot() { Reset(); }
+};
+thread_local ThreadQueueSlot thread_queue;
+
+// The device configuration; config_mutex held.
+const VTAConfig& CurrentConfig() {
+  if (runtime_config == nullptr) {
+    runtime_config = std::make_unique<VTAConfig>(VTAConfig::Default());
+  }
+  return *runtime_config;
+}
 
 CommandQueue& ThreadQueue() {
-  if (thread_queue == nullptr) thread_queue = std::make_unique<CommandQueue>(RuntimeConfig());
-  return *thread_queue;
+  if (thread_queue.queue == nullptr) {
+    std::lock_guard<std::mutex> lock(config_mutex);
+    thread_queue.queue = std::make_unique<CommandQueue>(CurrentConfig());
+    ++live_queues;
+  }
+  return *thread_queue.queue;
 }
 
 CommandQueue& QueueFromHandle(VTACommandHandle cmd, const char* api_name) {
-  LOOM_CHECK_USER(cmd != nullptr && cmd == thread_queue.get())
+  LOOM_CHECK_USER(cmd != nullptr && cmd == thread_queue.queue.get())
       << api_name << ": command handle " << cmd
       << " is not the calling thread's command queue (get it from VTATLSCommandHandle() on "
          "this thread; handles die with VTARuntimeShutdown)";
-  return *thread_queue;
+  return *thread_queue.queue;
 }
 
 // Whether a failing call was building a program (it then poisons the queue) or only
@@ -43,9 +73,9 @@ enum class CallKind { kBuildsProgram, kOther };
 
 void RecordError(const std::string& message, CallKind kind) {
   last_error = message;
-  if (kind == CallKind::kBuildsProgram && thread_queue != nullptr) {
-    thread_queue->MarkRecordingFailed(message);
-    thread_queue->Poison(message);
+  if (kind == CallKind::kBuildsProgram && thread_queue.queue != nullptr) {
+    thread_queue.queue->MarkRecordingFailed(message);
+    thread_queue.queue->Poison(message);
   }
 }
 
@@ -79,8 +109,18 @@ uint8_t* CheckedDeviceRange(const void* ptr, size_t offset, size_t size, const c
 }  // namespace
 
 const VTAConfig& RuntimeConfig() {
-  static const VTAConfig config = VTAConfig::Default();
-  return config;
+  std::lock_guard<std::mutex> lock(config_mutex);
+  return CurrentConfig();
+}
+
+void SetRuntimeConfig(const VTAConfig& config) {
+  config.Validate();
+  std::lock_guard<std::mutex> lock(config_mutex);
+  LOOM_CHECK_USER(live_queues == 0)
+      << "SetRuntimeConfig: " << live_queues << " thread(s) hold a VTA command queue built with "
+      << "the current configuration; choose the configuration before the first "
+      << "VTATLSCommandHandle, or after VTARuntimeShutdown on every thread";
+  runtime_config = std::make_unique<VTAConfig>(config);
 }
 
 void ThrowIfLastError() {
@@ -148,7 +188,7 @@ VTACommandHandle VTATLSCommandHandle(void) {
   return handle;
 }
 
-void VTARuntimeShutdown(void) { loom::vta::thread_queue.reset(); }
+void VTARuntimeShutdown(void) { loom::vta::thread_queue.Reset(); }
 
 void* VTABufferCPUPtr(VTACommandHandle cmd, void* buffer) {
   void* host = nullptr;
@@ -253,6 +293,11 @@ int VTADepPush(VTACommandHandle cmd, int from_qid, int to_qid) {
 int VTADepPop(VTACommandHandle cmd, int from_qid, int to_qid) {
   return Guarded(CallKind::kBuildsProgram,
                  [&] { loom::vta::QueueFromHandle(cmd, "VTADepPop").DepPop(from_qid, to_qid); });
+}
+
+void VTASetDebugMode(VTACommandHandle cmd, int debug_flag) {
+  Guarded(CallKind::kOther,
+          [&] { loom::vta::QueueFromHandle(cmd, "VTASetDebugMode").SetDebugMode(debug_flag); });
 }
 
 void VTASynchronize(VTACommandHandle cmd, uint32_t wait_cycles) {

@@ -1,11 +1,13 @@
 #include "vta/runtime_command_queue.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "loom/support/error.h"
+#include "loom/vta/disasm.h"
 
 namespace loom::vta::runtime_detail {
 
@@ -95,6 +97,8 @@ uint64_t CommandQueue::ElemBytes(MemId memory_type) const {
       return static_cast<uint64_t>(config_.acc_elem_bytes());
     case MemId::kOut:
       return static_cast<uint64_t>(config_.out_elem_bytes());
+    case MemId::kAcc8:
+      return static_cast<uint64_t>(config_.acc8_elem_bytes());
   }
   LOOM_ICHECK(false) << "memory type " << static_cast<int>(memory_type) << " escaped validation";
   return 0;
@@ -132,9 +136,10 @@ void CommandQueue::LoadBuffer2D(void* src_dram_addr, uint32_t src_elem_offset, u
                                 uint32_t y_size, uint32_t x_stride, uint32_t x_pad_before,
                                 uint32_t y_pad_before, uint32_t x_pad_after, uint32_t y_pad_after,
                                 uint32_t dst_sram_index, uint32_t dst_memory_type) {
-  LOOM_CHECK_USER(dst_memory_type <= static_cast<uint32_t>(MemId::kAcc))
+  LOOM_CHECK_USER(dst_memory_type <= static_cast<uint32_t>(MemId::kAcc) ||
+                  dst_memory_type == static_cast<uint32_t>(MemId::kAcc8))
       << "VTALoadBuffer2D: destination memory type " << dst_memory_type
-      << " cannot be loaded (0 UOP, 1 WGT, 2 INP, 3 ACC)";
+      << " cannot be loaded (0 UOP, 1 WGT, 2 INP, 3 ACC, 5 ACC_8BIT)";
   MemInsn insn;
   insn.opcode = Opcode::kLoad;
   insn.memory_type = static_cast<MemId>(dst_memory_type);
@@ -319,6 +324,21 @@ void CommandQueue::ForgetUopBuffer() {
   uop_next_slot_ = 0;
 }
 
+void CommandQueue::SetDebugMode(int flags) {
+  constexpr int kKnown = VTA_DEBUG_DUMP_INSN | VTA_DEBUG_DUMP_UOP | VTA_DEBUG_SKIP_READ_BARRIER |
+                         VTA_DEBUG_SKIP_WRITE_BARRIER | VTA_DEBUG_FORCE_SERIAL |
+                         VTA_DEBUG_CHECK_HAZARDS;
+  LOOM_CHECK_USER((flags & ~kKnown) == 0)
+      << "VTASetDebugMode: unknown flag bits 0x" << std::hex << (flags & ~kKnown)
+      << " (known: DUMP_INSN 0x2, DUMP_UOP 0x4, SKIP_READ_BARRIER 0x8, SKIP_WRITE_BARRIER 0x10, "
+         "FORCE_SERIAL 0x20, CHECK_HAZARDS 0x40)";
+  debug_flags_ = flags;
+  SimOptions options = simulator_.options();
+  options.serialize = (flags & VTA_DEBUG_FORCE_SERIAL) != 0;
+  options.check_hazards = (flags & VTA_DEBUG_CHECK_HAZARDS) != 0;
+  simulator_.set_options(options);
+}
+
 void CommandQueue::Synchronize(uint32_t wait_cycles) {
   if (!poison_.empty()) {
     std::string reason = poison_;
@@ -358,6 +378,14 @@ void CommandQueue::Synchronize(uint32_t wait_cycles) {
   std::vector<InsnWord> words;
   words.reserve(insns_.insns().size());
   for (const Insn& insn : insns_.insns()) words.push_back(Encode(config_, insn));
+  if ((debug_flags_ & VTA_DEBUG_DUMP_UOP) != 0 && !uop_staging_.empty()) {
+    std::fprintf(stderr, "VTA micro-ops loaded by this program (%zu):\n%s", uop_staging_.size(),
+                 DisassembleUops(config_, uop_staging_).c_str());
+  }
+  if ((debug_flags_ & VTA_DEBUG_DUMP_INSN) != 0) {
+    std::fprintf(stderr, "VTA program (%zu instructions):\n%s", words.size(),
+                 Disassemble(config_, words).c_str());
+  }
   SimReport report;
   try {
     report = simulator_.Run(words);

@@ -32,6 +32,8 @@ class CommandQueue {
                     int nbytes);
   void DepPush(int from_qid, int to_qid) { insns_.DepPush(from_qid, to_qid); }
   void DepPop(int from_qid, int to_qid) { insns_.DepPop(from_qid, to_qid); }
+  // VTA_DEBUG_* flags for the next synchronizes.
+  void SetDebugMode(int flags);
   void Synchronize(uint32_t wait_cycles);
 
   // The kernel the current generating function records into; throws when none is.
@@ -72,6 +74,7 @@ class CommandQueue {
   std::unique_ptr<UopKernel> recording_;
   std::string recording_error_;
   std::string poison_;
+  int debug_flags_ = 0;
 
   // Micro-op buffer residency: kernels occupy [begin, begin + size) slots, placed one after
   // another and wrapping to slot 0 when the next one does not fit; a kernel loses its slots

@@ -44,7 +44,8 @@ bool IsNoop(const Insn& insn) {
 Stage StageOf(const Insn& insn) {
   if (const auto* mem = std::get_if<MemInsn>(&insn)) {
     if (mem->opcode == Opcode::kStore) return Stage::kStore;
-    if (mem->memory_type == MemId::kUop || mem->memory_type == MemId::kAcc) {
+    if (mem->memory_type == MemId::kUop || mem->memory_type == MemId::kAcc ||
+        mem->memory_type == MemId::kAcc8) {
       return Stage::kCompute;
     }
     return Stage::kLoad;

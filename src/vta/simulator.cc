@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 #include <iomanip>
+#include <memory>
 #include <sstream>
 
 #include "loom/support/error.h"
@@ -12,13 +13,7 @@
 namespace loom::vta {
 namespace {
 
-enum Module { kLoadModule = 0, kComputeModule = 1, kStoreModule = 2, kNumModules = 3 };
 enum TokenQueue { kL2G = 0, kG2L = 1, kG2S = 2, kS2G = 3, kNumQueues = 4 };
-
-const char* ModuleName(int module) {
-  static const char* const kNames[] = {"load", "compute", "store"};
-  return kNames[module];
-}
 
 const char* QueueName(int queue) {
   static const char* const kNames[] = {"load->compute (l2g)", "compute->load (g2l)",
@@ -71,6 +66,11 @@ Dispatch DispatchOf(uint64_t index, const Insn& insn) {
 
 }  // namespace
 
+const char* ModuleName(int module) {
+  static const char* const kNames[] = {"load", "compute", "store"};
+  return kNames[module];
+}
+
 std::string InsnLabel(uint64_t index, const Insn& insn) {
   std::ostringstream label;
   label << "VTA instruction #" << index << " (";
@@ -85,8 +85,28 @@ std::string InsnLabel(uint64_t index, const Insn& insn) {
   return label.str();
 }
 
-ProgramRunner::ProgramRunner(Simulator* sim, SimCounters* counters)
-    : sim_(sim), config_(sim->config_), buffers_(*sim->buffers_), counters_(counters) {}
+ProgramRunner::ProgramRunner(Simulator* sim, SimCounters* counters, HazardChecker* hazards)
+    : sim_(sim),
+      config_(sim->config_),
+      buffers_(*sim->buffers_),
+      counters_(counters),
+      hazards_(hazards) {}
+
+int ProgramRunner::HazardBufferOf(MemId memory_type) {
+  switch (memory_type) {
+    case MemId::kInp:
+      return HazardChecker::kInp;
+    case MemId::kWgt:
+      return HazardChecker::kWgt;
+    case MemId::kAcc:
+    case MemId::kAcc8:
+    case MemId::kOut:
+      return HazardChecker::kAcc;
+    case MemId::kUop:
+      break;
+  }
+  return -1;
+}
 
 InsnCost ProgramRunner::Execute(uint64_t index, const Insn& insn) {
   if (const auto* mem = std::get_if<MemInsn>(&insn)) {
@@ -138,12 +158,17 @@ SimReport Simulator::Run(std::span<const Insn> program) {
   }
 
   SimReport report;
-  ProgramRunner runner(this, &report.counters);
+  std::unique_ptr<HazardChecker> hazards;
+  if (options_.check_hazards) hazards = std::make_unique<HazardChecker>(config_, program);
+  ProgramRunner runner(this, &report.counters, hazards.get());
   std::array<std::deque<uint64_t>, kNumQueues> tokens;        // push times, FIFO
   std::array<std::deque<uint64_t>, kNumQueues> token_pusher;  // instruction that pushed each
+  // What each token's pusher knew (hazard checking only).
+  std::array<std::deque<HazardChecker::Clock>, kNumQueues> token_clocks;
   std::array<size_t, kNumModules> next = {0, 0, 0};
   std::array<uint64_t, kNumModules> clock = {0, 0, 0};
   std::array<uint64_t, kNumModules> busy = {0, 0, 0};
+  uint64_t last_finish = 0;  // of the instruction executed last (SimOptions::serialize)
 
   // Each step runs the module whose next instruction can start earliest, so functional
   // effects happen in the order of simulated time (ties: load, compute, store).
@@ -156,6 +181,7 @@ SimReport Simulator::Run(std::span<const Insn> program) {
       any_left = true;
       uint64_t index = module_queue[m][next[m]];
       uint64_t start = std::max(clock[m], (index + 1) * kFetchCyclesPerInsn);
+      if (options_.serialize) start = std::max(start, last_finish);
       bool ready = true;
       for (int queue : dispatch[index].pops) {
         if (tokens[queue].empty()) {
@@ -189,27 +215,40 @@ SimReport Simulator::Run(std::span<const Insn> program) {
     }
 
     uint64_t index = module_queue[chosen][next[chosen]++];
+    std::vector<HazardChecker::Clock> popped;
     for (int queue : dispatch[index].pops) {
       tokens[queue].pop_front();
       token_pusher[queue].pop_front();
+      if (hazards) {
+        popped.push_back(token_clocks[queue].front());
+        token_clocks[queue].pop_front();
+      }
     }
+    if (hazards) hazards->Begin(index, chosen, popped);
     InsnCost cost = runner.Execute(index, program[index]);
     uint64_t finish = chosen_start + cost.cycles;
     clock[chosen] = finish;
+    last_finish = finish;
     busy[chosen] += cost.cycles;
     report.timing.gemm_busy_cycles += cost.gemm_cycles;
     for (int queue : dispatch[index].pushes) {
       tokens[queue].push_back(finish);
       token_pusher[queue].push_back(index);
+      if (hazards) token_clocks[queue].push_back(hazards->clock());
     }
   }
 
   for (int queue = 0; queue < kNumQueues; ++queue) {
-    LOOM_CHECK_USER(tokens[queue].empty())
+    if (tokens[queue].empty()) continue;
+    const std::string first_pusher =
+        InsnLabel(token_pusher[queue].front(), program[token_pusher[queue].front()]);
+    LOOM_CHECK_USER(!options_.tokens_must_drain)
         << "VTA program ends with " << tokens[queue].size() << " unconsumed token(s) in the "
-        << QueueName(queue) << " queue, the first pushed by "
-        << InsnLabel(token_pusher[queue].front(), program[token_pusher[queue].front()])
+        << QueueName(queue) << " queue, the first pushed by " << first_pusher
         << "; every pushed token must be popped";
+    report.leftover_tokens.push_back(std::to_string(tokens[queue].size()) + " token(s) in the " +
+                                     QueueName(queue) + " queue, the first pushed by " +
+                                     first_pusher);
   }
   report.timing.load_busy_cycles = busy[kLoadModule];
   report.timing.compute_busy_cycles = busy[kComputeModule];

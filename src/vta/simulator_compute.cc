@@ -62,11 +62,18 @@ InsnCost ProgramRunner::ExecGemm(uint64_t index, const GemmInsn& insn) {
         uint64_t acc_idx = uop.dst_idx + i_out * insn.dst_factor_out + i_in * insn.dst_factor_in;
         int32_t* acc = buffers_.acc.data() + acc_idx * acc_lanes;
         if (insn.reset) {
+          if (hazards_ != nullptr) hazards_->Write(HazardChecker::kAcc, acc_idx);
           std::fill(acc, acc + acc_lanes, 0);
           continue;
         }
         uint64_t inp_idx = uop.src_idx + i_out * insn.src_factor_out + i_in * insn.src_factor_in;
         uint64_t wgt_idx = uop.wgt_idx + i_out * insn.wgt_factor_out + i_in * insn.wgt_factor_in;
+        if (hazards_ != nullptr) {
+          hazards_->Read(HazardChecker::kInp, inp_idx);
+          hazards_->Read(HazardChecker::kWgt, wgt_idx);
+          hazards_->Read(HazardChecker::kAcc, acc_idx);
+          hazards_->Write(HazardChecker::kAcc, acc_idx);
+        }
         const int32_t* inp = buffers_.inp.data() + inp_idx * batch * block_in;
         const int32_t* wgt = buffers_.wgt.data() + wgt_idx * block_out * block_in;
         for (int b = 0; b < batch; ++b) {
@@ -147,6 +154,11 @@ InsnCost ProgramRunner::ExecAlu(uint64_t index, const AluInsn& insn) {
         if (!insn.use_imm) {
           uint64_t src_idx = uop.src_idx + i_out * insn.src_factor_out + i_in * insn.src_factor_in;
           src = buffers_.acc.data() + src_idx * lanes;
+          if (hazards_ != nullptr) hazards_->Read(HazardChecker::kAcc, src_idx);
+        }
+        if (hazards_ != nullptr) {
+          hazards_->Read(HazardChecker::kAcc, dst_idx);
+          hazards_->Write(HazardChecker::kAcc, dst_idx);
         }
         for (int lane = 0; lane < lanes; ++lane) {
           dst[lane] = ApplyAlu(insn.alu_opcode, dst[lane], src != nullptr ? src[lane] : imm,

@@ -2,7 +2,9 @@
 // the functional executor of single instructions (the scheduler lives in simulator.cc).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,53 @@ struct Simulator::Buffers {
   std::vector<int32_t> acc;
 };
 
+// The three modules an instruction can run in (simulator.cc dispatches).
+enum Module { kLoadModule = 0, kComputeModule = 1, kStoreModule = 2, kNumModules = 3 };
+const char* ModuleName(int module);
+
+// SimOptions::check_hazards, with vector clocks. Each module counts the instructions it has
+// run and knows, for every other module, how many of that module's instructions are ordered
+// before its current one: a token carries what its pusher knew, and popping it merges that
+// in. An access to a buffer element is ordered after another module's earlier access exactly
+// when the current module knows that access's instruction. The micro-op buffer is left out:
+// only the compute module touches it.
+class HazardChecker {
+ public:
+  using Clock = std::array<uint64_t, kNumModules>;
+  enum Buffer { kInp, kWgt, kAcc, kNumBuffers };
+
+  HazardChecker(const VTAConfig& config, std::span<const Insn> program);
+  // Instruction `index` starts in `module`, having popped tokens that carried `popped`.
+  void Begin(uint64_t index, int module, const std::vector<Clock>& popped);
+  // What a token the current instruction pushes carries.
+  const Clock& clock() const { return clocks_[module_]; }
+  // The current instruction accesses `element` of `buffer`; a loom::Error on a hazard.
+  void Read(Buffer buffer, uint64_t element);
+  void Write(Buffer buffer, uint64_t element);
+
+ private:
+  struct Access {
+    uint64_t count = 0;  // the module's instruction count at the access; 0: none
+    uint64_t index = 0;  // the instruction's position in the program
+  };
+  struct Element {
+    int writer = -1;  // the module of the last write
+    Access write;
+    std::array<Access, kNumModules> reads;  // since the last write, per module
+  };
+  bool Ordered(int module, const Access& access) const {
+    return access.count <= clocks_[module_][module];
+  }
+  [[noreturn]] void Fail(const char* verb, Buffer buffer, uint64_t element, const char* other_verb,
+                         int other_module, const Access& other) const;
+
+  std::span<const Insn> program_;
+  std::array<std::vector<Element>, kNumBuffers> elements_;
+  std::array<Clock, kNumModules> clocks_{};
+  int module_ = kComputeModule;
+  uint64_t index_ = 0;
+};
+
 // What executing one instruction costs in the timing model.
 struct InsnCost {
   uint64_t cycles = 0;
@@ -29,7 +78,8 @@ struct InsnCost {
 // `counters`. Every check that names an instruction goes through Fail().
 class ProgramRunner {
  public:
-  ProgramRunner(Simulator* sim, SimCounters* counters);
+  // `hazards` (null: no checking) sees every buffer element access.
+  ProgramRunner(Simulator* sim, SimCounters* counters, HazardChecker* hazards);
 
   InsnCost Execute(uint64_t index, const Insn& insn);
 
@@ -64,10 +114,15 @@ class ProgramRunner {
   // checked to lie in one region.
   std::vector<uint8_t*> DramRows(uint64_t index, const MemInsn& insn, uint64_t elem_bytes);
 
+  // The hazard checker's buffer for a memory type (the output is the accumulator buffer);
+  // none (-1) for the micro-op buffer.
+  static int HazardBufferOf(MemId memory_type);
+
   Simulator* sim_;
   const VTAConfig& config_;
   Simulator::Buffers& buffers_;
   SimCounters* counters_;
+  HazardChecker* hazards_;
 };
 
 // "VTA instruction #3 (LOAD INP)"; used as the prefix of every error about an instruction.

@@ -61,6 +61,15 @@ ProgramRunner::BufferView ProgramRunner::View(uint64_t index, const MemInsn& ins
               uint64_t(c.acc_elem_bytes()),
               uint64_t(c.acc_buff_depth()),
               &counters_->acc_load_nbytes};
+    case MemId::kAcc8:
+      // The accumulator buffer filled from one byte per value, sign-extended.
+      return {"accumulator (8-bit)",
+              &buffers_.acc,
+              c.batch() * c.block_out(),
+              8,
+              uint64_t(c.acc8_elem_bytes()),
+              uint64_t(c.acc_buff_depth()),
+              &counters_->acc_load_nbytes};
     case MemId::kOut:
       // The output buffer is the accumulator buffer seen at the output width.
       return {"output",
@@ -90,7 +99,7 @@ InsnCost ProgramRunner::ExecLoad(uint64_t index, const MemInsn& insn) {
   BufferView view = View(index, insn);
   LOOM_CHECK_USER(view.load_counter != nullptr)
       << InsnLabel(index, insn) << ": memory_type " << MemIdName(insn.memory_type)
-      << " cannot be loaded (LOAD fills UOP, WGT, INP or ACC)";
+      << " cannot be loaded (LOAD fills UOP, WGT, INP, ACC or ACC_8BIT)";
   if (insn.x_size == 0) return {kNoopCycles, 0};
 
   uint64_t row_elems = uint64_t(insn.x_pad_0) + insn.x_size + insn.x_pad_1;
@@ -105,6 +114,12 @@ InsnCost ProgramRunner::ExecLoad(uint64_t index, const MemInsn& insn) {
   // untouched.
   std::vector<uint8_t*> sources = DramRows(index, insn, view.elem_bytes);
 
+  const int hazard_buffer = HazardBufferOf(insn.memory_type);
+  if (hazards_ != nullptr && hazard_buffer >= 0) {
+    for (uint64_t elem = insn.sram_base; elem < insn.sram_base + footprint; ++elem) {
+      hazards_->Write(static_cast<HazardChecker::Buffer>(hazard_buffer), elem);
+    }
+  }
   for (uint64_t row = 0; row < rows; ++row) {
     bool is_data_row = row >= insn.y_pad_0 && row < uint64_t(insn.y_pad_0) + insn.y_size;
     for (uint64_t x = 0; x < row_elems; ++x) {
@@ -130,13 +145,15 @@ InsnCost ProgramRunner::ExecLoad(uint64_t index, const MemInsn& insn) {
 }
 
 InsnCost ProgramRunner::ExecStore(uint64_t index, const MemInsn& insn) {
+  // A no-op moves nothing, whatever memory type it names (the reference runtime's carry
+  // their dependency flags with other types).
+  if (insn.x_size == 0) return {kNoopCycles, 0};
   LOOM_CHECK_USER(insn.memory_type == MemId::kOut)
       << InsnLabel(index, insn) << ": memory_type " << MemIdName(insn.memory_type)
       << " cannot be stored (STORE drains the OUT buffer)";
   LOOM_CHECK_USER(insn.y_pad_0 == 0 && insn.y_pad_1 == 0 && insn.x_pad_0 == 0 && insn.x_pad_1 == 0)
       << InsnLabel(index, insn) << ": STORE cannot pad (y_pad_0 " << insn.y_pad_0 << ", y_pad_1 "
       << insn.y_pad_1 << ", x_pad_0 " << insn.x_pad_0 << ", x_pad_1 " << insn.x_pad_1 << ")";
-  if (insn.x_size == 0) return {kNoopCycles, 0};
   BufferView view = View(index, insn);
   uint64_t elems = uint64_t(insn.x_size) * insn.y_size;
   LOOM_CHECK_USER(insn.sram_base <= view.depth && elems <= view.depth - insn.sram_base)
@@ -145,6 +162,11 @@ InsnCost ProgramRunner::ExecStore(uint64_t index, const MemInsn& insn) {
       << " buffer depth " << view.depth;
 
   std::vector<uint8_t*> targets = DramRows(index, insn, view.elem_bytes);
+  if (hazards_ != nullptr) {
+    for (uint64_t elem = insn.sram_base; elem < insn.sram_base + elems; ++elem) {
+      hazards_->Read(HazardChecker::kAcc, elem);
+    }
+  }
   for (uint64_t y = 0; y < insn.y_size; ++y) {
     for (uint64_t x = 0; x < insn.x_size; ++x) {
       const int32_t* src =

@@ -17,6 +17,7 @@
 // one assembled field by field must be validated before use.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -90,6 +91,8 @@ struct VTAConfig {
   int64_t wgt_elem_bytes() const { return int64_t{block_out()} * block_in() * wgt_width() / 8; }
   int64_t acc_elem_bytes() const { return int64_t{batch()} * block_out() * acc_width() / 8; }
   int64_t out_elem_bytes() const { return int64_t{batch()} * block_out() * out_width() / 8; }
+  // An accumulator element loaded from 8-bit values (memory type ACC_8BIT): a byte per value.
+  int64_t acc8_elem_bytes() const { return int64_t{batch()} * block_out(); }
   int64_t uop_elem_bytes() const { return kUopBytes; }
 
   // ---- Buffer sizes in bytes. The output buffer mirrors the accumulator buffer element for
@@ -128,10 +131,12 @@ struct VTAConfig {
   int acc_idx_bits() const { return log_acc_buff_depth(); }
   int inp_idx_bits() const { return log_inp_buff_depth(); }
   int wgt_idx_bits() const { return log_wgt_buff_depth(); }
-  // Micro-op fields: dst_idx and src_idx are both accumulator-index wide (src_idx indexes
-  // the input buffer for GEMM and the accumulator for ALU), wgt_idx weight-index wide.
+  // Micro-op fields: dst_idx is accumulator-index wide; src_idx indexes the input buffer for
+  // GEMM and the accumulator for ALU, so it is as wide as the wider of the two (the reference
+  // places GEMM's and ALU's source fields by the input depth, its struct by the accumulator
+  // depth); wgt_idx is weight-index wide.
   int uop_dst_bits() const { return acc_idx_bits(); }
-  int uop_src_bits() const { return acc_idx_bits(); }
+  int uop_src_bits() const { return std::max(acc_idx_bits(), inp_idx_bits()); }
   int uop_wgt_bits() const { return wgt_idx_bits(); }
 };
 

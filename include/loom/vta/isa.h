@@ -41,14 +41,16 @@ namespace loom::vta {
 enum class Opcode : uint8_t { kLoad = 0, kStore = 1, kGemm = 2, kFinish = 3, kAlu = 4 };
 
 // Which on-chip buffer a LOAD fills or a STORE drains. LOAD of kUop goes to the micro-op
-// buffer; STORE only ever reads kOut.
-enum class MemId : uint8_t { kUop = 0, kWgt = 1, kInp = 2, kAcc = 3, kOut = 4 };
+// buffer; kAcc8 fills the accumulator buffer from 8-bit DRAM values (sign-extended), as a
+// bias stored at the input's width is; STORE only ever reads kOut.
+enum class MemId : uint8_t { kUop = 0, kWgt = 1, kInp = 2, kAcc = 3, kOut = 4, kAcc8 = 5 };
 
 // Tensor ALU operations, element-wise on accumulator elements: dst = op(dst, src or imm).
 // kShr shifts right arithmetically (a negative amount shifts left); kMul multiplies.
 enum class AluOpcode : uint8_t { kMin = 0, kMax = 1, kAdd = 2, kShr = 3, kMul = 4 };
 
-// Mnemonics: "LOAD", "STORE", "GEMM", "FINISH", "ALU"; "UOP", "WGT", "INP", "ACC", "OUT";
+// Mnemonics: "LOAD", "STORE", "GEMM", "FINISH", "ALU"; "UOP", "WGT", "INP", "ACC", "OUT",
+// "ACC_8BIT";
 // "MIN", "MAX", "ADD", "SHR", "MUL".
 const char* OpcodeName(Opcode opcode);
 const char* MemIdName(MemId memory_type);

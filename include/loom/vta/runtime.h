@@ -67,7 +67,7 @@ void VTAReadBarrier(VTACommandHandle cmd, void* buffer, uint32_t elem_bits, uint
                     uint32_t extent);
 
 // 2-D loads and stores; sizes, strides and offsets count elements of the memory type
-// (1 = WGT, 2 = INP, 3 = ACC, 0 = UOP for loads; 4 = OUT for stores).
+// (1 = WGT, 2 = INP, 3 = ACC, 5 = ACC_8BIT, 0 = UOP for loads; 4 = OUT for stores).
 void VTALoadBuffer2D(VTACommandHandle cmd, void* src_dram_addr, uint32_t src_elem_offset,
                      uint32_t x_size, uint32_t y_size, uint32_t x_stride, uint32_t x_pad_before,
                      uint32_t y_pad_before, uint32_t x_pad_after, uint32_t y_pad_after,
@@ -98,6 +98,23 @@ int VTAPushALUOp(void** uop_handle, int (*finit)(void*), void* signature, int nb
 int VTADepPush(VTACommandHandle cmd, int from_qid, int to_qid);
 int VTADepPop(VTACommandHandle cmd, int from_qid, int to_qid);
 
+// VTASetDebugMode flags. DUMP_INSN writes each program VTASynchronize runs to stderr as a
+// listing (loom/vta/disasm.h), DUMP_UOP each micro-op kernel it loads; FORCE_SERIAL runs one
+// instruction at a time (SimOptions::serialize). The barrier flags are accepted and change
+// nothing: the simulator's DRAM is coherent, so the barriers only check their ranges.
+// CHECK_HAZARDS (Loom's) makes the simulator fail a program whose dependency tokens leave a
+// buffer access unordered (SimOptions::check_hazards).
+#define VTA_DEBUG_DUMP_INSN (1 << 1)
+#define VTA_DEBUG_DUMP_UOP (1 << 2)
+#define VTA_DEBUG_SKIP_READ_BARRIER (1 << 3)
+#define VTA_DEBUG_SKIP_WRITE_BARRIER (1 << 4)
+#define VTA_DEBUG_FORCE_SERIAL (1 << 5)
+#define VTA_DEBUG_CHECK_HAZARDS (1 << 6)
+
+// Sets the debug flags of `cmd`'s later synchronizes (0 clears them); an unknown bit is an
+// error.
+void VTASetDebugMode(VTACommandHandle cmd, int debug_flag);
+
 // Runs everything queued since the last synchronize and waits for it. If the program takes
 // more than wait_cycles simulated cycles, an error says it timed out (its results are still
 // in DRAM, as the simulator ran it to the end).
@@ -118,8 +135,13 @@ void VTAClearLastError(void);
 
 namespace loom::vta {
 
-// The configuration the runtime's device was built with (the default configuration).
+// The configuration of the runtime's device: the one SetRuntimeConfig chose, else the default
+// configuration.
 const VTAConfig& RuntimeConfig();
+// Chooses the device configuration (validated). The command queues are built with it, so it
+// can change only while no thread has one: before the first VTATLSCommandHandle, or after
+// every thread's VTARuntimeShutdown; otherwise a loom::Error.
+void SetRuntimeConfig(const VTAConfig& config);
 
 // Throws loom::Error with the thread's last VTA error (and clears it), if there is one.
 void ThrowIfLastError();

@@ -32,8 +32,9 @@
 // buffer indices outside the buffers (sram_base + footprint, uop_bgn/uop_end, every
 // micro-op index plus its loop factors), DRAM ranges outside any allocated region, a flag
 // naming a neighbour the module lacks, an instruction after FINISH, a deadlock (every
-// unfinished module waits on an empty token queue), and tokens left in a queue at the end
-// (the hardware requires the queues to drain). Buffer and DRAM changes made before the error
+// unfinished module waits on an empty token queue), tokens left in a queue at the end
+// (the hardware requires the queues to drain; SimOptions can report them instead) and, when
+// SimOptions::check_hazards is on, a buffer access no token orders (a hazard). Buffer and DRAM changes made before the error
 // stay; the failed run's counters are dropped.
 //
 // Timing model. Each module has its own clock. Instruction k is dispatched by fetch at cycle
@@ -139,6 +140,10 @@ struct SimTiming {
 struct SimReport {
   SimCounters counters;
   SimTiming timing;
+  // With SimOptions::tokens_must_drain off: one line per token queue the program left
+  // non-empty ("2 token(s) in the compute->load (g2l) queue, the first pushed by VTA
+  // instruction #7 (GEMM)"); empty otherwise.
+  std::vector<std::string> leftover_tokens;
   // {"inp_load_nbytes": ..., ..., "total_cycles": ..., "gemm_utilization": ...}
   std::string ToJson() const;
   // A short human-readable table of counters and cycles.
@@ -150,6 +155,23 @@ inline constexpr uint64_t kFetchCyclesPerInsn = 1;
 inline constexpr uint64_t kDramLatencyCycles = 64;
 inline constexpr uint64_t kComputePipelineCycles = 4;
 inline constexpr uint64_t kNoopCycles = 1;
+
+// How a Run checks and times a program.
+struct SimOptions {
+  // Tokens left in a queue at the end are an error (the hardware requires the queues to
+  // drain). Off: the run succeeds and SimReport::leftover_tokens lists them.
+  bool tokens_must_drain = true;
+  // Check that dependency tokens order every access to a buffer element that another module
+  // made before: reading an element another module wrote, or writing one another module read
+  // or wrote, with no chain of tokens from that instruction to this one, is a loom::Error
+  // naming both (such a program computes the right result only by the timing's luck; on the
+  // hardware, or with other latencies, it does not). Each element access is recorded: slower,
+  // for tests and debugging.
+  bool check_hazards = false;
+  // One instruction at a time: each starts when the one executed before it has finished (the
+  // timing of a VTA without overlap between its modules).
+  bool serialize = false;
+};
 
 // One VTA device. Not thread-safe: one Run at a time (the DRAM it shares is thread-safe).
 class Simulator {
@@ -173,6 +195,9 @@ class Simulator {
   const VTAConfig& config() const { return config_; }
   Dram& dram() { return *dram_; }
 
+  const SimOptions& options() const { return options_; }
+  void set_options(const SimOptions& options) { options_ = options; }
+
   // Buffer contents, for tests and debugging: lane `lane` of element `index` (lanes are
   // row-major: input [batch][block_in], weight [block_out][block_in], accumulator
   // [batch][block_out]). Throws loom::Error when out of range.
@@ -189,6 +214,7 @@ class Simulator {
   Dram* dram_;
   std::unique_ptr<Buffers> buffers_;
   SimCounters total_counters_;
+  SimOptions options_;
 };
 
 }  // namespace loom::vta

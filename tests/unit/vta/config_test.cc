@@ -7,6 +7,7 @@
 #include <string>
 
 #include "loom/support/error.h"
+#include "loom/vta/isa.h"
 
 namespace loom::vta {
 namespace {
@@ -103,6 +104,27 @@ TEST(VtaConfig, DerivedSizesFollowParameters) {
   EXPECT_EQ(config.wgt_buff_depth(), (64 * 1024) / 64);
   EXPECT_EQ(config.acc_buff_depth(), (32 * 1024) / 32);
   EXPECT_EQ(config.out_buff_bytes(), config.acc_buff_depth() * config.out_elem_bytes());
+}
+
+// A micro-op's src_idx indexes the input buffer (GEMM) or the accumulator (ALU): it is as
+// wide as the deeper of the two. Here the input buffer (2048 elements) is deeper than the
+// accumulator (1024), so the last input element must still be addressable.
+TEST(VtaConfig, MicroOpSourceIndexCoversTheDeeperBuffer) {
+  VTAConfig config = VTAConfig::Default();
+  config.log_batch = 1;
+  config.log_block = 3;
+  config.log_acc_width = 4;
+  config.log_acc_buff_size = 15;
+  config.log_wgt_buff_size = 16;
+  config.Validate();
+  ASSERT_GT(config.inp_idx_bits(), config.acc_idx_bits());
+  EXPECT_EQ(config.uop_src_bits(), config.inp_idx_bits());
+  const Uop last_input{.dst_idx = 1023, .src_idx = 2047, .wgt_idx = 1023};
+  const Uop decoded = DecodeUop(config, EncodeUop(config, last_input));
+  EXPECT_EQ(decoded.dst_idx, 1023u);
+  EXPECT_EQ(decoded.src_idx, 2047u);
+  EXPECT_EQ(decoded.wgt_idx, 1023u);
+  EXPECT_EQ(VTAConfig::Default().uop_src_bits(), 11);
 }
 
 TEST(VtaConfig, ParsesTvmConfigFile) {

@@ -217,9 +217,13 @@ TEST(VtaIsa, DecodeRejectsUnknownCodes) {
     EXPECT_NE(message.find("unknown VTA opcode " + std::to_string(opcode)), std::string::npos)
         << message;
   }
-  // LOAD with memory type 5 (bits 7-9).
-  EXPECT_NE(ErrorOf([&] { Decode(config, {5 << 7, 0}); }).find("memory type 5"),
-            std::string::npos);
+  // LOAD with memory types 6 and 7 (bits 7-9); 5 is ACC_8BIT.
+  for (uint64_t memory_type : {6, 7}) {
+    std::string message = ErrorOf([&] { Decode(config, {memory_type << 7, 0}); });
+    EXPECT_NE(message.find("memory type " + std::to_string(memory_type)), std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(std::get<MemInsn>(Decode(config, {5 << 7, 0})).memory_type, MemId::kAcc8);
   // ALU with alu_opcode 7 (bits 108-110 = word 1 bits 44-46).
   EXPECT_NE(ErrorOf([&] { Decode(config, {4, uint64_t{7} << 44}); }).find("ALU opcode 7"),
             std::string::npos);

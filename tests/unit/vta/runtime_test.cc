@@ -408,6 +408,107 @@ TEST_F(Runtime, LastRunReportsCountersAndCycles) {
   EXPECT_NE(report.ToJson().find("\"inp_load_nbytes\": 64"), std::string::npos) << report.ToJson();
 }
 
+// ---- Debug mode and the device configuration.
+
+TEST_F(Runtime, DebugModeDumpsTheProgramAndItsMicroOps) {
+  VTASetDebugMode(cmd_, VTA_DEBUG_DUMP_INSN | VTA_DEBUG_DUMP_UOP);
+  ASSERT_STREQ(VTAGetLastError(), "");
+  DeviceBuffer<int8_t> inp(kLanes);
+  static void* handle = nullptr;
+  VTALoadBuffer2D(cmd_, inp.data(), 0, 1, 1, 1, 0, 0, 0, 0, 0, kInp);
+  ASSERT_EQ(PushKernel(&handle, GemmKernel(/*reset=*/true).Uop(3, 0, 0)), 0) << VTAGetLastError();
+  ::testing::internal::CaptureStderr();
+  VTASynchronize(cmd_, kNoCycleLimit);
+  std::string dump = ::testing::internal::GetCapturedStderr();
+  ASSERT_STREQ(VTAGetLastError(), "");
+  EXPECT_NE(dump.find("VTA micro-ops loaded by this program (1):\n  0: dst=3 src=0 wgt=0"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("LOAD INP"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("GEMM reset"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("FINISH"), std::string::npos) << dump;
+
+  VTASetDebugMode(cmd_, 1 << 12);
+  EXPECT_NE(std::string(VTAGetLastError()).find("VTASetDebugMode: unknown flag bits 0x1000"),
+            std::string::npos)
+      << VTAGetLastError();
+}
+
+// The serial-tutorial GEMM with hazard checking on, and forced serialization: the same result,
+// the serialized run no faster.
+TEST_F(Runtime, HazardCheckingAndForcedSerializationKeepTheResult) {
+  DeviceBuffer<int8_t> inp(kLanes), out(kLanes);
+  DeviceBuffer<int8_t> wgt(kLanes * kLanes);
+  inp.CopyFrom(RandomInt8(kLanes, 1));
+  wgt.CopyFrom(RandomInt8(kLanes * kLanes, 2));
+  static void* reset_handle = nullptr;
+  static void* gemm_handle = nullptr;
+  auto run = [&](int flags) {
+    VTASetDebugMode(cmd_, flags);
+    VTALoadBuffer2D(cmd_, inp.data(), 0, 1, 1, 1, 0, 0, 0, 0, 0, kInp);
+    VTALoadBuffer2D(cmd_, wgt.data(), 0, 1, 1, 1, 0, 0, 0, 0, 0, kWgt);
+    VTADepPush(cmd_, 1, 2);
+    VTADepPop(cmd_, 1, 2);
+    PushKernel(&reset_handle, GemmKernel(/*reset=*/true).Uop(0, 0, 0));
+    PushKernel(&gemm_handle, GemmKernel().Uop(0, 0, 0));
+    StoreOut(0, out, 1);
+    VTASynchronize(cmd_, kNoCycleLimit);
+    EXPECT_STREQ(VTAGetLastError(), "");
+    return std::make_pair(out.CopyToHost(), LastRun(cmd_).report.timing.total_cycles);
+  };
+  run(0);  // loads the kernels: the runs below find them resident
+  auto [plain, plain_cycles] = run(0);
+  auto [checked, checked_cycles] = run(VTA_DEBUG_CHECK_HAZARDS);
+  auto [serial, serial_cycles] = run(VTA_DEBUG_FORCE_SERIAL | VTA_DEBUG_CHECK_HAZARDS);
+  EXPECT_EQ(plain, checked);
+  EXPECT_EQ(plain, serial);
+  EXPECT_EQ(plain_cycles, checked_cycles);
+  EXPECT_GE(serial_cycles, plain_cycles);
+}
+
+TEST_F(Runtime, Acc8BitLoadsFillTheAccumulatorFromBytes) {
+  DeviceBuffer<int8_t> bias(kLanes), out(kLanes);
+  std::vector<int8_t> values = RandomInt8(kLanes, 7);
+  bias.CopyFrom(values);
+  VTALoadBuffer2D(cmd_, bias.data(), 0, 1, 1, 1, 0, 0, 0, 0, 0, 5);
+  StoreOut(0, out, 1);
+  VTASynchronize(cmd_, kNoCycleLimit);
+  ASSERT_STREQ(VTAGetLastError(), "");
+  EXPECT_EQ(out.CopyToHost(), values);
+  EXPECT_EQ(LastRun(cmd_).report.counters.acc_load_nbytes, uint64_t{kLanes});
+}
+
+// The configuration can change only while no thread holds a command queue.
+TEST(RuntimeConfigChoice, SetWhileNoQueueLives) {
+  VTARuntimeShutdown();
+  VTAConfig small = VTAConfig::Default();
+  small.log_acc_buff_size = 16;
+  SetRuntimeConfig(small);
+  EXPECT_EQ(RuntimeConfig(), small);
+  VTACommandHandle cmd = VTATLSCommandHandle();
+  ASSERT_NE(cmd, nullptr);
+  try {
+    SetRuntimeConfig(VTAConfig::Default());
+    ADD_FAILURE() << "SetRuntimeConfig succeeded while a command queue lived";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("1 thread(s) hold a VTA command queue"),
+              std::string::npos)
+        << error.what();
+  }
+  // The queue's device has the chosen accumulator depth, 1024 elements instead of 2048.
+  {
+    DeviceBuffer<int32_t> acc(kLanes);
+    VTALoadBuffer2D(cmd, acc.data(), 0, 1, 1, 1, 0, 0, 0, 0, 1024, kAcc);
+    VTASynchronize(cmd, kNoCycleLimit);
+    EXPECT_NE(std::string(VTAGetLastError()).find("accumulator buffer depth 1024"),
+              std::string::npos)
+        << VTAGetLastError();
+  }
+  VTARuntimeShutdown();
+  SetRuntimeConfig(VTAConfig::Default());
+  EXPECT_EQ(RuntimeConfig(), VTAConfig::Default());
+}
+
 // ---- Device memory and the device registry.
 
 TEST_F(Runtime, BufferCopiesHonourOffsetsAndDirections) {

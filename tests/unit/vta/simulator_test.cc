@@ -14,6 +14,7 @@ namespace loom::vta {
 namespace {
 
 using testing::Alu;
+using testing::ComputeNoop;
 using testing::Deps;
 using testing::Finish;
 using testing::Gemm;
@@ -322,6 +323,75 @@ TEST_F(VtaSim, CountersHaveTvmMeaning) {
   EXPECT_EQ(sim.counters(), SimCounters{});
   EXPECT_NE(report.ToJson().find("\"gemm_counter\": 12"), std::string::npos) << report.ToJson();
   EXPECT_NE(report.ToString().find("gemm utilization"), std::string::npos);
+}
+
+// ACC_8BIT fills accumulator elements from one signed byte per value (a bias stored at the
+// input's width), addressed in elements of batch * block_out bytes.
+TEST_F(VtaSim, Acc8BitLoadSignExtendsBytesIntoTheAccumulator) {
+  auto bias = Random<int8_t>(3 * kBlock, -128, 127);
+  bias[0] = -128, bias[1] = 127, bias[2] = -1;
+  uint64_t addr = Upload(bias);
+  MemInsn load = Load(MemId::kAcc8, 4, Elem(addr, config.acc8_elem_bytes()) + 1, 1, 2, 2);
+  SimReport report = sim.Run(std::vector<Insn>{load});
+  for (int e = 0; e < 2; ++e) {
+    for (int lane = 0; lane < kBlock; ++lane) {
+      EXPECT_EQ(sim.AccValue(4 + e, lane), bias[(1 + e) * kBlock + lane]) << e << "," << lane;
+    }
+  }
+  EXPECT_EQ(report.counters.acc_load_nbytes, 2u * kBlock);
+  // It decodes from its encoding, and the listing names it.
+  EXPECT_EQ(std::get<MemInsn>(Decode(config, Encode(config, load))).memory_type, MemId::kAcc8);
+  EXPECT_STREQ(MemIdName(MemId::kAcc8), "ACC_8BIT");
+}
+
+// A STORE that moves nothing only carries its flags, whatever memory type it names (the
+// reference runtime's no-ops name others); one that moves data must drain OUT.
+TEST_F(VtaSim, StoreNoOpsMayNameAnyMemoryType) {
+  MemInsn noop = Store(0, 0, 0, 0, 0, Deps(true, false, true, false));
+  noop.memory_type = MemId::kInp;
+  std::vector<Insn> program = {ComputeNoop(Deps(false, false, false, true)), noop,
+                               Finish(Deps(false, true, false, false))};
+  sim.Run(program);
+  MemInsn moving = Store(0, 0, 1, 1, 1);
+  moving.memory_type = MemId::kAcc;
+  EXPECT_CONTAINS(RunError({moving}), "cannot be stored (STORE drains the OUT buffer)");
+}
+
+// With tokens_must_drain off, a program that leaves tokens behind runs and the report says
+// which queue kept how many, and who pushed the first.
+TEST_F(VtaSim, LeftoverTokensAreReportedWhenAllowed) {
+  std::vector<Insn> program = {ComputeNoop(Deps(false, false, true, false)),
+                               ComputeNoop(Deps(false, false, true, false)), Finish()};
+  EXPECT_CONTAINS(RunError(program), "2 unconsumed token(s) in the compute->load (g2l) queue");
+  sim.set_options({.tokens_must_drain = false});
+  SimReport report = sim.Run(program);
+  ASSERT_EQ(report.leftover_tokens.size(), 1u);
+  EXPECT_EQ(report.leftover_tokens[0],
+            "2 token(s) in the compute->load (g2l) queue, the first pushed by VTA instruction #0 "
+            "(LOAD UOP)");
+}
+
+// A GEMM reading an input that the load module wrote with no load->compute token between them
+// is a read-after-write hazard; with the token the program passes the check.
+TEST_F(VtaSim, HazardCheckFindsAnUnorderedReadAfterWrite) {
+  uint64_t inp_addr = Upload(Random<int8_t>(kBlock, -128, 127));
+  uint64_t wgt_addr = Upload(Random<int8_t>(kBlock * kBlock, -128, 127));
+  auto program = [&](bool token) {
+    return std::vector<Insn>{
+        UopLoad({{0, 0, 0}}),
+        Load(MemId::kInp, 0, InpBase(inp_addr), 1, 1, 1),
+        Load(MemId::kWgt, 0, WgtBase(wgt_addr), 1, 1, 1, Deps(false, false, false, token)),
+        Gemm(0, 1, {}, false, Deps(token, false, false, false)),
+        Finish(),
+    };
+  };
+  sim.set_options({.check_hazards = true});
+  sim.Run(program(true));
+  EXPECT_EQ(RunError(program(false)),
+            "VTA hazard: VTA instruction #3 (GEMM) in the compute module reads input element 0, "
+            "which VTA instruction #1 (LOAD INP) in the load module wrote, and no chain of "
+            "dependency tokens orders #1 before #3 (the load module must push a token after #1 "
+            "that the compute module pops before #3)");
 }
 
 TEST_F(VtaSim, EncodedProgramRunsLikeDecodedOne) {
