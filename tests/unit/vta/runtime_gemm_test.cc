@@ -26,6 +26,9 @@ class RuntimeGemm : public ::testing::Test {
     VTAClearLastError();
     cmd_ = VTATLSCommandHandle();
     ASSERT_NE(cmd_, nullptr);
+    // These programs are written as lowered code is: their tokens must order every buffer
+    // access, not only give the right result under the simulator's latencies.
+    VTASetDebugMode(cmd_, VTA_DEBUG_CHECK_HAZARDS);
   }
   void TearDown() override { VTARuntimeShutdown(); }
 
