@@ -349,8 +349,10 @@ Schedule create_schedule(const Array<Operation>& outputs) {
 
 IterVar thread_axis(const std::string& tag) {
   LOOM_CHECK_USER(!tag.empty()) << "thread_axis: the tag is empty (use \"threadIdx.x\", ...)";
-  IterVarType type = tag.rfind("vthread", 0) == 0 ? IterVarType::kVirtualThread
-                                                   : IterVarType::kThreadIndex;
+  // "cthread": the virtual threads of a co-processor (VTA), each with its own buffers.
+  IterVarType type = tag.rfind("vthread", 0) == 0 || tag == "cthread"
+                         ? IterVarType::kVirtualThread
+                         : IterVarType::kThreadIndex;
   return IterVar(Range(), Var(tag), type, tag);
 }
 

@@ -13,14 +13,15 @@ namespace {
 
 // A buffer shaped like `tensor` whose strides and element offset are variables, so that
 // tensorize can bind it to a tile anywhere inside a larger buffer.
-Buffer SymbolicBuffer(const Tensor& tensor) {
+Buffer SymbolicBuffer(const Tensor& tensor, const TensorIntrinBuffer& spec) {
   const std::string& name = tensor.name();
   Array<PrimExpr> strides;
   for (int d = 0; d < tensor.ndim(); ++d) {
     strides.push_back(Var(name + "_stride" + std::to_string(d), DataType::Int(32)));
   }
   return Buffer(Var(name + "_data", DataType::Handle()), tensor.dtype(), tensor.shape(), strides,
-                Var(name + "_elem_offset", DataType::Int(32)), name, "global", 1, 1);
+                Var(name + "_elem_offset", DataType::Int(32)), name, spec.scope, 1,
+                spec.offset_factor);
 }
 
 // reduce_init runs before the loops that choose the input tiles, so it has no inputs.
@@ -45,7 +46,8 @@ void CheckInitWritesOnly(const TensorIntrinNode& intrin, const std::string& what
 }  // namespace
 
 TensorIntrin decl_tensor_intrin(const Operation& op, const TensorIntrinBuilder& builder,
-                                std::string name) {
+                                std::string name,
+                                const std::map<std::string, TensorIntrinBuffer>& buffers) {
   std::string what = "decl_tensor_intrin '" + name + "'";
   const auto* compute = dynamic_cast<const ComputeOpNode*>(op.get());
   LOOM_CHECK_USER(compute != nullptr)
@@ -60,11 +62,26 @@ TensorIntrin decl_tensor_intrin(const Operation& op, const TensorIntrinBuilder& 
     LOOM_CHECK_USER(dynamic_cast<const PlaceholderOpNode*>(input.op().get()))
         << what << ": input '" << input.name() << "' of '" << op->name
         << "' is not a placeholder; an intrinsic's compute reads placeholders only";
-    intrin->input_buffers.push_back(SymbolicBuffer(input));
+  }
+  std::map<std::string, TensorIntrinBuffer> unused = buffers;
+  auto spec_of = [&](const Tensor& tensor) {
+    auto it = buffers.find(tensor.name());
+    if (it == buffers.end()) return TensorIntrinBuffer{};
+    LOOM_CHECK_USER(it->second.offset_factor >= 1)
+        << what << ": the offset_factor of '" << tensor.name() << "' must be at least 1, got "
+        << it->second.offset_factor;
+    unused.erase(tensor.name());
+    return it->second;
+  };
+  for (const Tensor& input : intrin->inputs) {
+    intrin->input_buffers.push_back(SymbolicBuffer(input, spec_of(input)));
   }
   for (int i = 0; i < op->num_outputs(); ++i) {
-    intrin->output_buffers.push_back(SymbolicBuffer(op->output(i)));
+    intrin->output_buffers.push_back(SymbolicBuffer(op->output(i), spec_of(op->output(i))));
   }
+  LOOM_CHECK_USER(unused.empty())
+      << what << ": buffers names '" << unused.begin()->first
+      << "', which is neither an input nor an output of '" << op->name << "'";
   intrin->stmts = builder(intrin->input_buffers, intrin->output_buffers);
   LOOM_CHECK_USER(intrin->stmts.body.defined())
       << what << ": the builder returned no body; return at least the statement computing "

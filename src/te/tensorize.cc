@@ -358,10 +358,24 @@ class BufferBinder : public StmtExprMutator {
     }
     PrimExpr offset = tensor_buffer->elem_offset;
     for (size_t d = 0; d < strides.size(); ++d) offset = offset + load->indices[d] * strides[d];
+    offset = analyzer_.Simplify(offset);
+    LOOM_CHECK_USER(intrin_buffer->scope == "global" || intrin_buffer->scope == tensor_buffer->scope)
+        << "tensorize: the intrinsic reads its tensor '" << intrin_buffer->name
+        << "' from scope '" << intrin_buffer->scope << "', but the tile is in '"
+        << tensor_buffer->name << "', of scope '" << tensor_buffer->scope
+        << "'; set_scope(\"" << intrin_buffer->scope << "\") on the stage of '"
+        << tensor_buffer->name << "'";
+    const int factor = intrin_buffer->offset_factor;
+    LOOM_CHECK_USER(factor <= 1 ||
+                    analyzer_.CanProve(floormod(offset, make_const(offset.dtype(), int64_t{factor})) == 0))
+        << "tensorize: the intrinsic needs its tensor '" << intrin_buffer->name
+        << "' to start at a multiple of " << factor << " elements of '" << tensor_buffer->name
+        << "' (its offset_factor), but the tile starts at element " << ToScript(offset)
+        << "; make the tile's position in that buffer a multiple of the intrinsic's shape";
     tir::VarMap binding;
     binding[intrin_buffer->data] = tensor_buffer->data;
     if (intrin_buffer->elem_offset.as<VarNode>()) {
-      binding[Downcast<Var>(intrin_buffer->elem_offset)] = analyzer_.Simplify(offset);
+      binding[Downcast<Var>(intrin_buffer->elem_offset)] = offset;
     }
     size_t lead = strides.size() - intrin_buffer->strides.size();
     for (size_t j = 0; j < intrin_buffer->strides.size(); ++j) {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -59,10 +60,23 @@ using TensorIntrin = std::shared_ptr<const TensorIntrinNode>;
 using TensorIntrinBuilder =
     std::function<TensorIntrinStmts(const Array<Buffer>& inputs, const Array<Buffer>& outputs)>;
 
-// Declares the intrinsic computing `op` (a compute reading only placeholders). loom::Error
-// naming the intrinsic when op is not such a compute or the builder gives no body.
+// Where an intrinsic finds one of its tensors. A non-global `scope` (an accelerator's buffer,
+// "local.inp_buffer") makes tensorize refuse a tile stored elsewhere; an `offset_factor` above
+// 1 makes it refuse a tile whose first element it cannot prove to lie at a multiple of that
+// many elements, so that the statements may divide the offset by it (a buffer index counted
+// in whole tiles).
+struct TensorIntrinBuffer {
+  std::string scope = "global";
+  int offset_factor = 1;
+};
+
+// Declares the intrinsic computing `op` (a compute reading only placeholders). `buffers`
+// gives some of op's tensors (inputs or outputs, by name) a scope or an offset factor.
+// loom::Error naming the intrinsic when op is not such a compute, the builder gives no body,
+// or `buffers` names a tensor op does not have.
 TensorIntrin decl_tensor_intrin(const Operation& op, const TensorIntrinBuilder& builder,
-                                std::string name = "tensor_intrin");
+                                std::string name = "tensor_intrin",
+                                const std::map<std::string, TensorIntrinBuffer>& buffers = {});
 
 // The address of the element `load` reads (a BufferLoad), as a handle: the builtin
 // "address_of". Passing it to call_extern hands the callee a pointer into the buffer.

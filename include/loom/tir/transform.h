@@ -149,7 +149,8 @@ inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
 // n <= 16; otherwise as a serial loop over the vthread variable. Other statements run once
 // and are descended into, so at every loop level the threads' statements alternate
 // (s1(0) s1(1) s2(0) s2(1)). Allocations inside the scope whose contents differ per thread
-// get one copy per thread (a flat allocation n times larger, thread t at offset t * size; an
+// (every allocation inside a "cthread" scope: a co-processor's virtual threads never share
+// buffers, so that their loads and computations can overlap) get one copy per thread (a flat allocation n times larger, thread t at offset t * size; an
 // N-d one a leading dimension of n). A body that never uses the variable runs once.
 // Preconditions (those of real threads): threads do not communicate through memory allocated
 // outside the scope (no thread reads or writes what another writes there), and statements

@@ -83,15 +83,17 @@ bool Varies(const Stmt& stmt, const VarSet& vars) {
 
 // The variables whose values differ between the threads of one scope: the vthread variable,
 // variables bound from per-thread values, and the scope's allocations that hold per-thread
-// contents. Grown to a fixed point, since a later statement can make an earlier read
-// per-thread (a loop that writes an allocation it read in a previous iteration).
+// contents (all of them with `private_allocations`). Grown to a fixed point, since a later
+// statement can make an earlier read per-thread (a loop that writes an allocation it read in a
+// previous iteration).
 class PerThreadAnalysis {
  public:
-  PerThreadAnalysis(const Var& vthread, const Stmt& body) {
+  PerThreadAnalysis(const Var& vthread, const Stmt& body, bool private_allocations) {
     vars_.insert(vthread.get());
     PostOrderVisit(body, [&](const ObjectRef& n) {
       if (const auto* allocate = n.as<AllocateNode>()) inner_.insert(allocate->buffer_var.get());
     });
+    if (private_allocations) vars_.insert(inner_.begin(), inner_.end());
     size_t known = 0;
     while (known != vars_.size()) {
       known = vars_.size();
@@ -249,7 +251,9 @@ class VirtualThreadInjector : public StmtExprMutator {
         << "virtual thread '" << vthread.name() << "' needs a constant positive number of "
         << "threads; got " << ToScript(scope->value);
     if (!UsesVar(scope->body, vthread)) return scope->body;
-    PerThreadAnalysis analysis(vthread, scope->body);
+    // A co-processor's virtual threads each own their copy of every buffer of the scope: what
+    // lets one thread's load fill its copy while another thread computes on its own.
+    PerThreadAnalysis analysis(vthread, scope->body, axis->thread_tag == "cthread");
     return VirtualThreadRewriter(vthread, count, analysis.vars()).Rewrite(scope->body);
   }
 };

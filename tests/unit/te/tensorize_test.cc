@@ -62,6 +62,7 @@ struct GemmIntrinOptions {
   int rows = 16, cols = 16, depth = 16;
   DataType in = kF32, acc = kF32;
   bool init = true, update = true;
+  std::map<std::string, TensorIntrinBuffer> buffers;  // by tensor: "a", "b", "c"
 };
 
 // out[i, j] = sum_k acc(a[i, k]) * acc(b[j, k]), each statement one extern call.
@@ -87,7 +88,7 @@ TensorIntrin DeclGemm(const GemmIntrinOptions& o, const std::string& name) {
     }
     if (o.update) stmts.reduce_update = call(fn + "_update");
     return stmts;
-  }, name);
+  }, name, o.buffers);
 }
 
 // C[i, j] = sum_k A[i, k] * B[j, k] in float32.
@@ -493,6 +494,35 @@ TEST(TeTensorizeErrors, LoopStructureProblems) {
   ExpectError([&] { lower(s, {mm.A, mm.B, C}, "f"); },
               "tensorize of stage 'C2': stage 'A2' is computed at loop 'j.inner', which "
               "tensorize replaces; compute it at a loop outside 'i.inner'");
+}
+
+// An intrinsic that names a scope for a tensor takes only tiles of that scope; one with an
+// offset factor only tiles that start at a multiple of it.
+TEST(TeTensorizeErrors, TileInAnotherScopeOrOffTheIntrinsicsAlignment) {
+  Matmul mm(32, 48, 64);
+  auto lowered = [&](const GemmIntrinOptions& options) {
+    Schedule s = create_schedule({mm.C.op()});
+    s[mm.C].tensorize(mm.Tile16(s)[3], DeclGemm(options, "gemm16"));
+    return s;
+  };
+  GemmIntrinOptions scoped;
+  scoped.buffers["a"] = {"local.inp", 1};
+  ExpectError([&] { lower(lowered(scoped), {mm.A, mm.B, mm.C}, "f"); },
+              "tensorize: the intrinsic reads its tensor 'a' from scope 'local.inp', but the tile "
+              "is in 'A', of scope 'global'; set_scope(\"local.inp\") on the stage of 'A'");
+  // A's tiles start at io * 1024 + ko * 16: multiples of 16, not of 32.
+  GemmIntrinOptions aligned16, aligned32;
+  aligned16.buffers["a"] = {"global", 16};
+  aligned32.buffers["a"] = {"global", 32};
+  ExpectSame(mm.Run(lowered(aligned16)), mm.Reference(), "offset factor 16");
+  ExpectError([&] { lower(lowered(aligned32), {mm.A, mm.B, mm.C}, "f"); },
+              "tensorize: the intrinsic needs its tensor 'a' to start at a multiple of 32 "
+              "elements of 'A' (its offset_factor), but the tile starts at element");
+  GemmIntrinOptions unknown;
+  unknown.buffers["z"] = {};
+  ExpectError([&] { DeclGemm(unknown, "gemm16"); },
+              "decl_tensor_intrin 'gemm16': buffers names 'z', which is neither an input nor an "
+              "output of 'c'");
 }
 
 TEST(TeTensorizeErrors, PrimitiveAndDeclarationMisuse) {

@@ -234,7 +234,9 @@ struct BlockedGemm {
   // pragmas; 6 = ALU pragmas on the shift and clips; 7 = the output tiles split between two
   // virtual threads before everything else is attached (as the VTA convolution tutorial
   // does).
-  Schedule Scheduled(int steps) const {
+  // `thread_tag`: the virtual threads of step 7 ("vthread" as in the tutorial, or "cthread",
+  // the co-processor's, whose threads own every buffer).
+  Schedule Scheduled(int steps, const std::string& thread_tag = "vthread") const {
     Schedule s = create_schedule({res.op()});
     Stage r = s[res];
     IterVar b_out, b_inn, oc_out, oc_inn;
@@ -247,7 +249,7 @@ struct BlockedGemm {
       IterVar tx;
       std::tie(oc_out, tx) = r.split(oc_out, 2);
       r.reorder({tx, b_out});
-      r.bind(tx, thread_axis("vthread"));
+      r.bind(tx, thread_axis(thread_tag));
     }
     if (steps >= 2) {
       for (const Tensor& t : {res_gemm, res_shr, res_max, res_min}) s[t].compute_at(r, oc_out);
@@ -304,6 +306,28 @@ TEST(TeVtaBlockedGemm, EveryStepMatchesTheReference) {
   // one partial: 3 is not a multiple of 2).
   BlockedGemm gemm(4, 3, 2, 2);
   for (int steps = 0; steps <= 7; ++steps) gemm.Check(steps);
+}
+
+// With the co-processor's virtual threads every on-chip buffer gets a copy per thread (the
+// input tile too, which "vthread" shares since both threads fill it alike), and the result is
+// the same.
+TEST(TeVtaBlockedGemm, CoprocessorThreadsOwnTheirBuffersAndMatchTheReference) {
+  BlockedGemm gemm(4, 3, 2, 2);
+  ASSERT_EQ(thread_axis("cthread")->iter_type, IterVarType::kVirtualThread);
+  Schedule s = gemm.Scheduled(7, "cthread");
+  ExpectMatchesReference(s, {gemm.data, gemm.weight, gemm.res}, {{1, 3, 1, 16}, {4, 3, 16, 16}},
+                         {1, 4, 1, 16}, [&](const auto& in) { return gemm.Reference(in); }, true,
+                         "blocked GEMM with cthread");
+  std::string text = ToScript(lower(s, {gemm.data, gemm.weight, gemm.res}, "main"));
+  for (const char* allocation : {"T.allocate([64], \"int8\", \"local.inp_buffer\")",
+                                 "T.allocate([2048], \"int8\", \"local.wgt_buffer\")",
+                                 "T.allocate([64], \"int32\", \"local.acc_buffer\")"}) {
+    EXPECT_NE(text.find(allocation), std::string::npos) << allocation << " in\n" << text;
+  }
+  // Two threads of "vthread" share the input tile, which both fill alike.
+  std::string shared = ToScript(lower(gemm.Scheduled(7), {gemm.data, gemm.weight, gemm.res}, "main"));
+  EXPECT_NE(shared.find("T.allocate([32], \"int8\", \"local.inp_buffer\")"), std::string::npos)
+      << shared;
 }
 
 // The tutorial's sizes: 1024 input and output channels, tiles of 256.

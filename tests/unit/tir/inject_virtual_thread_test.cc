@@ -21,9 +21,9 @@ Stmt Loop(const Var& v, PrimExpr extent, Stmt body) {
   return For(v, 0, extent, ForKind::kSerial, body, IterVar(), {});
 }
 
-Stmt VirtualThreads(const Var& v, PrimExpr count, Stmt body) {
-  return AttrStmt(IterVar(Range(), v, IterVarType::kVirtualThread, "vthread"),
-                  attr::kVirtualThread, count, body);
+Stmt VirtualThreads(const Var& v, PrimExpr count, Stmt body, const std::string& tag = "vthread") {
+  return AttrStmt(IterVar(Range(), v, IterVarType::kVirtualThread, tag), attr::kVirtualThread,
+                  count, body);
 }
 
 // A flat local allocation and the buffer that accesses it.
@@ -128,6 +128,25 @@ TEST_F(InjectVirtualThreadTest, AllocationTheSameInEveryThreadIsShared) {
             "        Out[j] = S_1[j]\n"
             "        Out[j + 4] = S_1[j] + 1\n")
       << "S is written only by a statement that does not depend on the thread: it runs once";
+}
+
+// The same body under a co-processor's virtual threads ("cthread"): every thread fills its own
+// copy of S, so that one thread's load can overlap another's compute.
+TEST_F(InjectVirtualThreadTest, CoprocessorThreadsEachOwnEveryAllocation) {
+  Local s = MakeLocal("S", {4});
+  Stmt body = VirtualThreads(
+      vx, 2,
+      s.Allocate(Loop(j, 4, SeqStmt({BufferStore(s.buffer, BufferLoad(x, {j}), {j}),
+                                     BufferStore(out, Add(BufferLoad(s.buffer, {j}), vx),
+                                                 {Add(Mul(vx, 4), j)})}))),
+      "cthread");
+  EXPECT_EQ(RunSimplified(body),
+            "    S = T.allocate([8], \"int32\", \"local\")\n"
+            "    for j in range(4):\n"
+            "        S_1[j] = X[j]\n"
+            "        S_1[j + 4] = X[j]\n"
+            "        Out[j] = S_1[j]\n"
+            "        Out[j + 4] = S_1[j + 4] + 1\n");
 }
 
 TEST_F(InjectVirtualThreadTest, WriteUnderAThreadDependentBranchMakesTheAllocationPerThread) {

@@ -1,0 +1,82 @@
+// What the compiler knows of a VTA configuration (libloom_vta_compiler): the on-chip buffers
+// as storage scopes with their memory, the data types, the pragma keys schedules use, and the
+// GEMM tensor intrinsic.
+//
+//   Environment env(VTAConfig::Default());
+//   s[A_buf].set_scope(Environment::kInpScope);
+//   s[A_buf].pragma(axis, Environment::kDmaCopy);
+//   s[C_buf].tensorize(bi, env.gemm());
+//
+// The GEMM intrinsic computes out[batch][block_out] += inp[batch][block_in] . wgt[block_out]
+// [block_in] on tiles in the input, weight and accumulator scopes. Its statements are micro-op
+// kernels: each is an AttrStmt kCoprocScope (the compute queue) around an AttrStmt
+// kCoprocUopScope (the runtime call that pushes the kernel, "VTAPushGEMMOp") around the
+// kernel's micro-ops, call_extern("VTAUopPush", mode, reset, dst, src, wgt, opcode, use_imm,
+// imm) with the tiles' buffer indices counted in whole elements of each buffer. Later passes
+// turn the loops around them into micro-op loops and the scopes into runtime calls.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loom/te/tensor_intrin.h"
+#include "loom/vta/config.h"
+
+namespace loom::vta {
+
+// One on-chip buffer seen as a storage scope.
+struct MemoryInfo {
+  std::string scope;  // "local.inp_buffer"
+  DataType dtype;     // of one value
+  int64_t lanes = 0;  // values in one element (the unit a buffer index counts)
+  int64_t unit_bits = 0;  // bits of one element
+  int64_t depth = 0;      // elements the buffer holds
+  int64_t bits() const { return unit_bits * depth; }
+};
+
+class Environment {
+ public:
+  // Storage scopes of the on-chip buffers.
+  static constexpr const char* kInpScope = "local.inp_buffer";
+  static constexpr const char* kWgtScope = "local.wgt_buffer";
+  static constexpr const char* kAccScope = "local.acc_buffer";
+  static constexpr const char* kUopScope = "local.uop_buffer";
+  // Pragma keys (Stage::pragma): a copy between DRAM and an on-chip buffer becomes a LOAD or
+  // STORE; an element-wise update of the accumulator becomes ALU micro-ops.
+  static constexpr const char* kDmaCopy = "dma_copy";
+  static constexpr const char* kAlu = "alu";
+  // AttrStmt keys of the intrinsic's statements (see above).
+  static constexpr const char* kCoprocScope = "coproc_scope";
+  static constexpr const char* kCoprocUopScope = "coproc_uop_scope";
+  // The runtime's queue ids (VTADepPush / VTADepPop), the values of kCoprocScope.
+  static constexpr int kLoadQueue = 1;
+  static constexpr int kComputeQueue = 2;
+  static constexpr int kStoreQueue = 3;
+
+  // The configuration is validated (loom::Error naming the parameter otherwise).
+  explicit Environment(const VTAConfig& config);
+
+  const VTAConfig& config() const { return config_; }
+  int batch() const { return config_.batch(); }
+  int block_in() const { return config_.block_in(); }
+  int block_out() const { return config_.block_out(); }
+  DataType inp_dtype() const { return DataType::Int(config_.inp_width()); }
+  DataType wgt_dtype() const { return DataType::Int(config_.wgt_width()); }
+  DataType acc_dtype() const { return DataType::Int(config_.acc_width()); }
+  DataType out_dtype() const { return DataType::Int(config_.out_width()); }
+
+  // The input, weight, accumulator and micro-op buffers, in that order.
+  const std::vector<MemoryInfo>& memories() const { return memories_; }
+  // The buffer of `scope`; a loom::Error listing the scopes when it is none of them.
+  const MemoryInfo& Memory(const std::string& scope) const;
+
+  // The GEMM intrinsic (see above), named "vta_gemm".
+  const te::TensorIntrin& gemm() const { return gemm_; }
+
+ private:
+  VTAConfig config_;
+  std::vector<MemoryInfo> memories_;
+  te::TensorIntrin gemm_;
+};
+
+}  // namespace loom::vta
