@@ -25,8 +25,8 @@ Stmt GemmKernel(const Buffer& out, const Buffer& inp, const Buffer& wgt, const E
   Stmt push = Evaluate(call_extern(
       i32, "VTAUopPush",
       {zero, make_const(i32, int64_t{reset ? 1 : 0}), dst, src, weight, zero, zero, zero}));
-  Stmt kernel = AttrStmt(StringImm("vta"), Environment::kCoprocUopScope,
-                         StringImm("VTAPushGEMMOp"), push);
+  Stmt kernel =
+      AttrStmt(StringImm("vta"), Environment::kCoprocUopScope, StringImm("VTAPushGEMMOp"), push);
   return AttrStmt(StringImm("vta"), Environment::kCoprocScope,
                   make_const(i32, int64_t{Environment::kComputeQueue}), kernel);
 }
@@ -38,8 +38,8 @@ te::TensorIntrin DeclareGemm(const Environment& env) {
   te::Tensor out = te::compute(
       {env.batch(), env.block_out()},
       [&](Var i, Var j) {
-        return te::sum(cast(env.acc_dtype(), inp(i, k->var)) * cast(env.acc_dtype(), wgt(j, k->var)),
-                       {k});
+        return te::sum(
+            cast(env.acc_dtype(), inp(i, k->var)) * cast(env.acc_dtype(), wgt(j, k->var)), {k});
       },
       "out");
   auto lanes = [&](const char* scope) { return static_cast<int>(env.Memory(scope).lanes); };

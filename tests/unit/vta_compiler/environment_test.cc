@@ -83,8 +83,10 @@ struct TutorialGemm {
     const DataType i8 = DataType::Int(8), i32 = DataType::Int(32);
     A = te::placeholder({1, n, 1, 16}, i8, "A");
     B = te::placeholder({m, n, 16, 16}, i8, "B");
-    A_buf = te::compute({1, n, 1, 16}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
-    B_buf = te::compute({m, n, 16, 16}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
+    A_buf = te::compute(
+        {1, n, 1, 16}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
+    B_buf = te::compute(
+        {m, n, 16, 16}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
     ko = te::reduce_axis(Range(0, n), "ko");
     ki = te::reduce_axis(Range(0, 16), "ki");
     C_buf = te::compute(
@@ -95,7 +97,8 @@ struct TutorialGemm {
                          {ko, ki});
         },
         "C_buf");
-    C = te::compute({1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
+    C = te::compute(
+        {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
   }
 
   // The tutorial's schedule up to tensorize; `inp_scope` is the scope of A's copy.
@@ -123,7 +126,8 @@ struct TutorialGemm {
 TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
   TutorialGemm g(4, 2);
   std::string text = ToScript(te::ScheduleToPrimFunc(g.Scheduled(), {g.A, g.B, g.C}, "main"));
-  EXPECT_EQ(text.substr(text.find("    C_buf_data")), R"(    C_buf_data = T.allocate([1, 4, 1, 16], "int32", "local.acc_buffer")
+  EXPECT_EQ(text.substr(text.find("    C_buf_data")),
+            R"(    C_buf_data = T.allocate([1, 4, 1, 16], "int32", "local.acc_buffer")
     for j.init in range(4):
         with T.attr("vta", "coproc_scope", 2):
             with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):

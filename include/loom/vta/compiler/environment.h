@@ -26,9 +26,9 @@ namespace loom::vta {
 
 // One on-chip buffer seen as a storage scope.
 struct MemoryInfo {
-  std::string scope;  // "local.inp_buffer"
-  DataType dtype;     // of one value
-  int64_t lanes = 0;  // values in one element (the unit a buffer index counts)
+  std::string scope;      // "local.inp_buffer"
+  DataType dtype;         // of one value
+  int64_t lanes = 0;      // values in one element (the unit a buffer index counts)
   int64_t unit_bits = 0;  // bits of one element
   int64_t depth = 0;      // elements the buffer holds
   int64_t bits() const { return unit_bits * depth; }
