@@ -1,0 +1,38 @@
+// The VTA lowering passes (libloom_vta_compiler), one per file in src/vta/compiler/, and the
+// pipeline that runs them after the default TIR pipeline (tir/pipeline.h).
+//
+//   Environment env(VTAConfig::Default());
+//   PrimFunc f = vta::lower(env, schedule, {A, B, C}, "gemm");
+#pragma once
+
+#include <string>
+
+#include "loom/te/schedule.h"
+#include "loom/tir/transform.h"
+#include "loom/vta/compiler/environment.h"
+
+namespace loom::vta {
+
+// AttrStmt key PlanSram puts around each on-chip allocation: node = the allocation's data Var,
+// value = the element of the buffer (in the scope's elements, MemoryInfo::lanes values each)
+// where the allocation starts.
+inline constexpr const char* kSramBase = "vta_sram_base";
+
+// PlanSram: every allocation in an on-chip scope (input, weight, accumulator) gets a place in
+// its buffer, in whole elements. An allocation starts where the allocations enclosing it in
+// the same scope end; allocations that follow each other share space (StorageRewrite has
+// hoisted those that live together to the top of their scope). The Allocate stays (its
+// accesses still run on the host until the DMA and ALU passes replace them); an AttrStmt
+// kSramBase records the place. User errors, naming the allocation: a size that is not a
+// constant or not a whole number of elements, and allocations that do not fit the buffer
+// (with the size they need and the buffer's depth), which a schedule's tiles cause.
+tir::transform::Pass PlanSram(const Environment& env);
+
+// The default TIR lowering pipeline, then the VTA passes in order.
+tir::transform::Pass LoweringPipeline(const Environment& env);
+
+// te::ScheduleToPrimFunc, then LoweringPipeline(env) under the current PassContext.
+PrimFunc lower(const Environment& env, const te::Schedule& schedule, const Array<te::Tensor>& args,
+               const std::string& name = "main");
+
+}  // namespace loom::vta

@@ -1,0 +1,27 @@
+// The VTA lowering pipeline, in the order it runs: the default TIR pipeline first (its
+// StorageRewrite hoists the allocations that live together, which PlanSram relies on), then
+// the VTA passes, each stating the form it expects.
+#include "loom/tir/pipeline.h"
+
+#include "loom/te/lower.h"
+#include "loom/vta/compiler/passes.h"
+
+namespace loom::vta {
+
+tir::transform::Pass LoweringPipeline(const Environment& env) {
+  return tir::transform::Sequential(
+      {
+          tir::DefaultLoweringPipeline(),
+          // Last of all so far: places the on-chip allocations in their final shape (virtual
+          // threads' copies and double buffers included) and checks that they fit.
+          PlanSram(env),
+      },
+      "vta.LoweringPipeline");
+}
+
+PrimFunc lower(const Environment& env, const te::Schedule& schedule, const Array<te::Tensor>& args,
+               const std::string& name) {
+  return LoweringPipeline(env)(te::ScheduleToPrimFunc(schedule, args, name));
+}
+
+}  // namespace loom::vta
