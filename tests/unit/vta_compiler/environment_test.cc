@@ -11,6 +11,7 @@
 #include "loom/support/error.h"
 #include "loom/te/lower.h"
 #include "loom/te/schedule.h"
+#include "tutorial_gemm.h"
 
 namespace loom::vta {
 namespace {
@@ -71,60 +72,11 @@ TEST(VtaEnvironment, UnknownScopeListsTheScopes) {
   }
 }
 
-// The tutorial's matrix multiply: C[0, co, 0, ci] = sum over (ko, ki) of A[0, ko, 0, ki] *
-// B[co, ko, ci, ki], in blocks of 16, with copies into the on-chip buffers at ko.
-struct TutorialGemm {
-  Environment env{VTAConfig::Default()};
-  int m, n;
-  Tensor A, B, A_buf, B_buf, C_buf, C;
-  IterVar ko, ki;
-
-  TutorialGemm(int out_blocks, int in_blocks) : m(out_blocks), n(in_blocks) {
-    const DataType i8 = DataType::Int(8), i32 = DataType::Int(32);
-    A = te::placeholder({1, n, 1, 16}, i8, "A");
-    B = te::placeholder({m, n, 16, 16}, i8, "B");
-    A_buf = te::compute(
-        {1, n, 1, 16}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
-    B_buf = te::compute(
-        {m, n, 16, 16}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
-    ko = te::reduce_axis(Range(0, n), "ko");
-    ki = te::reduce_axis(Range(0, 16), "ki");
-    C_buf = te::compute(
-        {1, m, 1, 16},
-        [&](Var bo, Var co, Var bi, Var ci) {
-          return te::sum(cast(i32, A_buf(bo, ko->var, bi, ki->var)) *
-                             cast(i32, B_buf(co, ko->var, ci, ki->var)),
-                         {ko, ki});
-        },
-        "C_buf");
-    C = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
-  }
-
-  // The tutorial's schedule up to tensorize; `inp_scope` is the scope of A's copy.
-  Schedule Scheduled(const std::string& inp_scope = Environment::kInpScope) const {
-    Schedule s = te::create_schedule({C.op()});
-    s[A_buf].set_scope(inp_scope);
-    s[B_buf].set_scope(Environment::kWgtScope);
-    s[C_buf].set_scope(Environment::kAccScope);
-    const Array<IterVar>& axis = s[C_buf]->leaf_iter_vars;
-    IterVar bo = axis[0], co = axis[1], bi = axis[2], ci = axis[3];
-    s[C_buf].reorder({ko, bo, co, bi, ci, ki});
-    s[A_buf].compute_at(s[C_buf], ko);
-    s[B_buf].compute_at(s[C_buf], ko);
-    s[A_buf].pragma(s[A_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[B_buf].pragma(s[B_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[C].pragma(s[C]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[C_buf].tensorize(bi, env.gemm());
-    return s;
-  }
-};
-
 // The accumulator tile (0, co) (loop j) is reset before the reduction and updated at every ko;
 // the micro-ops index the buffers in whole elements: the accumulator by co, the input by 0
 // (one element per ko), the weight by co (one element per ko and co).
 TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
-  TutorialGemm g(4, 2);
+  testing::TutorialGemm g(4, 2);
   std::string text = ToScript(te::ScheduleToPrimFunc(g.Scheduled(), {g.A, g.B, g.C}, "main"));
   EXPECT_EQ(text.substr(text.find("    C_buf_data")),
             R"(    C_buf_data = T.allocate([1, 4, 1, 16], "int32", "local.acc_buffer")
@@ -155,7 +107,7 @@ TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
 }
 
 TEST(VtaEnvironment, GemmTilesMustLieInTheOnChipBuffers) {
-  TutorialGemm g(4, 2);
+  testing::TutorialGemm g(4, 2);
   try {
     te::ScheduleToPrimFunc(g.Scheduled("global"), {g.A, g.B, g.C}, "main");
     FAIL() << "no error";

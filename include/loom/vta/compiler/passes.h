@@ -28,6 +28,19 @@ inline constexpr const char* kSramBase = "vta_sram_base";
 // (with the size they need and the buffer's depth), which a schedule's tiles cause.
 tir::transform::Pass PlanSram(const Environment& env);
 
+// InjectDma: each copy under a dma_copy pragma between DRAM and an on-chip buffer placed by
+// PlanSram becomes one LOAD or STORE: call_extern("VTALoadBuffer2D" / "VTAStoreBuffer2D",
+// VTATLSCommandHandle(), ...) inside an AttrStmt Environment::kCoprocScope naming the queue
+// that runs it (load for the input and weight buffers, compute for the accumulator, store for
+// stores). The copy's loops must form a 2-D pattern: from the innermost loop outwards, loops
+// contiguous on both sides make the row, a whole number of elements starting at a whole
+// element; the remaining loops, merged where one continues the next, are at most one, the
+// rows, which follow each other on chip and lie a whole number of elements apart in DRAM.
+// LOADs copy values unchanged; STOREs go from the accumulator to values of the output type
+// (a cast narrows them, as the hardware does). Anything else is a user error that quotes the
+// copy and says what does not fit.
+tir::transform::Pass InjectDma(const Environment& env);
+
 // The default TIR lowering pipeline, then the VTA passes in order.
 tir::transform::Pass LoweringPipeline(const Environment& env);
 

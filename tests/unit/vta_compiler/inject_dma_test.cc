@@ -1,0 +1,140 @@
+// InjectDma: the LOADs and STOREs of the tutorial's matrix multiply (one element, strided rows,
+// a row of several elements), and the error of each copy that is not one LOAD or STORE.
+#include <gtest/gtest.h>
+
+#include "error_of.h"
+#include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
+#include "loom/te/schedule.h"
+#include "loom/vta/compiler/passes.h"
+#include "prim_func.h"
+#include "tutorial_gemm.h"
+
+namespace loom::vta {
+namespace {
+
+using loom::testing::ErrorOf;
+using loom::testing::MakePrimFunc;
+
+const DataType kI8 = DataType::Int(8);
+const DataType kI32 = DataType::Int(32);
+
+// The input tile A[0, ko] is one element (x 1, y 1, from element ko); the weight tile B[:, ko]
+// is 4 rows of one element, 2 elements apart in DRAM (x 1, y 4, x_stride 2, from element ko);
+// the output is one row of 4 elements.
+TEST(VtaInjectDma, TheTutorialsCopiesBecomeLoadsAndStores) {
+  testing::TutorialGemm g(4, 2);
+  std::string text = ToScript(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "main"));
+  EXPECT_EQ(text.substr(text.find("                for ko")),
+            R"(                for ko in range(2):
+                    with T.attr("vta", "coproc_scope", 1):
+                        T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), A.data, ko, 1, 1, 1, 0, 0, 0, 0, 0, 2))
+                    with T.attr("vta", "coproc_scope", 1):
+                        T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), B.data, ko, 1, 4, 2, 0, 0, 0, 0, 0, 1))
+                    for j in range(4):
+                        with T.attr("vta", "coproc_scope", 2):
+                            with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
+                                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, j, 0, j, 0, 0, 0))
+                with T.attr("vta", "coproc_scope", 3):
+                    T.evaluate(T.call_extern("int32", "VTAStoreBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), 0, 4, C.data, 0, 4, 1, 4))
+)");
+}
+
+// Copies written directly in TIR: an input-buffer allocation placed at element 5, and DRAM
+// buffers of int8 and int32.
+class InjectDmaTest : public ::testing::Test {
+ protected:
+  struct Loop {
+    Var var;
+    int64_t extent;
+  };
+  // `store` under the loops (outermost first) and a dma_copy pragma, inside the on-chip
+  // allocation of `chip`.
+  Stmt Copy(const std::vector<Loop>& loops, Stmt store, const Buffer& chip) const {
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      store = For(it->var, 0, make_const(kI32, it->extent), ForKind::kSerial, store, IterVar(), {});
+    }
+    Stmt copy = AttrStmt(IterVar(Range(), Var("i"), IterVarType::kDataPar, ""),
+                         std::string("pragma_") + Environment::kDmaCopy,
+                         make_const(kI32, int64_t{1}), store);
+    Stmt allocate = Allocate(chip->data, chip->dtype, chip->shape, const_true(), copy, chip->scope);
+    return AttrStmt(chip->data, kSramBase, make_const(kI32, int64_t{5}), allocate);
+  }
+  std::string Inject(Stmt body) const {
+    std::string text = ToScript(InjectDma(env)(MakePrimFunc({a8, a32, out}, {}, body)));
+    return text.substr(text.find('\n', text.find("def ")) + 1);
+  }
+
+  Environment env{VTAConfig::Default()};
+  Buffer a8 = DeclBuffer({4096}, kI8, "A");
+  Buffer a32 = DeclBuffer({4096}, kI32, "A32");
+  Buffer out = DeclBuffer({4096}, kI8, "Out");
+  Buffer inp = DeclBuffer({256}, kI8, "Inp", Environment::kInpScope);
+  Buffer acc = DeclBuffer({256}, kI32, "Acc", Environment::kAccScope);
+  Var y{"y"}, x{"x"}, l{"l"};
+};
+
+// Two rows of 3 elements, 5 elements apart in DRAM, from DRAM element 2, into the buffer at
+// element 5 + 1; then an accumulator load (on the compute queue) and a store.
+TEST_F(InjectDmaTest, RowsAndStridesOfLoadsAndStores) {
+  Stmt load = BufferStore(inp, BufferLoad(a8, {y * 80 + l + 32}), {y * 48 + l + 16});
+  EXPECT_EQ(Inject(Copy({{y, 2}, {l, 48}}, load, inp)),
+            R"(    with T.attr(Inp, "vta_sram_base", 5):
+        Inp = T.allocate([256], "int8", "local.inp_buffer")
+        with T.attr("vta", "coproc_scope", 1):
+            T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), A.data, 2, 3, 2, 5, 0, 0, 0, 0, 6, 2))
+)");
+  Stmt acc_load = BufferStore(acc, BufferLoad(a32, {x * 16 + l}), {x * 16 + l});
+  EXPECT_NE(Inject(Copy({{x, 4}, {l, 16}}, acc_load, acc))
+                .find("VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), "
+                      "A32.data, 0, 4, 1, 4, 0, 0, 0, 0, 5, 3"),
+            std::string::npos);
+  Stmt store = BufferStore(out, Cast(kI8, BufferLoad(acc, {y * 16 + l})), {y * 64 + l});
+  EXPECT_NE(Inject(Copy({{y, 3}, {l, 16}}, store, acc))
+                .find("with T.attr(\"vta\", \"coproc_scope\", 3):\n            "
+                      "T.evaluate(T.call_extern(\"int32\", \"VTAStoreBuffer2D\", "
+                      "T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 5, 4, Out.data, 0, 1, "
+                      "3, 4))"),
+            std::string::npos);
+}
+
+TEST_F(InjectDmaTest, CopiesThatAreNoLoadOrStoreAreErrors) {
+  auto error = [&](const std::vector<Loop>& loops, Stmt store, const Buffer& chip) {
+    std::string message = ErrorOf([&] { Inject(Copy(loops, store, chip)); });
+    return message.substr(0, message.find("; in\n"));
+  };
+  EXPECT_EQ(
+      error({{x, 16}, {l, 16}}, BufferStore(inp, BufferLoad(a8, {l * 16 + x}), {x * 16 + l}), inp),
+      "VTA dma_copy: the innermost loops contiguous on both sides copy 1 values, not a "
+      "whole number of local.inp_buffer elements of 16 values");
+  EXPECT_EQ(
+      error({{y, 2}, {x, 2}, {l, 16}},
+            BufferStore(inp, BufferLoad(a8, {y * 1024 + x * 128 + l}), {y * 32 + x * 16 + l}), inp),
+      "VTA dma_copy: the copy is not a 2-D pattern: after the rows, 2 loops remain that do "
+      "not continue each other");
+  EXPECT_EQ(
+      error({{y, 2}, {l, 16}}, BufferStore(inp, BufferLoad(a8, {y * 16 + l}), {y * 32 + l}), inp),
+      "VTA dma_copy: the rows must follow each other on chip (the on-chip side of a LOAD or "
+      "STORE is contiguous)");
+  EXPECT_EQ(error({{l, 16}}, BufferStore(inp, BufferLoad(a8, {l + 8}), {l}), inp),
+            "VTA dma_copy: the copy starts at value 8 on the DRAM side, which is not provably a "
+            "whole number of 16-value elements");
+  EXPECT_EQ(error({{l, 16}}, BufferStore(inp, Cast(kI8, BufferLoad(a32, {l})), {l}), inp),
+            "VTA dma_copy: a LOAD copies values unchanged; the cast to int8 needs the ALU");
+  EXPECT_EQ(error({{l, 16}}, BufferStore(out, BufferLoad(inp, {l}), {l}), inp),
+            "VTA dma_copy: only the accumulator buffer can be stored to DRAM, not "
+            "local.inp_buffer");
+  EXPECT_EQ(error({{l, 16}}, BufferStore(out, BufferLoad(a8, {l}), {l}), inp),
+            "VTA dma_copy: neither buffer is in an on-chip scope (set_scope the stage copied into "
+            "or out of)");
+  PrimExpr padded =
+      call_intrin(kI8, "if_then_else", {l < 8, BufferLoad(a8, {l}), make_const(kI8, int64_t{0})});
+  EXPECT_EQ(error({{l, 16}}, BufferStore(inp, padded, {l}), inp),
+            "VTA dma_copy: the copy pads (its value is an if_then_else); LOADs with padding are "
+            "not supported yet: pad in a stage of its own before the copy");
+  EXPECT_EQ(error({{l, 16}}, BufferStore(inp, BufferLoad(a8, {l * l}), {l}), inp),
+            "VTA dma_copy: index l * l is not linear in the copy's loops");
+}
+
+}  // namespace
+}  // namespace loom::vta
