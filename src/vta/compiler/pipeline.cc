@@ -18,6 +18,8 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           // Needs every on-chip allocation placed, to give each LOAD and STORE its on-chip
           // element.
           InjectDma(env),
+          // Any time after tensorize: folds the loops around the GEMM intrinsic's kernels.
+          FoldUopLoop(),
       },
       "vta.LoweringPipeline");
 }

@@ -21,7 +21,8 @@ const DataType kI32 = DataType::Int(32);
 
 // The input tile A[0, ko] is one element (x 1, y 1, from element ko); the weight tile B[:, ko]
 // is 4 rows of one element, 2 elements apart in DRAM (x 1, y 4, x_stride 2, from element ko);
-// the output is one row of 4 elements.
+// the output is one row of 4 elements. (FoldUopLoop has made the GEMM's loop over the 4 output
+// blocks a hardware loop.)
 TEST(VtaInjectDma, TheTutorialsCopiesBecomeLoadsAndStores) {
   testing::TutorialGemm g(4, 2);
   std::string text = ToScript(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "main"));
@@ -31,10 +32,11 @@ TEST(VtaInjectDma, TheTutorialsCopiesBecomeLoadsAndStores) {
                         T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), A.data, ko, 1, 1, 1, 0, 0, 0, 0, 0, 2))
                     with T.attr("vta", "coproc_scope", 1):
                         T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), B.data, ko, 1, 4, 2, 0, 0, 0, 0, 0, 1))
-                    for j in range(4):
-                        with T.attr("vta", "coproc_scope", 2):
-                            with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
-                                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, j, 0, j, 0, 0, 0))
+                    with T.attr("vta", "coproc_scope", 2):
+                        with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
+                            T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 4, 1, 0, 1))
+                            T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, 0, 0, 0, 0, 0, 0))
+                            T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
                 with T.attr("vta", "coproc_scope", 3):
                     T.evaluate(T.call_extern("int32", "VTAStoreBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), 0, 4, C.data, 0, 4, 1, 4))
 )");

@@ -41,6 +41,15 @@ tir::transform::Pass PlanSram(const Environment& env);
 // copy and says what does not fit.
 tir::transform::Pass InjectDma(const Environment& env);
 
+// FoldUopLoop: a serial loop from 0 whose body is exactly one micro-op kernel (coproc_scope
+// around coproc_uop_scope) moves into the kernel as a hardware loop, VTAUopLoopBegin(extent,
+// dst_factor, src_factor, wgt_factor) ... VTAUopLoopEnd(), when every micro-op's dst, src and
+// wgt index is linear in the loop variable with the same non-negative factors in all micro-ops,
+// the variable appears nowhere else, and the kernel has fewer than two loops already (the
+// hardware's limit). Inner loops fold first. Other loops stay loops (one kernel push per
+// iteration), which is correct, only slower.
+tir::transform::Pass FoldUopLoop();
+
 // The default TIR lowering pipeline, then the VTA passes in order.
 tir::transform::Pass LoweringPipeline(const Environment& env);
 

@@ -1,0 +1,76 @@
+// FoldUopLoop: loops around a micro-op kernel become its hardware loops (two at most, inner
+// first), and the loops that cannot are left alone.
+#include <gtest/gtest.h>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
+#include "loom/vta/compiler/passes.h"
+#include "prim_func.h"
+
+namespace loom::vta {
+namespace {
+
+using loom::testing::MakePrimFunc;
+
+const DataType kI32 = DataType::Int(32);
+
+class FoldUopLoopTest : public ::testing::Test {
+ protected:
+  static PrimExpr I(int64_t v) { return make_const(kI32, v); }
+  static Stmt Push(PrimExpr dst, PrimExpr src, PrimExpr wgt) {
+    return Evaluate(call_extern(kI32, "VTAUopPush", {I(0), I(0), dst, src, wgt, I(0), I(0), I(0)}));
+  }
+  static Stmt Kernel(Stmt pushes) {
+    return AttrStmt(StringImm("vta"), Environment::kCoprocScope, I(2),
+                    AttrStmt(StringImm("vta"), Environment::kCoprocUopScope,
+                             StringImm("VTAPushGEMMOp"), pushes));
+  }
+  static Stmt Loop(const Var& v, int64_t extent, Stmt body) {
+    return For(v, I(0), I(extent), ForKind::kSerial, body, IterVar(), {});
+  }
+  static std::string Body(const PrimFunc& func) {
+    std::string text = ToScript(func);
+    return text.substr(text.find('\n', text.find("def ")) + 1);
+  }
+  static std::string Fold(Stmt body) { return Body(FoldUopLoop()(MakePrimFunc({}, {}, body))); }
+  static std::string Unfolded(Stmt body) { return Body(MakePrimFunc({}, {}, body)); }
+  Var i{"i"}, j{"j"}, k{"k"};
+};
+
+// Two loops fold (j inner, then i); the third (k) stays a loop of kernel pushes.
+TEST_F(FoldUopLoopTest, UpToTwoLoopsFoldInnerFirst) {
+  Stmt body = Loop(k, 2,
+                   Loop(i, 3,
+                        Loop(j, 4,
+                             Kernel(SeqStmt({Push(i * 4 + j + k * 12, i, j),
+                                             Push(i * 4 + j + 100, i + 50, j)})))));
+  EXPECT_EQ(Fold(body), R"(    for k in range(2):
+        with T.attr("vta", "coproc_scope", 2):
+            with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
+                T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 3, 4, 1, 0))
+                T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 4, 1, 0, 1))
+                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, k * 12, 0, 0, 0, 0, 0))
+                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, 100, 50, 0, 0, 0, 0))
+                T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
+                T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
+)");
+}
+
+TEST_F(FoldUopLoopTest, LoopsThatAreNoHardwareLoopStay) {
+  // The micro-ops move by different factors.
+  Stmt differing = Loop(j, 4, Kernel(SeqStmt({Push(j, I(0), j), Push(j * 2, I(0), j)})));
+  EXPECT_EQ(Fold(differing), Unfolded(differing));
+  // Not linear, or in an argument that is no index.
+  Stmt squared = Loop(j, 4, Kernel(Push(j * j, I(0), I(0))));
+  EXPECT_EQ(Fold(squared), Unfolded(squared));
+  Stmt in_opcode = Loop(j, 4,
+                        Kernel(Evaluate(call_extern(kI32, "VTAUopPush",
+                                                    {I(0), I(0), j, I(0), I(0), j, I(0), I(0)}))));
+  EXPECT_EQ(Fold(in_opcode), Unfolded(in_opcode));
+  // More than the kernel in the loop's body.
+  Stmt busy = Loop(j, 4, SeqStmt({Kernel(Push(j, I(0), I(0))), Kernel(Push(j, I(0), I(0)))}));
+  EXPECT_EQ(Fold(busy), Unfolded(busy));
+}
+
+}  // namespace
+}  // namespace loom::vta
