@@ -8,6 +8,7 @@
 
 #include "loom/support/error.h"
 #include "loom/vta/isa.h"
+#include "vta_configs.h"
 
 namespace loom::vta {
 namespace {
@@ -90,13 +91,7 @@ TEST(VtaConfig, DefaultIsTheStandardSimulatorConfiguration) {
 }
 
 TEST(VtaConfig, DerivedSizesFollowParameters) {
-  VTAConfig config = VTAConfig::Default();
-  config.log_batch = 1;
-  config.log_block = 3;
-  config.log_acc_width = 4;
-  config.log_acc_buff_size = 15;
-  config.log_wgt_buff_size = 16;
-  config.Validate();
+  VTAConfig config = loom::testing::Batch2Block8Config();
   EXPECT_EQ(config.inp_elem_bytes(), 2 * 8);
   EXPECT_EQ(config.wgt_elem_bytes(), 8 * 8);
   EXPECT_EQ(config.acc_elem_bytes(), 2 * 8 * 2);
@@ -110,13 +105,7 @@ TEST(VtaConfig, DerivedSizesFollowParameters) {
 // wide as the deeper of the two. Here the input buffer (2048 elements) is deeper than the
 // accumulator (1024), so the last input element must still be addressable.
 TEST(VtaConfig, MicroOpSourceIndexCoversTheDeeperBuffer) {
-  VTAConfig config = VTAConfig::Default();
-  config.log_batch = 1;
-  config.log_block = 3;
-  config.log_acc_width = 4;
-  config.log_acc_buff_size = 15;
-  config.log_wgt_buff_size = 16;
-  config.Validate();
+  VTAConfig config = loom::testing::Batch2Block8Config();
   ASSERT_GT(config.inp_idx_bits(), config.acc_idx_bits());
   EXPECT_EQ(config.uop_src_bits(), config.inp_idx_bits());
   const Uop last_input{.dst_idx = 1023, .src_idx = 2047, .wgt_idx = 1023};

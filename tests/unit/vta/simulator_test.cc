@@ -9,6 +9,7 @@
 #include <random>
 
 #include "simulator_test_util.h"
+#include "vta_configs.h"
 
 namespace loom::vta {
 namespace {
@@ -420,12 +421,8 @@ TEST_F(VtaSim, EncodedProgramRunsLikeDecodedOne) {
 // A non-default core: BATCH 2, BLOCK 8, 16-bit accumulators. Sums wrap at 16 bits and
 // stores narrow 16 to 8 bits; lanes are row-major [batch][block].
 TEST(VtaSimConfig, Batch2Block8With16BitAccumulators) {
-  VTAConfig config = VTAConfig::Default();
-  config.log_batch = 1;
-  config.log_block = 3;
-  config.log_acc_width = 4;
+  VTAConfig config = loom::testing::Batch2Block8Config();
   config.log_acc_buff_size = 16;
-  config.log_wgt_buff_size = 16;
   config.Validate();
   Dram dram;
   Simulator sim(config, &dram);

@@ -12,6 +12,7 @@
 #include "loom/te/lower.h"
 #include "loom/te/schedule.h"
 #include "tutorial_gemm.h"
+#include "vta_configs.h"
 
 namespace loom::vta {
 namespace {
@@ -43,13 +44,7 @@ TEST(VtaEnvironment, MemoryOfTheDefaultConfiguration) {
 }
 
 TEST(VtaEnvironment, MemoryFollowsTheConfiguration) {
-  VTAConfig config = VTAConfig::Default();
-  config.log_batch = 1;
-  config.log_block = 3;
-  config.log_acc_width = 4;
-  config.log_acc_buff_size = 15;
-  config.log_wgt_buff_size = 16;
-  Environment env(config);
+  Environment env(loom::testing::Batch2Block8Config());
   EXPECT_EQ(env.batch(), 2);
   EXPECT_EQ(env.block_in(), 8);
   EXPECT_EQ(env.acc_dtype(), DataType::Int(16));
@@ -109,7 +104,7 @@ TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
 TEST(VtaEnvironment, GemmTilesMustLieInTheOnChipBuffers) {
   testing::TutorialGemm g(4, 2);
   try {
-    te::ScheduleToPrimFunc(g.Scheduled("global"), {g.A, g.B, g.C}, "main");
+    te::ScheduleToPrimFunc(g.Scheduled({.inp_scope = "global"}), {g.A, g.B, g.C}, "main");
     FAIL() << "no error";
   } catch (const Error& error) {
     EXPECT_STREQ(error.what(),

@@ -13,6 +13,7 @@
 #include "loom/tir/interpreter.h"
 #include "loom/vta/compiler/passes.h"
 #include "prim_func.h"
+#include "tutorial_gemm.h"
 
 namespace loom::vta {
 namespace {
@@ -77,51 +78,14 @@ TEST_F(PlanSramTest, AllocationsThatCannotBePlacedAreErrors) {
             "split the loops that size its tile more finely");
 }
 
-// The tutorial's matrix multiply staged through the buffers (without tensorize, so that it
-// runs on the host): each buffer starts at element 0 of its own; a weight tile of all 2048
-// output blocks needs twice the weight buffer.
-struct StagedGemm {
-  int m, n;
-  te::Tensor A, B, A_buf, B_buf, C_buf, C;
-  IterVar ko, ki;
-  StagedGemm(int out_blocks, int in_blocks) : m(out_blocks), n(in_blocks) {
-    const DataType i8 = DataType::Int(8);
-    A = te::placeholder({1, n, 1, 16}, i8, "A");
-    B = te::placeholder({m, n, 16, 16}, i8, "B");
-    A_buf = te::compute(
-        {1, n, 1, 16}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
-    B_buf = te::compute(
-        {m, n, 16, 16}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
-    ko = te::reduce_axis(Range(0, n), "ko");
-    ki = te::reduce_axis(Range(0, 16), "ki");
-    C_buf = te::compute(
-        {1, m, 1, 16},
-        [&](Var bo, Var co, Var bi, Var ci) {
-          return te::sum(cast(kI32, A_buf(bo, ko->var, bi, ki->var)) *
-                             cast(kI32, B_buf(co, ko->var, ci, ki->var)),
-                         {ko, ki});
-        },
-        "C_buf");
-    C = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
-  }
-  te::Schedule Scheduled() const {
-    te::Schedule s = te::create_schedule({C.op()});
-    s[A_buf].set_scope(Environment::kInpScope);
-    s[B_buf].set_scope(Environment::kWgtScope);
-    s[C_buf].set_scope(Environment::kAccScope);
-    const Array<IterVar>& axis = s[C_buf]->leaf_iter_vars;
-    s[C_buf].reorder({ko, axis[0], axis[1], axis[2], axis[3], ki});
-    s[A_buf].compute_at(s[C_buf], ko);
-    s[B_buf].compute_at(s[C_buf], ko);
-    return s;
-  }
-};
-
+// The tutorial's matrix multiply staged through the buffers, without tensorize and pragmas
+// so that it runs on the host: each buffer starts at element 0 of its own; a weight tile of all
+// 2048 output blocks needs twice the weight buffer.
 TEST(VtaLoweringPipeline, PlacesTheTutorialsBuffers) {
-  Environment env(VTAConfig::Default());
-  StagedGemm g(4, 2);
-  std::string text = ToScript(lower(env, g.Scheduled(), {g.A, g.B, g.C}, "main"));
+  testing::TutorialGemm g(4, 2);
+  const Environment& env = g.env;
+  const testing::TutorialSteps staged{.dma = false, .tensorize = false};
+  std::string text = ToScript(lower(env, g.Scheduled(staged), {g.A, g.B, g.C}, "main"));
   for (const char* placed : {"with T.attr(A_buf_data, \"vta_sram_base\", 0)",
                              "with T.attr(B_buf_data, \"vta_sram_base\", 0)",
                              "with T.attr(C_buf_data, \"vta_sram_base\", 0)"}) {
@@ -134,7 +98,7 @@ TEST(VtaLoweringPipeline, PlacesTheTutorialsBuffers) {
   for (tir::HostArray* array : {&a, &b}) {
     for (int64_t i = 0; i < array->NumElements(); ++i) array->data<int8_t>()[i] = rng() % 256;
   }
-  tir::Interpreter().Run(lower(env, g.Scheduled(), {g.A, g.B, g.C}, "main"), {a, b, c});
+  tir::Interpreter().Run(lower(env, g.Scheduled(staged), {g.A, g.B, g.C}, "main"), {a, b, c});
   for (int co = 0; co < 4; ++co) {
     for (int ci = 0; ci < 16; ++ci) {
       int32_t sum = 0;
@@ -146,9 +110,9 @@ TEST(VtaLoweringPipeline, PlacesTheTutorialsBuffers) {
     }
   }
 
-  StagedGemm wide(2048, 1);
+  testing::TutorialGemm wide(2048, 1);
   EXPECT_EQ(ErrorOf([&] {
-              lower(env, wide.Scheduled(), {wide.A, wide.B, wide.C}, "main");
+              lower(env, wide.Scheduled(staged), {wide.A, wide.B, wide.C}, "main");
             }),
             "VTA: 'B_buf_data' (scope local.wgt_buffer) needs 2048 elements at element 0 of the "
             "weight buffer, whose depth is 1024 elements (256 values each): 2048 > 1024; split "

@@ -12,6 +12,13 @@
 
 namespace loom::vta::testing {
 
+// How far TutorialGemm::Scheduled goes.
+struct TutorialSteps {
+  std::string inp_scope = Environment::kInpScope;  // of A's copy
+  bool dma = true;                                 // dma_copy pragmas on the copies
+  bool tensorize = true;                           // the GEMM intrinsic at bi
+};
+
 // The tutorial's matrix multiply: C[0, co, 0, ci] = sum over (ko, ki) of A[0, ko, 0, ki] *
 // B[co, ko, ci, ki], in blocks of 16, with copies into the on-chip buffers at ko.
 struct TutorialGemm {
@@ -42,10 +49,11 @@ struct TutorialGemm {
         {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
   }
 
-  // The tutorial's schedule up to tensorize; `inp_scope` is the scope of A's copy.
-  te::Schedule Scheduled(const std::string& inp_scope = Environment::kInpScope) const {
+  // The tutorial's schedule up to tensorize (without the pragmas and tensorize, it runs on the
+  // host as it is).
+  te::Schedule Scheduled(const TutorialSteps& steps = {}) const {
     te::Schedule s = te::create_schedule({C.op()});
-    s[A_buf].set_scope(inp_scope);
+    s[A_buf].set_scope(steps.inp_scope);
     s[B_buf].set_scope(Environment::kWgtScope);
     s[C_buf].set_scope(Environment::kAccScope);
     const Array<IterVar>& axis = s[C_buf]->leaf_iter_vars;
@@ -53,10 +61,12 @@ struct TutorialGemm {
     s[C_buf].reorder({ko, bo, co, bi, ci, ki});
     s[A_buf].compute_at(s[C_buf], ko);
     s[B_buf].compute_at(s[C_buf], ko);
-    s[A_buf].pragma(s[A_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[B_buf].pragma(s[B_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[C].pragma(s[C]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[C_buf].tensorize(bi, env.gemm());
+    if (steps.dma) {
+      s[A_buf].pragma(s[A_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
+      s[B_buf].pragma(s[B_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
+      s[C].pragma(s[C]->leaf_iter_vars[0], Environment::kDmaCopy);
+    }
+    if (steps.tensorize) s[C_buf].tensorize(bi, env.gemm());
     return s;
   }
 };
