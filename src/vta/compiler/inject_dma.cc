@@ -6,6 +6,7 @@
 // along which both sides are contiguous form the row (x): a whole number of elements. At most
 // one loop remains after merging loops that continue each other on both sides: the rows (y),
 // consecutive on chip and x_stride elements apart in DRAM.
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,18 @@ struct LinearIndex {
 // A loop of the 2-D pattern: `extent` steps of `sram` and `dram` values.
 struct Dim {
   int64_t extent, sram, dram;
+};
+
+// The interior of a loop of a padded copy: the iterations [lo, hi) that copy data; the others
+// write the padding. [0, extent) without padding.
+struct Interior {
+  int64_t lo = 0, hi = 0;
+};
+
+// One LOAD or STORE: sizes, stride and padding in elements; the starts in values.
+struct Pattern {
+  int64_t x_size = 1, y_size = 1, x_stride = 1;
+  int64_t x_pad_before = 0, y_pad_before = 0, x_pad_after = 0, y_pad_after = 0;
 };
 
 class DmaInjector : public StmtExprMutator {
@@ -84,11 +97,17 @@ class DmaInjector : public StmtExprMutator {
     if (store == nullptr || store->indices.size() != 1) {
       Fail(copy, "expected a nest of loops around one store of a flat buffer");
     }
+    // A padded copy: Select / if_then_else(inside, the copied value, 0).
     PrimExpr value = store->value;
-    if (const auto* call = value.as<CallNode>(); call && call->op.name() == "if_then_else") {
-      Fail(copy,
-           "the copy pads (its value is an if_then_else); LOADs with padding are not "
-           "supported yet: pad in a stage of its own before the copy");
+    PrimExpr inside;
+    if (const auto* select = value.as<SelectNode>()) {
+      inside = select->condition;
+      value = select->true_value;
+      CheckZeroPadding(copy, select->false_value);
+    } else if (const auto* call = value.as<CallNode>(); call && call->op.name() == "if_then_else") {
+      inside = call->args[0];
+      value = call->args[1];
+      CheckZeroPadding(copy, call->args[2]);
     }
     const auto* cast = value.as<CastNode>();
     if (cast != nullptr) value = cast->value;
@@ -115,6 +134,7 @@ class DmaInjector : public StmtExprMutator {
                      " needs the ALU");
     }
     if (!to_chip) {
+      if (inside.defined()) Fail(copy, "a STORE cannot pad");
       if (memory.scope != Environment::kAccScope) {
         Fail(copy, "only the accumulator buffer can be stored to DRAM, not " + memory.scope);
       }
@@ -123,11 +143,109 @@ class DmaInjector : public StmtExprMutator {
                        store->buffer->dtype.str());
       }
     }
+    std::vector<Interior> interior;
+    for (const Loop& loop : loops) interior.push_back({0, loop.extent});
+    if (inside.defined()) ParseInterior(copy, inside, loops, &interior);
+    // Inside the interior the DRAM index is linear (a padded read clamps its indices only
+    // outside it).
+    arith::Analyzer bounded;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      bounded.Bind(loops[l].var,
+                   Range(make_const(loops[l].var.dtype(), interior[l].lo),
+                         make_const(loops[l].var.dtype(), interior[l].hi - interior[l].lo)));
+    }
+    const PrimExpr dram_at = bounded.Simplify(to_chip ? load->indices[0] : store->indices[0]);
     LinearIndex sram_index = Linear(copy, to_chip ? store->indices[0] : load->indices[0], loops);
-    LinearIndex dram_index = Linear(copy, to_chip ? load->indices[0] : store->indices[0], loops);
+    LinearIndex dram_index = Linear(copy, dram_at, loops);
 
     const int64_t lanes = memory.lanes;
-    // The row: the innermost loops contiguous on both sides.
+    Pattern pattern = inside.defined()
+                          ? PaddedPattern(copy, loops, interior, sram_index, dram_index, lanes)
+                          : PlainPattern(copy, loops, sram_index, dram_index, lanes, memory.scope);
+    // The data starts at the interior's first iteration in DRAM; on chip, padding included.
+    PrimExpr dram_start = dram_index.base;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      dram_start =
+          dram_start + make_const(dram_start.dtype(), dram_index.coefficients[l] * interior[l].lo);
+    }
+    PrimExpr sram_element = Elements(copy, sram_index.base, lanes, "on-chip");
+    PrimExpr dram_element = Elements(copy, analyzer_.Simplify(dram_start), lanes, "DRAM");
+    sram_element = analyzer_.Simplify(make_const(kI32, placed.base) + sram_element);
+    PrimExpr cmd = call_extern(DataType::Handle(), "VTATLSCommandHandle", {});
+    auto i32 = [](int64_t v) { return make_const(kI32, v); };
+    Stmt call;
+    int queue = Environment::kStoreQueue;
+    if (to_chip) {
+      const int memory_type = memory.scope == Environment::kInpScope   ? 2
+                              : memory.scope == Environment::kWgtScope ? 1
+                                                                       : 3;
+      queue = memory_type == 3 ? Environment::kComputeQueue : Environment::kLoadQueue;
+      call = Evaluate(call_extern(
+          kI32, "VTALoadBuffer2D",
+          {cmd, dram->data, dram_element, i32(pattern.x_size), i32(pattern.y_size),
+           i32(pattern.x_stride), i32(pattern.x_pad_before), i32(pattern.y_pad_before),
+           i32(pattern.x_pad_after), i32(pattern.y_pad_after), sram_element, i32(memory_type)}));
+    } else {
+      call =
+          Evaluate(call_extern(kI32, "VTAStoreBuffer2D",
+                               {cmd, sram_element, i32(4), dram->data, dram_element,
+                                i32(pattern.x_size), i32(pattern.y_size), i32(pattern.x_stride)}));
+    }
+    return AttrStmt(StringImm("vta"), Environment::kCoprocScope, i32(queue), call);
+  }
+
+  void CheckZeroPadding(const Stmt& copy, const PrimExpr& padding) const {
+    int64_t value = 1;
+    const auto* real = padding.as<FloatImmNode>();
+    if (!(IsConstInt(padding, &value) && value == 0) && !(real != nullptr && real->value == 0)) {
+      Fail(copy, "VTA pads with zeros, not " + ToScript(padding));
+    }
+  }
+
+  // The interior of each loop from `inside`, a conjunction of comparisons of one loop variable
+  // with a constant (what a pad stage's condition simplifies to).
+  void ParseInterior(const Stmt& copy, const PrimExpr& inside, const std::vector<Loop>& loops,
+                     std::vector<Interior>* interior) {
+    if (const auto* both = inside.as<AndNode>()) {
+      ParseInterior(copy, both->a, loops, interior);
+      ParseInterior(copy, both->b, loops, interior);
+      return;
+    }
+    // var < c, var <= c, c <= var, c < var (and their mirrored forms).
+    PrimExpr a, b;
+    bool strict = false, var_first = true;
+    if (const auto* lt = inside.as<LTNode>())
+      a = lt->a, b = lt->b, strict = true;
+    else if (const auto* le = inside.as<LENode>())
+      a = le->a, b = le->b;
+    else if (const auto* gt = inside.as<GTNode>())
+      a = gt->b, b = gt->a, strict = true;
+    else if (const auto* ge = inside.as<GENode>())
+      a = ge->b, b = ge->a;
+    int64_t constant = 0;
+    if (a.defined() && IsConstInt(a, &constant)) std::swap(a, b), var_first = false;
+    if (!a.defined() || !IsConstInt(b, &constant)) {
+      Fail(copy, "the padding condition " + ToScript(inside) +
+                     " is not a comparison of a loop variable with a constant");
+    }
+    for (size_t l = 0; l < loops.size(); ++l) {
+      if (!a.same_as(loops[l].var)) continue;
+      Interior& range = (*interior)[l];
+      if (var_first) {  // var < c or var <= c
+        range.hi = std::min(range.hi, strict ? constant : constant + 1);
+      } else {  // c < var or c <= var
+        range.lo = std::max(range.lo, strict ? constant + 1 : constant);
+      }
+      return;
+    }
+    Fail(copy, "the padding condition " + ToScript(inside) + " does not bound a loop of the copy");
+  }
+
+  // Without padding: from the innermost loop outwards, the loops contiguous on both sides make
+  // the row; at most one loop of rows remains once loops continuing each other are merged.
+  Pattern PlainPattern(const Stmt& copy, const std::vector<Loop>& loops,
+                       const LinearIndex& sram_index, const LinearIndex& dram_index, int64_t lanes,
+                       const std::string& sram_scope) const {
     int64_t row_values = 1;
     size_t first_row_loop = loops.size();
     while (first_row_loop > 0) {
@@ -139,14 +257,7 @@ class DmaInjector : public StmtExprMutator {
       row_values *= loops[l].extent;
       first_row_loop = l;
     }
-    if (row_values % lanes != 0) {
-      std::ostringstream why;
-      why << "the innermost loops contiguous on both sides copy " << row_values
-          << " values, not a whole number of " << memory.scope << " elements of " << lanes
-          << " values";
-      Fail(copy, why.str());
-    }
-    // The other loops, merged where one continues the next on both sides.
+    CheckWholeElements(copy, row_values, lanes, sram_scope);
     std::vector<Dim> dims;
     for (size_t l = 0; l < first_row_loop; ++l) {
       Dim dim{loops[l].extent, sram_index.coefficients[l], dram_index.coefficients[l]};
@@ -162,44 +273,96 @@ class DmaInjector : public StmtExprMutator {
       Fail(copy, "the copy is not a 2-D pattern: after the rows, " + std::to_string(dims.size()) +
                      " loops remain that do not continue each other");
     }
-    int64_t y_size = 1, x_stride = row_values / lanes;
+    Pattern pattern;
+    pattern.x_size = row_values / lanes;
+    pattern.x_stride = pattern.x_size;
     if (!dims.empty()) {
-      const Dim& rows = dims[0];
-      if (rows.sram != row_values) {
-        Fail(copy,
-             "the rows must follow each other on chip (the on-chip side of a LOAD or "
-             "STORE is contiguous)");
-      }
-      if (rows.dram % lanes != 0) {
-        Fail(copy, "the rows start " + std::to_string(rows.dram) +
-                       " values apart in DRAM, not a whole number of elements");
-      }
-      y_size = rows.extent;
-      x_stride = rows.dram / lanes;
+      CheckRows(copy, dims[0], row_values, lanes);
+      pattern.y_size = dims[0].extent;
+      pattern.x_stride = dims[0].dram / lanes;
     }
-    PrimExpr sram_element = Elements(copy, sram_index.base, lanes, "on-chip");
-    PrimExpr dram_element = Elements(copy, dram_index.base, lanes, "DRAM");
-    sram_element = analyzer_.Simplify(make_const(kI32, placed.base) + sram_element);
-    PrimExpr cmd = call_extern(DataType::Handle(), "VTATLSCommandHandle", {});
-    auto i32 = [](int64_t v) { return make_const(kI32, v); };
-    PrimExpr x_size = i32(row_values / lanes);
-    Stmt call;
-    int queue = Environment::kStoreQueue;
-    if (to_chip) {
-      const int memory_type = memory.scope == Environment::kInpScope   ? 2
-                              : memory.scope == Environment::kWgtScope ? 1
-                                                                       : 3;
-      queue = memory_type == 3 ? Environment::kComputeQueue : Environment::kLoadQueue;
-      call =
-          Evaluate(call_extern(kI32, "VTALoadBuffer2D",
-                               {cmd, dram->data, dram_element, x_size, i32(y_size), i32(x_stride),
-                                i32(0), i32(0), i32(0), i32(0), sram_element, i32(memory_type)}));
-    } else {
-      call = Evaluate(call_extern(kI32, "VTAStoreBuffer2D",
-                                  {cmd, sram_element, i32(4), dram->data, dram_element, x_size,
-                                   i32(y_size), i32(x_stride)}));
+    return pattern;
+  }
+
+  // With padding: the innermost loops copy exactly one element; then at most two loops, the
+  // columns (x, contiguous on both sides) and the rows (y), each padded where its interior
+  // leaves iterations out.
+  Pattern PaddedPattern(const Stmt& copy, const std::vector<Loop>& loops,
+                        const std::vector<Interior>& interior, const LinearIndex& sram_index,
+                        const LinearIndex& dram_index, int64_t lanes) const {
+    int64_t element_values = 1;
+    size_t first = loops.size();
+    while (first > 0 && element_values < lanes) {
+      size_t l = first - 1;
+      if (interior[l].lo != 0 || interior[l].hi != loops[l].extent ||
+          sram_index.coefficients[l] != element_values ||
+          dram_index.coefficients[l] != element_values) {
+        break;
+      }
+      element_values *= loops[l].extent;
+      first = l;
     }
-    return AttrStmt(StringImm("vta"), Environment::kCoprocScope, i32(queue), call);
+    if (element_values != lanes) {
+      Fail(copy, "a padded copy's innermost loops must copy exactly one " + std::to_string(lanes) +
+                     "-value element, unpadded and contiguous on both "
+                     "sides; padding applies to whole elements");
+    }
+    std::vector<size_t> outer;
+    for (size_t l = 0; l < first; ++l) {
+      if (loops[l].extent != 1) outer.push_back(l);
+    }
+    if (outer.size() > 2) {
+      Fail(copy, "a padded copy has at most two loops of elements (rows and columns), not " +
+                     std::to_string(outer.size()));
+    }
+    Pattern pattern;
+    const bool has_columns = !outer.empty() && dram_index.coefficients[outer.back()] == lanes &&
+                             sram_index.coefficients[outer.back()] == lanes;
+    int64_t row_elements = 1;
+    if (has_columns) {
+      size_t x = outer.back();
+      outer.pop_back();
+      pattern.x_size = interior[x].hi - interior[x].lo;
+      pattern.x_pad_before = interior[x].lo;
+      pattern.x_pad_after = loops[x].extent - interior[x].hi;
+      row_elements = loops[x].extent;
+    }
+    pattern.x_stride = pattern.x_size;
+    if (outer.size() > 1) {
+      Fail(copy, "the innermost loop of elements must be contiguous on both sides");
+    }
+    if (!outer.empty()) {
+      size_t y = outer.back();
+      CheckRows(copy, {loops[y].extent, sram_index.coefficients[y], dram_index.coefficients[y]},
+                row_elements * lanes, lanes);
+      pattern.y_size = interior[y].hi - interior[y].lo;
+      pattern.y_pad_before = interior[y].lo;
+      pattern.y_pad_after = loops[y].extent - interior[y].hi;
+      pattern.x_stride = dram_index.coefficients[y] / lanes;
+    }
+    return pattern;
+  }
+
+  void CheckWholeElements(const Stmt& copy, int64_t row_values, int64_t lanes,
+                          const std::string& sram_scope) const {
+    if (row_values % lanes == 0) return;
+    std::ostringstream why;
+    why << "the innermost loops contiguous on both sides copy " << row_values
+        << " values, not a whole number of " << sram_scope << " elements of " << lanes << " values";
+    Fail(copy, why.str());
+  }
+
+  // Rows follow each other on chip, and lie a whole number of elements apart in DRAM.
+  void CheckRows(const Stmt& copy, const Dim& rows, int64_t row_values, int64_t lanes) const {
+    if (rows.sram != row_values) {
+      Fail(copy,
+           "the rows must follow each other on chip (the on-chip side of a LOAD or "
+           "STORE is contiguous)");
+    }
+    if (rows.dram % lanes != 0) {
+      Fail(copy, "the rows start " + std::to_string(rows.dram) +
+                     " values apart in DRAM, not a whole number of elements");
+    }
   }
 
   LinearIndex Linear(const Stmt& copy, const PrimExpr& index, const std::vector<Loop>& loops) {

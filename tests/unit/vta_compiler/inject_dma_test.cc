@@ -5,7 +5,9 @@
 #include "error_of.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
+#include "loom/te/lower.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/transform.h"
 #include "loom/vta/compiler/passes.h"
 #include "prim_func.h"
 #include "tutorial_gemm.h"
@@ -23,6 +25,25 @@ const DataType kI32 = DataType::Int(32);
 // is 4 rows of one element, 2 elements apart in DRAM (x 1, y 4, x_stride 2, from element ko);
 // the output is one row of 4 elements. (FoldUopLoop has made the GEMM's loop over the 4 output
 // blocks a hardware loop.)
+// The pad stage of a 3x3 convolution's input (14x14 pixels of 16 channels, padded by one on
+// each side) as the copy into the input buffer: one LOAD of 14 rows of 14 elements, each
+// padded by one element on every side.
+TEST(VtaInjectDma, APadStageBecomesAPaddedLoad) {
+  Environment env(VTAConfig::Default());
+  te::Tensor data = te::placeholder({1, 14, 14, 16}, kI8, "data");
+  te::Tensor padded = topi::pad(data, {0, 1, 1, 0}, {0, 1, 1, 0});
+  te::Tensor out = te::compute(
+      {1, 16, 16, 16}, [&](const Array<Var>& i) { return cast(kI32, padded(i)); }, "out");
+  te::Schedule s = te::create_schedule({out.op()});
+  s[padded].set_scope(Environment::kInpScope);
+  s[padded].pragma(s[padded]->leaf_iter_vars[0], Environment::kDmaCopy);
+  std::string text = ToScript(lower(env, s, {data, out}, "main"));
+  EXPECT_NE(text.find("T.call_extern(\"int32\", \"VTALoadBuffer2D\", T.call_extern(\"handle\", "
+                      "\"VTATLSCommandHandle\"), data.data, 0, 14, 14, 14, 1, 1, 1, 1, 0, 2)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(VtaInjectDma, TheTutorialsCopiesBecomeLoadsAndStores) {
   testing::TutorialGemm g(4, 2);
   std::string text = ToScript(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "main"));
@@ -100,6 +121,17 @@ TEST_F(InjectDmaTest, RowsAndStridesOfLoadsAndStores) {
             std::string::npos);
 }
 
+// Padding rows only: 2 rows of one element, 3 elements apart in DRAM, with an empty row
+// before and after; the DRAM side starts at the first row copied.
+TEST_F(InjectDmaTest, PaddedRowsOfOneElement) {
+  PrimExpr inside = LE(make_const(kI32, int64_t{1}), y) && LT(y, make_const(kI32, int64_t{3}));
+  PrimExpr value =
+      Select(inside, BufferLoad(a8, {(y - 1) * 48 + l + 64}), make_const(kI8, int64_t{0}));
+  EXPECT_NE(Inject(Copy({{y, 4}, {l, 16}}, BufferStore(inp, value, {y * 16 + l}), inp))
+                .find("A.data, 4, 1, 2, 3, 0, 1, 0, 1, 5, 2)"),
+            std::string::npos);
+}
+
 TEST_F(InjectDmaTest, CopiesThatAreNoLoadOrStoreAreErrors) {
   auto error = [&](const std::vector<Loop>& loops, Stmt store, const Buffer& chip) {
     std::string message = ErrorOf([&] { Inject(Copy(loops, store, chip)); });
@@ -132,8 +164,12 @@ TEST_F(InjectDmaTest, CopiesThatAreNoLoadOrStoreAreErrors) {
   PrimExpr padded =
       call_intrin(kI8, "if_then_else", {l < 8, BufferLoad(a8, {l}), make_const(kI8, int64_t{0})});
   EXPECT_EQ(error({{l, 16}}, BufferStore(inp, padded, {l}), inp),
-            "VTA dma_copy: the copy pads (its value is an if_then_else); LOADs with padding are "
-            "not supported yet: pad in a stage of its own before the copy");
+            "VTA dma_copy: a padded copy's innermost loops must copy exactly one 16-value "
+            "element, unpadded and contiguous on both sides; padding applies to whole elements");
+  PrimExpr nonzero = call_intrin(
+      kI8, "if_then_else", {x < 8, BufferLoad(a8, {x * 16 + l}), make_const(kI8, int64_t{1})});
+  EXPECT_EQ(error({{x, 4}, {l, 16}}, BufferStore(inp, nonzero, {x * 16 + l}), inp),
+            "VTA dma_copy: VTA pads with zeros, not T.int8(1)");
   EXPECT_EQ(error({{l, 16}}, BufferStore(inp, BufferLoad(a8, {l * l}), {l}), inp),
             "VTA dma_copy: index l * l is not linear in the copy's loops");
 }

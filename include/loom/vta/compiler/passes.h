@@ -37,8 +37,12 @@ tir::transform::Pass PlanSram(const Environment& env);
 // element; the remaining loops, merged where one continues the next, are at most one, the
 // rows, which follow each other on chip and lie a whole number of elements apart in DRAM.
 // LOADs copy values unchanged; STOREs go from the accumulator to values of the output type
-// (a cast narrows them, as the hardware does). Anything else is a user error that quotes the
-// copy and says what does not fit.
+// (a cast narrows them, as the hardware does). A LOAD may pad with zeros, as a pad stage
+// inlined into the copy does (Select / if_then_else of a conjunction of comparisons of loop
+// variables with constants, the copied value, 0): its innermost loops then copy exactly one
+// element, and at most two loops of elements remain, the columns (contiguous on both sides)
+// and the rows, each padded before and after where its condition leaves iterations out.
+// Anything else is a user error that quotes the copy and says what does not fit.
 tir::transform::Pass InjectDma(const Environment& env);
 
 // FoldUopLoop: a serial loop from 0 whose body is exactly one micro-op kernel (coproc_scope
