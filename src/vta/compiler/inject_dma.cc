@@ -18,22 +18,16 @@
 #include "loom/support/error.h"
 #include "loom/tir/stmt_functor.h"
 #include "loom/vta/compiler/passes.h"
+#include "vta/compiler/loop_nest.h"
 
 namespace loom::vta {
 namespace {
 
 const DataType kI32 = DataType::Int(32);
 
-struct Loop {
-  Var var;
-  int64_t extent = 0;
-};
-
-// An index as base + sum of coefficient * loop variable (coefficients constant, in values).
-struct LinearIndex {
-  PrimExpr base;
-  std::vector<int64_t> coefficients;  // one per loop, outermost first
-};
+using detail::LinearIndex;
+using detail::Loop;
+using detail::LoopNest;
 
 // A loop of the 2-D pattern: `extent` steps of `sram` and `dram` values.
 struct Dim {
@@ -77,25 +71,12 @@ class DmaInjector : public StmtExprMutator {
   }
 
  private:
-  [[noreturn]] void Fail(const Stmt& copy, const std::string& why) const {
-    LOOM_THROW << "VTA dma_copy: " << why << "; in\n" << ToScript(copy);
-  }
-
-  Stmt Inject(const Stmt& copy) {
-    std::vector<Loop> loops;
-    Stmt body = copy;
-    while (const auto* loop = body.as<ForNode>()) {
-      int64_t min = -1, extent = 0;
-      if (!IsConstInt(loop->min, &min) || min != 0 || !IsConstInt(loop->extent, &extent)) {
-        Fail(copy,
-             "loop '" + loop->loop_var.name() + "' must start at 0 and have a constant extent");
-      }
-      loops.push_back({loop->loop_var, extent});
-      body = loop->body;
-    }
-    const auto* store = body.as<BufferStoreNode>();
+  Stmt Inject(const Stmt& copy_nest) {
+    const LoopNest copy("VTA dma_copy", copy_nest);
+    const std::vector<Loop>& loops = copy.loops();
+    const auto* store = copy.innermost().as<BufferStoreNode>();
     if (store == nullptr || store->indices.size() != 1) {
-      Fail(copy, "expected a nest of loops around one store of a flat buffer");
+      copy.Fail("expected a nest of loops around one store of a flat buffer");
     }
     // A padded copy: Select / if_then_else(inside, the copied value, 0).
     PrimExpr value = store->value;
@@ -113,34 +94,34 @@ class DmaInjector : public StmtExprMutator {
     if (cast != nullptr) value = cast->value;
     const auto* load = value.as<BufferLoadNode>();
     if (load == nullptr || load->indices.size() != 1) {
-      Fail(copy,
-           "the stored value must be an element of another buffer (a copy), at most "
-           "narrowed by a cast on the way out");
+      copy.Fail(
+          "the stored value must be an element of another buffer (a copy), at most "
+          "narrowed by a cast on the way out");
     }
     const bool to_chip = placed_.count(store->buffer->data.get()) != 0;
     const bool from_chip = placed_.count(load->buffer->data.get()) != 0;
     if (to_chip == from_chip) {
-      Fail(copy, to_chip ? "both buffers are on chip; a copy moves data between DRAM and one "
-                           "on-chip buffer"
-                         : "neither buffer is in an on-chip scope (set_scope the stage copied "
-                           "into or out of)");
+      copy.Fail(to_chip ? "both buffers are on chip; a copy moves data between DRAM and one "
+                          "on-chip buffer"
+                        : "neither buffer is in an on-chip scope (set_scope the stage copied "
+                          "into or out of)");
     }
     const Buffer& sram = to_chip ? store->buffer : load->buffer;
     const Buffer& dram = to_chip ? load->buffer : store->buffer;
     const Placed& placed = placed_.at(sram->data.get());
     const MemoryInfo& memory = env_.Memory(placed.scope);
     if (to_chip && cast != nullptr) {
-      Fail(copy, "a LOAD copies values unchanged; the cast to " + store->buffer->dtype.str() +
-                     " needs the ALU");
+      copy.Fail("a LOAD copies values unchanged; the cast to " + store->buffer->dtype.str() +
+                " needs the ALU");
     }
     if (!to_chip) {
-      if (inside.defined()) Fail(copy, "a STORE cannot pad");
+      if (inside.defined()) copy.Fail("a STORE cannot pad");
       if (memory.scope != Environment::kAccScope) {
-        Fail(copy, "only the accumulator buffer can be stored to DRAM, not " + memory.scope);
+        copy.Fail("only the accumulator buffer can be stored to DRAM, not " + memory.scope);
       }
       if (store->buffer->dtype != env_.out_dtype()) {
-        Fail(copy, "a STORE writes " + env_.out_dtype().str() + " values (the output width), not " +
-                       store->buffer->dtype.str());
+        copy.Fail("a STORE writes " + env_.out_dtype().str() + " values (the output width), not " +
+                  store->buffer->dtype.str());
       }
     }
     std::vector<Interior> interior;
@@ -155,8 +136,9 @@ class DmaInjector : public StmtExprMutator {
                          make_const(loops[l].var.dtype(), interior[l].hi - interior[l].lo)));
     }
     const PrimExpr dram_at = bounded.Simplify(to_chip ? load->indices[0] : store->indices[0]);
-    LinearIndex sram_index = Linear(copy, to_chip ? store->indices[0] : load->indices[0], loops);
-    LinearIndex dram_index = Linear(copy, dram_at, loops);
+    LinearIndex sram_index =
+        copy.Linear(to_chip ? store->indices[0] : load->indices[0], &analyzer_);
+    LinearIndex dram_index = copy.Linear(dram_at, &analyzer_);
 
     const int64_t lanes = memory.lanes;
     Pattern pattern = inside.defined()
@@ -194,17 +176,17 @@ class DmaInjector : public StmtExprMutator {
     return AttrStmt(StringImm("vta"), Environment::kCoprocScope, i32(queue), call);
   }
 
-  void CheckZeroPadding(const Stmt& copy, const PrimExpr& padding) const {
+  void CheckZeroPadding(const LoopNest& copy, const PrimExpr& padding) const {
     int64_t value = 1;
     const auto* real = padding.as<FloatImmNode>();
     if (!(IsConstInt(padding, &value) && value == 0) && !(real != nullptr && real->value == 0)) {
-      Fail(copy, "VTA pads with zeros, not " + ToScript(padding));
+      copy.Fail("VTA pads with zeros, not " + ToScript(padding));
     }
   }
 
   // The interior of each loop from `inside`, a conjunction of comparisons of one loop variable
   // with a constant (what a pad stage's condition simplifies to).
-  void ParseInterior(const Stmt& copy, const PrimExpr& inside, const std::vector<Loop>& loops,
+  void ParseInterior(const LoopNest& copy, const PrimExpr& inside, const std::vector<Loop>& loops,
                      std::vector<Interior>* interior) {
     if (const auto* both = inside.as<AndNode>()) {
       ParseInterior(copy, both->a, loops, interior);
@@ -225,8 +207,8 @@ class DmaInjector : public StmtExprMutator {
     int64_t constant = 0;
     if (a.defined() && IsConstInt(a, &constant)) std::swap(a, b), var_first = false;
     if (!a.defined() || !IsConstInt(b, &constant)) {
-      Fail(copy, "the padding condition " + ToScript(inside) +
-                     " is not a comparison of a loop variable with a constant");
+      copy.Fail("the padding condition " + ToScript(inside) +
+                " is not a comparison of a loop variable with a constant");
     }
     for (size_t l = 0; l < loops.size(); ++l) {
       if (!a.same_as(loops[l].var)) continue;
@@ -238,12 +220,12 @@ class DmaInjector : public StmtExprMutator {
       }
       return;
     }
-    Fail(copy, "the padding condition " + ToScript(inside) + " does not bound a loop of the copy");
+    copy.Fail("the padding condition " + ToScript(inside) + " does not bound a loop of the copy");
   }
 
   // Without padding: from the innermost loop outwards, the loops contiguous on both sides make
   // the row; at most one loop of rows remains once loops continuing each other are merged.
-  Pattern PlainPattern(const Stmt& copy, const std::vector<Loop>& loops,
+  Pattern PlainPattern(const LoopNest& copy, const std::vector<Loop>& loops,
                        const LinearIndex& sram_index, const LinearIndex& dram_index, int64_t lanes,
                        const std::string& sram_scope) const {
     int64_t row_values = 1;
@@ -270,8 +252,8 @@ class DmaInjector : public StmtExprMutator {
       dims.push_back(dim);
     }
     if (dims.size() > 1) {
-      Fail(copy, "the copy is not a 2-D pattern: after the rows, " + std::to_string(dims.size()) +
-                     " loops remain that do not continue each other");
+      copy.Fail("the copy is not a 2-D pattern: after the rows, " + std::to_string(dims.size()) +
+                " loops remain that do not continue each other");
     }
     Pattern pattern;
     pattern.x_size = row_values / lanes;
@@ -287,7 +269,7 @@ class DmaInjector : public StmtExprMutator {
   // With padding: the innermost loops copy exactly one element; then at most two loops, the
   // columns (x, contiguous on both sides) and the rows (y), each padded where its interior
   // leaves iterations out.
-  Pattern PaddedPattern(const Stmt& copy, const std::vector<Loop>& loops,
+  Pattern PaddedPattern(const LoopNest& copy, const std::vector<Loop>& loops,
                         const std::vector<Interior>& interior, const LinearIndex& sram_index,
                         const LinearIndex& dram_index, int64_t lanes) const {
     int64_t element_values = 1;
@@ -303,17 +285,17 @@ class DmaInjector : public StmtExprMutator {
       first = l;
     }
     if (element_values != lanes) {
-      Fail(copy, "a padded copy's innermost loops must copy exactly one " + std::to_string(lanes) +
-                     "-value element, unpadded and contiguous on both "
-                     "sides; padding applies to whole elements");
+      copy.Fail("a padded copy's innermost loops must copy exactly one " + std::to_string(lanes) +
+                "-value element, unpadded and contiguous on both "
+                "sides; padding applies to whole elements");
     }
     std::vector<size_t> outer;
     for (size_t l = 0; l < first; ++l) {
       if (loops[l].extent != 1) outer.push_back(l);
     }
     if (outer.size() > 2) {
-      Fail(copy, "a padded copy has at most two loops of elements (rows and columns), not " +
-                     std::to_string(outer.size()));
+      copy.Fail("a padded copy has at most two loops of elements (rows and columns), not " +
+                std::to_string(outer.size()));
     }
     Pattern pattern;
     const bool has_columns = !outer.empty() && dram_index.coefficients[outer.back()] == lanes &&
@@ -329,7 +311,7 @@ class DmaInjector : public StmtExprMutator {
     }
     pattern.x_stride = pattern.x_size;
     if (outer.size() > 1) {
-      Fail(copy, "the innermost loop of elements must be contiguous on both sides");
+      copy.Fail("the innermost loop of elements must be contiguous on both sides");
     }
     if (!outer.empty()) {
       size_t y = outer.back();
@@ -343,56 +325,33 @@ class DmaInjector : public StmtExprMutator {
     return pattern;
   }
 
-  void CheckWholeElements(const Stmt& copy, int64_t row_values, int64_t lanes,
+  void CheckWholeElements(const LoopNest& copy, int64_t row_values, int64_t lanes,
                           const std::string& sram_scope) const {
     if (row_values % lanes == 0) return;
     std::ostringstream why;
     why << "the innermost loops contiguous on both sides copy " << row_values
         << " values, not a whole number of " << sram_scope << " elements of " << lanes << " values";
-    Fail(copy, why.str());
+    copy.Fail(why.str());
   }
 
   // Rows follow each other on chip, and lie a whole number of elements apart in DRAM.
-  void CheckRows(const Stmt& copy, const Dim& rows, int64_t row_values, int64_t lanes) const {
+  void CheckRows(const LoopNest& copy, const Dim& rows, int64_t row_values, int64_t lanes) const {
     if (rows.sram != row_values) {
-      Fail(copy,
-           "the rows must follow each other on chip (the on-chip side of a LOAD or "
-           "STORE is contiguous)");
+      copy.Fail(
+          "the rows must follow each other on chip (the on-chip side of a LOAD or "
+          "STORE is contiguous)");
     }
     if (rows.dram % lanes != 0) {
-      Fail(copy, "the rows start " + std::to_string(rows.dram) +
-                     " values apart in DRAM, not a whole number of elements");
+      copy.Fail("the rows start " + std::to_string(rows.dram) +
+                " values apart in DRAM, not a whole number of elements");
     }
   }
 
-  LinearIndex Linear(const Stmt& copy, const PrimExpr& index, const std::vector<Loop>& loops) {
-    tir::VarMap zero;
-    for (const Loop& loop : loops) zero[loop.var] = make_const(loop.var.dtype(), int64_t{0});
-    LinearIndex linear;
-    linear.base = analyzer_.Simplify(tir::Substitute(index, zero));
-    PrimExpr rebuilt = linear.base;
-    for (const Loop& loop : loops) {
-      tir::VarMap one = zero;
-      one[loop.var] = make_const(loop.var.dtype(), int64_t{1});
-      int64_t coefficient = 0;
-      if (!IsConstInt(analyzer_.Simplify(tir::Substitute(index, one) - linear.base),
-                      &coefficient)) {
-        Fail(copy, "index " + ToScript(index) + " is not linear in loop '" + loop.var.name() + "'");
-      }
-      linear.coefficients.push_back(coefficient);
-      rebuilt = rebuilt + make_const(index.dtype(), coefficient) * loop.var;
-    }
-    if (!analyzer_.CanProveEqual(index, rebuilt)) {
-      Fail(copy, "index " + ToScript(index) + " is not linear in the copy's loops");
-    }
-    return linear;
-  }
-
-  PrimExpr Elements(const Stmt& copy, const PrimExpr& values, int64_t lanes, const char* side) {
+  PrimExpr Elements(const LoopNest& copy, const PrimExpr& values, int64_t lanes, const char* side) {
     if (!analyzer_.CanProve(floormod(values, make_const(values.dtype(), lanes)) == 0)) {
-      Fail(copy, std::string("the copy starts at value ") + ToScript(values) + " on the " + side +
-                     " side, which is not provably a whole number of " + std::to_string(lanes) +
-                     "-value elements");
+      copy.Fail(std::string("the copy starts at value ") + ToScript(values) + " on the " + side +
+                " side, which is not provably a whole number of " + std::to_string(lanes) +
+                "-value elements");
     }
     return analyzer_.Simplify(floordiv(values, make_const(values.dtype(), lanes)));
   }

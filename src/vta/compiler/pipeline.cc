@@ -11,6 +11,9 @@ namespace loom::vta {
 tir::transform::Pass LoweringPipeline(const Environment& env) {
   return tir::transform::Sequential(
       {
+          // Before the default pipeline: StorageRewrite would otherwise give the ALU stages'
+          // tensors shared slots, and the in-place form could no longer be found.
+          AluInPlace(),
           tir::DefaultLoweringPipeline(),
           // Last of all so far: places the on-chip allocations in their final shape (virtual
           // threads' copies and double buffers included) and checks that they fit.
@@ -18,7 +21,9 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           // Needs every on-chip allocation placed, to give each LOAD and STORE its on-chip
           // element.
           InjectDma(env),
-          // Any time after tensorize: folds the loops around the GEMM intrinsic's kernels.
+          // Needs the accumulator allocations placed, like InjectDma.
+          InjectAlu(env),
+          // After every pass that makes micro-op kernels: folds the loops around them.
           FoldUopLoop(),
       },
       "vta.LoweringPipeline");

@@ -171,7 +171,7 @@ TEST_F(InjectDmaTest, CopiesThatAreNoLoadOrStoreAreErrors) {
   EXPECT_EQ(error({{x, 4}, {l, 16}}, BufferStore(inp, nonzero, {x * 16 + l}), inp),
             "VTA dma_copy: VTA pads with zeros, not T.int8(1)");
   EXPECT_EQ(error({{l, 16}}, BufferStore(inp, BufferLoad(a8, {l * l}), {l}), inp),
-            "VTA dma_copy: index l * l is not linear in the copy's loops");
+            "VTA dma_copy: index l * l is not linear in the loops");
 }
 
 }  // namespace

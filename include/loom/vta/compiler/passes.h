@@ -45,6 +45,23 @@ tir::transform::Pass PlanSram(const Environment& env);
 // Anything else is a user error that quotes the copy and says what does not fit.
 tir::transform::Pass InjectDma(const Environment& env);
 
+// AluInPlace: an alu-pragma'd stage that writes one accumulator tensor from another at the
+// same element, dst[i] = op(src[i], ...), writes src instead (src[i] = op(src[i], ...), the
+// ALU's in-place form), when src is not used after the stage, dst not before it, and dst's
+// uses lie within src's allocation; dst's allocation goes. Runs before the default pipeline,
+// while the stages' tensors are apart (StorageRewrite would give them shared slots).
+tir::transform::Pass AluInPlace();
+
+// InjectAlu: each alu-pragma'd update of a placed accumulator buffer in place, dst =
+// op(dst, operand) with op add, subtract (an immediate), multiply, min, max, shift right or
+// left (a negative right shift) and the operand an immediate (16 bits) or, for add, multiply,
+// min and max, another accumulator element, becomes an ALU micro-op kernel:
+// call_extern("VTAUopPush", 1, 0, dst element, src element, 0, opcode, use_imm, imm) under a
+// coproc_uop_scope "VTAPushALUOp" under the compute queue's coproc_scope. The innermost loops
+// must walk exactly one element (contiguous in every operand); the outer loops stay around the
+// kernel, for FoldUopLoop. Anything else is a user error quoting the stage.
+tir::transform::Pass InjectAlu(const Environment& env);
+
 // FoldUopLoop: a serial loop from 0 whose body is exactly one micro-op kernel (coproc_scope
 // around coproc_uop_scope) moves into the kernel as a hardware loop, VTAUopLoopBegin(extent,
 // dst_factor, src_factor, wgt_factor) ... VTAUopLoopEnd(), when every micro-op's dst, src and
