@@ -61,6 +61,18 @@ class InjectVirtualThreadTest : public ::testing::Test {
     return "no error";
   }
 
+  // Two threads of `tag`: S filled from X by a statement the same in both, then read by
+  // each thread into its own half of Out.
+  Stmt FillAndOffset(const std::string& tag) const {
+    Local s = MakeLocal("S", {4});
+    return VirtualThreads(
+        vx, 2,
+        s.Allocate(Loop(j, 4, SeqStmt({BufferStore(s.buffer, BufferLoad(x, {j}), {j}),
+                                       BufferStore(out, Add(BufferLoad(s.buffer, {j}), vx),
+                                                   {Add(Mul(vx, 4), j)})}))),
+        tag);
+  }
+
   Var vx{"vx"}, j{"j"}, k{"k"};
   Buffer x = DeclBuffer({64}, kInt32, "X");
   Buffer out = DeclBuffer({64}, kInt32, "Out");
@@ -115,13 +127,7 @@ TEST_F(InjectVirtualThreadTest, StatementsAlternateBetweenThreads) {
 }
 
 TEST_F(InjectVirtualThreadTest, AllocationTheSameInEveryThreadIsShared) {
-  Local s = MakeLocal("S", {4});
-  Stmt body = VirtualThreads(
-      vx, 2,
-      s.Allocate(Loop(j, 4, SeqStmt({BufferStore(s.buffer, BufferLoad(x, {j}), {j}),
-                                     BufferStore(out, Add(BufferLoad(s.buffer, {j}), vx),
-                                                 {Add(Mul(vx, 4), j)})}))));
-  EXPECT_EQ(RunSimplified(body),
+  EXPECT_EQ(RunSimplified(FillAndOffset("vthread")),
             "    S = T.allocate([4], \"int32\", \"local\")\n"
             "    for j in range(4):\n"
             "        S_1[j] = X[j]\n"
@@ -133,14 +139,7 @@ TEST_F(InjectVirtualThreadTest, AllocationTheSameInEveryThreadIsShared) {
 // The same body under a co-processor's virtual threads ("cthread"): every thread fills its own
 // copy of S, so that one thread's load can overlap another's compute.
 TEST_F(InjectVirtualThreadTest, CoprocessorThreadsEachOwnEveryAllocation) {
-  Local s = MakeLocal("S", {4});
-  Stmt body = VirtualThreads(
-      vx, 2,
-      s.Allocate(Loop(j, 4, SeqStmt({BufferStore(s.buffer, BufferLoad(x, {j}), {j}),
-                                     BufferStore(out, Add(BufferLoad(s.buffer, {j}), vx),
-                                                 {Add(Mul(vx, 4), j)})}))),
-      "cthread");
-  EXPECT_EQ(RunSimplified(body),
+  EXPECT_EQ(RunSimplified(FillAndOffset("cthread")),
             "    S = T.allocate([8], \"int32\", \"local\")\n"
             "    for j in range(4):\n"
             "        S_1[j] = X[j]\n"
