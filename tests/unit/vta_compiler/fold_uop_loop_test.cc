@@ -14,7 +14,7 @@ using loom::testing::MakePrimFunc;
 
 const DataType kI32 = DataType::Int(32);
 
-class FoldUopLoopTest : public ::testing::Test {
+class VtaFoldUopLoop : public ::testing::Test {
  protected:
   static PrimExpr I(int64_t v) { return make_const(kI32, v); }
   static Stmt Push(PrimExpr dst, PrimExpr src, PrimExpr wgt) {
@@ -38,7 +38,7 @@ class FoldUopLoopTest : public ::testing::Test {
 };
 
 // Two loops fold (j inner, then i); the third (k) stays a loop of kernel pushes.
-TEST_F(FoldUopLoopTest, UpToTwoLoopsFoldInnerFirst) {
+TEST_F(VtaFoldUopLoop, UpToTwoLoopsFoldInnerFirst) {
   Stmt body = Loop(k, 2,
                    Loop(i, 3,
                         Loop(j, 4,
@@ -56,7 +56,7 @@ TEST_F(FoldUopLoopTest, UpToTwoLoopsFoldInnerFirst) {
 )");
 }
 
-TEST_F(FoldUopLoopTest, LoopsThatAreNoHardwareLoopStay) {
+TEST_F(VtaFoldUopLoop, LoopsThatAreNoHardwareLoopStay) {
   // The micro-ops move by different factors.
   Stmt differing = Loop(j, 4, Kernel(SeqStmt({Push(j, I(0), j), Push(j * 2, I(0), j)})));
   EXPECT_EQ(Fold(differing), Unfolded(differing));

@@ -65,7 +65,7 @@ TEST(VtaInjectDma, TheTutorialsCopiesBecomeLoadsAndStores) {
 
 // Copies written directly in TIR: an input-buffer allocation placed at element 5, and DRAM
 // buffers of int8 and int32.
-class InjectDmaTest : public ::testing::Test {
+class VtaInjectDmaNest : public ::testing::Test {
  protected:
   struct Loop {
     Var var;
@@ -99,7 +99,7 @@ class InjectDmaTest : public ::testing::Test {
 
 // Two rows of 3 elements, 5 elements apart in DRAM, from DRAM element 2, into the buffer at
 // element 5 + 1; then an accumulator load (on the compute queue) and a store.
-TEST_F(InjectDmaTest, RowsAndStridesOfLoadsAndStores) {
+TEST_F(VtaInjectDmaNest, RowsAndStridesOfLoadsAndStores) {
   Stmt load = BufferStore(inp, BufferLoad(a8, {y * 80 + l + 32}), {y * 48 + l + 16});
   EXPECT_EQ(Inject(Copy({{y, 2}, {l, 48}}, load, inp)),
             R"(    with T.attr(Inp, "vta_sram_base", 5):
@@ -123,7 +123,7 @@ TEST_F(InjectDmaTest, RowsAndStridesOfLoadsAndStores) {
 
 // Padding rows only: 2 rows of one element, 3 elements apart in DRAM, with an empty row
 // before and after; the DRAM side starts at the first row copied.
-TEST_F(InjectDmaTest, PaddedRowsOfOneElement) {
+TEST_F(VtaInjectDmaNest, PaddedRowsOfOneElement) {
   PrimExpr inside = LE(make_const(kI32, int64_t{1}), y) && LT(y, make_const(kI32, int64_t{3}));
   PrimExpr value =
       Select(inside, BufferLoad(a8, {(y - 1) * 48 + l + 64}), make_const(kI8, int64_t{0}));
@@ -132,7 +132,7 @@ TEST_F(InjectDmaTest, PaddedRowsOfOneElement) {
             std::string::npos);
 }
 
-TEST_F(InjectDmaTest, CopiesThatAreNoLoadOrStoreAreErrors) {
+TEST_F(VtaInjectDmaNest, CopiesThatAreNoLoadOrStoreAreErrors) {
   auto error = [&](const std::vector<Loop>& loops, Stmt store, const Buffer& chip) {
     std::string message = ErrorOf([&] { Inject(Copy(loops, store, chip)); });
     return message.substr(0, message.find("; in\n"));

@@ -23,7 +23,7 @@ using loom::testing::MakePrimFunc;
 
 const DataType kI32 = DataType::Int(32);
 
-class PlanSramTest : public ::testing::Test {
+class VtaPlanSram : public ::testing::Test {
  protected:
   // An accumulator allocation of `values` int32 values around `body`, whose first value it
   // writes.
@@ -47,7 +47,7 @@ class PlanSramTest : public ::testing::Test {
 
 // X (2 elements of 16 values) holds Y (3 elements) inside it; Z follows X and reuses its
 // space.
-TEST_F(PlanSramTest, NestedAllocationsStackAndSiblingsShare) {
+TEST_F(VtaPlanSram, NestedAllocationsStackAndSiblingsShare) {
   Stmt body = SeqStmt({Acc("X", 32, Acc("Y", 48, nothing)), Acc("Z", 16, nothing)});
   EXPECT_EQ(Plan(body), R"(    with T.attr(X, "vta_sram_base", 0):
         X = T.allocate([32], "int32", "local.acc_buffer")
@@ -63,7 +63,7 @@ TEST_F(PlanSramTest, NestedAllocationsStackAndSiblingsShare) {
 )");
 }
 
-TEST_F(PlanSramTest, AllocationsThatCannotBePlacedAreErrors) {
+TEST_F(VtaPlanSram, AllocationsThatCannotBePlacedAreErrors) {
   EXPECT_EQ(ErrorOf([&] { Plan(Acc("Part", 24, nothing)); }),
             "VTA: 'Part' (scope local.acc_buffer) holds 24 values, not a whole number of the "
             "buffer's 16-value elements; make its shape a multiple of the element's");
