@@ -4,6 +4,9 @@
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "autotune/shipped_records.h"
@@ -25,22 +28,42 @@ std::string NowUtc() {
   return text;
 }
 
-std::vector<std::string> EnabledFeatures(const Target& target) {
-  std::vector<std::string> enabled;
-  for (const std::string& f : target.features()) {
-    if (!f.empty() && f[0] == '+') enabled.push_back(f);
-  }
-  std::sort(enabled.begin(), enabled.end());
-  return enabled;
+// The features the templates' code depends on: the vector instruction sets of float code (the
+// vector width, FMA, AVX-512's foundation and the VL/BW/DQ subsets LLVM uses for it; NEON, SVE).
+// Extensions for other data types (FP16, BF16, VNNI, AMX, ...) do not change a float kernel's
+// code, so a record tuned where they exist applies where they do not. A template whose code
+// comes to use such an extension adds it here.
+const std::set<std::string>& CodegenIsaFeatures() {
+  static const std::set<std::string> kFeatures = {
+      "+sse",      "+sse2",     "+sse3", "+ssse3",   "+sse4.1",   "+sse4.2",
+      "+avx",      "+avx2",     "+fma",  "+avx512f", "+avx512vl", "+avx512bw",
+      "+avx512dq", "+avx512cd", "+neon", "+sve",     "+sve2"};
+  return kFeatures;
 }
 
-// The features a kernel's code can depend on: the vector instruction sets. (Others, such as AMX
-// tiles or RDRAND, do not change what a float kernel's configuration means.)
-bool IsVectorIsaFeature(const std::string& feature) {
-  for (const char* prefix : {"+avx", "+fma", "+sse", "+neon", "+sve"}) {
-    if (feature.rfind(prefix, 0) == 0) return true;
+// Whether `target` has `feature` ("+avx2"), as its kind says for its CPU (a -mcpu or a tag
+// implies features no -mattr lists). Cached: BestRecords asks for every record.
+bool TargetHas(const Target& target, const std::string& feature) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(target.str(), feature);
+  auto it = known.find(key);
+  if (it == known.end()) it = known.emplace(key, target.HasFeature(feature.substr(1))).first;
+  return it->second;
+}
+
+// What a record keeps of its CPU: the features -mattr enables, and the vector instruction sets
+// the target has.
+std::vector<std::string> RecordedFeatures(const Target& target) {
+  std::set<std::string> recorded;
+  for (const std::string& f : target.features()) {
+    if (!f.empty() && f[0] == '+') recorded.insert(f);
   }
-  return false;
+  for (const std::string& f : CodegenIsaFeatures()) {
+    if (TargetHas(target, f)) recorded.insert(f);
+  }
+  return {recorded.begin(), recorded.end()};
 }
 
 // Reads records from `in` up to the first bad line, naming lines "<source> line N".
@@ -77,7 +100,7 @@ TuningRecord TuningRecord::Make(const graph::TuningWorkload& workload, const Tar
   TuningRecord r;
   r.workload = workload;
   r.target_kind = target.kind();
-  r.features = EnabledFeatures(target);
+  r.features = RecordedFeatures(target);
   r.config = config;
   r.result = result;
   r.timestamp = NowUtc();
@@ -151,10 +174,10 @@ std::string TuningRecord::Mismatch(const Target& target) const {
     return "written by Loom " + loom_version + ", this is " + kLoomVersion;
   }
   if (target_kind != target.kind()) return "tuned for target kind " + target_kind;
-  const std::vector<std::string> have = EnabledFeatures(target);
+  // The target's kind answers for its CPU (a -mcpu or a tag implies features no -mattr lists).
   std::string lacking;
   for (const std::string& f : features) {
-    if (IsVectorIsaFeature(f) && !std::binary_search(have.begin(), have.end(), f)) {
+    if (CodegenIsaFeatures().count(f) != 0 && !TargetHas(target, f)) {
       lacking += (lacking.empty() ? "" : " ") + f;
     }
   }

@@ -1,8 +1,9 @@
 // Tuning records: one JSON object per line, appended after every measurement (an interrupted run
 // loses nothing), read back by `loom tune --resume` and `loom compile --records`. Keyed by the
 // target's kind and CPU features, not by a board's name: a record applies to any target of its kind
-// that has every vector-ISA feature (avx*, fma, sse*, neon, sve*: what the kernels' code can use)
-// it was measured with. Loom ships records for the bundled benchmark models (ShippedRecords), which
+// that has every vector instruction set of float code it was measured with (sse*, avx, avx2, fma,
+// avx512f/vl/bw/dq/cd, neon, sve*: what the kernels' code can use), as the target's kind says for
+// its CPU; extensions for other data types (avx512fp16, bf16, vnni, amx) do not matter. Loom ships records for the bundled benchmark models (ShippedRecords), which
 // `loom compile` uses where they apply.
 //
 //   {"workload": {"template": "x86.conv2d", "args": [1, 64, 56, ...]},
@@ -30,7 +31,9 @@ namespace loom::autotune {
 struct TuningRecord {
   graph::TuningWorkload workload;
   std::string target_kind;
-  std::vector<std::string> features;  // "+avx512f", ...: those the target enables
+  // "+avx512f", ...: those the target's -mattr enables, and the vector instruction sets its CPU
+  // has.
+  std::vector<std::string> features;
   topi::Config config;
   MeasureResult result;
   std::string timestamp;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 
@@ -95,12 +97,34 @@ TEST(RecordWriter, AppendsALinePerRecord) {
   std::filesystem::remove(path);
 }
 
+// A record measured on an AVX-512 CPU with the FP16, BF16, VNNI and AMX extensions applies to
+// any AVX-512 CPU (those extensions do not change a float kernel's code), not to an AVX2 one.
+// The CPUs are named by tags: their features come from the CPU, not from -mattr.
+TEST(TuningRecord, AppliesWhereTheVectorInstructionSetsOfFloatCodeAre) {
+  TuningRecord record = Record(1e-4, 2);
+  record.features = {"+avx",       "+avx2",      "+avx512bf16", "+avx512bw", "+avx512dq",
+                     "+avx512f",   "+avx512fp16", "+avx512vl",  "+avx512vnni", "+amx-tile",
+                     "+fma"};
+  EXPECT_EQ(record.Mismatch(Target::Parse("x86-64-avx512")), "");
+  EXPECT_EQ(record.Mismatch(Target::Parse("x86-64-avx2")),
+            "tuned for a CPU with features this target lacks (+avx512bw +avx512dq +avx512f "
+            "+avx512vl)");
+  // What a record made for a tag keeps: the vector instruction sets of its CPU.
+  TuningRecord tagged = TuningRecord::Make(kDense, Target::Parse("x86-64-avx2"), record.config,
+                                           record.result);
+  EXPECT_NE(std::find(tagged.features.begin(), tagged.features.end(), "+avx2"),
+            tagged.features.end());
+  EXPECT_EQ(std::find(tagged.features.begin(), tagged.features.end(), "+avx512f"),
+            tagged.features.end());
+  EXPECT_EQ(tagged.Mismatch(Target::Parse("x86-64-avx512")), "");
+}
+
 TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   const Target target = Target::Parse("llvm");
   TuningRecord other_version = Record(1e-6, 1);
   other_version.loom_version = "0.0.1";
   TuningRecord other_cpu = Record(1e-6, 1);
-  other_cpu.features.push_back("+avx-unheard-of");
+  other_cpu.features.push_back("+sve2");  // no x86 CPU has it
   TuningRecord other_extras = Record(3e-4, 1);  // a feature outside the vector ISA: no matter
   other_extras.features.push_back("+amx-unheard-of");
   TuningRecord other_kind = Record(1e-6, 1);
@@ -114,7 +138,7 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   ASSERT_EQ(best.warnings().size(), 3u);
   EXPECT_NE(best.warnings()[0].find("line 4: written by Loom 0.0.1"), std::string::npos);
   EXPECT_NE(best.warnings()[1].find("line 5: tuned for a CPU with features this target lacks "
-                                    "(+avx-unheard-of)"),
+                                    "(+sve2)"),
             std::string::npos);
   EXPECT_NE(best.warnings()[2].find("line 6: tuned for target kind c"), std::string::npos);
   graph::TuningWorkload untuned{"x86.dense", {1, 16, 16}};
