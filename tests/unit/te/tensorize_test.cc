@@ -62,7 +62,7 @@ struct GemmIntrinOptions {
   int rows = 16, cols = 16, depth = 16;
   DataType in = kF32, acc = kF32;
   bool init = true, update = true;
-  std::map<std::string, TensorIntrinBuffer> buffers;  // by tensor: "a", "b", "c"
+  std::map<std::string, TensorIntrinBuffer> buffers = {};  // by tensor: "a", "b", "c"
 };
 
 // out[i, j] = sum_k acc(a[i, k]) * acc(b[j, k]), each statement one extern call.
