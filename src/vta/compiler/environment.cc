@@ -11,17 +11,15 @@ namespace loom::vta {
 namespace {
 
 // One micro-op kernel of the GEMM: a single micro-op on the tiles' first elements, reset
-// (zero the accumulator tile) or accumulate.
-Stmt GemmKernel(const Buffer& out, const Buffer& inp, const Buffer& wgt, const Environment& env,
-                bool reset) {
+// (zero the accumulator tile) or accumulate. The tiles are passed by address: the accesses
+// keep naming their buffers, so that a virtual thread's copy of a buffer is the one used, and
+// ResolveSramAddresses makes them buffer indices once the buffers are placed.
+Stmt GemmKernel(const Buffer& out, const Buffer& inp, const Buffer& wgt, bool reset) {
   const DataType i32 = DataType::Int(32);
-  auto index = [&](const Buffer& buffer, const char* scope) {
-    return floordiv(buffer->elem_offset, make_const(i32, env.Memory(scope).lanes));
-  };
   PrimExpr zero = make_const(i32, int64_t{0});
-  PrimExpr dst = index(out, Environment::kAccScope);
-  PrimExpr src = reset ? zero : index(inp, Environment::kInpScope);
-  PrimExpr weight = reset ? zero : index(wgt, Environment::kWgtScope);
+  PrimExpr dst = te::access_ptr(out);
+  PrimExpr src = reset ? zero : te::access_ptr(inp);
+  PrimExpr weight = reset ? zero : te::access_ptr(wgt);
   Stmt push = Evaluate(call_extern(
       i32, "VTAUopPush",
       {zero, make_const(i32, int64_t{reset ? 1 : 0}), dst, src, weight, zero, zero, zero}));
@@ -50,9 +48,9 @@ te::TensorIntrin DeclareGemm(const Environment& env) {
   };
   return te::decl_tensor_intrin(
       out.op(),
-      [&env](const Array<Buffer>& in, const Array<Buffer>& outs) {
-        Stmt reset = GemmKernel(outs[0], in[0], in[1], env, /*reset=*/true);
-        Stmt update = GemmKernel(outs[0], in[0], in[1], env, /*reset=*/false);
+      [](const Array<Buffer>& in, const Array<Buffer>& outs) {
+        Stmt reset = GemmKernel(outs[0], in[0], in[1], /*reset=*/true);
+        Stmt update = GemmKernel(outs[0], in[0], in[1], /*reset=*/false);
         return te::TensorIntrinStmts{SeqStmt({reset, update}), reset, update};
       },
       "vta_gemm", buffers);

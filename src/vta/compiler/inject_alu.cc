@@ -55,6 +55,12 @@ class AluInjector : public StmtExprMutator {
 
  private:
   Stmt Inject(const Stmt& stage_nest) {
+    std::vector<Stmt> nests = LoopNest("VTA alu", stage_nest).Split(&analyzer_);
+    if (nests.size() > 1) {
+      std::vector<Stmt> updates;
+      for (const Stmt& nest : nests) updates.push_back(Inject(nest));
+      return SeqStmt(updates);
+    }
     const LoopNest stage("VTA alu", stage_nest);
     const std::vector<Loop>& loops = stage.loops();
     const auto* store = stage.innermost().as<BufferStoreNode>();

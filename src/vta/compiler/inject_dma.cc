@@ -72,6 +72,12 @@ class DmaInjector : public StmtExprMutator {
 
  private:
   Stmt Inject(const Stmt& copy_nest) {
+    std::vector<Stmt> nests = LoopNest("VTA dma_copy", copy_nest).Split(&analyzer_);
+    if (nests.size() > 1) {
+      std::vector<Stmt> copies;
+      for (const Stmt& nest : nests) copies.push_back(Inject(nest));
+      return SeqStmt(copies);
+    }
     const LoopNest copy("VTA dma_copy", copy_nest);
     const std::vector<Loop>& loops = copy.loops();
     const auto* store = copy.innermost().as<BufferStoreNode>();

@@ -36,6 +36,13 @@ class LoopNest {
   // `index` as base + coefficients; an error when it is not linear in the loops.
   LinearIndex Linear(const PrimExpr& index, arith::Analyzer* analyzer) const;
 
+  // When the innermost statement is a sequence of stores to one buffer that never touch the
+  // same element (the copies InjectVirtualThread gives each co-processor thread: one
+  // statement, its indices offset by a thread's share), the same loops around each store, in
+  // order; one nest otherwise. The stores then run one nest after another instead of
+  // alternating, which changes nothing since they are independent.
+  std::vector<Stmt> Split(arith::Analyzer* analyzer) const;
+
  private:
   std::string what_;
   Stmt nest_;

@@ -18,6 +18,8 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           // Last of all so far: places the on-chip allocations in their final shape (virtual
           // threads' copies and double buffers included) and checks that they fit.
           PlanSram(env),
+          // Needs the places; before FoldUopLoop, which reads the micro-ops' indices.
+          ResolveSramAddresses(env),
           // Needs every on-chip allocation placed, to give each LOAD and STORE its on-chip
           // element.
           InjectDma(env),

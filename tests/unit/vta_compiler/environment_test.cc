@@ -68,8 +68,7 @@ TEST(VtaEnvironment, UnknownScopeListsTheScopes) {
 }
 
 // The accumulator tile (0, co) (loop j) is reset before the reduction and updated at every ko;
-// the micro-ops index the buffers in whole elements: the accumulator by co, the input by 0
-// (one element per ko), the weight by co (one element per ko and co).
+// the micro-ops take the tiles' addresses (ResolveSramAddresses makes them buffer indices).
 TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
   testing::TutorialGemm g(4, 2);
   std::string text = ToScript(te::ScheduleToPrimFunc(g.Scheduled(), {g.A, g.B, g.C}, "main"));
@@ -78,7 +77,7 @@ TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
     for j.init in range(4):
         with T.attr("vta", "coproc_scope", 2):
             with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
-                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 1, j.init, 0, 0, 0, 0, 0))
+                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 1, T.address_of(C_buf[0, j.init, 0, 0]), 0, 0, 0, 0, 0))
     for ko in range(2):
         A_buf_data = T.allocate([1, 1, 1, 16], "int8", "local.inp_buffer")
         with T.attr(i, "pragma_dma_copy", 1):
@@ -93,7 +92,7 @@ TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
         for j in range(4):
             with T.attr("vta", "coproc_scope", 2):
                 with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
-                    T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, j, 0, j, 0, 0, 0))
+                    T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, T.address_of(C_buf[0, j, 0, 0]), T.address_of(A_buf[0, 0, 0, 0]), T.address_of(B_buf[j, 0, 0, 0]), 0, 0, 0))
     with T.attr(i_2, "pragma_dma_copy", 1):
         for j_1 in range(4):
             for l_2 in range(16):

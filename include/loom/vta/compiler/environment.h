@@ -12,7 +12,8 @@
 // kernels: each is an AttrStmt kCoprocScope (the compute queue) around an AttrStmt
 // kCoprocUopScope (the runtime call that pushes the kernel, "VTAPushGEMMOp") around the
 // kernel's micro-ops, call_extern("VTAUopPush", mode, reset, dst, src, wgt, opcode, use_imm,
-// imm) with the tiles' buffer indices counted in whole elements of each buffer. Later passes
+// imm) with the tiles passed by address (address_of their first element), which
+// ResolveSramAddresses turns into buffer indices in whole elements. Later passes
 // turn the loops around them into micro-op loops and the scopes into runtime calls.
 #pragma once
 

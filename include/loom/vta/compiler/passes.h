@@ -28,6 +28,12 @@ inline constexpr const char* kSramBase = "vta_sram_base";
 // (with the size they need and the buffer's depth), which a schedule's tiles cause.
 tir::transform::Pass PlanSram(const Environment& env);
 
+// ResolveSramAddresses: address_of(buffer[index]) of a placed on-chip buffer (how the GEMM
+// intrinsic passes its tiles, so that virtual threads' copies of a buffer stay distinct)
+// becomes the buffer's element: base + index / values per element. A user error when the
+// index is not provably the start of an element.
+tir::transform::Pass ResolveSramAddresses(const Environment& env);
+
 // InjectDma: each copy under a dma_copy pragma between DRAM and an on-chip buffer placed by
 // PlanSram becomes one LOAD or STORE: call_extern("VTALoadBuffer2D" / "VTAStoreBuffer2D",
 // VTATLSCommandHandle(), ...) inside an AttrStmt Environment::kCoprocScope naming the queue
