@@ -3,7 +3,6 @@
 // into one micro-op, the loops over elements stay around the kernel (FoldUopLoop makes them
 // the kernel's loops).
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include "loom/arith/analyzer.h"
@@ -15,6 +14,7 @@
 #include "loom/vta/compiler/passes.h"
 #include "loom/vta/isa.h"
 #include "vta/compiler/loop_nest.h"
+#include "vta/compiler/sram_places.h"
 
 namespace loom::vta {
 namespace {
@@ -23,6 +23,9 @@ const DataType kI32 = DataType::Int(32);
 
 using detail::Loop;
 using detail::LoopNest;
+using detail::SramPlace;
+using detail::SramPlaces;
+using detail::WholeElements;
 
 // dst = op(dst, operand): the operand an accumulator element or an immediate.
 struct AluUpdate {
@@ -39,29 +42,24 @@ class AluInjector : public StmtExprMutator {
   PrimExpr VisitExpr(const PrimExpr& e) override { return e; }
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {
-    if (op->attr_key == kSramBase) {
-      int64_t base = 0;
-      LOOM_ICHECK(IsConstInt(op->value, &base)) << "vta_sram_base must be a constant";
-      base_[op->node.get()] = base;
-      return StmtExprMutator::VisitStmt_(op);
-    }
+    places_.Record(op);
     if (op->attr_key != std::string("pragma_") + Environment::kAlu) {
       return StmtExprMutator::VisitStmt_(op);
     }
     return Inject(op->body);
   }
 
-  explicit AluInjector(const Environment& env) : env_(env) {}
+  explicit AluInjector(const Environment& env) : env_(env), places_(env) {}
 
  private:
   Stmt Inject(const Stmt& stage_nest) {
-    std::vector<Stmt> nests = LoopNest("VTA alu", stage_nest).Split(&analyzer_);
+    const LoopNest stage("VTA alu", stage_nest);
+    std::vector<Stmt> nests = stage.Split(&analyzer_);
     if (nests.size() > 1) {
       std::vector<Stmt> updates;
       for (const Stmt& nest : nests) updates.push_back(Inject(nest));
       return SeqStmt(updates);
     }
-    const LoopNest stage("VTA alu", stage_nest);
     const std::vector<Loop>& loops = stage.loops();
     const auto* store = stage.innermost().as<BufferStoreNode>();
     if (store == nullptr || store->indices.size() != 1) {
@@ -74,13 +72,6 @@ class AluInjector : public StmtExprMutator {
           "the ALU updates an accumulator element in place (dst = op(dst, src or "
           "immediate)); the stage writes another element than its first operand");
     }
-    auto base = [&](const BufferLoadNode* load) {
-      auto it = base_.find(load->buffer->data.get());
-      if (it == base_.end()) {
-        stage.Fail("'" + load->buffer->name + "' is not in the accumulator buffer");
-      }
-      return it->second;
-    };
     const int64_t lanes = env_.Memory(Environment::kAccScope).lanes;
     // The innermost loops walk one element's values.
     std::vector<int64_t> dst_coefficients =
@@ -105,13 +96,17 @@ class AluInjector : public StmtExprMutator {
       lanes_zero[loops[l].var] = make_const(loops[l].var.dtype(), int64_t{0});
     }
     auto element = [&](const BufferLoadNode* load, const PrimExpr& index) {
+      const SramPlace* place = places_.Find(load->buffer);
+      if (place == nullptr || place->scope != Environment::kAccScope) {
+        stage.Fail("'" + load->buffer->name + "' is not in the accumulator buffer");
+      }
       PrimExpr start = analyzer_.Simplify(tir::Substitute(index, lanes_zero));
-      if (!analyzer_.CanProve(floormod(start, make_const(start.dtype(), lanes)) == 0)) {
+      PrimExpr elements = WholeElements(start, lanes, &analyzer_);
+      if (!elements.defined()) {
         stage.Fail("the element of '" + load->buffer->name + "' starts at value " +
                    ToScript(start) + ", not a whole element");
       }
-      return analyzer_.Simplify(make_const(kI32, base(load)) +
-                                floordiv(start, make_const(start.dtype(), lanes)));
+      return analyzer_.Simplify(make_const(kI32, place->base) + elements);
     };
     PrimExpr dst = element(update.updated, store->indices[0]);
     PrimExpr src = update.source ? element(update.source, update.source->indices[0])
@@ -180,7 +175,7 @@ class AluInjector : public StmtExprMutator {
   }
 
   const Environment& env_;
-  std::unordered_map<const Object*, int64_t> base_;
+  SramPlaces places_;
   arith::Analyzer analyzer_;
 };
 

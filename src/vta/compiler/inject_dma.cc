@@ -8,7 +8,6 @@
 // consecutive on chip and x_stride elements apart in DRAM.
 #include <algorithm>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
 
 #include "loom/arith/analyzer.h"
@@ -19,6 +18,7 @@
 #include "loom/tir/stmt_functor.h"
 #include "loom/vta/compiler/passes.h"
 #include "vta/compiler/loop_nest.h"
+#include "vta/compiler/sram_places.h"
 
 namespace loom::vta {
 namespace {
@@ -28,6 +28,9 @@ const DataType kI32 = DataType::Int(32);
 using detail::LinearIndex;
 using detail::Loop;
 using detail::LoopNest;
+using detail::SramPlace;
+using detail::SramPlaces;
+using detail::WholeElements;
 
 // A loop of the 2-D pattern: `extent` steps of `sram` and `dram` values.
 struct Dim {
@@ -48,22 +51,14 @@ struct Pattern {
 
 class DmaInjector : public StmtExprMutator {
  public:
-  explicit DmaInjector(const Environment& env) : env_(env) {}
+  explicit DmaInjector(const Environment& env) : env_(env), places_(env) {}
 
   using StmtExprMutator::VisitStmt_;
 
   PrimExpr VisitExpr(const PrimExpr& e) override { return e; }
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {
-    if (op->attr_key == kSramBase) {
-      const auto* allocate = op->body.as<AllocateNode>();
-      Placed placed;
-      LOOM_ICHECK(IsConstInt(op->value, &placed.base) && allocate != nullptr)
-          << "vta_sram_base must be a constant around the Allocate it places";
-      placed.scope = allocate->storage_scope;
-      placed_[op->node.get()] = placed;
-      return StmtExprMutator::VisitStmt_(op);
-    }
+    places_.Record(op);
     if (op->attr_key != std::string("pragma_") + Environment::kDmaCopy) {
       return StmtExprMutator::VisitStmt_(op);
     }
@@ -72,13 +67,13 @@ class DmaInjector : public StmtExprMutator {
 
  private:
   Stmt Inject(const Stmt& copy_nest) {
-    std::vector<Stmt> nests = LoopNest("VTA dma_copy", copy_nest).Split(&analyzer_);
+    const LoopNest copy("VTA dma_copy", copy_nest);
+    std::vector<Stmt> nests = copy.Split(&analyzer_);
     if (nests.size() > 1) {
       std::vector<Stmt> copies;
       for (const Stmt& nest : nests) copies.push_back(Inject(nest));
       return SeqStmt(copies);
     }
-    const LoopNest copy("VTA dma_copy", copy_nest);
     const std::vector<Loop>& loops = copy.loops();
     const auto* store = copy.innermost().as<BufferStoreNode>();
     if (store == nullptr || store->indices.size() != 1) {
@@ -104,8 +99,8 @@ class DmaInjector : public StmtExprMutator {
           "the stored value must be an element of another buffer (a copy), at most "
           "narrowed by a cast on the way out");
     }
-    const bool to_chip = placed_.count(store->buffer->data.get()) != 0;
-    const bool from_chip = placed_.count(load->buffer->data.get()) != 0;
+    const bool to_chip = places_.Find(store->buffer) != nullptr;
+    const bool from_chip = places_.Find(load->buffer) != nullptr;
     if (to_chip == from_chip) {
       copy.Fail(to_chip ? "both buffers are on chip; a copy moves data between DRAM and one "
                           "on-chip buffer"
@@ -114,7 +109,7 @@ class DmaInjector : public StmtExprMutator {
     }
     const Buffer& sram = to_chip ? store->buffer : load->buffer;
     const Buffer& dram = to_chip ? load->buffer : store->buffer;
-    const Placed& placed = placed_.at(sram->data.get());
+    const SramPlace& placed = *places_.Find(sram);
     const MemoryInfo& memory = env_.Memory(placed.scope);
     if (to_chip && cast != nullptr) {
       copy.Fail("a LOAD copies values unchanged; the cast to " + store->buffer->dtype.str() +
@@ -354,22 +349,17 @@ class DmaInjector : public StmtExprMutator {
   }
 
   PrimExpr Elements(const LoopNest& copy, const PrimExpr& values, int64_t lanes, const char* side) {
-    if (!analyzer_.CanProve(floormod(values, make_const(values.dtype(), lanes)) == 0)) {
+    PrimExpr elements = WholeElements(values, lanes, &analyzer_);
+    if (!elements.defined()) {
       copy.Fail(std::string("the copy starts at value ") + ToScript(values) + " on the " + side +
                 " side, which is not provably a whole number of " + std::to_string(lanes) +
                 "-value elements");
     }
-    return analyzer_.Simplify(floordiv(values, make_const(values.dtype(), lanes)));
+    return elements;
   }
 
-  // An on-chip allocation's place (PlanSram's attribute) and scope, by its data Var.
-  struct Placed {
-    int64_t base = 0;
-    std::string scope;
-  };
-
   const Environment& env_;
-  std::unordered_map<const Object*, Placed> placed_;
+  SramPlaces places_;
   arith::Analyzer analyzer_;
 };
 

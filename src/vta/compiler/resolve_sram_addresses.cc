@@ -1,34 +1,25 @@
 // ResolveSramAddresses (loom/vta/compiler/passes.h): the tile addresses the GEMM intrinsic
 // passes to its micro-ops become indices of the placed on-chip buffers, in whole elements.
-#include <string>
-#include <unordered_map>
-
 #include "loom/arith/analyzer.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/support/error.h"
 #include "loom/vta/compiler/passes.h"
+#include "vta/compiler/sram_places.h"
 
 namespace loom::vta {
 namespace {
 
 class AddressResolver : public StmtExprMutator {
  public:
-  explicit AddressResolver(const Environment& env) : env_(env) {}
+  explicit AddressResolver(const Environment& env) : places_(env) {}
 
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {
-    if (op->attr_key == kSramBase) {
-      const auto* allocate = op->body.as<AllocateNode>();
-      Placed placed;
-      LOOM_ICHECK(IsConstInt(op->value, &placed.base) && allocate != nullptr)
-          << "vta_sram_base must be a constant around the Allocate it places";
-      placed.lanes = env_.Memory(allocate->storage_scope).lanes;
-      placed_[op->node.get()] = placed;
-    }
+    places_.Record(op);
     return StmtExprMutator::VisitStmt_(op);
   }
 
@@ -37,25 +28,20 @@ class AddressResolver : public StmtExprMutator {
     const auto* call = visited.as<CallNode>();
     if (call->op.name() != "address_of") return visited;
     const auto* load = call->args[0].as<BufferLoadNode>();
-    auto it = load != nullptr ? placed_.find(load->buffer->data.get()) : placed_.end();
-    if (it == placed_.end()) return visited;
+    const detail::SramPlace* place = load != nullptr ? places_.Find(load->buffer) : nullptr;
+    if (place == nullptr) return visited;
     LOOM_ICHECK(load->indices.size() == 1) << "flattened buffers have one index";
     const PrimExpr& values = load->indices[0];
-    const PrimExpr lanes = make_const(values.dtype(), it->second.lanes);
-    LOOM_CHECK_USER(analyzer_.CanProve(floormod(values, lanes) == 0))
+    PrimExpr elements = detail::WholeElements(values, place->lanes, &analyzer_);
+    LOOM_CHECK_USER(elements.defined())
         << "VTA: a micro-op addresses value " << ToScript(values) << " of '" << load->buffer->name
-        << "', which is not provably the start of one of its " << it->second.lanes
-        << "-value elements";
-    return analyzer_.Simplify(make_const(DataType::Int(32), it->second.base) +
-                              cast(DataType::Int(32), floordiv(values, lanes)));
+        << "', which is not provably the start of one of its " << place->lanes << "-value elements";
+    return analyzer_.Simplify(make_const(DataType::Int(32), place->base) +
+                              cast(DataType::Int(32), elements));
   }
 
  private:
-  struct Placed {
-    int64_t base = 0, lanes = 1;
-  };
-  const Environment& env_;
-  std::unordered_map<const Object*, Placed> placed_;
+  detail::SramPlaces places_;
   arith::Analyzer analyzer_;
 };
 
