@@ -22,7 +22,7 @@ runtime::Module build(const IRModule& module, const Target& target) {
   if (!target.fast_math()) lowered = LowerMathIntrinsics()(lowered);
   if (!target.kind_def().is_device) {
     // The packed calling convention with its argument checks.
-    lowered = MakePackedAPI()(lowered);
+    lowered = MakePackedAPI(target.kind_def().device_type)(lowered);
     // Code generation and loading, by the generator registered for the target's kind.
     return codegen::CodegenForTarget(target).build(lowered, target);
   }
@@ -36,7 +36,8 @@ runtime::Module build(const IRModule& module, const Target& target) {
   }
   const Target& host_target = target.host();
   runtime::Module host_module =
-      codegen::CodegenForTarget(host_target).build(MakePackedAPI()(host), host_target);
+      codegen::CodegenForTarget(host_target)
+          .build(MakePackedAPI(target.kind_def().device_type)(host), host_target);
   if (kernels.size() > 0) {
     host_module.Import(codegen::CodegenForTarget(target).build(kernels, target));
   }

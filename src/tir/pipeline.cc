@@ -7,10 +7,9 @@
 
 namespace loom::tir {
 
-transform::Pass DefaultLoweringPipeline() {
+transform::Pass DefaultLoweringPipeline(std::vector<transform::Pass> before_virtual_threads) {
   using namespace transform;
-  return Sequential(
-      {
+  std::vector<Pass> passes{
           // First: every later pass reasons about flat, 1-D accesses and single-extent
           // allocations, and buffer_dim_align attributes only make sense while buffers still
           // have dimensions.
@@ -27,6 +26,11 @@ transform::Pass DefaultLoweringPipeline() {
           // loop is vectorized, a gather of 16 lanes after (a padded copy of 3-channel rows).
           Simplify(),
           VectorizeLoop(),
+      };
+  // A target's passes on one thread's program, in the form they expect: flat, with the loops in
+  // their final shape, but not yet replicated per virtual thread.
+  passes.insert(passes.end(), before_virtual_threads.begin(), before_virtual_threads.end());
+  passes.insert(passes.end(), {
           // Virtual threads are interleaved once the loops inside them have their final
           // shape (pipelined, partitioned, vectorized); their per-thread copies of
           // allocations are flat, so this follows StorageFlatten.
@@ -40,8 +44,8 @@ transform::Pass DefaultLoweringPipeline() {
           // nothing.
           Simplify(),
           RemoveNoOp(),
-      },
-      "LoweringPipeline");
+      });
+  return Sequential(std::move(passes), "LoweringPipeline");
 }
 
 }  // namespace loom::tir

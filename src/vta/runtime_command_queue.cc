@@ -199,7 +199,8 @@ UopKernel& CommandQueue::FindOrRecordKernel(const char* api_name, void** uop_han
   LOOM_CHECK_USER(recording_ == nullptr)
       << api_name << " was called from inside another micro-kernel's generating function";
   std::string key(static_cast<const char*>(signature), static_cast<size_t>(nbytes));
-  if (UopKernel* cached = kernels_.Find(uop_handle, key)) return *cached;
+  const uintptr_t call_site = CallSiteId(uop_handle);
+  if (UopKernel* cached = kernels_.Find(call_site, key)) return *cached;
 
   std::unique_ptr<UopKernel> recorded;
   recording_error_.clear();
@@ -223,7 +224,7 @@ UopKernel& CommandQueue::FindOrRecordKernel(const char* api_name, void** uop_han
       LOOM_THROW << api_name << ": micro-op " << i << ": " << error.what();
     }
   }
-  return *kernels_.Insert(uop_handle, key, std::move(recorded));
+  return *kernels_.Insert(call_site, key, std::move(recorded));
 }
 
 void CommandQueue::PushKernelOp(KernelMode mode, void** uop_handle, int (*finit)(void*),

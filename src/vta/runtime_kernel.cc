@@ -1,5 +1,6 @@
 #include "vta/runtime_kernel.h"
 
+#include <atomic>
 #include <limits>
 
 #include "loom/support/error.h"
@@ -89,14 +90,26 @@ void UopKernel::CheckMode(KernelMode expected, const char* api_name) const {
       << " micro-kernel; use " << (*mode_ == KernelMode::kGemm ? "VTAPushGEMMOp" : "VTAPushALUOp");
 }
 
-UopKernel* KernelCache::Find(void** call_site, const std::string& signature) const {
+uintptr_t CallSiteId(void** slot) {
+  static std::atomic<uintptr_t> next_id{1};
+  void* id = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (id != nullptr) return reinterpret_cast<uintptr_t>(id);
+  void* fresh = reinterpret_cast<void*>(next_id.fetch_add(1));
+  // Two threads may reach a new call site at once: the first id stored wins.
+  if (__atomic_compare_exchange_n(slot, &id, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    id = fresh;
+  }
+  return reinterpret_cast<uintptr_t>(id);
+}
+
+UopKernel* KernelCache::Find(uintptr_t call_site, const std::string& signature) const {
   auto site = kernels_.find(call_site);
   if (site == kernels_.end()) return nullptr;
   auto kernel = site->second.find(signature);
   return kernel == site->second.end() ? nullptr : kernel->second.get();
 }
 
-UopKernel* KernelCache::Insert(void** call_site, const std::string& signature,
+UopKernel* KernelCache::Insert(uintptr_t call_site, const std::string& signature,
                                std::unique_ptr<UopKernel> kernel) {
   auto& slot = kernels_[call_site][signature];
   LOOM_ICHECK(slot == nullptr) << "kernel inserted twice for one call site and signature";

@@ -61,20 +61,24 @@ class UopKernel {
   int32_t imm_ = 0;
 };
 
-// Kernels by call site (the address of the compiled code's uop_handle slot) and signature
-// bytes. Kernels are never evicted from the cache (only from the micro-op buffer), so
-// pointers stay valid for the cache's lifetime.
+// The id of the call site whose uop_handle slot is `slot`: assigned on the slot's first use and
+// kept in it (process-wide, so all threads agree). Not the slot's address: code loaded later at
+// the same address starts with an empty slot, and must not find an unloaded module's kernels.
+uintptr_t CallSiteId(void** slot);
+
+// Kernels by call site (CallSiteId) and signature bytes. Kernels are never evicted from the
+// cache (only from the micro-op buffer), so pointers stay valid for the cache's lifetime.
 class KernelCache {
  public:
-  UopKernel* Find(void** call_site, const std::string& signature) const;
-  UopKernel* Insert(void** call_site, const std::string& signature,
+  UopKernel* Find(uintptr_t call_site, const std::string& signature) const;
+  UopKernel* Insert(uintptr_t call_site, const std::string& signature,
                     std::unique_ptr<UopKernel> kernel);
   // Forgets every kernel's micro-op buffer residency (the buffer is not assumed to survive
   // a device run).
   void ForgetResidency();
 
  private:
-  std::map<void**, std::map<std::string, std::unique_ptr<UopKernel>>> kernels_;
+  std::map<uintptr_t, std::map<std::string, std::unique_ptr<UopKernel>>> kernels_;
 };
 
 }  // namespace loom::vta::runtime_detail

@@ -28,7 +28,9 @@ uint64_t Dram::Alloc(size_t bytes) {
     phys_addr = next_phys_addr_;
     next_phys_addr_ += reserved;
   }
-  Region region{reserved, bytes, std::make_unique<uint8_t[]>(reserved)};
+  Region region{reserved, bytes,
+                std::unique_ptr<uint8_t[], PageDelete>(
+                    new (std::align_val_t(kPageBytes)) uint8_t[reserved]())};
   host_regions_.emplace(reinterpret_cast<uintptr_t>(region.data.get()), phys_addr);
   regions_.emplace(phys_addr, std::move(region));
   return phys_addr;

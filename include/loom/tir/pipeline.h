@@ -7,13 +7,17 @@
 // disabled_passes, instruments), so LOOM_DUMP_IR and LOOM_TIME_PASSES cover lowering.
 #pragma once
 
+#include <vector>
+
 #include "loom/tir/transform.h"
 
 namespace loom::tir {
 
 // StorageFlatten -> InjectDoubleBuffer -> LoopPartition -> VectorizeLoop ->
-// InjectVirtualThread -> StorageRewrite -> UnrollLoop -> Simplify -> RemoveNoOp, as one
-// Sequential named "LoweringPipeline".
-transform::Pass DefaultLoweringPipeline();
+// [before_virtual_threads] -> InjectVirtualThread -> StorageRewrite -> UnrollLoop -> Simplify
+// -> RemoveNoOp, as one Sequential named "LoweringPipeline". `before_virtual_threads`: a
+// target's passes that work on one thread's program, which InjectVirtualThread then
+// replicates (VTA's dependency tokens); none by default.
+transform::Pass DefaultLoweringPipeline(std::vector<transform::Pass> before_virtual_threads = {});
 
 }  // namespace loom::tir

@@ -45,6 +45,13 @@ enum class StructField : int {
 // Names of the attributes MakePackedAPI sets and codegen reads.
 inline constexpr const char* kCallingConv = "calling_conv";
 inline constexpr const char* kComputeScope = "compute_scope";
+// AttrStmt(value = StringImm naming a runtime function `int f(void** handle, int (*init)(void*),
+// void* signature, int nbytes)`) around statements that generate something a co-processor's
+// runtime caches (VTA's micro-op kernels: "VTAPushGEMMOp", "VTAPushALUOp"). Codegen outlines
+// the body into `init`, which reads the body's free variables from `signature` (their values,
+// packed), and calls f with a static slot of this call site: the runtime runs `init` only for a
+// signature it has not cached.
+inline constexpr const char* kCoprocUopScope = "coproc_uop_scope";
 // What SplitHostDevice marks a device kernel with: kCallingConv = kDeviceKernel, and
 // kThreadTags, the thread axes whose extents the launch passes ("blockIdx.x,threadIdx.x").
 inline constexpr const char* kDeviceKernel = "device_kernel";
@@ -140,6 +147,11 @@ inline constexpr const char* kVirtualThread = "virtual_thread";
 // AttrStmt(node = the data Var of an allocated buffer B, value = 1) around the producer of B,
 // as a leading statement of the body of the loop to pipeline; B is allocated outside it.
 inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
+// AttrStmt(node = a tag, value = the id of the co-processor queue that runs the body) around
+// one group of a co-processor's instructions with the dependency tokens that order them (VTA's
+// load, compute and store queues). Under a "cthread" virtual thread the group is replicated
+// whole, so that each thread's instructions keep their tokens.
+inline constexpr const char* kCoprocScope = "coproc_scope";
 }  // namespace attr
 
 // InjectVirtualThread: each virtual_thread scope becomes code one thread runs, with the
@@ -148,7 +160,9 @@ inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
 // stands: unrolled, the vthread variable replaced by 0..n-1, when it contains no loop and
 // n <= 16; otherwise as a serial loop over the vthread variable. Other statements run once
 // and are descended into, so at every loop level the threads' statements alternate
-// (s1(0) s1(1) s2(0) s2(1)). Allocations inside the scope whose contents differ per thread
+// (s1(0) s1(1) s2(0) s2(1)). Inside a "cthread" scope a kCoprocScope statement is replicated
+// whole even when it does not vary (its instructions and their tokens are per thread).
+// Allocations inside the scope whose contents differ per thread
 // (every allocation inside a "cthread" scope: a co-processor's virtual threads never share
 // buffers, so that their loads and computations can overlap) get one copy per thread (a flat allocation n times larger, thread t at offset t * size; an
 // N-d one a leading dimension of n). A body that never uses the variable runs once.
@@ -203,7 +217,8 @@ Pass LoopPartition();
 // runtime/c_backend_api.h: params (args, type_codes, num_args, ret_value, ret_type_code,
 // resource_handle), returning int32. Its body first checks the call -- argument count; per
 // argument its type code; for a buffer parameter a non-null DLTensor of the declared rank,
-// dtype and CPU device, non-null data, data + byte_offset aligned to the buffer's
+// dtype on `device_type` (a DLDeviceType: the CPU, or the device whose memory the target's
+// code addresses, VTA's DRAM), non-null data, data + byte_offset aligned to the buffer's
 // data_alignment, each shape extent (a Var extent is bound from the tensor, other extents are
 // compared after every Var is bound), compact strides (or NULL) unless the buffer declares
 // strides -- each failure a loom_check naming the function, the argument, what was expected
@@ -211,7 +226,7 @@ Pass LoopPartition();
 // the scalar parameters, and runs the
 // original body inside AttrStmt "compute_scope" (codegen compiles that part as a function
 // whose buffer pointers are noalias: distinct buffer parameters must not overlap).
-Pass MakePackedAPI();
+Pass MakePackedAPI(int device_type = 1 /* kDLCPU */);
 
 // SplitHostDevice: for a device target (loom::build runs it then). Each outermost loop bound
 // to a thread axis (blockIdx.*, threadIdx.*), with everything inside it, becomes a device

@@ -4,8 +4,8 @@
 // so code lowered for VTA calls these functions unchanged. Behind the API the runtime
 //   * records micro-op kernels on the fly (VTAPushGEMMOp / VTAPushALUOp call the kernel's
 //     generating function once, while it replays VTAUopLoopBegin / VTAUopPush /
-//     VTAUopLoopEnd) and caches them per call site (the uop_handle slot) and signature
-//     bytes, loading a kernel into the micro-op buffer only when it is not resident;
+//     VTAUopLoopEnd) and caches them per call site (an id kept in its uop_handle slot) and
+//     signature bytes, loading a kernel into the micro-op buffer only when it is not resident;
 //   * appends LOAD / GEMM / ALU / STORE instructions to a per-thread queue, turning
 //     VTADepPush / VTADepPop into the dependency flags of neighbouring instructions (or into
 //     no-op instructions carrying them when no instruction can);
@@ -86,10 +86,11 @@ void VTAUopLoopBegin(uint32_t extent, uint32_t dst_factor, uint32_t src_factor,
                      uint32_t wgt_factor);
 void VTAUopLoopEnd(void);
 
-// Pushes a GEMM / ALU instruction running the kernel cached under (*uop_handle slot,
-// signature bytes), generating it with finit(signature) on first use (finit returns 0 on
-// success). The slot must stay at the same address while the thread's queue lives (it is
-// a static in compiled code). Returns 0, or -1 on error.
+// Pushes a GEMM / ALU instruction running the kernel cached under (call site, signature
+// bytes), generating it with finit(signature) on first use (finit returns 0 on success). The
+// call site is its uop_handle slot, a static of compiled code that starts null: on first use
+// the runtime stores the call site's id in it (so code loaded later at the same address, with a
+// null slot of its own, never finds another module's kernels). Returns 0, or -1 on error.
 int VTAPushGEMMOp(void** uop_handle, int (*finit)(void*), void* signature, int nbytes);
 int VTAPushALUOp(void** uop_handle, int (*finit)(void*), void* signature, int nbytes);
 

@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <mutex>
 #include <span>
 #include <string>
@@ -95,10 +96,17 @@ class Dram {
   size_t RegionBytes(uint64_t phys_addr) const;
 
  private:
+  // Host memory of a region, page-aligned like its physical address: an offset aligned in
+  // DRAM is as aligned on the host (compiled code checks tensors' alignment on the host side).
+  struct PageDelete {
+    void operator()(uint8_t* data) const {
+      ::operator delete[](data, std::align_val_t(kPageBytes));
+    }
+  };
   struct Region {
     uint64_t reserved_bytes;  // whole pages
     size_t bytes;             // as requested
-    std::unique_ptr<uint8_t[]> data;
+    std::unique_ptr<uint8_t[], PageDelete> data;
   };
   const Region* FindRegion(uint64_t phys_addr, uint64_t* region_start) const;
   // The physical start of the live region holding host address `address`, or 0.

@@ -13,6 +13,11 @@
 // varies). Such an allocation gets one copy per thread (see buffer_copies.h); thread t uses
 // copy t. The others are written only by statements that run once, hold the same contents
 // in every thread, and stay shared.
+//
+// Inside a "cthread" scope (a co-processor's virtual threads), a co-processor scope is one
+// unit: replicated whole, tokens included, even when nothing in it varies. Thread t's tokens
+// then pair with thread t's, as the threads' units alternate on every queue in the same
+// order, and one thread's loads overlap another's compute.
 #include <memory>
 #include <unordered_set>
 
@@ -147,8 +152,9 @@ class PerThreadAnalysis {
 
 class VirtualThreadRewriter {
  public:
-  VirtualThreadRewriter(const Var& vthread, int64_t count, const VarSet& per_thread)
-      : vthread_(vthread), count_(count), per_thread_(per_thread) {}
+  VirtualThreadRewriter(const Var& vthread, int64_t count, const VarSet& per_thread,
+                        bool coprocessor)
+      : vthread_(vthread), count_(count), per_thread_(per_thread), coprocessor_(coprocessor) {}
 
   Stmt Rewrite(const Stmt& stmt) {
     if (const auto* seq = stmt.as<SeqStmtNode>()) {
@@ -163,7 +169,9 @@ class VirtualThreadRewriter {
       }
       return SeqStmt(rewritten);
     }
-    if (Varies(stmt, per_thread_)) return Replicate(stmt);
+    if (Varies(stmt, per_thread_) || (coprocessor_ && IsCoprocScope(stmt))) {
+      return Replicate(stmt);
+    }
     if (const auto* loop = stmt.as<ForNode>()) {
       return For(loop->loop_var, loop->min, loop->extent, loop->for_kind, Rewrite(loop->body),
                  loop->thread_binding, loop->annotations);
@@ -220,9 +228,15 @@ class VirtualThreadRewriter {
     return detail::SelectCopies(stmt, choices);
   }
 
+  static bool IsCoprocScope(const Stmt& stmt) {
+    const auto* attr = stmt.as<AttrStmtNode>();
+    return attr != nullptr && attr->attr_key == attr::kCoprocScope;
+  }
+
   Var vthread_;
   int64_t count_;
   const VarSet& per_thread_;
+  bool coprocessor_;
   std::vector<std::unique_ptr<detail::BufferCopies>> copies_;
 };
 
@@ -253,8 +267,10 @@ class VirtualThreadInjector : public StmtExprMutator {
     if (!UsesVar(scope->body, vthread)) return scope->body;
     // A co-processor's virtual threads each own their copy of every buffer of the scope: what
     // lets one thread's load fill its copy while another thread computes on its own.
-    PerThreadAnalysis analysis(vthread, scope->body, axis->thread_tag == "cthread");
-    return VirtualThreadRewriter(vthread, count, analysis.vars()).Rewrite(scope->body);
+    const bool coprocessor = axis->thread_tag == "cthread";
+    PerThreadAnalysis analysis(vthread, scope->body, coprocessor);
+    return VirtualThreadRewriter(vthread, count, analysis.vars(), coprocessor)
+        .Rewrite(scope->body);
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "loom/ir/expr_ops.h"
 #include "loom/runtime/c_backend_api.h"
+#include "loom/runtime/device_api.h"
 #include "loom/tir/transform.h"
 
 namespace loom::tir::transform {
@@ -88,7 +89,8 @@ void BindExtent(PackedBodyBuilder& builder, std::vector<std::function<void()>>& 
 }
 
 void UnpackBuffer(PackedBodyBuilder& builder, std::vector<std::function<void()>>& deferred,
-                  const Var& args, int index, const Buffer& buffer, const PrimExpr& type_code) {
+                  const Var& args, int index, const Buffer& buffer, const PrimExpr& type_code,
+                  int device_type) {
   std::string arg = Describe(index, buffer->name);
   DataType i32 = DataType::Int(32), i64 = DataType::Int(64);
   builder.Check(type_code == kLoomDLTensorHandle,
@@ -114,8 +116,11 @@ void UnpackBuffer(PackedBodyBuilder& builder, std::vector<std::function<void()>>
                     "), got code %lld, bits %lld, lanes %lld",
                 {code, bits, lanes});
   PrimExpr device = StructGet(i32, handle, 0, StructField::kTensorDeviceType);
-  builder.Check(device == static_cast<int>(kDLCPU),
-                arg + " must be on the CPU (device type 1), got device type %lld", {device});
+  builder.Check(device == device_type,
+                arg + " must be on device '" +
+                    runtime::DeviceName(static_cast<DLDeviceType>(device_type)) +
+                    "' (device type " + std::to_string(device_type) + "), got device type %lld",
+                {device});
 
   // The elements start byte_offset bytes past `data` (a view into a larger allocation):
   // the buffer's data is the address of that byte, taken through a byte buffer over `data`,
@@ -197,7 +202,7 @@ void UnpackScalar(PackedBodyBuilder& builder, const Var& args, int index, const 
   }
 }
 
-PrimFunc MakePacked(const PrimFunc& func, const std::string& name) {
+PrimFunc MakePacked(const PrimFunc& func, const std::string& name, int device_type) {
   Var args("args", DataType::Handle());
   Var type_codes("arg_type_ids", DataType::Handle());
   Var num_args("num_args", DataType::Int(32));
@@ -219,7 +224,7 @@ PrimFunc MakePacked(const PrimFunc& func, const std::string& name) {
       if (var.same_as(param)) buffer = &b;
     }
     if (buffer != nullptr) {
-      UnpackBuffer(builder, deferred, args, i, *buffer, code);
+      UnpackBuffer(builder, deferred, args, i, *buffer, code, device_type);
     } else {
       UnpackScalar(builder, args, i, param, code);
     }
@@ -243,15 +248,15 @@ bool IsPacked(const PrimFunc& func) {
 
 }  // namespace
 
-Pass MakePackedAPI() {
+Pass MakePackedAPI(int device_type) {
   return CreateModulePass(
-      [](const IRModule& module, const PassContext&) {
+      [device_type](const IRModule& module, const PassContext&) {
         IRModule out = module;
         for (const auto& [name, func] : module.functions()) {
           LOOM_CHECK_USER(func->ret_type.is_void() || IsPacked(func))
               << "MakePackedAPI: function '" << name << "' returns " << func->ret_type
               << "; packed functions return results through buffers, so declare it void";
-          if (!IsPacked(func)) out.Add(name, MakePacked(func, name), /*replace=*/true);
+          if (!IsPacked(func)) out.Add(name, MakePacked(func, name, device_type), /*replace=*/true);
         }
         return out;
       },

@@ -73,6 +73,11 @@ Environment::Environment(const VTAConfig& config) : config_(config) {
   gemm_ = DeclareGemm(*this);
 }
 
+int Environment::CopyQueue(const std::string& sram_scope, bool to_chip) {
+  if (!to_chip) return kStoreQueue;
+  return sram_scope == kAccScope ? kComputeQueue : kLoadQueue;
+}
+
 const MemoryInfo& Environment::Memory(const std::string& scope) const {
   for (const MemoryInfo& memory : memories_) {
     if (memory.scope == scope) return memory;

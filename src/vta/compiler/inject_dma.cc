@@ -157,12 +157,11 @@ class DmaInjector : public StmtExprMutator {
     PrimExpr cmd = call_extern(DataType::Handle(), "VTATLSCommandHandle", {});
     auto i32 = [](int64_t v) { return make_const(kI32, v); };
     Stmt call;
-    int queue = Environment::kStoreQueue;
+    const int queue = Environment::CopyQueue(memory.scope, to_chip);
     if (to_chip) {
       const int memory_type = memory.scope == Environment::kInpScope   ? 2
                               : memory.scope == Environment::kWgtScope ? 1
                                                                        : 3;
-      queue = memory_type == 3 ? Environment::kComputeQueue : Environment::kLoadQueue;
       call = Evaluate(call_extern(
           kI32, "VTALoadBuffer2D",
           {cmd, dram->data, dram_element, i32(pattern.x_size), i32(pattern.y_size),

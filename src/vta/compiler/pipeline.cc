@@ -14,7 +14,10 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           // Before the default pipeline: StorageRewrite would otherwise give the ALU stages'
           // tensors shared slots, and the in-place form could no longer be found.
           AluInPlace(),
-          tir::DefaultLoweringPipeline(),
+          // Tokens go into one thread's program, flattened so that consecutive work on one
+          // queue shares a co-processor scope; InjectVirtualThread then replicates each scope,
+          // tokens included, per thread.
+          tir::DefaultLoweringPipeline({LiftAllocToScopeBegin(), InjectCoprocSync()}),
           // Last of all so far: places the on-chip allocations in their final shape (virtual
           // threads' copies and double buffers included) and checks that they fit.
           PlanSram(env),
@@ -27,6 +30,8 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           InjectAlu(env),
           // After every pass that makes micro-op kernels: folds the loops around them.
           FoldUopLoop(),
+          // Last: every on-chip access is an instruction by now, or a user error.
+          RemoveSramAllocations(env),
       },
       "vta.LoweringPipeline");
 }

@@ -90,7 +90,7 @@ TEST(PackedAPI, EachWrongArgumentIsAClearError) {
   { Call c; c.ta.data = nullptr;
     ExpectError(c.Run(m), "scale: argument 0 ('A') has a null data pointer"); }
   { Call c; c.ta.device.device_type = kDLCUDA;
-    ExpectError(c.Run(m), "scale: argument 0 ('A') must be on the CPU (device type 1), got device type 2"); }
+    ExpectError(c.Run(m), "scale: argument 0 ('A') must be on device 'cpu' (device type 1), got device type 2"); }
   { Call c; c.ta.data = static_cast<char*>(c.ta.data) + 4;
     ExpectError(c.Run(m), "scale: argument 0 ('A') must have data aligned to 64 bytes"); }
   { Call c; std::vector<int64_t> strides{1, 5}; c.ta.strides = strides.data();

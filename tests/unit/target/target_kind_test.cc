@@ -12,7 +12,9 @@ namespace {
 // A device kind of the test's own: nothing outside this file knows it.
 LOOM_REGISTER_TARGET_KIND("test_accel")
     .Describe("a made-up accelerator")
-    .DeviceType(12)
+    // Its stand-in kernels (host_device_test.cc) run on this CPU, on host memory: the tensors
+    // its functions take are the CPU's.
+    .DeviceType(1)
     .Keys({"test_accel", "gpu"})
     .Device()
     .Attr("max-num-threads", TargetAttrType::kInt, int64_t{1024}, "threads per block")

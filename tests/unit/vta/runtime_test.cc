@@ -305,6 +305,29 @@ TEST_F(Runtime, KernelsAreGeneratedOncePerCallSiteAndSignatureAndStayResident) {
   for (int8_t v : out.CopyToHost()) EXPECT_EQ(v, 105);
 }
 
+// A module unloaded and another loaded at the same address: the new code's slot is null again,
+// and its call site must not find the old one's kernels (the cache keys on the id kept in the
+// slot, not on the slot's address).
+TEST_F(Runtime, ACallSiteWhoseSlotIsNullAgainIsANewCallSite) {
+  static void* site = nullptr;
+  std::vector<int32_t> acc(8 * kLanes, 100);
+  DeviceBuffer<int32_t> acc_dev(acc.size());
+  DeviceBuffer<int8_t> out(acc.size());
+  acc_dev.CopyFrom(acc);
+  generated_kernels = 0;
+  int32_t one = 1;
+  VTALoadBuffer2D(cmd_, acc_dev.data(), 0, 8, 1, 8, 0, 0, 0, 0, 0, kAcc);
+  EXPECT_EQ(VTAPushALUOp(&site, CountingAddKernel, &one, sizeof(one)), 0);
+  EXPECT_NE(site, nullptr);
+  site = nullptr;  // what a module loaded at the same address starts with
+  EXPECT_EQ(VTAPushALUOp(&site, CountingAddKernel, &one, sizeof(one)), 0);
+  EXPECT_EQ(generated_kernels, 2);
+  StoreOut(0, out, 8);
+  VTASynchronize(cmd_, kNoCycleLimit);
+  ASSERT_STREQ(VTAGetLastError(), "");
+  for (int8_t v : out.CopyToHost()) EXPECT_EQ(v, 100 + 1 + 1);
+}
+
 int LargeKernel(void* signature) {
   uint32_t base = *static_cast<uint32_t*>(signature);
   for (uint32_t i = 0; i < 5000; ++i) VTAUopPush(1, 0, base + i % 64, base + i % 64, 0, 2, 1, 0);

@@ -11,7 +11,7 @@
 #include "loom/support/error.h"
 #include "loom/te/lower.h"
 #include "loom/te/schedule.h"
-#include "tutorial_gemm.h"
+#include "matrix_multiply.h"
 #include "vta_configs.h"
 
 namespace loom::vta {
@@ -70,7 +70,7 @@ TEST(VtaEnvironment, UnknownScopeListsTheScopes) {
 // The accumulator tile (0, co) (loop j) is reset before the reduction and updated at every ko;
 // the micro-ops take the tiles' addresses (ResolveSramAddresses makes them buffer indices).
 TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
-  testing::TutorialGemm g(4, 2);
+  example::TutorialGemm g(4, 2);
   std::string text = ToScript(te::ScheduleToPrimFunc(g.Scheduled(), {g.A, g.B, g.C}, "main"));
   EXPECT_EQ(text.substr(text.find("    C_buf_data")),
             R"(    C_buf_data = T.allocate([1, 4, 1, 16], "int32", "local.acc_buffer")
@@ -101,7 +101,7 @@ TEST(VtaEnvironment, GemmIntrinsicOnTheTutorialsMatrixMultiply) {
 }
 
 TEST(VtaEnvironment, GemmTilesMustLieInTheOnChipBuffers) {
-  testing::TutorialGemm g(4, 2);
+  example::TutorialGemm g(4, 2);
   try {
     te::ScheduleToPrimFunc(g.Scheduled({.inp_scope = "global"}), {g.A, g.B, g.C}, "main");
     FAIL() << "no error";

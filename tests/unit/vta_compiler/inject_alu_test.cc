@@ -57,9 +57,10 @@ struct ShiftAndClip {
 
 // One accumulator buffer: AluInPlace has made every stage update acc; each stage is one ALU
 // instruction (SHR 3, MAX 1, MIN 0 with immediates) whose loop over the 4 elements is folded.
+// The load into the accumulator and the ALU kernels share the compute queue, one co-processor
+// scope; one token orders the STORE after them.
 TEST(VtaInjectAlu, ShiftAndClipBecomeInPlaceAluKernels) {
-  EXPECT_EQ(ShiftAndClip().Lowered(), R"(    with T.attr(acc_data, "vta_sram_base", 0):
-        acc_data = T.allocate([64], "int32", "local.acc_buffer")
+  EXPECT_EQ(ShiftAndClip().Lowered(), R"(    with T.attr("vta", "coproc_scope", 2):
         with T.attr("vta", "coproc_scope", 2):
             T.evaluate(T.call_extern("int32", "VTALoadBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), A.data, 0, 4, 1, 4, 0, 0, 0, 0, 0, 3))
         with T.attr("vta", "coproc_scope", 2):
@@ -77,8 +78,12 @@ TEST(VtaInjectAlu, ShiftAndClipBecomeInPlaceAluKernels) {
                 T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 4, 1, 0, 0))
                 T.evaluate(T.call_extern("int32", "VTAUopPush", 1, 0, 0, 0, 0, 0, 1, 127))
                 T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
+        T.evaluate(T.call_extern("int32", "VTADepPush", T.call_extern("handle", "VTATLSCommandHandle"), 2, 3))
+    with T.attr("vta", "coproc_scope", 3):
+        T.evaluate(T.call_extern("int32", "VTADepPop", T.call_extern("handle", "VTATLSCommandHandle"), 2, 3))
         with T.attr("vta", "coproc_scope", 3):
             T.evaluate(T.call_extern("int32", "VTAStoreBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), 0, 4, res.data, 0, 4, 1, 4))
+    T.evaluate(T.call_extern("int32", "VTASynchronize", T.call_extern("handle", "VTATLSCommandHandle"), 1073741824))
 )");
 }
 

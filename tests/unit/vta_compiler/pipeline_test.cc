@@ -6,122 +6,80 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/te/schedule.h"
+#include "blocked_gemm.h"
 #include "loom/vta/compiler/passes.h"
 
 namespace loom::vta {
 namespace {
 
-const DataType kI8 = DataType::Int(8);
-const DataType kI32 = DataType::Int(32);
-
-struct BlockedGemm {
-  Environment env{VTAConfig::Default()};
-  int m, n, o_block, i_block;
-  te::Tensor data, weight, data_buf, weight_buf, gemm, shr, low, high, res;
-  IterVar ic, ic_tns;
-
-  BlockedGemm(int out_blocks, int in_blocks, int out_tile, int in_tile)
-      : m(out_blocks), n(in_blocks), o_block(out_tile), i_block(in_tile) {
-    data = te::placeholder({1, n, 1, 16}, kI8, "data");
-    weight = te::placeholder({m, n, 16, 16}, kI8, "weight");
-    data_buf = te::compute(
-        {1, n, 1, 16}, [&](const Array<Var>& i) { return data(i); }, "data_buf");
-    weight_buf = te::compute(
-        {m, n, 16, 16}, [&](const Array<Var>& i) { return weight(i); }, "weight_buf");
-    ic = te::reduce_axis(Range(0, n), "ic");
-    ic_tns = te::reduce_axis(Range(0, 16), "ic_tns");
-    gemm = te::compute(
-        {1, m, 1, 16},
-        [&](Var bo, Var co, Var bi, Var ci) {
-          return te::sum(cast(kI32, data_buf(bo, ic->var, bi, ic_tns->var)) *
-                             cast(kI32, weight_buf(co, ic->var, ci, ic_tns->var)),
-                         {ic, ic_tns});
-        },
-        "gemm");
-    shr = te::compute(
-        {1, m, 1, 16},
-        [&](const Array<Var>& i) {
-          return call_intrin(kI32, "shift_right", {gemm(i), IntImm(kI32, 8)});
-        },
-        "shr");
-    low = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return max(shr(i), 0); }, "low");
-    high = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return min(low(i), 127); }, "high");
-    res = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(kI8, high(i)); }, "res");
+// The lowered text with each line's indentation removed (the nesting is checked by running
+// the programs, build_test.cc).
+std::string Lines(const PrimFunc& f) {
+  std::string text = ToScript(f), flat;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    size_t first = text.find_first_not_of(' ', at);
+    if (first < end) flat += text.substr(first, end - first);
+    flat += '\n';
+    at = end + 1;
   }
-
-  te::Schedule Scheduled(const std::string& thread_tag) const {
-    te::Schedule s = te::create_schedule({res.op()});
-    te::Stage r = s[res];
-    auto [oc_out, oc_inn] = r.split(r->leaf_iter_vars[1], o_block);
-    if (!thread_tag.empty()) {
-      auto [tx, tiles] = r.split_by_nparts(oc_out, 2);
-      r.reorder({tx, tiles});
-      r.bind(tx, te::thread_axis(thread_tag));
-      oc_out = tiles;
-    }
-    for (const te::Tensor& t : {gemm, shr, low, high}) {
-      s[t].set_scope(Environment::kAccScope);
-      s[t].compute_at(r, oc_out);
-    }
-    te::Stage g = s[gemm];
-    auto [ic_out, ic_inn] = g.split(ic, i_block);
-    const Array<IterVar> axis = g->root_iter_vars;
-    g.reorder({ic_out, axis[0], axis[1], ic_inn, axis[2], axis[3], ic_tns});
-    s[data_buf].set_scope(Environment::kInpScope);
-    s[weight_buf].set_scope(Environment::kWgtScope);
-    s[data_buf].compute_at(g, ic_out);
-    s[weight_buf].compute_at(g, ic_out);
-    s[data_buf].pragma(s[data_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    s[weight_buf].pragma(s[weight_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
-    for (const te::Tensor& t : {shr, low, high}) {
-      s[t].pragma(s[t]->leaf_iter_vars[0], Environment::kAlu);
-    }
-    r.pragma(oc_inn, Environment::kDmaCopy);
-    g.tensorize(axis[2], env.gemm());
-    return s;
-  }
-};
+  return flat;
+}
 
 // 8 output and 4 input blocks in tiles of 2 by 2. Per output tile: a reset kernel, per input
 // tile the loads of 2 data and 2 x 2 weight elements and one GEMM whose two hardware loops walk
-// the tile, the three ALU kernels, the store of 2 elements.
+// the tile, the three ALU kernels, the store of 2 elements. Tokens: the loads of an input tile
+// wait for the GEMM of the one before (not the first), the GEMM for its loads, the ALU kernels
+// share the compute queue with the GEMM, the STORE waits for them, and the next output tile's
+// reset for the STORE (not the last).
 TEST(VtaLoweringPipeline, TheBlockedMatrixMultiplyLowersToRuntimeCalls) {
-  BlockedGemm g(8, 4, 2, 2);
-  std::string text = ToScript(lower(g.env, g.Scheduled(""), {g.data, g.weight, g.res}, "main"));
+  example::BlockedGemm g(8, 4, 2, 2);
+  std::string text = Lines(lower(g.env, g.Scheduled(""), {g.data, g.weight, g.res}, "main"));
   for (const char* line :
-       {"VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), data.data, "
+       {"if j.outer != 0:\nT.evaluate(T.call_extern(\"int32\", \"VTADepPop\", "
+        "T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 3, 2))",
+        "if ic.outer != 0:\nT.evaluate(T.call_extern(\"int32\", \"VTADepPop\", "
+        "T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 2, 1))",
+        "VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), data.data, "
         "ic.outer * 2, 2, 1, 2, 0, 0, 0, 0, 0, 2)",
         "VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), weight.data, "
-        "j.outer * 8 + ic.outer * 2, 2, 2, 4, 0, 0, 0, 0, 0, 1)",
-        "VTAUopLoopBegin\", 2, 1, 0, 2))\n                                T.evaluate("
-        "T.call_extern(\"int32\", \"VTAUopLoopBegin\", 2, 0, 1, 1))",
+        "j.outer * 8 + ic.outer * 2, 2, 2, 4, 0, 0, 0, 0, 0, 1))\nT.evaluate(T.call_extern("
+        "\"int32\", \"VTADepPush\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 1, 2))",
+        "VTAUopLoopBegin\", 2, 1, 0, 2))\nT.evaluate(T.call_extern(\"int32\", "
+        "\"VTAUopLoopBegin\", 2, 0, 1, 1))",
+        "if ic.outer != 1:\nT.evaluate(T.call_extern(\"int32\", \"VTADepPush\", "
+        "T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 2, 1))",
         "VTAUopPush\", 1, 0, 0, 0, 0, 3, 1, 8)", "VTAUopPush\", 1, 0, 0, 0, 0, 1, 1, 0)",
-        "VTAUopPush\", 1, 0, 0, 0, 0, 0, 1, 127)",
+        "VTAUopPush\", 1, 0, 0, 0, 0, 0, 1, 127))\nT.evaluate(T.call_extern(\"int32\", "
+        "\"VTAUopLoopEnd\"))\nT.evaluate(T.call_extern(\"int32\", \"VTADepPush\", "
+        "T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 2, 3))",
         "VTAStoreBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 0, 4, res.data, "
-        "j.outer * 2, 2, 1, 2)"}) {
+        "j.outer * 2, 2, 1, 2))\nif j.outer != 3:",
+        "VTASynchronize"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
   }
+  // The on-chip buffers are the device's: no allocation is left to the host.
+  EXPECT_EQ(text.find("T.allocate"), std::string::npos) << text;
 }
 
 // The output tiles split between two co-processor threads: each has its own half of every
-// buffer, its own LOADs, ALU kernels and STORE; the GEMM kernels carry one micro-op per thread
-// (thread 1's tiles 2 accumulator, 2 input and 4 weight elements further on).
+// buffer and its own LOADs, GEMM and ALU kernels and STORE, each with its own tokens (thread
+// 1's tiles 2 accumulator, 2 input and 4 weight elements further on).
 TEST(VtaLoweringPipeline, CoprocessorThreadsGetTheirOwnBuffersAndInstructions) {
-  BlockedGemm g(8, 4, 2, 2);
+  example::BlockedGemm g(8, 4, 2, 2);
   std::string text =
-      ToScript(lower(g.env, g.Scheduled("cthread"), {g.data, g.weight, g.res}, "main"));
+      Lines(lower(g.env, g.Scheduled("cthread"), {g.data, g.weight, g.res}, "main"));
   for (const char* line :
-       {"T.allocate([64], \"int8\", \"local.inp_buffer\")",
-        "T.allocate([2048], \"int8\", \"local.wgt_buffer\")",
-        "data.data, ic.outer * 2, 2, 1, 2, 0, 0, 0, 0, 2, 2)",
-        "weight.data, j.outer.inner * 8 + ic.outer * 2 + 16, 2, 2, 4, 0, 0, 0, 0, 4, 1)",
-        "VTAUopPush\", 0, 1, 2, 0, 0, 0, 0, 0)", "VTAUopPush\", 0, 0, 2, 2, 4, 0, 0, 0)",
-        "VTAUopPush\", 1, 0, 2, 0, 0, 3, 1, 8)",
-        "VTAStoreBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), 2, 4, res.data, "
-        "j.outer.inner * 2 + 4, 2, 1, 2)"}) {
+       {"data.data, ic.outer * 2, 2, 1, 2, 0, 0, 0, 0, j.outer.outer * 2, 2)",
+        "weight.data, j.outer.outer * 16 + j.outer.inner * 8 + ic.outer * 2, 2, 2, 4, 0, 0, 0, 0, "
+        "j.outer.outer * 4, 1)",
+        "VTAUopPush\", 0, 1, j.outer.outer * 2, 0, 0, 0, 0, 0)",
+        "VTAUopPush\", 0, 0, j.outer.outer * 2, j.outer.outer * 2, j.outer.outer * 4, 0, 0, 0)",
+        "VTAUopPush\", 1, 0, j.outer.outer * 2, 0, 0, 3, 1, 8)",
+        "VTAStoreBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), j.outer.outer * "
+        "2, 4, res.data, j.outer.outer * 4 + j.outer.inner * 2, 2, 1, 2)"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
   }
 }

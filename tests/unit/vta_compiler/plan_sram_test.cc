@@ -13,7 +13,8 @@
 #include "loom/tir/interpreter.h"
 #include "loom/vta/compiler/passes.h"
 #include "prim_func.h"
-#include "tutorial_gemm.h"
+#include "keep_sram_allocations.h"
+#include "matrix_multiply.h"
 
 namespace loom::vta {
 namespace {
@@ -82,9 +83,10 @@ TEST_F(VtaPlanSram, AllocationsThatCannotBePlacedAreErrors) {
 // so that it runs on the host: each buffer starts at element 0 of its own; a weight tile of all
 // 2048 output blocks needs twice the weight buffer.
 TEST(VtaLoweringPipeline, PlacesTheTutorialsBuffers) {
-  testing::TutorialGemm g(4, 2);
+  example::TutorialGemm g(4, 2);
   const Environment& env = g.env;
-  const testing::TutorialSteps staged{.dma = false, .tensorize = false};
+  const example::TutorialSteps staged{.dma = false, .tensorize = false};
+  testing::KeepSramAllocations keep;
   std::string text = ToScript(lower(env, g.Scheduled(staged), {g.A, g.B, g.C}, "main"));
   for (const char* placed : {"with T.attr(A_buf_data, \"vta_sram_base\", 0)",
                              "with T.attr(B_buf_data, \"vta_sram_base\", 0)",
@@ -110,7 +112,7 @@ TEST(VtaLoweringPipeline, PlacesTheTutorialsBuffers) {
     }
   }
 
-  testing::TutorialGemm wide(2048, 1);
+  example::TutorialGemm wide(2048, 1);
   EXPECT_EQ(ErrorOf([&] {
               lower(env, wide.Scheduled(staged), {wide.A, wide.B, wide.C}, "main");
             }),

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "loom/te/tensor_intrin.h"
+#include "loom/tir/transform.h"
 #include "loom/vta/config.h"
 
 namespace loom::vta {
@@ -46,13 +47,18 @@ class Environment {
   // STORE; an element-wise update of the accumulator becomes ALU micro-ops.
   static constexpr const char* kDmaCopy = "dma_copy";
   static constexpr const char* kAlu = "alu";
-  // AttrStmt keys of the intrinsic's statements (see above).
-  static constexpr const char* kCoprocScope = "coproc_scope";
-  static constexpr const char* kCoprocUopScope = "coproc_uop_scope";
+  // AttrStmt keys of the intrinsic's statements (see above); a co-processor scope is also what
+  // InjectCoprocSync wraps each group of one queue's instructions in.
+  static constexpr const char* kCoprocScope = tir::transform::attr::kCoprocScope;
+  static constexpr const char* kCoprocUopScope = tir::builtin::kCoprocUopScope;
   // The runtime's queue ids (VTADepPush / VTADepPop), the values of kCoprocScope.
   static constexpr int kLoadQueue = 1;
   static constexpr int kComputeQueue = 2;
   static constexpr int kStoreQueue = 3;
+  // The queue that runs a copy between DRAM and the on-chip buffer of `sram_scope`: LOADs into
+  // the input and weight buffers on the load queue, into the accumulator on the compute queue,
+  // STOREs on the store queue.
+  static int CopyQueue(const std::string& sram_scope, bool to_chip);
 
   // The configuration is validated (loom::Error naming the parameter otherwise).
   explicit Environment(const VTAConfig& config);

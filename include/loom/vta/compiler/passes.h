@@ -77,6 +77,31 @@ tir::transform::Pass InjectAlu(const Environment& env);
 // iteration), which is correct, only slower.
 tir::transform::Pass FoldUopLoop();
 
+// LiftAllocToScopeBegin: allocations of constant size nested in a sequence move to the
+// beginning of the loop body (or function) holding it, so that one iteration's statements form
+// one flat sequence (schedules nest a stage's allocation around its consumers). Allocations
+// inside attribute scopes (a virtual thread's, a co-processor scope) stay inside them.
+tir::transform::Pass LiftAllocToScopeBegin();
+
+// InjectCoprocSync: the dependency tokens between the load, compute and store queues, on one
+// thread's program (before InjectVirtualThread). The co-processor work is the GEMM kernels'
+// coproc_scopes and the dma_copy and alu pragma'd stages (a copy into the input or weight
+// buffer on the load queue, into the accumulator on the compute queue, to DRAM on the store
+// queue; ALU stages on the compute queue). Each maximal statement whose work runs on one queue
+// becomes a coproc_scope; where program order passes from one queue to another, the earlier
+// pushes a token (VTADepPush) at the end of its scope and the later pops it (VTADepPop) at the
+// start of its own (through the compute queue between load and store); a loop whose body
+// starts and ends on different queues carries a token from each iteration to the next (not
+// popped by the first, nor pushed by the last). Scopes holding a loop's token stay outside the
+// loop. Finally VTASynchronize. A user error: co-processor work under a condition, a while
+// loop or an assert (the tokens could not pair up on every path).
+tir::transform::Pass InjectCoprocSync();
+
+// RemoveSramAllocations: the allocations in on-chip scopes and their kSramBase attributes go
+// (the buffers are the device's). A user error names an on-chip buffer the host would still
+// access (a stage in an on-chip scope without its pragma or intrinsic).
+tir::transform::Pass RemoveSramAllocations(const Environment& env);
+
 // The default TIR lowering pipeline, then the VTA passes in order.
 tir::transform::Pass LoweringPipeline(const Environment& env);
 

@@ -7,7 +7,9 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "loom/ir/printer.h"
 #include "loom/runtime/c_backend_api.h"
+#include "loom/target/codegen.h"
 #include "loom/tir/transform.h"
 
 namespace loom::codegen {
@@ -322,6 +324,59 @@ void CodeGenLLVM::EmitComputeScope(const AttrStmtNode* op) {
   state_ = std::move(saved);
   builder_->SetInsertPoint(resume);
   PropagateFailure(builder_->CreateCall(compute, values));
+}
+
+void CodeGenLLVM::EmitCoprocUopScope(const AttrStmtNode* op) {
+  const auto* service = op->value.as<StringImmNode>();
+  LOOM_CHECK_USER(service != nullptr && IsCIdentifier(service->value))
+      << "a \"" << tir::builtin::kCoprocUopScope << "\" attribute names the runtime function "
+      << "that caches its body; got " << ToScript(op->value);
+  // The signature: the values of the body's free variables, packed without padding, so that
+  // equal values are equal bytes (the runtime's cache key).
+  std::vector<const VarNode*> captured = CapturedVars(op->body);
+  std::vector<llvm::Type*> fields;
+  for (const VarNode* var : captured) fields.push_back(state_.vars.at(var)->getType());
+  llvm::StructType* signature_type = llvm::StructType::get(context_, fields, /*isPacked=*/true);
+  llvm::Value* signature = EntryAlloca(signature_type, nullptr, 8);
+  for (size_t i = 0; i < captured.size(); ++i) {
+    builder_->CreateStore(state_.vars.at(captured[i]),
+                          builder_->CreateStructGEP(signature_type, signature,
+                                                    static_cast<unsigned>(i)));
+  }
+  const auto nbytes = module_->getDataLayout().getTypeAllocSize(signature_type).getFixedValue();
+
+  // int init(void* signature): the body, its free variables read back from the signature.
+  llvm::Type* ptr = builder_->getPtrTy();
+  auto* init_type = llvm::FunctionType::get(builder_->getInt32Ty(), {ptr}, false);
+  FunctionState saved = std::move(state_);
+  llvm::BasicBlock* resume = builder_->GetInsertBlock();
+  state_ = FunctionState();
+  state_.function = NewFunction(function_name_ + "_uop_kernel" + std::to_string(outlined_count_++),
+                                init_type, /*exported=*/false);
+  state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);
+  builder_->SetInsertPoint(state_.entry);
+  llvm::Value* packed = state_.function->getArg(0);
+  for (size_t i = 0; i < captured.size(); ++i) {
+    state_.vars[captured[i]] = builder_->CreateLoad(
+        fields[i], builder_->CreateStructGEP(signature_type, packed, static_cast<unsigned>(i)),
+        captured[i]->name_hint);
+  }
+  VisitStmt(op->body);
+  builder_->CreateRet(Int32(0));
+  llvm::Function* init = state_.function;
+  state_ = std::move(saved);
+  builder_->SetInsertPoint(resume);
+
+  // The call site's slot, where the runtime keeps what it cached for it.
+  auto* handle = new llvm::GlobalVariable(*module_, ptr, /*isConstant=*/false,
+                                          llvm::GlobalValue::InternalLinkage,
+                                          llvm::ConstantPointerNull::get(builder_->getPtrTy()),
+                                          init->getName() + "_handle");
+  llvm::FunctionCallee push = module_->getOrInsertFunction(
+      service->value,
+      llvm::FunctionType::get(builder_->getInt32Ty(), {ptr, ptr, ptr, builder_->getInt32Ty()},
+                              false));
+  builder_->CreateCall(push, {handle, init, signature, Int32(static_cast<int64_t>(nbytes))});
 }
 
 void CodeGenLLVM::EmitParallelFor(const ForNode* op) {

@@ -155,6 +155,9 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
   void Unbind(const VarNode* var) { state_.vars.erase(var); }
   void EmitParallelFor(const ForNode* op);
   void EmitComputeScope(const AttrStmtNode* op);
+  // tir::builtin::kCoprocUopScope: the body outlined into a generating function, called
+  // through the named runtime function with a static slot and the body's free variables.
+  void EmitCoprocUopScope(const AttrStmtNode* op);
 
   // The state of the function being generated; saved and restored around outlining.
   struct FunctionState {

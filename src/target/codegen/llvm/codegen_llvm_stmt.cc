@@ -27,6 +27,10 @@ void CodeGenLLVM::VisitStmt_(const AttrStmtNode* op) {
     EmitComputeScope(op);
     return;
   }
+  if (op->attr_key == tir::builtin::kCoprocUopScope) {
+    EmitCoprocUopScope(op);
+    return;
+  }
   // Other attributes (pragmas, storage hints) carry nothing the CPU code needs.
   VisitStmt(op->body);
 }

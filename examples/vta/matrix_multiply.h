@@ -1,6 +1,7 @@
 // The matrix multiply of the VTA tutorial ("Simple Matrix Multiply", ../shared/seeds), staged
-// through the on-chip buffers and tensorized onto the GEMM intrinsic, for the VTA compiler's
-// tests.
+// through the on-chip buffers and tensorized onto the GEMM intrinsic: the algorithm and the
+// schedule of vta_matrix_multiply (matrix_multiply.cc), which the VTA compiler's tests also
+// lower step by step.
 #pragma once
 
 #include <string>
@@ -10,7 +11,7 @@
 #include "loom/te/schedule.h"
 #include "loom/vta/compiler/environment.h"
 
-namespace loom::vta::testing {
+namespace loom::vta::example {
 
 // How far TutorialGemm::Scheduled goes.
 struct TutorialSteps {
@@ -71,4 +72,4 @@ struct TutorialGemm {
   }
 };
 
-}  // namespace loom::vta::testing
+}  // namespace loom::vta::example

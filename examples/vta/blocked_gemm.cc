@@ -1,0 +1,56 @@
+// VTA's "Matrix Multiply Blocking" tutorial, through Loom: a 1 x 1024 int8 vector by a
+// 1024 x 1024 int8 matrix, accumulated in int32, shifted right by 8 and clipped to [0, 127] on
+// the accumulator by the ALU, stored as int8.
+//
+//   vta_blocked_gemm [--print-ir] [--no-virtual-threads]
+//
+// The algorithm and schedule are in blocked_gemm.h: the output in tiles of 256 values, the
+// reduction in tiles of 256, the copies into the input and weight buffers at the reduction
+// tile (dma_copy), the GEMM intrinsic, the three ALU stages (alu) and the store (dma_copy).
+// The output tiles are split between two co-processor virtual threads ("cthread"): each gets
+// its own half of every on-chip buffer and its own instructions and dependency tokens, so that
+// one thread's loads overlap the other's GEMMs. --no-virtual-threads runs one thread instead,
+// to compare the cycles.
+#include "blocked_gemm.h"
+
+#include <algorithm>
+
+#include "vta_example.h"
+
+using namespace loom;
+using namespace loom::vta;
+
+int main(int argc, char** argv) {
+  const example::Options options =
+      example::ParseOptions(argc, argv, "[--print-ir] [--no-virtual-threads]");
+  try {
+    const example::BlockedGemm g(/*out_blocks=*/64, /*in_blocks=*/64, /*out_tile=*/16,
+                                 /*in_tile=*/16);
+    te::Schedule s = g.Scheduled(options.virtual_threads ? "cthread" : "");
+    runtime::Module module =
+        example::Compile(g.env, s, {g.data, g.weight, g.res}, "blocked_gemm", options);
+
+    runtime::NDArray data = example::RandomInt8({1, g.n, 1, 16}, -128, 127, 3);
+    runtime::NDArray weight = example::RandomInt8({g.m, g.n, 16, 16}, -128, 127, 4);
+    runtime::NDArray res = runtime::NDArray::Empty({1, g.m, 1, 16}, example::kI8, example::kVta);
+    example::RunAndReport(module, "blocked_gemm", example::ToDevice(data),
+                          example::ToDevice(weight), res);
+
+    const auto* dv = static_cast<const int8_t*>(data->data);
+    const auto* wv = static_cast<const int8_t*>(weight->data);
+    std::vector<int8_t> expected(g.m * 16);
+    for (int co = 0; co < g.m; ++co) {
+      for (int ci = 0; ci < 16; ++ci) {
+        int32_t sum = 0;
+        for (int k = 0; k < g.n * 16; ++k) {
+          sum += dv[k] * wv[((co * g.n + k / 16) * 16 + ci) * 16 + k % 16];
+        }
+        expected[co * 16 + ci] = static_cast<int8_t>(std::clamp(sum >> 8, 0, 127));
+      }
+    }
+    return example::Check(res, expected);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+}

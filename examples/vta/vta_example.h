@@ -1,0 +1,129 @@
+// What the VTA example programs share: the command line (--print-ir, --no-virtual-threads),
+// compiling a schedule for the vta target (timed), running on the simulator with the hazard
+// checker on, and printing the simulator's counters and cycles.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "loom/ir/printer.h"
+#include "loom/runtime/ndarray.h"
+#include "loom/target/build.h"
+#include "loom/vta/compiler/passes.h"
+#include "loom/vta/runtime.h"
+
+namespace loom::vta::example {
+
+struct Options {
+  bool print_ir = false;        // print the lowered function
+  bool virtual_threads = true;  // --no-virtual-threads: one thread (to compare)
+};
+
+inline Options ParseOptions(int argc, char** argv, const char* usage) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--print-ir") == 0) {
+      options.print_ir = true;
+    } else if (std::strcmp(argv[i], "--no-virtual-threads") == 0) {
+      options.virtual_threads = false;
+    } else {
+      std::cerr << "usage: " << argv[0] << " " << usage << "\n";
+      std::exit(2);
+    }
+  }
+  return options;
+}
+
+inline double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// vta::lower, then build for the vta target; prints the lowered function when asked and the
+// time each step took.
+inline runtime::Module Compile(const Environment& env, const te::Schedule& schedule,
+                               const Array<te::Tensor>& args, const std::string& name,
+                               const Options& options) {
+  auto start = std::chrono::steady_clock::now();
+  PrimFunc lowered = lower(env, schedule, args, name);
+  const double lower_ms = MillisecondsSince(start);
+  if (options.print_ir) std::cout << ToScript(lowered) << "\n";
+  start = std::chrono::steady_clock::now();
+  runtime::Module module = build(lowered, Target::Parse("vta"));
+  const double build_ms = MillisecondsSince(start);
+  std::printf("compile lower_ms=%.1f build_ms=%.1f\n", lower_ms, build_ms);
+  return module;
+}
+
+inline const DLDevice kVta{kDLExtDev, 0};
+inline const DLDevice kCpu{kDLCPU, 0};
+
+// Random int8 values in [low, high] on the host.
+inline runtime::NDArray RandomInt8(const std::vector<int64_t>& shape, int low, int high,
+                                   unsigned seed) {
+  runtime::NDArray host = runtime::NDArray::Empty(shape, DataType::Int(8), kCpu);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> value(low, high);
+  auto* data = static_cast<int8_t*>(host->data);
+  for (int64_t i = 0; i < host.NumElements(); ++i) data[i] = static_cast<int8_t>(value(rng));
+  return host;
+}
+
+inline runtime::NDArray ToDevice(const runtime::NDArray& host) {
+  runtime::NDArray device = runtime::NDArray::Empty(host.Shape(), host.dtype(), kVta);
+  device.CopyFrom(host);
+  return device;
+}
+
+inline runtime::NDArray ToHost(const runtime::NDArray& device) {
+  runtime::NDArray host = runtime::NDArray::Empty(device.Shape(), device.dtype(), kCpu);
+  host.CopyFrom(device);
+  return host;
+}
+
+// Runs `function` on the simulator with the hazard checker on (a missing token is an error),
+// then prints one line per counter and the cycle line of the run.
+template <typename... Args>
+void RunAndReport(const runtime::Module& module, const std::string& name, Args&&... args) {
+  VTACommandHandle cmd = VTATLSCommandHandle();
+  VTASetDebugMode(cmd, VTA_DEBUG_CHECK_HAZARDS);
+  module.GetFunction(name)(std::forward<Args>(args)...);
+  ThrowIfLastError();
+  const SimReport& report = LastRun(cmd).report;
+  const SimCounters& c = report.counters;
+  for (auto [counter, value] :
+       std::vector<std::pair<const char*, uint64_t>>{{"inp_load_nbytes", c.inp_load_nbytes},
+                                                     {"wgt_load_nbytes", c.wgt_load_nbytes},
+                                                     {"acc_load_nbytes", c.acc_load_nbytes},
+                                                     {"uop_load_nbytes", c.uop_load_nbytes},
+                                                     {"out_store_nbytes", c.out_store_nbytes},
+                                                     {"gemm_counter", c.gemm_counter},
+                                                     {"alu_counter", c.alu_counter}}) {
+    std::printf("counter %s=%llu\n", counter, static_cast<unsigned long long>(value));
+  }
+  std::printf("cycles total=%llu gemm_utilization=%.3f\n",
+              static_cast<unsigned long long>(report.timing.total_cycles),
+              report.timing.gemm_utilization());
+}
+
+// Compares the result with the reference; prints the first mismatch. The exit status.
+inline int Check(const runtime::NDArray& result, const std::vector<int8_t>& expected) {
+  runtime::NDArray host = ToHost(result);
+  const auto* got = static_cast<const int8_t*>(host->data);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (got[i] != expected[i]) {
+      std::printf("MISMATCH at element %zu: VTA %d, reference %d\n", i, got[i], expected[i]);
+      return 1;
+    }
+  }
+  std::printf("result matches the CPU reference bit for bit (%zu values)\n", expected.size());
+  return 0;
+}
+
+}  // namespace loom::vta::example
