@@ -309,4 +309,12 @@ const char* VTAGetLastError(void) { return loom::vta::last_error.c_str(); }
 
 void VTAClearLastError(void) { loom::vta::last_error.clear(); }
 
+const char* VTATakeLastError(void) {
+  thread_local std::string taken;
+  if (loom::vta::last_error.empty()) return nullptr;
+  taken = std::move(loom::vta::last_error);
+  loom::vta::last_error.clear();
+  return taken.c_str();
+}
+
 }  // extern "C"

@@ -124,6 +124,10 @@ void VTASynchronize(VTACommandHandle cmd, uint32_t wait_cycles);
 // The calling thread's last error message, "" when none; VTAClearLastError resets it.
 const char* VTAGetLastError(void);
 void VTAClearLastError(void);
+// Loom's: the calling thread's last error, or NULL when there is none, and clears it (the text
+// stays valid until the thread's next VTATakeLastError). Compiled code calls it after
+// VTASynchronize, to fail with the message.
+const char* VTATakeLastError(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -261,11 +261,11 @@ class SyncInjector {
       // from each iteration to the next, neither pushed by the last nor popped by the first.
       Order order(ends.exit, ends.enter);
       const PrimExpr& i = loop->loop_var;
-      PrimExpr first = i == loop->min;
-      PrimExpr last = i == loop->min + loop->extent - 1;
-      body = AddAt(body, true, ends.enter, Guard(order.pops, !first));
-      std::vector<Stmt> carried = {AddAt(body, false, ends.exit, Guard(order.pushes, !last))};
-      for (const Stmt& hop : Guard(order.hops, !last)) carried.push_back(hop);
+      PrimExpr not_first = i != loop->min;
+      PrimExpr not_last = i != loop->min + loop->extent - 1;
+      body = AddAt(body, true, ends.enter, Guard(order.pops, not_first));
+      std::vector<Stmt> carried = {AddAt(body, false, ends.exit, Guard(order.pushes, not_last))};
+      for (const Stmt& hop : Guard(order.hops, not_last)) carried.push_back(hop);
       body = Seq(carried);
     }
     return {For(loop->loop_var, loop->min, loop->extent, loop->for_kind, body, loop->thread_binding,
@@ -282,10 +282,20 @@ tir::transform::Pass InjectCoprocSync() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const tir::transform::PassContext&) {
     auto [body, ends] = SyncInjector().Visit(func->body);
     if (!ends.active()) return func;
-    // The host waits for the co-processor before it returns.
+    // The host waits for the co-processor before it returns, and fails with the runtime's
+    // message if any call of the program failed (the runtime then ran none of it).
     Stmt wait = Evaluate(call_extern(kI32, "VTASynchronize",
                                      {CommandHandle(), make_const(kI32, kSynchronizeCycles)}));
-    return tir::transform::WithBody(func, SeqStmt({body, wait}));
+    auto symbol = func->attrs.find("global_symbol");
+    const auto* name = symbol == func->attrs.end() ? nullptr : symbol->second.as<StringImmNode>();
+    const std::string who = name != nullptr ? name->value : "the VTA program";
+    Var error("vta_error", DataType::Handle());
+    Stmt check = LetStmt(
+        error, call_extern(DataType::Handle(), "VTATakeLastError", {}),
+        Evaluate(Call(kI32, Op::Get("loom_check"),
+                      {Call(DataType::Bool(), Op::Get("loom_handle_is_null"), {error}),
+                       StringImm(who + ": the VTA runtime failed: %s"), error})));
+    return tir::transform::WithBody(func, SeqStmt({body, wait, check}));
   };
   return tir::transform::CreatePrimFuncPass(rewrite, 0, "vta.InjectCoprocSync");
 }

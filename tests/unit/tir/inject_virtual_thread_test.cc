@@ -148,6 +148,37 @@ TEST_F(InjectVirtualThreadTest, CoprocessorThreadsEachOwnEveryAllocation) {
             "        Out[j + 4] = S_1[j + 4] + 1\n");
 }
 
+// Under co-processor threads a co-processor scope is replicated whole, though nothing in it
+// varies: each thread's instructions keep their dependency tokens, and the threads' scopes
+// alternate. Under plain virtual threads the same scope runs once.
+TEST_F(InjectVirtualThreadTest, CoprocessorScopesAreReplicatedWholeUnderCoprocessorThreads) {
+  auto scope = [](const char* call) {
+    return AttrStmt(StringImm("vta"), attr::kCoprocScope, 1,
+                    SeqStmt({Evaluate(call_extern(kInt32, "pop", {})),
+                             Evaluate(call_extern(kInt32, call, {})),
+                             Evaluate(call_extern(kInt32, "push", {}))}));
+  };
+  Stmt body = SeqStmt({scope("load"), BufferStore(out, 1, {vx})});
+  EXPECT_EQ(Run(VirtualThreads(vx, 2, body, "cthread")),
+            "    with T.attr(\"vta\", \"coproc_scope\", 1):\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"pop\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"load\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"push\"))\n"
+            "    with T.attr(\"vta\", \"coproc_scope\", 1):\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"pop\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"load\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"push\"))\n"
+            "    Out[0] = 1\n"
+            "    Out[1] = 1\n");
+  EXPECT_EQ(Run(VirtualThreads(vx, 2, body, "vthread")),
+            "    with T.attr(\"vta\", \"coproc_scope\", 1):\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"pop\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"load\"))\n"
+            "        T.evaluate(T.call_extern(\"int32\", \"push\"))\n"
+            "    Out[0] = 1\n"
+            "    Out[1] = 1\n");
+}
+
 TEST_F(InjectVirtualThreadTest, WriteUnderAThreadDependentBranchMakesTheAllocationPerThread) {
   Local s = MakeLocal("S", {1});
   Stmt body = VirtualThreads(

@@ -2,6 +2,7 @@
 // code calling the VTA runtime), run on the simulator with the hazard checker on, and checked
 // bit for bit against a CPU reference.
 #include "loom/target/build.h"
+#include "loom/tir/transform.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,8 @@
 #include <random>
 
 #include "blocked_gemm.h"
+#include "error_of.h"
+#include "loom/ir/functor.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/vta/compiler/passes.h"
 #include "loom/vta/runtime.h"
@@ -17,6 +20,8 @@
 
 namespace loom::vta {
 namespace {
+
+using loom::testing::ErrorOf;
 
 const DLDevice kVta{kDLExtDev, 0};
 
@@ -113,6 +118,61 @@ TEST_F(VtaBuild, TheBlockedMatrixMultiplyRunsWithAndWithoutVirtualThreads) {
             << reports[0].timing.gemm_utilization() << "), with virtual threads "
             << reports[1].timing.total_cycles << " (" << reports[1].timing.gemm_utilization()
             << ")\n";
+}
+
+// The tokens are what orders the queues: without them the hazard checker refuses the program,
+// and the compiled function fails with the runtime's message.
+class StripTokens : public StmtExprMutator {
+ public:
+  Stmt VisitStmt_(const EvaluateNode* op) override {
+    const auto* call = op->value.as<CallNode>();
+    if (call != nullptr && call->op.name() == "call_extern") {
+      const std::string callee = call->args[0].as<StringImmNode>()->value;
+      if (callee == "VTADepPush" || callee == "VTADepPop") return Evaluate(make_zero(kI32Type));
+    }
+    return StmtExprMutator::VisitStmt_(op);
+  }
+  const DataType kI32Type = DataType::Int(32);
+};
+
+TEST_F(VtaBuild, WithoutItsTokensAProgramFailsTheHazardCheck) {
+  example::TutorialGemm g(4, 4);
+  PrimFunc f = lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm");
+  f = tir::transform::WithBody(f, StripTokens().VisitStmt(f->body));
+  runtime::Module module = build(f, Target::Parse("vta"));
+  runtime::NDArray a = RandomInt8({1, g.n, 1, 16}, 1), b = RandomInt8({g.m, g.n, 16, 16}, 2);
+  runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), kVta);
+  const std::string message = ErrorOf([&] { module.GetFunction("gemm")(a, b, c); });
+  EXPECT_NE(message.find("gemm: the VTA runtime failed: "), std::string::npos) << message;
+  EXPECT_NE(message.find("hazard"), std::string::npos) << message;
+  // The error was taken: the next program starts clean.
+  EXPECT_STREQ(VTAGetLastError(), "");
+}
+
+TEST_F(VtaBuild, TensorsMustBeOnTheVtaDevice) {
+  example::TutorialGemm g(2, 2);
+  runtime::Module module =
+      build(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm"), Target::Parse("vta"));
+  const DLDevice cpu{kDLCPU, 0};
+  runtime::NDArray a = runtime::NDArray::Empty({1, g.n, 1, 16}, DataType::Int(8), cpu);
+  runtime::NDArray b = runtime::NDArray::Empty({g.m, g.n, 16, 16}, DataType::Int(8), kVta);
+  runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), kVta);
+  EXPECT_NE(ErrorOf([&] { module.GetFunction("gemm")(a, b, c); })
+                .find("gemm: argument 0 ('A') must be on device 'vta' (device type 12), got "
+                      "device type 1"),
+            std::string::npos);
+}
+
+// A stage in an on-chip scope that no pragma or intrinsic turns into instructions: the host
+// cannot reach the buffer.
+TEST_F(VtaBuild, AnOnChipStageLeftToTheHostIsAnError) {
+  example::TutorialGemm g(2, 2);
+  const std::string message = ErrorOf(
+      [&] { lower(g.env, g.Scheduled({.dma = false}), {g.A, g.B, g.C}, "gemm"); });
+  EXPECT_NE(message.find("the host would access on-chip buffer 'A_buf' (local.inp_buffer)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("a dma_copy pragma on copies"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -84,6 +84,8 @@ TEST(VtaInjectAlu, ShiftAndClipBecomeInPlaceAluKernels) {
         with T.attr("vta", "coproc_scope", 3):
             T.evaluate(T.call_extern("int32", "VTAStoreBuffer2D", T.call_extern("handle", "VTATLSCommandHandle"), 0, 4, res.data, 0, 4, 1, 4))
     T.evaluate(T.call_extern("int32", "VTASynchronize", T.call_extern("handle", "VTATLSCommandHandle"), 1073741824))
+    vta_error: T.handle = T.call_extern("handle", "VTATakeLastError")
+    T.evaluate(T.loom_check(T.loom_handle_is_null(vta_error), "main: the VTA runtime failed: %s", vta_error))
 )");
 }
 
