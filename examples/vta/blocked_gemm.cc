@@ -2,7 +2,7 @@
 // 1024 x 1024 int8 matrix, accumulated in int32, shifted right by 8 and clipped to [0, 127] on
 // the accumulator by the ALU, stored as int8.
 //
-//   vta_blocked_gemm [--print-ir] [--no-virtual-threads]
+//   vta_blocked_gemm [--print-ir] [--print-insn] [--no-virtual-threads]
 //
 // The algorithm and schedule are in blocked_gemm.h: the output in tiles of 256 values, the
 // reduction in tiles of 256, the copies into the input and weight buffers at the reduction
@@ -22,7 +22,7 @@ using namespace loom::vta;
 
 int main(int argc, char** argv) {
   const example::Options options =
-      example::ParseOptions(argc, argv, "[--print-ir] [--no-virtual-threads]");
+      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--no-virtual-threads]");
   try {
     const example::BlockedGemm g(/*out_blocks=*/64, /*in_blocks=*/64, /*out_tile=*/16,
                                  /*in_tile=*/16);
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     runtime::NDArray data = example::RandomInt8({1, g.n, 1, 16}, -128, 127, 3);
     runtime::NDArray weight = example::RandomInt8({g.m, g.n, 16, 16}, -128, 127, 4);
     runtime::NDArray res = runtime::NDArray::Empty({1, g.m, 1, 16}, example::kI8, example::kVta);
-    example::RunAndReport(module, "blocked_gemm", example::ToDevice(data),
+    example::RunAndReport(module, "blocked_gemm", options, example::ToDevice(data),
                           example::ToDevice(weight), res);
 
     const auto* dv = static_cast<const int8_t*>(data->data);

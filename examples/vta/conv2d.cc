@@ -4,7 +4,7 @@
 // blocked layouts: data[1][16][14][14][1][16] (N/1, C/16, H, W, n, c), kernel[16][16][3][3][16]
 // [16] (O/16, I/16, KH, KW, o, i), result like data.
 //
-//   vta_conv2d [--print-ir] [--no-virtual-threads]
+//   vta_conv2d [--print-ir] [--print-insn] [--no-virtual-threads]
 //
 // The schedule: the output in tiles of 4 channel blocks (64 channels) by the whole 14x14 image;
 // per block of 16 input channels, the padded input tile (16x16 pixels, the padding inferred from
@@ -104,7 +104,7 @@ struct Conv2d {
 
 int main(int argc, char** argv) {
   const example::Options options =
-      example::ParseOptions(argc, argv, "[--print-ir] [--no-virtual-threads]");
+      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--no-virtual-threads]");
   try {
     const Conv2d g;
     runtime::Module module = example::Compile(g.env, g.Scheduled(options.virtual_threads),
@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
         example::RandomInt8({kBlocks, kBlocks, kKernel, kKernel, 16, 16}, -128, 127, 6);
     runtime::NDArray res =
         runtime::NDArray::Empty({1, kBlocks, kSize, kSize, 1, 16}, DataType::Int(8), example::kVta);
-    example::RunAndReport(module, "conv2d", example::ToDevice(data), example::ToDevice(kernel),
-                          res);
+    example::RunAndReport(module, "conv2d", options, example::ToDevice(data),
+                          example::ToDevice(kernel), res);
 
     const auto* dv = static_cast<const int8_t*>(data->data);
     const auto* kv = static_cast<const int8_t*>(kernel->data);

@@ -2,7 +2,7 @@
 // and a 256 x 256 int8 matrix B, in VTA's blocked layout (A[1][16][1][16], B[16][16][16][16]),
 // accumulated in int32 on the accumulator buffer and stored narrowed to int8.
 //
-//   vta_matrix_multiply [--print-ir]
+//   vta_matrix_multiply [--print-ir] [--print-insn]
 //
 // The algorithm and schedule are in matrix_multiply.h: A and B are staged through the input and
 // weight buffers one 16-wide block of the reduction at a time (dma_copy), the product runs on
@@ -18,7 +18,7 @@ using namespace loom;
 using namespace loom::vta;
 
 int main(int argc, char** argv) {
-  const example::Options options = example::ParseOptions(argc, argv, "[--print-ir]");
+  const example::Options options = example::ParseOptions(argc, argv, "[--print-ir] [--print-insn]");
   try {
     const example::TutorialGemm g(/*out_blocks=*/16, /*in_blocks=*/16);
     runtime::Module module =
@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     runtime::NDArray a = example::RandomInt8({1, g.n, 1, 16}, -128, 127, 1);
     runtime::NDArray b = example::RandomInt8({g.m, g.n, 16, 16}, -128, 127, 2);
     runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), example::kVta);
-    example::RunAndReport(module, "matrix_multiply", example::ToDevice(a), example::ToDevice(b), c);
+    example::RunAndReport(module, "matrix_multiply", options, example::ToDevice(a),
+                          example::ToDevice(b), c);
 
     const auto* av = static_cast<const int8_t*>(a->data);
     const auto* bv = static_cast<const int8_t*>(b->data);

@@ -22,6 +22,7 @@ namespace loom::vta::example {
 
 struct Options {
   bool print_ir = false;        // print the lowered function
+  bool print_insn = false;      // print the instruction stream the runtime runs (stderr)
   bool virtual_threads = true;  // --no-virtual-threads: one thread (to compare)
 };
 
@@ -30,6 +31,8 @@ inline Options ParseOptions(int argc, char** argv, const char* usage) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--print-ir") == 0) {
       options.print_ir = true;
+    } else if (std::strcmp(argv[i], "--print-insn") == 0) {
+      options.print_insn = true;
     } else if (std::strcmp(argv[i], "--no-virtual-threads") == 0) {
       options.virtual_threads = false;
     } else {
@@ -87,12 +90,14 @@ inline runtime::NDArray ToHost(const runtime::NDArray& device) {
   return host;
 }
 
-// Runs `function` on the simulator with the hazard checker on (a missing token is an error),
-// then prints one line per counter and the cycle line of the run.
+// Runs `function` on the simulator with the hazard checker on (a missing token is an error; with
+// --print-insn the program's listing goes to stderr), then prints one line per counter and the
+// cycle line of the run.
 template <typename... Args>
-void RunAndReport(const runtime::Module& module, const std::string& name, Args&&... args) {
+void RunAndReport(const runtime::Module& module, const std::string& name, const Options& options,
+                  Args&&... args) {
   VTACommandHandle cmd = VTATLSCommandHandle();
-  VTASetDebugMode(cmd, VTA_DEBUG_CHECK_HAZARDS);
+  VTASetDebugMode(cmd, VTA_DEBUG_CHECK_HAZARDS | (options.print_insn ? VTA_DEBUG_DUMP_INSN : 0));
   module.GetFunction(name)(std::forward<Args>(args)...);
   ThrowIfLastError();
   const SimReport& report = LastRun(cmd).report;

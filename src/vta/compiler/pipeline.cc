@@ -28,7 +28,9 @@ tir::transform::Pass LoweringPipeline(const Environment& env) {
           InjectDma(env),
           // Needs the accumulator allocations placed, like InjectDma.
           InjectAlu(env),
-          // After every pass that makes micro-op kernels: folds the loops around them.
+          // After every pass that makes micro-op kernels: moves the loops around them inside,
+          // then makes the outermost two hardware loops.
+          LiftUopScope(env),
           FoldUopLoop(),
           // Last: every on-chip access is an instruction by now, or a user error.
           RemoveSramAllocations(env),

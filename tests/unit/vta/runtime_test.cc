@@ -268,14 +268,22 @@ int CountingAddKernel(void* signature) {
   return 0;
 }
 
+// 8 accumulator elements of 100 in DRAM, and room for them as output; no kernel generated yet.
+struct CacheTestBuffers {
+  DeviceBuffer<int32_t> acc{8 * kLanes};
+  DeviceBuffer<int8_t> out{8 * kLanes};
+  CacheTestBuffers() {
+    acc.CopyFrom(std::vector<int32_t>(8 * kLanes, 100));
+    generated_kernels = 0;
+  }
+};
+
 TEST_F(Runtime, KernelsAreGeneratedOncePerCallSiteAndSignatureAndStayResident) {
   static void* site = nullptr;
   static void* other_site = nullptr;
-  std::vector<int32_t> acc(8 * kLanes, 100);
-  DeviceBuffer<int32_t> acc_dev(acc.size());
-  DeviceBuffer<int8_t> out(acc.size());
-  acc_dev.CopyFrom(acc);
-  generated_kernels = 0;
+  CacheTestBuffers buffers;
+  DeviceBuffer<int32_t>& acc_dev = buffers.acc;
+  DeviceBuffer<int8_t>& out = buffers.out;
   int32_t one = 1;
   int32_t five = 5;
 
@@ -310,13 +318,10 @@ TEST_F(Runtime, KernelsAreGeneratedOncePerCallSiteAndSignatureAndStayResident) {
 // slot, not on the slot's address).
 TEST_F(Runtime, ACallSiteWhoseSlotIsNullAgainIsANewCallSite) {
   static void* site = nullptr;
-  std::vector<int32_t> acc(8 * kLanes, 100);
-  DeviceBuffer<int32_t> acc_dev(acc.size());
-  DeviceBuffer<int8_t> out(acc.size());
-  acc_dev.CopyFrom(acc);
-  generated_kernels = 0;
+  CacheTestBuffers buffers;
+  DeviceBuffer<int8_t>& out = buffers.out;
   int32_t one = 1;
-  VTALoadBuffer2D(cmd_, acc_dev.data(), 0, 8, 1, 8, 0, 0, 0, 0, 0, kAcc);
+  VTALoadBuffer2D(cmd_, buffers.acc.data(), 0, 8, 1, 8, 0, 0, 0, 0, 0, kAcc);
   EXPECT_EQ(VTAPushALUOp(&site, CountingAddKernel, &one, sizeof(one)), 0);
   EXPECT_NE(site, nullptr);
   site = nullptr;  // what a module loaded at the same address starts with

@@ -1,5 +1,6 @@
-// FoldUopLoop: loops around a micro-op kernel become its hardware loops (two at most, inner
-// first), and the loops that cannot are left alone.
+// LiftUopScope and FoldUopLoop: loops around a micro-op kernel move into it and become its
+// hardware loops (two at most, the outermost), the loops inside them stay in the generating
+// function, and the loops that cannot be hardware loops stay around the kernel.
 #include <gtest/gtest.h>
 
 #include "loom/ir/expr_ops.h"
@@ -32,13 +33,19 @@ class VtaFoldUopLoop : public ::testing::Test {
     std::string text = ToScript(func);
     return text.substr(text.find('\n', text.find("def ")) + 1);
   }
-  static std::string Fold(Stmt body) { return Body(FoldUopLoop()(MakePrimFunc({}, {}, body))); }
+  // LiftUopScope moves the loops into the kernel, FoldUopLoop makes hardware loops of them.
+  static std::string Fold(Stmt body) {
+    const Environment env(VTAConfig::Default());
+    return Body(tir::transform::Sequential({LiftUopScope(env), FoldUopLoop()})(
+        MakePrimFunc({}, {}, body)));
+  }
   static std::string Unfolded(Stmt body) { return Body(MakePrimFunc({}, {}, body)); }
   Var i{"i"}, j{"j"}, k{"k"};
 };
 
-// Two loops fold (j inner, then i); the third (k) stays a loop of kernel pushes.
-TEST_F(VtaFoldUopLoop, UpToTwoLoopsFoldInnerFirst) {
+// i and j move into the kernel and fold (i outer); k moves the micro-ops by different factors
+// and stays a loop of kernel pushes.
+TEST_F(VtaFoldUopLoop, LoopsThatCanBeHardwareLoopsMoveInAndFold) {
   Stmt body = Loop(k, 2,
                    Loop(i, 3,
                         Loop(j, 4,
@@ -70,6 +77,33 @@ TEST_F(VtaFoldUopLoop, LoopsThatAreNoHardwareLoopStay) {
   // More than the kernel in the loop's body.
   Stmt busy = Loop(j, 4, SeqStmt({Kernel(Push(j, I(0), I(0))), Kernel(Push(j, I(0), I(0)))}));
   EXPECT_EQ(Fold(busy), Unfolded(busy));
+}
+
+// Three loops move in: the outer two fold, the inner one stays in the generating function,
+// which pushes its micro-ops one per iteration (as the convolution's window does).
+TEST_F(VtaFoldUopLoop, LoopsInsideTheHardwareLoopsPushOneMicroOpPerIteration) {
+  Stmt body = Loop(k, 2, Loop(i, 3, Loop(j, 4, Kernel(Push(k * 12 + i * 4 + j, i + j, k)))));
+  EXPECT_EQ(Fold(body), R"(    with T.attr("vta", "coproc_scope", 2):
+        with T.attr("vta", "coproc_uop_scope", "VTAPushGEMMOp"):
+            T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 2, 12, 0, 1))
+            T.evaluate(T.call_extern("int32", "VTAUopLoopBegin", 3, 4, 1, 0))
+            for j in range(4):
+                T.evaluate(T.call_extern("int32", "VTAUopPush", 0, 0, j, j, 0, 0, 0, 0))
+            T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
+            T.evaluate(T.call_extern("int32", "VTAUopLoopEnd"))
+)");
+}
+
+// A kernel whose micro-ops would fill more than an eighth of the micro-op buffer (1024 of the
+// default 8192) keeps the loop that would make it too big outside.
+TEST_F(VtaFoldUopLoop, KernelsStayWithinTheirShareOfTheMicroOpBuffer) {
+  Var l("l");
+  Stmt body = Loop(l, 8, Loop(k, 2, Loop(i, 64, Loop(j, 64, Kernel(Push(j, i, k * 64 + l))))));
+  const std::string folded = Fold(body);
+  EXPECT_EQ(folded.find("    for l in range(8):\n        with T.attr(\"vta\", \"coproc_scope\", 2)"),
+            0u)
+      << folded;
+  EXPECT_NE(folded.find("VTAUopLoopBegin\", 2, 0, 0, 64))"), std::string::npos) << folded;
 }
 
 }  // namespace

@@ -68,13 +68,20 @@ tir::transform::Pass AluInPlace();
 // kernel, for FoldUopLoop. Anything else is a user error quoting the stage.
 tir::transform::Pass InjectAlu(const Environment& env);
 
-// FoldUopLoop: a serial loop from 0 whose body is exactly one micro-op kernel (coproc_scope
-// around coproc_uop_scope) moves into the kernel as a hardware loop, VTAUopLoopBegin(extent,
-// dst_factor, src_factor, wgt_factor) ... VTAUopLoopEnd(), when every micro-op's dst, src and
-// wgt index is linear in the loop variable with the same non-negative factors in all micro-ops,
-// the variable appears nowhere else, and the kernel has fewer than two loops already (the
-// hardware's limit). Inner loops fold first. Other loops stay loops (one kernel push per
+// LiftUopScope: a serial loop from 0 (constant extent) whose body is exactly one micro-op
+// kernel (coproc_scope around coproc_uop_scope) moves into the kernel, inner loops first, when
+// it can be a hardware loop (every micro-op's dst, src and wgt index linear in the variable,
+// with the same non-negative factors in all micro-ops, the variable nowhere else) and the
+// kernel's micro-ops, once FoldUopLoop has folded its two outermost loops, stay within an
+// eighth of the micro-op buffer. Other loops stay around the kernel (one kernel push per
 // iteration), which is correct, only slower.
+tir::transform::Pass LiftUopScope(const Environment& env);
+
+// FoldUopLoop: the outermost loops of a kernel's body, two at most, become its hardware loops,
+// VTAUopLoopBegin(extent, dst_factor, src_factor, wgt_factor) ... VTAUopLoopEnd(), the
+// micro-ops' indices those of iteration 0 (same conditions as LiftUopScope); the loops inside
+// them stay in the body, which the generating function runs, pushing one micro-op per
+// iteration.
 tir::transform::Pass FoldUopLoop();
 
 // LiftAllocToScopeBegin: allocations of constant size nested in a sequence move to the
