@@ -107,9 +107,9 @@ std::vector<Stmt> Guard(const std::vector<Stmt>& stmts, const PrimExpr& conditio
   return guarded;
 }
 
-// `front` before the first co-processor instruction of `stmt` (on `queue`), `back` after its
-// last (on `queue`): inside the co-processor scope that holds it, unless a loop holds it, which
-// would repeat them; then in a scope of their own before or after the loop.
+// `tokens` before the first co-processor instruction of `stmt` (`at_front`) or after its last,
+// on `queue`: inside the co-processor scope that holds it, unless a loop or a virtual thread
+// scope holds it, which would repeat them; then in a scope of their own before or after it.
 Stmt AddAt(const Stmt& stmt, bool at_front, int queue, const std::vector<Stmt>& tokens) {
   if (tokens.empty()) return stmt;
   if (const auto* scope = stmt.as<AttrStmtNode>(); scope && IsCoprocScope(stmt)) {
@@ -131,7 +131,9 @@ Stmt AddAt(const Stmt& stmt, bool at_front, int queue, const std::vector<Stmt>& 
       }
     }
   }
-  if (const auto* attr = stmt.as<AttrStmtNode>()) {
+  // Not into a virtual thread scope, which would replicate the tokens per thread.
+  if (const auto* attr = stmt.as<AttrStmtNode>();
+      attr && attr->attr_key != tir::transform::attr::kVirtualThread) {
     return AttrStmt(attr->node, attr->attr_key, attr->value,
                     AddAt(attr->body, at_front, queue, tokens));
   }

@@ -116,6 +116,21 @@ TEST_F(VtaInjectCoprocSync, OneQueueNeedsNoToken) {
             ToScript(MakePrimFunc({}, {}, host)));
 }
 
+// A token between work inside virtual threads and work outside them stays outside the threads'
+// scope (inside, every thread would push it).
+TEST_F(VtaInjectCoprocSync, TokensToWorkOutsideVirtualThreadsStayOutsideThem) {
+  Var t("t");
+  Stmt threads = AttrStmt(IterVar(Range(), t, IterVarType::kVirtualThread, "cthread"),
+                          tir::transform::attr::kVirtualThread, make_const(kI32, int64_t{2}),
+                          SeqStmt({Work(1, "load"), Work(2, "gemm")}));
+  std::string text = Synced(SeqStmt({threads, Work(3, "store")}));
+  EXPECT_NE(
+      text.find("\n    with T.attr(\"vta\", \"coproc_scope\", 2):\n        " +
+                Token("VTADepPush", 2, 3) + "\n    with T.attr(\"vta\", \"coproc_scope\", 3):"),
+      std::string::npos)
+      << text;
+}
+
 TEST_F(VtaInjectCoprocSync, WorkUnderAConditionIsAnError) {
   Stmt body = SeqStmt({Work(1, "load"), IfThenElse(i > 2, Work(2, "gemm"), Stmt())});
   std::string message = ErrorOf([&] { InjectCoprocSync()(MakePrimFunc({}, {i}, body)); });
