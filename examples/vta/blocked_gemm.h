@@ -5,7 +5,10 @@
 // algorithm and schedule of vta_blocked_gemm (blocked_gemm.cc), which the tests also run.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "loom/ir/expr_ops.h"
 #include "loom/te/operation.h"
@@ -53,6 +56,22 @@ struct BlockedGemm {
         {1, m, 1, 16}, [&](const Array<Var>& i) { return min(low(i), 127); }, "high");
     res = te::compute(
         {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(kI8, high(i)); }, "res");
+  }
+
+  // res computed on the CPU from data's and weight's values: the sum, shifted right by 8 and
+  // clipped to [0, 127].
+  std::vector<int8_t> Reference(const int8_t* data, const int8_t* weight) const {
+    std::vector<int8_t> res(static_cast<size_t>(m) * 16);
+    for (int co = 0; co < m; ++co) {
+      for (int ci = 0; ci < 16; ++ci) {
+        int32_t sum = 0;
+        for (int k = 0; k < n * 16; ++k) {
+          sum += data[k] * weight[((co * n + k / 16) * 16 + ci) * 16 + k % 16];
+        }
+        res[co * 16 + ci] = static_cast<int8_t>(std::clamp(sum >> 8, 0, 127));
+      }
+    }
+    return res;
   }
 
   te::Schedule Scheduled(const std::string& thread_tag) const {

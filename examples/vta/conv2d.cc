@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
   const example::Options options =
       example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--no-virtual-threads]");
   try {
+    if (!options.config.empty()) {
+      throw Error(
+          "this tutorial's schedule is written for the default 1x16x16 core; --config is "
+          "for vta_matrix_multiply");
+    }
     const Conv2d g;
     runtime::Module module = example::Compile(g.env, g.Scheduled(options.virtual_threads),
                                               {g.data, g.kernel, g.res}, "conv2d", options);

@@ -2,7 +2,11 @@
 // and a 256 x 256 int8 matrix B, in VTA's blocked layout (A[1][16][1][16], B[16][16][16][16]),
 // accumulated in int32 on the accumulator buffer and stored narrowed to int8.
 //
-//   vta_matrix_multiply [--print-ir] [--print-insn]
+//   vta_matrix_multiply [--print-ir] [--print-insn] [--config FILE]
+//
+// --config runs it on another VTA configuration (JSON, as configs/batch2_block8.json): the
+// algorithm takes the configuration's batch, block and accumulator width, and the runtime's
+// device gets the same configuration.
 //
 // The algorithm and schedule are in matrix_multiply.h: A and B are staged through the input and
 // weight buffers one 16-wide block of the reduction at a time (dma_copy), the product runs on
@@ -18,31 +22,20 @@ using namespace loom;
 using namespace loom::vta;
 
 int main(int argc, char** argv) {
-  const example::Options options = example::ParseOptions(argc, argv, "[--print-ir] [--print-insn]");
+  const example::Options options =
+      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--config FILE]");
   try {
-    const example::TutorialGemm g(/*out_blocks=*/16, /*in_blocks=*/16);
+    const example::TutorialGemm g(/*out_blocks=*/16, /*in_blocks=*/16, example::Configure(options));
     runtime::Module module =
         example::Compile(g.env, g.Scheduled(), {g.A, g.B, g.C}, "matrix_multiply", options);
 
-    runtime::NDArray a = example::RandomInt8({1, g.n, 1, 16}, -128, 127, 1);
-    runtime::NDArray b = example::RandomInt8({g.m, g.n, 16, 16}, -128, 127, 2);
-    runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), example::kVta);
+    runtime::NDArray a = example::RandomInt8(example::ShapeOf(g.A), -128, 127, 1);
+    runtime::NDArray b = example::RandomInt8(example::ShapeOf(g.B), -128, 127, 2);
+    runtime::NDArray c =
+        runtime::NDArray::Empty(example::ShapeOf(g.C), g.env.out_dtype(), example::kVta);
     example::RunAndReport(module, "matrix_multiply", options, example::ToDevice(a),
                           example::ToDevice(b), c);
-
-    const auto* av = static_cast<const int8_t*>(a->data);
-    const auto* bv = static_cast<const int8_t*>(b->data);
-    std::vector<int8_t> expected(g.m * 16);
-    for (int co = 0; co < g.m; ++co) {
-      for (int ci = 0; ci < 16; ++ci) {
-        int32_t sum = 0;
-        for (int k = 0; k < g.n * 16; ++k) {
-          sum += av[k] * bv[((co * g.n + k / 16) * 16 + ci) * 16 + k % 16];
-        }
-        expected[co * 16 + ci] = static_cast<int8_t>(sum);  // the STORE keeps the low 8 bits
-      }
-    }
-    return example::Check(c, expected);
+    return example::Check(c, g.Reference(example::Values(a), example::Values(b)));
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return 1;

@@ -4,7 +4,9 @@
 // lower step by step.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "loom/ir/expr_ops.h"
 #include "loom/te/operation.h"
@@ -20,34 +22,62 @@ struct TutorialSteps {
   bool tensorize = true;                           // the GEMM intrinsic at bi
 };
 
-// The tutorial's matrix multiply: C[0, co, 0, ci] = sum over (ko, ki) of A[0, ko, 0, ki] *
-// B[co, ko, ci, ki], in blocks of 16, with copies into the on-chip buffers at ko.
+// The tutorial's matrix multiply: C[0, co, b, ci] = sum over (ko, ki) of A[0, ko, b, ki] *
+// B[co, ko, ci, ki], in the configuration's blocks (batch b, block_in ki, block_out ci; 1, 16,
+// 16 by default), accumulated in the accumulator's type and narrowed to the output's, with
+// copies into the on-chip buffers at ko.
 struct TutorialGemm {
-  Environment env{VTAConfig::Default()};
+  Environment env;
   int m, n;
   te::Tensor A, B, A_buf, B_buf, C_buf, C;
   IterVar ko, ki;
 
-  TutorialGemm(int out_blocks, int in_blocks) : m(out_blocks), n(in_blocks) {
-    const DataType i8 = DataType::Int(8), i32 = DataType::Int(32);
-    A = te::placeholder({1, n, 1, 16}, i8, "A");
-    B = te::placeholder({m, n, 16, 16}, i8, "B");
+  TutorialGemm(int out_blocks, int in_blocks, const VTAConfig& config = VTAConfig::Default())
+      : env(config), m(out_blocks), n(in_blocks) {
+    const int batch = env.batch(), block_in = env.block_in(), block_out = env.block_out();
+    const DataType acc = env.acc_dtype();
+    A = te::placeholder({1, n, batch, block_in}, env.inp_dtype(), "A");
+    B = te::placeholder({m, n, block_out, block_in}, env.wgt_dtype(), "B");
     A_buf = te::compute(
-        {1, n, 1, 16}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
+        {1, n, batch, block_in}, [&](const Array<Var>& i) { return A(i); }, "A_buf");
     B_buf = te::compute(
-        {m, n, 16, 16}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
+        {m, n, block_out, block_in}, [&](const Array<Var>& i) { return B(i); }, "B_buf");
     ko = te::reduce_axis(Range(0, n), "ko");
-    ki = te::reduce_axis(Range(0, 16), "ki");
+    ki = te::reduce_axis(Range(0, block_in), "ki");
     C_buf = te::compute(
-        {1, m, 1, 16},
+        {1, m, batch, block_out},
         [&](Var bo, Var co, Var bi, Var ci) {
-          return te::sum(cast(i32, A_buf(bo, ko->var, bi, ki->var)) *
-                             cast(i32, B_buf(co, ko->var, ci, ki->var)),
+          return te::sum(cast(acc, A_buf(bo, ko->var, bi, ki->var)) *
+                             cast(acc, B_buf(co, ko->var, ci, ki->var)),
                          {ko, ki});
         },
         "C_buf");
     C = te::compute(
-        {1, m, 1, 16}, [&](const Array<Var>& i) { return cast(i8, C_buf(i)); }, "C");
+        {1, m, batch, block_out},
+        [&](const Array<Var>& i) { return cast(env.out_dtype(), C_buf(i)); }, "C");
+  }
+
+  // C computed on the CPU from A's and B's values. A STORE keeps the low bits of the
+  // accumulator, so the exact sum narrowed to the output is what VTA stores, whatever the
+  // accumulator's width.
+  std::vector<int8_t> Reference(const int8_t* a, const int8_t* b) const {
+    const int batch = env.batch(), block_in = env.block_in(), block_out = env.block_out();
+    std::vector<int8_t> c(static_cast<size_t>(m) * batch * block_out);
+    for (int co = 0; co < m; ++co) {
+      for (int bi = 0; bi < batch; ++bi) {
+        for (int ci = 0; ci < block_out; ++ci) {
+          int64_t sum = 0;
+          for (int ko = 0; ko < n; ++ko) {
+            for (int ki = 0; ki < block_in; ++ki) {
+              sum += a[(ko * batch + bi) * block_in + ki] *
+                     b[((co * n + ko) * block_out + ci) * block_in + ki];
+            }
+          }
+          c[(co * batch + bi) * block_out + ci] = static_cast<int8_t>(sum);
+        }
+      }
+    }
+    return c;
   }
 
   // The tutorial's schedule up to tensorize (without the pragmas and tensorize, it runs on the

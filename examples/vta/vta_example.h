@@ -24,6 +24,7 @@ struct Options {
   bool print_ir = false;        // print the lowered function
   bool print_insn = false;      // print the instruction stream the runtime runs (stderr)
   bool virtual_threads = true;  // --no-virtual-threads: one thread (to compare)
+  std::string config;           // --config FILE: the VTA configuration (JSON); empty: default
 };
 
 inline Options ParseOptions(int argc, char** argv, const char* usage) {
@@ -33,6 +34,8 @@ inline Options ParseOptions(int argc, char** argv, const char* usage) {
       options.print_ir = true;
     } else if (std::strcmp(argv[i], "--print-insn") == 0) {
       options.print_insn = true;
+    } else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+      options.config = argv[++i];
     } else if (std::strcmp(argv[i], "--no-virtual-threads") == 0) {
       options.virtual_threads = false;
     } else {
@@ -41,6 +44,15 @@ inline Options ParseOptions(int argc, char** argv, const char* usage) {
     }
   }
   return options;
+}
+
+// The configuration --config names (the default without it), which the runtime's device then
+// has too: the compiler and the device must agree on it.
+inline VTAConfig Configure(const Options& options) {
+  VTAConfig config =
+      options.config.empty() ? VTAConfig::Default() : VTAConfig::FromFile(options.config);
+  SetRuntimeConfig(config);
+  return config;
 }
 
 inline double MillisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -76,6 +88,18 @@ inline runtime::NDArray RandomInt8(const std::vector<int64_t>& shape, int low, i
   auto* data = static_cast<int8_t*>(host->data);
   for (int64_t i = 0; i < host.NumElements(); ++i) data[i] = static_cast<int8_t>(value(rng));
   return host;
+}
+
+// A tensor's shape, its extents constants.
+inline std::vector<int64_t> ShapeOf(const te::Tensor& tensor) {
+  std::vector<int64_t> shape;
+  for (const PrimExpr& extent : tensor.shape()) shape.push_back(extent.as<IntImmNode>()->value);
+  return shape;
+}
+
+// The int8 values of a host array.
+inline const int8_t* Values(const runtime::NDArray& host) {
+  return static_cast<const int8_t*>(host->data);
 }
 
 inline runtime::NDArray ToDevice(const runtime::NDArray& host) {
@@ -120,7 +144,7 @@ void RunAndReport(const runtime::Module& module, const std::string& name, const 
 // Compares the result with the reference; prints the first mismatch. The exit status.
 inline int Check(const runtime::NDArray& result, const std::vector<int8_t>& expected) {
   runtime::NDArray host = ToHost(result);
-  const auto* got = static_cast<const int8_t*>(host->data);
+  const int8_t* got = Values(host);
   for (size_t i = 0; i < expected.size(); ++i) {
     if (got[i] != expected[i]) {
       std::printf("MISMATCH at element %zu: VTA %d, reference %d\n", i, got[i], expected[i]);

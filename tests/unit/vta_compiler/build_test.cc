@@ -1,46 +1,33 @@
 // The VTA compiler end to end: schedules lowered by vta::lower, built for the vta target (host
 // code calling the VTA runtime), run on the simulator with the hazard checker on, and checked
 // bit for bit against a CPU reference.
-#include "loom/target/build.h"
-#include "loom/tir/transform.h"
-
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <iostream>
-#include <random>
 
 #include "blocked_gemm.h"
 #include "error_of.h"
 #include "loom/ir/functor.h"
-#include "loom/runtime/ndarray.h"
-#include "loom/vta/compiler/passes.h"
-#include "loom/vta/runtime.h"
+#include "loom/tir/transform.h"
 #include "matrix_multiply.h"
+#include "vta_configs.h"
+#include "vta_example.h"
 
 namespace loom::vta {
 namespace {
 
+using example::kVta;
+using example::ShapeOf;
+using example::Values;
 using loom::testing::ErrorOf;
 
-const DLDevice kVta{kDLExtDev, 0};
-
-runtime::NDArray RandomInt8(const std::vector<int64_t>& shape, unsigned seed) {
-  runtime::NDArray host = runtime::NDArray::Empty(shape, DataType::Int(8), {kDLCPU, 0});
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> value(-128, 127);
-  auto* data = static_cast<int8_t*>(host->data);
-  for (int64_t i = 0; i < host.NumElements(); ++i) data[i] = static_cast<int8_t>(value(rng));
-  runtime::NDArray device = runtime::NDArray::Empty(shape, DataType::Int(8), kVta);
-  device.CopyFrom(host);
-  return device;
+runtime::NDArray RandomOnDevice(const te::Tensor& tensor, unsigned seed) {
+  return example::ToDevice(example::RandomInt8(ShapeOf(tensor), -128, 127, seed));
 }
 
 std::vector<int8_t> ToHost(const runtime::NDArray& device) {
-  runtime::NDArray host = runtime::NDArray::Empty(device.Shape(), device.dtype(), {kDLCPU, 0});
-  host.CopyFrom(device);
-  const auto* data = static_cast<const int8_t*>(host->data);
-  return std::vector<int8_t>(data, data + host.NumElements());
+  runtime::NDArray host = example::ToHost(device);
+  return std::vector<int8_t>(Values(host), Values(host) + host.NumElements());
 }
 
 class VtaBuild : public ::testing::Test {
@@ -50,31 +37,36 @@ class VtaBuild : public ::testing::Test {
     VTASetDebugMode(VTATLSCommandHandle(), 0);
     VTAClearLastError();
   }
+
+  // The tutorial's matrix multiply built for vta and run; its result against the reference.
+  static void RunTutorialGemm(const example::TutorialGemm& g) {
+    runtime::Module module =
+        build(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm"), Target::Parse("vta"));
+    runtime::NDArray a = RandomOnDevice(g.A, 1), b = RandomOnDevice(g.B, 2);
+    runtime::NDArray c = runtime::NDArray::Empty(ShapeOf(g.C), g.env.out_dtype(), kVta);
+    module.GetFunction("gemm")(a, b, c);
+    ThrowIfLastError();
+    std::vector<int8_t> av = ToHost(a), bv = ToHost(b);
+    EXPECT_EQ(ToHost(c), g.Reference(av.data(), bv.data()));
+    const RunRecord& run = LastRun(VTATLSCommandHandle());
+    EXPECT_EQ(run.report.counters.gemm_counter, uint64_t(g.m * g.n));  // one per micro-op
+  }
 };
 
 // The tutorial's matrix multiply: 4 output blocks by 4 input blocks.
 TEST_F(VtaBuild, TheTutorialsMatrixMultiplyRunsOnTheSimulator) {
-  example::TutorialGemm g(4, 4);
-  PrimFunc f = lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm");
-  runtime::Module module = build(f, Target::Parse("vta"));
-  runtime::NDArray a = RandomInt8({1, g.n, 1, 16}, 1), b = RandomInt8({g.m, g.n, 16, 16}, 2);
-  runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), kVta);
-  module.GetFunction("gemm")(a, b, c);
-  ThrowIfLastError();
-  std::vector<int8_t> av = ToHost(a), bv = ToHost(b), cv = ToHost(c);
-  for (int co = 0; co < g.m; ++co) {
-    for (int ci = 0; ci < 16; ++ci) {
-      int32_t sum = 0;
-      for (int ko = 0; ko < g.n; ++ko) {
-        for (int ki = 0; ki < 16; ++ki) {
-          sum += av[ko * 16 + ki] * bv[((co * g.n + ko) * 16 + ci) * 16 + ki];
-        }
-      }
-      EXPECT_EQ(cv[co * 16 + ci], static_cast<int8_t>(sum)) << co << ", " << ci;
-    }
-  }
-  const RunRecord& run = LastRun(VTATLSCommandHandle());
-  EXPECT_EQ(run.report.counters.gemm_counter, uint64_t(g.m * g.n));
+  RunTutorialGemm(example::TutorialGemm(4, 4));
+}
+
+// The same algorithm and schedule on a core of batch 2, blocks of 8 and 16-bit accumulators,
+// which the runtime's device then has too.
+TEST_F(VtaBuild, TheMatrixMultiplyRunsOnANonDefaultCore) {
+  VTARuntimeShutdown();
+  SetRuntimeConfig(loom::testing::Batch2Block8Config());
+  VTASetDebugMode(VTATLSCommandHandle(), VTA_DEBUG_CHECK_HAZARDS);
+  RunTutorialGemm(example::TutorialGemm(6, 5, loom::testing::Batch2Block8Config()));
+  VTARuntimeShutdown();
+  SetRuntimeConfig(VTAConfig::Default());
 }
 
 // The blocked matrix multiply, 16 output by 16 input blocks in tiles of 4 by 4, with and
@@ -82,27 +74,16 @@ TEST_F(VtaBuild, TheTutorialsMatrixMultiplyRunsOnTheSimulator) {
 // one thread overlap the GEMMs of the other (fewer cycles in the simulator's cycle model).
 TEST_F(VtaBuild, TheBlockedMatrixMultiplyRunsWithAndWithoutVirtualThreads) {
   example::BlockedGemm g(16, 16, 4, 4);
-  runtime::NDArray data = RandomInt8({1, g.n, 1, 16}, 3);
-  runtime::NDArray weight = RandomInt8({g.m, g.n, 16, 16}, 4);
+  runtime::NDArray data = RandomOnDevice(g.data, 3), weight = RandomOnDevice(g.weight, 4);
   std::vector<int8_t> dv = ToHost(data), wv = ToHost(weight);
   std::vector<SimReport> reports;
   for (const std::string thread_tag : {"", "cthread"}) {
     PrimFunc f = lower(g.env, g.Scheduled(thread_tag), {g.data, g.weight, g.res}, "blocked");
     runtime::Module module = build(f, Target::Parse("vta"));
-    runtime::NDArray res = runtime::NDArray::Empty({1, g.m, 1, 16}, example::kI8, kVta);
+    runtime::NDArray res = runtime::NDArray::Empty(ShapeOf(g.res), example::kI8, kVta);
     module.GetFunction("blocked")(data, weight, res);
     ThrowIfLastError();
-    std::vector<int8_t> rv = ToHost(res);
-    for (int co = 0; co < g.m; ++co) {
-      for (int ci = 0; ci < 16; ++ci) {
-        int32_t sum = 0;
-        for (int k = 0; k < g.n * 16; ++k) {
-          sum += dv[k] * wv[((co * g.n + k / 16) * 16 + ci) * 16 + k % 16];
-        }
-        const int32_t expected = std::min(std::max(sum >> 8, 0), 127);
-        ASSERT_EQ(rv[co * 16 + ci], expected) << thread_tag << " " << co << ", " << ci;
-      }
-    }
+    EXPECT_EQ(ToHost(res), g.Reference(dv.data(), wv.data())) << thread_tag;
     reports.push_back(LastRun(VTATLSCommandHandle()).report);
   }
   EXPECT_EQ(reports[0].counters.gemm_counter, uint64_t(16 * 16));
@@ -140,8 +121,8 @@ TEST_F(VtaBuild, WithoutItsTokensAProgramFailsTheHazardCheck) {
   PrimFunc f = lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm");
   f = tir::transform::WithBody(f, StripTokens().VisitStmt(f->body));
   runtime::Module module = build(f, Target::Parse("vta"));
-  runtime::NDArray a = RandomInt8({1, g.n, 1, 16}, 1), b = RandomInt8({g.m, g.n, 16, 16}, 2);
-  runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), kVta);
+  runtime::NDArray a = RandomOnDevice(g.A, 1), b = RandomOnDevice(g.B, 2);
+  runtime::NDArray c = runtime::NDArray::Empty(ShapeOf(g.C), DataType::Int(8), kVta);
   const std::string message = ErrorOf([&] { module.GetFunction("gemm")(a, b, c); });
   EXPECT_NE(message.find("gemm: the VTA runtime failed: "), std::string::npos) << message;
   EXPECT_NE(message.find("hazard"), std::string::npos) << message;
@@ -153,10 +134,9 @@ TEST_F(VtaBuild, TensorsMustBeOnTheVtaDevice) {
   example::TutorialGemm g(2, 2);
   runtime::Module module =
       build(lower(g.env, g.Scheduled(), {g.A, g.B, g.C}, "gemm"), Target::Parse("vta"));
-  const DLDevice cpu{kDLCPU, 0};
-  runtime::NDArray a = runtime::NDArray::Empty({1, g.n, 1, 16}, DataType::Int(8), cpu);
-  runtime::NDArray b = runtime::NDArray::Empty({g.m, g.n, 16, 16}, DataType::Int(8), kVta);
-  runtime::NDArray c = runtime::NDArray::Empty({1, g.m, 1, 16}, DataType::Int(8), kVta);
+  runtime::NDArray a = runtime::NDArray::Empty(ShapeOf(g.A), DataType::Int(8), example::kCpu);
+  runtime::NDArray b = runtime::NDArray::Empty(ShapeOf(g.B), DataType::Int(8), kVta);
+  runtime::NDArray c = runtime::NDArray::Empty(ShapeOf(g.C), DataType::Int(8), kVta);
   EXPECT_NE(ErrorOf([&] { module.GetFunction("gemm")(a, b, c); })
                 .find("gemm: argument 0 ('A') must be on device 'vta' (device type 12), got "
                       "device type 1"),
@@ -167,8 +147,9 @@ TEST_F(VtaBuild, TensorsMustBeOnTheVtaDevice) {
 // cannot reach the buffer.
 TEST_F(VtaBuild, AnOnChipStageLeftToTheHostIsAnError) {
   example::TutorialGemm g(2, 2);
-  const std::string message = ErrorOf(
-      [&] { lower(g.env, g.Scheduled({.dma = false}), {g.A, g.B, g.C}, "gemm"); });
+  const std::string message = ErrorOf([&] {
+    lower(g.env, g.Scheduled({.dma = false}), {g.A, g.B, g.C}, "gemm");
+  });
   EXPECT_NE(message.find("the host would access on-chip buffer 'A_buf' (local.inp_buffer)"),
             std::string::npos)
       << message;
