@@ -32,9 +32,12 @@ Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const 
       << op << ": data '" << data.name() << "' and weight '" << weight.name() << "' must be 4-d ("
       << (channels_last ? "NHWC and HWIO" : "NCHW and KCRS") << "), got " << data.ndim()
       << "-d and " << weight.ndim() << "-d";
-  LOOM_CHECK_USER(data.dtype() == weight.dtype() && data.dtype().is_float())
-      << op << ": data and weight must share one float type, got " << data.dtype().str()
-      << " and " << weight.dtype().str();
+  // Integer convolutions (ONNX ConvInteger, QLinearConv) compute in int32, the zero points
+  // already subtracted.
+  LOOM_CHECK_USER(data.dtype() == weight.dtype() &&
+                  (data.dtype().is_float() || data.dtype() == DataType::Int(32)))
+      << op << ": data and weight must share one float type, or both be int32, got "
+      << data.dtype().str() << " and " << weight.dtype().str();
   std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
   Conv2DShape g{};
   if (channels_last) {
