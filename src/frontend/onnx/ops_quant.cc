@@ -7,11 +7,12 @@
 //   QLinear*: the integer product requantized: saturate(round(acc * (a_scale * b_scale /
 //   y_scale)) + y_zero_point), the multiplier and the rounding in float32
 //
-// Scales and zero points are per tensor (scalars) or per axis (1-D, one per slice along
-// `axis`). They are checked where they are constants: a scale must be positive and finite, a
-// zero point must have the quantized tensor's type, a per-axis parameter as many values as the
-// axis has slices. Everything computes with graph operators (cast, round, clip, conv2d, matmul
-// in int32), so the quantized model runs wherever those run.
+// Scales and zero points are per tensor (scalars), per axis (1-D, one per slice along `axis`)
+// or, for QuantizeLinear and DequantizeLinear, per block (opset 21's block_size). They are checked
+// where they are constants: a scale must be positive and finite, a zero point must have the
+// quantized tensor's type, a per-axis parameter as many values as the axis has slices. Everything
+// computes with graph operators (cast, round, clip, conv2d, matmul in int32), so the quantized
+// model runs wherever those run.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -41,6 +42,17 @@ std::string InputName(const NodeContext& ctx, int i) {
   return "input " + std::to_string(i) + " ('" + ctx.node().input(i) + "')";
 }
 
+// A constant scale's values must be positive and finite.
+void CheckScaleValues(NodeContext& ctx, int param) {
+  if (!ctx.ConstantInput(param)) return;
+  for (double s : ctx.ConstantFloats(param)) {
+    if (!(s > 0) || !std::isfinite(s)) {
+      ctx.Fail(InputName(ctx, param) + ", a scale, holds " + std::to_string(s) +
+               "; scales must be positive and finite");
+    }
+  }
+}
+
 // A scale or zero point of `x` (input `param`): a scalar (or one value), or a 1-D tensor of one
 // value per slice of `x` along `axis` (negative counts from the end; only checked for a
 // per-axis parameter), reshaped to broadcast against `x`. Checks the shape, and
@@ -50,17 +62,10 @@ Expr QuantParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape
   const std::vector<int64_t> shape = ctx.InputShape(param);
   if (shape.size() > 1) {
     ctx.Fail(InputName(ctx, param) + " has rank " + std::to_string(shape.size()) +
-             "; Loom takes per-tensor (scalar) and per-axis (1-D) quantization parameters, not "
-             "blocked ones");
+             "; a per-tensor parameter is a scalar, a per-axis one 1-D (a blocked one needs "
+             "block_size)");
   }
-  if (is_scale && ctx.ConstantInput(param)) {
-    for (double s : ctx.ConstantFloats(param)) {
-      if (!(s > 0) || !std::isfinite(s)) {
-        ctx.Fail(InputName(ctx, param) + ", a scale, holds " + std::to_string(s) +
-                 "; scales must be positive and finite");
-      }
-    }
-  }
+  if (is_scale) CheckScaleValues(ctx, param);
   Expr value = ctx.Input(param);
   if (shape.empty()) return value;
   const int64_t count = shape[0];
@@ -106,17 +111,53 @@ Expr Centered(NodeContext& ctx, Expr x, std::optional<Expr> zero_point) {
   return ctx.Call("subtract", {wide, Cast(ctx, *zero_point, kI32)});
 }
 
-void RejectBlocks(NodeContext& ctx) {
-  if (ctx.AttrInt("block_size", 0) != 0) {
-    ctx.Fail("block_size " + std::to_string(ctx.AttrInt("block_size")) +
-             ": blocked quantization is not supported; quantize per tensor or per axis");
+// A parameter of blocked quantization (opset 21's block_size): the shape of `x` but for
+// ceil(D / block_size) values along `axis`, each for block_size consecutive slices; repeated
+// block_size times along the axis (and cut to D) to match `x` element for element.
+Expr BlockParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape, int64_t axis,
+                int64_t block_size, bool is_scale) {
+  const int64_t rank = static_cast<int64_t>(x_shape.size());
+  if (rank == 0) ctx.Fail("block_size needs a tensor to quantize, not a scalar");
+  axis = NormalizeAxis(ctx, axis, rank);
+  const size_t a = static_cast<size_t>(axis);
+  const int64_t blocks = (x_shape[a] + block_size - 1) / block_size;
+  std::vector<int64_t> expected = x_shape;
+  expected[a] = blocks;
+  if (block_size < 0 || ctx.InputShape(param) != expected) {
+    std::string want;
+    for (int64_t d : expected) want += (want.empty() ? "" : "x") + std::to_string(d);
+    ctx.Fail(InputName(ctx, param) + " must have shape " + want + " for block_size " +
+             std::to_string(block_size) + " along axis " + std::to_string(axis));
   }
+  if (is_scale) CheckScaleValues(ctx, param);
+  std::vector<int64_t> split = x_shape, repeated = x_shape;
+  split[a] = blocks;
+  split.insert(split.begin() + axis + 1, 1);
+  repeated[a] = blocks;
+  repeated.insert(repeated.begin() + axis + 1, block_size);
+  std::vector<int64_t> merged = x_shape;
+  merged[a] = blocks * block_size;
+  Expr value = ctx.Call("reshape", {ctx.Input(param)}, {{"newshape", split}});
+  value = ctx.Call("broadcast_to", {value}, {{"shape", repeated}});
+  value = ctx.Call("reshape", {value}, {{"newshape", merged}});
+  if (merged[a] == x_shape[a]) return value;
+  return ctx.Call("strided_slice", {value},
+                  {{"begin", std::vector<int64_t>{0}},
+                   {"end", std::vector<int64_t>{x_shape[a]}},
+                   {"axes", std::vector<int64_t>{axis}},
+                   {"strides", std::vector<int64_t>{1}}});
+}
+
+// A scale or zero point of the quantized tensor, per tensor, per axis or per block.
+Expr ScaleOrZeroPoint(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape,
+                      bool is_scale) {
+  const int64_t axis = ctx.AttrInt("axis", 1), block_size = ctx.AttrInt("block_size", 0);
+  if (block_size != 0) return BlockParam(ctx, param, x_shape, axis, block_size, is_scale);
+  return QuantParam(ctx, param, x_shape, axis, is_scale);
 }
 
 Outputs QuantizeLinear(NodeContext& ctx) {
-  RejectBlocks(ctx);
   const std::vector<int64_t> x_shape = ctx.InputShape(0);
-  const int64_t axis = ctx.AttrInt("axis", 1);
   DataType t = DataType::UInt(8);
   if (ctx.HasInput(2)) {
     t = ctx.InputDtype(2);
@@ -131,27 +172,25 @@ Outputs QuantizeLinear(NodeContext& ctx) {
   }
   Expr x = ctx.Input(0);
   if (ctx.InputDtype(0) != kF32) x = Cast(ctx, x, kF32);
-  Expr scale = QuantParam(ctx, 1, x_shape, axis, true);
+  Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
   if (ctx.InputDtype(1) != kF32) scale = Cast(ctx, scale, kF32);
   std::optional<Expr> zero_point;
-  if (ctx.HasInput(2)) zero_point = QuantParam(ctx, 2, x_shape, axis, false);
+  if (ctx.HasInput(2)) zero_point = ScaleOrZeroPoint(ctx, 2, x_shape, false);
   return {Saturate(ctx, ctx.Call("divide", {x, scale}), zero_point, t)};
 }
 
 Outputs DequantizeLinear(NodeContext& ctx) {
-  RejectBlocks(ctx);
   const std::vector<int64_t> x_shape = ctx.InputShape(0);
   const DataType t = ctx.InputDtype(0);
   if (!IsQuantizedType(t)) {
     ctx.Fail("dequantizes " + t.str() + "; Loom dequantizes int8, uint8, int16, uint16 and int32");
   }
-  const int64_t axis = ctx.AttrInt("axis", 1);
-  Expr scale = QuantParam(ctx, 1, x_shape, axis, true);
+  Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
   const DataType out = ctx.InputDtype(1);
   Expr x = Cast(ctx, ctx.Input(0), kF32);
   if (ctx.HasInput(2)) {
     CheckZeroPointType(ctx, 2, t, "input 0");
-    x = ctx.Call("subtract", {x, Cast(ctx, QuantParam(ctx, 2, x_shape, axis, false), kF32)});
+    x = ctx.Call("subtract", {x, Cast(ctx, ScaleOrZeroPoint(ctx, 2, x_shape, false), kF32)});
   }
   if (out != kF32) scale = Cast(ctx, scale, kF32);
   Expr y = ctx.Call("multiply", {x, scale});

@@ -49,6 +49,18 @@ TEST(OnnxQuantizeLinear, PerAxisDequantizeAndPerTensorQuantize) {
                  ArrayOf({1, 2, 2}, kU8, {124, 137, 255, 0})});
 }
 
+// Blocks of 2 along axis 1 of 5 columns: 3 scales per row, the last block one column wide.
+TEST(OnnxQuantizeLinear, BlockedScalesCoverAPartialLastBlock) {
+  runtime::NDArray q = ArrayOf({2, 5}, kI8, {1, 2, 3, 4, 5, -1, -2, -3, -4, -5});
+  ModelBuilder model(21);
+  model.Input("q", {2, 5}, kI8)
+      .Initializer("scale", ArrayOf({2, 3}, kF32, {1, 10, 100, 2, 20, 200}))
+      .Node("DequantizeLinear", {"q", "scale"}, {"x"},
+            {IntAttr("axis", 1), IntAttr("block_size", 2)})
+      .Output("x");
+  ExpectOutputs(model, {q}, {ArrayOf({2, 5}, kF32, {1, 2, 30, 40, 500, -2, -4, -60, -80, -1000})});
+}
+
 // A per-channel QLinearConv (uint8 data, int8 weights with one scale and zero point per output
 // channel, an int32 bias, padding and stride) against the integer reference: the exact int32
 // sum, times x_scale * w_scale[k] / y_scale in float32, rounded half to even, plus the output's
