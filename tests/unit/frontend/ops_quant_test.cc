@@ -116,6 +116,32 @@ TEST(OnnxQLinearConv, PerChannelMatchesTheIntegerReference) {
   ExpectOutputs(model, {x}, {ArrayOf({1, K, P, Q}, kU8, expected)});
 }
 
+// MatMulInteger with a zero point per row of A and one per column of B: (a - a_zero[i]) .
+// (b - b_zero[j]) in int32.
+TEST(OnnxMatMulInteger, ZeroPointsPerRowAndPerColumn) {
+  runtime::NDArray a = RandomArray({3, 4}, kU8, 4), b = RandomArray({4, 2}, kI8, 5);
+  const std::vector<double> a_zero = {1, 7, 200}, b_zero = {-3, 5};
+  ModelBuilder model(13);
+  model.Input("a", {3, 4}, kU8)
+      .Input("b", {4, 2}, kI8)
+      .Initializer("a_zero", ArrayOf({3}, kU8, a_zero))
+      .Initializer("b_zero", ArrayOf({2}, kI8, b_zero))
+      .Node("MatMulInteger", {"a", "b", "a_zero", "b_zero"}, {"y"})
+      .Output("y");
+  std::vector<double> expected;
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        sum += (GetFloat(a, i * 4 + k) - a_zero[size_t(i)]) *
+               (GetFloat(b, k * 2 + j) - b_zero[size_t(j)]);
+      }
+      expected.push_back(sum);
+    }
+  }
+  ExpectOutputs(model, {a, b}, {ArrayOf({3, 2}, kI32, expected)});
+}
+
 TEST(OnnxQuantization, BadParametersAreErrorsNamingTheNode) {
   auto quantize = [](const runtime::NDArray& scale, const runtime::NDArray& zero,
                      std::vector<::onnx::AttributeProto> attrs = {}) {
