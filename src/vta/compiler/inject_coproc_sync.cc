@@ -148,6 +148,44 @@ Stmt AddAt(const Stmt& stmt, bool at_front, int queue, const std::vector<Stmt>& 
   return at_front ? SeqStmt({own, stmt}) : SeqStmt({stmt, own});
 }
 
+// The device runs a function's VTA work only at the VTASynchronize that ends it, so host
+// computation must come before all of it: a host statement after VTA work in program order, or
+// in a loop that also holds VTA work, would run before the device computed what it follows.
+class HostOrderCheck {
+ public:
+  void Visit(const Stmt& stmt, bool in_device_loop) {
+    if (const auto* attr = stmt.as<AttrStmtNode>()) {
+      if (attr->attr_key == Environment::kCoprocScope || IsPragma(attr, Environment::kDmaCopy) ||
+          IsPragma(attr, Environment::kAlu)) {
+        device_work_seen_ = true;
+        return;
+      }
+      return Visit(attr->body, in_device_loop);
+    }
+    if (const auto* allocate = stmt.as<AllocateNode>()) return Visit(allocate->body, in_device_loop);
+    if (const auto* let = stmt.as<LetStmtNode>()) return Visit(let->body, in_device_loop);
+    if (const auto* seq = stmt.as<SeqStmtNode>()) {
+      for (const Stmt& child : seq->seq) Visit(child, in_device_loop);
+      return;
+    }
+    if (const auto* loop = stmt.as<ForNode>()) {
+      return Visit(loop->body, in_device_loop || HasCoprocWork(loop->body));
+    }
+    if (HasCoprocWork(stmt)) return;  // under a condition: SyncInjector says why that fails
+    const auto* evaluate = stmt.as<EvaluateNode>();
+    if (evaluate != nullptr && evaluate->value.as<IntImmNode>()) return;  // no effect
+    LOOM_CHECK_USER(!device_work_seen_ && !in_device_loop)
+        << "host computation " << ToScript(stmt) << " follows VTA work"
+        << (in_device_loop ? " in a loop that holds VTA work" : "")
+        << "; the device runs a function's VTA work only when the function ends (at "
+        << "VTASynchronize), so the host would run first: make the stage VTA work (a pragma or "
+        << "the GEMM intrinsic), or compute it in another function";
+  }
+
+ private:
+  bool device_work_seen_ = false;
+};
+
 class SyncInjector {
  public:
   std::pair<Stmt, Ends> Visit(const Stmt& stmt) {
@@ -167,6 +205,13 @@ class SyncInjector {
         return {stmt, {q, q, true}};
       }
       auto [body, ends] = Visit(attr->body);
+      // A virtual thread's work on one queue is one scope inside the threads' scope, which
+      // InjectVirtualThread replicates per thread (the statement around may wrap the threads'
+      // scope again, for the tokens that order it with work outside).
+      if (attr->attr_key == tir::transform::attr::kVirtualThread && ends.active() &&
+          ends.one_queue && !IsCoprocScope(body)) {
+        body = CoprocScope(ends.enter, body);
+      }
       return {AttrStmt(attr->node, attr->attr_key, attr->value, body), ends};
     }
     if (const auto* allocate = stmt.as<AllocateNode>()) {
@@ -257,6 +302,14 @@ class SyncInjector {
   }
 
   std::pair<Stmt, Ends> VisitFor(const ForNode* loop) {
+    // Each thread of a parallel loop would queue its share on a command queue of its own,
+    // which nothing synchronizes.
+    LOOM_CHECK_USER(loop->for_kind == ForKind::kSerial || loop->for_kind == ForKind::kUnrolled ||
+                    !HasCoprocWork(loop->body))
+        << "VTA co-processor work inside the non-serial loop over '" << loop->loop_var.name()
+        << "' (" << ForKindName(loop->for_kind) << "): one host thread drives the device's "
+        << "queues; make the loop serial (no parallel, vectorize or thread binding around VTA "
+        << "stages)";
     auto [body, ends] = Visit(loop->body);
     if (ends.active() && !ends.one_queue && ends.exit != ends.enter) {
       // Iteration i + 1 starts on `enter` after iteration i ends on `exit`: a token carried
@@ -284,6 +337,7 @@ tir::transform::Pass InjectCoprocSync() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const tir::transform::PassContext&) {
     auto [body, ends] = SyncInjector().Visit(func->body);
     if (!ends.active()) return func;
+    HostOrderCheck().Visit(func->body, false);
     // The host waits for the co-processor before it returns, and fails with the runtime's
     // message if any call of the program failed (the runtime then ran none of it).
     Stmt wait = Evaluate(call_extern(kI32, "VTASynchronize",

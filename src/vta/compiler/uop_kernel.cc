@@ -31,6 +31,31 @@ const CallNode* KernelCall(const Stmt& stmt, const char* name) {
   return callee != nullptr && callee->value == name ? call : nullptr;
 }
 
+namespace {
+
+// Whether `stmt`'s own expressions (not its child statements) read `var`.
+bool UsesVarOutsideChildren(const Stmt& stmt, const Var& var) {
+  auto uses = [&](const ObjectRef& node) { return node.defined() && tir::UsesVar(node, var); };
+  if (const auto* loop = stmt.as<ForNode>()) return uses(loop->min) || uses(loop->extent);
+  if (const auto* branch = stmt.as<IfThenElseNode>()) return uses(branch->condition);
+  if (const auto* let = stmt.as<LetStmtNode>()) return uses(let->value);
+  if (const auto* attr = stmt.as<AttrStmtNode>()) return uses(attr->value) || uses(attr->node);
+  if (const auto* loop = stmt.as<WhileNode>()) return uses(loop->condition);
+  if (const auto* check = stmt.as<AssertStmtNode>()) {
+    return uses(check->condition) || uses(check->message);
+  }
+  if (const auto* allocate = stmt.as<AllocateNode>()) {
+    for (const PrimExpr& extent : allocate->extents) {
+      if (uses(extent)) return true;
+    }
+    return uses(allocate->condition);
+  }
+  if (stmt.as<SeqStmtNode>()) return false;
+  return uses(stmt);  // a store, an evaluation
+}
+
+}  // namespace
+
 std::optional<std::array<int64_t, 3>> LoopFactors(const Var& loop_var, const Stmt& body,
                                                   arith::Analyzer* analyzer) {
   std::optional<std::array<int64_t, 3>> factors;
@@ -42,12 +67,10 @@ std::optional<std::array<int64_t, 3>> LoopFactors(const Var& loop_var, const Stm
     const Stmt s = Stmt::FromObject(node.get());
     const CallNode* push = KernelCall(s, "VTAUopPush");
     if (push == nullptr) {
-      // Other statements must not depend on the variable (a loop's extent, a hardware loop's
-      // factors); compound statements are checked through their parts.
-      if (s.as<EvaluateNode>() || s.as<BufferStoreNode>()) foldable = !tir::UsesVar(s, loop_var);
-      if (const auto* loop = s.as<ForNode>()) {
-        foldable = !tir::UsesVar(loop->min, loop_var) && !tir::UsesVar(loop->extent, loop_var);
-      }
+      // Other statements must not depend on the variable (a loop's extent, a branch's
+      // condition, a let's value, a hardware loop's factors): the hardware repeats the same
+      // micro-ops. Their children are checked on their own.
+      foldable = !UsesVarOutsideChildren(s, loop_var);
       return;
     }
     std::array<int64_t, 3> moved{};
@@ -75,7 +98,7 @@ std::optional<std::array<int64_t, 3>> LoopFactors(const Var& loop_var, const Stm
 std::optional<int64_t> SimpleLoopExtent(const ForNode* loop) {
   int64_t min = -1, extent = 0;
   if (loop->for_kind != ForKind::kSerial || !IsConstInt(loop->min, &min) || min != 0 ||
-      !IsConstInt(loop->extent, &extent)) {
+      !IsConstInt(loop->extent, &extent) || extent < 1 || extent > kMaxHardwareLoopExtent) {
     return std::nullopt;
   }
   return extent;

@@ -8,6 +8,7 @@
 
 #include "loom/arith/analyzer.h"
 #include "loom/ir/node.h"
+#include "loom/vta/config.h"
 
 namespace loom::vta::detail {
 
@@ -32,8 +33,11 @@ const CallNode* KernelCall(const Stmt& stmt, const char* name);
 std::optional<std::array<int64_t, 3>> LoopFactors(const Var& loop_var, const Stmt& body,
                                                   arith::Analyzer* analyzer);
 
-// A serial loop from 0 with a constant extent (what a hardware loop or a lifted loop can be);
-// its extent, or nothing.
+// The most iterations a hardware loop counts (the instruction's iteration fields).
+inline constexpr int64_t kMaxHardwareLoopExtent = (int64_t{1} << kLoopIterBits) - 1;
+
+// A serial loop from 0 with a constant extent a hardware loop can count (what a hardware loop
+// or a lifted loop can be); its extent, or nothing.
 std::optional<int64_t> SimpleLoopExtent(const ForNode* loop);
 
 }  // namespace loom::vta::detail

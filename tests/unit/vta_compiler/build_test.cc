@@ -148,12 +148,43 @@ TEST_F(VtaBuild, TensorsMustBeOnTheVtaDevice) {
 TEST_F(VtaBuild, AnOnChipStageLeftToTheHostIsAnError) {
   example::TutorialGemm g(2, 2);
   const std::string message = ErrorOf([&] {
-    lower(g.env, g.Scheduled({.dma = false}), {g.A, g.B, g.C}, "gemm");
+    lower(g.env, g.Scheduled({.dma = false, .tensorize = false}), {g.A, g.B, g.C}, "gemm");
   });
-  EXPECT_NE(message.find("the host would access on-chip buffer 'A_buf' (local.inp_buffer)"),
+  EXPECT_NE(message.find("the host would access on-chip buffer 'C_buf' (local.acc_buffer)"),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("a dma_copy pragma on copies"), std::string::npos) << message;
+}
+
+// Host computation among VTA work would run before the device does (at VTASynchronize): here
+// the copies left to the host in the loop that also runs the GEMM.
+TEST_F(VtaBuild, HostComputationAfterVtaWorkIsAnError) {
+  example::TutorialGemm g(2, 2);
+  std::string message = ErrorOf([&] {
+    lower(g.env, g.Scheduled({.dma = false}), {g.A, g.B, g.C}, "gemm");
+  });
+  EXPECT_NE(message.find("follows VTA work in a loop that holds VTA work; the device runs a "
+                         "function's VTA work only when the function ends (at VTASynchronize)"),
+            std::string::npos)
+      << message;
+}
+
+// Co-processor work under a parallel loop would be queued on each worker's own command queue.
+TEST_F(VtaBuild, VtaWorkUnderAParallelLoopIsAnError) {
+  example::TutorialGemm g(4, 2);
+  te::Schedule s = g.Scheduled({.dma = false});
+  s[g.A_buf].pragma(s[g.A_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
+  s[g.B_buf].pragma(s[g.B_buf]->leaf_iter_vars[0], Environment::kDmaCopy);
+  te::Stage c = s[g.C];
+  auto [outer, inner] = c.split(c->leaf_iter_vars[1], 2);
+  c.parallel(outer);
+  c.pragma(inner, Environment::kDmaCopy);
+  s[g.C_buf].compute_at(c, outer);
+  const std::string message = ErrorOf([&] { lower(g.env, s, {g.A, g.B, g.C}, "gemm"); });
+  EXPECT_NE(message.find("VTA co-processor work inside the non-serial loop over 'j.outer' "
+                         "(parallel): one host thread drives the device's queues"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -36,8 +36,8 @@ class VtaFoldUopLoop : public ::testing::Test {
   // LiftUopScope moves the loops into the kernel, FoldUopLoop makes hardware loops of them.
   static std::string Fold(Stmt body) {
     const Environment env(VTAConfig::Default());
-    return Body(tir::transform::Sequential({LiftUopScope(env), FoldUopLoop()})(
-        MakePrimFunc({}, {}, body)));
+    return Body(
+        tir::transform::Sequential({LiftUopScope(env), FoldUopLoop()})(MakePrimFunc({}, {}, body)));
   }
   static std::string Unfolded(Stmt body) { return Body(MakePrimFunc({}, {}, body)); }
   Var i{"i"}, j{"j"}, k{"k"};
@@ -74,6 +74,13 @@ TEST_F(VtaFoldUopLoop, LoopsThatAreNoHardwareLoopStay) {
                         Kernel(Evaluate(call_extern(kI32, "VTAUopPush",
                                                     {I(0), I(0), j, I(0), I(0), j, I(0), I(0)}))));
   EXPECT_EQ(Fold(in_opcode), Unfolded(in_opcode));
+  // The variable in a branch's condition or a let's value: the hardware would repeat the same
+  // micro-ops instead.
+  Stmt branch = Loop(j, 4, Kernel(IfThenElse(j < 2, Push(j, I(0), I(0)), Stmt())));
+  EXPECT_EQ(Fold(branch), Unfolded(branch));
+  Var x("x");
+  Stmt let = Loop(j, 4, Kernel(LetStmt(x, j * 4, Push(x, I(0), I(0)))));
+  EXPECT_EQ(Fold(let), Unfolded(let));
   // More than the kernel in the loop's body.
   Stmt busy = Loop(j, 4, SeqStmt({Kernel(Push(j, I(0), I(0))), Kernel(Push(j, I(0), I(0)))}));
   EXPECT_EQ(Fold(busy), Unfolded(busy));
@@ -100,8 +107,8 @@ TEST_F(VtaFoldUopLoop, KernelsStayWithinTheirShareOfTheMicroOpBuffer) {
   Var l("l");
   Stmt body = Loop(l, 8, Loop(k, 2, Loop(i, 64, Loop(j, 64, Kernel(Push(j, i, k * 64 + l))))));
   const std::string folded = Fold(body);
-  EXPECT_EQ(folded.find("    for l in range(8):\n        with T.attr(\"vta\", \"coproc_scope\", 2)"),
-            0u)
+  EXPECT_EQ(
+      folded.find("    for l in range(8):\n        with T.attr(\"vta\", \"coproc_scope\", 2)"), 0u)
       << folded;
   EXPECT_NE(folded.find("VTAUopLoopBegin\", 2, 0, 0, 64))"), std::string::npos) << folded;
 }

@@ -131,6 +131,36 @@ TEST_F(VtaInjectCoprocSync, TokensToWorkOutsideVirtualThreadsStayOutsideThem) {
       << text;
 }
 
+// Host computation before the VTA work is fine; after it (it would run before the device does,
+// at VTASynchronize), an error.
+TEST_F(VtaInjectCoprocSync, HostComputationAfterVtaWorkIsAnError) {
+  Stmt host = Evaluate(call_extern(kI32, "host", {}));
+  EXPECT_NO_THROW(Synced(SeqStmt({host, Work(1, "load"), Work(2, "gemm")})));
+  std::string message = ErrorOf([&] {
+    InjectCoprocSync()(MakePrimFunc({}, {}, SeqStmt({Work(2, "gemm"), host})));
+  });
+  EXPECT_NE(message.find("host computation T.evaluate(T.call_extern(\"int32\", \"host\"))\n "
+                         "follows VTA work; the device runs"),
+            std::string::npos)
+      << message;
+}
+
+// Virtual threads whose work runs on one queue: that work is one scope inside the threads'
+// scope (which InjectVirtualThread replicates per thread), and the tokens to the work outside
+// them are outside.
+TEST_F(VtaInjectCoprocSync, VirtualThreadsOnOneQueueGetAScopeInsideTheirs) {
+  Var t("t");
+  Stmt threads = AttrStmt(IterVar(Range(), t, IterVarType::kVirtualThread, "cthread"),
+                          tir::transform::attr::kVirtualThread, make_const(kI32, int64_t{2}),
+                          SeqStmt({Work(2, "gemm"), Work(2, "alu")}));
+  std::string text = Synced(SeqStmt({Work(1, "load"), threads}));
+  EXPECT_NE(text.find("\"virtual_thread\", 2):\n            with T.attr(\"vta\", \"coproc_scope\", "
+                      "2):\n                with T.attr(\"vta\", \"coproc_scope\", 2):\n"
+                      "                    T.evaluate(T.call_extern(\"int32\", \"gemm\"))"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(VtaInjectCoprocSync, WorkUnderAConditionIsAnError) {
   Stmt body = SeqStmt({Work(1, "load"), IfThenElse(i > 2, Work(2, "gemm"), Stmt())});
   std::string message = ErrorOf([&] { InjectCoprocSync()(MakePrimFunc({}, {i}, body)); });

@@ -100,8 +100,10 @@ tir::transform::Pass LiftAllocToScopeBegin();
 // start of its own (through the compute queue between load and store); a loop whose body
 // starts and ends on different queues carries a token from each iteration to the next (not
 // popped by the first, nor pushed by the last). Scopes holding a loop's token stay outside the
-// loop. Finally VTASynchronize. A user error: co-processor work under a condition, a while
-// loop or an assert (the tokens could not pair up on every path).
+// loop. Finally VTASynchronize. User errors: co-processor work under a condition, a while
+// loop or an assert (the tokens could not pair up on every path), or in a non-serial loop (each
+// thread would queue on its own command queue); host computation after co-processor work, or in
+// a loop holding some (the device runs the work only at VTASynchronize).
 tir::transform::Pass InjectCoprocSync();
 
 // RemoveSramAllocations: the allocations in on-chip scopes and their kSramBase attributes go

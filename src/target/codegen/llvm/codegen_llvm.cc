@@ -331,6 +331,16 @@ void CodeGenLLVM::EmitCoprocUopScope(const AttrStmtNode* op) {
   LOOM_CHECK_USER(service != nullptr && IsCIdentifier(service->value))
       << "a \"" << tir::builtin::kCoprocUopScope << "\" attribute names the runtime function "
       << "that caches its body; got " << ToScript(op->value);
+  // The runtime keeps what the body generates by the values of its free variables: a body that
+  // read memory would be cached by the address, not the contents.
+  bool reads_memory = false;
+  PostOrderVisit(op->body, [&](const ObjectRef& node) {
+    reads_memory |= node.as<BufferLoadNode>() != nullptr;
+  });
+  LOOM_CHECK_USER(!reads_memory)
+      << "the body of a \"" << tir::builtin::kCoprocUopScope << "\" attribute ("
+      << service->value << ") reads memory; what it generates is cached by the values of its "
+      << "variables only, so it may compute from variables but not load: " << ToScript(op->body);
   // The signature: the values of the body's free variables, packed without padding, so that
   // equal values are equal bytes (the runtime's cache key).
   std::vector<const VarNode*> captured = CapturedVars(op->body);
