@@ -19,29 +19,20 @@ using namespace loom;
 using namespace loom::vta;
 
 int main(int argc, char** argv) {
-  const example::Options options =
-      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--no-virtual-threads]");
-  try {
-    if (!options.config.empty()) {
-      throw Error(
-          "this tutorial's schedule is written for the default 1x16x16 core; --config is "
-          "for vta_matrix_multiply");
-    }
-    const example::BlockedGemm g(/*out_blocks=*/64, /*in_blocks=*/64, /*out_tile=*/16,
-                                 /*in_tile=*/16);
-    te::Schedule s = g.Scheduled(options.virtual_threads ? "cthread" : "");
-    runtime::Module module =
-        example::Compile(g.env, s, {g.data, g.weight, g.res}, "blocked_gemm", options);
+  return example::Main(
+      argc, argv, example::kNoVirtualThreadsFlag, [](const example::Options& options) {
+        const example::BlockedGemm g(/*out_blocks=*/64, /*in_blocks=*/64, /*out_tile=*/16,
+                                     /*in_tile=*/16);
+        te::Schedule s = g.Scheduled(options.virtual_threads ? "cthread" : "");
+        runtime::Module module =
+            example::Compile(g.env, s, {g.data, g.weight, g.res}, "blocked_gemm", options);
 
-    runtime::NDArray data = example::RandomInt8(example::ShapeOf(g.data), -128, 127, 3);
-    runtime::NDArray weight = example::RandomInt8(example::ShapeOf(g.weight), -128, 127, 4);
-    runtime::NDArray res =
-        runtime::NDArray::Empty(example::ShapeOf(g.res), example::kI8, example::kVta);
-    example::RunAndReport(module, "blocked_gemm", options, example::ToDevice(data),
-                          example::ToDevice(weight), res);
-    return example::Check(res, g.Reference(example::Values(data), example::Values(weight)));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 1;
-  }
+        runtime::NDArray data = example::RandomInt8(example::ShapeOf(g.data), -128, 127, 3);
+        runtime::NDArray weight = example::RandomInt8(example::ShapeOf(g.weight), -128, 127, 4);
+        runtime::NDArray res =
+            runtime::NDArray::Empty(example::ShapeOf(g.res), example::kI8, example::kVta);
+        example::RunAndReport(module, "blocked_gemm", options, example::ToDevice(data),
+                              example::ToDevice(weight), res);
+        return example::Check(res, g.Reference(example::Values(data), example::Values(weight)));
+      });
 }

@@ -103,56 +103,48 @@ struct Conv2d {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const example::Options options =
-      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--no-virtual-threads]");
-  try {
-    if (!options.config.empty()) {
-      throw Error(
-          "this tutorial's schedule is written for the default 1x16x16 core; --config is "
-          "for vta_matrix_multiply");
-    }
-    const Conv2d g;
-    runtime::Module module = example::Compile(g.env, g.Scheduled(options.virtual_threads),
-                                              {g.data, g.kernel, g.res}, "conv2d", options);
+  return example::Main(
+      argc, argv, example::kNoVirtualThreadsFlag, [](const example::Options& options) {
+        const Conv2d g;
+        runtime::Module module = example::Compile(g.env, g.Scheduled(options.virtual_threads),
+                                                  {g.data, g.kernel, g.res}, "conv2d", options);
 
-    runtime::NDArray data = example::RandomInt8({1, kBlocks, kSize, kSize, 1, 16}, -128, 127, 5);
-    runtime::NDArray kernel =
-        example::RandomInt8({kBlocks, kBlocks, kKernel, kKernel, 16, 16}, -128, 127, 6);
-    runtime::NDArray res =
-        runtime::NDArray::Empty({1, kBlocks, kSize, kSize, 1, 16}, DataType::Int(8), example::kVta);
-    example::RunAndReport(module, "conv2d", options, example::ToDevice(data),
-                          example::ToDevice(kernel), res);
+        runtime::NDArray data = example::RandomInt8(example::ShapeOf(g.data), -128, 127, 5);
+        runtime::NDArray kernel = example::RandomInt8(example::ShapeOf(g.kernel), -128, 127, 6);
+        runtime::NDArray res =
+            runtime::NDArray::Empty(example::ShapeOf(g.res), DataType::Int(8), example::kVta);
+        example::RunAndReport(module, "conv2d", options, example::ToDevice(data),
+                              example::ToDevice(kernel), res);
 
-    const auto* dv = static_cast<const int8_t*>(data->data);
-    const auto* kv = static_cast<const int8_t*>(kernel->data);
-    auto pixel = [&](int c, int y, int x, int lane) {
-      if (y < 0 || y >= kSize || x < 0 || x >= kSize) return 0;
-      return int{dv[((c * kSize + y) * kSize + x) * 16 + lane]};
-    };
-    std::vector<int8_t> expected(kBlocks * kSize * kSize * 16);
-    for (int co = 0; co < kBlocks; ++co) {
-      for (int y = 0; y < kSize; ++y) {
-        for (int x = 0; x < kSize; ++x) {
-          for (int o = 0; o < 16; ++o) {
-            int32_t sum = 0;
-            for (int ci = 0; ci < kBlocks; ++ci) {
-              for (int ky = 0; ky < kKernel; ++ky) {
-                for (int kx = 0; kx < kKernel; ++kx) {
-                  const int8_t* w =
-                      kv + ((((co * kBlocks + ci) * kKernel + ky) * kKernel + kx) * 16 + o) * 16;
-                  for (int i = 0; i < 16; ++i) sum += pixel(ci, y + ky - 1, x + kx - 1, i) * w[i];
+        const auto* dv = static_cast<const int8_t*>(data->data);
+        const auto* kv = static_cast<const int8_t*>(kernel->data);
+        auto pixel = [&](int c, int y, int x, int lane) {
+          if (y < 0 || y >= kSize || x < 0 || x >= kSize) return 0;
+          return int{dv[((c * kSize + y) * kSize + x) * 16 + lane]};
+        };
+        std::vector<int8_t> expected(kBlocks * kSize * kSize * 16);
+        for (int co = 0; co < kBlocks; ++co) {
+          for (int y = 0; y < kSize; ++y) {
+            for (int x = 0; x < kSize; ++x) {
+              for (int o = 0; o < 16; ++o) {
+                int32_t sum = 0;
+                for (int ci = 0; ci < kBlocks; ++ci) {
+                  for (int ky = 0; ky < kKernel; ++ky) {
+                    for (int kx = 0; kx < kKernel; ++kx) {
+                      const int8_t* w =
+                          kv +
+                          ((((co * kBlocks + ci) * kKernel + ky) * kKernel + kx) * 16 + o) * 16;
+                      for (int i = 0; i < 16; ++i)
+                        sum += pixel(ci, y + ky - 1, x + kx - 1, i) * w[i];
+                    }
+                  }
                 }
+                expected[((co * kSize + y) * kSize + x) * 16 + o] =
+                    static_cast<int8_t>(std::clamp(sum >> 8, 0, 127));
               }
             }
-            expected[((co * kSize + y) * kSize + x) * 16 + o] =
-                static_cast<int8_t>(std::clamp(sum >> 8, 0, 127));
           }
         }
-      }
-    }
-    return example::Check(res, expected);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 1;
-  }
+        return example::Check(res, expected);
+      });
 }

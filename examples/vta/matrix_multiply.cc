@@ -22,9 +22,7 @@ using namespace loom;
 using namespace loom::vta;
 
 int main(int argc, char** argv) {
-  const example::Options options =
-      example::ParseOptions(argc, argv, "[--print-ir] [--print-insn] [--config FILE]");
-  try {
+  return example::Main(argc, argv, example::kConfigFlag, [](const example::Options& options) {
     const example::TutorialGemm g(/*out_blocks=*/16, /*in_blocks=*/16, example::Configure(options));
     runtime::Module module =
         example::Compile(g.env, g.Scheduled(), {g.A, g.B, g.C}, "matrix_multiply", options);
@@ -36,8 +34,5 @@ int main(int argc, char** argv) {
     example::RunAndReport(module, "matrix_multiply", options, example::ToDevice(a),
                           example::ToDevice(b), c);
     return example::Check(c, g.Reference(example::Values(a), example::Values(b)));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 1;
-  }
+  });
 }

@@ -27,23 +27,45 @@ struct Options {
   std::string config;           // --config FILE: the VTA configuration (JSON); empty: default
 };
 
-inline Options ParseOptions(int argc, char** argv, const char* usage) {
+// The flags a program takes besides --print-ir and --print-insn.
+enum Flag : unsigned { kNoVirtualThreadsFlag = 1, kConfigFlag = 2 };
+
+inline Options ParseOptions(int argc, char** argv, unsigned accepted) {
   Options options;
+  auto usage = [&] {
+    std::cerr << "usage: " << argv[0] << " [--print-ir] [--print-insn]"
+              << ((accepted & kNoVirtualThreadsFlag) ? " [--no-virtual-threads]" : "")
+              << ((accepted & kConfigFlag) ? " [--config FILE]" : "") << "\n";
+    std::exit(2);
+  };
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--print-ir") == 0) {
       options.print_ir = true;
     } else if (std::strcmp(argv[i], "--print-insn") == 0) {
       options.print_insn = true;
-    } else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+    } else if ((accepted & kConfigFlag) && std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
       options.config = argv[++i];
-    } else if (std::strcmp(argv[i], "--no-virtual-threads") == 0) {
+    } else if ((accepted & kNoVirtualThreadsFlag) &&
+               std::strcmp(argv[i], "--no-virtual-threads") == 0) {
       options.virtual_threads = false;
     } else {
-      std::cerr << "usage: " << argv[0] << " " << usage << "\n";
-      std::exit(2);
+      usage();
     }
   }
   return options;
+}
+
+// A program's main: parses the command line (the flags `accepted` takes besides the printing
+// ones), runs `body`, and turns an error into a message on stderr and exit status 1.
+template <typename Body>
+int Main(int argc, char** argv, unsigned accepted, Body body) {
+  const Options options = ParseOptions(argc, argv, accepted);
+  try {
+    return body(options);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
 }
 
 // The configuration --config names (the default without it), which the runtime's device then

@@ -56,14 +56,18 @@ bool IsPragma(const AttrStmtNode* attr, const char* key) {
   return attr->attr_key == std::string("pragma_") + key;
 }
 
+// Whether `attr` is one piece of co-processor work: a GEMM kernel's coproc_scope, or a
+// dma_copy or alu pragma'd stage.
+bool IsCoprocWork(const AttrStmtNode* attr) {
+  return attr->attr_key == Environment::kCoprocScope || IsPragma(attr, Environment::kDmaCopy) ||
+         IsPragma(attr, Environment::kAlu);
+}
+
 // Whether `stmt` holds work for the co-processor.
 bool HasCoprocWork(const Stmt& stmt) {
   bool work = false;
   PostOrderVisit(stmt, [&](const ObjectRef& n) {
-    if (const auto* attr = n.as<AttrStmtNode>()) {
-      work |= attr->attr_key == Environment::kCoprocScope ||
-              IsPragma(attr, Environment::kDmaCopy) || IsPragma(attr, Environment::kAlu);
-    }
+    if (const auto* attr = n.as<AttrStmtNode>()) work |= IsCoprocWork(attr);
   });
   return work;
 }
@@ -155,8 +159,7 @@ class HostOrderCheck {
  public:
   void Visit(const Stmt& stmt, bool in_device_loop) {
     if (const auto* attr = stmt.as<AttrStmtNode>()) {
-      if (attr->attr_key == Environment::kCoprocScope || IsPragma(attr, Environment::kDmaCopy) ||
-          IsPragma(attr, Environment::kAlu)) {
+      if (IsCoprocWork(attr)) {
         device_work_seen_ = true;
         return;
       }

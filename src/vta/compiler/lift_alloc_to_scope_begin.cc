@@ -38,11 +38,11 @@ class AllocLifter : public StmtExprMutator {
 
  private:
   // `stmt` without the allocations met through sequences and allocations, which go to
-  // `lifted` (outermost first). An allocation whose extents or condition use a variable the
-  // scope binds stays where it is.
+  // `lifted` (outermost first). An allocation whose size or condition is not a constant stays
+  // where it is.
   static Stmt Strip(const Stmt& stmt, std::vector<const AllocateNode*>* lifted) {
     if (const auto* allocate = stmt.as<AllocateNode>()) {
-      if (allocate->extents.size() > 0 && !UsesBoundVariables(allocate)) {
+      if (allocate->extents.size() > 0 && HasConstantSize(allocate)) {
         lifted->push_back(allocate);
         return Strip(allocate->body, lifted);
       }
@@ -63,14 +63,14 @@ class AllocLifter : public StmtExprMutator {
     return stmt;
   }
 
-  // Whether the allocation's size is not known where the scope begins (only constant sizes
-  // are lifted: VTA's buffers are planned at compile time).
-  static bool UsesBoundVariables(const AllocateNode* allocate) {
+  // Whether the allocation's size (and condition) is a constant, known wherever the scope
+  // begins (VTA's buffers are planned at compile time, so only these matter).
+  static bool HasConstantSize(const AllocateNode* allocate) {
     for (const PrimExpr& extent : allocate->extents) {
-      if (!extent.as<IntImmNode>()) return true;
+      if (!extent.as<IntImmNode>()) return false;
     }
     const auto* condition = allocate->condition.as<IntImmNode>();
-    return condition == nullptr || condition->value == 0;
+    return condition != nullptr && condition->value != 0;
   }
 };
 
