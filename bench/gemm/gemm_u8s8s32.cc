@@ -1,6 +1,5 @@
 #include "gemm_u8s8s32.h"
 
-
 #include <algorithm>
 
 #include "loom/ir/expr_ops.h"
@@ -8,48 +7,18 @@
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
 #include "loom/topi/x86/dense.h"
+#include "loom/topi/x86/tensor_intrinsics.h"
 
 namespace loom::bench {
 
 namespace {
-// int32 lanes of an AVX-512 register, and the k values one vpdpbusd lane sums.
-constexpr int kLanes = 16;
-constexpr int kDepth = 4;
+using topi::x86::VnniDot16x4;
+constexpr int kLanes = topi::x86::kVnniLanes;
+constexpr int kDepth = topi::x86::kVnniDepth;
 const DataType kU8 = DataType::UInt(8);
 const DataType kI8 = DataType::Int(8);
 const DataType kI32 = DataType::Int(32);
 }  // namespace
-
-te::TensorIntrin VnniDot16x4() {
-  te::Tensor a = te::placeholder({kDepth}, kU8, "a");
-  te::Tensor b = te::placeholder({kLanes, kDepth}, kI8, "b");
-  IterVar k = te::reduce_axis(Range(0, kDepth), "k");
-  te::Tensor c = te::compute({kLanes}, [&](Var j) {
-    return te::sum(cast(kI32, a(k->var)) * cast(kI32, b(j, k->var)), {k});
-  }, "c");
-  return te::decl_tensor_intrin(c.op(), [](const Array<Buffer>& in, const Array<Buffer>& out) {
-    const DataType vector = kI32.with_lanes(kLanes);
-    PrimExpr zero = make_zero(kI32);
-    // a's 4 bytes as one int32 in every lane (vpbroadcastd); b's 16 x 4 bytes, one 64-byte
-    // load: its rows are contiguous (the packed layout), so a ramp over the last dimension
-    // past its extent reads them all. LLVM 19 declares vpdpbusd on <16 x i32> operands.
-    PrimExpr a_bytes = BufferLoad(in[0], {Ramp(zero, make_const(kI32, int64_t{1}), kDepth)});
-    PrimExpr a_lanes = Broadcast(call_intrin(kI32, "reinterpret", {a_bytes}), kLanes);
-    PrimExpr b_bytes =
-        BufferLoad(in[1], {zero, Ramp(zero, make_const(kI32, int64_t{1}), kLanes * kDepth)});
-    PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
-    Array<PrimExpr> c_lanes{Ramp(zero, make_const(kI32, int64_t{1}), kLanes)};
-    auto accumulate = [&](PrimExpr acc) {
-      return BufferStore(out[0],
-                         call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
-                                               {std::move(acc), a_lanes, b_lanes}),
-                         c_lanes);
-    };
-    Stmt reset = BufferStore(out[0], Broadcast(zero, kLanes), c_lanes);
-    return te::TensorIntrinStmts{accumulate(Broadcast(zero, kLanes)), reset,
-                                 accumulate(BufferLoad(out[0], c_lanes))};
-  }, "vnni_dot_16x4");
-}
 
 namespace {
 // The intrinsic c[j, k] = b[k, j] for j < 16, k < 4: 4 rows of 16 int8 (b, rows of B, any

@@ -10,7 +10,7 @@
 //   - the output is computed in register tiles of mr rows x nr columns (a padded accumulator
 //     stage in "local" scope attached under the tile loop); per 4 k, each of the mr rows
 //     broadcasts its 4 bytes of A to all lanes and does nr / 16 vpdpbusd, the loop of 16
-//     columns x 4 k being tensorized onto VnniDot16x4();
+//     columns x 4 k being tensorized onto topi::x86::VnniDot16x4();
 //   - columns are grouped in blocks of nc (packed panels of a block stay in L2 while every
 //     row tile of A streams past them), and (column block, row tile) pairs run in parallel.
 #pragma once
@@ -18,7 +18,6 @@
 #include <cstdint>
 
 #include "loom/ir/module.h"
-#include "loom/te/tensor_intrin.h"
 
 namespace loom::bench {
 
@@ -44,11 +43,6 @@ struct GemmU8S8S32Params {
   // 2 at K = 1000).
   int64_t k_unroll = 4;
 };
-
-// The intrinsic c[j] += sum_{k < 4} int32(a[k]) * int32(b[j, k]) for j < 16: a is 4 uint8,
-// b is 16 x 4 int8 (row-major, contiguous: 64 bytes), c is 16 int32. Its statements call
-// vpdpbusd on c, a's 4 bytes broadcast as one int32 and b's 64 bytes.
-te::TensorIntrin VnniDot16x4();
 
 // The lowered function gemm_u8s8s32(A, B, C) for these sizes (loom::Error if a size or a
 // parameter is not positive, or nr is not a multiple of 16 or nc of nr).

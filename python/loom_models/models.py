@@ -12,7 +12,17 @@ from . import bert_encoder
 
 TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regnet_x_400mf",
                      "regnet_y_400mf", "resnext50_32x4d", "densenet121", "mobilenet_v3_large")
-NAMES = TORCHVISION_NAMES + ("bert_base",)
+# int8 QDQ versions of the torchvision models (quantize.py), named <model>_int8.
+INT8_SUFFIX = "_int8"
+QUANTIZED_NAMES = tuple(name + INT8_SUFFIX for name in TORCHVISION_NAMES)
+NAMES = TORCHVISION_NAMES + ("bert_base",) + QUANTIZED_NAMES
+# Calibration inputs of the quantized models: seeds apart from those the tests run on.
+CALIBRATION_SEEDS = range(1000, 1008)
+
+
+def float_name(name):
+    """The float model a quantized one is made from (`name` itself for a float model)."""
+    return name[:-len(INT8_SUFFIX)] if name in QUANTIZED_NAMES else name
 
 
 def generate(name, path, layers=None):
@@ -24,12 +34,18 @@ def generate(name, path, layers=None):
     if name == "bert_base":
         bert_encoder.export(path, layers=12 if layers is None else layers)
         return
+    if name in QUANTIZED_NAMES:
+        from . import quantize  # onnxruntime: only for the models that need it
+        source = cached(float_name(name), os.path.dirname(os.path.abspath(path)))
+        calibration = [random_inputs(name, seed) for seed in CALIBRATION_SEEDS]
+        quantize.quantize(source, path, calibration)
+        return
     from . import export_torchvision  # torch is heavy: only for the models that need it
     export_torchvision.export(name, path)
 
 
 # The sources that define the models: a cached model older than any of them is stale.
-_GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py")
+_GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py", "quantize.py")
 
 
 def _newest_generator_time():
@@ -54,6 +70,7 @@ def random_inputs(name, seed=0):
     """The inputs of model `name` by input name: normal images or hidden states, and for
     bert_base an attention mask that leaves the last 28 positions out."""
     rng = np.random.default_rng(seed)
+    name = float_name(name)
     if name in TORCHVISION_NAMES:
         return {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
     if name == "bert_base":

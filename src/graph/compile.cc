@@ -96,11 +96,14 @@ Pass CopyConstantOutputs() {
 // skips the others):
 //   -O0: every operator its own kernel, the model as written.
 //   -O1: fusion.
-//   -O2: inference simplifications, constants folded, common subexpressions merged.
+//   -O2: max pooling and convolutions of dequantized 8-bit operands made integer, inference
+//        simplifications, constants folded, common subexpressions merged.
 //   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
 // At every level a constant model output becomes the output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
   return {
+      AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values
+      AtLevel(2, FoldQuantizedProducts()),  // before FoldConstant makes its weights float
       AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
       AtLevel(2, FoldConstant(target)),  // ... which become constants here
       AtLevel(2, EliminateCommonSubexpr()),

@@ -45,10 +45,11 @@ PrimExpr Likely(PrimExpr test) {
   return call_intrin(DataType::Bool(), "likely", {std::move(test)});
 }
 
+// Max pooling takes integers too (8-bit quantized tensors); averaging takes floats.
 PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::string& layout,
-                      const std::string& op) {
+                      const std::string& op, bool average) {
   int64_t block = CheckLayout(data, layout, op);
-  detail::CheckFloat(data, op);
+  if (average || !(data.dtype().is_int() || data.dtype().is_uint())) detail::CheckFloat(data, op);
   std::vector<int64_t> in = detail::ConstShape(data, op);
   for (int d = 0; d < 2; ++d) {
     LOOM_CHECK_USER(a.kernel[d] > 0 && a.strides[d] > 0 && a.dilations[d] > 0)
@@ -77,7 +78,7 @@ PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::s
 te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, const std::string& layout,
                 bool average) {
   const std::string op = average ? "avg_pool2d" : "max_pool2d";
-  PoolGeometry g = Geometry(data, a, layout, op);
+  PoolGeometry g = Geometry(data, a, layout, op, average);
   IterVar rr = te::reduce_axis(Range(0, int(a.kernel[0])), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(a.kernel[1])), "rs");
   DataType t = data.dtype();

@@ -29,6 +29,11 @@ IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes);
 // batch_norm (inference) becomes a per-channel scale and shift; dropout and identity-like
 // operators disappear.
 Pass SimplifyInference();
+// Max pooling of a dequantized tensor pools its integers and dequantizes after.
+Pass CommuteDequantize();
+// A conv2d or dense layer of dequantized 8-bit operands (QDQ models) becomes the integer
+// product (qnn.conv2d, qnn.dense) times one float scale per output channel.
+Pass FoldQuantizedProducts();
 // Calls whose inputs are all constants become constants, computed by compiling and running
 // them with Loom itself on `target`'s CPU.
 Pass FoldConstant(const Target& target);

@@ -82,7 +82,7 @@ struct Pool2DAttrs {
   bool count_include_pad = false;
 };
 
-// ONNX MaxPool / AveragePool on float tensors in `layout`: "NCHW" [N, C, H, W] ->
+// ONNX MaxPool / AveragePool on float tensors (MaxPool on integer ones too) in `layout`: "NCHW" [N, C, H, W] ->
 // [N, C, P, Q], or a blocked "NCHW<k>c" such as "NCHW16c" [N, C / k, H, W, k] ->
 // [N, C / k, P, Q, k] (the layout strings of layout_transform). Padded positions never win
 // a max and count for an average only with count_include_pad; a window that lies entirely

@@ -207,8 +207,10 @@ class NodeFolder {
       }
       graph::Call rebuilt = changed ? graph::MakeCall(call->op, args, call->attrs, call->name_hint)
                                     : Downcast<graph::Call>(expr);
+      // A dequantized constant (a QDQ model's weight) stays a call here: the graph passes
+      // see its integers (FoldQuantizedProducts), and FoldConstant folds what they leave.
       if (!all_constant || !call->op->compute || !call->checked_type.is_tensor() ||
-          !SmallEnoughToFold(call->checked_type)) {
+          !SmallEnoughToFold(call->checked_type) || call->op->name == "qnn.dequantize") {
         return rebuilt;
       }
       // An empty result needs no evaluation (and kernels over empty tensors are not built).

@@ -287,6 +287,22 @@ Outputs ConvertMatMul(NodeContext& ctx) {
   if (b && b->Shape().size() == 2 && !ctx.ConstantInput(0)) {
     return {ctx.Call("nn.dense", {ctx.Input(0), ctx.Const(TransposeMatrix(*b))})};
   }
+  // A dequantized constant weight (QDQ models): the dequantization of the transposed
+  // integers, so that the dense layer stays an 8-bit product to fold (FoldQuantizedProducts).
+  const auto* dequantize = ctx.Input(1).as<graph::CallNode>();
+  if (dequantize != nullptr && dequantize->op->name == "qnn.dequantize" &&
+      !ctx.ConstantInput(0)) {
+    const auto* q = dequantize->args[0].as<graph::ConstantNode>();
+    if (q != nullptr && q->data.Shape().size() == 2) {
+      const int64_t axis = dequantize->attrs.GetInt("axis");
+      const int64_t transposed_axis = (axis == 0 || axis == -2) ? 1 : 0;
+      Expr weight = ctx.Call("qnn.dequantize",
+                             {ctx.Const(TransposeMatrix(q->data)), dequantize->args[1],
+                              dequantize->args[2]},
+                             {{"axis", transposed_axis}});
+      return {ctx.Call("nn.dense", {ctx.Input(0), weight})};
+    }
+  }
   return {ctx.Call("nn.matmul", {ctx.Input(0), ctx.Input(1)})};
 }
 

@@ -55,10 +55,10 @@ void CheckScaleValues(NodeContext& ctx, int param) {
 
 // A scale or zero point of `x` (input `param`): a scalar (or one value), or a 1-D tensor of one
 // value per slice of `x` along `axis` (negative counts from the end; only checked for a
-// per-axis parameter), reshaped to broadcast against `x`. Checks the shape, and
-// for a constant scale that every value is positive and finite.
-Expr QuantParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape, int64_t axis,
-                bool is_scale) {
+// per-axis parameter): as a 0-d tensor, or as the 1-d one with `axis` normalized. Checks the
+// shape, and for a constant scale that every value is positive and finite.
+Expr AxisParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape, int64_t* axis,
+               bool is_scale) {
   const std::vector<int64_t> shape = ctx.InputShape(param);
   if (shape.size() > 1) {
     ctx.Fail(InputName(ctx, param) + " has rank " + std::to_string(shape.size()) +
@@ -71,16 +71,24 @@ Expr QuantParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape
   const int64_t count = shape[0];
   if (count == 1) return ctx.Call("reshape", {value}, {{"newshape", std::vector<int64_t>{}}});
   const int64_t rank = static_cast<int64_t>(x_shape.size());
-  if (rank > 0) axis = NormalizeAxis(ctx, axis, rank);
-  if (rank == 0 || x_shape[static_cast<size_t>(axis)] != count) {
+  if (rank > 0) *axis = NormalizeAxis(ctx, *axis, rank);
+  if (rank == 0 || x_shape[static_cast<size_t>(*axis)] != count) {
     ctx.Fail(InputName(ctx, param) + " has " + std::to_string(count) + " values, but axis " +
-             std::to_string(axis) + " of the tensor it applies to has " +
+             std::to_string(*axis) + " of the tensor it applies to has " +
              (rank == 0 ? std::string("no slices (a scalar)")
-                        : std::to_string(x_shape[static_cast<size_t>(axis)]) + " slices") +
+                        : std::to_string(x_shape[static_cast<size_t>(*axis)]) + " slices") +
              "; a per-axis parameter has one value per slice");
   }
-  std::vector<int64_t> broadcast(static_cast<size_t>(rank), 1);
-  broadcast[static_cast<size_t>(axis)] = count;
+  return value;
+}
+
+// AxisParam's value reshaped to broadcast against `x`.
+Expr QuantParam(NodeContext& ctx, int param, const std::vector<int64_t>& x_shape, int64_t axis,
+                bool is_scale) {
+  Expr value = AxisParam(ctx, param, x_shape, &axis, is_scale);
+  if (value.type().ndim() == 0) return value;
+  std::vector<int64_t> broadcast(x_shape.size(), 1);
+  broadcast[static_cast<size_t>(axis)] = x_shape[static_cast<size_t>(axis)];
   return ctx.Call("reshape", {value}, {{"newshape", broadcast}});
 }
 
@@ -185,15 +193,40 @@ Outputs DequantizeLinear(NodeContext& ctx) {
   if (!IsQuantizedType(t)) {
     ctx.Fail("dequantizes " + t.str() + "; Loom dequantizes int8, uint8, int16, uint16 and int32");
   }
-  Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
+  if (ctx.HasInput(2)) CheckZeroPointType(ctx, 2, t, "input 0");
   const DataType out = ctx.InputDtype(1);
-  Expr x = Cast(ctx, ctx.Input(0), kF32);
-  if (ctx.HasInput(2)) {
-    CheckZeroPointType(ctx, 2, t, "input 0");
-    x = ctx.Call("subtract", {x, Cast(ctx, ScaleOrZeroPoint(ctx, 2, x_shape, false), kF32)});
+  Expr y;
+  if (ctx.AttrInt("block_size", 0) != 0) {
+    Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
+    Expr x = Cast(ctx, ctx.Input(0), kF32);
+    if (ctx.HasInput(2)) {
+      x = ctx.Call("subtract", {x, Cast(ctx, ScaleOrZeroPoint(ctx, 2, x_shape, false), kF32)});
+    }
+    if (out != kF32) scale = Cast(ctx, scale, kF32);
+    y = ctx.Call("multiply", {x, scale});
+  } else {
+    // One operator, which FoldQuantizedProducts recognizes.
+    int64_t axis = ctx.AttrInt("axis", 1);
+    Expr scale = AxisParam(ctx, 1, x_shape, &axis, true);
+    if (out != kF32) scale = Cast(ctx, scale, kF32);
+    Expr zero_point;
+    if (ctx.HasInput(2)) {
+      int64_t zero_point_axis = ctx.AttrInt("axis", 1);
+      zero_point = AxisParam(ctx, 2, x_shape, &zero_point_axis, false);
+    } else {
+      zero_point = ctx.Scalar(0, t);
+    }
+    if (zero_point.type().ndim() != scale.type().ndim()) {
+      // One per axis, the other per tensor: both per axis.
+      std::vector<int64_t> slices = {x_shape[static_cast<size_t>(axis)]};
+      auto widen = [&](Expr v) {
+        return v.type().ndim() == 1 ? v : ctx.Call("broadcast_to", {v}, {{"shape", slices}});
+      };
+      scale = widen(scale);
+      zero_point = widen(zero_point);
+    }
+    y = ctx.Call("qnn.dequantize", {ctx.Input(0), scale, zero_point}, {{"axis", axis}});
   }
-  if (out != kF32) scale = Cast(ctx, scale, kF32);
-  Expr y = ctx.Call("multiply", {x, scale});
   return {out == kF32 ? y : Cast(ctx, y, out)};
 }
 
@@ -259,15 +292,35 @@ Expr IntegerConv(NodeContext& ctx, int x, int x_zp, int w, int w_zp, std::option
     }
     x_zero_point = ctx.Call("reshape", {ctx.Input(x_zp)}, {{"newshape", std::vector<int64_t>{}}});
   }
-  Expr data = Centered(ctx, ctx.Input(x), x_zero_point);
-  Expr weight = Centered(ctx, ctx.Input(w), ProductZeroPoint(ctx, w_zp, w, 0));
+  std::optional<Expr> w_zero_point = ProductZeroPoint(ctx, w_zp, w, 0);
   const std::vector<int64_t> kernel = ctx.InputShape(w);
   const std::vector<int64_t> pads = ctx.AttrInts("pads", {0, 0, 0, 0});
   graph::Attrs attrs = {{"strides", ctx.AttrInts("strides", {1, 1})},
                         {"padding", pads},
                         {"dilation", ctx.AttrInts("dilations", {1, 1})},
                         {"groups", ctx.AttrInt("group", 1)}};
-  Expr acc = ctx.Call("nn.conv2d", {data, weight}, attrs);
+  // Constant zero points, one per tensor: the integer convolution operator (which the target's
+  // int8 kernels take); otherwise an int32 convolution of the centered operands.
+  auto constant_zero_point = [&](int param) -> std::optional<int64_t> {
+    if (!ctx.HasInput(param)) return 0;
+    if (!ctx.ConstantInput(param)) return std::nullopt;
+    std::vector<int64_t> values = ctx.ConstantInts(param);
+    for (int64_t v : values) {
+      if (v != values.front()) return std::nullopt;
+    }
+    return values.front();
+  };
+  std::optional<int64_t> data_zero = constant_zero_point(x_zp);
+  std::optional<int64_t> weight_zero = constant_zero_point(w_zp);
+  Expr acc;
+  if (data_zero && weight_zero) {
+    acc = ctx.Call("qnn.conv2d", {ctx.Input(x), ctx.Input(w)},
+                   attrs.With("data_zero_point", *data_zero).With("weight_zero_point", *weight_zero));
+  } else {
+    Expr data = Centered(ctx, ctx.Input(x), x_zero_point);
+    Expr weight = Centered(ctx, ctx.Input(w), w_zero_point);
+    acc = ctx.Call("nn.conv2d", {data, weight}, attrs);
+  }
   if (bias && ctx.HasInput(*bias)) {
     if (ctx.InputDtype(*bias) != kI32) {
       ctx.Fail(InputName(ctx, *bias) + ", the bias, is " + ctx.InputDtype(*bias).str() +

@@ -7,6 +7,7 @@
 #include "loom/ir/structural.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
+#include "loom/topi/quantize.h"
 #include "loom/topi/reduction.h"
 #include "loom/topi/schedule.h"
 #include "loom/topi/transform.h"
@@ -97,6 +98,51 @@ void RegisterConvolutions() {
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(AnchorSchedule("conv1d_ncw", topi::schedule_conv1d_ncw, true));
   ConvAttrs(conv1d, {1}, {0, 0}, {1}, "(w)");
+}
+
+// Quantized tensors: dequantization (ONNX DequantizeLinear, per tensor or per axis) and the
+// integer products FoldQuantizedProducts and ConvInteger / QLinearConv make.
+void RegisterQuantized() {
+  RegisterComputedOp("qnn.dequantize",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::dequantize(in[0], in[1], in[2], IntAttr(info, "axis"))};
+                     })
+      .Describe("(q - zero_point) * scale in float32 (ONNX DequantizeLinear)")
+      .Inputs({"q", "scale", "zero_point"})
+      .Pattern(OpPattern::kBroadcast)
+      .Attr("axis", AttrKind::kInt, int64_t{1},
+            "the axis of q that 1-d scales and zero points run along");
+
+  OpBuilder conv2d =
+      RegisterComputedOp("qnn.conv2d", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::conv2d_nchw_integer(in[0], in[1],
+                                                 info.attrs.GetInt("data_zero_point"),
+                                                 info.attrs.GetInt("weight_zero_point"),
+                                                 GroupedConv2DAttrs(info))};
+      });
+  conv2d.Describe("sum((data - data_zero_point) * (weight - weight_zero_point)) in int32 of int8 "
+                  "or uint8 NCHW data and an OIHW weight (ONNX ConvInteger)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("conv2d_nchw", topi::schedule_conv2d_nchw, true));
+  ConvAttrs(conv2d, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
+  conv2d.Attr("data_zero_point", AttrKind::kInt, int64_t{0}, "the data's zero point")
+      .Attr("weight_zero_point", AttrKind::kInt, int64_t{0}, "the weight's zero point");
+
+  RegisterComputedOp("qnn.dense",
+                     [](const CallInfo& info, const Tensors& in) {
+                       RequireRank(info, 1, 2);
+                       return Tensors{topi::dense_integer(in[0], in[1],
+                                                          info.attrs.GetInt("data_zero_point"),
+                                                          info.attrs.GetInt("weight_zero_point"))};
+                     })
+      .Describe("sum((data - data_zero_point) * (weight - weight_zero_point)) in int32: 8-bit "
+                "data [..., K] x weight [N, K] transposed -> [..., N]")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul))
+      .Attr("data_zero_point", AttrKind::kInt, int64_t{0}, "the data's zero point")
+      .Attr("weight_zero_point", AttrKind::kInt, int64_t{0}, "the weight's zero point");
 }
 
 // batch_matmul's operands: two 3-d tensors.
@@ -303,6 +349,7 @@ void RegisterSoftmax(const std::string& name, SoftmaxFn fn, const std::string& d
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterConvolutions();
+  RegisterQuantized();
   RegisterProducts();
   RegisterPooling();
   RegisterNormalizations();

@@ -158,7 +158,8 @@ class LayoutRewriter {
     return {result, OriginalLayout(e)};
   }
 
-  // An elementwise or broadcasting call whose output has the shape of a blocked operand:
+  // An elementwise or broadcasting call (a cast too) whose output has the shape of a blocked
+  // operand:
   // the call on blocked operands. Operands of the output's shape are converted to that
   // block, per-channel ones ([C, 1, 1], [1, C, 1, 1]) transformed to [1, C / b, 1, 1, b];
   // all-ones operands broadcast as they are. Anything else: none.
@@ -168,7 +169,7 @@ class LayoutRewriter {
     std::string layout;
     for (const Expr& arg : call->args) {
       const Value& v = ValueOf(arg);
-      if (v.layout != "NCHW" && DataLayoutBlock(v.layout) && Equal(arg.type(), out)) {
+      if (v.layout != "NCHW" && DataLayoutBlock(v.layout) && SameShape(arg.type(), out)) {
         layout = v.layout;
         break;
       }
@@ -177,7 +178,7 @@ class LayoutRewriter {
     std::vector<Expr> args;
     for (const Expr& arg : call->args) {
       const Type& type = arg.type();
-      if (Equal(type, out)) {
+      if (SameShape(type, out)) {
         args.push_back(Convert(ValueOf(arg), layout));
       } else if (AllOnes(type) && type.ndim() <= 4) {
         args.push_back(Convert(ValueOf(arg), OriginalLayout(arg)));
@@ -189,6 +190,11 @@ class LayoutRewriter {
       }
     }
     return Value{MakeCall(call->op, args, call->attrs, call->name_hint), layout};
+  }
+
+  // Whether tensor type `a` has `out`'s shape (its dtype may differ: a cast's operand).
+  static bool SameShape(const Type& a, const Type& out) {
+    return a.is_tensor() && Equal(TensorType(a.shape(), out.dtype()), out);
   }
 
   // The layout ("CHW" or "NCHW") of a per-channel operand of a 4-d `out`: [C, 1, 1] or

@@ -1,5 +1,5 @@
-// The x86 kernels' own operators: the convolutions of topi/x86 (direct, depthwise, Winograd)
-// on blocked NCHW[x]c tensors, their tiling given as attributes, and a dense layer on a
+// The x86 kernels' own operators: the convolutions of topi/x86 (direct, depthwise, Winograd,
+// int8) on blocked NCHW[x]c tensors, their tiling given as attributes, and a dense layer on a
 // weight packed into column panels. The x86 layout rewrites (layout_rewrites.cc) turn
 // nn.conv2d and nn.dense into them. Each type is read off the topi compute
 // (TypeFromCompute), so the shape rules live once, in topi.
@@ -90,6 +90,31 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Attr("groups", AttrKind::kInt, int64_t{1},
             "channel groups, each a whole number of blocks of input and output channels");
 
+  // int8 (AVX-512 VNNI): what the x86 layout rewrite makes of qnn.conv2d.
+  OpBuilder int8 =
+      RegisterComputedOp("nn.contrib_conv2d_nchwc_int8", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc_int8(in[0], in[1], Conv2DAttrsOf(info, 1),
+                                                    info.attrs.GetInt("pad_value"))};
+      });
+  int8.Describe("sum(data * weight) in int32 of uint8 NCHW<ib>c data and an int8 "
+                "OIHW<ib/4>i<ob>o4i weight, into NCHW<ob>c")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleNCHWc);
+  TilingAttrFields(ConvAttrFields(int8))
+      .Attr("pad_value", AttrKind::kInt, int64_t{0}, "the border's value (the data's zero point)");
+  // Opaque: a model's weights are constants, so FoldConstant packs it at compile time.
+  RegisterComputedOp("nn.contrib_conv2d_int8_weight_pack",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::x86::pack_conv2d_weight_int8(
+                           in[0], info.attrs.GetInt("ic_bn"), info.attrs.GetInt("oc_bn"))};
+                     })
+      .Describe("an int8 KCRS weight as [K/oc_bn, C/ic_bn, R, S, ic_bn/4, oc_bn, 4]")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque)
+      .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (4k)")
+      .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)");
+
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {
         return Tensors{topi::x86::depthwise_conv2d_nchwc(
@@ -140,7 +165,8 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                        return Tensors{topi::x86::pack_dense_weight(in[0], /*transposed=*/true,
                                                                    config)};
                      })
-      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels")
+      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels (int8: "
+                "[ceil(N / tile_columns), K / 4, tile_columns, 4])")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque)
       .Attr("tile_columns", AttrKind::kInt, int64_t{32}, "panel width (a multiple of 16)");
@@ -156,7 +182,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
         LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
         topi::x86::DenseConfig config;
         config.tile_rows = info.attrs.GetInt("tile_rows");
-        config.tile_columns = ConstInputShape(info, 1).back();
+        config.tile_columns = ConstInputShape(info, 1)[2];  // [panels, K, nr] or [panels, K / 4, nr, 4]
         config.block_columns = info.attrs.GetInt("block_columns");
         config.block_bytes = info.attrs.GetInt("block_bytes");
         config.k_unroll = info.attrs.GetInt("k_unroll");

@@ -1,8 +1,9 @@
 // The x86 layout rewrites (AlterOpLayout asks for them through graph/strategy.h): each
 // nn.conv2d becomes the kernel topi::x86::ChooseConv2DKernel picks for its workload (direct,
 // depthwise or Winograd) on blocked NCHW[x]c tensors, and nn.dense with a constant weight
-// the GEMM on a weight packed once into column panels. The blocked kernels are AVX-512 code:
-// on CPUs without it the calls stay as they are.
+// the GEMM on a weight packed once into column panels; qnn.conv2d (8-bit operands) becomes
+// the int8 kernel, qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI. The blocked kernels are AVX-512 code: on
+// CPUs without it the calls stay as they are.
 #include <algorithm>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
+#include "loom/topi/x86/tensor_intrinsics.h"
 #include "strategy/x86/workloads.h"
 
 namespace loom::strategy::x86 {
@@ -66,15 +68,12 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Float32Oper
   return std::make_pair(*x, *w);
 }
 
-std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteContext& context,
-                                           const Target& target) {
-  auto operands = Float32Operands(call);
-  if (!HasBlockedKernels(target) || !operands) return std::nullopt;
-  const std::vector<int64_t>* x = &operands->first;
-  const std::vector<int64_t>* w = &operands->second;
+// The workload of a convolution call (nn.conv2d, qnn.conv2d) with data x and weight w.
+Conv2DWorkload WorkloadOf(const CallNode& call, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& w) {
   Conv2DWorkload wl;
-  wl.n = (*x)[0], wl.c = (*x)[1], wl.h = (*x)[2], wl.w = (*x)[3];
-  wl.k = (*w)[0], wl.r = (*w)[2], wl.s = (*w)[3];
+  wl.n = x[0], wl.c = x[1], wl.h = x[2], wl.w = x[3];
+  wl.k = w[0], wl.r = w[2], wl.s = w[3];
   const Ints& strides = call.attrs.GetInts("strides");
   const Ints& padding = call.attrs.GetInts("padding");
   const Ints& dilation = call.attrs.GetInts("dilation");
@@ -82,6 +81,34 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   wl.attrs.pads = {padding[0], padding[1], padding[2], padding[3]};
   wl.attrs.dilations = {dilation[0], dilation[1]};
   wl.attrs.groups = call.attrs.GetInt("groups");
+  return wl;
+}
+
+// A convolution call's strides, padding and dilation, as the blocked convolutions take them.
+Attrs WindowAttrs(const CallNode& call) {
+  return {{"strides", call.attrs.GetInts("strides")},
+          {"padding", call.attrs.GetInts("padding")},
+          {"dilation", call.attrs.GetInts("dilation")}};
+}
+
+// A blocked convolution whose filters were padded to `filters` from `out_channels`: the
+// rewrite's result, its added channels sliced off where NCHW begins (a partial block has no
+// blocked layout).
+LayoutRewrite WithOutChannels(Expr conv, int64_t block, int64_t filters, int64_t out_channels) {
+  const std::string blocked = graph::BlockedDataLayout(block);
+  if (filters == out_channels) return LayoutRewrite{std::move(conv), blocked};
+  Expr nchw = MakeCall("layout_transform", {std::move(conv)},
+                       {{"src_layout", blocked}, {"dst_layout", std::string("NCHW")}});
+  Expr sliced = MakeCall("strided_slice", {nchw},
+                         {{"begin", Ints{0}}, {"end", Ints{out_channels}}, {"axes", Ints{1}}});
+  return LayoutRewrite{sliced, "NCHW"};
+}
+
+std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteContext& context,
+                                           const Target& target) {
+  auto operands = Float32Operands(call);
+  if (!HasBlockedKernels(target) || !operands) return std::nullopt;
+  Conv2DWorkload wl = WorkloadOf(call, operands->first, operands->second);
   const int64_t lanes = target.VectorLanes(32);
   // Grouped: the direct kernel, its channel blocks within a group. Groups of at least a
   // 128-bit vector of output channels gain over the generic schedule (1 thread, 2026-11-29:
@@ -109,7 +136,7 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
     const Ints pad_width = {0, 0, 0, 0, wl.k - out_channels, 0, 0, 0};
     kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
   }
-  Attrs attrs = {{"strides", strides}, {"padding", padding}, {"dilation", dilation}};
+  Attrs attrs = WindowAttrs(call);
   graph::Call conv;
   if (choice.algorithm == "winograd") {
     const WinogradConfig& wg = choice.winograd;
@@ -138,14 +165,151 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
     conv = MakeCall(depthwise ? "nn.contrib_depthwise_conv2d_nchwc" : "nn.contrib_conv2d_nchwc",
                     {blocked_data, blocked_weight}, attrs, call.name_hint);
   }
-  const std::string blocked = graph::BlockedDataLayout(cfg.oc_bn);
-  if (wl.k == out_channels) return LayoutRewrite{conv, blocked};
-  // The added channels end where NCHW begins: a partial block has no blocked layout.
-  Expr nchw = MakeCall("layout_transform", {conv},
-                       {{"src_layout", blocked}, {"dst_layout", std::string("NCHW")}});
-  Expr sliced = MakeCall("strided_slice", {nchw},
-                         {{"begin", Ints{0}}, {"end", Ints{out_channels}}, {"axes", Ints{1}}});
-  return LayoutRewrite{sliced, "NCHW"};
+  return WithOutChannels(conv, cfg.oc_bn, wl.k, out_channels);
+}
+
+Expr Int32Scalar(int64_t value) {
+  runtime::NDArray array = runtime::NDArray::Empty({}, DataType::Int(32));
+  *static_cast<int32_t*>(array.data()) = static_cast<int32_t>(value);
+  return graph::MakeConstant(array);
+}
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// What the VNNI kernels take of an 8-bit product's data: uint8 (vpdpbusd multiplies
+// unsigned by signed bytes), int8 data shifted by 128 into it, its zero point with it.
+struct UnsignedOperand {
+  bool shift = false;
+  int64_t zero_point = 0;
+  Expr Of(Expr data) const {
+    if (!shift) return data;
+    Expr wide = MakeCall("cast", {std::move(data)}, {{"dtype", std::string("int32")}});
+    Expr shifted = MakeCall("add", {wide, Int32Scalar(128)});
+    return MakeCall("cast", {shifted}, {{"dtype", std::string("uint8")}});
+  }
+};
+
+// The int8 kernels' operands where a call (qnn.conv2d, qnn.dense) has them: 8-bit data, a
+// constant int8 weight with zero point 0, constant positive shapes, and a CPU with VNNI.
+std::optional<UnsignedOperand> VnniOperands(const CallNode& call, const Target& target) {
+  const graph::Type& data = call.args[0].type();
+  const graph::Type& weight = call.args[1].type();
+  std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+  if (!HasBlockedKernels(target) || !target.HasFeature("avx512vnni") || !x || !w ||
+      !PositiveShape(*x) || !PositiveShape(*w) || weight.dtype() != i8 ||
+      (data.dtype() != u8 && data.dtype() != i8) || call.attrs.GetInt("weight_zero_point") != 0 ||
+      !IsConstantExpr(call.args[1])) {
+    return std::nullopt;
+  }
+  UnsignedOperand operand;
+  operand.shift = data.dtype() == i8;
+  operand.zero_point = call.attrs.GetInt("data_zero_point") + (operand.shift ? 128 : 0);
+  return operand;
+}
+
+// The data zero point's share of an integer product, zero_point * sum(weight) per output
+// channel (the sum over `axes` of the weight): what a kernel summing data * weight computes
+// beyond sum((data - zero_point) * weight). A constant once FoldConstant has run.
+Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
+  Expr wide = MakeCall("cast", {weight}, {{"dtype", std::string("int32")}});
+  Expr sums = MakeCall("sum", {wide}, {{"axis", axes}});
+  return MakeCall("multiply", {sums, Int32Scalar(zero_point)});
+}
+
+// qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0, groups 1) -> the
+// AVX-512 VNNI kernel (topi::x86::conv2d_nchwc_int8), which multiplies unsigned by signed
+// bytes: int8 data is shifted by 128 into uint8, its zero point with it. The kernel pads the
+// border with the zero point and sums data * weight, so the zero point's share,
+// zero_point * sum(weight) per filter, is subtracted after it (a constant FoldConstant
+// computes). Channels are padded to a multiple of 4 (with the zero point; the weight with
+// zeros), filters to a multiple of 16 (zero filters, sliced off after).
+std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
+                                                  LayoutRewriteContext& context,
+                                                  const Target& target) {
+  std::optional<UnsignedOperand> unsigned_data = VnniOperands(call, target);
+  if (!unsigned_data || call.attrs.GetInt("groups") != 1) return std::nullopt;
+  const int64_t zero_point = unsigned_data->zero_point;
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const std::vector<int64_t> w = *call.args[1].type().ConstShape();
+  Conv2DWorkload wl = WorkloadOf(call, x, w);
+  wl.c = RoundUp(wl.c, topi::x86::kVnniDepth);
+  wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+  const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DInt8Config(wl);
+  const std::string data_layout = graph::BlockedDataLayout(cfg.ic_bn);
+  Expr data;
+  if (wl.c == x[1]) {
+    data = unsigned_data->Of(context.Operand(0, data_layout));
+  } else {
+    const Ints pad_width = {0, 0, 0, 0, 0, wl.c - x[1], 0, 0};
+    data = MakeCall("nn.pad", {unsigned_data->Of(context.Operand(0, ""))},
+                    {{"pad_width", pad_width}, {"pad_value", static_cast<double>(zero_point)}});
+    data = MakeCall("layout_transform", {data},
+                    {{"src_layout", std::string("NCHW")}, {"dst_layout", data_layout}});
+  }
+  Expr kernel = context.Operand(1, "");
+  if (wl.k != w[0] || wl.c != w[1]) {
+    const Ints pad_width = {0, 0, 0, 0, wl.k - w[0], wl.c - w[1], 0, 0};
+    kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
+  }
+  Expr packed = MakeCall("nn.contrib_conv2d_int8_weight_pack", {kernel},
+                         {{"ic_bn", cfg.ic_bn}, {"oc_bn", cfg.oc_bn}});
+  Attrs attrs = WindowAttrs(call)
+                    .With("oc_tile", cfg.oc_tile)
+                    .With("reg_h", cfg.reg_h)
+                    .With("reg_w", cfg.reg_w)
+                    .With("unroll_kw", int64_t{cfg.unroll_kw})
+                    .With("pad_value", zero_point);
+  Expr conv = MakeCall("nn.contrib_conv2d_nchwc_int8", {data, packed}, attrs, call.name_hint);
+  if (zero_point != 0) {
+    const Ints blocked_shape = {1, wl.k / cfg.oc_bn, 1, 1, cfg.oc_bn};
+    Expr share = MakeCall("reshape", {ZeroPointShare(kernel, Ints{1, 2, 3}, zero_point)},
+                          {{"newshape", blocked_shape}});
+    conv = MakeCall("subtract", {conv, share}, {}, call.name_hint);
+  }
+  return WithOutChannels(conv, cfg.oc_bn, wl.k, w[0]);
+}
+
+// qnn.dense of 8-bit data and a constant int8 weight [N, K] (zero point 0) -> the packed
+// GEMM with the k loop on vpdpbusd (topi::x86::dense_packed on an int8 packed weight), with
+// the data as RewriteIntegerConv2D takes it: uint8, K padded to a multiple of 4 (the data
+// with its zero point, the weight with zeros), the zero point's share subtracted after.
+std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
+                                                 LayoutRewriteContext& context,
+                                                 const Target& target) {
+  std::optional<UnsignedOperand> unsigned_data = VnniOperands(call, target);
+  if (!unsigned_data) return std::nullopt;
+  const int64_t zero_point = unsigned_data->zero_point;
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const int64_t n = (*call.args[1].type().ConstShape())[0], k = x.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
+  const int64_t padded_k = RoundUp(k, topi::x86::kVnniDepth);
+  Expr data = unsigned_data->Of(context.Operand(0, ""));
+  Expr weight = context.Operand(1, "");
+  if (padded_k != k) {
+    Ints data_pad(2 * x.size(), 0);
+    data_pad.back() = padded_k - k;
+    data = MakeCall("nn.pad", {data},
+                    {{"pad_width", data_pad}, {"pad_value", static_cast<double>(zero_point)}});
+    weight = MakeCall("nn.pad", {weight}, {{"pad_width", Ints{0, 0, 0, padded_k - k}}});
+  }
+  const topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, padded_k);
+  Expr packed = MakeCall("nn.contrib_dense_pack", {weight}, {{"tile_columns", config.tile_columns}});
+  Expr product = MakeCall("nn.contrib_dense_packed", {data, packed},
+                          {{"units", n},
+                           {"tile_rows", config.tile_rows},
+                           {"block_columns", config.block_columns},
+                           {"block_bytes", config.block_bytes},
+                           {"k_unroll", config.k_unroll}},
+                          call.name_hint);
+  if (zero_point != 0) {
+    product = MakeCall("subtract", {product, ZeroPointShare(weight, Ints{1}, zero_point)}, {},
+                       call.name_hint);
+  }
+  return LayoutRewrite{product, ""};
 }
 
 // nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM on W
@@ -180,6 +344,8 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
 
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2D);
+  graph::RegisterLayoutRewrite("qnn.conv2d", "x86", RewriteIntegerConv2D);
+  graph::RegisterLayoutRewrite("qnn.dense", "x86", RewriteIntegerDense);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteDense);
   return true;
 }();

@@ -18,7 +18,8 @@ using Tensors = std::vector<te::Tensor>;
 
 // The register-tiled schedule's config when it takes the group: a float32 product of
 // constant positive sizes whose operands have two dimensions or more, the group one output
-// of the product's type (the product or an elementwise epilogue).
+// of the product's shape (the product or an elementwise epilogue, which may convert it: a
+// QDQ model's quantization to 8 bits).
 std::optional<topi::x86::BatchMatmulConfig> ProductConfig(const CallInfo& info,
                                                           const Tensors& outputs) {
   std::optional<std::vector<int64_t>> a = info.input_types[0].ConstShape();
@@ -26,7 +27,7 @@ std::optional<topi::x86::BatchMatmulConfig> ProductConfig(const CallInfo& info,
   std::optional<std::vector<int64_t>> out = info.output_type.ConstShape();
   bool fits = a && b && out && a->size() >= 2 && b->size() >= 2 && outputs.size() == 1 &&
               info.output_type.dtype() == DataType::Float(32) &&
-              graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
+              graph::Equal(graph::TensorType(outputs[0].shape(), info.output_type.dtype()),
                            info.output_type);
   if (!fits) return std::nullopt;
   int64_t M = (*out)[out->size() - 2], N = out->back(), K = a->back();

@@ -9,6 +9,7 @@
 #include "loom/topi/transform.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
+#include "loom/topi/x86/tensor_intrinsics.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi::x86 {
@@ -77,6 +78,20 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
     }
   }
   config = best;
+  return config;
+}
+
+Conv2DNCHWcConfig DefaultConv2DInt8Config(const Conv2DWorkload& wl) {
+  LOOM_CHECK_USER(wl.attrs.groups == 1 && wl.c % kVnniDepth == 0 && wl.k % kVnniLanes == 0)
+      << "DefaultConv2DInt8Config(" << wl.str() << "): the int8 kernel takes groups = 1, "
+      << "channels in multiples of " << kVnniDepth << " and filters in multiples of "
+      << kVnniLanes << " (pad them)";
+  // The register tiling of the float kernel: vpdpbusd, like the FMA, adds into one vector of
+  // 16 accumulators from a broadcast input value and a vector of weights.
+  Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
+  // Input blocks of whole groups of 4 channels; output blocks of 16, one vpdpbusd each.
+  config.ic_bn = kVnniDepth * LargestDivisorUpTo(wl.c / kVnniDepth, 16 / kVnniDepth);
+  config.oc_bn = kVnniLanes;
   return config;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "loom/topi/transform.h"
+#include "loom/topi/x86/tensor_intrinsics.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi::x86 {
@@ -50,7 +51,7 @@ PrimExpr LikelyInside(const PrimExpr& row, int64_t rows, const PrimExpr& column,
 
 bool HasPadding(const Conv2DAttrs& a) { return a.pads != std::array<int64_t, 4>{0, 0, 0, 0}; }
 
-PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
+PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a, int64_t pad_value = 0) {
   std::vector<int64_t> in = detail::ConstShape(data, "pad");
   const int64_t bn = in[4];
   if (!HasPadding(a)) return {data, bn, false};
@@ -63,7 +64,7 @@ PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a) {
         PrimExpr inside = LikelyInside(row, in[2], position, in[3] * bn);
         return te::if_then_else(
             inside, data(i[0], i[1], row, floordiv(position, int(bn)), floormod(position, int(bn))),
-            make_const(data.dtype(), 0.0));
+            make_const(data.dtype(), pad_value));
       },
       "pad", detail::kInjective);
   return {padded, bn, true};
@@ -153,10 +154,69 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
       op, "depthwise_conv2d_nchwc");
 }
 
+te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn) {
+  const std::string op = "pack_conv2d_weight_int8";
+  std::vector<int64_t> w = ConstShape(weight, op);
+  LOOM_CHECK_USER(weight.dtype() == DataType::Int(8) && w.size() == 4 && ic_bn > 0 &&
+                  ic_bn % kVnniDepth == 0 && oc_bn > 0 && w[0] % oc_bn == 0 && w[1] % ic_bn == 0)
+      << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
+      << detail::ShapeText(w) << " must be int8 KCRS, its K split into blocks of " << oc_bn
+      << " and its C into blocks of " << ic_bn << " (a multiple of " << kVnniDepth << ")";
+  const int ib = int(ic_bn), ob = int(oc_bn);
+  return te::compute(
+      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib / kVnniDepth, ob, kVnniDepth},
+      [&](const Array<Var>& i) {
+        return weight(i[0] * ob + i[5], i[1] * ib + i[4] * kVnniDepth + i[6], i[2], i[3]);
+      },
+      "packed_weight", detail::kInjective);
+}
+
+te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
+                             const Conv2DAttrs& a, int64_t pad_value) {
+  const std::string op = "conv2d_nchwc_int8";
+  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 7 && data.dtype() == DataType::UInt(8) &&
+                  weight.dtype() == DataType::Int(8))
+      << op << ": data '" << data.name() << "' must be 5-d uint8 (NCHW[x]c) and weight '"
+      << weight.name() << "' 7-d int8 (OIHW[x/4]i[y]o4i), got " << data.ndim() << "-d "
+      << data.dtype().str() << " and " << weight.ndim() << "-d " << weight.dtype().str();
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
+  LOOM_CHECK_USER(a.groups == 1 && w[1] == in[1] && w[4] * kVnniDepth == in[4] &&
+                  w[6] == kVnniDepth && w[5] % kVnniLanes == 0)
+      << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w)
+      << " must be [K / oc_bn, " << in[1] << ", R, S, " << in[4] / kVnniDepth << ", oc_bn, "
+      << kVnniDepth << "] with oc_bn a multiple of " << kVnniLanes << " for data '"
+      << data.name() << "' " << detail::ShapeText(in) << " (groups must be 1, got "
+      << a.groups << ")";
+  LOOM_CHECK_USER(pad_value >= 0 && pad_value <= 255)
+      << op << ": the pad value " << pad_value << " is not a uint8";
+  const int64_t r = w[2], s = w[3];
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
+  PaddedInput padded = PadSpatial(data, a, pad_value);
+  IterVar rco = te::reduce_axis(Range(0, int(w[1])), "rco");
+  IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
+  IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
+  IterVar rcio = te::reduce_axis(Range(0, int(w[4])), "rcio");
+  IterVar rcii = te::reduce_axis(Range(0, kVnniDepth), "rcii");
+  const DataType i32 = DataType::Int(32);
+  return te::compute(
+      {int(in[0]), int(w[0]), int(out.p), int(out.q), int(w[5])},
+      [&](const Array<Var>& i) {
+        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
+        PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
+        PrimExpr lane = rcio->var * kVnniDepth + rcii->var;
+        return te::sum(cast(i32, padded(i[0], rco->var, row, column, lane)) *
+                           cast(i32, weight(i[1], rco->var, rr->var, rs->var, rcio->var, i[4],
+                                            rcii->var)),
+                       {rco, rr, rs, rcio, rcii});
+      },
+      op, "conv2d_nchwc_int8");
+}
+
 namespace {
 
 bool IsBlockedConv(const te::Operation& op) {
-  return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc";
+  return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc" ||
+         op->tag == "conv2d_nchwc_int8";
 }
 
 }  // namespace
@@ -166,6 +226,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   te::Operation conv = detail::FindAnchor(out, IsBlockedConv, name,
                                           "a conv2d_nchwc / depthwise_conv2d_nchwc output");
   const bool depthwise = conv->tag == "depthwise_conv2d_nchwc";
+  const bool int8 = conv->tag == "conv2d_nchwc_int8";
   detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
   const int64_t bn = shape[4];
@@ -230,19 +291,24 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   if (depthwise) {
     order = {tile[5], tile[6]};  // rr, rs
   } else {
-    order = {tile[5], tile[6], tile[8], tile[7]};  // rco, rr, rci, rs
+    // rco, rr, rci, rs (int8: rci is its groups of 4 channels, rcio; each group's 4, rcii,
+    // are the intrinsic's own reduction, innermost)
+    order = {tile[5], tile[6], tile[8], tile[7]};
     if (!config.unroll_kw) order = {tile[5], tile[6], tile[7], tile[8]};
   }
   // Channel blocks innermost: the input value broadcast for a position serves each of them
   // back to back and dies. (Outermost, LLVM keeps every broadcast of the tile live across
   // the blocks and spills the accumulators.)
   order.insert(order.end(), {tile[0], tile[2], tile[3], tile[1], tile_vector, tile_lane});
+  if (int8) order.push_back(tile[9]);
   t.reorder(order);
   if (depthwise || config.unroll_kw) t.unroll(tile[6]);
   if (depthwise) t.unroll(tile[5]);
   for (int d = 0; d < 4; ++d) t.unroll(tile[d]);
   t.unroll(tile_vector);
-  t.vectorize(tile_lane);
+  // int8: 16 output channels by 4 input channels per vpdpbusd
+  if (int8) t.tensorize(tile_lane, VnniDot16x4());
+  else t.vectorize(tile_lane);
 
   if (padded) {
     te::Stage p = s[conv_data.op()];

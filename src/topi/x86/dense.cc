@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "loom/topi/x86/tensor_intrinsics.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi::x86 {
@@ -32,12 +33,14 @@ void CheckFloat32(const te::Tensor& x, const std::string& op) {
       << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float32";
 }
 
-// Panels in parallel, each row of a panel one vector copy.
+// Panels in parallel, each row of a float panel one vector copy (an int8 panel interleaves
+// 4 rows: a byte copy, done once per model).
 void SchedulePack(te::Stage pack) {
-  const auto& axes = pack->leaf_iter_vars;  // panel, k, lane
+  const auto& axes = pack->leaf_iter_vars;  // panel, k, lane (int8: panel, k group, lane, k)
+  pack.parallel(axes[0]);
+  if (axes.size() != 3) return;
   auto [vectors, lane] = pack.split(axes[2], kLanes);
   pack.vectorize(lane);
-  pack.parallel(axes[0]);
 }
 
 }  // namespace
@@ -94,43 +97,63 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
   LOOM_CHECK_USER(weight.ndim() == 2)
       << op << ": weight '" << weight.name() << "' must be 2-d ("
       << (transposed ? "[N, K]" : "[K, N]") << "), got " << detail::ShapeText(weight.shape());
-  CheckFloat32(weight, op);
+  const bool int8 = weight.dtype() == DataType::Int(8);
+  if (!int8) CheckFloat32(weight, op);
   std::vector<int64_t> shape = detail::ConstShape(weight, op);
   const int64_t K = transposed ? shape[1] : shape[0], N = transposed ? shape[0] : shape[1];
   const int nr = static_cast<int>(config.tile_columns);
-  LOOM_CHECK_USER(K > 0 && N > 0 && K * (detail::CeilDiv(N, nr) * nr) < kMaxExtent)
+  LOOM_CHECK_USER(K > 0 && N > 0 && K * (detail::CeilDiv(N, nr) * nr) < kMaxExtent &&
+                  (!int8 || K % kVnniDepth == 0))
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(shape)
-      << " must be non-empty, with fewer than 2^30 elements once packed";
+      << " must be non-empty, with fewer than 2^30 elements once packed"
+      << (int8 ? " and K a multiple of 4 (int8: vpdpbusd sums 4 k at once)" : "");
   const int panels = static_cast<int>(detail::CeilDiv(N, nr));
+  auto element = [&](PrimExpr j, PrimExpr k) {
+    PrimExpr value = transposed ? weight(j, k) : weight(k, j);
+    if (N % nr == 0) return value;
+    // Columns past N are zero. Marked likely, so that LoopPartition peels the last,
+    // partial panel off: every other panel is a plain vector copy.
+    return te::if_then_else(call_intrin(DataType::Bool(), "likely", {j < static_cast<int>(N)}),
+                            value, make_zero(weight.dtype()));
+  };
+  if (int8) {
+    return te::compute(
+        {panels, static_cast<int>(K / kVnniDepth), nr, kVnniDepth},
+        [&](Var panel, Var k_group, Var lane, Var k) {
+          return element(panel * nr + lane, k_group * kVnniDepth + k);
+        },
+        weight.name() + "_packed", kPackTag);
+  }
   return te::compute(
       {panels, static_cast<int>(K), nr},
-      [&](Var panel, Var k, Var lane) {
-        PrimExpr j = panel * nr + lane;
-        PrimExpr value = transposed ? weight(j, k) : weight(k, j);
-        if (N % nr == 0) return value;
-        // Columns past N are zero. Marked likely, so that LoopPartition peels the last,
-        // partial panel off: every other panel is a plain vector copy.
-        return te::if_then_else(call_intrin(DataType::Bool(), "likely", {j < static_cast<int>(N)}),
-                                value, make_zero(weight.dtype()));
-      },
+      [&](Var panel, Var k, Var lane) { return element(panel * nr + lane, k); },
       weight.name() + "_packed", kPackTag);
 }
 
 te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight, int64_t N) {
   const std::string op = "dense_packed";
-  LOOM_CHECK_USER(data.ndim() >= 2 && packed_weight.ndim() == 3)
+  const bool int8 = packed_weight.ndim() == 4;
+  LOOM_CHECK_USER(data.ndim() >= 2 && (packed_weight.ndim() == 3 || int8))
       << op << ": data '" << data.name() << "' must be [..., M, K] and the packed weight '"
-      << packed_weight.name() << "' [panels, K, panel width] (from pack_dense_weight), got "
-      << detail::ShapeText(data.shape()) << " and " << detail::ShapeText(packed_weight.shape());
-  CheckFloat32(data, op);
-  CheckFloat32(packed_weight, op);
+      << packed_weight.name() << "' [panels, K, panel width] (int8: [panels, K / 4, panel "
+      << "width, 4]; from pack_dense_weight), got " << detail::ShapeText(data.shape())
+      << " and " << detail::ShapeText(packed_weight.shape());
+  if (int8) {
+    LOOM_CHECK_USER(data.dtype() == DataType::UInt(8) &&
+                    packed_weight.dtype() == DataType::Int(8))
+        << op << ": an int8 packed weight takes uint8 data, got " << data.dtype().str()
+        << " data and a " << packed_weight.dtype().str() << " weight";
+  } else {
+    CheckFloat32(data, op);
+    CheckFloat32(packed_weight, op);
+  }
   std::vector<int64_t> in = detail::ConstShape(data, op);
   std::vector<int64_t> packed = detail::ConstShape(packed_weight, op);
   const int64_t K = in.back(), panels = packed[0], nr = packed[2];
-  LOOM_CHECK_USER(packed[1] == K)
+  LOOM_CHECK_USER(packed[1] * (int8 ? kVnniDepth : 1) == K)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in) << " has K=" << K
       << " but the packed weight '" << packed_weight.name() << "' " << detail::ShapeText(packed)
-      << " was packed from K=" << packed[1] << " rows";
+      << " was packed from K=" << packed[1] * (int8 ? kVnniDepth : 1) << " rows";
   LOOM_CHECK_USER(N > (panels - 1) * nr && N <= panels * nr)
       << op << ": N=" << N << " does not match the packed weight '" << packed_weight.name()
       << "' " << detail::ShapeText(packed) << " (" << panels << " panels of " << nr
@@ -149,16 +172,24 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
   // last row tile get a bound check each, the same for all lanes, so the tile stays vector
   // code (measured at 37 x 1024 x 1024: as fast per flop as 40 x 1024 x 1024), and
   // LoopPartition peels that tile off when the parallel loop holds one column block.
-  IterVar k = te::reduce_axis(Range(0, static_cast<int>(K)), "k");
+  // int8: k in groups of 4 (the intrinsic's reduction innermost), products in int32.
+  IterVar k = te::reduce_axis(Range(0, static_cast<int>(int8 ? K / kVnniDepth : K)), "k");
+  IterVar k_lane = te::reduce_axis(Range(0, kVnniDepth), "k_lane");
   const int width = static_cast<int>(nr);
+  const DataType i32 = DataType::Int(32);
   te::Tensor tile = te::compute(
       {static_cast<int>(rows), static_cast<int>(panels * nr)},
       [&](Var i, Var j) {
         Array<PrimExpr> index =
             row_dims.size() == 1 ? Array<PrimExpr>{i} : detail::Unravel(i, row_shape);
-        index.push_back(k->var);
-        return te::sum(data(index) * packed_weight(floordiv(j, width), k->var, floormod(j, width)),
-                       {k});
+        if (!int8) {
+          index.push_back(k->var);
+          return te::sum(
+              data(index) * packed_weight(floordiv(j, width), k->var, floormod(j, width)), {k});
+        }
+        index.push_back(k->var * kVnniDepth + k_lane->var);
+        PrimExpr w = packed_weight(floordiv(j, width), k->var, floormod(j, width), k_lane->var);
+        return te::sum(cast(i32, data(index)) * cast(i32, w), {k, k_lane});
       },
       op + "_tile", kTileTag);
   Array<PrimExpr> out_shape = row_shape;
@@ -217,6 +248,8 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   IterVar rows = axes[0];
   for (size_t d = 1; d + 1 < axes.size(); ++d) rows = c.fuse(rows, axes[d]);
   auto [all_panels, lane] = c.split(axes.back(), static_cast<int>(nr));
+  // A panel is K x nr floats, or (int8) K / 4 groups x nr x 4 bytes: 4 * K * nr bytes.
+  const bool int8 = packed_shape.size() == 4;
   int panels_per_block = PanelsPerBlock(panels, K * nr * 4, config);
   auto [column_block, panel] = c.split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = c.split(rows, mr);
@@ -233,17 +266,22 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   te::Stage acc = s[tile];
   acc.compute_at(c, panel);
   acc.set_scope("local");
-  const auto& acc_axes = acc->leaf_iter_vars;  // i, j, k
+  const auto& acc_axes = acc->leaf_iter_vars;  // i, j, k (int8: k groups, then k_lane)
   IterVar acc_row = acc_axes[0], acc_column = acc_axes[1], acc_k = acc_axes[2];
+  IterVar k_lane = int8 ? acc_axes[3] : IterVar();
   // One 16-lane vector per register: LLVM legalizes wider vectors into pieces it then
   // shuffles together, which would leave the tile in memory.
   auto [acc_vector, acc_lane] = acc.split(acc_column, kLanes);
   auto [k_step, k_unrolled] = acc.split(acc_k, static_cast<int>(config.k_unroll));
-  acc.reorder({k_step, k_unrolled, acc_row, acc_vector, acc_lane});
+  Array<IterVar> order = {k_step, k_unrolled, acc_row, acc_vector, acc_lane};
+  if (int8) order.push_back(k_lane);
+  acc.reorder(order);
   acc.unroll(k_unrolled);
   acc.unroll(acc_row);
   acc.unroll(acc_vector);
-  acc.vectorize(acc_lane);
+  // int8: 16 columns by 4 k per vpdpbusd
+  if (int8) acc.tensorize(acc_lane, VnniDot16x4());
+  else acc.vectorize(acc_lane);
   return s;
 }
 

@@ -5,6 +5,12 @@ Generates the model (cached in --workdir), compiles it with `loom compile` (for 
 runs it with `loom run` (through --runner, for another architecture's runtime under an
 emulator) on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
 output: same names, shapes and dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
+A quantized model (<model>_int8) rounds at every requantization, and a value near a .5
+boundary goes either way with float arithmetic in another order; one flip early on moves
+later layers by whole quanta. ONNX Runtime's own fused and unfused executions of one QDQ
+ResNet-50 differ by up to 12 quanta of the logits (cosine similarity 0.9967). So for these
+models the outputs must agree in direction (cosine similarity >= INT8_MIN_COSINE) and in
+their top-1 class.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
@@ -21,6 +27,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 SKIP = 77
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_TOLERANCE = 1e-5
+INT8_MIN_COSINE = 0.99
 
 
 def missing_packages(model):
@@ -36,8 +43,9 @@ def missing_packages(model):
     return missing
 
 
-def compare(loom_outputs, reference_outputs):
-    """One line per output with its figures, and whether all are within tolerance."""
+def compare(loom_outputs, reference_outputs, quantized=False):
+    """One line per output with its figures, and whether all are within tolerance (for a
+    `quantized` model, INT8_MIN_COSINE and the same arg max)."""
     import numpy as np
 
     lines = []
@@ -56,11 +64,21 @@ def compare(loom_outputs, reference_outputs):
         max_diff = float(diff.max()) if diff.size else 0.0
         max_ref = float(np.abs(reference).max()) if reference.size else 0.0
         bound = RELATIVE_TOLERANCE * max_ref + ABSOLUTE_TOLERANCE
-        ok = bool(np.isfinite(got).all()) and max_diff <= bound
+        within = max_diff <= bound
+        extra = ""
+        if quantized:
+            a, b = got.astype(np.float64).ravel(), reference.astype(np.float64).ravel()
+            norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+            cosine = float(a @ b) / norms if norms > 0 else float(max_diff == 0)
+            same_top1 = int(got.argmax()) == int(reference.argmax())
+            within = cosine >= INT8_MIN_COSINE and same_top1
+            extra = f" cosine={cosine:.5f} top1={'same' if same_top1 else 'DIFFERENT'}"
+        ok = bool(np.isfinite(got).all()) and within
         passed &= ok
+        bound_text = "" if quantized else f" bound={bound:.3g}"
         lines.append(f"{'ok  ' if ok else 'FAIL'} {name} {list(reference.shape)}: "
-                     f"max|diff|={max_diff:.3g} bound={bound:.3g} max|ref|={max_ref:.4g} "
-                     f"mean|diff|={float(diff.mean()) if diff.size else 0.0:.3g}")
+                     f"max|diff|={max_diff:.3g}{bound_text} max|ref|={max_ref:.4g} "
+                     f"mean|diff|={float(diff.mean()) if diff.size else 0.0:.3g}{extra}")
     return lines, passed
 
 
@@ -68,9 +86,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loom", required=True, help="the loom binary")
     parser.add_argument("--model", required=True,
-                        choices=["resnet18", "resnet50", "mobilenet_v2", "squeezenet",
-                                 "regnet_x_400mf", "regnet_y_400mf", "resnext50_32x4d",
-                                 "densenet121", "mobilenet_v3_large", "bert_base"])
+                        help="a model of loom_models.models.NAMES (resnet18, resnet18_int8, "
+                             "bert_base, ...)")
     parser.add_argument("--workdir", required=True,
                         help="where the model, the artifact and the arrays are kept")
     parser.add_argument("--layers", type=int, help="encoder layers of bert_base")
@@ -93,6 +110,10 @@ def main():
 
     from loom_models import loom_tool, models, reference
 
+    if args.model not in models.NAMES:
+        print(f"error: unknown model '{args.model}'; known: {', '.join(models.NAMES)}")
+        return 1
+
     os.makedirs(args.workdir, exist_ok=True)
     model_path = models.cached(args.model, args.workdir, args.layers)
     artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] + ".so")
@@ -109,7 +130,8 @@ def main():
         print(f"FAIL {args.model}: {error}")
         return 1
     reference_outputs = reference.run(model_path, inputs)
-    lines, passed = compare(loom_outputs, reference_outputs)
+    lines, passed = compare(loom_outputs, reference_outputs,
+                            quantized=args.model in models.QUANTIZED_NAMES)
     for line in lines:
         print(f"{args.model}: {line}")
     print(f"{args.model}: {'PASS' if passed else 'FAIL'}")

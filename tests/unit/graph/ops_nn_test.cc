@@ -91,6 +91,34 @@ TEST(GraphOpsNN, Conv2DErrorsNameTheCallAndShapes) {
             "nn.conv2d call: attribute 'strides' must hold 2 integers, got [1, 1, 1]");
 }
 
+TEST(GraphOpsNN, QuantizedOperatorsTypesAndErrors) {
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+  Call dequantized = MakeCall("qnn.dequantize", {In("q", {2, 3, 4}, u8), In("s", {3}, kF32),
+                                                 In("z", {3}, u8)});
+  EXPECT_EQ(dequantized.type().str(), "Tensor[(2, 3, 4), float32]");
+  std::string message = ErrorOf([&] {
+    MakeCall("qnn.dequantize", {In("q", {2, 3, 4}, u8), In("s", {4}, kF32), In("z", {4}, u8)},
+             {}, "dq");
+  });
+  EXPECT_TRUE(Has(message, "qnn.dequantize 'dq': ")) << message;
+  EXPECT_TRUE(Has(message, "axis 1 of 'q' has 3 slices, one value each")) << message;
+  message = ErrorOf([&] {
+    MakeCall("qnn.dequantize", {In("q", {3}, u8), In("s", {}, kF32), In("z", {}, i8)});
+  });
+  EXPECT_TRUE(Has(message, "zero point of its type")) << message;
+
+  Call conv = MakeCall("qnn.conv2d", {In("x", {1, 4, 9, 9}, u8), In("w", {6, 4, 3, 3}, i8)},
+                       {{"data_zero_point", int64_t{128}}, {"padding", Ints{1, 1, 1, 1}}});
+  EXPECT_EQ(conv.type().str(), "Tensor[(1, 6, 9, 9), int32]");
+  message = ErrorOf([&] {
+    MakeCall("qnn.conv2d", {In("x", {1, 4, 9, 9}, i8), In("w", {6, 4, 3, 3}, i8)},
+             {{"data_zero_point", int64_t{200}}}, "qconv");
+  });
+  EXPECT_TRUE(Has(message, "qnn.conv2d 'qconv': ")) << message;
+  EXPECT_TRUE(Has(message, "with a zero point in its range, got int8 with zero point 200"))
+      << message;
+}
+
 TEST(GraphOpsNN, Conv2DMatchesReference) {
   Attrs attrs = {{"strides", Ints{2, 1}},
                  {"padding", Ints{1, 0, 1, 2}},

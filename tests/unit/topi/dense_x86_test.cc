@@ -4,6 +4,7 @@
 // batches; and the user errors.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,63 @@ TEST(TopiDenseX86, MatchesTheReferenceInBothWeightOrientations) {
                       "dense " + Label(c.data) + " N=" + std::to_string(c.N) +
                           (c.transposed ? " transposed " : " ") + c.config.str());
   }
+}
+
+// uint8 data x an int8 weight -> int32 on vpdpbusd, exactly, over the full range of both
+// types, in both weight orientations, with partial row tiles and panels, a batch dimension
+// and other tilings. Lowered everywhere; run where the CPU has AVX-512 VNNI.
+TEST(TopiDenseX86, Int8MatchesTheIntegerReferenceExactly) {
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+  const bool vnni = Target::Parse("llvm").HasFeature("avx512vnni");
+  std::vector<DenseCase> cases = {
+      {{37, 20}, 100, true, DefaultDenseConfig(37, 100, 20)},
+      {{37, 20}, 100, false, DefaultDenseConfig(37, 100, 20)},
+      {{1, 64}, 45, true, DefaultDenseConfig(1, 45, 64)},  // M = 1
+      {{2, 3, 12}, 40, true, Tile(4, 16, 32, 2)},          // leading batch dimension
+      {{16, 128}, 64, true, Tile(8, 32, 0, 3)},            // k_unroll dividing no K / 4
+  };
+  auto full_range = [](DataType t, std::vector<int64_t> shape, unsigned seed) {
+    tir::HostArray array(t, std::move(shape));
+    std::mt19937 rng(seed);
+    const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
+    for (int64_t i = 0; i < array.NumElements(); ++i)
+      array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
+    return array;
+  };
+  for (const DenseCase& c : cases) {
+    SCOPED_TRACE("int8 dense " + Label(c.data) + " N=" + std::to_string(c.N) + " " +
+                 c.config.str());
+    const int64_t K = c.data.back();
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < c.data.size(); ++d) rows *= c.data[d];
+    std::vector<int64_t> weight_shape = c.transposed ? std::vector<int64_t>{c.N, K}
+                                                     : std::vector<int64_t>{K, c.N};
+    te::Tensor x = te::placeholder(test::Exprs(c.data), u8, "x");
+    te::Tensor w = te::placeholder(test::Exprs(weight_shape), i8, "w");
+    te::Tensor y = dense_packed(x, pack_dense_weight(w, c.transposed, c.config), c.N);
+    ASSERT_EQ(y.dtype(), DataType::Int(32));
+    PrimFunc func = te::lower(schedule_dense_packed(y, c.config), {x, w, y}, "op");
+    if (!vnni) continue;
+    tir::HostArray in_x = full_range(u8, c.data, 11), in_w = full_range(i8, weight_shape, 12);
+    std::vector<double> want = DenseReference(in_x, in_w, rows, c.N, K, c.transposed);
+    tir::HostArray got = test::RunBuilt(func, "llvm", {y}, {in_x, in_w})[0];
+    int mismatches = 0;
+    for (int64_t i = 0; i < got.NumElements(); ++i) {
+      if (got.GetInt(i) != static_cast<int64_t>(want[static_cast<size_t>(i)]) && ++mismatches <= 5)
+        ADD_FAILURE() << "element " << i << ": " << got.GetInt(i) << ", want " << want[i];
+    }
+  }
+  // The int8 layout needs K in whole groups of 4, and uint8 data.
+  te::Tensor odd_k = te::placeholder(test::Exprs({8, 6}), i8, "odd_k");
+  EXPECT_NE(test::ErrorOf([&] { pack_dense_weight(odd_k, true, Tile(4, 16)); })
+                .find("K a multiple of 4"),
+            std::string::npos);
+  te::Tensor packed = pack_dense_weight(te::placeholder(test::Exprs({8, 8}), i8, "w8"), true,
+                                        Tile(4, 16));
+  te::Tensor signed_data = te::placeholder(test::Exprs({2, 8}), i8, "signed_data");
+  EXPECT_NE(test::ErrorOf([&] { dense_packed(signed_data, packed, 8); })
+                .find("takes uint8 data"),
+            std::string::npos);
 }
 
 TEST(TopiDenseX86, PackedWeightIsColumnPanelsWithAZeroTail) {

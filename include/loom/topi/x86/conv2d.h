@@ -87,10 +87,24 @@ te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight,
 te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight,
                                   const Conv2DAttrs& attrs = {});
 
-// Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc output or an
-// elementwise epilogue of one (bias add, ReLU, residual add, ... : injective stages between
-// the convolution and `out` are inlined, and the epilogue runs on the register tile before
-// it is stored). Rows of output in parallel, the register tile of `config`; a direct
+// int8 (AVX-512 VNNI): uint8 data NCHW[ic_bn]c (ic_bn a multiple of 4) and int8 weight
+// OIHW[ic_bn/4]i[oc_bn]o4i, [c_out, c_in, R, S, ic_bn / 4, oc_bn, 4] (oc_bn a multiple of 16:
+// the 4 input channels of 16 output channels are one 64-byte vpdpbusd operand), to int32
+// NCHW[oc_bn]c: sum(data * weight), exact, the border padded with `pad_value` (a zero point:
+// the caller subtracts pad_value * sum(weight) per output channel). groups must be 1. Tag
+// "conv2d_nchwc_int8".
+te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
+                             const Conv2DAttrs& attrs, int64_t pad_value);
+// The default tiling of conv2d_nchwc_int8 for a workload of uint8 data and int8 weights
+// (groups 1, c a multiple of 4, k of 16; a loom::Error otherwise).
+Conv2DNCHWcConfig DefaultConv2DInt8Config(const Conv2DWorkload& workload);
+// An int8 KCRS weight in conv2d_nchwc_int8's layout (K and C must split into the blocks).
+te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn);
+
+// Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc / conv2d_nchwc_int8
+// output or an elementwise epilogue of one (bias add, ReLU, residual add, requantization, ...:
+// injective stages between the convolution and `out` are inlined, and the epilogue runs on
+// the register tile before it is stored). Rows of output in parallel, the register tile of `config`; a direct
 // convolution's padded input is materialized once, a depthwise one reads its input in
 // place (the padding's bounds peeled off the border tiles). A config that does not fit the
 // shapes is a loom::Error.

@@ -1,0 +1,116 @@
+// FoldQuantizedProducts: a convolution or dense layer of dequantized 8-bit operands becomes
+// the integer product, dequantized once.
+//
+//   nn.conv2d(qnn.dequantize(x, sx, zx), qnn.dequantize(w, sw, zw))
+//     -> float32(qnn.conv2d(x, w, data_zero_point = zx, weight_zero_point = zw)) * (sx * sw)
+//   nn.dense(...)  alike, with qnn.dense
+//
+// Exact in the integers: (x - zx) * sx times (w - zw) * sw, summed, is sx * sw times the
+// sum of the centered integer products, which int32 holds exactly; only the one float
+// multiply rounds. It applies where that product is one scale per output channel and the
+// zero points are single integers: x int8 or uint8 with a constant scalar scale and zero
+// point; w a constant int8 or uint8 weight ([K, C, R, S] or [N, K]) whose scale is a
+// constant scalar or one per output channel (axis 0) and whose zero points are all one
+// value. QDQ models (the form ONNX Runtime's quantize_static writes) put exactly this in
+// front of every quantized convolution and linear layer; the QuantizeLinear after it stays
+// float arithmetic that fuses into the product's epilogue, so consecutive layers pass 8-bit
+// tensors.
+//
+// Grouped and depthwise convolutions are left as they are: no target has integer kernels for
+// them yet, and their float kernels beat the generic integer schedule.
+#include <cstdint>
+#include <optional>
+
+#include "graph/transforms/map_functions.h"
+#include "loom/graph/functor.h"
+#include "loom/graph/transform.h"
+
+namespace loom::graph {
+namespace {
+
+bool IsInteger8(DataType t) { return t == DataType::Int(8) || t == DataType::UInt(8); }
+
+int64_t Integer8Element(const runtime::NDArray& array, int64_t i) {
+  if (array.dtype() == DataType::Int(8)) return static_cast<const int8_t*>(array.data())[i];
+  return static_cast<const uint8_t*>(array.data())[i];
+}
+
+// The one value every element of a constant 8-bit array holds, if there is one.
+std::optional<int64_t> UniformValue(const Expr& e) {
+  const auto* constant = e.as<ConstantNode>();
+  if (constant == nullptr || !IsInteger8(constant->data.dtype()) ||
+      constant->data.NumElements() == 0) {
+    return std::nullopt;
+  }
+  const int64_t first = Integer8Element(constant->data, 0);
+  for (int64_t i = 1; i < constant->data.NumElements(); ++i) {
+    if (Integer8Element(constant->data, i) != first) return std::nullopt;
+  }
+  return first;
+}
+
+// A qnn.dequantize of an 8-bit tensor with a constant scale and constant zero points.
+const CallNode* AsDequantize(const Expr& e) {
+  const auto* call = e.as<CallNode>();
+  if (call == nullptr || call->op == nullptr || call->op->name != "qnn.dequantize") return nullptr;
+  if (!IsInteger8(call->args[0].type().dtype()) || !call->args[1].as<ConstantNode>()) {
+    return nullptr;
+  }
+  return call;
+}
+
+class QuantizedProductFolder : public ExprMutator {
+ public:
+  Expr VisitExpr_(const CallNode* op) override {
+    Expr rebuilt = ExprMutator::VisitExpr_(op);
+    const auto* product = rebuilt.as<CallNode>();
+    if (product == nullptr || product->op == nullptr) return rebuilt;
+    const std::string& name = product->op->name;
+    const bool conv = name == "nn.conv2d";
+    if ((!conv && name != "nn.dense") || (conv && product->attrs.GetInt("groups") != 1)) {
+      return rebuilt;
+    }
+    const CallNode* data = AsDequantize(product->args[0]);
+    const CallNode* weight = AsDequantize(product->args[1]);
+    if (data == nullptr || weight == nullptr || !weight->args[0].as<ConstantNode>()) return rebuilt;
+    // The data's scale and zero point one each; the weight's scale one, or one per output
+    // channel (its axis 0), and its zero points one value.
+    const Type& weight_scale = weight->args[1].type();
+    const int64_t weight_rank = weight->args[0].type().ndim();
+    const int64_t channels =
+        weight->args[0].type().ConstShape().value_or(std::vector<int64_t>{0})[0];
+    const bool per_channel = weight_scale.ndim() == 1;
+    const int64_t axis = weight->attrs.GetInt("axis");
+    if (data->args[1].type().ndim() != 0 || data->args[2].type().ndim() != 0 ||
+        weight_rank != (conv ? 4 : 2) ||
+        (per_channel && ((axis != 0 && axis != -weight_rank) ||
+                         weight_scale.ConstShape() != std::vector<int64_t>{channels}))) {
+      return rebuilt;
+    }
+    std::optional<int64_t> data_zero = UniformValue(data->args[2]);
+    std::optional<int64_t> weight_zero = UniformValue(weight->args[2]);
+    if (!data_zero || !weight_zero) return rebuilt;
+
+    const std::string& hint = product->name_hint;
+    Attrs attrs =
+        product->attrs.With("data_zero_point", *data_zero).With("weight_zero_point", *weight_zero);
+    Expr integer =
+        MakeCall(conv ? "qnn.conv2d" : "qnn.dense", {data->args[0], weight->args[0]}, attrs, hint);
+    Expr scale = MakeCall("multiply", {data->args[1], weight->args[1]});
+    if (per_channel && conv) {
+      // [K] -> [K, 1, 1], against the output [N, K, P, Q] (a dense output's channels are
+      // its last axis already)
+      scale = MakeCall("expand_dims", {scale}, {{"axis", int64_t{1}}, {"num_newaxis", int64_t{2}}});
+    }
+    Expr real = MakeCall("cast", {integer}, {{"dtype", std::string("float32")}});
+    return MakeCall("multiply", {real, scale}, {}, hint);
+  }
+};
+
+}  // namespace
+
+Pass FoldQuantizedProducts() {
+  return MutatorPass<QuantizedProductFolder>("FoldQuantizedProducts");
+}
+
+}  // namespace loom::graph

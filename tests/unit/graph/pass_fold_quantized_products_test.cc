@@ -1,0 +1,133 @@
+// FoldQuantizedProducts: a conv2d or dense layer of dequantized 8-bit operands becomes
+// qnn.conv2d / qnn.dense times one scale per output channel, with the same results; compiled
+// at -O3 (the x86 int8 kernels where the CPU has AVX-512 VNNI: channels, filters and K padded,
+// int8 data shifted to uint8, the zero point's share subtracted) it agrees with the unfolded
+// graph at -O1. What the pass must leave alone stays as it is.
+#include "compile_test_models.h"
+#include "pass_test_util.h"
+
+namespace loom::graph::test {
+namespace {
+
+const DataType kU8 = DataType::UInt(8), kI8 = DataType::Int(8), kF32 = DataType::Float(32);
+
+Expr Scalar(DataType t, double value) { return MakeConstant(ArrayOf({}, t, {value})); }
+
+// Positive per-channel scales in [0.001, 0.01).
+Constant ChannelScales(int64_t channels, unsigned seed) {
+  return RandomConstant({channels}, "weight_scale", seed, 0.001, 0.01);
+}
+
+struct QuantizedConv {
+  DataType data_type = kU8;
+  int64_t data_zero_point = 0;
+  std::vector<int64_t> data_shape;  // NCHW
+  int64_t filters = 0;
+  Attrs attrs;
+  // The weight's zero points, one per filter (all zero unless given).
+  std::vector<double> weight_zero_points;
+};
+
+// conv2d(dequantize(x), dequantize(w)) + a bias, x a parameter, w an int8 constant.
+Function MakeQuantizedConv(const QuantizedConv& q) {
+  Var x = MakeVar("x", TensorType(q.data_shape, q.data_type));
+  Expr data = MakeCall("qnn.dequantize",
+                       {x, Scalar(kF32, 0.05), Scalar(q.data_type, double(q.data_zero_point))});
+  const int64_t groups = q.attrs.Has("groups") ? q.attrs.GetInt("groups") : 1;
+  const std::vector<int64_t> shape = {q.filters, q.data_shape[1] / groups, 3, 3};
+  std::vector<double> zero_points = q.weight_zero_points;
+  zero_points.resize(static_cast<size_t>(q.filters), 0.0);
+  Expr weight =
+      MakeCall("qnn.dequantize",
+               {MakeConstant(RandomArray(shape, kI8, 5), "weight"), ChannelScales(q.filters, 6),
+                MakeConstant(ArrayOf({q.filters}, kI8, zero_points))},
+               {{"axis", int64_t{0}}});
+  Expr conv = MakeCall("nn.conv2d", {data, weight}, q.attrs, "conv");
+  Expr bias = RandomConstant({q.filters, 1, 1}, "bias", 7);
+  return MakeFunction({x}, MakeCall("add", {conv, bias}));
+}
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// `before` folded computes what it does, interpreted and compiled: its `product` (conv2d or
+// dense) becomes the qnn one; at -O3 on a CPU with VNNI a kernel named with `int8_kernel`
+// computes it, unless that is empty (the kernels take weight zero point 0 only).
+void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
+                          const std::string& int8_kernel) {
+  Function after = RunPass(FoldQuantizedProducts(), before);
+  const std::string text = ToText(after);
+  EXPECT_TRUE(Has(text, "qnn." + product + "(%x, meta[Constant 'weight'")) << text;
+  EXPECT_FALSE(Has(text, "= nn." + product + "(")) << text;
+  std::vector<runtime::NDArray> inputs = {RandomOf(before->params[0].type(), 9)};
+  // The integer convolution is exact; only the float multiply and the bias round.
+  ExpectSameResults(before, after, inputs, 1e-5);
+  const runtime::NDArray want = Interpret(before, inputs).tensor;
+  for (int level : {1, 3}) {
+    CompiledModel compiled = Compile(IRModule::FromFunction(before), {.opt_level = level});
+    runtime::NDArray got = models::RunModel(MakeGraphModel(compiled), inputs).at(0);
+    ExpectClose(got, Values(want), 1e-5, "-O" + std::to_string(level));
+    bool used = false;
+    for (const std::string& kernel : compiled.kernel_names)
+      used |= !int8_kernel.empty() && Has(kernel, int8_kernel);
+    EXPECT_EQ(used, !int8_kernel.empty() && level == 3 && HostTarget().HasFeature("avx512vnni"))
+        << "-O" << level;
+  }
+}
+
+void ExpectFoldsAndAgrees(const QuantizedConv& q, bool int8_kernel = true) {
+  ExpectFoldsAndAgrees(MakeQuantizedConv(q), "conv2d",
+                       int8_kernel ? "nn_contrib_conv2d_nchwc_int8" : "");
+}
+
+// dense(dequantize(x), dequantize(w)) + a bias: x [2, 5, 30] int8 with zero point 9, w [20,
+// 30] int8 per output channel. K = 30 is padded to 32 for the int8 GEMM.
+Function MakeQuantizedDense() {
+  Var x = MakeVar("x", TensorType({2, 5, 30}, kI8));
+  Expr data = MakeCall("qnn.dequantize", {x, Scalar(kF32, 0.05), Scalar(kI8, 9)});
+  Expr weight =
+      MakeCall("qnn.dequantize",
+               {MakeConstant(RandomArray({20, 30}, kI8, 5), "weight"), ChannelScales(20, 6),
+                MakeConstant(ArrayOf({20}, kI8, std::vector<double>(20, 0)))},
+               {{"axis", int64_t{0}}});
+  Expr dense = MakeCall("nn.dense", {data, weight}, {}, "fc");
+  return MakeFunction({x}, MakeCall("add", {dense, RandomConstant({20}, "bias", 7)}));
+}
+
+TEST(FoldQuantizedProducts, UnsignedDataWithAZeroPointOddChannelsAndFilters) {
+  // 3 channels (padded to 4 with the zero point), 20 filters (padded to 32), a border.
+  ExpectFoldsAndAgrees(
+      {kU8, 131, {1, 3, 11, 9}, 20, {{"padding", Ints{1, 2, 1, 0}}, {"strides", Ints{2, 2}}}, {}});
+}
+
+TEST(FoldQuantizedProducts, SignedDataAndAUniformWeightZeroPoint) {
+  // int8 data (shifted to uint8 for vpdpbusd), zero point -5.
+  ExpectFoldsAndAgrees({kI8, -5, {1, 16, 8, 8}, 32, {{"padding", Ints{1, 1, 1, 1}}}, {}});
+  // A weight zero point of 3 everywhere: folded; the generic integer kernel computes it.
+  ExpectFoldsAndAgrees({kU8, 0, {1, 8, 6, 6}, 16, {}, std::vector<double>(16, 3.0)}, false);
+}
+
+TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
+  // The int8 GEMM subtracts the zero point's share after the product.
+  ExpectFoldsAndAgrees(MakeQuantizedDense(), "dense", "nn_contrib_dense_packed_subtract");
+}
+
+TEST(FoldQuantizedProducts, WhatItCannotFoldStays) {
+  // Grouped, per-channel weight zero points that differ, a data scale that is no constant.
+  Function grouped = MakeQuantizedConv({kU8, 0, {1, 8, 6, 6}, 8, {{"groups", int64_t{2}}}, {}});
+  EXPECT_TRUE(Has(ToText(RunPass(FoldQuantizedProducts(), grouped)), "= nn.conv2d("));
+  Function uneven = MakeQuantizedConv({kU8, 0, {1, 8, 6, 6}, 16, {}, {1, 2}});
+  EXPECT_TRUE(Has(ToText(RunPass(FoldQuantizedProducts(), uneven)), "= nn.conv2d("));
+
+  Var x = MakeVar("x", TensorType({1, 4, 5, 5}, kU8));
+  Var scale = MakeVar("scale", TensorType(std::vector<int64_t>{}, kF32));
+  Expr data = MakeCall("qnn.dequantize", {x, scale, Scalar(kU8, 0)});
+  Expr weight = MakeCall("qnn.dequantize", {MakeConstant(RandomArray({8, 4, 3, 3}, kI8, 1)),
+                                            Scalar(kF32, 0.5), Scalar(kI8, 0)});
+  Function dynamic = MakeFunction({x, scale}, MakeCall("nn.conv2d", {data, weight}));
+  EXPECT_TRUE(Has(ToText(RunPass(FoldQuantizedProducts(), dynamic)), "= nn.conv2d("));
+}
+
+}  // namespace
+}  // namespace loom::graph::test

@@ -1,0 +1,167 @@
+// The x86 int8 convolution (uint8 data x int8 weight -> int32, tensorized onto AVX-512 VNNI's
+// vpdpbusd): compiled and run on the full range of both types against an exact integer
+// reference, with the border padded by a zero point, for tilings that do and do not unroll
+// the kernel columns, strides, 1x1 and a fused epilogue; and the computes' user errors. The
+// compiled runs are skipped on hosts without avx512vnni.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv_kernel_check.h"
+#include "loom/topi/elementwise.h"
+#include "loom/topi/transform.h"
+#include "loom/topi/x86/conv2d.h"
+#include "topi_test_util.h"
+
+namespace loom::topi::x86 {
+namespace {
+
+using conv_check::Workload;
+using target_test::CallWithArrays;
+
+const DataType kU8 = DataType::UInt(8), kI8 = DataType::Int(8), kI32 = DataType::Int(32);
+
+bool HostHasVnni() { return Target::Parse("llvm").HasFeature("avx512vnni"); }
+
+// Every value of the type: 255 x -128 products are where a signed/unsigned mix-up shows.
+tir::HostArray FullRangeArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
+  tir::HostArray array(t, std::move(shape));
+  std::mt19937 rng(seed);
+  const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
+  for (int64_t i = 0; i < array.NumElements(); ++i)
+    array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
+  return array;
+}
+
+// sum over the window of x * w, positions outside the input reading `pad_value`: NCHW x KCRS.
+std::vector<int64_t> ReferenceConv(const tir::HostArray& x, const tir::HostArray& w,
+                                   const Conv2DWorkload& wl, int64_t pad_value) {
+  const int64_t p = wl.out_h(), q = wl.out_w();
+  std::vector<int64_t> out(static_cast<size_t>(wl.n * wl.k * p * q), 0);
+  for (int64_t n = 0; n < wl.n; ++n)
+    for (int64_t k = 0; k < wl.k; ++k)
+      for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = 0; j < q; ++j) {
+          int64_t sum = 0;
+          for (int64_t c = 0; c < wl.c; ++c)
+            for (int64_t r = 0; r < wl.r; ++r)
+              for (int64_t s = 0; s < wl.s; ++s) {
+                int64_t row =
+                    i * wl.attrs.strides[0] + r * wl.attrs.dilations[0] - wl.attrs.pads[0];
+                int64_t col =
+                    j * wl.attrs.strides[1] + s * wl.attrs.dilations[1] - wl.attrs.pads[1];
+                bool inside = row >= 0 && row < wl.h && col >= 0 && col < wl.w;
+                int64_t v =
+                    inside ? x.GetInt(((n * wl.c + c) * wl.h + row) * wl.w + col) : pad_value;
+                sum += v * w.GetInt(((k * wl.c + c) * wl.r + r) * wl.s + s);
+              }
+          out[static_cast<size_t>(((n * wl.k + k) * p + i) * q + j)] = sum;
+        }
+  return out;
+}
+
+Array<PrimExpr> Extents(std::initializer_list<int64_t> shape) {
+  Array<PrimExpr> out;
+  for (int64_t d : shape) out.push_back(int(d));
+  return out;
+}
+
+// Packs, convolves (with `epilogue` applied to the int32 result, if given) and unpacks, as
+// the graph compiler does, and compares with the reference exactly.
+void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& config,
+                           int64_t pad_value, bool add_one_epilogue = false) {
+  SCOPED_TRACE(wl.str() + " " + config.str() + " pad_value=" + std::to_string(pad_value));
+  te::Tensor data = te::placeholder(Extents({wl.n, wl.c, wl.h, wl.w}), kU8, "data");
+  te::Tensor weight = te::placeholder(Extents({wl.k, wl.c, wl.r, wl.s}), kI8, "weight");
+  te::Tensor packed_data =
+      layout_transform(data, "NCHW", "NCHW" + std::to_string(config.ic_bn) + "c");
+  te::Tensor packed_weight = pack_conv2d_weight_int8(weight, config.ic_bn, config.oc_bn);
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), kU8, "packed_data");
+  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), kI8, "packed_weight");
+  te::Tensor out = conv2d_nchwc_int8(conv_data, conv_weight, wl.attrs, pad_value);
+  if (add_one_epilogue)
+    out = add(out, te::compute(
+                       {}, [](const Array<Var>&) { return make_const(kI32, int64_t{1}); }, "one"));
+  te::Tensor blocked = te::placeholder(out.shape(), kI32, "blocked");
+  te::Tensor result =
+      layout_transform(blocked, "NCHW" + std::to_string(config.oc_bn) + "c", "NCHW");
+  IRModule module;
+  module.Add("pack_data",
+             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
+  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
+                                      "pack_weight"));
+  module.Add("conv",
+             te::lower(schedule_conv2d_nchwc(out, config), {conv_data, conv_weight, out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
+  auto array_for = [&](const std::string& func, size_t index, DataType t) {
+    return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
+  };
+  tir::HostArray px = array_for("pack_data", 1, kU8);
+  tir::HostArray pw = array_for("pack_weight", 1, kI8);
+  tir::HostArray y_blocked = array_for("conv", 2, kI32);
+  tir::HostArray y = array_for("unpack", 1, kI32);
+  CallWithArrays(compiled, "pack_data", {x, px});
+  CallWithArrays(compiled, "pack_weight", {w, pw});
+  CallWithArrays(compiled, "conv", {px, pw, y_blocked});
+  CallWithArrays(compiled, "unpack", {y_blocked, y});
+  std::vector<int64_t> want = ReferenceConv(x, w, wl, pad_value);
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  int mismatches = 0;
+  for (int64_t i = 0; i < y.NumElements(); ++i) {
+    int64_t expected = want[static_cast<size_t>(i)] + (add_one_epilogue ? 1 : 0);
+    if (y.GetInt(i) != expected && ++mismatches <= 5)
+      ADD_FAILURE() << "element " << i << ": " << y.GetInt(i) << ", want " << expected;
+  }
+}
+
+Conv2DNCHWcConfig Config(int64_t ic_bn, int64_t oc_bn, int64_t oc_tile, int64_t reg_h,
+                         int64_t reg_w, bool unroll_kw) {
+  return {ic_bn, oc_bn, oc_tile, reg_h, reg_w, unroll_kw};
+}
+
+TEST(TopiX86Conv2DInt8, MatchesTheIntegerReferenceExactly) {
+  if (!HostHasVnni()) GTEST_SKIP() << "the host has no avx512vnni (the kernels are only lowered)";
+  ExpectInt8ConvMatches(Workload({1, 16, 9, 9}, {32, 3, 3}, 1, {1, 1, 1, 1}),
+                        Config(16, 16, 2, 1, 9, false), 0);
+  // A zero point as the border, asymmetric pads, the kernel columns unrolled.
+  ExpectInt8ConvMatches(Workload({1, 32, 10, 13}, {16, 3, 3}, 1, {0, 1, 2, 1}),
+                        Config(16, 16, 1, 2, 13, true), 131);
+  // A stem: 4 channels in one block, 7x7 stride 2.
+  ExpectInt8ConvMatches(Workload({1, 4, 23, 21}, {16, 7, 7}, 2, {3, 3, 3, 3}),
+                        Config(4, 16, 1, 1, 11, false), 255);
+  // 1x1 stride 2 with two images, two-vector channel blocks, dilation.
+  ExpectInt8ConvMatches(Workload({2, 64, 15, 15}, {32, 1, 1}, 2, {0, 0, 0, 0}),
+                        Config(32, 32, 1, 8, 1, false), 7);
+  ExpectInt8ConvMatches(Workload({1, 8, 12, 12}, {16, 3, 3}, 1, {2, 2, 2, 2}, 1, 2),
+                        Config(8, 16, 1, 3, 4, false), 1);
+  // An epilogue inlined into the register tile.
+  ExpectInt8ConvMatches(Workload({1, 16, 6, 6}, {16, 3, 3}, 1, {1, 1, 1, 1}),
+                        Config(16, 16, 1, 6, 3, false), 9, true);
+}
+
+TEST(TopiX86Conv2DInt8, BadOperandsAreUserErrors) {
+  te::Tensor data = te::placeholder(Extents({1, 1, 8, 8, 16}), kU8, "data");
+  te::Tensor weight = te::placeholder(Extents({1, 1, 3, 3, 4, 16, 4}), kI8, "w");
+  te::Tensor float_data = te::placeholder(Extents({1, 1, 8, 8, 16}), DataType::Float(32), "f");
+  EXPECT_NE(test::ErrorOf([&] {
+              conv2d_nchwc_int8(float_data, weight, {}, 0);
+            }).find("must be 5-d uint8"),
+            std::string::npos);
+  te::Tensor narrow = te::placeholder(Extents({1, 1, 3, 3, 4, 8, 4}), kI8, "narrow");
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, narrow, {}, 0); }).find("a multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, weight, {}, 256); }).find("is not a uint8"),
+            std::string::npos);
+  te::Tensor kcrs = te::placeholder(Extents({16, 6, 3, 3}), kI8, "kcrs");
+  EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_int8(kcrs, 6, 16); }).find("a multiple of 4"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::topi::x86
