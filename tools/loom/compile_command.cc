@@ -25,7 +25,9 @@ void AddCompileCommand(CLI::App& app) {
       "with each stage's time goes to stderr, a summary line to stdout.\n\n"
       "Example: loom compile resnet18.onnx -o resnet18.so --input-shape input=1x3x224x224\n"
       "Bare metal: loom compile digits.onnx --target cortex-m4 --executor aot --runtime crt "
-      "-o digits_c/\n");
+      "-o digits_c/\n"
+      "int8: loom compile digits.onnx --quantize int8 --calibration digits=samples.npy -o "
+      "digits_int8.so\n");
   command->add_option("model", options->model_path, "ONNX model file (.onnx)")->required();
   command->add_option("-o,--output", options->output_path, "Compiled model to write (.so), or with --executor aot the folder of C sources")
       ->required();
@@ -64,6 +66,17 @@ void AddCompileCommand(CLI::App& app) {
   command->add_flag("!--no-shipped-records", options->shipped_records,
                     "Do not use the tuning records shipped with Loom (used by default for the "
                     "kernels they cover, where they apply to the target's CPU)");
+  command
+      ->add_option("--quantize", options->quantize,
+                   "int8: quantize the convolutions (groups 1) and dense layers to int8 before "
+                   "compiling, calibrated on --calibration (uint8 data with a scale and zero "
+                   "point per tensor, int8 weights with a scale per output channel); the "
+                   "report of each layer's rounding error goes to stderr")
+      ->check(CLI::IsMember({"int8"}));
+  command->add_option("--calibration", options->calibration,
+                      "NAME=FILE.npy: calibration samples of input NAME, stacked along a first "
+                      "axis ([S, ...the input's shape]) or one sample of its shape; one per "
+                      "input, with --quantize");
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });
 }

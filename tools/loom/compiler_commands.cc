@@ -5,7 +5,9 @@
 // model.onnx`: what the importer (and, with --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
 // executable, which exports its symbols.
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -23,9 +25,82 @@
 #include "loom/frontend/onnx.h"
 #include "loom/graph/aot.h"
 #include "loom/graph/compile.h"
+#include "loom/graph/quantize.h"
 
 namespace loom::cli {
 namespace {
+
+// The calibration samples of --calibration NAME=FILE.npy, one array per input of `main` in
+// order per sample: each file holds one sample of its input's shape, or S of them stacked
+// along a first axis (S the same for every input). A missing or unknown input, a repeated
+// one, or an array of another dtype or shape is a loom::Error listing the model's inputs.
+std::vector<std::vector<runtime::NDArray>> CalibrationSamples(
+    const graph::Function& main, const std::vector<std::string>& options) {
+  std::string inputs;
+  for (const graph::Var& param : main->params) {
+    inputs += (inputs.empty() ? "" : ", ") + param->name_hint + " " + param.type().str();
+  }
+  std::map<std::string, runtime::NDArray> given;
+  for (const std::string& option : options) {
+    const size_t eq = option.find('=');
+    LOOM_CHECK_USER(eq != std::string::npos && eq > 0 && eq + 1 < option.size())
+        << "--calibration " << option << ": expected NAME=FILE.npy (the model's inputs: "
+        << inputs << ")";
+    const std::string name = option.substr(0, eq);
+    LOOM_CHECK_USER(given.count(name) == 0) << "--calibration " << name << " is given twice";
+    CheckReadableFile(option.substr(eq + 1), "calibration samples");
+    given[name] = runtime::NDArray::LoadNpy(option.substr(eq + 1));
+  }
+  int64_t count = -1;
+  std::vector<std::vector<runtime::NDArray>> samples;
+  for (size_t p = 0; p < main->params.size(); ++p) {
+    const graph::Var& param = main->params[p];
+    auto it = given.find(param->name_hint);
+    LOOM_CHECK_USER(it != given.end())
+        << "--quantize needs --calibration " << param->name_hint << "=FILE.npy for every "
+        << "input; the model's inputs: " << inputs;
+    const runtime::NDArray& array = it->second;
+    const std::vector<int64_t> shape = *param.type().ConstShape();
+    std::vector<int64_t> got = array.Shape();
+    const bool one = got == shape;
+    const bool stacked = got.size() == shape.size() + 1 &&
+                         std::equal(shape.begin(), shape.end(), got.begin() + 1) && got[0] > 0;
+    LOOM_CHECK_USER(array.dtype() == param.type().dtype() && (one || stacked) &&
+                    (count < 0 || (one ? 1 : got[0]) == count))
+        << "--calibration " << param->name_hint << ": the samples are " << array.dtype().str()
+        << " " << ShapeText(got) << "; input " << param->name_hint << " takes "
+        << param.type().dtype().str() << " " << ShapeText(shape) << " (one sample) or Sx"
+        << ShapeText(shape) << " (S samples, as many for every input; the model's inputs: "
+        << inputs << ")";
+    count = one ? 1 : got[0];
+    samples.resize(static_cast<size_t>(count));
+    const size_t bytes = runtime::ElementBytes(array.dtype()) *
+                         static_cast<size_t>(array.NumElements() / count);
+    for (int64_t s = 0; s < count; ++s) {
+      runtime::NDArray sample = runtime::NDArray::Empty(shape, array.dtype());
+      std::memcpy(sample.data(), static_cast<const char*>(array.data()) + s * bytes, bytes);
+      samples[static_cast<size_t>(s)].push_back(sample);
+    }
+    given.erase(it);
+  }
+  LOOM_CHECK_USER(given.empty()) << "--calibration " << given.begin()->first
+                                 << " names no input of the model; its inputs: " << inputs;
+  return samples;
+}
+
+// Each quantized layer's range, scale and rounding errors, on stderr.
+void PrintQuantizeReport(const graph::QuantizeReport& report) {
+  std::cerr << "quantized " << report.layers.size() << " layers to int8, calibrated on "
+            << report.samples << " sample" << (report.samples == 1 ? "" : "s")
+            << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
+  for (const graph::QuantizedLayer& layer : report.layers) {
+    std::cerr << "  " << layer.name << " (" << layer.op << "): data in [" << layer.data_min
+              << ", " << layer.data_max << "], scale " << layer.data_scale << " zero point "
+              << layer.data_zero_point << ", error data " << std::setprecision(3)
+              << layer.data_error << " weight " << layer.weight_error << std::setprecision(6)
+              << "\n";
+  }
+}
 
 // The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
 // twice is an error.
@@ -156,6 +231,10 @@ void RunCompile(const CompileCommandOptions& options) {
       << "' does not exist";
 
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
+  LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
+      << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
+                                   : "--quantize int8 needs --calibration NAME=FILE.npy for "
+                                     "each input");
   if (!options.records_path.empty()) CheckReadableFile(options.records_path, "tuning records");
 
   frontend::onnx::ImportOptions import_options;
@@ -164,6 +243,15 @@ void RunCompile(const CompileCommandOptions& options) {
   frontend::onnx::ImportedModel imported =
       frontend::onnx::ImportFile(options.model_path, import_options);
   progress.Stage("import");
+
+  if (!options.quantize.empty()) {
+    graph::QuantizeReport report;
+    imported.module = graph::QuantizeInt8(
+        imported.module, CalibrationSamples(imported.module.main(), options.calibration),
+        options.target, &report);
+    progress.Stage("quantize");
+    if (!options.quiet) PrintQuantizeReport(report);
+  }
 
   graph::CompileOptions compile_options;
   compile_options.opt_level = options.opt_level;

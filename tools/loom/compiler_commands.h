@@ -24,6 +24,8 @@ struct CompileCommandOptions {
   std::string name;                // the AOT entry point's prefix; empty: the model file's stem
   std::string records_path;        // tuning records to take configurations from; "": defaults
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
+  std::string quantize;            // "int8": Loom's quantizer (graph/quantize.h); "": none
+  std::vector<std::string> calibration;  // NAME=FILE.npy: samples of an input, for --quantize
 };
 
 struct TuneCommandOptions {

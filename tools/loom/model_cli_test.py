@@ -293,6 +293,47 @@ def test_errors(tmp, model, artifact, image_path):
           f"LOOM_BACKTRACE=1 printed no backtrace: {err!r}")
 
 
+def test_quantize(tmp, model):
+    """--quantize int8: a report per layer on stderr, an artifact whose outputs stay close to
+    the float one's; calibration that does not fit the inputs is an error listing both."""
+    rng = np.random.default_rng(3)
+    samples = os.path.join(tmp, "calibration.npy")
+    np.save(samples, rng.uniform(-1, 1, (4, 2, 3, 8, 8)).astype(np.float32))
+    int8 = os.path.join(tmp, "model_int8.so")
+    _, err = expect_success("compile", model, "-o", int8, "--input-shape", "image=2x3x8x8",
+                            "--quantize", "int8", "--calibration", f"image={samples}")
+    check(re.search(r"quantized 2 layers to int8, calibrated on 4 samples", err) and
+          re.search(r"conv \(nn.conv2d\): data in \[-0\.9", err) and "fc (nn.dense)" in err,
+          f"quantize report: {err!r}")
+    image = os.path.join(tmp, "quantize_image.npy")
+    np.save(image, rng.uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32))
+    float_model = os.path.join(tmp, "model_float.so")
+    expect_success("compile", model, "-o", float_model, "--input-shape", "image=2x3x8x8", "-q")
+    outputs = {}
+    for name, artifact in [("int8", int8), ("float", float_model)]:
+        out_dir = os.path.join(tmp, f"quantize_{name}")
+        expect_success("run", artifact, "--input", f"image={image}", "--output-dir", out_dir)
+        outputs[name] = np.load(os.path.join(out_dir, "probs.npy"))
+    error = float(np.abs(outputs["int8"] - outputs["float"]).max())
+    check(error < 0.02, f"int8 probabilities differ from float32 by {error}")
+
+    x = os.path.join(tmp, "x.so")
+    expect_error("quantize without calibration", "needs --calibration", "compile", model, "-o",
+                 x, "--input-shape", "image=2x3x8x8", "--quantize", "int8")
+    expect_error("calibration without quantize", "is for --quantize int8", "compile", model,
+                 "-o", x, "--input-shape", "image=2x3x8x8", "--calibration", f"image={samples}")
+    wrong = os.path.join(tmp, "calibration_wrong.npy")
+    np.save(wrong, np.zeros((4, 3, 8, 8), np.float32))
+    expect_error("calibration of another shape",
+                 ["--calibration image", "4x3x8x8", "takes float32 2x3x8x8"],
+                 "compile", model, "-o", x, "--input-shape", "image=2x3x8x8", "--quantize",
+                 "int8", "--calibration", f"image={wrong}", "-q")
+    expect_error("calibration of an unknown input", ["picture", "image Tensor[(2, 3, 8, 8)"],
+                 "compile", model, "-o", x, "--input-shape", "image=2x3x8x8", "--quantize",
+                 "int8", "--calibration", f"image={samples}", "--calibration",
+                 f"picture={samples}", "-q")
+
+
 def test_help():
     for command in ["compile", "tune", "run", "bench", "inspect"]:
         out, _ = expect_success(command, "--help")
@@ -321,6 +362,7 @@ def main():
         test_bench(artifacts[0])
         test_inspect(model, artifacts[0])
         test_errors(tmp, model, artifacts[0], image_path)
+        test_quantize(tmp, model)
         test_help()
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -1,0 +1,255 @@
+// QuantizeInt8: calibration (the model compiled with each quantizable layer's data as an
+// output, run on the samples), then the rewrite of those layers into the QDQ form that
+// FoldQuantizedProducts folds. See quantize.h for the scheme.
+#include "loom/graph/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "loom/graph/compile.h"
+#include "loom/graph/functor.h"
+#include "loom/graph/transform.h"
+#include "loom/ir/pass_context.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+const DataType kF32 = DataType::Float(32);
+
+// A layer to quantize: a groups-1 conv2d or a dense layer with a constant float32 weight
+// (whose axis 0 is the output channels) and float32 data.
+bool Quantizable(const CallNode& call) {
+  if (call.op == nullptr) return false;
+  const std::string& name = call.op->name;
+  if (name != "nn.conv2d" && name != "nn.dense") return false;
+  if (name == "nn.conv2d" && call.attrs.GetInt("groups") != 1) return false;
+  const auto* weight = call.args[1].as<ConstantNode>();
+  return weight != nullptr && weight->data.dtype() == kF32 && call.args[0].type().dtype() == kF32 &&
+         weight->data.NumElements() > 0;
+}
+
+// The layers as Compile sees them: batch norms folded into the weights, the weights constant.
+IRModule Prepare(const IRModule& module, const Target& target) {
+  transform::PassContext context = transform::PassContext::Current();
+  context.opt_level = 3;
+  transform::PassContextScope scope(context);
+  return RunPasses(
+      module, {SimplifyInference(), FoldConstant(target), FoldScaleAxis(), FoldConstant(target)});
+}
+
+const float* FloatData(const runtime::NDArray& a) { return static_cast<const float*>(a.data()); }
+
+struct Uint8Params {
+  float scale = 1;
+  int64_t zero_point = 0;
+};
+
+// uint8 over [min(lo, 0), max(hi, 0)], zero exactly representable.
+Uint8Params DataParams(double lo, double hi) {
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  Uint8Params p;
+  if (hi > lo) p.scale = static_cast<float>((hi - lo) / 255.0);
+  p.zero_point = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / p.scale)), 0, 255);
+  return p;
+}
+
+// round_half_even(v / scale) + zero_point saturated to [low, high], dequantized.
+double RoundTrip(double v, float scale, int64_t zero_point, int64_t low, int64_t high) {
+  double q = std::clamp<double>(std::nearbyint(static_cast<float>(v) / scale) + double(zero_point),
+                                double(low), double(high));
+  return (q - double(zero_point)) * scale;
+}
+
+// Accumulates sum (q(v) - v)^2 and sum v^2.
+struct ErrorSum {
+  double error = 0, signal = 0;
+  void Add(double v, double rounded) {
+    error += (rounded - v) * (rounded - v);
+    signal += v * v;
+  }
+  double Relative() const { return signal > 0 ? std::sqrt(error / signal) : 0.0; }
+};
+
+// The weight as int8 with one symmetric scale per output channel (axis 0); its error.
+struct QuantizedWeight {
+  runtime::NDArray values, scales, zero_points;
+  double error = 0;
+};
+
+QuantizedWeight QuantizeWeight(const runtime::NDArray& weight) {
+  const std::vector<int64_t> shape = weight.Shape();
+  const int64_t channels = shape[0], per_channel = weight.NumElements() / channels;
+  QuantizedWeight q;
+  q.values = runtime::NDArray::Empty(shape, DataType::Int(8));
+  q.scales = runtime::NDArray::Empty({channels}, kF32);
+  q.zero_points = runtime::NDArray::Empty({channels}, DataType::Int(8));
+  const float* w = FloatData(weight);
+  auto* values = static_cast<int8_t*>(q.values.data());
+  auto* scales = static_cast<float*>(q.scales.data());
+  auto* zeros = static_cast<int8_t*>(q.zero_points.data());
+  ErrorSum error;
+  for (int64_t k = 0; k < channels; ++k) {
+    const float* row = w + k * per_channel;
+    double largest = 0;
+    for (int64_t i = 0; i < per_channel; ++i)
+      largest = std::max(largest, std::fabs(double(row[i])));
+    const float scale = largest > 0 ? static_cast<float>(largest / 127.0) : 1.0f;
+    scales[k] = scale;
+    zeros[k] = 0;
+    for (int64_t i = 0; i < per_channel; ++i) {
+      const double q_value = std::clamp<double>(std::nearbyint(row[i] / scale), -127, 127);
+      values[k * per_channel + i] = static_cast<int8_t>(q_value);
+      error.Add(row[i], q_value * scale);
+    }
+  }
+  q.error = error.Relative();
+  return q;
+}
+
+runtime::NDArray Scalar(DataType t, double value) {
+  runtime::NDArray a = runtime::NDArray::Empty({}, t);
+  if (t == kF32)
+    *static_cast<float*>(a.data()) = static_cast<float>(value);
+  else
+    *static_cast<uint8_t*>(a.data()) = static_cast<uint8_t>(value);
+  return a;
+}
+
+// x quantized to uint8 and dequantized: the QDQ pair of a quantized layer's data.
+Expr QuantizeDequantize(const Expr& x, const Uint8Params& p, const std::string& name) {
+  Expr scale = MakeConstant(Scalar(kF32, p.scale), name + ".data_scale");
+  Expr zero_point =
+      MakeConstant(Scalar(DataType::UInt(8), double(p.zero_point)), name + ".data_zero_point");
+  Expr q = MakeCall("round", {MakeCall("divide", {x, scale})});
+  q = MakeCall("add", {q, MakeConstant(Scalar(kF32, double(p.zero_point)))});
+  q = MakeCall("clip", {q}, {{"a_min", 0.0}, {"a_max", 255.0}});
+  q = MakeCall("cast", {q}, {{"dtype", std::string("uint8")}}, name + ".data_quantized");
+  return MakeCall("qnn.dequantize", {q, scale, zero_point}, {}, name + ".data");
+}
+
+class LayerQuantizer : public ExprMutator {
+ public:
+  LayerQuantizer(const std::map<const CallNode*, size_t>& index,
+                 const std::vector<Uint8Params>& data, std::vector<QuantizedWeight>* weights,
+                 const std::vector<QuantizedLayer>& layers)
+      : index_(index), data_(data), weights_(weights), layers_(layers) {}
+
+  Expr VisitExpr_(const CallNode* op) override {
+    Expr rebuilt = ExprMutator::VisitExpr_(op);
+    auto it = index_.find(op);
+    if (it == index_.end()) return rebuilt;
+    const auto* call = rebuilt.as<CallNode>();
+    const size_t i = it->second;
+    const std::string& name = layers_[i].name;
+    const QuantizedWeight& w = (*weights_)[i];
+    Expr weight = MakeCall("qnn.dequantize",
+                           {MakeConstant(w.values, name + ".weight_quantized"),
+                            MakeConstant(w.scales, name + ".weight_scale"),
+                            MakeConstant(w.zero_points, name + ".weight_zero_point")},
+                           {{"axis", int64_t{0}}}, name + ".weight");
+    return MakeCall(call->op, {QuantizeDequantize(call->args[0], data_[i], name), weight},
+                    call->attrs, call->name_hint);
+  }
+
+ private:
+  const std::map<const CallNode*, size_t>& index_;
+  const std::vector<Uint8Params>& data_;
+  std::vector<QuantizedWeight>* weights_;
+  const std::vector<QuantizedLayer>& layers_;
+};
+
+}  // namespace
+
+IRModule QuantizeInt8(const IRModule& module,
+                      const std::vector<std::vector<runtime::NDArray>>& samples,
+                      const std::string& target, QuantizeReport* report) {
+  LOOM_CHECK_USER(!samples.empty()) << "QuantizeInt8: calibration needs at least one sample";
+  IRModule prepared = Prepare(module, Target::Parse(target));
+  const Function& main = prepared.main();
+  std::vector<const CallNode*> calls;
+  PostOrderVisit(main->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call != nullptr && Quantizable(*call)) calls.push_back(call);
+  });
+  LOOM_CHECK_USER(!calls.empty())
+      << "QuantizeInt8: the model has no layer to quantize (a conv2d with groups 1 or a dense "
+      << "layer with a constant float32 weight)";
+
+  // The model with every quantized layer's data as an output.
+  std::vector<Expr> observed;
+  for (const CallNode* call : calls) observed.push_back(call->args[0]);
+  CompiledModel calibration =
+      Compile(IRModule::FromFunction(MakeFunction(main->params, MakeTuple(observed))),
+              {.opt_level = 3, .target = target});
+  runtime::GraphExecutor executor(MakeGraphModel(calibration));
+  auto run = [&](const std::vector<runtime::NDArray>& sample) {
+    LOOM_CHECK_USER(static_cast<int>(sample.size()) == executor.NumInputs())
+        << "QuantizeInt8: a calibration sample holds " << sample.size() << " arrays; the model "
+        << "takes " << executor.NumInputs() << " inputs";
+    for (int i = 0; i < executor.NumInputs(); ++i)
+      executor.SetInput(i, sample[static_cast<size_t>(i)]);
+    executor.Run();
+  };
+
+  std::vector<QuantizedLayer> layers(calls.size());
+  std::vector<double> lows(calls.size(), std::numeric_limits<double>::infinity());
+  std::vector<double> highs(calls.size(), -std::numeric_limits<double>::infinity());
+  for (const std::vector<runtime::NDArray>& sample : samples) {
+    run(sample);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
+      const float* v = FloatData(data);
+      for (int64_t j = 0; j < data.NumElements(); ++j) {
+        lows[i] = std::min(lows[i], double(v[j]));
+        highs[i] = std::max(highs[i], double(v[j]));
+      }
+    }
+  }
+  std::vector<Uint8Params> params;
+  std::vector<QuantizedWeight> weights;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    params.push_back(DataParams(lows[i], highs[i]));
+    weights.push_back(QuantizeWeight(calls[i]->args[1].as<ConstantNode>()->data));
+    QuantizedLayer& layer = layers[i];
+    layer.op = calls[i]->op->name;
+    layer.name =
+        calls[i]->name_hint.empty() ? layer.op + " #" + std::to_string(i) : calls[i]->name_hint;
+    layer.data_min = lows[i];
+    layer.data_max = highs[i];
+    layer.data_scale = params[i].scale;
+    layer.data_zero_point = params[i].zero_point;
+    layer.weight_error = weights[i].error;
+  }
+  // The data's rounding error, now that the scales are known.
+  std::vector<ErrorSum> errors(calls.size());
+  for (const std::vector<runtime::NDArray>& sample : samples) {
+    run(sample);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
+      const float* v = FloatData(data);
+      for (int64_t j = 0; j < data.NumElements(); ++j) {
+        errors[i].Add(v[j], RoundTrip(v[j], params[i].scale, params[i].zero_point, 0, 255));
+      }
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) layers[i].data_error = errors[i].Relative();
+
+  std::map<const CallNode*, size_t> index;
+  for (size_t i = 0; i < calls.size(); ++i) index[calls[i]] = i;
+  LayerQuantizer quantizer(index, params, &weights, layers);
+  Expr body = quantizer.VisitExpr(main->body);
+  IRModule result = prepared;
+  result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
+  result.SetOutputNames(module.output_names());  // the passes keep functions only
+  if (report != nullptr) {
+    report->samples = static_cast<int>(samples.size());
+    report->layers = std::move(layers);
+  }
+  return result;
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,104 @@
+// QuantizeInt8: the calibrated ranges, scales and zero points of each layer's data, its
+// per-channel weight scales, and the quantized model compiled (the int8 kernels where the CPU
+// has VNNI) against the float model; the errors of calibration without samples or a model
+// without a layer to quantize.
+#include "loom/graph/quantize.h"
+
+#include <cmath>
+
+#include "compile_test_models.h"
+#include "pass_test_util.h"
+
+namespace loom::graph::test {
+namespace {
+
+const DataType kF32 = DataType::Float(32);
+
+// conv2d (8 -> 16 channels, 3x3, pad 1) -> relu -> flatten -> dense (16 * 6 * 6 -> 10).
+Function ConvDenseModel() {
+  Var x = MakeVar("x", TensorType({1, 8, 6, 6}, kF32));
+  Expr conv = MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "conv.w", 1, -0.5, 0.5)},
+                       {{"padding", Ints{1, 1, 1, 1}}}, "conv");
+  Expr relu = MakeCall("nn.relu", {conv});
+  Expr flat = MakeCall("reshape", {relu}, {{"newshape", Ints{1, 16 * 6 * 6}}});
+  Expr dense = MakeCall("nn.dense", {flat, RandomConstant({10, 16 * 6 * 6}, "fc.w", 2, -0.1, 0.1)},
+                        {}, "fc");
+  return MakeFunction({x}, dense);
+}
+
+// Inputs uniform in [-1, 3], the ends included.
+std::vector<std::vector<runtime::NDArray>> Samples(int count) {
+  std::vector<std::vector<runtime::NDArray>> samples;
+  for (int s = 0; s < count; ++s) {
+    runtime::NDArray x = RandomArray({1, 8, 6, 6}, kF32, 40 + static_cast<unsigned>(s));
+    for (int64_t i = 0; i < x.NumElements(); ++i) SetValue(x, i, 1 + GetFloat(x, i) / 2);
+    SetValue(x, 0, -1);
+    SetValue(x, 1, 3);
+    samples.push_back({x});
+  }
+  return samples;
+}
+
+TEST(QuantizeInt8, CalibratesEachLayerAndComputesCloseToFloat) {
+  IRModule model = IRModule::FromFunction(ConvDenseModel());
+  QuantizeReport report;
+  IRModule quantized = QuantizeInt8(model, Samples(4), "llvm", &report);
+  EXPECT_EQ(report.samples, 4);
+  ASSERT_EQ(report.layers.size(), 2u);
+  const QuantizedLayer& conv = report.layers[0];
+  EXPECT_EQ(conv.name, "conv");
+  EXPECT_EQ(conv.op, "nn.conv2d");
+  EXPECT_EQ(conv.data_min, -1);
+  EXPECT_EQ(conv.data_max, 3);
+  // [-1, 3] over 255 steps, zero at round(1 / (4 / 255)) = 64.
+  EXPECT_FLOAT_EQ(conv.data_scale, static_cast<float>(4.0 / 255.0));
+  EXPECT_EQ(conv.data_zero_point, 64);
+  // Rounding to 255 steps costs well under a percent of values of this size.
+  EXPECT_GT(conv.data_error, 0);
+  EXPECT_LT(conv.data_error, 0.01);
+  EXPECT_LT(conv.weight_error, 0.01);
+  const QuantizedLayer& fc = report.layers[1];
+  EXPECT_EQ(fc.data_min, 0);  // after the ReLU
+  EXPECT_EQ(fc.data_zero_point, 0);
+
+  const std::string text = ToText(quantized);
+  EXPECT_NE(text.find("meta[Constant 'conv.weight_quantized' Tensor[(16, 8, 3, 3), int8]]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("meta[Constant 'fc.weight_scale' Tensor[(10,), float32]]"), std::string::npos)
+      << text;
+
+  std::vector<runtime::NDArray> input = Samples(5).back();
+  auto run = [&](const IRModule& module) {
+    return models::RunModel(MakeGraphModel(Compile(module, {})), input).at(0);
+  };
+  runtime::NDArray want = run(model), got = run(quantized);
+  double largest = 0, error = 0;
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    largest = std::max(largest, std::fabs(GetFloat(want, i)));
+    error = std::max(error, std::fabs(GetFloat(got, i) - GetFloat(want, i)));
+  }
+  EXPECT_LT(error, 0.03 * largest) << "int8 differs from float32 by " << error << " of " << largest;
+}
+
+TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
+  IRModule model = IRModule::FromFunction(ConvDenseModel());
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(model, {}, "llvm", nullptr);
+            }).find("calibration needs at least one sample"),
+            std::string::npos);
+  Var x = MakeVar("x", TensorType({1, 4}, kF32));
+  IRModule no_layers = IRModule::FromFunction(MakeFunction({x}, MakeCall("nn.relu", {x})));
+  runtime::NDArray sample = RandomArray({1, 4}, kF32, 1);
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(no_layers, {{sample}}, "llvm", nullptr);
+            }).find("the model has no layer to quantize"),
+            std::string::npos);
+  // A sample of another shape: the executor's error names the input.
+  runtime::NDArray wrong = RandomArray({1, 8, 6, 5}, kF32, 1);
+  EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, {{wrong}}, "llvm", nullptr); }).find("'x'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::graph::test
