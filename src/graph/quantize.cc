@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -195,20 +196,25 @@ IRModule QuantizeInt8(const IRModule& module,
     executor.Run();
   };
 
+  // visit(i, v) for every value v that layer i's data takes on the samples.
+  auto for_each_value = [&](const std::function<void(size_t, double)>& visit) {
+    for (const std::vector<runtime::NDArray>& sample : samples) {
+      run(sample);
+      for (size_t i = 0; i < calls.size(); ++i) {
+        runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
+        const float* v = FloatData(data);
+        for (int64_t j = 0; j < data.NumElements(); ++j) visit(i, v[j]);
+      }
+    }
+  };
+
   std::vector<QuantizedLayer> layers(calls.size());
   std::vector<double> lows(calls.size(), std::numeric_limits<double>::infinity());
   std::vector<double> highs(calls.size(), -std::numeric_limits<double>::infinity());
-  for (const std::vector<runtime::NDArray>& sample : samples) {
-    run(sample);
-    for (size_t i = 0; i < calls.size(); ++i) {
-      runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
-      const float* v = FloatData(data);
-      for (int64_t j = 0; j < data.NumElements(); ++j) {
-        lows[i] = std::min(lows[i], double(v[j]));
-        highs[i] = std::max(highs[i], double(v[j]));
-      }
-    }
-  }
+  for_each_value([&](size_t i, double v) {
+    lows[i] = std::min(lows[i], v);
+    highs[i] = std::max(highs[i], v);
+  });
   std::vector<Uint8Params> params;
   std::vector<QuantizedWeight> weights;
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -226,16 +232,9 @@ IRModule QuantizeInt8(const IRModule& module,
   }
   // The data's rounding error, now that the scales are known.
   std::vector<ErrorSum> errors(calls.size());
-  for (const std::vector<runtime::NDArray>& sample : samples) {
-    run(sample);
-    for (size_t i = 0; i < calls.size(); ++i) {
-      runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
-      const float* v = FloatData(data);
-      for (int64_t j = 0; j < data.NumElements(); ++j) {
-        errors[i].Add(v[j], RoundTrip(v[j], params[i].scale, params[i].zero_point, 0, 255));
-      }
-    }
-  }
+  for_each_value([&](size_t i, double v) {
+    errors[i].Add(v, RoundTrip(v, params[i].scale, params[i].zero_point, 0, 255));
+  });
   for (size_t i = 0; i < calls.size(); ++i) layers[i].data_error = errors[i].Relative();
 
   std::map<const CallNode*, size_t> index;

@@ -272,6 +272,20 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
   return WithOutChannels(conv, cfg.oc_bn, wl.k, w[0]);
 }
 
+// data times `weight` [N, K] packed once into column panels (a call on the constant, which
+// FoldConstant folds) by the packed-panel GEMM with `config`'s tiling: [..., N].
+Expr PackedDense(const Expr& data, const Expr& weight, int64_t n,
+                 const topi::x86::DenseConfig& config, const std::string& name) {
+  Expr packed = MakeCall("nn.contrib_dense_pack", {weight}, {{"tile_columns", config.tile_columns}});
+  return MakeCall("nn.contrib_dense_packed", {data, packed},
+                  {{"units", n},
+                   {"tile_rows", config.tile_rows},
+                   {"block_columns", config.block_columns},
+                   {"block_bytes", config.block_bytes},
+                   {"k_unroll", config.k_unroll}},
+                  name);
+}
+
 // qnn.dense of 8-bit data and a constant int8 weight [N, K] (zero point 0) -> the packed
 // GEMM with the k loop on vpdpbusd (topi::x86::dense_packed on an int8 packed weight), with
 // the data as RewriteIntegerConv2D takes it: uint8, K padded to a multiple of 4 (the data
@@ -296,15 +310,8 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
                     {{"pad_width", data_pad}, {"pad_value", static_cast<double>(zero_point)}});
     weight = MakeCall("nn.pad", {weight}, {{"pad_width", Ints{0, 0, 0, padded_k - k}}});
   }
-  const topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, padded_k);
-  Expr packed = MakeCall("nn.contrib_dense_pack", {weight}, {{"tile_columns", config.tile_columns}});
-  Expr product = MakeCall("nn.contrib_dense_packed", {data, packed},
-                          {{"units", n},
-                           {"tile_rows", config.tile_rows},
-                           {"block_columns", config.block_columns},
-                           {"block_bytes", config.block_bytes},
-                           {"k_unroll", config.k_unroll}},
-                          call.name_hint);
+  Expr product = PackedDense(data, weight, n,
+                             topi::x86::DefaultDenseConfig(rows, n, padded_k), call.name_hint);
   if (zero_point != 0) {
     product = MakeCall("subtract", {product, ZeroPointShare(weight, Ints{1}, zero_point)}, {},
                        call.name_hint);
@@ -312,9 +319,8 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
   return LayoutRewrite{product, ""};
 }
 
-// nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM on W
-// packed once (a call on the constant, which FoldConstant folds), with topi's default
-// tiling for the shape.
+// nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM
+// (PackedDense) with the tuned tiling, else topi's default for the shape.
 std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteContext& context,
                                           const Target& target) {
   auto operands = Float32Operands(call);
@@ -330,16 +336,8 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
       graph::QueryTunedConfig(target, DenseTuningWorkload(rows, n, k));
   topi::x86::DenseConfig config = tuned ? topi::x86::DenseConfigFrom(rows, n, k, *tuned)
                                         : topi::x86::DefaultDenseConfig(rows, n, k);
-  Expr packed = MakeCall("nn.contrib_dense_pack", {call.args[1]},
-                         {{"tile_columns", config.tile_columns}});
-  Expr product = MakeCall("nn.contrib_dense_packed", {context.Operand(0, ""), packed},
-                          {{"units", n},
-                           {"tile_rows", config.tile_rows},
-                           {"block_columns", config.block_columns},
-                           {"block_bytes", config.block_bytes},
-                           {"k_unroll", config.k_unroll}},
-                          call.name_hint);
-  return LayoutRewrite{product, ""};
+  return LayoutRewrite{PackedDense(context.Operand(0, ""), call.args[1], n, config, call.name_hint),
+                       ""};
 }
 
 [[maybe_unused]] const bool kRegistered = [] {

@@ -5,7 +5,6 @@
 // compiled runs are skipped on hosts without avx512vnni.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -24,16 +23,6 @@ using target_test::CallWithArrays;
 const DataType kU8 = DataType::UInt(8), kI8 = DataType::Int(8), kI32 = DataType::Int(32);
 
 bool HostHasVnni() { return Target::Parse("llvm").HasFeature("avx512vnni"); }
-
-// Every value of the type: 255 x -128 products are where a signed/unsigned mix-up shows.
-tir::HostArray FullRangeArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
-  tir::HostArray array(t, std::move(shape));
-  std::mt19937 rng(seed);
-  const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
-  for (int64_t i = 0; i < array.NumElements(); ++i)
-    array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
-  return array;
-}
 
 // sum over the window of x * w, positions outside the input reading `pad_value`: NCHW x KCRS.
 std::vector<int64_t> ReferenceConv(const tir::HostArray& x, const tir::HostArray& w,
@@ -97,8 +86,8 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
   if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
   runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray x = test::FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = test::FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
   auto array_for = [&](const std::string& func, size_t index, DataType t) {
     return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
   };

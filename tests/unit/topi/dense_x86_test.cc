@@ -4,7 +4,6 @@
 // batches; and the user errors.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -43,6 +42,16 @@ struct DenseCase {
   int64_t N;
   bool transposed;
   DenseConfig config;
+
+  int64_t K() const { return data.back(); }
+  int64_t rows() const {  // the leading dimensions fused
+    int64_t count = 1;
+    for (size_t d = 0; d + 1 < data.size(); ++d) count *= data[d];
+    return count;
+  }
+  std::vector<int64_t> weight_shape() const {
+    return transposed ? std::vector<int64_t>{N, K()} : std::vector<int64_t>{K(), N};
+  }
 };
 
 // data [rows, K] x weight ([K, N], or [N, K] when transposed), row-major, in double.
@@ -72,11 +81,8 @@ TEST(TopiDenseX86, MatchesTheReferenceInBothWeightOrientations) {
       {{6, 13}, 200, false, Tile(6, 16, 48)},               // blocks of 3 panels
   };
   for (const DenseCase& c : cases) {
-    const int64_t K = c.data.back();
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < c.data.size(); ++d) rows *= c.data[d];
-    std::vector<int64_t> weight_shape = c.transposed ? std::vector<int64_t>{c.N, K}
-                                                     : std::vector<int64_t>{K, c.N};
+    const int64_t K = c.K(), rows = c.rows();
+    const std::vector<int64_t> weight_shape = c.weight_shape();
     te::Tensor x = te::placeholder(test::Exprs(c.data), kF32, "x");
     te::Tensor w = te::placeholder(test::Exprs(weight_shape), kF32, "w");
     te::Tensor y = dense_packed(x, pack_dense_weight(w, c.transposed, c.config), c.N);
@@ -106,29 +112,19 @@ TEST(TopiDenseX86, Int8MatchesTheIntegerReferenceExactly) {
       {{2, 3, 12}, 40, true, Tile(4, 16, 32, 2)},          // leading batch dimension
       {{16, 128}, 64, true, Tile(8, 32, 0, 3)},            // k_unroll dividing no K / 4
   };
-  auto full_range = [](DataType t, std::vector<int64_t> shape, unsigned seed) {
-    tir::HostArray array(t, std::move(shape));
-    std::mt19937 rng(seed);
-    const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
-    for (int64_t i = 0; i < array.NumElements(); ++i)
-      array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
-    return array;
-  };
   for (const DenseCase& c : cases) {
     SCOPED_TRACE("int8 dense " + Label(c.data) + " N=" + std::to_string(c.N) + " " +
                  c.config.str());
-    const int64_t K = c.data.back();
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < c.data.size(); ++d) rows *= c.data[d];
-    std::vector<int64_t> weight_shape = c.transposed ? std::vector<int64_t>{c.N, K}
-                                                     : std::vector<int64_t>{K, c.N};
+    const int64_t K = c.K(), rows = c.rows();
+    const std::vector<int64_t> weight_shape = c.weight_shape();
     te::Tensor x = te::placeholder(test::Exprs(c.data), u8, "x");
     te::Tensor w = te::placeholder(test::Exprs(weight_shape), i8, "w");
     te::Tensor y = dense_packed(x, pack_dense_weight(w, c.transposed, c.config), c.N);
     ASSERT_EQ(y.dtype(), DataType::Int(32));
     PrimFunc func = te::lower(schedule_dense_packed(y, c.config), {x, w, y}, "op");
     if (!vnni) continue;
-    tir::HostArray in_x = full_range(u8, c.data, 11), in_w = full_range(i8, weight_shape, 12);
+    tir::HostArray in_x = test::FullRangeArray(u8, c.data, 11);
+    tir::HostArray in_w = test::FullRangeArray(i8, weight_shape, 12);
     std::vector<double> want = DenseReference(in_x, in_w, rows, c.N, K, c.transposed);
     tir::HostArray got = test::RunBuilt(func, "llvm", {y}, {in_x, in_w})[0];
     int mismatches = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -115,5 +116,16 @@ inline Array<PrimExpr> Exprs(const std::vector<int64_t>& shape) {
 }
 
 using ::loom::testing::ErrorOf;
+
+// An 8-bit integer array over the type's whole range (uint8 0..255, int8 -128..127): products
+// of 255 and -128 are where a signed/unsigned mix-up or a 16-bit intermediate shows.
+inline tir::HostArray FullRangeArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
+  tir::HostArray array(t, std::move(shape));
+  std::mt19937 rng(seed);
+  const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
+  for (int64_t i = 0; i < array.NumElements(); ++i)
+    array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
+  return array;
+}
 
 }  // namespace loom::topi::test
