@@ -113,6 +113,34 @@ TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
   ExpectFoldsAndAgrees(MakeQuantizedDense(), "dense", "nn_contrib_dense_packed_subtract");
 }
 
+TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {
+  // The product's result plus its bias, quantized (QuantizeLinear's arithmetic).
+  Function conv = MakeQuantizedConv({kU8, 131, {1, 3, 11, 9}, 20, {}, {}});
+  Expr q = MakeCall("round", {MakeCall("divide", {conv->body, Scalar(kF32, 0.07)})});
+  q = MakeCall("clip", {MakeCall("add", {q, Scalar(kF32, 128)})},
+               {{"a_min", 0.0}, {"a_max", 255.0}});
+  Function before =
+      MakeFunction(conv->params, MakeCall("cast", {q}, {{"dtype", std::string("uint8")}}));
+  Function after = RunPass(FoldQuantizedProducts(), before);
+  const std::string text = ToText(after);
+  EXPECT_FALSE(Has(text, "divide(")) << text;
+  EXPECT_TRUE(Has(text, "multiply(%")) << text;
+  // At most one step apart, and only where the quotient sits at a .5 boundary.
+  std::vector<runtime::NDArray> inputs = {RandomOf(before->params[0].type(), 9)};
+  runtime::NDArray want = Interpret(before, inputs).tensor, got = Interpret(after, inputs).tensor;
+  int64_t moved = 0;
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const int64_t step = std::abs(GetInt(got, i) - GetInt(want, i));
+    EXPECT_LE(step, 1) << "element " << i;
+    moved += step;
+  }
+  EXPECT_LE(moved * 100, want.NumElements()) << moved << " of " << want.NumElements() << " moved";
+  // A division of anything else stays.
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Function plain = MakeFunction({x}, MakeCall("divide", {x, Scalar(kF32, 0.07)}));
+  EXPECT_TRUE(Has(ToText(RunPass(FoldQuantizedProducts(), plain)), "divide("));
+}
+
 TEST(FoldQuantizedProducts, WhatItCannotFoldStays) {
   // Grouped, per-channel weight zero points that differ, a data scale that is no constant.
   Function grouped = MakeQuantizedConv({kU8, 0, {1, 8, 6, 6}, 8, {{"groups", int64_t{2}}}, {}});
