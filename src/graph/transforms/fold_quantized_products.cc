@@ -142,7 +142,7 @@ class QuantizedProductFolder : public ExprMutator {
   std::optional<Expr> Requantize(const CallNode& call) {
     const std::string& name = call.op->name;
     if (call.args.size() != 2 || !products_.count(call.args[0].get())) return std::nullopt;
-    if (name == "add" || name == "subtract" || name == "multiply") {
+    if (name == "add" || name == "subtract" || name == "multiply" || name == "nn.bias_add") {
       if (IsConstantExpr(call.args[1])) {
         Expr same = MakeCall(call.op, call.args, call.attrs, call.name_hint);
         products_.insert(same.get());

@@ -114,9 +114,11 @@ TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
 }
 
 TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {
-  // The product's result plus its bias, quantized (QuantizeLinear's arithmetic).
+  // The product's result plus biases (an add, then a bias_add), quantized (QuantizeLinear's
+  // arithmetic).
   Function conv = MakeQuantizedConv({kU8, 131, {1, 3, 11, 9}, 20, {}, {}});
-  Expr q = MakeCall("round", {MakeCall("divide", {conv->body, Scalar(kF32, 0.07)})});
+  Expr biased = MakeCall("nn.bias_add", {conv->body, RandomConstant({20}, "bias2", 8)});
+  Expr q = MakeCall("round", {MakeCall("divide", {biased, Scalar(kF32, 0.07)})});
   q = MakeCall("clip", {MakeCall("add", {q, Scalar(kF32, 128)})},
                {{"a_min", 0.0}, {"a_max", 255.0}});
   Function before =
