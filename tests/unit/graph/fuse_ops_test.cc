@@ -131,8 +131,7 @@ std::vector<std::string> ChainGroups(int n, int max_group_size) {
 TEST(FuseOps, GroupsRespectTheSizeLimit) {
   using Names = std::vector<std::string>;
   EXPECT_EQ(ChainGroups(5, 256), Names{"fused_nn_relu_exp_nn_relu_exp_nn_relu"});
-  EXPECT_EQ(ChainGroups(5, 2),
-            (Names{"fused_nn_relu_exp", "fused_nn_relu_exp", "fused_nn_relu"}));
+  EXPECT_EQ(ChainGroups(5, 2), (Names{"fused_nn_relu_exp", "fused_nn_relu_exp", "fused_nn_relu"}));
   EXPECT_EQ(ChainGroups(3, 1), (Names{"fused_nn_relu", "fused_exp", "fused_nn_relu"}));
   EXPECT_NE(ErrorOf([] { FuseOps(0); }).find("max_group_size must be at least 1"),
             std::string::npos);
@@ -171,8 +170,7 @@ TEST(FuseOps, AnInjectiveCallAfterAnEpilogueIsAKernelOfItsOwn) {
   Expr flat = MakeCall("flatten", {conv}, {{"axis", int64_t{1}}});
   Expr dense = MakeCall("nn.dense", {flat, RandomConstant({5, 12}, "fc", 7)});
   std::string text = Fused(MakeFunction({x}, MakeCall("nn.relu", {dense})));
-  EXPECT_NE(text.find("  %0 = @fused_nn_conv2d_nn_relu(%x, meta[Constant 'w' "),
-            std::string::npos)
+  EXPECT_NE(text.find("  %0 = @fused_nn_conv2d_nn_relu(%x, meta[Constant 'w' "), std::string::npos)
       << text;
   EXPECT_NE(text.find("  %1 = @fused_flatten(%0);\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  %2 = @fused_nn_dense_nn_relu(%1, meta[Constant 'fc' "), std::string::npos)
@@ -193,6 +191,38 @@ TEST(FuseOps, TwoConvolutionsNeverShareAGroup) {
       << text;
 }
 
+// The primitive functions' names in a fused module's text, in order.
+std::vector<std::string> GroupNames(const std::string& text) {
+  std::vector<std::string> names;
+  for (size_t at = text.find("\n@"); at != std::string::npos; at = text.find("\n@", at + 1)) {
+    names.push_back(text.substr(at + 2, text.find(' ', at + 2) - at - 2));
+  }
+  return names;
+}
+
+// A dequantization (uint8 -> float32, same shape) joins its producer's epilogue when its
+// consumer is an anchor, which takes no producer; before an elementwise consumer it stays
+// with the consumer, so the producer writes 8 bits.
+TEST(FuseOps, AConversionJoinsItsProducerOnlyBeforeAnAnchor) {
+  const DataType u8 = DataType::UInt(8);
+  auto quantized_conv = [&](const Expr& x, const std::string& name) {
+    Expr conv = MakeCall("nn.conv2d", {x, RandomConstant({4, 4, 1, 1}, name + ".w", 3)}, {}, name);
+    Expr q = MakeCall("cast", {conv}, {{"dtype", std::string("uint8")}});
+    Expr scale = MakeConstant(test::ArrayOf({}, kF32, {0.5}));
+    Expr zero = MakeConstant(test::ArrayOf({}, u8, {3}));
+    return MakeCall("qnn.dequantize", {q, scale, zero}, {}, name + ".dq");
+  };
+  Var x = MakeVar("x", TensorType({1, 4, 5, 5}, kF32));
+  Expr first = quantized_conv(x, "a");
+  Expr anchor_after =
+      MakeCall("nn.conv2d", {first, RandomConstant({4, 4, 1, 1}, "c.w", 4)}, {}, "c");
+  EXPECT_EQ(GroupNames(Fused(MakeFunction({x}, anchor_after))),
+            (std::vector<std::string>{"fused_nn_conv2d_cast_qnn_dequantize", "fused_nn_conv2d"}));
+  Expr sum = MakeCall("add", {quantized_conv(x, "d"), x}, {}, "sum");
+  EXPECT_EQ(GroupNames(Fused(MakeFunction({x}, sum))),
+            (std::vector<std::string>{"fused_nn_conv2d_cast", "fused_qnn_dequantize_add"}));
+}
+
 TEST(FuseOps, TuplesAndProjectionsStayBetweenGroups) {
   // split's tuple result makes it a kernel of its own; its projections, and a tuple the
   // graph builds and projects, are values between groups (exp's output leaves through one,
@@ -204,8 +234,7 @@ TEST(FuseOps, TuplesAndProjectionsStayBetweenGroups) {
   Expr pair = MakeTuple({e, r});
   Expr sum = MakeCall("add", {MakeTupleGetItem(pair, 0), MakeTupleGetItem(pieces, 1)});
   Expr joined = MakeCall("concatenate", {sum, e}, {{"axis", int64_t{0}}});
-  Function main =
-      MakeFunction({x}, MakeTuple({joined, MakeCall("sum", {r}, {{"axis", Ints{1}}})}));
+  Function main = MakeFunction({x}, MakeTuple({joined, MakeCall("sum", {r}, {{"axis", Ints{1}}})}));
   std::string text = Fused(main);
   EXPECT_NE(text.find("  %0 = @fused_nn_relu(%x);\n"
                       "  %1 = @fused_split(%0);\n"
