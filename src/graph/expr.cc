@@ -1,5 +1,6 @@
 #include "loom/graph/expr.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "loom/graph/functor.h"
@@ -49,6 +50,13 @@ Constant MakeConstant(runtime::NDArray data, std::string name_hint) {
   LOOM_CHECK_USER(data.defined()) << "constant '" << name_hint << "' has no data";
   Type type = TensorType(data.Shape(), data.dtype());
   return Constant(new ConstantNode(std::move(data), std::move(name_hint), std::move(type)));
+}
+
+bool IsConstantExpr(const Expr& e) {
+  if (e.as<ConstantNode>()) return true;
+  const auto* call = e.as<CallNode>();
+  return call != nullptr && call->op != nullptr &&
+         std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
 }
 
 namespace {

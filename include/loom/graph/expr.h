@@ -153,6 +153,9 @@ LOOM_GRAPH_HANDLE(Function)
 // Factories: each checks its node and infers its type (a loom::Error when it is invalid).
 Var MakeVar(std::string name_hint, Type type);
 Constant MakeConstant(runtime::NDArray data, std::string name_hint = "");
+// Whether `e` is a constant, or a call of operators on constants only (what FoldConstant
+// turns into one constant: a weight transposed, a dequantized bias).
+bool IsConstantExpr(const Expr& e);
 // Runs the operator's type relation on the arguments' types. Attributes the schema does not
 // know, a missing required one, one of the wrong kind or a wrong argument count are
 // errors naming the call.

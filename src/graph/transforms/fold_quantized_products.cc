@@ -64,14 +64,6 @@ const CallNode* AsDequantize(const Expr& e) {
   return call;
 }
 
-// Constants, and calls of constants only (a dequantized bias).
-bool IsConstantExpr(const Expr& e) {
-  if (e.as<ConstantNode>()) return true;
-  const auto* call = e.as<CallNode>();
-  return call != nullptr && call->op != nullptr &&
-         std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
-}
-
 // A float32 scalar constant's value.
 std::optional<float> ScalarValue(const Expr& e) {
   const auto* constant = e.as<ConstantNode>();

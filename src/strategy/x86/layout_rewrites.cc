@@ -21,6 +21,7 @@ namespace {
 using graph::Attrs;
 using graph::CallNode;
 using graph::Expr;
+using graph::IsConstantExpr;
 using graph::Ints;
 using graph::LayoutRewrite;
 using graph::LayoutRewriteContext;
@@ -33,14 +34,6 @@ bool HasBlockedKernels(const Target& target) { return target.HasFeature("avx512f
 
 bool PositiveShape(const std::vector<int64_t>& shape) {
   return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
-}
-
-// Constants and calls of constants only (what FoldConstant turns into one constant).
-bool IsConstantExpr(const Expr& e) {
-  if (e.as<graph::ConstantNode>()) return true;
-  const auto* call = e.as<CallNode>();
-  return call != nullptr && call->op != nullptr &&
-         std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
 }
 
 // The output channels a conv computes for `channels`: those, or the next multiple of the
