@@ -1,9 +1,12 @@
 #include "loom/graph/expr.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "loom/graph/functor.h"
+#include "loom/runtime/float_codec.h"
 
 namespace loom::graph {
 
@@ -50,6 +53,27 @@ Constant MakeConstant(runtime::NDArray data, std::string name_hint) {
   LOOM_CHECK_USER(data.defined()) << "constant '" << name_hint << "' has no data";
   Type type = TensorType(data.Shape(), data.dtype());
   return Constant(new ConstantNode(std::move(data), std::move(name_hint), std::move(type)));
+}
+
+Constant MakeScalarConstant(double value, DataType dtype, std::string name_hint) {
+  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
+  void* data = array.data();
+  if (dtype == DataType::Float(64)) {
+    *static_cast<double*>(data) = value;
+  } else if (dtype == DataType::Float(32)) {
+    *static_cast<float*>(data) = static_cast<float>(value);
+  } else if (dtype == DataType::Float(16)) {
+    *static_cast<uint16_t*>(data) = FloatToHalfBits(static_cast<float>(value));
+  } else if (dtype == DataType::BFloat16()) {
+    *static_cast<uint16_t*>(data) = FloatToBFloat16Bits(static_cast<float>(value));
+  } else {
+    LOOM_ICHECK((dtype.is_int() || dtype.is_uint()) && dtype.lanes() == 1 &&
+                value == std::nearbyint(value))
+        << "MakeScalarConstant(" << value << ", " << dtype.str() << "): not a value of the type";
+    const int64_t integer = static_cast<int64_t>(value);
+    std::memcpy(data, &integer, static_cast<size_t>(dtype.bytes()));  // little-endian
+  }
+  return MakeConstant(array, std::move(name_hint));
 }
 
 bool IsConstantExpr(const Expr& e) {

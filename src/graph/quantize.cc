@@ -111,22 +111,13 @@ QuantizedWeight QuantizeWeight(const runtime::NDArray& weight) {
   return q;
 }
 
-runtime::NDArray Scalar(DataType t, double value) {
-  runtime::NDArray a = runtime::NDArray::Empty({}, t);
-  if (t == kF32)
-    *static_cast<float*>(a.data()) = static_cast<float>(value);
-  else
-    *static_cast<uint8_t*>(a.data()) = static_cast<uint8_t>(value);
-  return a;
-}
-
 // x quantized to uint8 and dequantized: the QDQ pair of a quantized layer's data.
 Expr QuantizeDequantize(const Expr& x, const Uint8Params& p, const std::string& name) {
-  Expr scale = MakeConstant(Scalar(kF32, p.scale), name + ".data_scale");
+  Expr scale = MakeScalarConstant(p.scale, kF32, name + ".data_scale");
   Expr zero_point =
-      MakeConstant(Scalar(DataType::UInt(8), double(p.zero_point)), name + ".data_zero_point");
+      MakeScalarConstant(double(p.zero_point), DataType::UInt(8), name + ".data_zero_point");
   Expr q = MakeCall("round", {MakeCall("divide", {x, scale})});
-  q = MakeCall("add", {q, MakeConstant(Scalar(kF32, double(p.zero_point)))});
+  q = MakeCall("add", {q, MakeScalarConstant(double(p.zero_point), kF32)});
   q = MakeCall("clip", {q}, {{"a_min", 0.0}, {"a_max", 255.0}});
   q = MakeCall("cast", {q}, {{"dtype", std::string("uint8")}}, name + ".data_quantized");
   return MakeCall("qnn.dequantize", {q, scale, zero_point}, {}, name + ".data");

@@ -153,6 +153,9 @@ LOOM_GRAPH_HANDLE(Function)
 // Factories: each checks its node and infers its type (a loom::Error when it is invalid).
 Var MakeVar(std::string name_hint, Type type);
 Constant MakeConstant(runtime::NDArray data, std::string name_hint = "");
+// A 0-d constant holding `value` as `dtype` (a float type, rounded to it, or an integer type,
+// which must hold the value exactly).
+Constant MakeScalarConstant(double value, DataType dtype, std::string name_hint = "");
 // Whether `e` is a constant, or a call of operators on constants only (what FoldConstant
 // turns into one constant: a weight transposed, a dequantized bias).
 bool IsConstantExpr(const Expr& e);

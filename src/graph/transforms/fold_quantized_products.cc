@@ -80,7 +80,7 @@ class QuantizedProductFolder : public ExprMutator {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
     const auto* product = rebuilt.as<CallNode>();
     if (product == nullptr || product->op == nullptr) return rebuilt;
-    if (std::optional<Expr> requantized = Requantize(*product)) return *requantized;
+    if (std::optional<Expr> requantized = Requantize(rebuilt, *product)) return *requantized;
     const std::string& name = product->op->name;
     const bool conv = name == "nn.conv2d";
     if ((!conv && name != "nn.dense") || (conv && product->attrs.GetInt("groups") != 1)) {
@@ -131,22 +131,18 @@ class QuantizedProductFolder : public ExprMutator {
   // requantize. The quotient moves by at most an ulp, which changes the rounded integer only
   // for a value within an ulp of a .5 boundary; a float division per output element cost
   // 5-15% of the int8 models' time. QuantizeLinear anywhere else divides.
-  std::optional<Expr> Requantize(const CallNode& call) {
+  std::optional<Expr> Requantize(const Expr& rebuilt, const CallNode& call) {
     const std::string& name = call.op->name;
     if (call.args.size() != 2 || !products_.count(call.args[0].get())) return std::nullopt;
     if (name == "add" || name == "subtract" || name == "multiply" || name == "nn.bias_add") {
-      if (IsConstantExpr(call.args[1])) {
-        Expr same = MakeCall(call.op, call.args, call.attrs, call.name_hint);
-        products_.insert(same.get());
-        return same;
-      }
+      if (IsConstantExpr(call.args[1])) products_.insert(rebuilt.get());
       return std::nullopt;
     }
     std::optional<float> divisor = ScalarValue(call.args[1]);
     if (name != "divide" || !divisor || !(*divisor > 0)) return std::nullopt;
-    runtime::NDArray reciprocal = runtime::NDArray::Empty({}, DataType::Float(32));
-    *static_cast<float*>(reciprocal.data()) = 1.0f / *divisor;
-    return MakeCall("multiply", {call.args[0], MakeConstant(reciprocal)}, {}, call.name_hint);
+    return MakeCall("multiply",
+                    {call.args[0], MakeScalarConstant(1.0f / *divisor, DataType::Float(32))}, {},
+                    call.name_hint);
   }
 
   // The folded products' results, and constants added to or multiplying them.

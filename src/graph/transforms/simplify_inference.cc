@@ -13,28 +13,9 @@
 #include "graph/transforms/map_functions.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/transform.h"
-#include "loom/runtime/float_codec.h"
 
 namespace loom::graph {
 namespace {
-
-// A 0-d array holding `value` as `dtype` (a float type).
-runtime::NDArray ScalarArray(double value, DataType dtype) {
-  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
-  void* data = array.data();
-  if (dtype == DataType::Float(64)) {
-    *static_cast<double*>(data) = value;
-  } else if (dtype == DataType::Float(32)) {
-    *static_cast<float*>(data) = static_cast<float>(value);
-  } else if (dtype == DataType::Float(16)) {
-    *static_cast<uint16_t*>(data) = FloatToHalfBits(static_cast<float>(value));
-  } else if (dtype == DataType::BFloat16()) {
-    *static_cast<uint16_t*>(data) = FloatToBFloat16Bits(static_cast<float>(value));
-  } else {
-    LOOM_ICHECK(false) << "ScalarArray of the non-float type " << dtype.str();
-  }
-  return array;
-}
 
 class InferenceSimplifier : public ExprMutator {
  public:
@@ -63,8 +44,8 @@ class InferenceSimplifier : public ExprMutator {
                                               << data.type().str() << " passed the type relation";
     if (axis < 0) axis += ndim;
 
-    Expr epsilon = MakeConstant(ScalarArray(bn.attrs.GetFloat("epsilon"), var.type().dtype()),
-                                part("epsilon"));
+    Expr epsilon =
+        MakeScalarConstant(bn.attrs.GetFloat("epsilon"), var.type().dtype(), part("epsilon"));
     Expr std_dev = MakeCall("sqrt", {MakeCall("add", {var, epsilon})});
     Expr scale = MakeCall("divide", {gamma, std_dev}, {}, part("scale"));
     Expr shift =

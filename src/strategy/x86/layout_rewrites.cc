@@ -161,12 +161,6 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   return WithOutChannels(conv, cfg.oc_bn, wl.k, out_channels);
 }
 
-Expr Int32Scalar(int64_t value) {
-  runtime::NDArray array = runtime::NDArray::Empty({}, DataType::Int(32));
-  *static_cast<int32_t*>(array.data()) = static_cast<int32_t>(value);
-  return graph::MakeConstant(array);
-}
-
 int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
@@ -179,7 +173,7 @@ struct UnsignedOperand {
   Expr Of(Expr data) const {
     if (!shift) return data;
     Expr wide = MakeCall("cast", {std::move(data)}, {{"dtype", std::string("int32")}});
-    Expr shifted = MakeCall("add", {wide, Int32Scalar(128)});
+    Expr shifted = MakeCall("add", {wide, graph::MakeScalarConstant(128, DataType::Int(32))});
     return MakeCall("cast", {shifted}, {{"dtype", std::string("uint8")}});
   }
 };
@@ -209,7 +203,8 @@ std::optional<UnsignedOperand> VnniOperands(const CallNode& call, const Target& 
 Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
   Expr wide = MakeCall("cast", {weight}, {{"dtype", std::string("int32")}});
   Expr sums = MakeCall("sum", {wide}, {{"axis", axes}});
-  return MakeCall("multiply", {sums, Int32Scalar(zero_point)});
+  Expr scalar = graph::MakeScalarConstant(double(zero_point), DataType::Int(32));
+  return MakeCall("multiply", {sums, scalar});
 }
 
 // qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0, groups 1) -> the
