@@ -11,6 +11,9 @@ For each model and thread count it prints exactly one line:
 - *_rss_mb: the peak resident memory (ru_maxrss) of the timing process, largest over rounds;
 - openvino_ms: OpenVINO's CPU plugin (float32, one stream, N threads) in its own process,
   when the openvino package is installed (python/requirements-test.txt pins it);
+- --precision bf16: Loom compiles with --precision bf16 and OpenVINO runs at bf16 (its
+  default precision on CPUs with AMX); ONNX Runtime stays float32; a second '#' line gives
+  loom/openvino;
 - tuned_ms: the model compiled with its tuning records (those shipped with Loom; with
   --records DIR those of DIR/<model>.jsonl first, for models that have one), timed in the
   same alternation; loom_ms is the defaults alone (--no-shipped-records).
@@ -31,12 +34,13 @@ sys.path.insert(0, PYTHON_DIR)
 from loom_models import loom_tool, models  # noqa: E402
 
 
-def time_onnxruntime(model_path, threads, repeat, warmup, runtime="onnxruntime"):
-    """(median ms, peak RSS MiB) of ONNX Runtime (or OpenVINO) timing the model in its own
-    process."""
+def time_onnxruntime(model_path, threads, repeat, warmup, runtime="onnxruntime",
+                     precision="f32"):
+    """(median ms, peak RSS MiB) of ONNX Runtime (or OpenVINO, at `precision`) timing the
+    model in its own process."""
     command = [sys.executable, "-m", "loom_models.reference", model_path,
                "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup),
-               "--runtime", runtime]
+               "--runtime", runtime, "--precision", precision]
     out, rss_mb = loom_tool.measure_child(command, env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
     return loom_tool.parse_bench_line(out)["median_ms"], rss_mb
 
@@ -54,7 +58,8 @@ def measure_case(loom, artifact, tuned, model_path, threads, args):
     for _ in range(args.rounds):
         if args.openvino:
             ov_ms.append(time_onnxruntime(model_path, threads, args.repeat, args.warmup,
-                                          runtime="openvino")[0])
+                                          runtime="openvino",
+                                          precision="bf16" if args.bf16 else "f32")[0])
         figures, rss = loom_tool.bench(loom, artifact, threads, args.repeat, args.warmup)
         loom_ms.append(figures["median_ms"])
         loom_rss = max(loom_rss, rss)
@@ -72,18 +77,21 @@ def measure_case(loom, artifact, tuned, model_path, threads, args):
 
 def bench_model(name, args):
     model_path = models.cached(name, args.workdir)
-    artifact = os.path.join(args.workdir, f"{name}.so")
+    suffix = "_bf16" if args.bf16 else ""
+    precision = ["--precision", "bf16"] if args.bf16 else []
+    artifact = os.path.join(args.workdir, f"{name}{suffix}.so")
     # The defaults alone: the records shipped with Loom are what tuned_ms shows.
     compile_s = loom_tool.compile_model(args.loom, model_path, artifact,
-                                        extra_args=["--no-shipped-records"])
+                                        extra_args=["--no-shipped-records", *precision])
     tuned = None
     records = os.path.join(args.records, f"{name}.jsonl") if args.records else None
     if not args.records or os.path.isfile(records):
         # With --records DIR: DIR's records (then the shipped ones); without: the shipped ones.
-        tuned = os.path.join(args.workdir, f"{name}_tuned.so")
-        loom_tool.compile_model(args.loom, model_path, tuned,
-                                extra_args=["--records", records] if args.records else [])
-    ratios = []
+        tuned = os.path.join(args.workdir, f"{name}{suffix}_tuned.so")
+        loom_tool.compile_model(
+            args.loom, model_path, tuned,
+            extra_args=(["--records", records] if args.records else []) + precision)
+    ratios, ov_ratios = [], []
     for threads in args.threads:
         loom_ms, tuned_ms, ort_ms, ov_ms, loom_rss, ort_rss = measure_case(
             args.loom, artifact, tuned, model_path, threads, args)
@@ -97,7 +105,14 @@ def bench_model(name, args):
         if tuned_ms:
             ratio += f" (tuned {tuned_ms / ort_ms:.2f})"
         ratios.append(f"{ratio} on {threads} thread{plural}")
+        if ov_ms:
+            ov_ratio = f"{loom_ms / ov_ms:.2f}"
+            if tuned_ms:
+                ov_ratio += f" (tuned {tuned_ms / ov_ms:.2f})"
+            ov_ratios.append(f"{ov_ratio} on {threads} thread{plural}")
     print(f"# {name}: loom/onnxruntime latency {', '.join(ratios)}", flush=True)
+    if ov_ratios:
+        print(f"# {name}: loom/openvino latency {', '.join(ov_ratios)}", flush=True)
 
 
 def comma_list(text):
@@ -122,9 +137,13 @@ def main():
     parser.add_argument("--records", default="",
                         help="a folder of tuning records, <model>.jsonl each, used before the "
                              "shipped ones for tuned_ms (models without one are not tuned)")
+    parser.add_argument("--precision", choices=["float32", "bf16"], default="float32",
+                        help="bf16: Loom compiles with --precision bf16 and OpenVINO runs at "
+                             "bf16 (its default on CPUs with AMX); ONNX Runtime stays float32")
     parser.add_argument("--no-openvino", dest="openvino", action="store_false",
                         help="do not time OpenVINO (timed as openvino_ms when it is installed)")
     args = parser.parse_args()
+    args.bf16 = args.precision == "bf16"
     args.openvino = args.openvino and openvino_available()
     unknown = [m for m in args.models if m not in models.NAMES]
     if unknown:

@@ -75,16 +75,17 @@ def time_runs(model_path, threads, repeat, warmup, inputs=None):
     return times
 
 
-def time_openvino_runs(model_path, threads, repeat, warmup):
+def time_openvino_runs(model_path, threads, repeat, warmup, precision="f32"):
     """Milliseconds of each of `repeat` OpenVINO runs after `warmup` untimed ones: the CPU
-    plugin, one stream, `threads` inference threads, float32 precision, latency hint."""
+    plugin, one stream, `threads` inference threads, `precision` (its inference precision
+    hint: f32, or bf16, its default on CPUs with AMX), latency hint."""
     import openvino  # a benchmark baseline only: imported when asked for
 
     inputs = timing_inputs(session(model_path, 1))
     core = openvino.Core()
     compiled = core.compile_model(core.read_model(model_path), "CPU", {
         "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32"})
+        "INFERENCE_PRECISION_HINT": precision})
     request = compiled.create_infer_request()
     for _ in range(warmup):
         request.infer(inputs)
@@ -110,11 +111,16 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--runtime", choices=["onnxruntime", "openvino"], default="onnxruntime")
+    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                        help="OpenVINO's inference precision (ONNX Runtime's is float32)")
     args = parser.parse_args(argv)
     if args.threads < 1 or args.repeat < 1 or args.warmup < 0:
         parser.error("--threads and --repeat must be at least 1, --warmup at least 0")
-    timer = time_openvino_runs if args.runtime == "openvino" else time_runs
-    times = timer(args.model, args.threads, args.repeat, args.warmup)
+    if args.runtime == "openvino":
+        times = time_openvino_runs(args.model, args.threads, args.repeat, args.warmup,
+                                   args.precision)
+    else:
+        times = time_runs(args.model, args.threads, args.repeat, args.warmup)
     print(summary_line(times, args.threads), flush=True)
     return 0
 

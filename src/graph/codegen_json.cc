@@ -161,10 +161,12 @@ std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>
 }
 
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
-                               const std::vector<size_t>& param_offsets, const std::string& target) {
+                               const std::vector<size_t>& param_offsets, const std::string& target,
+                               const std::string& precision) {
   nlohmann::ordered_json doc;
   doc["format"] = "loom-graph-1";
   doc["target"] = target;
+  doc["precision"] = precision;
   nlohmann::ordered_json entries = nlohmann::ordered_json::array();
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   for (size_t e = 0; e < graph.entries.size(); ++e) {

@@ -48,8 +48,9 @@ ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& low
 // parameter entry number i, in entry order).
 std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets);
 
-// The "loom-graph-1" document.
+// The "loom-graph-1" document; `precision` is CompileOptions::precision.
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
-                               const std::vector<size_t>& param_offsets, const std::string& target);
+                               const std::vector<size_t>& param_offsets, const std::string& target,
+                               const std::string& precision);
 
 }  // namespace loom::graph

@@ -9,6 +9,7 @@
 
 #include "graph/codegen_json.h"
 #include "loom/graph/lower.h"
+#include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
 #include "loom/ir/pass_context.h"
 #include "loom/target/build.h"
@@ -19,6 +20,9 @@ namespace {
 void CheckOptions(const IRModule& module, const CompileOptions& options) {
   LOOM_CHECK_USER(options.opt_level >= 0 && options.opt_level <= 3)
       << "Compile: opt_level must be 0, 1, 2 or 3, got " << options.opt_level;
+  LOOM_CHECK_USER(options.precision == "float32" || options.precision == "bf16")
+      << "Compile: precision must be \"float32\" or \"bf16\", got \"" << options.precision
+      << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
   LOOM_CHECK_USER(module.Contains("main"))
@@ -101,7 +105,10 @@ Pass CopyConstantOutputs() {
 //   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
 // At every level a constant model output becomes the output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
-  return {
+  std::vector<Pass> passes;
+  // First: the products it marks are the model's own, before any rewrite.
+  if (options.precision == "bf16") passes.push_back(ToBFloat16Products(HasBFloat16Products(target)));
+  std::vector<Pass> rest = {
       AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values
       AtLevel(2, FoldQuantizedProducts()),  // before FoldConstant makes its weights float
       AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
@@ -115,6 +122,8 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
       // -O0 fuses nothing: a group of one operator each.
       FuseOps(options.opt_level >= 1 ? options.max_fuse_group : 1),
   };
+  passes.insert(passes.end(), rest.begin(), rest.end());
+  return passes;
 }
 
 // One context for the whole compile, graph and TIR passes alike: the caller's (its
@@ -159,7 +168,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   timer.Done("codegen");
   std::vector<size_t> param_offsets;
   model.params = ParamsBlob(graph, &param_offsets);
-  model.graph_json = ExecutionGraphJson(graph, plan, param_offsets, target.str());
+  model.graph_json =
+      ExecutionGraphJson(graph, plan, param_offsets, target.str(), options.precision);
   model.memory = plan.stats;
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
     model.kernel_names.push_back(kernel.func);

@@ -16,6 +16,7 @@ struct Tables {
   // (op, target key) -> entries, in registration order.
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
+  std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
 };
 
 Tables& GlobalTables() {
@@ -81,6 +82,22 @@ bool HasLayoutRewrites(const Target& target) {
   std::lock_guard<std::mutex> lock(tables.mutex);
   for (const auto& [op_and_key, rewrites] : tables.rewrites) {
     if (target.HasKey(op_and_key.second) && !rewrites.empty()) return true;
+  }
+  return false;
+}
+
+void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.bfloat16_products[target_key] = std::move(has_kernels);
+}
+
+bool HasBFloat16Products(const Target& target) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  for (const std::string& key : target.keys()) {
+    auto it = tables.bfloat16_products.find(key);
+    if (it != tables.bfloat16_products.end() && it->second(target)) return true;
   }
   return false;
 }

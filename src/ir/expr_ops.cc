@@ -353,4 +353,9 @@ PrimExpr call_llvm_pure_intrin(DataType t, const std::string& intrinsic, Array<P
   return Call(t, Op::Get("call_llvm_pure_intrin"), std::move(args));
 }
 
+PrimExpr call_llvm_intrin(DataType t, const std::string& intrinsic, Array<PrimExpr> args) {
+  args.insert(args.begin(), StringImm(intrinsic));
+  return Call(t, Op::Get("call_llvm_intrin"), std::move(args));
+}
+
 }  // namespace loom

@@ -309,7 +309,7 @@ void CallNode::Validate() {
       << "cannot call '" << op->name << "': it takes " << op->num_inputs << " argument(s), got "
       << args.size();
   if (op->name == "call_extern" || op->name == "call_pure_extern" ||
-      op->name == "call_llvm_pure_intrin") {
+      op->name == "call_llvm_pure_intrin" || op->name == "call_llvm_intrin") {
     LOOM_CHECK_USER(!args.empty() && args[0].as<StringImmNode>())
         << "cannot build " << op->name << ": the first argument must be the function name";
   }

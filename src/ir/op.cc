@@ -24,6 +24,9 @@ constexpr OpSpec kBuiltinOps[] = {
     // call_llvm_pure_intrin("llvm.x86.avx512.vpdpbusd.512", args...): an LLVM intrinsic by
     // name, for instructions Loom has no operator for; only LLVM codegen can run it.
     {"call_llvm_pure_intrin", CallEffect::kPure, -1},
+    // call_llvm_intrin: the same for an intrinsic with effects on state LLVM does not see as
+    // values (AMX's tile registers: ldtilecfg, tileloadd, tdpbf16ps), kept in program order.
+    {"call_llvm_intrin", CallEffect::kOpaque, -1},
     {"exp", CallEffect::kPure, 1},
     {"exp2", CallEffect::kPure, 1},
     {"log", CallEffect::kPure, 1},

@@ -4,6 +4,11 @@
 #include <sstream>
 #include <utility>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -37,6 +42,20 @@ std::optional<bool> HostHasCpuFeature(const std::string& name) {
 #endif
   (void)name;
   return std::nullopt;
+}
+
+bool RequestTileRegisters() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    if (HostHasCpuFeature("amx-tile") != true) return false;
+    constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+    constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
 }
 
 std::vector<std::string> MissingCpuFeatures(

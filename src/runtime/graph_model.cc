@@ -271,6 +271,7 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
     model->target_ = Text(doc, "target", "the document");
     CheckCpuFeatures(model->target_);
   }
+  if (doc.contains("precision")) model->precision_ = Text(doc, "precision", "the document");
 
   const json& storages = Array(doc, "storages", "the document");
   for (size_t i = 0; i < storages.size(); ++i) {

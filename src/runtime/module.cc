@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "loom/runtime/cpu_features.h"
 #include "loom/support/error.h"
 
 namespace loom::runtime {
@@ -130,6 +131,8 @@ void InitBackendServices(const std::function<void*(const char* symbol)>& find_gl
   fill(LOOM_API_SET_LAST_ERROR_SYMBOL, LoomAPISetLastErrorFn{&LoomAPISetLastError});
   fill(LOOM_BACKEND_CALL_PACKED_SYMBOL, LoomBackendCallPackedFn{&LoomBackendCallPacked});
   fill(LOOM_MODULE_CONTEXT_SYMBOL, static_cast<void*>(context));
+  // Kernels tensorized onto AMX tiles need the process's permission first.
+  RequestTileRegisters();
 }
 
 }  // namespace loom::runtime

@@ -214,6 +214,7 @@ LOOM_FLOAT_RULE("fma", std::fma(x(0), x(1), x(2)));
 LOOM_INTERPRETER_RULE("call_extern", Rules::Extern);
 LOOM_INTERPRETER_RULE("call_pure_extern", Rules::Extern);
 LOOM_INTERPRETER_RULE("call_llvm_pure_intrin", Rules::LLVMIntrinsic);
+LOOM_INTERPRETER_RULE("call_llvm_intrin", Rules::LLVMIntrinsic);
 LOOM_INTERPRETER_RULE("isnan", Rules::IsNan);
 LOOM_INTERPRETER_RULE("reinterpret", Rules::Reinterpret);
 LOOM_INTERPRETER_RULE("if_then_else", Rules::IfThenElse);

@@ -8,7 +8,7 @@
 
 namespace loom::topi {
 
-te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
+te::Tensor matmul(const te::Tensor& a, const te::Tensor& b, DataType out_dtype) {
   LOOM_CHECK_USER(a.dtype() == b.dtype())
       << "matmul: operand types differ ('" << a.name() << "' is " << a.dtype().str() << ", '"
       << b.name() << "' is " << b.dtype().str() << "); cast one operand to the other's type";
@@ -43,7 +43,8 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b) {
         a_index.push_back(k->var);
         b_index.push_back(k->var);
         if (!b_vector) b_index.push_back(i[next++]);
-        return te::sum(a(a_index) * b(b_index), {k});
+        if (out_dtype.is_void()) return te::sum(a(a_index) * b(b_index), {k});
+        return te::sum(cast(out_dtype, a(a_index)) * cast(out_dtype, b(b_index)), {k});
       },
       "matmul", "matmul");
 }

@@ -60,7 +60,8 @@ Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const 
 
 }  // namespace
 
-te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
+te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a,
+                       DataType out_dtype) {
   const std::string op = "conv2d_nchw";
   Conv2DShape g = CheckConv2D(data, weight, a, op, /*channels_last=*/false);
   const int64_t N = g.N, K = g.K, CG = g.CG, R = g.R, S = g.S, P = g.P, Q = g.Q;
@@ -73,10 +74,11 @@ te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const C
       {int(N), int(K), int(P), int(Q)},
       [&](Var n, Var k, Var p, Var q) {
         PrimExpr channel = floordiv(k, int(out_per_group)) * int(CG) + rc->var;
-        return te::sum(padded(n, channel, p * int(a.strides[0]) + rr->var * int(a.dilations[0]),
-                              q * int(a.strides[1]) + rs->var * int(a.dilations[1])) *
-                           weight(k, rc->var, rr->var, rs->var),
-                       {rc, rr, rs});
+        PrimExpr x = padded(n, channel, p * int(a.strides[0]) + rr->var * int(a.dilations[0]),
+                            q * int(a.strides[1]) + rs->var * int(a.dilations[1]));
+        PrimExpr w = weight(k, rc->var, rr->var, rs->var);
+        if (!out_dtype.is_void()) x = cast(out_dtype, x), w = cast(out_dtype, w);
+        return te::sum(x * w, {rc, rr, rs});
       },
       op, "conv2d_nchw");
 }

@@ -26,6 +26,7 @@
 #include "loom/graph/aot.h"
 #include "loom/graph/compile.h"
 #include "loom/graph/quantize.h"
+#include "loom/graph/strategy.h"
 
 namespace loom::cli {
 namespace {
@@ -256,6 +257,12 @@ void RunCompile(const CompileCommandOptions& options) {
   graph::CompileOptions compile_options;
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;
+  compile_options.precision = options.precision;
+  if (options.precision == "bf16" && !graph::HasBFloat16Products(Target::Parse(options.target))) {
+    std::cerr << "note: target '" << options.target << "' has no bfloat16 product kernels (AMX "
+              << "bf16 tiles): --precision bf16 rounds the products' operands to bfloat16 and "
+              << "computes them in float32, by conversion\n";
+  }
   std::shared_ptr<autotune::BestRecords> records = LoadBestRecords(options);
   compile_options.configs = records;
   graph::CompiledModel compiled = graph::Compile(

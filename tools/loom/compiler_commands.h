@@ -26,6 +26,7 @@ struct CompileCommandOptions {
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
   std::string quantize;            // "int8": Loom's quantizer (graph/quantize.h); "": none
   std::vector<std::string> calibration;  // NAME=FILE.npy: samples of an input, for --quantize
+  std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 
 struct TuneCommandOptions {

@@ -29,8 +29,8 @@ void InspectCompiled(const InspectCommandOptions& options) {
       << "--input-shape and --opt-level apply to ONNX models; '" << options.model_path
       << "' is a compiled model, whose shapes and kernels are fixed";
   std::shared_ptr<const runtime::GraphModel> model = runtime::LoadModel(options.model_path);
-  std::printf("%s: compiled model\ntarget: %s\n", options.model_path.c_str(),
-              model->target().c_str());
+  std::printf("%s: compiled model\ntarget: %s\nprecision: %s\n", options.model_path.c_str(),
+              model->target().c_str(), model->precision().c_str());
   std::printf("inputs:\n");
   PrintIO(*model, model->inputs());
   std::printf("outputs:\n");

@@ -334,6 +334,27 @@ def test_quantize(tmp, model):
                  f"picture={samples}", "-q")
 
 
+def test_precision(tmp, model, float_artifact):
+    """--precision bf16: recorded in the artifact (inspect shows it); this model's two
+    products are its edges (the conv reads the input, the dense makes the logits), so they
+    stay float32 and the outputs are the float model's. A target without bfloat16 kernels
+    says once that it computes by conversion; an unknown precision is refused."""
+    bf16 = os.path.join(tmp, "model_bf16.so")
+    expect_success("compile", model, "-o", bf16, "--input-shape", "image=2x3x8x8",
+                   "--precision", "bf16", "-q")
+    out, _ = expect_success("inspect", bf16)
+    check("\nprecision: bf16\n" in out, f"inspect of the bf16 model: {out!r}")
+    out, _ = expect_success("inspect", float_artifact)
+    check("\nprecision: float32\n" in out, f"inspect of the float32 model: {out!r}")
+    _, err = expect_success("compile", model, "-o", os.path.join(tmp, "model_bf16_avx2.so"),
+                            "--input-shape", "image=2x3x8x8", "--precision", "bf16", "-q",
+                            "--target", "llvm -mcpu=haswell")
+    check(err.count("by conversion") == 1, f"the conversion note: {err!r}")
+    x = os.path.join(tmp, "x.so")
+    status, _, err = loom("compile", model, "-o", x, "--precision", "fp8")
+    check(status != 0 and "--precision" in err and "fp8" in err, f"--precision fp8: {err!r}")
+
+
 def test_help():
     for command in ["compile", "tune", "run", "bench", "inspect"]:
         out, _ = expect_success(command, "--help")
@@ -363,6 +384,7 @@ def main():
         test_inspect(model, artifacts[0])
         test_errors(tmp, model, artifacts[0], image_path)
         test_quantize(tmp, model)
+        test_precision(tmp, model, artifacts[0])
         test_help()
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -102,6 +102,9 @@ PrimExpr call_extern(DataType t, const std::string& function, Array<PrimExpr> ar
 // LLVM codegen checks the name and the types (t and the arguments' types) against LLVM's
 // declaration of it; the interpreter cannot run it.
 PrimExpr call_llvm_pure_intrin(DataType t, const std::string& intrinsic, Array<PrimExpr> args);
+// call_llvm_pure_intrin for an intrinsic with side effects (on memory, or on registers LLVM
+// does not model as values, as AMX's tiles): never removed, merged or reordered.
+PrimExpr call_llvm_intrin(DataType t, const std::string& intrinsic, Array<PrimExpr> args);
 
 // Exact integer arithmetic helpers shared with arith/ (std::nullopt on overflow).
 namespace const_int {

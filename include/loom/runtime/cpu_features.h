@@ -14,6 +14,12 @@ namespace loom::runtime {
 // cannot tell (a name it does not check, or a CPU architecture it has no list for).
 std::optional<bool> HostHasCpuFeature(const std::string& name);
 
+// Asks Linux, once per process, for the AMX tile-data state (arch_prctl
+// ARCH_REQ_XCOMP_PERM, Linux 5.16+): a process that has not asked stops with SIGILL at its
+// first tile instruction. True when granted; false on a CPU without AMX tiles, another OS,
+// or a kernel that refuses. Every loader of generated code calls it (InitBackendServices).
+bool RequestTileRegisters();
+
 // The features `target` (a target string, as an artifact records it) enables with
 // -mattr=+name that `host_has` says this CPU lacks, in the order given.
 std::vector<std::string> MissingCpuFeatures(

@@ -60,6 +60,8 @@ struct GraphKernel {
 class GraphModel {
  public:
   const std::string& target() const { return target_; }
+  // The precision it was compiled at: "float32", or "bf16" (products of bfloat16 operands).
+  const std::string& precision() const { return precision_; }
   const std::vector<GraphEntry>& entries() const { return entries_; }
   const std::vector<size_t>& storages() const { return storages_; }
   const std::vector<GraphParam>& params() const { return params_; }
@@ -77,6 +79,7 @@ class GraphModel {
   GraphModel() = default;
 
   std::string target_;
+  std::string precision_ = "float32";
   std::vector<GraphEntry> entries_;
   std::vector<size_t> storages_;
   std::vector<GraphParam> params_;

@@ -10,8 +10,11 @@ namespace loom::topi {
 // numpy.matmul / ONNX MatMul: a [..., M, K] x b [..., K, N] -> [..., M, N], the batch
 // dimensions broadcasting; a 1-D a is a row [1, K] and a 1-D b a column [K, 1], whose unit
 // dimension the result drops. One dtype for both; integers accumulate in that type. A
-// K mismatch is a loom::Error naming both shapes. Tag "matmul".
-te::Tensor matmul(const te::Tensor& a, const te::Tensor& b);
+// K mismatch is a loom::Error naming both shapes. With `out_dtype` given (float32 for
+// bfloat16 operands: a mixed-precision product), each operand is cast to it and the sum
+// and the result have that type. Tag "matmul".
+te::Tensor matmul(const te::Tensor& a, const te::Tensor& b,
+                  DataType out_dtype = DataType::Void());
 
 // Output rows (batch and M fused) in parallel; per row group a register tile of
 // `tile_rows` rows x 16 columns accumulates over K (the k loop inside the tile loop, the

@@ -23,9 +23,11 @@ struct Conv2DAttrs {
 // P = (H + top + bottom - dilation * (R - 1) - 1) / stride + 1 (and Q alike). groups = C
 // = K is depthwise. Shapes must be constant; channels not divisible by groups, a weight
 // whose channels do not match, non-positive strides or dilations, negative pads, or an
-// empty output are loom::Errors naming the operator and the sizes. Tag "conv2d_nchw".
+// empty output are loom::Errors naming the operator and the sizes. `out_dtype` as matmul's
+// (a mixed-precision product: operands cast to it, summed and returned in it). Tag
+// "conv2d_nchw".
 te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight,
-                       const Conv2DAttrs& attrs = {});
+                       const Conv2DAttrs& attrs = {}, DataType out_dtype = DataType::Void());
 
 struct Conv1DAttrs {
   int64_t stride = 1;

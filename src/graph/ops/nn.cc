@@ -53,6 +53,19 @@ topi::Conv2DAttrs GroupedConv2DAttrs(const CallInfo& info) {
   return Conv2DAttrsOf(info, info.attrs.GetInt("groups"));
 }
 
+// A product's "out_dtype": the type its operands are cast to, summed in and returned in
+// (float32 for bfloat16 operands); empty: the operands' own.
+DataType OutDtype(const CallInfo& info) {
+  const std::string& text = info.attrs.GetString("out_dtype");
+  return text.empty() ? DataType::Void() : DataType::Parse(text);
+}
+
+OpBuilder& OutDtypeAttr(OpBuilder& op) {
+  return op.Attr("out_dtype", AttrKind::kString, std::string(),
+                 "the type the operands are multiplied and summed in and the result has "
+                 "(\"float32\" for bfloat16 operands); empty: the operands'");
+}
+
 void ConvAttrs(OpBuilder& op, Ints strides, Ints padding, Ints dilation, const std::string& dims) {
   op.Attr("strides", AttrKind::kInts, strides, "step between windows, " + dims)
       .Attr("padding", AttrKind::kInts, padding,
@@ -64,13 +77,14 @@ void ConvAttrs(OpBuilder& op, Ints strides, Ints padding, Ints dilation, const s
 
 void RegisterConvolutions() {
   OpBuilder conv2d = RegisterComputedOp("nn.conv2d", [](const CallInfo& info, const Tensors& in) {
-    return Tensors{topi::conv2d_nchw(in[0], in[1], GroupedConv2DAttrs(info))};
+    return Tensors{topi::conv2d_nchw(in[0], in[1], GroupedConv2DAttrs(info), OutDtype(info))};
   });
   conv2d.Describe("2-d convolution, data NCHW, weight OIHW (ONNX Conv)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(AnchorSchedule("conv2d_nchw", topi::schedule_conv2d_nchw, true));
   ConvAttrs(conv2d, {1, 1}, {0, 0, 0, 0}, {1, 1}, "(h, w)");
+  OutDtypeAttr(conv2d);
 
   OpBuilder transpose =
       RegisterComputedOp("nn.conv2d_transpose", [](const CallInfo& info, const Tensors& in) {
@@ -152,15 +166,16 @@ void CheckBatchOperands(const CallInfo& info) {
 }
 
 void RegisterProducts() {
-  RegisterComputedOp("nn.dense",
-                     [](const CallInfo& info, const Tensors& in) {
-                       RequireRank(info, 1, 2);
-                       return Tensors{topi::matmul(in[0], topi::transpose(in[1], {1, 0}))};
-                     })
-      .Describe("data [..., K] x weight [N, K] transposed -> [..., N] (a Linear layer)")
+  OpBuilder dense = RegisterComputedOp(
+      "nn.dense", [](const CallInfo& info, const Tensors& in) {
+        RequireRank(info, 1, 2);
+        return Tensors{topi::matmul(in[0], topi::transpose(in[1], {1, 0}), OutDtype(info))};
+      });
+  dense.Describe("data [..., K] x weight [N, K] transposed -> [..., N] (a Linear layer)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+  OutDtypeAttr(dense);
 
   RegisterComputedOp(
       "nn.matmul",

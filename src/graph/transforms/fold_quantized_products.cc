@@ -23,6 +23,7 @@
 // them yet, and their float kernels beat the generic integer schedule.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <unordered_set>
 
@@ -83,7 +84,8 @@ class QuantizedProductFolder : public ExprMutator {
     if (std::optional<Expr> requantized = Requantize(rebuilt, *product)) return *requantized;
     const std::string& name = product->op->name;
     const bool conv = name == "nn.conv2d";
-    if ((!conv && name != "nn.dense") || (conv && product->attrs.GetInt("groups") != 1)) {
+    if ((!conv && name != "nn.dense") || (conv && product->attrs.GetInt("groups") != 1) ||
+        !product->attrs.GetString("out_dtype").empty()) {
       return rebuilt;
     }
     const CallNode* data = AsDequantize(product->args[0]);
@@ -108,8 +110,11 @@ class QuantizedProductFolder : public ExprMutator {
     if (!data_zero || !weight_zero) return rebuilt;
 
     const std::string& hint = product->name_hint;
+    // The product's attributes but out_dtype (the integer products' result is int32).
+    std::map<std::string, AttrValue> values = product->attrs.values();
+    values.erase("out_dtype");
     Attrs attrs =
-        product->attrs.With("data_zero_point", *data_zero).With("weight_zero_point", *weight_zero);
+        Attrs(values).With("data_zero_point", *data_zero).With("weight_zero_point", *weight_zero);
     Expr integer =
         MakeCall(conv ? "qnn.conv2d" : "qnn.dense", {data->args[0], weight->args[0]}, attrs, hint);
     Expr scale = MakeCall("multiply", {data->args[1], weight->args[1]});

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "loom/graph/op_util.h"
+#include "loom/topi/x86/amx_bf16.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
@@ -114,6 +115,51 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Pattern(OpPattern::kOpaque)
       .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (4k)")
       .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)");
+
+  // bfloat16 on AMX: what the x86 layout rewrite makes of nn.conv2d and nn.dense with
+  // bfloat16 operands (--precision bf16). The packs are opaque: FoldConstant packs the
+  // constant weights at compile time.
+  OpBuilder bf16 =
+      RegisterComputedOp("nn.contrib_conv2d_nchwc_bf16", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc_bf16(in[0], in[1], Conv2DAttrsOf(info, 1))};
+      });
+  bf16.Describe("sum(data * weight) in float32 of bfloat16 NCHW32c data and a packed bfloat16 "
+                "weight [K/32, C/32, R, S, 16, 32, 2], into NCHW32c (AMX tiles)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a conv group has one output";
+        return NamingTheCall(info, [&] {
+          return topi::x86::schedule_conv2d_nchwc_bf16(outputs[0], Conv2DAttrsOf(info, 1));
+        });
+      });
+  ConvAttrFields(bf16);
+  RegisterComputedOp("nn.contrib_conv2d_bf16_weight_pack",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::pack_conv2d_weight_bf16(in[0])};
+                     })
+      .Describe("a KCRS weight as bfloat16 [K/32, C/32, R, S, 16, 32, 2]")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque);
+  RegisterComputedOp("nn.contrib_dense_bf16",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::dense_bf16(in[0], in[1])};
+                     })
+      .Describe("data [M, K] bfloat16 x a weight packed by nn.contrib_dense_bf16_pack -> [M, N] "
+                "float32 (AMX tiles)")
+      .Inputs({"data", "packed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
+        return NamingTheCall(info, [&] { return topi::x86::schedule_dense_bf16(outputs[0]); });
+      });
+  RegisterComputedOp("nn.contrib_dense_bf16_pack",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::pack_dense_weight_bf16(in[0])};
+                     })
+      .Describe("a dense weight [N, K] as bfloat16 [N/32, K/2, 32, 2]")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque);
 
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {

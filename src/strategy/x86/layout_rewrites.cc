@@ -9,6 +9,7 @@
 
 #include "loom/graph/strategy.h"
 #include "loom/graph/tuning.h"
+#include "loom/topi/x86/amx_bf16.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
@@ -328,7 +329,102 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
                        ""};
 }
 
+bool HasAmxBf16(const Target& target) {
+  return HasBlockedKernels(target) && target.HasFeature("amx-bf16");
+}
+
+// The constant shapes of a product (nn.conv2d, nn.dense) of bfloat16 operands summed in
+// float32 (ToBFloat16Products) with a constant weight, on a CPU with AMX bf16 tiles.
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> AmxBf16Operands(
+    const CallNode& call, const Target& target) {
+  const graph::Type& data = call.args[0].type();
+  const graph::Type& weight = call.args[1].type();
+  std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
+  const DataType bf16 = DataType::BFloat16();
+  if (!HasAmxBf16(target) || !x || !w || !PositiveShape(*x) || !PositiveShape(*w) ||
+      data.dtype() != bf16 || weight.dtype() != bf16 ||
+      call.attrs.GetString("out_dtype") != "float32" || !IsConstantExpr(call.args[1])) {
+    return std::nullopt;
+  }
+  return std::make_pair(*x, *w);
+}
+
+// `value` with `amount` zeros after the end of dimension `axis` of its `rank`.
+Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount) {
+  if (amount == 0) return value;
+  Ints pad_width(2 * rank, 0);
+  pad_width[rank + axis] = amount;
+  return MakeCall("nn.pad", {std::move(value)}, {{"pad_width", pad_width}});
+}
+
+// nn.conv2d of bfloat16 operands (groups 1, constant weight) -> the AMX kernel
+// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data, channels and filters padded with zeros to
+// multiples of 32 (the added filters sliced off after).
+std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewriteContext& context,
+                                               const Target& target) {
+  auto operands = AmxBf16Operands(call, target);
+  if (!operands || call.attrs.GetInt("groups") != 1) return std::nullopt;
+  const auto& [x, w] = *operands;
+  constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
+  const int64_t channels = RoundUp(x[1], kBlock), filters = RoundUp(w[0], kBlock);
+  const std::string layout = graph::BlockedDataLayout(kBlock);
+  Expr data;
+  if (channels == x[1]) {
+    data = context.Operand(0, layout);
+  } else {
+    data = MakeCall("layout_transform", {PadAxisEnd(context.Operand(0, ""), 4, 1, channels - x[1])},
+                    {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
+  }
+  Expr kernel = PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 4, 0, filters - w[0]), 4, 1,
+                           channels - x[1]);
+  Expr packed = MakeCall("nn.contrib_conv2d_bf16_weight_pack", {kernel});
+  Expr conv = MakeCall("nn.contrib_conv2d_nchwc_bf16", {data, packed}, WindowAttrs(call),
+                       call.name_hint);
+  return WithOutChannels(conv, kBlock, filters, w[0]);
+}
+
+// nn.dense of bfloat16 data [..., K] and a constant bfloat16 weight [N, K] -> the AMX GEMM
+// (topi::x86::dense_bf16) on the data as [M, K], K and N padded with zeros to multiples of
+// 32, and M to a multiple of 16 where no row tiling of 8 rows or more divides it (a prime
+// number of tokens would otherwise take one-row tiles).
+std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewriteContext& context,
+                                              const Target& target) {
+  auto operands = AmxBf16Operands(call, target);
+  if (!operands || operands->first.size() < 2) return std::nullopt;
+  const auto& [x, w] = *operands;
+  constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
+  const int64_t n = w[0], k = w[1];
+  const int64_t padded_k = RoundUp(k, topi::x86::kAmxBf16Depth), padded_n = RoundUp(n, kBlock);
+  const int64_t padded_rows =
+      topi::x86::ChooseAmxRowTiling(rows).block() >= std::min<int64_t>(rows, 8)
+          ? rows
+          : RoundUp(rows, topi::x86::kAmxMaxRows);
+  Expr data = context.Operand(0, "");
+  if (x.size() != 2) data = MakeCall("reshape", {data}, {{"newshape", Ints{rows, k}}});
+  data = PadAxisEnd(PadAxisEnd(data, 2, 1, padded_k - k), 2, 0, padded_rows - rows);
+  Expr weight = PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 2, 1, padded_k - k), 2, 0,
+                           padded_n - n);
+  Expr product = MakeCall("nn.contrib_dense_bf16",
+                          {data, MakeCall("nn.contrib_dense_bf16_pack", {weight})}, {},
+                          call.name_hint);
+  if (padded_rows != rows || padded_n != n) {
+    product = MakeCall("strided_slice", {product},
+                       {{"begin", Ints{0, 0}}, {"end", Ints{rows, n}}, {"axes", Ints{0, 1}}});
+  }
+  if (x.size() != 2) {
+    Ints shape(x.begin(), x.end());
+    shape.back() = n;
+    product = MakeCall("reshape", {product}, {{"newshape", shape}});
+  }
+  return LayoutRewrite{product, ""};
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
+  graph::RegisterBFloat16Products("x86", HasAmxBf16);
+  graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
+  graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2D);
   graph::RegisterLayoutRewrite("qnn.conv2d", "x86", RewriteIntegerConv2D);
   graph::RegisterLayoutRewrite("qnn.dense", "x86", RewriteIntegerDense);

@@ -170,7 +170,8 @@ class Scalarizer : public StmtExprMutator {
       // A reinterpret that keeps the lane count is one per lane; one that regroups lanes
       // (int8x64 as int32x16) and LLVM intrinsics have no lane-by-lane form.
       bool same_lanes = name == "reinterpret" && call->args[0].dtype().lanes() == e.dtype().lanes();
-      LOOM_CHECK_USER(name != "call_llvm_pure_intrin" && (name != "reinterpret" || same_lanes))
+      LOOM_CHECK_USER(name != "call_llvm_pure_intrin" && name != "call_llvm_intrin" &&
+                      (name != "reinterpret" || same_lanes))
           << "ScalarizeVectors: " << name << " on vectors (" << e
           << ") has no lane-by-lane form; build this function for the llvm target";
       Array<PrimExpr> args;

@@ -238,7 +238,7 @@ class BodyVectorizer : public StmtExprMutator {
     if (failed_ || !changed) return PrimExpr(op);
     const std::string& name = op->op->name;
     if (name == "call_pure_extern" || name == "call_extern" || name == "tvm_tuple" ||
-        name == "call_llvm_pure_intrin") {
+        name == "call_llvm_pure_intrin" || name == "call_llvm_intrin") {
       return Fail(PrimExpr(op));
     }
     if (name == "if_then_else") {

@@ -13,62 +13,17 @@
 #include "loom/topi/transform.h"
 #include "loom/topi/x86/tensor_intrinsics.h"
 #include "topi/topi_util.h"
+#include "topi/x86/padded_input.h"
 
 namespace loom::topi::x86 {
 
 namespace {
 
 using detail::ConstShape;
-
-// The zero-padded input of a blocked convolution, read as data(n, c, row, column, lane).
-// Padded, it is a tensor [N, c, H + pads, (W + pads) * bn]: a row's columns and their
-// channels are one axis, which the schedule fills 16 floats at a time whatever the block
-// (a 3-channel block alone would not vectorize, and its scalar copy had cost a third of the
-// 3-channel stem's time). Its bounds tests are likely(): LoopPartition peels the border rows
-// and columns off the loops that fill it, and the interior is a plain vector copy.
-struct PaddedInput {
-  te::Tensor tensor;  // the data itself where nothing is padded
-  int64_t block = 0;
-  bool padded = false;
-
-  PrimExpr operator()(PrimExpr n, PrimExpr c, PrimExpr row, PrimExpr column,
-                      PrimExpr lane) const {
-    if (!padded) return tensor(n, c, row, column, lane);
-    return tensor(n, c, row, column * int(block) + lane);
-  }
-};
-
-PrimExpr Likely(PrimExpr test) {
-  return call_intrin(DataType::Bool(), "likely", {std::move(test)});
-}
-
-// 0 <= row < rows and 0 <= column < columns, each bound likely() on its own: LoopPartition
-// peels each one off the loop whose variable it tests.
-PrimExpr LikelyInside(const PrimExpr& row, int64_t rows, const PrimExpr& column, int64_t columns) {
-  return Likely(row >= 0) && Likely(row < int(rows)) && Likely(column >= 0) &&
-         Likely(column < int(columns));
-}
-
-bool HasPadding(const Conv2DAttrs& a) { return a.pads != std::array<int64_t, 4>{0, 0, 0, 0}; }
-
-PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a, int64_t pad_value = 0) {
-  std::vector<int64_t> in = detail::ConstShape(data, "pad");
-  const int64_t bn = in[4];
-  if (!HasPadding(a)) return {data, bn, false};
-  const int64_t top = a.pads[0], left = a.pads[1];
-  te::Tensor padded = te::compute(
-      {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]),
-       int((in[3] + left + a.pads[3]) * bn)},
-      [&](const Array<Var>& i) {
-        PrimExpr row = i[2] - int(top), position = i[3] - int(left * bn);
-        PrimExpr inside = LikelyInside(row, in[2], position, in[3] * bn);
-        return te::if_then_else(
-            inside, data(i[0], i[1], row, floordiv(position, int(bn)), floormod(position, int(bn))),
-            make_const(data.dtype(), pad_value));
-      },
-      "pad", detail::kInjective);
-  return {padded, bn, true};
-}
+using detail::HasPadding;
+using detail::LikelyInside;
+using detail::PaddedInput;
+using detail::PadSpatial;
 
 void CheckBlockedFloat(const std::string& op, const te::Tensor& data, const te::Tensor& weight) {
   LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 6)

@@ -1,6 +1,12 @@
 #include "loom/topi/x86/tensor_intrinsics.h"
 
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "loom/arith/analyzer.h"
 #include "loom/ir/expr_ops.h"
+#include "loom/ir/printer.h"
 #include "loom/te/operation.h"
 
 namespace loom::topi::x86 {
@@ -37,6 +43,158 @@ te::TensorIntrin VnniDot16x4() {
                                      accumulate(BufferLoad(out[0], c_lanes))};
       },
       "vnni_dot_16x4");
+}
+
+namespace {
+
+// The tiles of an AMX register block: accumulators 0-3 (row tile t, column half h at
+// 2t + h), A's row tiles 4-5, B's column halves 6-7.
+constexpr int kAccumulatorTile = 0, kATile = 4, kBTile = 6;
+
+PrimExpr TileId(int tile) { return make_const(DataType::Int(8), int64_t{tile}); }
+
+// Elements between two indices of a buffer (its strides are the intrinsic's variables,
+// bound to the tensor's when tensorize places the block): sum of index differences times
+// strides, the differences constant.
+PrimExpr ElementDistance(const Buffer& buffer, const Array<PrimExpr>& from,
+                         const Array<PrimExpr>& to, const std::string& what) {
+  arith::Analyzer analyzer;
+  PrimExpr distance = make_const(DataType::Int(64), int64_t{0});
+  for (size_t d = 0; d < from.size(); ++d) {
+    PrimExpr delta = analyzer.Simplify(to[d] - from[d]);
+    int64_t value = 0;
+    LOOM_ICHECK(IsConstInt(delta, &value))
+        << what << ": the index difference " << ToScript(delta) << " along dimension " << d
+        << " of buffer '" << buffer->name << "' is not a constant";
+    if (value != 0) distance = distance + cast(DataType::Int(64), buffer->strides[d]) * value;
+  }
+  return distance;
+}
+
+PrimExpr AddressOf(const Buffer& buffer, const Array<PrimExpr>& index) {
+  return call_intrin(DataType::Handle(), "address_of", {BufferLoad(buffer, index)});
+}
+
+Stmt TileCall(const std::string& intrinsic, Array<PrimExpr> args) {
+  return Evaluate(call_llvm_intrin(DataType::Void(), intrinsic, std::move(args)));
+}
+
+// The 64-byte tile configuration (palette 1; per tile its bytes per row and rows) as eight
+// little-endian int64 words.
+std::array<int64_t, 8> TileConfiguration(int64_t rows, int64_t row_tiles) {
+  std::array<uint8_t, 64> bytes{};
+  bytes[0] = 1;
+  auto set = [&](int tile, int64_t tile_rows) {
+    const uint16_t row_bytes = 64;
+    std::memcpy(&bytes[16 + 2 * tile], &row_bytes, sizeof row_bytes);
+    bytes[48 + tile] = static_cast<uint8_t>(tile_rows);
+  };
+  for (int t = 0; t < row_tiles; ++t) {
+    set(kATile + t, rows);
+    for (int h = 0; h < 2; ++h) set(kAccumulatorTile + 2 * t + h, rows);
+  }
+  for (int h = 0; h < 2; ++h) set(kBTile + h, kAmxMaxRows);
+  std::array<int64_t, 8> words{};
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return words;
+}
+
+}  // namespace
+
+te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block) {
+  const std::string what = "AmxBf16Tiles";
+  LOOM_CHECK_USER(block.rows >= 1 && block.rows <= kAmxMaxRows &&
+                  (block.row_tiles == 1 || block.row_tiles == 2) && block.a_index &&
+                  block.b_index && block.c_index)
+      << what << ": a block takes 1 or 2 row tiles of 1-" << kAmxMaxRows
+      << " rows and its three index functions, got " << block.row_tiles << " tiles of "
+      << block.rows << " rows";
+  return te::decl_tensor_intrin(
+      op,
+      [block, what](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const Buffer &a = in[0], &b = in[1], &c = out[0];
+        LOOM_CHECK_USER(a->dtype == DataType::BFloat16() && b->dtype == DataType::BFloat16() &&
+                        c->dtype == DataType::Float(32))
+            << what << ": A and B must be bfloat16 and C float32, got " << a->dtype << ", "
+            << b->dtype << " and " << c->dtype;
+        const PrimExpr zero = make_const(DataType::Int(32), int64_t{0});
+        const PrimExpr one = make_const(DataType::Int(32), int64_t{1});
+        // The reduction's outer loops: the statements' own.
+        Array<Var> step_vars;
+        Array<PrimExpr> step, first_step;
+        for (size_t l = 0; l < block.steps.size(); ++l) {
+          step_vars.push_back(Var("amx_step" + std::to_string(l), DataType::Int(32)));
+          step.push_back(step_vars.back());
+          first_step.push_back(zero);
+        }
+        auto bytes = [](const Buffer& buffer, PrimExpr elements) {
+          return elements * int64_t{buffer->dtype.bytes()};
+        };
+        PrimExpr a_stride = bytes(a, ElementDistance(a, block.a_index(first_step, zero),
+                                                     block.a_index(first_step, one), what));
+        PrimExpr b_stride = bytes(b, ElementDistance(b, block.b_index(first_step, zero, zero),
+                                                     block.b_index(first_step, one, zero), what));
+        PrimExpr c_stride =
+            bytes(c, ElementDistance(c, block.c_index(zero, zero), block.c_index(one, zero), what));
+        const int tiles = static_cast<int>(block.row_tiles);
+        auto row_of = [&](int t) { return make_const(DataType::Int(32), t * block.rows); };
+        auto half_of = [&](int h) {
+          return make_const(DataType::Int(32), int64_t{h * kAmxColumns});
+        };
+
+        // One step: the A row tiles and B halves loaded, then every product.
+        Array<Stmt> step_body;
+        for (int t = 0; t < tiles; ++t) {
+          step_body.push_back(TileCall(
+              "llvm.x86.tileloadd64",
+              {TileId(kATile + t), AddressOf(a, block.a_index(step, row_of(t))), a_stride}));
+        }
+        for (int h = 0; h < 2; ++h) {
+          step_body.push_back(TileCall(
+              "llvm.x86.tileloadd64",
+              {TileId(kBTile + h), AddressOf(b, block.b_index(step, zero, half_of(h))), b_stride}));
+        }
+        for (int t = 0; t < tiles; ++t) {
+          for (int h = 0; h < 2; ++h) {
+            step_body.push_back(TileCall(
+                "llvm.x86.tdpbf16ps",
+                {TileId(kAccumulatorTile + 2 * t + h), TileId(kATile + t), TileId(kBTile + h)}));
+          }
+        }
+        Stmt reduction = SeqStmt(step_body);
+        for (size_t l = block.steps.size(); l-- > 0;) {
+          reduction = For(step_vars[l], zero, make_const(DataType::Int(32), block.steps[l]),
+                          ForKind::kSerial, reduction, IterVar(), {});
+        }
+
+        // The configuration, per call: a thread's tile configuration is its own, and any
+        // thread of the pool may run this block.
+        Buffer config = DeclBuffer({8}, DataType::Int(64), "amx_tile_config", "local");
+        Array<Stmt> body;
+        std::array<int64_t, 8> words = TileConfiguration(block.rows, block.row_tiles);
+        for (int w = 0; w < 8; ++w) {
+          body.push_back(BufferStore(config, make_const(DataType::Int(64), words[w]),
+                                     Array<PrimExpr>{make_const(DataType::Int(32), int64_t{w})}));
+        }
+        body.push_back(TileCall("llvm.x86.ldtilecfg", {AddressOf(config, {zero})}));
+        for (int t = 0; t < 2 * tiles; ++t) {
+          body.push_back(TileCall("llvm.x86.tilezero", {TileId(kAccumulatorTile + t)}));
+        }
+        body.push_back(reduction);
+        for (int t = 0; t < tiles; ++t) {
+          for (int h = 0; h < 2; ++h) {
+            body.push_back(
+                TileCall("llvm.x86.tilestored64",
+                         {TileId(kAccumulatorTile + 2 * t + h),
+                          AddressOf(c, block.c_index(row_of(t), half_of(h))), c_stride}));
+          }
+        }
+        Stmt stmt = Allocate(config->data, DataType::Int(64),
+                             Array<PrimExpr>{make_const(DataType::Int(32), int64_t{8})},
+                             const_true(), SeqStmt(body), std::string("local"));
+        return te::TensorIntrinStmts{stmt, Stmt(), Stmt()};
+      },
+      "amx_bf16_tiles");
 }
 
 }  // namespace loom::topi::x86

@@ -10,7 +10,8 @@ boundary goes either way with float arithmetic in another order; one flip early 
 later layers by whole quanta. ONNX Runtime's own fused and unfused executions of one QDQ
 ResNet-50 differ by up to 12 quanta of the logits (cosine similarity 0.9967). So for these
 models the outputs must agree in direction (cosine similarity >= INT8_MIN_COSINE) and in
-their top-1 class.
+their top-1 class. So must a model compiled with --precision bf16, whose products round
+their operands to bfloat16 (8 significant bits): cosine similarity >= BF16_MIN_COSINE.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
@@ -28,6 +29,10 @@ SKIP = 77
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_TOLERANCE = 1e-5
 INT8_MIN_COSINE = 0.99
+# bfloat16 operands keep 8 significant bits; the error grows with depth: measured 0.99997 on
+# ResNet-18 and BERT-base, 0.996 on ResNet-50, on AMX and by conversion alike (the
+# rounding's, not a kernel's).
+BF16_MIN_COSINE = 0.99
 
 
 def missing_packages(model):
@@ -43,9 +48,10 @@ def missing_packages(model):
     return missing
 
 
-def compare(loom_outputs, reference_outputs, quantized=False):
+def compare(loom_outputs, reference_outputs, quantized=False, min_cosine=None):
     """One line per output with its figures, and whether all are within tolerance (for a
-    `quantized` model, INT8_MIN_COSINE and the same arg max)."""
+    `quantized` model, INT8_MIN_COSINE and the same arg max; with `min_cosine`, that
+    similarity and the same arg max)."""
     import numpy as np
 
     lines = []
@@ -66,16 +72,16 @@ def compare(loom_outputs, reference_outputs, quantized=False):
         bound = RELATIVE_TOLERANCE * max_ref + ABSOLUTE_TOLERANCE
         within = max_diff <= bound
         extra = ""
-        if quantized:
+        if quantized or min_cosine is not None:
             a, b = got.astype(np.float64).ravel(), reference.astype(np.float64).ravel()
             norms = float(np.linalg.norm(a) * np.linalg.norm(b))
             cosine = float(a @ b) / norms if norms > 0 else float(max_diff == 0)
             same_top1 = int(got.argmax()) == int(reference.argmax())
-            within = cosine >= INT8_MIN_COSINE and same_top1
+            within = cosine >= (INT8_MIN_COSINE if quantized else min_cosine) and same_top1
             extra = f" cosine={cosine:.5f} top1={'same' if same_top1 else 'DIFFERENT'}"
         ok = bool(np.isfinite(got).all()) and within
         passed &= ok
-        bound_text = "" if quantized else f" bound={bound:.3g}"
+        bound_text = "" if extra else f" bound={bound:.3g}"
         lines.append(f"{'ok  ' if ok else 'FAIL'} {name} {list(reference.shape)}: "
                      f"max|diff|={max_diff:.3g}{bound_text} max|ref|={max_ref:.4g} "
                      f"mean|diff|={float(diff.mean()) if diff.size else 0.0:.3g}{extra}")
@@ -94,6 +100,9 @@ def main():
     parser.add_argument("--opt-level", type=int, help="loom compile --opt-level")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--target", help="loom compile --target")
+    parser.add_argument("--precision", choices=["float32", "bf16"], default="float32",
+                        help="loom compile --precision (bf16: compared on cosine similarity "
+                             "and top-1)")
     parser.add_argument("--runner",
                         help="the command line that runs `loom`, for `loom run` (default: "
                              "--loom itself)")
@@ -116,11 +125,14 @@ def main():
 
     os.makedirs(args.workdir, exist_ok=True)
     model_path = models.cached(args.model, args.workdir, args.layers)
-    artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] + ".so")
+    artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] +
+                            ("" if args.precision == "float32" else "_" + args.precision) + ".so")
+    extra_args = ["--precision", args.precision]
+    if args.target:
+        extra_args += ["--target", args.target]
     try:
-        compile_s = loom_tool.compile_model(
-            args.loom, model_path, artifact, args.opt_level,
-            extra_args=["--target", args.target] if args.target else ())
+        compile_s = loom_tool.compile_model(args.loom, model_path, artifact, args.opt_level,
+                                            extra_args=extra_args)
         print(f"{args.model}: loom compile took {compile_s:.1f} s", flush=True)
         inputs = models.random_inputs(args.model, args.seed)
         loom_outputs = loom_tool.run_model(
@@ -131,7 +143,8 @@ def main():
         return 1
     reference_outputs = reference.run(model_path, inputs)
     lines, passed = compare(loom_outputs, reference_outputs,
-                            quantized=args.model in models.QUANTIZED_NAMES)
+                            quantized=args.model in models.QUANTIZED_NAMES,
+                            min_cosine=BF16_MIN_COSINE if args.precision == "bf16" else None)
     for line in lines:
         print(f"{args.model}: {line}")
     print(f"{args.model}: {'PASS' if passed else 'FAIL'}")

@@ -312,7 +312,12 @@ TEST(TopiConv2D, NhwcBadShapesAndAttributesAreUserErrors) {
 
 TEST(TopiConv2D, BadShapesAndAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 4, 8, 8}, DataType::Float(32), "x");
-  ExpectSharedConv2DChecks("conv2d_nchw", conv2d_nchw, /*channels_last=*/false);
+  ExpectSharedConv2DChecks(
+      "conv2d_nchw",
+      [](const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& attrs) {
+        return conv2d_nchw(data, weight, attrs);
+      },
+      /*channels_last=*/false);
   EXPECT_NE(test::ErrorOf([&] { schedule_conv2d_nchw(x); })
                 .find("schedule_conv2d_nchw: 'x' is neither the output of conv2d_nchw or "
                       "conv2d_transpose_nchw nor an elementwise epilogue of one"),

@@ -126,7 +126,7 @@ llvm::Value* CodeGenLLVM::EmitExtern(const CallNode* op, size_t first_arg) {
 
 llvm::Value* CodeGenLLVM::EmitLLVMIntrinsic(const CallNode* op) {
   const std::string& name = op->args[0].as<StringImmNode>()->value;
-  std::string what = "codegen of '" + function_name_ + "': call_llvm_pure_intrin of '" + name + "'";
+  std::string what = "codegen of '" + function_name_ + "': " + op->op->name + " of '" + name + "'";
   llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name);
   LOOM_CHECK_USER(id != llvm::Intrinsic::not_intrinsic)
       << what << ": LLVM " << LLVM_VERSION_STRING << " has no intrinsic of that name";
@@ -373,6 +373,7 @@ using Rules = LLVMCallRules;
 LOOM_LLVM_RULE("call_extern", Rules::Extern);
 LOOM_LLVM_RULE("call_pure_extern", Rules::Extern);
 LOOM_LLVM_RULE("call_llvm_pure_intrin", Rules::LLVMIntrinsic);
+LOOM_LLVM_RULE("call_llvm_intrin", Rules::LLVMIntrinsic);
 LOOM_LLVM_RULE("loom_struct_get", Rules::StructGet);
 LOOM_LLVM_RULE("loom_check", Rules::Check);
 LOOM_LLVM_RULE("loom_call_packed", Rules::CallPacked);

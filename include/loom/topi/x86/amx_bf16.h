@@ -1,0 +1,60 @@
+// bfloat16 products on AMX tiles: conv2d and dense with bfloat16 operands and float32
+// accumulation and results, tensorized onto tdpbf16ps (AmxBf16Tiles). What a model compiled
+// with --precision bf16 runs on a CPU with amx-bf16.
+//
+// Layouts (32: the depth of a tile row, kAmxBf16Depth, and the output columns of a register
+// block, kAmxBlockColumns):
+//   conv2d data    NCHW32c bfloat16                [N, C/32, H, W, 32]
+//   conv2d weight  packed bfloat16                 [K/32, C/32, R, S, 16, 32, 2]
+//                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/2, k%32, c%2])
+//   conv2d output  NCHW32c float32                 [N, K/32, P, Q, 32]
+//   dense data     [M, K] bfloat16; weight [N, K] packed as [N/32, K/2, 32, 2]; output [M, N]
+// Each register block is `rows x row_tiles` output positions (columns of a conv2d's output
+// row, rows of a dense layer's) by 32 output channels, accumulated over the whole reduction
+// in four accumulator tiles and stored once.
+#pragma once
+
+#include <cstdint>
+
+#include "loom/te/operation.h"
+#include "loom/te/schedule.h"
+#include "loom/topi/nn.h"
+
+namespace loom::topi::x86 {
+
+// How a register block covers `extent` output positions: row_tiles tiles of `rows` rows each
+// (rows <= 16, row_tiles <= 2), rows * row_tiles dividing extent, as many positions per
+// block as divide it (56 -> 2 x 14, 128 -> 2 x 16, 7 -> 1 x 7).
+struct AmxRowTiling {
+  int64_t rows = 1;
+  int64_t row_tiles = 1;
+  int64_t block() const { return rows * row_tiles; }
+};
+AmxRowTiling ChooseAmxRowTiling(int64_t extent);
+
+// A float32 or bfloat16 KCRS weight -> the packed bfloat16 layout above (rounded to nearest
+// even). K and C must be multiples of 32. Tag "injective"; a model's weight is a constant, so
+// FoldConstant packs it at compile time.
+te::Tensor pack_conv2d_weight_bf16(const te::Tensor& weight);
+
+// ONNX Conv semantics (as topi::conv2d_nchw, groups 1) on the layouts above, products of
+// bfloat16 values summed in float32. Tag "conv2d_nchwc_bf16".
+te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
+                             const Conv2DAttrs& attrs);
+
+// Schedules `out`: a conv2d_nchwc_bf16 output or an elementwise epilogue of it of the same
+// shape; `attrs` are the convolution's. Tasks are (image, channel block, output row); each register
+// block is one AmxBf16Tiles call, copied out through the epilogue in 16-lane vectors.
+te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs);
+
+// A float32 or bfloat16 weight [N, K] -> [N/32, K/2, 32, 2] bfloat16; N and K multiples of 32.
+te::Tensor pack_dense_weight_bf16(const te::Tensor& weight);
+
+// data [M, K] bfloat16 x the packed weight -> [M, N] float32. Tag "dense_bf16".
+te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight);
+
+// Schedules `out`: a dense_bf16 output or an elementwise epilogue of it of the same shape.
+// Tasks are (column block, row block), one AmxBf16Tiles call each.
+te::Schedule schedule_dense_bf16(const te::Tensor& out);
+
+}  // namespace loom::topi::x86

@@ -1,0 +1,289 @@
+// bfloat16 conv2d and dense on AMX tiles (amx_bf16.h).
+//
+// Each operator's register-block stage is tensorized whole onto AmxBf16Tiles: the
+// intrinsic's compute is built by the same function as the operator's, over placeholders
+// shaped like one block's inputs, so tensorize matches them term by term. The block's
+// accumulators stay in tiles over the whole reduction (a tile register is not something
+// LLVM can keep across loop iterations for us, so the intrinsic runs the reduction's loops
+// itself) and are stored once into a "local" tile, which the output stage copies out
+// through the epilogue in vectors.
+#include "loom/topi/x86/amx_bf16.h"
+
+#include <string>
+#include <vector>
+
+#include "loom/topi/x86/tensor_intrinsics.h"
+#include "topi/topi_util.h"
+#include "topi/x86/padded_input.h"
+
+namespace loom::topi::x86 {
+namespace {
+
+using detail::ConstShape;
+
+const char* const kConvTag = "conv2d_nchwc_bf16";
+const char* const kDenseTag = "dense_bf16";
+constexpr int kDepth = kAmxBf16Depth;      // bfloat16 of one tile row
+constexpr int kPairs = kAmxBf16Depth / 2;  // rows of a B tile
+constexpr int kBlock = kAmxBlockColumns;   // output columns of a register block
+constexpr int kLanes = detail::kAvx512Lanes;
+
+PrimExpr Widen(const PrimExpr& value) { return cast(DataType::Float(32), value); }
+
+void CheckBf16(const te::Tensor& x, const std::string& op, const std::string& role) {
+  LOOM_CHECK_USER(x.dtype() == DataType::BFloat16())
+      << op << ": " << role << " '" << x.name() << "' must be bfloat16, got " << x.dtype().str();
+}
+
+// The conv2d's sum over (input channel blocks, kernel rows, kernel columns, the 32 channels of
+// a block) for output (column, channel) of the rows and block `at`, reading the padded input
+// and the packed weight. Shared by the operator and its intrinsic.
+struct ConvSum {
+  detail::PaddedInput input;
+  te::Tensor weight;
+  Conv2DAttrs attrs;
+  IterVar rco, rr, rs, rci;
+
+  PrimExpr operator()(PrimExpr n, PrimExpr weight_block, PrimExpr row, PrimExpr column,
+                      PrimExpr channel) const {
+    PrimExpr in_row = row * int(attrs.strides[0]) + rr->var * int(attrs.dilations[0]);
+    PrimExpr in_column = column * int(attrs.strides[1]) + rs->var * int(attrs.dilations[1]);
+    PrimExpr x = input(std::move(n), rco->var, in_row, in_column, rci->var);
+    PrimExpr w = weight(weight_block, rco->var, rr->var, rs->var, floordiv(rci->var, 2),
+                        std::move(channel), floormod(rci->var, 2));
+    return te::sum(Widen(x) * Widen(w), {rco, rr, rs, rci});
+  }
+};
+
+ConvSum MakeConvSum(detail::PaddedInput input, te::Tensor weight, const Conv2DAttrs& attrs,
+                    int64_t in_blocks, int64_t r, int64_t s) {
+  return ConvSum{std::move(input),
+                 std::move(weight),
+                 attrs,
+                 te::reduce_axis(Range(0, int(in_blocks)), "rco"),
+                 te::reduce_axis(Range(0, int(r)), "rr"),
+                 te::reduce_axis(Range(0, int(s)), "rs"),
+                 te::reduce_axis(Range(0, kDepth), "rci")};
+}
+
+// The dense product's sum over k for (row, column) of data and the packed weight.
+PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVar& k,
+                  const PrimExpr& row, const PrimExpr& column) {
+  PrimExpr w = packed(floordiv(column, kBlock), floordiv(k->var, 2), floormod(column, kBlock),
+                      floormod(k->var, 2));
+  return te::sum(Widen(data(row, k->var)) * Widen(w), {k});
+}
+
+// The register-block stage of `out`'s schedule: the anchor when it is the output (then a
+// cache_write gives the block stage), else the anchor itself in "local" scope.
+te::Operation BlockStage(te::Schedule& s, const te::Tensor& out, const te::Operation& anchor) {
+  if (anchor == out.op()) return s.cache_write(out, "local").op();
+  s[anchor].set_scope("local");
+  return anchor;
+}
+
+// The output stage's 32 channels of a block as two unrolled 16-lane vectors.
+void VectorizeBlockColumns(te::Stage& o, const IterVar& columns) {
+  auto [vector, lane] = o.split(columns, kLanes);
+  o.unroll(vector);
+  o.vectorize(lane);
+}
+
+}  // namespace
+
+AmxRowTiling ChooseAmxRowTiling(int64_t extent) {
+  AmxRowTiling best;
+  for (int64_t tiles = 1; tiles <= 2; ++tiles) {
+    for (int64_t rows = 1; rows <= kAmxMaxRows; ++rows) {
+      if (extent % (rows * tiles) == 0 && rows * tiles > best.block()) best = {rows, tiles};
+    }
+  }
+  return best;
+}
+
+te::Tensor pack_conv2d_weight_bf16(const te::Tensor& weight) {
+  const std::string op = "pack_conv2d_weight_bf16";
+  std::vector<int64_t> w = ConstShape(weight, op);
+  LOOM_CHECK_USER(weight.dtype().is_float() && w.size() == 4 && w[0] % kBlock == 0 &&
+                  w[1] % kDepth == 0)
+      << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
+      << detail::ShapeText(w) << " must be float KCRS with K and C multiples of " << kBlock;
+  return te::compute(
+      {int(w[0] / kBlock), int(w[1] / kDepth), int(w[2]), int(w[3]), kPairs, kBlock, 2},
+      [&](const Array<Var>& i) {
+        return cast(DataType::BFloat16(),
+                    weight(i[0] * kBlock + i[5], i[1] * kDepth + i[4] * 2 + i[6], i[2], i[3]));
+      },
+      "packed_weight", detail::kInjective);
+}
+
+te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
+                             const Conv2DAttrs& a) {
+  const std::string op = kConvTag;
+  CheckBf16(data, op, "data");
+  CheckBf16(packed_weight, op, "weight");
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
+  LOOM_CHECK_USER(in.size() == 5 && in[4] == kDepth && w.size() == 7 && w[1] == in[1] &&
+                  w[4] == kPairs && w[5] == kBlock && w[6] == 2 && a.groups == 1)
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
+      << " must be NCHW32c and weight '" << packed_weight.name() << "' " << detail::ShapeText(w)
+      << " [K/32, C/32, R, S, 16, 32, 2] with the data's C/32, groups 1 "
+      << "(got " << a.groups << ")";
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], w[2], w[3], a);
+  ConvSum sum = MakeConvSum(detail::PadSpatial(data, a), packed_weight, a, in[1], w[2], w[3]);
+  return te::compute(
+      {int(in[0]), int(w[0]), int(out.p), int(out.q), kBlock},
+      [&](const Array<Var>& i) { return sum(i[0], i[1], i[2], i[3], i[4]); }, op, kConvTag);
+}
+
+te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs) {
+  const std::string name = "schedule_conv2d_nchwc_bf16";
+  te::Operation conv = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == kConvTag; }, name,
+      "a conv2d_nchwc_bf16 output");
+  detail::CheckEpilogueKeepsShape(out, conv, name);
+  std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, K/32, P, Q, 32
+  Array<te::Tensor> inputs = conv->InputTensors();  // the (padded) data, the packed weight
+  te::Tensor conv_data = inputs[0];
+  std::vector<int64_t> w = ConstShape(inputs[1], name);  // K/32, C/32, R, S, 16, 32, 2
+  const AmxRowTiling tiling = ChooseAmxRowTiling(shape[3]);
+
+  // The intrinsic: one register block (tiling.block() columns of one output row, 32
+  // channels) over placeholders holding what the block reads: every input channel block,
+  // the kernel's rows, and the columns of its windows.
+  const bool padded = conv_data.ndim() == 4;
+  const int64_t rows = (w[2] - 1) * attrs.dilations[0] + 1;
+  const int64_t columns =
+      (tiling.block() - 1) * attrs.strides[1] + (w[3] - 1) * attrs.dilations[1] + 1;
+  Array<PrimExpr> a_shape{1, int(w[1]), int(rows)};
+  if (padded)
+    a_shape.push_back(int(columns * kDepth));
+  else
+    a_shape.push_back(int(columns)), a_shape.push_back(kDepth);
+  te::Tensor a = te::placeholder(a_shape, DataType::BFloat16(), "a");
+  te::Tensor b = te::placeholder({1, int(w[1]), int(w[2]), int(w[3]), kPairs, kBlock, 2},
+                                 DataType::BFloat16(), "b");
+  detail::PaddedInput a_input{a, kDepth, padded};
+  ConvSum sum = MakeConvSum(a_input, b, attrs, w[1], w[2], w[3]);
+  te::Tensor c = te::compute(
+      {int(tiling.block()), kBlock}, [&](Var q, Var k) { return sum(0, 0, 0, q, k); }, "c");
+  AmxBf16Block block;
+  block.rows = tiling.rows;
+  block.row_tiles = tiling.row_tiles;
+  block.steps = {w[1], w[2], w[3]};
+  block.a_index = [a_input, attrs](const Array<PrimExpr>& step, const PrimExpr& row) {
+    return a_input.Index(0, step[0], step[1] * int(attrs.dilations[0]),
+                         row * int(attrs.strides[1]) + step[2] * int(attrs.dilations[1]), 0);
+  };
+  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& pair, const PrimExpr& column) {
+    return Array<PrimExpr>{0, step[0], step[1], step[2], pair, column, 0};
+  };
+  block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
+    return Array<PrimExpr>{row, column};
+  };
+  te::TensorIntrin intrin = AmxBf16Tiles(c.op(), block);
+
+  te::Schedule s = te::create_schedule({out.op()});
+  detail::InlineInjective(s, {out.op(), conv_data.op()});
+  te::Operation acc = BlockStage(s, out, conv);
+  te::Stage o = s[out];
+  Array<IterVar> axes = o->leaf_iter_vars;  // n, k, p, q, 32
+  auto [column_block, block_column] = o.split(axes[3], int(tiling.block()));
+  o.parallel(o.fuse(o.fuse(axes[0], axes[1]), axes[2]));
+  VectorizeBlockColumns(o, axes[4]);
+  te::Stage t = s[acc];
+  t.compute_at(o, column_block);
+  t.tensorize(t->leaf_iter_vars[3], intrin);
+  if (padded) {
+    // The padded copy in parallel rows, 32 bfloat16 (one tile row) per vector.
+    te::Stage pad = s[conv_data.op()];
+    Array<IterVar> pad_axes = pad->leaf_iter_vars;  // n, c, h, w * 32
+    pad.parallel(pad.fuse(pad.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));
+    auto [pad_vector, pad_lane] = pad.split(pad_axes[3], kDepth);
+    pad.vectorize(pad_lane);
+  }
+  return s;
+}
+
+te::Tensor pack_dense_weight_bf16(const te::Tensor& weight) {
+  const std::string op = "pack_dense_weight_bf16";
+  std::vector<int64_t> w = ConstShape(weight, op);
+  LOOM_CHECK_USER(weight.dtype().is_float() && w.size() == 2 && w[0] % kBlock == 0 &&
+                  w[1] % kDepth == 0)
+      << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
+      << detail::ShapeText(w) << " must be float [N, K] with N and K multiples of " << kBlock;
+  return te::compute(
+      {int(w[0] / kBlock), int(w[1] / 2), kBlock, 2},
+      [&](const Array<Var>& i) {
+        return cast(DataType::BFloat16(), weight(i[0] * kBlock + i[2], i[1] * 2 + i[3]));
+      },
+      "packed_weight", detail::kInjective);
+}
+
+te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight) {
+  const std::string op = kDenseTag;
+  CheckBf16(data, op, "data");
+  CheckBf16(packed_weight, op, "weight");
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
+  LOOM_CHECK_USER(in.size() == 2 && w.size() == 4 && w[1] * 2 == in[1] && w[2] == kBlock &&
+                  w[3] == 2 && in[1] % kDepth == 0)
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
+      << " must be [M, K] (K a multiple of 32) and the packed weight '" << packed_weight.name()
+      << "' " << detail::ShapeText(w) << " [N/32, K/2, 32, 2]";
+  IterVar k = te::reduce_axis(Range(0, int(in[1])), "k");
+  return te::compute(
+      {int(in[0]), int(w[0] * kBlock)},
+      [&](Var i, Var j) { return DenseSum(data, packed_weight, k, i, j); }, op, kDenseTag);
+}
+
+te::Schedule schedule_dense_bf16(const te::Tensor& out) {
+  const std::string name = "schedule_dense_bf16";
+  te::Operation dense = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == kDenseTag; }, name,
+      "a dense_bf16 output");
+  detail::CheckEpilogueKeepsShape(out, dense, name);
+  std::vector<int64_t> shape = ConstShape(te::Tensor(dense, 0), name);  // M, N
+  Array<te::Tensor> inputs = dense->InputTensors();                     // data, packed weight
+  std::vector<int64_t> packed = ConstShape(inputs[1], name);
+  const int64_t K = packed[1] * 2;
+  const AmxRowTiling tiling = ChooseAmxRowTiling(shape[0]);
+
+  // The intrinsic: one block of rows x 32 columns over the whole of K.
+  te::Tensor a = te::placeholder({int(tiling.block()), int(K)}, DataType::BFloat16(), "a");
+  te::Tensor b = te::placeholder({1, int(K / 2), kBlock, 2}, DataType::BFloat16(), "b");
+  IterVar k = te::reduce_axis(Range(0, int(K)), "k");
+  te::Tensor c = te::compute(
+      {int(tiling.block()), kBlock}, [&](Var i, Var j) { return DenseSum(a, b, k, i, j); }, "c");
+  AmxBf16Block block;
+  block.rows = tiling.rows;
+  block.row_tiles = tiling.row_tiles;
+  block.steps = {K / kDepth};
+  block.a_index = [](const Array<PrimExpr>& step, const PrimExpr& row) {
+    return Array<PrimExpr>{row, step[0] * kDepth};
+  };
+  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& pair, const PrimExpr& column) {
+    return Array<PrimExpr>{0, step[0] * kPairs + pair, column, 0};
+  };
+  block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
+    return Array<PrimExpr>{row, column};
+  };
+  te::TensorIntrin intrin = AmxBf16Tiles(c.op(), block);
+
+  te::Schedule s = te::create_schedule({out.op()});
+  detail::InlineInjective(s, {out.op()});
+  te::Operation acc = BlockStage(s, out, dense);
+  te::Stage o = s[out];
+  Array<IterVar> axes = o->leaf_iter_vars;  // i, j
+  auto [row_block, block_row] = o.split(axes[0], int(tiling.block()));
+  auto [column_block, block_column] = o.split(axes[1], kBlock);
+  o.reorder({column_block, row_block, block_row, block_column});
+  IterVar task = o.fuse(column_block, row_block);
+  o.parallel(task);
+  VectorizeBlockColumns(o, block_column);
+  te::Stage t = s[acc];
+  t.compute_at(o, task);
+  t.tensorize(t->leaf_iter_vars[0], intrin);
+  return s;
+}
+
+}  // namespace loom::topi::x86

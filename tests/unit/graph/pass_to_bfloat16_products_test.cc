@@ -1,0 +1,76 @@
+// ToBFloat16Products (--precision bf16): which products take bfloat16 operands (conv2d with
+// groups 1 and dense with constant weights, away from the model's edges), that the two forms
+// (bfloat16 kernels, and rounding by conversion) compute the same values, and that those are
+// the float32 model's within bfloat16's rounding.
+#include "loom/graph/strategy.h"
+#include "pass_test_util.h"
+
+namespace loom::graph::test {
+namespace {
+
+const DataType kF32 = DataType::Float(32);
+
+Expr Weight(std::vector<int64_t> shape, unsigned seed) {
+  return MakeConstant(RandomArray(std::move(shape), kF32, seed));
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// x -> stem conv (reads the input) -> relu -> conv -> relu -> depthwise conv -> pool ->
+// dense -> relu -> dense + bias (the logits).
+Function SmallNetwork() {
+  Var x = MakeVar("x", TensorType({1, 8, 6, 6}, kF32));
+  Attrs same = {{"padding", Ints{1, 1, 1, 1}}};
+  Expr stem = MakeCall("nn.relu", {MakeCall("nn.conv2d", {x, Weight({16, 8, 3, 3}, 1)}, same)});
+  Expr middle =
+      MakeCall("nn.relu", {MakeCall("nn.conv2d", {stem, Weight({16, 16, 3, 3}, 2)}, same)});
+  Expr depthwise =
+      MakeCall("nn.conv2d", {middle, Weight({16, 1, 3, 3}, 3)}, same.With("groups", int64_t{16}));
+  Expr pooled = MakeCall("reshape", {MakeCall("nn.global_avg_pool2d", {depthwise})},
+                         {{"newshape", Ints{1, 16}}});
+  Expr hidden = MakeCall("nn.relu", {MakeCall("nn.dense", {pooled, Weight({32, 16}, 4)})});
+  Expr logits = MakeCall("nn.bias_add",
+                         {MakeCall("nn.dense", {hidden, Weight({10, 32}, 5)}), Weight({10}, 6)});
+  return MakeFunction({x}, logits);
+}
+
+TEST(ToBFloat16Products, TheInnerProductsTakeBFloat16Operands) {
+  Function before = SmallNetwork();
+  Function after = RunPass(ToBFloat16Products(/*bf16_units=*/true), before);
+  const std::string text = ToText(after);
+  // The middle conv and the hidden dense; not the stem, the depthwise conv or the logits.
+  EXPECT_EQ(Count(text, "out_dtype=\"float32\""), 2) << text;
+  EXPECT_EQ(Count(text, "dtype=\"bfloat16\""), 4) << text;
+  // Within bfloat16's rounding (2^-9 relative per operand) grown by the sums' cancellation.
+  ExpectSameResults(before, after, 5e-2);
+}
+
+TEST(ToBFloat16Products, ConversionComputesTheSameValues) {
+  Function before = SmallNetwork();
+  Function units = RunPass(ToBFloat16Products(true), before);
+  Function conversion = RunPass(ToBFloat16Products(false), before);
+  const std::string text = ToText(conversion);
+  EXPECT_EQ(Count(text, "out_dtype=\"float32\""), 0) << text;
+  EXPECT_EQ(Count(text, "dtype=\"bfloat16\""), 4) << text;
+  EXPECT_EQ(Count(text, "dtype=\"float32\""), 4) << text;  // each rounded operand back
+  ExpectSameResults(units, conversion, 1e-5);
+}
+
+TEST(ToBFloat16Products, ANetworkOfEdgesOnlyIsUnchanged) {
+  Var x = MakeVar("x", TensorType({2, 16}, kF32));
+  Function before = MakeFunction({x}, MakeCall("nn.dense", {x, Weight({4, 16}, 7)}));
+  EXPECT_EQ(ToText(RunPass(ToBFloat16Products(true), before)), ToText(before));
+}
+
+TEST(ToBFloat16Products, X86HasBFloat16ProductsWhereTheCpuHasAmxBf16) {
+  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=sapphirerapids")));
+  EXPECT_FALSE(HasBFloat16Products(Target::Parse("llvm -mcpu=skylake-avx512")));
+  EXPECT_FALSE(HasBFloat16Products(Target::Parse("c")));
+}
+
+}  // namespace
+}  // namespace loom::graph::test

@@ -1,0 +1,171 @@
+// bfloat16 conv2d and dense on AMX tiles: compiled and run against a double-precision
+// reference over the same bfloat16-rounded operands (the tiles multiply bfloat16 exactly and
+// sum in float32, so only the summation order differs), for row tilings of one and two
+// tiles, full and partial tile rows, padding, strides, dilation, 1x1 and a fused epilogue;
+// and the computes' user errors. The compiled runs are skipped on hosts without amx-bf16
+// (the kernels are still lowered, which checks the schedules and the tensorize matches).
+#include "loom/topi/x86/amx_bf16.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv_kernel_check.h"
+#include "loom/runtime/float_codec.h"
+#include "loom/topi/elementwise.h"
+#include "loom/topi/transform.h"
+#include "topi_test_util.h"
+
+namespace loom::topi::x86 {
+namespace {
+
+using conv_check::Workload;
+using target_test::CallWithArrays;
+using test::Exprs;
+
+const DataType kBf16 = DataType::BFloat16(), kF32 = DataType::Float(32);
+
+bool HostHasAmxBf16() { return Target::Parse("llvm").HasFeature("amx-bf16"); }
+
+// Values in [-2, 2) rounded to bfloat16, so the reference reads what the kernel reads.
+tir::HostArray RoundedArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
+  tir::HostArray array(t, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (int64_t i = 0; i < array.NumElements(); ++i) {
+    array.SetFloat(i, BFloat16BitsToFloat(FloatToBFloat16Bits(value(rng))));
+  }
+  return array;
+}
+
+// A float32 sum of `terms` products may differ from the exact one by about terms * 2^-24 of
+// the sum of magnitudes; 1e-5 relative to a magnitude of a few units is ample.
+constexpr double kTolerance = 1e-4;
+
+void ExpectDenseMatches(int64_t M, int64_t N, int64_t K, bool relu_epilogue) {
+  SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
+  te::Tensor weight = te::placeholder(Exprs({N, K}), kF32, "weight");
+  te::Tensor packed = pack_dense_weight_bf16(weight);
+  te::Tensor data = te::placeholder(Exprs({M, K}), kBf16, "data");
+  te::Tensor packed_in = te::placeholder(packed.shape(), kBf16, "packed");
+  te::Tensor out = dense_bf16(data, packed_in);
+  if (relu_epilogue) out = relu(out);
+  IRModule module;
+  module.Add("pack", te::lower(schedule_injective({packed}), {weight, packed}, "pack"));
+  module.Add("dense", te::lower(schedule_dense_bf16(out), {data, packed_in, out}, "dense"));
+  if (!HostHasAmxBf16()) return;
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray w = RoundedArray(kF32, {N, K}, 1);
+  tir::HostArray x = RoundedArray(kBf16, {M, K}, 2);
+  tir::HostArray pw(kBf16, tir::ConstParamShape(module.Lookup("pack"), 1));
+  tir::HostArray y(kF32, {M, N});
+  CallWithArrays(compiled, "pack", {w, pw});
+  CallWithArrays(compiled, "dense", {x, pw, y});
+  test::ExpectClose(
+      y,
+      [&](int64_t i) {
+        const int64_t m = i / N, n = i % N;
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += x.GetFloat(m * K + k) * w.GetFloat(n * K + k);
+        return relu_epilogue ? std::max(sum, 0.0) : sum;
+      },
+      kTolerance, "dense");
+}
+
+TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
+  ExpectDenseMatches(128, 64, 96, false);  // two tiles of 16 rows
+  ExpectDenseMatches(1, 96, 64, true);     // one row: a 1-row tile
+  ExpectDenseMatches(42, 32, 32, false);   // 2 x 7 rows per block, three blocks
+}
+
+void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
+  SCOPED_TRACE(wl.str());
+  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), kF32, "weight");
+  te::Tensor packed_weight = pack_conv2d_weight_bf16(weight);
+  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), kBf16, "data");
+  te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW32c");
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), kBf16, "blocked_data");
+  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), kBf16, "packed_weight");
+  te::Tensor out = conv2d_nchwc_bf16(conv_data, conv_weight, wl.attrs);
+  if (add_epilogue) out = add(out, out);
+  te::Tensor blocked = te::placeholder(out.shape(), kF32, "blocked");
+  te::Tensor result = layout_transform(blocked, "NCHW32c", "NCHW");
+  IRModule module;
+  module.Add("pack_data",
+             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
+  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
+                                      "pack_weight"));
+  module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, wl.attrs),
+                               {conv_data, conv_weight, out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasAmxBf16()) return;
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
+  auto array_for = [&](const std::string& func, size_t index, DataType t) {
+    return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
+  };
+  tir::HostArray px = array_for("pack_data", 1, kBf16);
+  tir::HostArray pw = array_for("pack_weight", 1, kBf16);
+  tir::HostArray y_blocked = array_for("conv", 2, kF32);
+  tir::HostArray y = array_for("unpack", 1, kF32);
+  CallWithArrays(compiled, "pack_data", {x, px});
+  CallWithArrays(compiled, "pack_weight", {w, pw});
+  CallWithArrays(compiled, "conv", {px, pw, y_blocked});
+  CallWithArrays(compiled, "unpack", {y_blocked, y});
+  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
+  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  test::ExpectClose(
+      y, [&](int64_t i) { return want[size_t(i)] * (add_epilogue ? 2 : 1); }, kTolerance, "conv");
+}
+
+TEST(TopiX86AmxBf16, Conv2DMatchesTheReference) {
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
+  // 3x3 pad 1 with two 14-row tiles per block (28 columns), two channel blocks each way.
+  ExpectConvMatches(Workload({1, 64, 6, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}), false);
+  // 1x1 stride 2 (unpadded data read in place), two images, 7 columns: one 7-row tile.
+  ExpectConvMatches(Workload({2, 32, 13, 13}, {32, 1, 1}, 2, {0, 0, 0, 0}), true);
+  // Asymmetric pads, stride 2, dilation 2.
+  ExpectConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), false);
+}
+
+TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
+  te::Tensor data = te::placeholder(Exprs({1, 1, 8, 8, 32}), kBf16, "data");
+  te::Tensor weight = te::placeholder(Exprs({1, 1, 3, 3, 16, 32, 2}), kBf16, "w");
+  te::Tensor float_data = te::placeholder(Exprs({1, 1, 8, 8, 32}), kF32, "f");
+  EXPECT_NE(test::ErrorOf([&] {
+              conv2d_nchwc_bf16(float_data, weight, {});
+            }).find("'f' must be bfloat16"),
+            std::string::npos);
+  te::Tensor other = te::placeholder(Exprs({1, 2, 3, 3, 16, 32, 2}), kBf16, "other");
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_bf16(data, other, {}); }).find("with the data's C/32"),
+            std::string::npos);
+  te::Tensor kcrs = te::placeholder(Exprs({48, 32, 3, 3}), kF32, "kcrs");
+  EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_bf16(kcrs); }).find("multiples of 32"),
+            std::string::npos);
+  te::Tensor narrow = te::placeholder(Exprs({4, 24}), kBf16, "narrow");
+  te::Tensor packed = te::placeholder(Exprs({1, 16, 32, 2}), kBf16, "packed");
+  EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [M, K]"),
+            std::string::npos);
+}
+
+TEST(TopiX86AmxBf16, RowTilingTakesTheLargestBlockThatDivides) {
+  auto tiling = [](int64_t extent) {
+    AmxRowTiling t = ChooseAmxRowTiling(extent);
+    return std::to_string(t.row_tiles) + "x" + std::to_string(t.rows);
+  };
+  EXPECT_EQ(tiling(128), "2x16");
+  EXPECT_EQ(tiling(56), "2x14");
+  EXPECT_EQ(tiling(7), "1x7");
+  EXPECT_EQ(tiling(1), "1x1");
+  EXPECT_EQ(tiling(17), "1x1");  // prime: one row per tile
+}
+
+}  // namespace
+}  // namespace loom::topi::x86
