@@ -134,32 +134,26 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
         });
       });
   ConvAttrFields(bf16);
-  RegisterComputedOp("nn.contrib_conv2d_bf16_weight_pack",
+  RegisterComputedOp("nn.contrib_bf16_weight_pack",
                      [](const CallInfo&, const Tensors& in) {
-                       return Tensors{topi::x86::pack_conv2d_weight_bf16(in[0])};
+                       return Tensors{topi::x86::pack_weight_bf16(in[0])};
                      })
-      .Describe("a KCRS weight as bfloat16 [K/32, C/32, R, S, 16, 32, 2]")
+      .Describe("a KCRS weight as bfloat16 [K/32, C/32, R, S, 16, 32, 2], a dense one [N, K] "
+                "as [N/32, K/32, 16, 32, 2]")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque);
   RegisterComputedOp("nn.contrib_dense_bf16",
                      [](const CallInfo&, const Tensors& in) {
                        return Tensors{topi::x86::dense_bf16(in[0], in[1])};
                      })
-      .Describe("data [M, K] bfloat16 x a weight packed by nn.contrib_dense_bf16_pack -> [M, N] "
-                "float32 (AMX tiles)")
+      .Describe("data [M, K] bfloat16 x a weight packed by nn.contrib_bf16_weight_pack -> "
+                "[M, N] float32 (AMX tiles)")
       .Inputs({"data", "packed_weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
         LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
         return NamingTheCall(info, [&] { return topi::x86::schedule_dense_bf16(outputs[0]); });
       });
-  RegisterComputedOp("nn.contrib_dense_bf16_pack",
-                     [](const CallInfo&, const Tensors& in) {
-                       return Tensors{topi::x86::pack_dense_weight_bf16(in[0])};
-                     })
-      .Describe("a dense weight [N, K] as bfloat16 [N/32, K/2, 32, 2]")
-      .Inputs({"weight"})
-      .Pattern(OpPattern::kOpaque);
 
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {

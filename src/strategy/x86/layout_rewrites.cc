@@ -2,10 +2,14 @@
 // nn.conv2d becomes the kernel topi::x86::ChooseConv2DKernel picks for its workload (direct,
 // depthwise or Winograd) on blocked NCHW[x]c tensors, and nn.dense with a constant weight
 // the GEMM on a weight packed once into column panels; qnn.conv2d (8-bit operands) becomes
-// the int8 kernel, qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI. The blocked kernels are AVX-512 code: on
-// CPUs without it the calls stay as they are.
+// the int8 kernel, qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI; nn.conv2d and
+// nn.dense of bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX
+// bf16 tiles. The blocked kernels are AVX-512 code: on CPUs without it the calls stay as
+// they are.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <vector>
 
 #include "loom/graph/strategy.h"
 #include "loom/graph/tuning.h"
@@ -357,30 +361,56 @@ Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount) {
   return MakeCall("nn.pad", {std::move(value)}, {{"pad_width", pad_width}});
 }
 
+// A layout rewrite's operands converted to float32 (cast after the layout conversion, which
+// an elementwise cast does not care about).
+class Float32OperandsOf final : public LayoutRewriteContext {
+ public:
+  explicit Float32OperandsOf(LayoutRewriteContext& operands) : operands_(operands) {}
+  Expr Operand(size_t index, const std::string& layout) override {
+    return MakeCall("cast", {operands_.Operand(index, layout)},
+                    {{"dtype", std::string("float32")}});
+  }
+
+ private:
+  LayoutRewriteContext& operands_;
+};
+
+// A product of bfloat16 operands summed in float32 that the AMX kernels do not take, by
+// conversion: `float_rewrite` of the product of its operands cast to float32 (the values
+// they hold), without out_dtype.
+std::optional<LayoutRewrite> ByConversion(const CallNode& call, LayoutRewriteContext& context,
+                                          const Target& target,
+                                          const graph::LayoutRewriteFn& float_rewrite) {
+  std::vector<Expr> widened;
+  for (const Expr& arg : call.args) {
+    widened.push_back(MakeCall("cast", {arg}, {{"dtype", std::string("float32")}}));
+  }
+  std::map<std::string, graph::AttrValue> attrs = call.attrs.values();
+  attrs.erase("out_dtype");
+  graph::Call product = MakeCall(call.op, widened, Attrs(attrs), call.name_hint);
+  Float32OperandsOf operands(context);
+  return float_rewrite(*product.get(), operands, target);
+}
+
 // nn.conv2d of bfloat16 operands (groups 1, constant weight) -> the AMX kernel
-// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data, channels and filters padded with zeros to
-// multiples of 32 (the added filters sliced off after).
+// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data. Channels or filters that are not whole
+// blocks of 32 go by conversion to the float32 kernels instead: padding them and slicing the
+// result, with the layout conversions around, cost more than the tiles gained (MobileNetV2's
+// 24- and 144-channel layers: 1.1x slower than float32 that way).
 std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewriteContext& context,
                                                const Target& target) {
   auto operands = AmxBf16Operands(call, target);
   if (!operands || call.attrs.GetInt("groups") != 1) return std::nullopt;
   const auto& [x, w] = *operands;
   constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
-  const int64_t channels = RoundUp(x[1], kBlock), filters = RoundUp(w[0], kBlock);
-  const std::string layout = graph::BlockedDataLayout(kBlock);
-  Expr data;
-  if (channels == x[1]) {
-    data = context.Operand(0, layout);
-  } else {
-    data = MakeCall("layout_transform", {PadAxisEnd(context.Operand(0, ""), 4, 1, channels - x[1])},
-                    {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
+  if (x[1] % kBlock != 0 || w[0] % kBlock != 0) {
+    return ByConversion(call, context, target, RewriteConv2D);
   }
-  Expr kernel = PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 4, 0, filters - w[0]), 4, 1,
-                           channels - x[1]);
-  Expr packed = MakeCall("nn.contrib_conv2d_bf16_weight_pack", {kernel});
+  Expr data = context.Operand(0, graph::BlockedDataLayout(kBlock));
+  Expr packed = MakeCall("nn.contrib_bf16_weight_pack", {context.Operand(1, "")});
   Expr conv = MakeCall("nn.contrib_conv2d_nchwc_bf16", {data, packed}, WindowAttrs(call),
                        call.name_hint);
-  return WithOutChannels(conv, kBlock, filters, w[0]);
+  return LayoutRewrite{conv, graph::BlockedDataLayout(kBlock)};
 }
 
 // nn.dense of bfloat16 data [..., K] and a constant bfloat16 weight [N, K] -> the AMX GEMM
@@ -407,7 +437,7 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   Expr weight = PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 2, 1, padded_k - k), 2, 0,
                            padded_n - n);
   Expr product = MakeCall("nn.contrib_dense_bf16",
-                          {data, MakeCall("nn.contrib_dense_bf16_pack", {weight})}, {},
+                          {data, MakeCall("nn.contrib_bf16_weight_pack", {weight})}, {},
                           call.name_hint);
   if (padded_rows != rows || padded_n != n) {
     product = MakeCall("strided_slice", {product},

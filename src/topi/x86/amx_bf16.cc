@@ -69,8 +69,9 @@ ConvSum MakeConvSum(detail::PaddedInput input, te::Tensor weight, const Conv2DAt
 // The dense product's sum over k for (row, column) of data and the packed weight.
 PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVar& k,
                   const PrimExpr& row, const PrimExpr& column) {
-  PrimExpr w = packed(floordiv(column, kBlock), floordiv(k->var, 2), floormod(column, kBlock),
-                      floormod(k->var, 2));
+  PrimExpr w =
+      packed(floordiv(column, kBlock), floordiv(k->var, kDepth),
+             floordiv(floormod(k->var, kDepth), 2), floormod(column, kBlock), floormod(k->var, 2));
   return te::sum(Widen(data(row, k->var)) * Widen(w), {k});
 }
 
@@ -101,18 +102,25 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent) {
   return best;
 }
 
-te::Tensor pack_conv2d_weight_bf16(const te::Tensor& weight) {
-  const std::string op = "pack_conv2d_weight_bf16";
+te::Tensor pack_weight_bf16(const te::Tensor& weight) {
+  const std::string op = "pack_weight_bf16";
   std::vector<int64_t> w = ConstShape(weight, op);
-  LOOM_CHECK_USER(weight.dtype().is_float() && w.size() == 4 && w[0] % kBlock == 0 &&
-                  w[1] % kDepth == 0)
+  LOOM_CHECK_USER(weight.dtype().is_float() && (w.size() == 4 || w.size() == 2) &&
+                  w[0] % kBlock == 0 && w[1] % kDepth == 0)
       << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
-      << detail::ShapeText(w) << " must be float KCRS with K and C multiples of " << kBlock;
+      << detail::ShapeText(w) << " must be float KCRS or [N, K] with its first two dimensions "
+      << "multiples of " << kBlock;
+  const size_t rank = w.size();
+  Array<PrimExpr> shape{int(w[0] / kBlock), int(w[1] / kDepth)};
+  for (size_t d = 2; d < rank; ++d) shape.push_back(int(w[d]));
+  for (int extent : {kPairs, kBlock, 2}) shape.push_back(extent);
   return te::compute(
-      {int(w[0] / kBlock), int(w[1] / kDepth), int(w[2]), int(w[3]), kPairs, kBlock, 2},
+      shape,
       [&](const Array<Var>& i) {
-        return cast(DataType::BFloat16(),
-                    weight(i[0] * kBlock + i[5], i[1] * kDepth + i[4] * 2 + i[6], i[2], i[3]));
+        const size_t pair = rank, filter = rank + 1, half = rank + 2;
+        Array<PrimExpr> index{i[0] * kBlock + i[filter], i[1] * kDepth + i[pair] * 2 + i[half]};
+        for (size_t d = 2; d < rank; ++d) index.push_back(i[d]);
+        return cast(DataType::BFloat16(), weight(index));
       },
       "packed_weight", detail::kInjective);
 }
@@ -205,31 +213,16 @@ te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs
   return s;
 }
 
-te::Tensor pack_dense_weight_bf16(const te::Tensor& weight) {
-  const std::string op = "pack_dense_weight_bf16";
-  std::vector<int64_t> w = ConstShape(weight, op);
-  LOOM_CHECK_USER(weight.dtype().is_float() && w.size() == 2 && w[0] % kBlock == 0 &&
-                  w[1] % kDepth == 0)
-      << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
-      << detail::ShapeText(w) << " must be float [N, K] with N and K multiples of " << kBlock;
-  return te::compute(
-      {int(w[0] / kBlock), int(w[1] / 2), kBlock, 2},
-      [&](const Array<Var>& i) {
-        return cast(DataType::BFloat16(), weight(i[0] * kBlock + i[2], i[1] * 2 + i[3]));
-      },
-      "packed_weight", detail::kInjective);
-}
-
 te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight) {
   const std::string op = kDenseTag;
   CheckBf16(data, op, "data");
   CheckBf16(packed_weight, op, "weight");
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
-  LOOM_CHECK_USER(in.size() == 2 && w.size() == 4 && w[1] * 2 == in[1] && w[2] == kBlock &&
-                  w[3] == 2 && in[1] % kDepth == 0)
+  LOOM_CHECK_USER(in.size() == 2 && w.size() == 5 && w[1] * kDepth == in[1] && w[2] == kPairs &&
+                  w[3] == kBlock && w[4] == 2)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
       << " must be [M, K] (K a multiple of 32) and the packed weight '" << packed_weight.name()
-      << "' " << detail::ShapeText(w) << " [N/32, K/2, 32, 2]";
+      << "' " << detail::ShapeText(w) << " [N/32, K/32, 16, 32, 2]";
   IterVar k = te::reduce_axis(Range(0, int(in[1])), "k");
   return te::compute(
       {int(in[0]), int(w[0] * kBlock)},
@@ -245,12 +238,13 @@ te::Schedule schedule_dense_bf16(const te::Tensor& out) {
   std::vector<int64_t> shape = ConstShape(te::Tensor(dense, 0), name);  // M, N
   Array<te::Tensor> inputs = dense->InputTensors();                     // data, packed weight
   std::vector<int64_t> packed = ConstShape(inputs[1], name);
-  const int64_t K = packed[1] * 2;
+  const int64_t K = packed[1] * kDepth;
   const AmxRowTiling tiling = ChooseAmxRowTiling(shape[0]);
 
   // The intrinsic: one block of rows x 32 columns over the whole of K.
   te::Tensor a = te::placeholder({int(tiling.block()), int(K)}, DataType::BFloat16(), "a");
-  te::Tensor b = te::placeholder({1, int(K / 2), kBlock, 2}, DataType::BFloat16(), "b");
+  te::Tensor b =
+      te::placeholder({1, int(K / kDepth), kPairs, kBlock, 2}, DataType::BFloat16(), "b");
   IterVar k = te::reduce_axis(Range(0, int(K)), "k");
   te::Tensor c = te::compute(
       {int(tiling.block()), kBlock}, [&](Var i, Var j) { return DenseSum(a, b, k, i, j); }, "c");
@@ -262,7 +256,7 @@ te::Schedule schedule_dense_bf16(const te::Tensor& out) {
     return Array<PrimExpr>{row, step[0] * kDepth};
   };
   block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& pair, const PrimExpr& column) {
-    return Array<PrimExpr>{0, step[0] * kPairs + pair, column, 0};
+    return Array<PrimExpr>{0, step[0], pair, column, 0};
   };
   block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
     return Array<PrimExpr>{row, column};

@@ -48,7 +48,7 @@ constexpr double kTolerance = 1e-4;
 void ExpectDenseMatches(int64_t M, int64_t N, int64_t K, bool relu_epilogue) {
   SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
   te::Tensor weight = te::placeholder(Exprs({N, K}), kF32, "weight");
-  te::Tensor packed = pack_dense_weight_bf16(weight);
+  te::Tensor packed = pack_weight_bf16(weight);
   te::Tensor data = te::placeholder(Exprs({M, K}), kBf16, "data");
   te::Tensor packed_in = te::placeholder(packed.shape(), kBf16, "packed");
   te::Tensor out = dense_bf16(data, packed_in);
@@ -85,7 +85,7 @@ TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
 void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
   SCOPED_TRACE(wl.str());
   te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), kF32, "weight");
-  te::Tensor packed_weight = pack_conv2d_weight_bf16(weight);
+  te::Tensor packed_weight = pack_weight_bf16(weight);
   te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), kBf16, "data");
   te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW32c");
   te::Tensor conv_data = te::placeholder(packed_data.shape(), kBf16, "blocked_data");
@@ -106,17 +106,7 @@ void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
   runtime::Module compiled = build(module, Target::Parse("llvm"));
   tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
   tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
-  auto array_for = [&](const std::string& func, size_t index, DataType t) {
-    return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
-  };
-  tir::HostArray px = array_for("pack_data", 1, kBf16);
-  tir::HostArray pw = array_for("pack_weight", 1, kBf16);
-  tir::HostArray y_blocked = array_for("conv", 2, kF32);
-  tir::HostArray y = array_for("unpack", 1, kF32);
-  CallWithArrays(compiled, "pack_data", {x, px});
-  CallWithArrays(compiled, "pack_weight", {w, pw});
-  CallWithArrays(compiled, "conv", {px, pw, y_blocked});
-  CallWithArrays(compiled, "unpack", {y_blocked, y});
+  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
   tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
   for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
   std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
@@ -147,10 +137,10 @@ TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_bf16(data, other, {}); }).find("with the data's C/32"),
             std::string::npos);
   te::Tensor kcrs = te::placeholder(Exprs({48, 32, 3, 3}), kF32, "kcrs");
-  EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_bf16(kcrs); }).find("multiples of 32"),
+  EXPECT_NE(test::ErrorOf([&] { pack_weight_bf16(kcrs); }).find("multiples of 32"),
             std::string::npos);
   te::Tensor narrow = te::placeholder(Exprs({4, 24}), kBf16, "narrow");
-  te::Tensor packed = te::placeholder(Exprs({1, 16, 32, 2}), kBf16, "packed");
+  te::Tensor packed = te::placeholder(Exprs({1, 1, 16, 32, 2}), kBf16, "packed");
   EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [M, K]"),
             std::string::npos);
 }

@@ -88,17 +88,7 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
   runtime::Module compiled = build(module, Target::Parse("llvm"));
   tir::HostArray x = test::FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
   tir::HostArray w = test::FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
-  auto array_for = [&](const std::string& func, size_t index, DataType t) {
-    return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
-  };
-  tir::HostArray px = array_for("pack_data", 1, kU8);
-  tir::HostArray pw = array_for("pack_weight", 1, kI8);
-  tir::HostArray y_blocked = array_for("conv", 2, kI32);
-  tir::HostArray y = array_for("unpack", 1, kI32);
-  CallWithArrays(compiled, "pack_data", {x, px});
-  CallWithArrays(compiled, "pack_weight", {w, pw});
-  CallWithArrays(compiled, "conv", {px, pw, y_blocked});
-  CallWithArrays(compiled, "unpack", {y_blocked, y});
+  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kU8, kI8, kI32}, kI32);
   std::vector<int64_t> want = ReferenceConv(x, w, wl, pad_value);
   ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
   int mismatches = 0;

@@ -33,9 +33,31 @@ inline Conv2DWorkload Workload(std::vector<int64_t> nchw, std::vector<int64_t> k
   return wl;
 }
 
-// An array shaped as parameter `index` of `func`.
-inline tir::HostArray ArrayFor(const PrimFunc& func, size_t index) {
-  return tir::HostArray(DataType::Float(32), tir::ConstParamShape(func, index));
+// The dtypes of a blocked convolution's intermediate arrays: the packed data and weight, and
+// the convolution's blocked output.
+struct PackedConvTypes {
+  DataType data = DataType::Float(32), weight = DataType::Float(32), out = DataType::Float(32);
+};
+
+// Runs a blocked convolution's functions of `module`: "pack_data" and "pack_weight" on x and
+// w, "conv" on their results, and `unpack` on its output, each output an array shaped as its
+// function's parameter; returns the unpacked result.
+inline tir::HostArray RunPackedConv(const IRModule& module, const runtime::Module& compiled,
+                                    const tir::HostArray& x, const tir::HostArray& w,
+                                    const PackedConvTypes& types, DataType result_type,
+                                    const std::string& unpack = "unpack") {
+  auto array_for = [&](const std::string& func, size_t index, DataType t) {
+    return tir::HostArray(t, tir::ConstParamShape(module.Lookup(func), index));
+  };
+  tir::HostArray px = array_for("pack_data", 1, types.data);
+  tir::HostArray pw = array_for("pack_weight", 1, types.weight);
+  tir::HostArray blocked = array_for("conv", 2, types.out);
+  tir::HostArray y = array_for(unpack, 1, result_type);
+  CallWithArrays(compiled, "pack_data", {x, px});
+  CallWithArrays(compiled, "pack_weight", {w, pw});
+  CallWithArrays(compiled, "conv", {px, pw, blocked});
+  CallWithArrays(compiled, unpack, {blocked, y});
+  return y;
 }
 
 // Runs the kernel's pack, convolution and unpack functions on random data and compares the NCHW
@@ -49,14 +71,8 @@ inline void ExpectKernelMatchesReference(const Conv2DWorkload& wl, const Conv2DK
   tir::HostArray x = RandomArray(DataType::Float(32), {wl.n, wl.c, wl.h, wl.w}, 7);
   tir::HostArray w =
       RandomArray(DataType::Float(32), {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 8);
-  tir::HostArray packed_x = ArrayFor(module.Lookup("pack_data"), 1);
-  tir::HostArray packed_w = ArrayFor(module.Lookup("pack_weight"), 1);
-  tir::HostArray blocked = ArrayFor(module.Lookup("conv"), 2);
-  tir::HostArray y = ArrayFor(module.Lookup("unpack_output"), 1);
-  CallWithArrays(compiled, "pack_data", {x, packed_x});
-  CallWithArrays(compiled, "pack_weight", {w, packed_w});
-  CallWithArrays(compiled, "conv", {packed_x, packed_w, blocked});
-  CallWithArrays(compiled, "unpack_output", {blocked, y});
+  tir::HostArray y = RunPackedConv(module, compiled, x, w, PackedConvTypes{}, DataType::Float(32),
+                                   "unpack_output");
   std::vector<double> want = ReferenceConv2D(x, w, wl.attrs, wl.out_h(), wl.out_w());
   ASSERT_EQ(y.NumElements(), static_cast<int64_t>(want.size()));
   // Sums of up to C * R * S float32 products of values in [-1, 1]. Winograd's transforms scale the

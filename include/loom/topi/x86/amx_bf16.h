@@ -8,7 +8,8 @@
 //   conv2d weight  packed bfloat16                 [K/32, C/32, R, S, 16, 32, 2]
 //                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/2, k%32, c%2])
 //   conv2d output  NCHW32c float32                 [N, K/32, P, Q, 32]
-//   dense data     [M, K] bfloat16; weight [N, K] packed as [N/32, K/2, 32, 2]; output [M, N]
+//   dense data     [M, K] bfloat16; weight [N, K] packed as [N/32, K/32, 16, 32, 2]
+//                  (the conv2d's packing with R = S = 1); output [M, N] float32
 // Each register block is `rows x row_tiles` output positions (columns of a conv2d's output
 // row, rows of a dense layer's) by 32 output channels, accumulated over the whole reduction
 // in four accumulator tiles and stored once.
@@ -32,10 +33,11 @@ struct AmxRowTiling {
 };
 AmxRowTiling ChooseAmxRowTiling(int64_t extent);
 
-// A float32 or bfloat16 KCRS weight -> the packed bfloat16 layout above (rounded to nearest
-// even). K and C must be multiples of 32. Tag "injective"; a model's weight is a constant, so
-// FoldConstant packs it at compile time.
-te::Tensor pack_conv2d_weight_bf16(const te::Tensor& weight);
+// A float32 or bfloat16 KCRS weight -> [K/32, C/32, R, S, 16, 32, 2], or a dense weight [N, K]
+// -> [N/32, K/32, 16, 32, 2], bfloat16 (rounded to nearest even): the layouts above. The
+// first two dimensions must be multiples of 32. Tag "injective"; a model's weight is a
+// constant, so FoldConstant packs it at compile time.
+te::Tensor pack_weight_bf16(const te::Tensor& weight);
 
 // ONNX Conv semantics (as topi::conv2d_nchw, groups 1) on the layouts above, products of
 // bfloat16 values summed in float32. Tag "conv2d_nchwc_bf16".
@@ -46,9 +48,6 @@ te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_we
 // shape; `attrs` are the convolution's. Tasks are (image, channel block, output row); each register
 // block is one AmxBf16Tiles call, copied out through the epilogue in 16-lane vectors.
 te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs);
-
-// A float32 or bfloat16 weight [N, K] -> [N/32, K/2, 32, 2] bfloat16; N and K multiples of 32.
-te::Tensor pack_dense_weight_bf16(const te::Tensor& weight);
 
 // data [M, K] bfloat16 x the packed weight -> [M, N] float32. Tag "dense_bf16".
 te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight);
