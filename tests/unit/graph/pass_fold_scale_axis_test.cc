@@ -26,7 +26,7 @@ TEST(FoldScaleAxis, ScaleAfterConvFoldsIntoTheWeight) {
       "  %0 = reshape(meta[Constant 's' Tensor[(4, 1, 1), float32]], newshape=[4, 1, 1, 1]);\n"
       "  %1 = multiply(meta[Constant 'conv.weight' Tensor[(4, 2, 3, 3), float32]], %0) "
       "/* conv.weight */;\n"
-      "  %2 = nn.conv2d(%x, %1, dilation=[1, 1], groups=1, padding=[0, 0, 0, 0], "
+      "  %2 = nn.conv2d(%x, %1, dilation=[1, 1], groups=1, out_dtype=\"\", padding=[0, 0, 0, 0], "
       "strides=[1, 1]) /* conv */;\n"
       "  %2\n"
       "}\n");
@@ -55,7 +55,7 @@ TEST(FoldScaleAxis, ScaleOnEitherSideThroughABiasAdd) {
       "  %1 = reshape(meta[Constant 's' Tensor[(1, 4, 1, 1), float32]], newshape=[4, 1, 1, 1]);\n"
       "  %2 = multiply(meta[Constant 'conv.weight' Tensor[(4, 2, 3, 3), float32]], %1) "
       "/* conv.weight */;\n"
-      "  %3 = nn.conv2d(%x, %2, dilation=[1, 1], groups=1, padding=[1, 1, 1, 1], "
+      "  %3 = nn.conv2d(%x, %2, dilation=[1, 1], groups=1, out_dtype=\"\", padding=[1, 1, 1, 1], "
       "strides=[1, 1]) /* conv */;\n"
       "  %4 = add(%0, %3) /* biased */;\n"
       "  %4\n"
@@ -90,7 +90,7 @@ TEST(FoldScaleAxis, DenseAndOneValueForAllChannels) {
             "  %0 = reshape(meta[Constant 's' Tensor[(4,), float32]], newshape=[4, 1]);\n"
             "  %1 = multiply(meta[Constant 'fc.weight' Tensor[(4, 5), float32]], %0) "
             "/* fc.weight */;\n"
-            "  %2 = nn.dense(%x, %1) /* fc */;\n"
+            "  %2 = nn.dense(%x, %1, out_dtype=\"\") /* fc */;\n"
             "  %2\n"
             "}\n");
   ExpectSameResults(per_unit, after, 1e-4);
@@ -118,7 +118,8 @@ TEST(FoldScaleAxis, ConvBatchNormReluPipeline) {
   EXPECT_EQ(ToText(after),
             "fn (%x: Tensor[(1, 3, 6, 6), float32]) -> Tensor[(1, 4, 6, 6), float32] {\n"
             "  %0 = nn.conv2d(%x, meta[Constant 'conv.weight' Tensor[(4, 3, 3, 3), float32]], "
-            "dilation=[1, 1], groups=1, padding=[1, 1, 1, 1], strides=[1, 1]) /* conv */;\n"
+            "dilation=[1, 1], groups=1, out_dtype=\"\", padding=[1, 1, 1, 1], strides=[1, 1]) /* "
+            "conv */;\n"
             "  %1 = add(%0, meta[Constant 'bn.shift' Tensor[(4, 1, 1), float32]]) /* bn */;\n"
             "  %2 = nn.relu(%1) /* relu */;\n"
             "  %2\n"
@@ -134,19 +135,20 @@ TEST(FoldScaleAxis, ScaleBeforeTheLayerFoldsIntoItsInputChannels) {
   Function before =
       MakeFunction({x}, MakeCall("multiply", {conv, RandomConstant({1, 4, 1, 1}, "s_out", 18)}));
   Function after = RunPass(FoldScaleAxis(), before);
-  EXPECT_EQ(ToText(after),
-            "fn (%x: Tensor[(1, 3, 6, 6), float32]) -> Tensor[(1, 4, 6, 6), float32] {\n"
-            "  %0 = reshape(meta[Constant 's_in' Tensor[(3, 1, 1), float32]], "
-            "newshape=[1, 3, 1, 1]);\n"
-            "  %1 = multiply(meta[Constant 'conv.weight' Tensor[(4, 3, 3, 3), float32]], %0) "
-            "/* conv.weight */;\n"
-            "  %2 = reshape(meta[Constant 's_out' Tensor[(1, 4, 1, 1), float32]], "
-            "newshape=[4, 1, 1, 1]);\n"
-            "  %3 = multiply(%1, %2) /* conv.weight */;\n"
-            "  %4 = nn.conv2d(%x, %3, dilation=[1, 1], groups=1, padding=[1, 1, 1, 1], "
-            "strides=[1, 1]) /* conv */;\n"
-            "  %4\n"
-            "}\n");
+  EXPECT_EQ(
+      ToText(after),
+      "fn (%x: Tensor[(1, 3, 6, 6), float32]) -> Tensor[(1, 4, 6, 6), float32] {\n"
+      "  %0 = reshape(meta[Constant 's_in' Tensor[(3, 1, 1), float32]], "
+      "newshape=[1, 3, 1, 1]);\n"
+      "  %1 = multiply(meta[Constant 'conv.weight' Tensor[(4, 3, 3, 3), float32]], %0) "
+      "/* conv.weight */;\n"
+      "  %2 = reshape(meta[Constant 's_out' Tensor[(1, 4, 1, 1), float32]], "
+      "newshape=[4, 1, 1, 1]);\n"
+      "  %3 = multiply(%1, %2) /* conv.weight */;\n"
+      "  %4 = nn.conv2d(%x, %3, dilation=[1, 1], groups=1, out_dtype=\"\", padding=[1, 1, 1, 1], "
+      "strides=[1, 1]) /* conv */;\n"
+      "  %4\n"
+      "}\n");
   ExpectSameResults(before, after, 1e-4);
 
   Var d = MakeVar("d", TensorType({2, 5}, kF32));
@@ -173,9 +175,9 @@ TEST(FoldScaleAxis, ZeroAndNegativeScalesFoldToo) {
   // becomes a zero filter, a negative one a negated filter, before or after the layer.
   Var x = MakeVar("x", TensorType({1, 4, 5, 5}, kF32));
   Constant s_in = MakeConstant(ArrayOf({4, 1, 1}, kF32, {0, -1, 2.5, -0.25}), "s_in");
-  Expr biased = MakeCall("nn.bias_add", {Conv(MakeCall("multiply", {x, s_in}), 4, 4,
-                                              {{"padding", Ints{1, 0, 2, 1}}}),
-                                         RandomConstant({4}, "conv.bias", 23)});
+  Expr biased = MakeCall(
+      "nn.bias_add", {Conv(MakeCall("multiply", {x, s_in}), 4, 4, {{"padding", Ints{1, 0, 2, 1}}}),
+                      RandomConstant({4}, "conv.bias", 23)});
   Constant s_out = MakeConstant(ArrayOf({4, 1, 1}, kF32, {-2, 0, 1, -0.5}), "s_out");
   Function before = MakeFunction({x}, MakeCall("multiply", {biased, s_out}));
   Function after = RunPass(FoldScaleAxis(), before);
