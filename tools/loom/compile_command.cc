@@ -81,8 +81,9 @@ void AddCompileCommand(CLI::App& app) {
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "
                    "operands and sum in float32 (on AMX tiles where the CPU has them, by "
-                   "conversion elsewhere); the model's first and last products and everything "
-                   "else stay float32. Default float32")
+                   "conversion elsewhere); the products making the outputs (the logits) and "
+                   "everything else stay float32, as the inputs and outputs do. Default "
+                   "float32")
       ->check(CLI::IsMember({"float32", "bf16"}));
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });

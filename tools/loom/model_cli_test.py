@@ -335,10 +335,10 @@ def test_quantize(tmp, model):
 
 
 def test_precision(tmp, model, float_artifact):
-    """--precision bf16: recorded in the artifact (inspect shows it); this model's two
-    products are its edges (the conv reads the input, the dense makes the logits), so they
-    stay float32 and the outputs are the float model's. A target without bfloat16 kernels
-    says once that it computes by conversion; an unknown precision is refused."""
+    """--precision bf16: recorded in the artifact (inspect shows it), its outputs close to the
+    float model's (the conv multiplies bfloat16; the dense makes the logits and stays
+    float32). A target without bfloat16 kernels says once that it computes by conversion;
+    an unknown precision is refused."""
     bf16 = os.path.join(tmp, "model_bf16.so")
     expect_success("compile", model, "-o", bf16, "--input-shape", "image=2x3x8x8",
                    "--precision", "bf16", "-q")
@@ -346,6 +346,15 @@ def test_precision(tmp, model, float_artifact):
     check("\nprecision: bf16\n" in out, f"inspect of the bf16 model: {out!r}")
     out, _ = expect_success("inspect", float_artifact)
     check("\nprecision: float32\n" in out, f"inspect of the float32 model: {out!r}")
+    image = os.path.join(tmp, "precision_image.npy")
+    np.save(image, np.random.default_rng(5).uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32))
+    outputs = {}
+    for name, artifact in [("bf16", bf16), ("float", float_artifact)]:
+        out_dir = os.path.join(tmp, f"precision_{name}")
+        expect_success("run", artifact, "--input", f"image={image}", "--output-dir", out_dir)
+        outputs[name] = np.load(os.path.join(out_dir, "probs.npy"))
+    error = float(np.abs(outputs["bf16"] - outputs["float"]).max())
+    check(0 < error < 0.01, f"bf16 probabilities differ from float32 by {error}")
     _, err = expect_success("compile", model, "-o", os.path.join(tmp, "model_bf16_avx2.so"),
                             "--input-shape", "image=2x3x8x8", "--precision", "bf16", "-q",
                             "--target", "llvm -mcpu=haswell")

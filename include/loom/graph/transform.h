@@ -35,8 +35,8 @@ Pass CommuteDequantize();
 // product (qnn.conv2d, qnn.dense) times one float scale per output channel.
 Pass FoldQuantizedProducts();
 // --precision bf16: conv2d (groups 1) and dense layers with constant weights multiply
-// bfloat16 operands and sum in float32 (out_dtype), but for those reading a model input or
-// reaching a model output through elementwise operators only. Without `bf16_units` the
+// bfloat16 operands and sum in float32 (out_dtype), but for those reaching a model output
+// through elementwise operators only (the logits). Without `bf16_units` the
 // operands are rounded to bfloat16 and back and the products stay float32.
 Pass ToBFloat16Products(bool bf16_units);
 // Calls whose inputs are all constants become constants, computed by compiling and running

@@ -4,12 +4,11 @@
 //   nn.conv2d(x, w)  ->  nn.conv2d(cast(x, bfloat16), cast(w, bfloat16), out_dtype=float32)
 //
 // Which products: nn.conv2d with groups 1 and nn.dense, with a constant weight (FoldConstant
-// rounds it once) and float32 operands. A product that reads a model input directly (the
-// stem sees raw pixels or embeddings) or whose result reaches a model output through
-// elementwise and injective operators only (the logits) keeps float32: the edges of the
-// model, where the error of a rounded operand shows undiluted. Softmax, normalization
-// statistics, pooling, depthwise convolutions and every elementwise operator are not
-// products here and stay float32 too.
+// rounds it once) and float32 operands. A product whose result reaches a model output
+// through elementwise and injective operators only (the logits) keeps float32, as the
+// model's inputs and outputs do (the casts are inside). Softmax, normalization statistics,
+// pooling, depthwise convolutions and every elementwise operator are not products here and
+// stay float32 too.
 //
 // On a target without bfloat16 units the operands are rounded to bfloat16 and back
 // (cast(cast(x, bfloat16), float32)) and the product stays float32: the same values, computed
@@ -54,14 +53,14 @@ Expr Cast(Expr value, const char* dtype) {
 
 class Bf16ProductRewriter : public ExprMutator {
  public:
-  Bf16ProductRewriter(std::unordered_set<const CallNode*> edges, bool bf16_units)
-      : edges_(std::move(edges)), bf16_units_(bf16_units) {}
+  Bf16ProductRewriter(std::unordered_set<const CallNode*> logits, bool bf16_units)
+      : logits_(std::move(logits)), bf16_units_(bf16_units) {}
 
   Expr VisitExpr_(const CallNode* op) override {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
     const auto* call = rebuilt.as<CallNode>();
-    if (call == nullptr || !IsBf16Product(*call) || edges_.count(op) != 0 ||
-        op->args[0].as<VarNode>() != nullptr || !IsConstantExpr(call->args[1]) ||
+    if (call == nullptr || !IsBf16Product(*call) || logits_.count(op) != 0 ||
+        !IsConstantExpr(call->args[1]) ||
         call->args[0].type().dtype() != DataType::Float(32) ||
         call->args[1].type().dtype() != DataType::Float(32)) {
       return rebuilt;
@@ -77,7 +76,7 @@ class Bf16ProductRewriter : public ExprMutator {
   }
 
  private:
-  std::unordered_set<const CallNode*> edges_;
+  std::unordered_set<const CallNode*> logits_;
   bool bf16_units_;
 };
 
@@ -86,9 +85,9 @@ class Bf16ProductRewriter : public ExprMutator {
 Pass ToBFloat16Products(bool bf16_units) {
   return {"ToBFloat16Products", [bf16_units](const IRModule& module) {
             return MapFunctions(module, [bf16_units](const Function& function) -> Expr {
-              std::unordered_set<const CallNode*> edges;
-              CollectOutputProducts(function->body, &edges);
-              return Bf16ProductRewriter(std::move(edges), bf16_units).VisitExpr(function);
+              std::unordered_set<const CallNode*> logits;
+              CollectOutputProducts(function->body, &logits);
+              return Bf16ProductRewriter(std::move(logits), bf16_units).VisitExpr(function);
             });
           }};
 }

@@ -142,6 +142,25 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                 "as [N/32, K/32, 16, 32, 2]")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque);
+  RegisterComputedOp("nn.contrib_unfold_columns",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::x86::unfold_columns_nchwc(
+                           in[0], Conv2DAttrsOf(info, 1), info.attrs.GetInt("kernel_columns"))};
+                     })
+      .Describe("NCHW data with a convolution's kernel columns unfolded into one block of 32 "
+                "channels: [N, 1, H + pads, Q, 32] (the input of a stem on AMX tiles)")
+      .Inputs({"data"})
+      // Opaque: its own schedule (the padded rows materialized, then vector copies), not the
+      // injective one that would inline the rows into a gather per value.
+      .Pattern(OpPattern::kOpaque)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        return NamingTheCall(info,
+                             [&] { return topi::x86::schedule_unfold_columns(outputs[0]); });
+      })
+      .Attr("kernel_columns", AttrKind::kInt, std::nullopt, "the kernel's columns S")
+      .Attr("strides", AttrKind::kInts, Ints{1, 1}, "the convolution's strides (h, w)")
+      .Attr("padding", AttrKind::kInts, Ints{0, 0, 0, 0}, "its padding: top, left, bottom, right")
+      .Attr("dilation", AttrKind::kInts, Ints{1, 1}, "its dilation (h, w)");
   RegisterComputedOp("nn.contrib_dense_bf16",
                      [](const CallInfo&, const Tensors& in) {
                        return Tensors{topi::x86::dense_bf16(in[0], in[1])};

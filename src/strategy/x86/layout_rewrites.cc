@@ -26,8 +26,8 @@ namespace {
 using graph::Attrs;
 using graph::CallNode;
 using graph::Expr;
-using graph::IsConstantExpr;
 using graph::Ints;
+using graph::IsConstantExpr;
 using graph::LayoutRewrite;
 using graph::LayoutRewriteContext;
 using graph::MakeCall;
@@ -123,8 +123,8 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   // A tuned point where the compile has one (graph/tuning.h), else the default.
   const std::optional<topi::Config> tuned =
       graph::QueryTunedConfig(target, Conv2DTuningWorkload(wl));
-  const topi::x86::Conv2DChoice choice = tuned ? topi::x86::Conv2DChoiceOf(wl, *tuned)
-                                               : topi::x86::ChooseConv2DKernel(wl);
+  const topi::x86::Conv2DChoice choice =
+      tuned ? topi::x86::Conv2DChoiceOf(wl, *tuned) : topi::x86::ChooseConv2DKernel(wl);
   const Conv2DNCHWcConfig& cfg = choice.config;
 
   Expr blocked_data = context.Operand(0, graph::BlockedDataLayout(cfg.ic_bn));
@@ -155,8 +155,8 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
                 .With("unroll_kw", int64_t{cfg.unroll_kw})
                 .With("row_tiles_per_task", cfg.row_tiles_per_task);
     // A depthwise weight [C, 1, R, S] is OIHW with input blocks of one channel.
-    std::string weight_layout = "OIHW" + std::to_string(depthwise ? 1 : cfg.ic_bn) + "i" +
-                                std::to_string(cfg.oc_bn) + "o";
+    std::string weight_layout =
+        "OIHW" + std::to_string(depthwise ? 1 : cfg.ic_bn) + "i" + std::to_string(cfg.oc_bn) + "o";
     Expr blocked_weight =
         MakeCall("layout_transform", {kernel},
                  {{"src_layout", std::string("OIHW")}, {"dst_layout", weight_layout}});
@@ -269,7 +269,8 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
 // FoldConstant folds) by the packed-panel GEMM with `config`'s tiling: [..., N].
 Expr PackedDense(const Expr& data, const Expr& weight, int64_t n,
                  const topi::x86::DenseConfig& config, const std::string& name) {
-  Expr packed = MakeCall("nn.contrib_dense_pack", {weight}, {{"tile_columns", config.tile_columns}});
+  Expr packed =
+      MakeCall("nn.contrib_dense_pack", {weight}, {{"tile_columns", config.tile_columns}});
   return MakeCall("nn.contrib_dense_packed", {data, packed},
                   {{"units", n},
                    {"tile_rows", config.tile_rows},
@@ -303,8 +304,8 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
                     {{"pad_width", data_pad}, {"pad_value", static_cast<double>(zero_point)}});
     weight = MakeCall("nn.pad", {weight}, {{"pad_width", Ints{0, 0, 0, padded_k - k}}});
   }
-  Expr product = PackedDense(data, weight, n,
-                             topi::x86::DefaultDenseConfig(rows, n, padded_k), call.name_hint);
+  Expr product = PackedDense(data, weight, n, topi::x86::DefaultDenseConfig(rows, n, padded_k),
+                             call.name_hint);
   if (zero_point != 0) {
     product = MakeCall("subtract", {product, ZeroPointShare(weight, Ints{1}, zero_point)}, {},
                        call.name_hint);
@@ -392,11 +393,37 @@ std::optional<LayoutRewrite> ByConversion(const CallNode& call, LayoutRewriteCon
   return float_rewrite(*product.get(), operands, target);
 }
 
+// A convolution of few channels (C * S <= 32, as a network's stem: 3 x 7) as the AMX kernel's
+// convolution of its input with the kernel columns unfolded into one block of 32 channels
+// (topi::x86::unfold_columns_nchwc): the S kernel columns become tile depth (21 of 32 used
+// for a 3-channel 7x7 stem, against 3 of 32 with the channels padded), the kernel R x 1 with
+// the column stride 1. The weight [K, C, R, S] is laid out alike: [K, S * C, R, 1].
+std::optional<Expr> UnfoldedColumnsConv2D(const CallNode& call, LayoutRewriteContext& context,
+                                          const std::vector<int64_t>& x,
+                                          const std::vector<int64_t>& w) {
+  constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
+  const int64_t depth = x[1] * w[3];
+  const Ints& strides = call.attrs.GetInts("strides");
+  const Ints& dilation = call.attrs.GetInts("dilation");
+  if (depth > kBlock || w[0] % kBlock != 0 || dilation[1] != 1) return std::nullopt;
+  Expr data = MakeCall("nn.contrib_unfold_columns", {context.Operand(0, "")},
+                       WindowAttrs(call).With("kernel_columns", w[3]));
+  Expr kernel = MakeCall("transpose", {context.Operand(1, "")}, {{"axes", Ints{0, 3, 1, 2}}});
+  kernel = MakeCall("reshape", {kernel}, {{"newshape", Ints{w[0], depth, w[2], 1}}});
+  kernel = PadAxisEnd(kernel, 4, 1, kBlock - depth);
+  Attrs attrs = {{"strides", Ints{strides[0], 1}},
+                 {"padding", Ints{0, 0, 0, 0}},
+                 {"dilation", Ints{dilation[0], 1}}};
+  return MakeCall("nn.contrib_conv2d_nchwc_bf16",
+                  {data, MakeCall("nn.contrib_bf16_weight_pack", {kernel})}, attrs, call.name_hint);
+}
+
 // nn.conv2d of bfloat16 operands (groups 1, constant weight) -> the AMX kernel
-// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data. Channels or filters that are not whole
-// blocks of 32 go by conversion to the float32 kernels instead: padding them and slicing the
-// result, with the layout conversions around, cost more than the tiles gained (MobileNetV2's
-// 24- and 144-channel layers: 1.1x slower than float32 that way).
+// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data, or on its kernel columns unfolded into
+// channels where they fit one block (UnfoldedColumnsConv2D). Other channels or filters that
+// are not whole blocks of 32 go by conversion to the float32 kernels instead: padding them
+// and slicing the result, with the layout conversions around, cost more than the tiles gained
+// (MobileNetV2's 24- and 144-channel layers: 1.1x slower than float32 that way).
 std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewriteContext& context,
                                                const Target& target) {
   auto operands = AmxBf16Operands(call, target);
@@ -404,12 +431,15 @@ std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewri
   const auto& [x, w] = *operands;
   constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
   if (x[1] % kBlock != 0 || w[0] % kBlock != 0) {
+    if (std::optional<Expr> conv = UnfoldedColumnsConv2D(call, context, x, w)) {
+      return LayoutRewrite{*conv, graph::BlockedDataLayout(kBlock)};
+    }
     return ByConversion(call, context, target, RewriteConv2D);
   }
   Expr data = context.Operand(0, graph::BlockedDataLayout(kBlock));
   Expr packed = MakeCall("nn.contrib_bf16_weight_pack", {context.Operand(1, "")});
-  Expr conv = MakeCall("nn.contrib_conv2d_nchwc_bf16", {data, packed}, WindowAttrs(call),
-                       call.name_hint);
+  Expr conv =
+      MakeCall("nn.contrib_conv2d_nchwc_bf16", {data, packed}, WindowAttrs(call), call.name_hint);
   return LayoutRewrite{conv, graph::BlockedDataLayout(kBlock)};
 }
 
@@ -434,11 +464,11 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   Expr data = context.Operand(0, "");
   if (x.size() != 2) data = MakeCall("reshape", {data}, {{"newshape", Ints{rows, k}}});
   data = PadAxisEnd(PadAxisEnd(data, 2, 1, padded_k - k), 2, 0, padded_rows - rows);
-  Expr weight = PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 2, 1, padded_k - k), 2, 0,
-                           padded_n - n);
-  Expr product = MakeCall("nn.contrib_dense_bf16",
-                          {data, MakeCall("nn.contrib_bf16_weight_pack", {weight})}, {},
-                          call.name_hint);
+  Expr weight =
+      PadAxisEnd(PadAxisEnd(context.Operand(1, ""), 2, 1, padded_k - k), 2, 0, padded_n - n);
+  Expr product =
+      MakeCall("nn.contrib_dense_bf16", {data, MakeCall("nn.contrib_bf16_weight_pack", {weight})},
+               {}, call.name_hint);
   if (padded_rows != rows || padded_n != n) {
     product = MakeCall("strided_slice", {product},
                        {{"begin", Ints{0, 0}}, {"end", Ints{rows, n}}, {"axes", Ints{0, 1}}});

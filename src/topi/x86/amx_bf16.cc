@@ -9,6 +9,7 @@
 // through the epilogue in vectors.
 #include "loom/topi/x86/amx_bf16.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ using detail::ConstShape;
 
 const char* const kConvTag = "conv2d_nchwc_bf16";
 const char* const kDenseTag = "dense_bf16";
+const char* const kUnfoldTag = "unfold_columns_nchwc";
+const char* const kUnfoldRowsTag = "unfold_columns_rows";
 constexpr int kDepth = kAmxBf16Depth;      // bfloat16 of one tile row
 constexpr int kPairs = kAmxBf16Depth / 2;  // rows of a B tile
 constexpr int kBlock = kAmxBlockColumns;   // output columns of a register block
@@ -142,6 +145,62 @@ te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_we
   return te::compute(
       {int(in[0]), int(w[0]), int(out.p), int(out.q), kBlock},
       [&](const Array<Var>& i) { return sum(i[0], i[1], i[2], i[3], i[4]); }, op, kConvTag);
+}
+
+te::Tensor unfold_columns_nchwc(const te::Tensor& data, const Conv2DAttrs& a,
+                                int64_t kernel_columns) {
+  const std::string op = "unfold_columns_nchwc";
+  std::vector<int64_t> in = ConstShape(data, op);
+  LOOM_CHECK_USER(in.size() == 4 && kernel_columns >= 1 && in[1] * kernel_columns <= kDepth &&
+                  a.dilations[1] == 1)
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
+      << " must be NCHW with channels x kernel columns (" << kernel_columns << ") at most "
+      << kDepth << ", and the column dilation 1 (got " << a.dilations[1] << ")";
+  const int64_t channels = in[1];
+  detail::Conv2DOutputSize out =
+      detail::CheckedConv2DOutputSize(op, in[2], in[3], 1, kernel_columns, a);
+  const int64_t rows = in[2] + a.pads[0] + a.pads[2];
+  // The padded rows channels last, [N, rows, columns * C]: a window's S columns of C
+  // channels are then C * S consecutive values. Wide enough that every window's 32 lanes
+  // lie inside (the lanes past C * S are read and dropped), so the copy below is whole
+  // vectors.
+  const int64_t row_values = std::max((in[3] + a.pads[1] + a.pads[3]) * channels,
+                                      (out.q - 1) * a.strides[1] * channels + kDepth);
+  te::Tensor padded_rows = te::compute(
+      {int(in[0]), int(rows), int(row_values)},
+      [&](Var n, Var h, Var j) {
+        PrimExpr row = h - int(a.pads[0]);
+        PrimExpr column = floordiv(j, int(channels)) - int(a.pads[1]);
+        PrimExpr inside = row >= 0 && row < int(in[2]) && column >= 0 && column < int(in[3]);
+        return te::if_then_else(inside, data(n, floormod(j, int(channels)), row, column),
+                                make_zero(data.dtype()));
+      },
+      "padded_rows", kUnfoldRowsTag);
+  return te::compute(
+      {int(in[0]), 1, int(rows), int(out.q), kDepth},
+      [&](const Array<Var>& i) {
+        PrimExpr value = padded_rows(i[0], i[2], i[3] * int(a.strides[1] * channels) + i[4]);
+        return Select(i[4] < int(channels * kernel_columns), value, make_zero(data.dtype()));
+      },
+      "unfolded", kUnfoldTag);
+}
+
+te::Schedule schedule_unfold_columns(const te::Tensor& out) {
+  LOOM_CHECK_USER(out.op()->tag == kUnfoldTag)
+      << "schedule_unfold_columns: '" << out.name() << "' is not an unfold_columns_nchwc output";
+  te::Schedule s = te::create_schedule({out.op()});
+  te::Tensor padded_rows = out.op()->InputTensors()[0];
+  // Both in parallel rows; the padded rows 16 values per vector, the windows one 32-lane copy.
+  te::Stage rows = s[padded_rows];
+  Array<IterVar> row_axes = rows->leaf_iter_vars;  // n, h, j
+  rows.parallel(rows.fuse(row_axes[0], row_axes[1]));
+  auto [row_vector, row_lane] = rows.split(row_axes[2], kLanes);
+  rows.vectorize(row_lane);
+  te::Stage o = s[out];
+  Array<IterVar> axes = o->leaf_iter_vars;  // n, 1, h, q, 32
+  o.parallel(o.fuse(o.fuse(axes[0], axes[1]), axes[2]));
+  o.vectorize(axes[4]);
+  return s;
 }
 
 te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs) {

@@ -30,7 +30,7 @@ RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_TOLERANCE = 1e-5
 INT8_MIN_COSINE = 0.99
 # bfloat16 operands keep 8 significant bits; the error grows with depth: measured 0.99997 on
-# ResNet-18 and BERT-base, 0.996 on ResNet-50, on AMX and by conversion alike (the
+# ResNet-18 and BERT-base, 0.995 on ResNet-50, on AMX and by conversion alike (the
 # rounding's, not a kernel's).
 BF16_MIN_COSINE = 0.99
 

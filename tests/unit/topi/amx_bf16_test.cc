@@ -1,10 +1,12 @@
 // bfloat16 conv2d and dense on AMX tiles: compiled and run against a double-precision
 // reference over the same bfloat16-rounded operands (the tiles multiply bfloat16 exactly and
 // sum in float32, so only the summation order differs), for row tilings of one and two
-// tiles, full and partial tile rows, padding, strides, dilation, 1x1 and a fused epilogue;
+// tiles, full and partial tile rows, padding, strides, dilation, 1x1, a fused epilogue, and a
+// stem with its kernel columns unfolded into channels;
 // and the computes' user errors. The compiled runs are skipped on hosts without amx-bf16
 // (the kernels are still lowered, which checks the schedules and the tensorize matches).
 #include "loom/topi/x86/amx_bf16.h"
+#include "loom/topi/x86/tensor_intrinsics.h"
 
 #include <gtest/gtest.h>
 
@@ -125,6 +127,62 @@ TEST(TopiX86AmxBf16, Conv2DMatchesTheReference) {
   ExpectConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), false);
 }
 
+// A stem (few channels): the kernel columns unfolded into channels, the weight laid out
+// [K, S * C, R, 1] (zero past C * S), the convolution R x 1 with column stride 1.
+void ExpectUnfoldedConvMatches(const Conv2DWorkload& wl) {
+  SCOPED_TRACE(wl.str());
+  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), kBf16, "data");
+  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), kF32, "weight");
+  te::Tensor unfolded = unfold_columns_nchwc(data, wl.attrs, wl.s);
+  const int channels = int(wl.c), depth = int(wl.c * wl.s);
+  te::Tensor laid_out = te::compute(
+      Exprs({wl.k, int64_t{kAmxBf16Depth}, wl.r, 1}),
+      [&](const Array<Var>& i) {
+        return te::if_then_else(
+            i[1] < depth, weight(i[0], floormod(i[1], channels), i[2], floordiv(i[1], channels)),
+            make_zero(kF32));
+      },
+      "laid_out");
+  te::Tensor packed = pack_weight_bf16(laid_out);
+  te::Tensor conv_data = te::placeholder(unfolded.shape(), kBf16, "unfolded_data");
+  te::Tensor conv_weight = te::placeholder(packed.shape(), kBf16, "packed_weight");
+  Conv2DAttrs conv_attrs;
+  conv_attrs.strides = {wl.attrs.strides[0], 1};
+  conv_attrs.dilations = {wl.attrs.dilations[0], 1};
+  te::Tensor out = conv2d_nchwc_bf16(conv_data, conv_weight, conv_attrs);
+  te::Tensor blocked = te::placeholder(out.shape(), kF32, "blocked");
+  te::Tensor result = layout_transform(blocked, "NCHW32c", "NCHW");
+  IRModule module;
+  module.Add("pack_data",
+             te::lower(schedule_unfold_columns(unfolded), {data, unfolded}, "pack_data"));
+  module.Add("pack_weight",
+             te::lower(schedule_injective({packed}), {weight, packed}, "pack_weight"));
+  module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, conv_attrs),
+                               {conv_data, conv_weight, out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasAmxBf16()) return;
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 5);
+  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 6);
+  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
+  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
+  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  test::ExpectClose(
+      y, [&](int64_t i) { return want[size_t(i)]; }, kTolerance, "unfolded conv");
+}
+
+TEST(TopiX86AmxBf16, AStemWithItsColumnsUnfoldedMatchesTheReference) {
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
+  // ResNet's stem, smaller: 3 channels, 7x7 stride 2 pad 3 (21 of 32 lanes).
+  ExpectUnfoldedConvMatches(Workload({1, 3, 30, 30}, {64, 7, 7}, 2, {3, 3, 3, 3}));
+  // 4 channels x 5 columns, stride 1, asymmetric pads, row dilation 2, two images.
+  Conv2DWorkload wl = Workload({2, 4, 11, 9}, {32, 3, 5}, 1, {2, 1, 0, 3});
+  wl.attrs.dilations = {2, 1};
+  ExpectUnfoldedConvMatches(wl);
+}
+
 TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
   te::Tensor data = te::placeholder(Exprs({1, 1, 8, 8, 32}), kBf16, "data");
   te::Tensor weight = te::placeholder(Exprs({1, 1, 3, 3, 16, 32, 2}), kBf16, "w");
@@ -139,6 +197,14 @@ TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
   te::Tensor kcrs = te::placeholder(Exprs({48, 32, 3, 3}), kF32, "kcrs");
   EXPECT_NE(test::ErrorOf([&] { pack_weight_bf16(kcrs); }).find("multiples of 32"),
             std::string::npos);
+  te::Tensor wide = te::placeholder(Exprs({1, 5, 8, 8}), kBf16, "wide");
+  EXPECT_NE(test::ErrorOf([&] { unfold_columns_nchwc(wide, {}, 7); }).find("at most 32"),
+            std::string::npos);
+  Conv2DAttrs dilated;
+  dilated.dilations = {1, 2};
+  EXPECT_NE(
+      test::ErrorOf([&] { unfold_columns_nchwc(wide, dilated, 3); }).find("the column dilation 1"),
+      std::string::npos);
   te::Tensor narrow = te::placeholder(Exprs({4, 24}), kBf16, "narrow");
   te::Tensor packed = te::placeholder(Exprs({1, 1, 16, 32, 2}), kBf16, "packed");
   EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [M, K]"),

@@ -44,6 +44,19 @@ te::Tensor pack_weight_bf16(const te::Tensor& weight);
 te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
                              const Conv2DAttrs& attrs);
 
+// The input of a convolution of few channels (C * S <= 32, as a network's 3-channel 7x7 stem)
+// with its kernel columns unfolded into one block of channels: NCHW data [N, C, H, W] ->
+// [N, 1, H + top + bottom, Q, 32] where lane s * C + c of output column q holds the padded
+// input at row h, column q * stride_w + s - left, channel c (lanes from C * S on are 0).
+// conv2d_nchwc_bf16 of it with the weight laid out [K, S * C, R, 1], strides (stride_h, 1), no
+// padding and dilations (dilation_h, 1) is the convolution: the S columns become tile depth. A
+// loom::Error when C * S > 32 or the column dilation is not 1. Tag "unfold_columns_nchwc"; it reads
+// a stage of the padded rows channels last.
+te::Tensor unfold_columns_nchwc(const te::Tensor& data, const Conv2DAttrs& attrs,
+                                int64_t kernel_columns);
+// Its schedule: the padded rows, then each window one vector copy, both in parallel rows.
+te::Schedule schedule_unfold_columns(const te::Tensor& out);
+
 // Schedules `out`: a conv2d_nchwc_bf16 output or an elementwise epilogue of it of the same
 // shape; `attrs` are the convolution's. Tasks are (image, channel block, output row); each register
 // block is one AmxBf16Tiles call, copied out through the epilogue in 16-lane vectors.
