@@ -442,6 +442,43 @@ TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {
   EXPECT_TRUE(Rewrite(f).same_as(f));
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// --precision bf16 on a CPU with AMX: a 3-channel 7x7 stem on the tiles with its kernel
+// columns unfolded; whole blocks of 32 channels and filters on the tiles; a 1x1 conv to 16
+// filters and a 3x3 conv of 16 channels (48 lanes unfolded: more than a block) by conversion
+// to the float32 kernels; the logits' dense float32; all computing what the rounded graph
+// does.
+TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
+  Var x = MakeVar("x", TensorType({1, 3, 20, 20}, kF32));
+  Expr stem = MakeCall(
+      "nn.relu",
+      {MakeCall("nn.conv2d", {x, RandomConstant({32, 3, 7, 7}, "w1", 1)}, ConvAttrs(3, 1, 2))});
+  Expr whole = MakeCall("nn.conv2d", {stem, RandomConstant({32, 32, 3, 3}, "w2", 2)}, ConvAttrs(1));
+  Expr narrow =
+      MakeCall("nn.conv2d", {whole, RandomConstant({16, 32, 1, 1}, "w3", 3)}, ConvAttrs(0));
+  Expr wide =
+      MakeCall("nn.conv2d", {narrow, RandomConstant({32, 16, 3, 3}, "w4", 4)}, ConvAttrs(1));
+  Expr pooled =
+      MakeCall("reshape", {MakeCall("nn.global_avg_pool2d", {wide})}, {{"newshape", Ints{1, 32}}});
+  Function original =
+      MakeFunction({x}, MakeCall("nn.dense", {pooled, RandomConstant({10, 32}, "w5", 5)}));
+  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+  Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
+  const std::string text = ToText(rewritten);
+  EXPECT_EQ(Count(text, "nn.contrib_unfold_columns("), 1) << text;
+  EXPECT_EQ(Count(text, "nn.contrib_conv2d_nchwc_bf16("), 2) << text;
+  EXPECT_EQ(Count(text, "nn.contrib_conv2d_nchwc("), 2) << text;
+  EXPECT_EQ(Count(text, "nn.contrib_dense_packed("), 1) << text;
+  if (!Target::Parse("llvm").HasFeature("amx-bf16")) return;  // the tiles cannot run here
+  // Sums of up to 1568 products of values in [-4, 4) rounded to bfloat16, in another order.
+  test::ExpectSameResults(rounded, rewritten, 2e-3);
+}
+
 TEST(GraphAlterOpLayout, OtherTargetsKeepNCHW) {
   IRModule module = IRModule::FromFunction(ResidualBlock());
   IRModule result = AlterOpLayout(Target::Parse("llvm -mcpu=haswell")).run(module);
