@@ -293,6 +293,19 @@ def test_errors(tmp, model, artifact, image_path):
           f"LOOM_BACKTRACE=1 printed no backtrace: {err!r}")
 
 
+def probability_difference(tmp, label, artifact, float_artifact, rng):
+    """The largest difference of the probabilities `artifact` and `float_artifact` give for
+    one random 2x3x8x8 image (files under tmp named after `label`)."""
+    image = os.path.join(tmp, f"{label}_image.npy")
+    np.save(image, rng.uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32))
+    outputs = []
+    for name, path in [("low", artifact), ("float", float_artifact)]:
+        out_dir = os.path.join(tmp, f"{label}_{name}")
+        expect_success("run", path, "--input", f"image={image}", "--output-dir", out_dir)
+        outputs.append(np.load(os.path.join(out_dir, "probs.npy")))
+    return float(np.abs(outputs[0] - outputs[1]).max())
+
+
 def test_quantize(tmp, model):
     """--quantize int8: a report per layer on stderr, an artifact whose outputs stay close to
     the float one's; calibration that does not fit the inputs is an error listing both."""
@@ -305,16 +318,9 @@ def test_quantize(tmp, model):
     check(re.search(r"quantized 2 layers to int8, calibrated on 4 samples", err) and
           re.search(r"conv \(nn.conv2d\): data in \[-0\.9", err) and "fc (nn.dense)" in err,
           f"quantize report: {err!r}")
-    image = os.path.join(tmp, "quantize_image.npy")
-    np.save(image, rng.uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32))
     float_model = os.path.join(tmp, "model_float.so")
     expect_success("compile", model, "-o", float_model, "--input-shape", "image=2x3x8x8", "-q")
-    outputs = {}
-    for name, artifact in [("int8", int8), ("float", float_model)]:
-        out_dir = os.path.join(tmp, f"quantize_{name}")
-        expect_success("run", artifact, "--input", f"image={image}", "--output-dir", out_dir)
-        outputs[name] = np.load(os.path.join(out_dir, "probs.npy"))
-    error = float(np.abs(outputs["int8"] - outputs["float"]).max())
+    error = probability_difference(tmp, "quantize", int8, float_model, rng)
     check(error < 0.02, f"int8 probabilities differ from float32 by {error}")
 
     x = os.path.join(tmp, "x.so")
@@ -346,14 +352,8 @@ def test_precision(tmp, model, float_artifact):
     check("\nprecision: bf16\n" in out, f"inspect of the bf16 model: {out!r}")
     out, _ = expect_success("inspect", float_artifact)
     check("\nprecision: float32\n" in out, f"inspect of the float32 model: {out!r}")
-    image = os.path.join(tmp, "precision_image.npy")
-    np.save(image, np.random.default_rng(5).uniform(-1, 1, (2, 3, 8, 8)).astype(np.float32))
-    outputs = {}
-    for name, artifact in [("bf16", bf16), ("float", float_artifact)]:
-        out_dir = os.path.join(tmp, f"precision_{name}")
-        expect_success("run", artifact, "--input", f"image={image}", "--output-dir", out_dir)
-        outputs[name] = np.load(os.path.join(out_dir, "probs.npy"))
-    error = float(np.abs(outputs["bf16"] - outputs["float"]).max())
+    error = probability_difference(tmp, "precision", bf16, float_artifact,
+                                   np.random.default_rng(5))
     check(0 < error < 0.01, f"bf16 probabilities differ from float32 by {error}")
     _, err = expect_success("compile", model, "-o", os.path.join(tmp, "model_bf16_avx2.so"),
                             "--input-shape", "image=2x3x8x8", "--precision", "bf16", "-q",

@@ -84,6 +84,22 @@ TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
   ExpectDenseMatches(42, 32, 32, false);   // 2 x 7 rows per block, three blocks
 }
 
+// Runs a bfloat16 conv's module (pack_data, pack_weight, conv, unpack; RunPackedConv) on
+// rounded random operands, where the host has AMX, against the double reference times
+// `scale` (an epilogue's).
+void ExpectConvModuleMatches(const IRModule& module, const Conv2DWorkload& wl, double scale) {
+  if (!HostHasAmxBf16()) return;  // lowered (schedules and tensorize checked), not run
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
+  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
+  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  test::ExpectClose(y, [&](int64_t i) { return want[size_t(i)] * scale; }, kTolerance, "conv");
+}
+
 void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
   SCOPED_TRACE(wl.str());
   te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), kF32, "weight");
@@ -104,17 +120,7 @@ void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
   module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, wl.attrs),
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
-  if (!HostHasAmxBf16()) return;
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
-  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
-  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
-  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  test::ExpectClose(
-      y, [&](int64_t i) { return want[size_t(i)] * (add_epilogue ? 2 : 1); }, kTolerance, "conv");
+  ExpectConvModuleMatches(module, wl, add_epilogue ? 2 : 1);
 }
 
 TEST(TopiX86AmxBf16, Conv2DMatchesTheReference) {
@@ -160,17 +166,7 @@ void ExpectUnfoldedConvMatches(const Conv2DWorkload& wl) {
   module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, conv_attrs),
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
-  if (!HostHasAmxBf16()) return;
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 5);
-  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 6);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
-  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
-  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
-  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  test::ExpectClose(
-      y, [&](int64_t i) { return want[size_t(i)]; }, kTolerance, "unfolded conv");
+  ExpectConvModuleMatches(module, wl, 1);
 }
 
 TEST(TopiX86AmxBf16, AStemWithItsColumnsUnfoldedMatchesTheReference) {
