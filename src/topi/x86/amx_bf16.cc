@@ -39,8 +39,8 @@ void CheckBf16(const te::Tensor& x, const std::string& op, const std::string& ro
 }
 
 // The conv2d's sum over (input channel blocks, kernel rows, kernel columns, the 32 channels of
-// a block) for output (column, channel) of the rows and block `at`, reading the padded input
-// and the packed weight. Shared by the operator and its intrinsic.
+// a block) for output (n, weight block, row, column, channel), reading the padded input and
+// the packed weight. Shared by the operator and its intrinsic.
 struct ConvSum {
   detail::PaddedInput input;
   te::Tensor weight;

@@ -442,12 +442,6 @@ TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {
   EXPECT_TRUE(Rewrite(f).same_as(f));
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
-}
-
 // --precision bf16 on a CPU with AMX: a 3-channel 7x7 stem on the tiles with its kernel
 // columns unfolded; whole blocks of 32 channels and filters on the tiles; a 1x1 conv to 16
 // filters and a 3x3 conv of 16 channels (48 lanes unfolded: more than a block) by conversion
@@ -470,10 +464,10 @@ TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
   Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
   Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
   const std::string text = ToText(rewritten);
-  EXPECT_EQ(Count(text, "nn.contrib_unfold_columns("), 1) << text;
-  EXPECT_EQ(Count(text, "nn.contrib_conv2d_nchwc_bf16("), 2) << text;
-  EXPECT_EQ(Count(text, "nn.contrib_conv2d_nchwc("), 2) << text;
-  EXPECT_EQ(Count(text, "nn.contrib_dense_packed("), 1) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_unfold_columns("), 1) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_packed("), 1) << text;
   if (!Target::Parse("llvm").HasFeature("amx-bf16")) return;  // the tiles cannot run here
   // Sums of up to 1568 products of values in [-4, 4) rounded to bfloat16, in another order.
   test::ExpectSameResults(rounded, rewritten, 2e-3);

@@ -16,6 +16,13 @@
 
 namespace loom::graph::test {
 
+// How many times `what` occurs in `text` (calls of an operator in a printed graph).
+inline int Occurrences(const std::string& text, const std::string& what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
 // `pass` applied to the module whose main is `function`; its new main.
 inline Function RunPass(const Pass& pass, const Function& function) {
   return pass.run(IRModule::FromFunction(function)).main();

@@ -14,12 +14,6 @@ Expr Weight(std::vector<int64_t> shape, unsigned seed) {
   return MakeConstant(RandomArray(std::move(shape), kF32, seed));
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
-}
-
 // x -> stem conv (reads the input) -> relu -> conv -> relu -> depthwise conv -> pool ->
 // dense -> relu -> dense + bias (the logits).
 Function SmallNetwork() {
@@ -43,8 +37,8 @@ TEST(ToBFloat16Products, TheInnerProductsTakeBFloat16Operands) {
   Function after = RunPass(ToBFloat16Products(/*bf16_units=*/true), before);
   const std::string text = ToText(after);
   // The stem, the middle conv and the hidden dense; not the depthwise conv or the logits.
-  EXPECT_EQ(Count(text, "out_dtype=\"float32\""), 3) << text;
-  EXPECT_EQ(Count(text, "dtype=\"bfloat16\""), 6) << text;
+  EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 3) << text;
+  EXPECT_EQ(test::Occurrences(text, "dtype=\"bfloat16\""), 6) << text;
   // Within bfloat16's rounding (2^-9 relative per operand) grown by the sums' cancellation.
   ExpectSameResults(before, after, 5e-2);
 }
@@ -54,9 +48,9 @@ TEST(ToBFloat16Products, ConversionComputesTheSameValues) {
   Function units = RunPass(ToBFloat16Products(true), before);
   Function conversion = RunPass(ToBFloat16Products(false), before);
   const std::string text = ToText(conversion);
-  EXPECT_EQ(Count(text, "out_dtype=\"float32\""), 0) << text;
-  EXPECT_EQ(Count(text, "dtype=\"bfloat16\""), 6) << text;
-  EXPECT_EQ(Count(text, "dtype=\"float32\""), 6) << text;  // each rounded operand back
+  EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 0) << text;
+  EXPECT_EQ(test::Occurrences(text, "dtype=\"bfloat16\""), 6) << text;
+  EXPECT_EQ(test::Occurrences(text, "dtype=\"float32\""), 6) << text;  // each rounded operand back
   ExpectSameResults(units, conversion, 1e-5);
 }
 
