@@ -15,22 +15,33 @@ TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regn
 # int8 QDQ versions of the torchvision models (quantize.py), named <model>_int8.
 INT8_SUFFIX = "_int8"
 QUANTIZED_NAMES = tuple(name + INT8_SUFFIX for name in TORCHVISION_NAMES)
-NAMES = TORCHVISION_NAMES + ("bert_base",) + QUANTIZED_NAMES
+# float16 versions of the float models (to_float16.py), named <model>_fp16.
+FP16_SUFFIX = "_fp16"
+FLOAT16_NAMES = tuple(name + FP16_SUFFIX for name in TORCHVISION_NAMES + ("bert_base",))
+NAMES = TORCHVISION_NAMES + ("bert_base",) + QUANTIZED_NAMES + FLOAT16_NAMES
 # Calibration inputs of the quantized models: seeds apart from those the tests run on.
 CALIBRATION_SEEDS = range(1000, 1008)
 
 
 def float_name(name):
-    """The float model a quantized one is made from (`name` itself for a float model)."""
-    return name[:-len(INT8_SUFFIX)] if name in QUANTIZED_NAMES else name
+    """The float32 model a quantized or float16 one is made from (`name` itself for a float32
+    model)."""
+    if name in QUANTIZED_NAMES:
+        return name[:-len(INT8_SUFFIX)]
+    return name[:-len(FP16_SUFFIX)] if name in FLOAT16_NAMES else name
 
 
 def generate(name, path, layers=None):
     """Writes model `name` to `path`. `layers` applies to bert_base only (default 12)."""
     if name not in NAMES:
         raise ValueError(f"unknown model '{name}'; known: {', '.join(NAMES)}")
-    if layers is not None and name != "bert_base":
+    if layers is not None and float_name(name) != "bert_base":
         raise ValueError(f"--layers applies to bert_base only, not to '{name}'")
+    if name in FLOAT16_NAMES:
+        from . import to_float16
+        source = cached(float_name(name), os.path.dirname(os.path.abspath(path)), layers)
+        to_float16.convert(source, path)
+        return
     if name == "bert_base":
         bert_encoder.export(path, layers=12 if layers is None else layers)
         return
@@ -45,7 +56,8 @@ def generate(name, path, layers=None):
 
 
 # The sources that define the models: a cached model older than any of them is stale.
-_GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py", "quantize.py")
+_GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py", "quantize.py",
+                      "to_float16.py")
 
 
 def _newest_generator_time():
@@ -67,13 +79,16 @@ def cached(name, directory, layers=None):
 
 
 def random_inputs(name, seed=0):
-    """The inputs of model `name` by input name: normal images or hidden states, and for
-    bert_base an attention mask that leaves the last 28 positions out."""
+    """The inputs of model `name` by input name: normal images or hidden states (float16 for
+    a float16 model), and for bert_base an attention mask that leaves the last 28 positions
+    out."""
     rng = np.random.default_rng(seed)
+    dtype = np.float16 if name in FLOAT16_NAMES else np.float32
     name = float_name(name)
     if name in TORCHVISION_NAMES:
-        return {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+        return {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32).astype(dtype)}
     if name == "bert_base":
-        return {"hidden_states": rng.standard_normal((1, 128, 768), dtype=np.float32),
+        return {"hidden_states":
+                rng.standard_normal((1, 128, 768), dtype=np.float32).astype(dtype),
                 "attention_mask": bert_encoder.attention_mask(128, attended=100)}
     raise ValueError(f"unknown model '{name}'; known: {', '.join(NAMES)}")

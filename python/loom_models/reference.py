@@ -36,7 +36,8 @@ def run(model_path, inputs, threads=None):
     return dict(zip(names, sess.run(names, inputs)))
 
 
-_NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64,
+_NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+                 "tensor(int64)": np.int64,
                  "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
 
 
@@ -53,8 +54,8 @@ def timing_inputs(sess, seed=0):
             raise ValueError(f"input '{value.name}' has type {value.type}; "
                              f"supported: {sorted(_NUMPY_DTYPES)}")
         dtype = _NUMPY_DTYPES[value.type]
-        if dtype == np.float32:
-            inputs[value.name] = rng.standard_normal(value.shape, dtype=np.float32)
+        if dtype in (np.float32, np.float16):
+            inputs[value.name] = rng.standard_normal(value.shape, dtype=np.float32).astype(dtype)
         else:
             inputs[value.name] = np.ones(value.shape, dtype=dtype)
     return inputs

@@ -103,10 +103,12 @@ Pass CopyConstantOutputs() {
 //   -O2: max pooling and convolutions of dequantized 8-bit operands made integer, inference
 //        simplifications, constants folded, common subexpressions merged.
 //   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
-// At every level a constant model output becomes the output of a copy kernel.
+// At every level float16 computes in float32, and a constant model output becomes the
+// output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
-  std::vector<Pass> passes;
-  // First: the products it marks are the model's own, before any rewrite.
+  // First: every later pass and kernel sees float32 arithmetic.
+  std::vector<Pass> passes = {WidenFloat16()};
+  // Next: the products it marks are the model's own, before any rewrite.
   if (options.precision == "bf16") passes.push_back(ToBFloat16Products(HasBFloat16Products(target)));
   std::vector<Pass> rest = {
       AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values

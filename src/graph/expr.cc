@@ -163,6 +163,10 @@ Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs, std::s
   return MakeCall(&OpRegistry::Get(op), std::move(args), std::move(attrs), std::move(name_hint));
 }
 
+Call MakeCast(Expr value, DataType dtype) {
+  return MakeCall("cast", {std::move(value)}, {{"dtype", dtype.str()}});
+}
+
 Tuple MakeTuple(std::vector<Expr> fields) {
   std::vector<Type> types;
   for (const Expr& field : fields) {

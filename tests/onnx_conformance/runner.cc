@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "frontend/onnx/converter.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/compile.h"
 #include "loom/runtime/graph_executor.h"
@@ -151,6 +152,8 @@ double ElementAsDouble(const NDArray& a, int64_t k) {
   if (t == DataType::UInt(32)) return static_cast<const uint32_t*>(p)[k];
   if (t == DataType::UInt(16)) return static_cast<const uint16_t*>(p)[k];
   if (t == DataType::UInt(8)) return static_cast<const uint8_t*>(p)[k];
+  if (t == DataType::Float(16)) return loom::HalfBitsToFloat(static_cast<const uint16_t*>(p)[k]);
+  if (t.is_bfloat16()) return loom::BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[k]);
   if (t.is_bool()) return static_cast<const uint8_t*>(p)[k] != 0;
   throw loom::Error("no comparison for dtype " + t.str());
 }
@@ -193,6 +196,21 @@ std::string Compare(const NDArray& actual, const NDArray& expected) {
        << ElementAsDouble(expected, first);
   if (is_float) text << "; max |diff| " << worst;
   return text.str();
+}
+
+// The test data stores bfloat16 tensors as uint16 (numpy has no bfloat16): their bits, read
+// as the bfloat16 the model declares for the value named `name`.
+NDArray AsDeclared(const NDArray& array, const onnx::ModelProto& model, const std::string& name) {
+  for (const auto* values : {&model.graph().input(), &model.graph().output()}) {
+    for (const onnx::ValueInfoProto& value : *values) {
+      if (value.name() == name &&
+          value.type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
+          array.dtype() == DataType::UInt(16)) {
+        return array.CreateView(array.Shape(), DataType::BFloat16());
+      }
+    }
+  }
+  return array;
 }
 
 std::vector<NDArray> ReadTensors(const fs::path& dir, const std::string& prefix) {
@@ -274,6 +292,9 @@ Result RunCase(const fs::path& case_dir) {
   try {
     inputs = ReadTensors(data_dir, "input");
     expected = ReadTensors(data_dir, "output");
+    for (int i = 0; i < static_cast<int>(expected.size()) && i < model.graph().output_size(); ++i) {
+      expected[i] = AsDeclared(expected[i], model, model.graph().output(i).name());
+    }
   } catch (const std::exception& e) {
     return {Verdict::kUnsupported, "test data: " + FirstLine(e.what())};
   }
@@ -313,7 +334,9 @@ Result RunCase(const fs::path& case_dir) {
     stage = "run";
     loom::runtime::GraphExecutor executor(loom::graph::MakeGraphModel(compiled));
     for (size_t i = 0; i < names.size(); ++i) {
-      if (!frozen.count(names[i])) executor.SetInput(names[i], inputs[i]);
+      if (!frozen.count(names[i])) {
+        executor.SetInput(names[i], AsDeclared(inputs[i], model, names[i]));
+      }
     }
     executor.Run();
     if (executor.NumOutputs() != static_cast<int>(expected.size())) {

@@ -43,6 +43,9 @@ runtime::NDArray RandomInput(const runtime::GraphExecutor& executor, int index, 
         if constexpr (std::is_floating_point_v<T>) {
           std::uniform_real_distribution<T> dist(-1, 1);
           for (int64_t i = 0; i < array.NumElements(); ++i) data[i] = dist(rng);
+        } else if constexpr (kIsHalfFloatElement<T>) {
+          std::uniform_real_distribution<float> dist(-1, 1);
+          for (int64_t i = 0; i < array.NumElements(); ++i) data[i] = T(dist(rng));
         } else {
           std::uniform_int_distribution<int> dist(0, 1);
           for (int64_t i = 0; i < array.NumElements(); ++i) {

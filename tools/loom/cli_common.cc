@@ -137,6 +137,8 @@ std::string FirstValuesText(const runtime::NDArray& array, int64_t count) {
       // Widen so that int8/uint8 print as numbers, not characters.
       if constexpr (std::is_floating_point_v<T>) {
         text << data[i];
+      } else if constexpr (kIsHalfFloatElement<T>) {
+        text << static_cast<float>(data[i]);
       } else if constexpr (std::is_signed_v<T>) {
         text << static_cast<int64_t>(data[i]);
       } else {

@@ -6,8 +6,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "loom/runtime/float_codec.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
@@ -41,16 +43,33 @@ std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor&
                                                    const std::vector<std::string>& texts,
                                                    bool require_all);
 
-// Calls `f(T{})` with the C++ element type of `dtype` (bool as uint8_t); a dtype without one
-// (float16, bfloat16, vectors) is a loom::Error naming `what`.
+// A float16 or bfloat16 element: its bits, made from and read as a float.
+template <uint16_t (*kEncode)(float), float (*kDecode)(uint16_t)>
+struct HalfFloatElement {
+  uint16_t bits;
+  HalfFloatElement() = default;
+  explicit HalfFloatElement(float value) : bits(kEncode(value)) {}
+  explicit operator float() const { return kDecode(bits); }
+};
+using Float16Element = HalfFloatElement<FloatToHalfBits, HalfBitsToFloat>;
+using BFloat16Element = HalfFloatElement<FloatToBFloat16Bits, BFloat16BitsToFloat>;
+template <typename T>
+constexpr bool kIsHalfFloatElement =
+    std::is_same_v<T, Float16Element> || std::is_same_v<T, BFloat16Element>;
+
+// Calls `f(T{})` with the C++ element type of `dtype` (bool as uint8_t, float16 and bfloat16
+// as their HalfFloatElement); a vector dtype is a loom::Error naming `what`.
 template <typename F>
 void VisitElementType(DataType dtype, const std::string& what, F&& f) {
   LOOM_CHECK_USER(dtype.lanes() == 1) << what << ": vector dtype " << dtype << " is not supported";
   switch (dtype.code()) {
     case DataType::Code::kFloat:
+      if (dtype.bits() == 16) return f(Float16Element{});
       if (dtype.bits() == 32) return f(float{});
       if (dtype.bits() == 64) return f(double{});
       break;
+    case DataType::Code::kBFloat:
+      return f(BFloat16Element{});
     case DataType::Code::kInt:
       if (dtype.bits() == 8) return f(int8_t{});
       if (dtype.bits() == 16) return f(int16_t{});
@@ -68,8 +87,8 @@ void VisitElementType(DataType dtype, const std::string& what, F&& f) {
     default:
       break;
   }
-  LOOM_THROW << what << ": dtype " << dtype << " is not supported here (float32/64, int8-64, "
-             << "uint8-64 and bool are)";
+  LOOM_THROW << what << ": dtype " << dtype << " is not supported here (float16/32/64, bfloat16, "
+             << "int8-64, uint8-64 and bool are)";
 }
 
 // The first `count` values of a host array, "[0.1, -2, 3.5, ...]".

@@ -62,7 +62,9 @@ def expect_error(name, message, *args, env=None):
     return err
 
 
-def build_model(path):
+def build_model(path, dtype=np.float32):
+    """A small classifier, stored in `dtype` (float32 or float16)."""
+    elem_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     rng = np.random.default_rng(0)
     weights = {
         "conv.w": rng.uniform(-0.5, 0.5, (4, 3, 3, 3)).astype(np.float32),
@@ -70,6 +72,7 @@ def build_model(path):
         "fc.w": rng.uniform(-0.5, 0.5, (5, 4)).astype(np.float32),
         "fc.b": rng.uniform(-0.1, 0.1, (5,)).astype(np.float32),
     }
+    weights = {name: value.astype(dtype) for name, value in weights.items()}
     nodes = [
         helper.make_node("Conv", ["image", "conv.w", "conv.b"], ["conv"], name="conv",
                          pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
@@ -82,9 +85,9 @@ def build_model(path):
     ]
     graph = helper.make_graph(
         nodes, "cli_test",
-        [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 8, 8])],
-        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", 5]),
-         helper.make_tensor_value_info("logits/raw:0", TensorProto.FLOAT, ["batch", 5])],
+        [helper.make_tensor_value_info("image", elem_type, ["batch", 3, 8, 8])],
+        [helper.make_tensor_value_info("probs", elem_type, ["batch", 5]),
+         helper.make_tensor_value_info("logits/raw:0", elem_type, ["batch", 5])],
         [numpy_helper.from_array(value, name) for name, value in weights.items()])
     model = helper.make_model(graph, producer_name="loom-cli-test",
                               opset_imports=[helper.make_opsetid("", 13)])
@@ -364,6 +367,39 @@ def test_precision(tmp, model, float_artifact):
     check(status != 0 and "--precision" in err and "fp8" in err, f"--precision fp8: {err!r}")
 
 
+def test_float16(tmp, float_artifact):
+    """A model stored in float16: float16 inputs and outputs (inspect), run on a float16 image
+    (its outputs printed and written as float16, close to the float32 model's), and bench's
+    random inputs."""
+    model = os.path.join(tmp, "model_fp16.onnx")
+    build_model(model, np.float16)
+    artifact = os.path.join(tmp, "model_fp16.so")
+    expect_success("compile", model, "-o", artifact, "--input-shape", "image=2x3x8x8", "-q")
+    out, _ = expect_success("inspect", artifact)
+    check("float16 2x3x8x8" in out and "float16 2x5" in out,
+          f"inspect of the float16 model: {out!r}")
+    image = np.random.default_rng(6).uniform(-1, 1, (2, 3, 8, 8))
+    image_path = os.path.join(tmp, "image_fp16.npy")
+    np.save(image_path, image.astype(np.float16))
+    float_image_path = os.path.join(tmp, "image_fp32.npy")
+    np.save(float_image_path, image.astype(np.float16).astype(np.float32))
+    probs = []
+    for path, image_file, label in [(artifact, image_path, "fp16"),
+                                    (float_artifact, float_image_path, "fp32")]:
+        out_dir = os.path.join(tmp, f"out_{label}")
+        out, _ = expect_success("run", path, "--input", f"image={image_file}", "--output-dir",
+                                out_dir)
+        probs.append(np.load(os.path.join(out_dir, "probs.npy")))
+        if label == "fp16":
+            check(re.search(r"^probs: float16 2x5 \[0\.\d+, ", out, re.M),
+                  f"run of the float16 model prints its values: {out!r}")
+    check(probs[0].dtype == np.float16, f"float16 model's output dtype: {probs[0].dtype}")
+    error = float(np.abs(probs[0].astype(np.float32) - probs[1]).max())
+    check(error < 2e-3, f"float16 probabilities differ from float32 by {error}")
+    out, _ = expect_success("bench", artifact, "--repeat", "2", "--warmup", "1")
+    check("median_ms=" in out, f"bench of the float16 model: {out!r}")
+
+
 def test_help():
     for command in ["compile", "tune", "run", "bench", "inspect"]:
         out, _ = expect_success(command, "--help")
@@ -394,6 +430,7 @@ def main():
         test_errors(tmp, model, artifacts[0], image_path)
         test_quantize(tmp, model)
         test_precision(tmp, model, artifacts[0])
+        test_float16(tmp, artifacts[0])
         test_help()
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -166,6 +166,8 @@ Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs = {},
               std::string name_hint = "");
 Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs = {},
               std::string name_hint = "");
+// cast(value) to `dtype`.
+Call MakeCast(Expr value, DataType dtype);
 // Applies a primitive function (a fused group) to arguments of its parameters' types.
 Call MakeCall(Function callee, std::vector<Expr> args, std::string name_hint = "");
 Tuple MakeTuple(std::vector<Expr> fields);

@@ -26,6 +26,9 @@ Pass AtLevel(int opt_level, Pass pass);
 
 IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes);
 
+// float16 operands are widened to float32 and float16 results rounded back, so a model
+// stored in float16 computes in float32 (cast and tuple-result operators stay as they are).
+Pass WidenFloat16();
 // batch_norm (inference) becomes a per-channel scale and shift; dropout and identity-like
 // operators disappear.
 Pass SimplifyInference();

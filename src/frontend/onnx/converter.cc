@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "loom/frontend/onnx.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/support/error.h"
 
 namespace loom::frontend::onnx {
@@ -21,6 +22,17 @@ namespace {
 std::map<std::string, Converter>& Registry() {
   static std::map<std::string, Converter> registry;
   return registry;
+}
+
+// Element i of a host array of a float dtype, as a double.
+double FloatTypeElement(const runtime::NDArray& array, int64_t i) {
+  DataType t = array.dtype();
+  const void* p = array.data();
+  if (t == DataType::Float(32)) return static_cast<const float*>(p)[i];
+  if (t == DataType::Float(64)) return static_cast<const double*>(p)[i];
+  if (t == DataType::Float(16)) return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
+  LOOM_ICHECK(t.is_bfloat16()) << "the importer never makes arrays of " << t.str();
+  return BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
 }
 
 // Element i of a host array of any supported dtype, as an integer / a double.
@@ -35,10 +47,7 @@ int64_t IntElement(const runtime::NDArray& array, int64_t i) {
   if (t == DataType::UInt(32)) return static_cast<const uint32_t*>(p)[i];
   if (t == DataType::UInt(16)) return static_cast<const uint16_t*>(p)[i];
   if (t == DataType::UInt(8) || t.is_bool()) return static_cast<const uint8_t*>(p)[i];
-  LOOM_ICHECK(t == DataType::Float(32) || t == DataType::Float(64))
-      << "IntElement: the importer never makes arrays of " << t.str();
-  double value = t == DataType::Float(32) ? static_cast<const float*>(p)[i]
-                                          : static_cast<const double*>(p)[i];
+  double value = FloatTypeElement(array, i);
   // Casting a float outside int64 (or NaN) is undefined behaviour: saturate instead.
   if (std::isnan(value)) return 0;
   if (value <= -9.2e18) return INT64_MIN;
@@ -47,8 +56,7 @@ int64_t IntElement(const runtime::NDArray& array, int64_t i) {
 
 double FloatElement(const runtime::NDArray& array, int64_t i) {
   DataType t = array.dtype();
-  if (t == DataType::Float(32)) return static_cast<const float*>(array.data())[i];
-  if (t == DataType::Float(64)) return static_cast<const double*>(array.data())[i];
+  if (t.is_float()) return FloatTypeElement(array, i);
   if (t == DataType::UInt(64)) {
     return static_cast<double>(static_cast<const uint64_t*>(array.data())[i]);
   }
@@ -286,6 +294,10 @@ DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where) {
       return DataType::Float(32);
     case ::onnx::TensorProto::DOUBLE:
       return DataType::Float(64);
+    case ::onnx::TensorProto::FLOAT16:
+      return DataType::Float(16);
+    case ::onnx::TensorProto::BFLOAT16:
+      return DataType::BFloat16();
     case ::onnx::TensorProto::INT8:
       return DataType::Int(8);
     case ::onnx::TensorProto::INT16:
@@ -312,8 +324,8 @@ DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where) {
           ? ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(elem_type))
           : "unknown type " + std::to_string(elem_type);
   LOOM_THROW << where << ": element type " << name
-             << " is not supported; Loom imports FLOAT, DOUBLE, INT8, INT16, INT32, INT64, "
-                "UINT8, UINT16, UINT32, UINT64 and BOOL tensors";
+             << " is not supported; Loom imports FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, "
+                "INT32, INT64, UINT8, UINT16, UINT32, UINT64 and BOOL tensors";
 }
 
 int64_t CheckedTensorBytes(const std::vector<int64_t>& shape, DataType dtype,
@@ -372,6 +384,8 @@ runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std
     case ::onnx::TensorProto::INT8:
       return copy(tensor.int32_data(), "int32_data", int8_t{});
     case ::onnx::TensorProto::UINT16:
+    case ::onnx::TensorProto::FLOAT16:   // their bits, as ONNX stores them
+    case ::onnx::TensorProto::BFLOAT16:
       return copy(tensor.int32_data(), "int32_data", uint16_t{});
     case ::onnx::TensorProto::UINT32:
       return copy(tensor.uint64_data(), "uint64_data", uint32_t{});

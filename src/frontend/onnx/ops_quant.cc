@@ -338,10 +338,14 @@ Expr IntegerConv(NodeContext& ctx, int x, int x_zp, int w, int w_zp, std::option
 // channel, along `out_axis` of the result (of shape `out_shape`).
 Expr Requantize(NodeContext& ctx, Expr acc, int a_scale, int b_scale, int y_scale, int y_zp,
                 const std::vector<int64_t>& out_shape, int64_t out_axis) {
-  Expr sa = QuantParam(ctx, a_scale, {}, 0, true);
+  // The scales may be float16: the multiplier is float32 whatever their type.
+  auto float32 = [&](Expr scale) {
+    return scale.type().dtype() == kF32 ? scale : Cast(ctx, scale, kF32);
+  };
+  Expr sa = float32(QuantParam(ctx, a_scale, {}, 0, true));
   // b's scale is per tensor or per output channel: broadcast against the result.
-  Expr sb = QuantParam(ctx, b_scale, out_shape, out_axis, true);
-  Expr sy = QuantParam(ctx, y_scale, {}, 0, true);
+  Expr sb = float32(QuantParam(ctx, b_scale, out_shape, out_axis, true));
+  Expr sy = float32(QuantParam(ctx, y_scale, {}, 0, true));
   Expr multiplier = ctx.Call("divide", {ctx.Call("multiply", {sa, sb}), sy});
   const DataType t = ctx.InputDtype(y_zp);
   if (t != DataType::Int(8) && t != DataType::UInt(8)) {

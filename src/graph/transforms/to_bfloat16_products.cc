@@ -47,10 +47,6 @@ void CollectOutputProducts(const Expr& e, std::unordered_set<const CallNode*>* f
   for (const Expr& arg : call->args) CollectOutputProducts(arg, found);
 }
 
-Expr Cast(Expr value, const char* dtype) {
-  return MakeCall("cast", {std::move(value)}, {{"dtype", std::string(dtype)}});
-}
-
 class Bf16ProductRewriter : public ExprMutator {
  public:
   Bf16ProductRewriter(std::unordered_set<const CallNode*> logits, bool bf16_units)
@@ -67,8 +63,8 @@ class Bf16ProductRewriter : public ExprMutator {
     }
     std::vector<Expr> operands;
     for (const Expr& arg : call->args) {
-      Expr rounded = Cast(arg, "bfloat16");
-      operands.push_back(bf16_units_ ? rounded : Cast(rounded, "float32"));
+      Expr rounded = MakeCast(arg, DataType::BFloat16());
+      operands.push_back(bf16_units_ ? rounded : MakeCast(rounded, DataType::Float(32)));
     }
     Attrs attrs = call->attrs;
     if (bf16_units_) attrs = attrs.With("out_dtype", std::string("float32"));

@@ -29,7 +29,7 @@ import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 from loom_models import (bert_encoder, export_torchvision, loom_tool, models,  # noqa: E402
-                         reference)
+                         reference, to_float16)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_model  # noqa: E402
@@ -129,6 +129,41 @@ class BertEncoderTest(unittest.TestCase):
                 "attention_mask": bert_encoder.attention_mask(32, 20)})["last_hidden_state"]
         self.assertLess(np.abs(out).max(), 20.0)
         self.assertGreater(out.std(), 0.5)
+
+
+class Float16Test(unittest.TestCase):
+    def test_every_float_tensor_becomes_float16_and_computes_the_same(self):
+        config = bert_encoder.Config(layers=1, hidden=32, heads=2, ffn=64, sequence=8)
+        rng = np.random.default_rng(5)
+        inputs = {"hidden_states": rng.standard_normal((1, 8, 32), dtype=np.float32),
+                  "attention_mask": bert_encoder.attention_mask(8, attended=6)}
+        with tempfile.TemporaryDirectory() as directory:
+            src, dst = (os.path.join(directory, name) for name in ("f32.onnx", "f16.onnx"))
+            onnx.save(bert_encoder.build(config, seed=6), src)
+            to_float16.convert(src, dst)
+            model = onnx.load(dst)
+            float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
+            tensors = list(model.graph.initializer) + [
+                a.t for n in model.graph.node for a in n.attribute
+                if a.type == onnx.AttributeProto.TENSOR]
+            self.assertTrue(tensors)
+            for tensor in tensors:
+                self.assertNotEqual(tensor.data_type, onnx.TensorProto.FLOAT, tensor.name)
+            for value in list(model.graph.input) + list(model.graph.output):
+                if value.type.tensor_type.elem_type in float_types:
+                    self.assertEqual(value.type.tensor_type.elem_type,
+                                     onnx.TensorProto.FLOAT16, value.name)
+            expected = reference.run(src, inputs)["last_hidden_state"]
+            half_inputs = dict(inputs, hidden_states=inputs["hidden_states"].astype(np.float16))
+            got = reference.run(dst, half_inputs)["last_hidden_state"]
+        self.assertEqual(got.dtype, np.float16)
+        np.testing.assert_allclose(got.astype(np.float32), expected, rtol=0, atol=2e-2)
+
+    def test_inputs_of_a_float16_model_are_float16(self):
+        inputs = models.random_inputs("bert_base_fp16", seed=1)
+        self.assertEqual(inputs["hidden_states"].dtype, np.float16)
+        self.assertEqual(inputs["attention_mask"].dtype, np.int64)
+        self.assertEqual(models.float_name("resnet18_fp16"), "resnet18")
 
 
 class TorchvisionTest(unittest.TestCase):

@@ -411,13 +411,54 @@ TEST(Importer, UnsupportedElementTypesAreNamed) {
       ->mutable_input(0)
       ->mutable_type()
       ->mutable_tensor_type()
-      ->set_elem_type(::onnx::TensorProto::FLOAT16);
+      ->set_elem_type(::onnx::TensorProto::COMPLEX64);
   std::string message = ErrorOf([&] { model.Import(); });
-  EXPECT_TRUE(Contains(message, "model input 'x': element type FLOAT16 is not supported"))
+  EXPECT_TRUE(Contains(message, "model input 'x': element type COMPLEX64 is not supported"))
       << message;
   EXPECT_TRUE(Contains(ErrorOf([] { DataTypeOfOnnx(::onnx::TensorProto::STRING, "t"); }),
                        "t: element type STRING is not supported"));
   EXPECT_TRUE(Contains(ErrorOf([] { DataTypeOfOnnx(99, "t"); }), "unknown type 99"));
+}
+
+// A model stored in float16 keeps float16 inputs and outputs and computes in float32: a conv
+// over 18 products and a clip whose float16 bounds are constants the converter reads.
+TEST(Importer, Float16ModelsRun) {
+  const DataType f16 = DataType::Float(16);
+  auto half_of = [&](const runtime::NDArray& a) {
+    runtime::NDArray half = runtime::NDArray::Empty(a.Shape(), f16);
+    for (int64_t i = 0; i < a.NumElements(); ++i) SetValue(half, i, GetFloat(a, i));
+    return half;
+  };
+  runtime::NDArray x = half_of(RandomArray({1, 2, 4, 4}, kF32, 1));
+  runtime::NDArray w = half_of(RandomArray({3, 2, 3, 3}, kF32, 2));
+  ModelBuilder model(13);
+  model.Input("x", {1, 2, 4, 4}, f16)
+      .Initializer("w", w)
+      .Initializer("lo", half_of(ArrayOf({}, kF32, {-5})))
+      .Initializer("hi", half_of(ArrayOf({}, kF32, {6.5})))
+      .Node("Conv", {"x", "w"}, {"c"}, {IntsAttr("pads", {1, 1, 1, 1})})
+      .Node("Clip", {"c", "lo", "hi"}, {"y"})
+      .Output("y");
+  runtime::NDArray expected = runtime::NDArray::Empty({1, 3, 4, 4}, f16);
+  for (int64_t k = 0; k < 3; ++k) {
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t j = 0; j < 4; ++j) {
+        double sum = 0;
+        for (int64_t c = 0; c < 2; ++c) {
+          for (int64_t r = 0; r < 3; ++r) {
+            for (int64_t s = 0; s < 3; ++s) {
+              int64_t h = i + r - 1, v = j + s - 1;
+              if (h < 0 || h >= 4 || v < 0 || v >= 4) continue;
+              sum += GetFloat(x, (c * 4 + h) * 4 + v) * GetFloat(w, ((k * 2 + c) * 3 + r) * 3 + s);
+            }
+          }
+        }
+        SetValue(expected, (k * 4 + i) * 4 + j, std::clamp(sum, -5.0, 6.5));
+      }
+    }
+  }
+  // float16 results: within the rounding of the result (2^-11 relative).
+  ExpectOutputs(model, {x}, {expected}, 1e-3);
 }
 
 TEST(Importer, UsedOutputsTheConverterDoesNotComputeAreErrors) {
@@ -452,6 +493,22 @@ TEST(TensorProto, TypedFieldsAndRawData) {
   int8s.add_int32_data(9);
   int8s.add_dims(2);
   EXPECT_EQ(Values(ArrayOfTensorProto(int8s, "int8s")), (std::vector<double>{-7, 9}));
+
+  // float16 and bfloat16 values in int32_data are their bits.
+  ::onnx::TensorProto halves;
+  halves.set_data_type(::onnx::TensorProto::FLOAT16);
+  halves.add_dims(2);
+  halves.add_int32_data(0x3e00);  // 1.5
+  halves.add_int32_data(0xc000);  // -2
+  runtime::NDArray h = ArrayOfTensorProto(halves, "halves");
+  EXPECT_EQ(h.dtype(), DataType::Float(16));
+  EXPECT_EQ(Values(h), (std::vector<double>{1.5, -2}));
+  ::onnx::TensorProto brains = halves;
+  brains.set_data_type(::onnx::TensorProto::BFLOAT16);
+  brains.set_int32_data(0, 0x3fc0);  // 1.5
+  runtime::NDArray b16 = ArrayOfTensorProto(brains, "brains");
+  EXPECT_EQ(b16.dtype(), DataType::BFloat16());
+  EXPECT_EQ(static_cast<const uint16_t*>(b16.data())[0], 0x3fc0);
 
   ::onnx::TensorProto scalar;
   scalar.set_data_type(::onnx::TensorProto::INT64);

@@ -56,6 +56,7 @@ namespace loom::frontend::onnx::test {
 int32_t OnnxElemType(DataType dtype) {
   if (dtype == DataType::Float(32)) return ::onnx::TensorProto::FLOAT;
   if (dtype == DataType::Float(64)) return ::onnx::TensorProto::DOUBLE;
+  if (dtype == DataType::Float(16)) return ::onnx::TensorProto::FLOAT16;
   if (dtype == DataType::Int(64)) return ::onnx::TensorProto::INT64;
   if (dtype == DataType::Int(32)) return ::onnx::TensorProto::INT32;
   if (dtype == DataType::Int(16)) return ::onnx::TensorProto::INT16;

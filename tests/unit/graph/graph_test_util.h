@@ -18,6 +18,7 @@
 #include "loom/graph/expr.h"
 #include "loom/graph/lower.h"
 #include "loom/graph/module.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/runtime/packed_func.h"
 #include "loom/target/build.h"
 
@@ -37,6 +38,7 @@ inline double GetFloat(const runtime::NDArray& a, int64_t i) {
   const void* p = a.data();
   if (t == DataType::Float(32)) return static_cast<const float*>(p)[i];
   if (t == DataType::Float(64)) return static_cast<const double*>(p)[i];
+  if (t == DataType::Float(16)) return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
   if (t == DataType::Int(64)) return static_cast<double>(static_cast<const int64_t*>(p)[i]);
   if (t == DataType::Int(32)) return static_cast<const int32_t*>(p)[i];
   if (t == DataType::Int(8)) return static_cast<const int8_t*>(p)[i];
@@ -54,6 +56,8 @@ inline void SetValue(const runtime::NDArray& a, int64_t i, double v) {
     static_cast<float*>(p)[i] = static_cast<float>(v);
   else if (t == DataType::Float(64))
     static_cast<double*>(p)[i] = v;
+  else if (t == DataType::Float(16))
+    static_cast<uint16_t*>(p)[i] = FloatToHalfBits(static_cast<float>(v));
   else if (t == DataType::Int(64))
     static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
   else if (t == DataType::Int(32))
