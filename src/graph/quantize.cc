@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "loom/graph/compile.h"
 #include "loom/graph/functor.h"
@@ -111,6 +113,23 @@ QuantizedWeight QuantizeWeight(const runtime::NDArray& weight) {
   return q;
 }
 
+// The range [lo, hi] within [min, max] that leaves out at most (100 - percentile) / 2 percent
+// of the values counted in `bins` (equal widths over [min, max]) at each end.
+std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, double min,
+                                          double max, double percentile) {
+  int64_t total = 0;
+  for (int64_t count : bins) total += count;
+  const double cut = static_cast<double>(total) * (100.0 - percentile) / 200.0;
+  const int64_t n = static_cast<int64_t>(bins.size());
+  int64_t left = 0, right = n;  // the range is bins [left, right)
+  for (double out = 0; left < n - 1 && out + double(bins[left]) <= cut; ++left) out += bins[left];
+  for (double out = 0; right > left + 1 && out + double(bins[right - 1]) <= cut; --right) {
+    out += bins[right - 1];
+  }
+  const double width = (max - min) / static_cast<double>(n);
+  return {min + double(left) * width, right == n ? max : min + double(right) * width};
+}
+
 // x quantized to uint8 and dequantized: the QDQ pair of a quantized layer's data.
 Expr QuantizeDequantize(const Expr& x, const Uint8Params& p, const std::string& name) {
   Expr scale = MakeScalarConstant(p.scale, kF32, name + ".data_scale");
@@ -158,8 +177,15 @@ class LayerQuantizer : public ExprMutator {
 
 IRModule QuantizeInt8(const IRModule& module,
                       const std::vector<std::vector<runtime::NDArray>>& samples,
-                      const std::string& target, QuantizeReport* report) {
+                      const QuantizeOptions& options, QuantizeReport* report) {
   LOOM_CHECK_USER(!samples.empty()) << "QuantizeInt8: calibration needs at least one sample";
+  LOOM_CHECK_USER(options.calibration == "max" || options.calibration == "percentile")
+      << "QuantizeInt8: unknown calibration method '" << options.calibration
+      << "'; the methods are max and percentile";
+  LOOM_CHECK_USER(options.calibration != "percentile" ||
+                  (options.percentile > 0 && options.percentile <= 100))
+      << "QuantizeInt8: the percentile must be in (0, 100], got " << options.percentile;
+  const std::string& target = options.target;
   IRModule prepared = Prepare(module, Target::Parse(target));
   const Function& main = prepared.main();
   std::vector<const CallNode*> calls;
@@ -206,10 +232,24 @@ IRModule QuantizeInt8(const IRModule& module,
     lows[i] = std::min(lows[i], v);
     highs[i] = std::max(highs[i], v);
   });
+  std::vector<double> range_lows = lows, range_highs = highs;
+  if (options.calibration == "percentile") {
+    constexpr int64_t kBins = 2048;
+    std::vector<std::vector<int64_t>> bins(calls.size(), std::vector<int64_t>(kBins, 0));
+    for_each_value([&](size_t i, double v) {
+      const double width = (highs[i] - lows[i]) / kBins;
+      int64_t bin = width > 0 ? static_cast<int64_t>((v - lows[i]) / width) : 0;
+      ++bins[i][std::clamp<int64_t>(bin, 0, kBins - 1)];
+    });
+    for (size_t i = 0; i < calls.size(); ++i) {
+      std::tie(range_lows[i], range_highs[i]) =
+          PercentileRange(bins[i], lows[i], highs[i], options.percentile);
+    }
+  }
   std::vector<Uint8Params> params;
   std::vector<QuantizedWeight> weights;
   for (size_t i = 0; i < calls.size(); ++i) {
-    params.push_back(DataParams(lows[i], highs[i]));
+    params.push_back(DataParams(range_lows[i], range_highs[i]));
     weights.push_back(QuantizeWeight(calls[i]->args[1].as<ConstantNode>()->data));
     QuantizedLayer& layer = layers[i];
     layer.op = calls[i]->op->name;
@@ -217,6 +257,8 @@ IRModule QuantizeInt8(const IRModule& module,
         calls[i]->name_hint.empty() ? layer.op + " #" + std::to_string(i) : calls[i]->name_hint;
     layer.data_min = lows[i];
     layer.data_max = highs[i];
+    layer.range_min = range_lows[i];
+    layer.range_max = range_highs[i];
     layer.data_scale = params[i].scale;
     layer.data_zero_point = params[i].zero_point;
     layer.weight_error = weights[i].error;

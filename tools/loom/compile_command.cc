@@ -78,6 +78,18 @@ void AddCompileCommand(CLI::App& app) {
                       "axis ([S, ...the input's shape]) or one sample of its shape; one per "
                       "input, with --quantize");
   command
+      ->add_option("--calibration-method", options->calibration_method,
+                   "With --quantize: how each layer's data range is chosen from the values it "
+                   "takes on the samples: max (all of them, the default) or percentile (all "
+                   "but the rarest, --percentile; outliers then saturate)")
+      ->check(CLI::IsMember({"max", "percentile"}));
+  command
+      ->add_option("--percentile", options->percentile,
+                   "With --calibration-method percentile: the share of each layer's values "
+                   "kept in range, in percent (default 99.999; half of the rest is left out "
+                   "at each end)")
+      ->check(CLI::Range(0.0, 100.0));
+  command
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "
                    "operands and sum in float32 (on AMX tiles where the CPU has them, by "

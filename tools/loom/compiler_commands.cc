@@ -96,7 +96,11 @@ void PrintQuantizeReport(const graph::QuantizeReport& report) {
             << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
   for (const graph::QuantizedLayer& layer : report.layers) {
     std::cerr << "  " << layer.name << " (" << layer.op << "): data in [" << layer.data_min
-              << ", " << layer.data_max << "], scale " << layer.data_scale << " zero point "
+              << ", " << layer.data_max << "]";
+    if (layer.range_min != layer.data_min || layer.range_max != layer.data_max) {
+      std::cerr << ", quantized over [" << layer.range_min << ", " << layer.range_max << "]";
+    }
+    std::cerr << ", scale " << layer.data_scale << " zero point "
               << layer.data_zero_point << ", error data " << std::setprecision(3)
               << layer.data_error << " weight " << layer.weight_error << std::setprecision(6)
               << "\n";
@@ -232,6 +236,8 @@ void RunCompile(const CompileCommandOptions& options) {
       << "' does not exist";
 
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
+  LOOM_CHECK_USER(!options.percentile || options.calibration_method == "percentile")
+      << "--percentile is for --calibration-method percentile; give both";
   LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
       << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
                                    : "--quantize int8 needs --calibration NAME=FILE.npy for "
@@ -247,9 +253,12 @@ void RunCompile(const CompileCommandOptions& options) {
 
   if (!options.quantize.empty()) {
     graph::QuantizeReport report;
+    graph::QuantizeOptions quantize_options{.target = options.target,
+                                            .calibration = options.calibration_method};
+    if (options.percentile) quantize_options.percentile = *options.percentile;
     imported.module = graph::QuantizeInt8(
         imported.module, CalibrationSamples(imported.module.main(), options.calibration),
-        options.target, &report);
+        quantize_options, &report);
     progress.Stage("quantize");
     if (!options.quiet) PrintQuantizeReport(report);
   }

@@ -26,6 +26,8 @@ struct CompileCommandOptions {
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
   std::string quantize;            // "int8": Loom's quantizer (graph/quantize.h); "": none
   std::vector<std::string> calibration;  // NAME=FILE.npy: samples of an input, for --quantize
+  std::string calibration_method = "max";  // or "percentile" (graph::QuantizeOptions)
+  std::optional<double> percentile;        // with "percentile"; unset: QuantizeOptions' default
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 

@@ -325,12 +325,24 @@ def test_quantize(tmp, model):
     expect_success("compile", model, "-o", float_model, "--input-shape", "image=2x3x8x8", "-q")
     error = probability_difference(tmp, "quantize", int8, float_model, rng)
     check(error < 0.02, f"int8 probabilities differ from float32 by {error}")
+    int8_percentile = os.path.join(tmp, "model_int8_percentile.so")
+    _, err = expect_success("compile", model, "-o", int8_percentile, "--input-shape",
+                            "image=2x3x8x8", "--quantize", "int8", "--calibration",
+                            f"image={samples}", "--calibration-method", "percentile",
+                            "--percentile", "99")
+    check(re.search(r"conv \(nn.conv2d\): data in \[-0\.9\d*, 0\.9\d*\], quantized over "
+                    r"\[-0\.9\d*, 0\.9\d*\]", err), f"percentile quantize report: {err!r}")
+    error = probability_difference(tmp, "percentile", int8_percentile, float_model, rng)
+    check(error < 0.02, f"int8 (percentile) probabilities differ from float32 by {error}")
 
     x = os.path.join(tmp, "x.so")
     expect_error("quantize without calibration", "needs --calibration", "compile", model, "-o",
                  x, "--input-shape", "image=2x3x8x8", "--quantize", "int8")
     expect_error("calibration without quantize", "is for --quantize int8", "compile", model,
                  "-o", x, "--input-shape", "image=2x3x8x8", "--calibration", f"image={samples}")
+    expect_error("percentile without its method", "--percentile is for --calibration-method "
+                 "percentile", "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
+                 "--quantize", "int8", "--calibration", f"image={samples}", "--percentile", "99")
     wrong = os.path.join(tmp, "calibration_wrong.npy")
     np.save(wrong, np.zeros((4, 3, 8, 8), np.float32))
     expect_error("calibration of another shape",

@@ -42,7 +42,7 @@ std::vector<std::vector<runtime::NDArray>> Samples(int count) {
 TEST(QuantizeInt8, CalibratesEachLayerAndComputesCloseToFloat) {
   IRModule model = IRModule::FromFunction(ConvDenseModel());
   QuantizeReport report;
-  IRModule quantized = QuantizeInt8(model, Samples(4), "llvm", &report);
+  IRModule quantized = QuantizeInt8(model, Samples(4), {}, &report);
   EXPECT_EQ(report.samples, 4);
   ASSERT_EQ(report.layers.size(), 2u);
   const QuantizedLayer& conv = report.layers[0];
@@ -81,22 +81,65 @@ TEST(QuantizeInt8, CalibratesEachLayerAndComputesCloseToFloat) {
   EXPECT_LT(error, 0.03 * largest) << "int8 differs from float32 by " << error << " of " << largest;
 }
 
+TEST(QuantizeInt8, PercentileCalibrationLeavesOutliersOut) {
+  IRModule model = IRModule::FromFunction(ConvDenseModel());
+  std::vector<std::vector<runtime::NDArray>> samples = Samples(4);
+  SetValue(samples[2][0], 7, 100);  // one outlier among 1152 values in [-1, 3]
+  QuantizeReport by_max, by_percentile;
+  IRModule wide_model = QuantizeInt8(model, samples, {}, &by_max);
+  IRModule clipped_model =
+      QuantizeInt8(model, samples, {.calibration = "percentile", .percentile = 99}, &by_percentile);
+  const QuantizedLayer& wide = by_max.layers[0];
+  const QuantizedLayer& clipped = by_percentile.layers[0];
+  EXPECT_EQ(wide.range_max, 100);
+  EXPECT_EQ(clipped.data_max, 100);  // seen, but left out: 0.5% of the values at each end
+  EXPECT_GT(clipped.range_max, 2.5);
+  EXPECT_LE(clipped.range_max, 3.1);
+  EXPECT_LT(clipped.range_min, -0.5);
+  EXPECT_GE(clipped.range_min, -1.1);
+  EXPECT_LT(clipped.data_scale, wide.data_scale / 20);
+  // On an input without outliers the finer steps compute closer to float32.
+  std::vector<runtime::NDArray> input = Samples(5).back();
+  auto run = [&](const IRModule& module) {
+    return models::RunModel(MakeGraphModel(Compile(module, {})), input).at(0);
+  };
+  runtime::NDArray want = run(model);
+  auto max_error = [&](const IRModule& module) {
+    runtime::NDArray got = run(module);
+    double error = 0;
+    for (int64_t i = 0; i < want.NumElements(); ++i) {
+      error = std::max(error, std::fabs(GetFloat(got, i) - GetFloat(want, i)));
+    }
+    return error;
+  };
+  EXPECT_LT(max_error(clipped_model), max_error(wide_model) / 4);
+}
+
 TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
   IRModule model = IRModule::FromFunction(ConvDenseModel());
   EXPECT_NE(ErrorOf([&] {
-              QuantizeInt8(model, {}, "llvm", nullptr);
+              QuantizeInt8(model, {}, {}, nullptr);
             }).find("calibration needs at least one sample"),
             std::string::npos);
   Var x = MakeVar("x", TensorType({1, 4}, kF32));
   IRModule no_layers = IRModule::FromFunction(MakeFunction({x}, MakeCall("nn.relu", {x})));
   runtime::NDArray sample = RandomArray({1, 4}, kF32, 1);
   EXPECT_NE(ErrorOf([&] {
-              QuantizeInt8(no_layers, {{sample}}, "llvm", nullptr);
+              QuantizeInt8(no_layers, {{sample}}, {}, nullptr);
             }).find("the model has no layer to quantize"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(model, Samples(1), {.calibration = "entropy"}, nullptr);
+            }).find("unknown calibration method 'entropy'; the methods are max and percentile"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(model, Samples(1), {.calibration = "percentile", .percentile = 0},
+                           nullptr);
+            }).find("the percentile must be in (0, 100], got 0"),
             std::string::npos);
   // A sample of another shape: the executor's error names the input.
   runtime::NDArray wrong = RandomArray({1, 8, 6, 5}, kF32, 1);
-  EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, {{wrong}}, "llvm", nullptr); }).find("'x'"),
+  EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, {{wrong}}, {}, nullptr); }).find("'x'"),
             std::string::npos);
 }
 
