@@ -7,7 +7,7 @@
 #include <string>
 
 #include "loom/graph/op_util.h"
-#include "loom/topi/x86/amx_bf16.h"
+#include "loom/topi/x86/amx.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
@@ -130,7 +130,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
         LOOM_ICHECK(outputs.size() == 1) << info.where << ": a conv group has one output";
         return NamingTheCall(info, [&] {
-          return topi::x86::schedule_conv2d_nchwc_bf16(outputs[0], Conv2DAttrsOf(info, 1));
+          return topi::x86::schedule_conv2d_nchwc_amx(outputs[0], Conv2DAttrsOf(info, 1));
         });
       });
   ConvAttrFields(bf16);

@@ -13,7 +13,7 @@
 
 #include "loom/graph/strategy.h"
 #include "loom/graph/tuning.h"
-#include "loom/topi/x86/amx_bf16.h"
+#include "loom/topi/x86/amx.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
@@ -462,7 +462,7 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
   const int64_t n = w[0], k = w[1];
-  const int64_t padded_k = RoundUp(k, topi::x86::kAmxBf16Depth), padded_n = RoundUp(n, kBlock);
+  const int64_t padded_k = RoundUp(k, topi::x86::kAmxDepth), padded_n = RoundUp(n, kBlock);
   const int64_t padded_rows =
       topi::x86::ChooseAmxRowTiling(rows).block() >= std::min<int64_t>(rows, 8)
           ? rows

@@ -80,20 +80,22 @@ Stmt TileCall(const std::string& intrinsic, Array<PrimExpr> args) {
 }
 
 // The 64-byte tile configuration (palette 1; per tile its bytes per row and rows) as eight
-// little-endian int64 words.
-std::array<int64_t, 8> TileConfiguration(int64_t rows, int64_t row_tiles) {
+// little-endian int64 words. A's rows hold 32 elements (64 bytes of bfloat16, 32 of uint8);
+// B has one row per group of them.
+std::array<int64_t, 8> TileConfiguration(const AmxBlock& block) {
   std::array<uint8_t, 64> bytes{};
   bytes[0] = 1;
-  auto set = [&](int tile, int64_t tile_rows) {
-    const uint16_t row_bytes = 64;
+  auto set = [&](int tile, int64_t tile_rows, uint16_t row_bytes) {
     std::memcpy(&bytes[16 + 2 * tile], &row_bytes, sizeof row_bytes);
     bytes[48 + tile] = static_cast<uint8_t>(tile_rows);
   };
-  for (int t = 0; t < row_tiles; ++t) {
-    set(kATile + t, rows);
-    for (int h = 0; h < 2; ++h) set(kAccumulatorTile + 2 * t + h, rows);
+  const int group = AmxGroup(block.product);
+  const auto a_row_bytes = static_cast<uint16_t>(kAmxDepth * 4 / group);
+  for (int t = 0; t < block.row_tiles; ++t) {
+    set(kATile + t, block.rows, a_row_bytes);
+    for (int h = 0; h < 2; ++h) set(kAccumulatorTile + 2 * t + h, block.rows, 64);
   }
-  for (int h = 0; h < 2; ++h) set(kBTile + h, kAmxMaxRows);
+  for (int h = 0; h < 2; ++h) set(kBTile + h, kAmxDepth / group, 64);
   std::array<int64_t, 8> words{};
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return words;
@@ -101,8 +103,8 @@ std::array<int64_t, 8> TileConfiguration(int64_t rows, int64_t row_tiles) {
 
 }  // namespace
 
-te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block) {
-  const std::string what = "AmxBf16Tiles";
+te::TensorIntrin AmxTiles(const te::Operation& op, const AmxBlock& block) {
+  const std::string what = "AmxTiles";
   LOOM_CHECK_USER(block.rows >= 1 && block.rows <= kAmxMaxRows &&
                   (block.row_tiles == 1 || block.row_tiles == 2) && block.a_index &&
                   block.b_index && block.c_index)
@@ -113,10 +115,13 @@ te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block
       op,
       [block, what](const Array<Buffer>& in, const Array<Buffer>& out) {
         const Buffer &a = in[0], &b = in[1], &c = out[0];
-        LOOM_CHECK_USER(a->dtype == DataType::BFloat16() && b->dtype == DataType::BFloat16() &&
-                        c->dtype == DataType::Float(32))
-            << what << ": A and B must be bfloat16 and C float32, got " << a->dtype << ", "
-            << b->dtype << " and " << c->dtype;
+        const bool bf16 = block.product == AmxProduct::kBf16;
+        const DataType a_type = bf16 ? DataType::BFloat16() : DataType::UInt(8);
+        const DataType b_type = bf16 ? DataType::BFloat16() : DataType::Int(8);
+        const DataType c_type = bf16 ? DataType::Float(32) : DataType::Int(32);
+        LOOM_CHECK_USER(a->dtype == a_type && b->dtype == b_type && c->dtype == c_type)
+            << what << ": A, B and C must be " << a_type << ", " << b_type << " and " << c_type
+            << ", got " << a->dtype << ", " << b->dtype << " and " << c->dtype;
         const PrimExpr zero = make_const(DataType::Int(32), int64_t{0});
         const PrimExpr one = make_const(DataType::Int(32), int64_t{1});
         // The reduction's outer loops: the statements' own.
@@ -157,7 +162,7 @@ te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block
         for (int t = 0; t < tiles; ++t) {
           for (int h = 0; h < 2; ++h) {
             step_body.push_back(TileCall(
-                "llvm.x86.tdpbf16ps",
+                bf16 ? "llvm.x86.tdpbf16ps" : "llvm.x86.tdpbusd",
                 {TileId(kAccumulatorTile + 2 * t + h), TileId(kATile + t), TileId(kBTile + h)}));
           }
         }
@@ -171,7 +176,7 @@ te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block
         // thread of the pool may run this block.
         Buffer config = DeclBuffer({8}, DataType::Int(64), "amx_tile_config", "local");
         Array<Stmt> body;
-        std::array<int64_t, 8> words = TileConfiguration(block.rows, block.row_tiles);
+        std::array<int64_t, 8> words = TileConfiguration(block);
         for (int w = 0; w < 8; ++w) {
           body.push_back(BufferStore(config, make_const(DataType::Int(64), words[w]),
                                      Array<PrimExpr>{make_const(DataType::Int(32), int64_t{w})}));
@@ -194,7 +199,7 @@ te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block
                              const_true(), SeqStmt(body), std::string("local"));
         return te::TensorIntrinStmts{stmt, Stmt(), Stmt()};
       },
-      "amx_bf16_tiles");
+      block.product == AmxProduct::kBf16 ? "amx_bf16_tiles" : "amx_int8_tiles");
 }
 
 }  // namespace loom::topi::x86

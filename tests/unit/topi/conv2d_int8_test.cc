@@ -24,33 +24,6 @@ const DataType kU8 = DataType::UInt(8), kI8 = DataType::Int(8), kI32 = DataType:
 
 bool HostHasVnni() { return Target::Parse("llvm").HasFeature("avx512vnni"); }
 
-// sum over the window of x * w, positions outside the input reading `pad_value`: NCHW x KCRS.
-std::vector<int64_t> ReferenceConv(const tir::HostArray& x, const tir::HostArray& w,
-                                   const Conv2DWorkload& wl, int64_t pad_value) {
-  const int64_t p = wl.out_h(), q = wl.out_w();
-  std::vector<int64_t> out(static_cast<size_t>(wl.n * wl.k * p * q), 0);
-  for (int64_t n = 0; n < wl.n; ++n)
-    for (int64_t k = 0; k < wl.k; ++k)
-      for (int64_t i = 0; i < p; ++i)
-        for (int64_t j = 0; j < q; ++j) {
-          int64_t sum = 0;
-          for (int64_t c = 0; c < wl.c; ++c)
-            for (int64_t r = 0; r < wl.r; ++r)
-              for (int64_t s = 0; s < wl.s; ++s) {
-                int64_t row =
-                    i * wl.attrs.strides[0] + r * wl.attrs.dilations[0] - wl.attrs.pads[0];
-                int64_t col =
-                    j * wl.attrs.strides[1] + s * wl.attrs.dilations[1] - wl.attrs.pads[1];
-                bool inside = row >= 0 && row < wl.h && col >= 0 && col < wl.w;
-                int64_t v =
-                    inside ? x.GetInt(((n * wl.c + c) * wl.h + row) * wl.w + col) : pad_value;
-                sum += v * w.GetInt(((k * wl.c + c) * wl.r + r) * wl.s + s);
-              }
-          out[static_cast<size_t>(((n * wl.k + k) * p + i) * q + j)] = sum;
-        }
-  return out;
-}
-
 Array<PrimExpr> Extents(std::initializer_list<int64_t> shape) {
   Array<PrimExpr> out;
   for (int64_t d : shape) out.push_back(int(d));
@@ -89,7 +62,7 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
   tir::HostArray x = test::FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
   tir::HostArray w = test::FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
   tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kU8, kI8, kI32}, kI32);
-  std::vector<int64_t> want = ReferenceConv(x, w, wl, pad_value);
+  std::vector<int64_t> want = test::ReferenceIntegerConv(x, w, wl, pad_value);
   ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
   int mismatches = 0;
   for (int64_t i = 0; i < y.NumElements(); ++i) {

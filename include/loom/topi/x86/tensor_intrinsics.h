@@ -23,36 +23,45 @@ te::TensorIntrin VnniDot16x4();
 
 namespace loom::topi::x86 {
 
-// AMX: a tile holds up to 16 rows of 64 bytes; a bf16 product tile multiplies 16 rows of 32
-// bfloat16 by 32 x 16 bfloat16 (stored as 16 rows of 16 pairs) into 16 x 16 float32.
+// AMX: a tile holds up to 16 rows of 64 bytes. Loom's blocks reduce 32 elements per step
+// (one NCHW32c channel block): a bf16 product (tdpbf16ps) multiplies rows of 32 bfloat16 by
+// 32 x 16 bfloat16 stored as 16 rows of 16 pairs; an int8 product (tdpbusd) rows of 32 uint8
+// by 32 x 16 int8 stored as 8 rows of 16 quads; each into 16 x 16 float32 / int32.
 inline constexpr int kAmxMaxRows = 16;
-inline constexpr int kAmxBf16Depth = 32;
+inline constexpr int kAmxDepth = 32;
 inline constexpr int kAmxColumns = 16;
 // The output columns of one register block: two accumulator tiles side by side.
 inline constexpr int kAmxBlockColumns = 2 * kAmxColumns;
 
-// One register block of AMX bf16 products over a whole reduction: C[rows * row_tiles, 32]
-// (float32) = sum over the reduction of A (bfloat16, row_tiles tiles of `rows` rows) times B
-// (bfloat16, two column halves of 16 pairs x 16 columns x 2). The reduction is `steps`
-// (outer loops the statements run, each step 32 deep) times 32. The index functions give,
-// in the intrinsic's buffers, A's element (row, depth 0) at a step, B's (pair 0, column) of
-// a step, and C's (row, column); a tile's row stride is where row 1 lies from row 0.
-struct AmxBf16Block {
+enum class AmxProduct { kBf16, kInt8 };
+// The depth elements a B tile row element holds together: 2 bfloat16, 4 int8.
+inline int AmxGroup(AmxProduct product) { return product == AmxProduct::kBf16 ? 2 : 4; }
+
+// One register block of AMX products over a whole reduction: C[rows * row_tiles, 32]
+// (float32 / int32) = sum over the reduction of A (bfloat16 / uint8, row_tiles tiles of
+// `rows` rows) times B (bfloat16 / int8, two column halves of 32 / group rows x 16 columns x
+// group). The reduction is `steps` (outer loops the statements run, each step 32 deep) times
+// 32. The index functions give, in the intrinsic's buffers, A's element (row, depth 0) at a
+// step, B's (group 0, column) of a step, and C's (row, column); a tile's row stride is where
+// row 1 lies from row 0.
+struct AmxBlock {
+  AmxProduct product = AmxProduct::kBf16;
   int64_t rows = kAmxMaxRows;  // 1..16
   int64_t row_tiles = 2;       // 1 or 2
   std::vector<int64_t> steps;
   std::function<Array<PrimExpr>(const Array<PrimExpr>& step, const PrimExpr& row)> a_index;
-  std::function<Array<PrimExpr>(const Array<PrimExpr>& step, const PrimExpr& pair,
+  std::function<Array<PrimExpr>(const Array<PrimExpr>& step, const PrimExpr& group,
                                 const PrimExpr& column)>
       b_index;
   std::function<Array<PrimExpr>(const PrimExpr& row, const PrimExpr& column)> c_index;
 };
 
-// The intrinsic computing `op` (a compute over two bfloat16 placeholders, A then B, into
-// float32; the caller builds it with the same expression as the stage it tensorizes) by AMX
-// tiles: tdpbf16ps on tiles 0-3 (accumulators), 4-5 (A) and 6-7 (B), loaded with the
-// configuration the block needs (ldtilecfg) and stored once, after the reduction. A
-// block that does not fit the tiles is a loom::Error.
-te::TensorIntrin AmxBf16Tiles(const te::Operation& op, const AmxBf16Block& block);
+// The intrinsic computing `op` (a compute over two placeholders, A then B, of the block's
+// product types; the caller builds it with the same expression as the stage it tensorizes)
+// by AMX tiles: tdpbf16ps or tdpbusd on tiles 0-3 (accumulators), 4-5 (A) and 6-7 (B),
+// loaded with the configuration the block needs (ldtilecfg) and stored once, after the
+// reduction. A block that does not fit the tiles, or operands of other types, is a
+// loom::Error.
+te::TensorIntrin AmxTiles(const te::Operation& op, const AmxBlock& block);
 
 }  // namespace loom::topi::x86

@@ -1,3 +1,5 @@
+// int8 conv2d on AMX tiles (tdpbusd): bit-exact against the integer reference over the full
+// range of uint8 data and int8 weights, with a zero point as the border.
 // bfloat16 conv2d and dense on AMX tiles: compiled and run against a double-precision
 // reference over the same bfloat16-rounded operands (the tiles multiply bfloat16 exactly and
 // sum in float32, so only the summation order differs), for row tilings of one and two
@@ -5,7 +7,7 @@
 // stem with its kernel columns unfolded into channels;
 // and the computes' user errors. The compiled runs are skipped on hosts without amx-bf16
 // (the kernels are still lowered, which checks the schedules and the tensorize matches).
-#include "loom/topi/x86/amx_bf16.h"
+#include "loom/topi/x86/amx.h"
 #include "loom/topi/x86/tensor_intrinsics.h"
 
 #include <gtest/gtest.h>
@@ -117,7 +119,7 @@ void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
              te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
   module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
                                       "pack_weight"));
-  module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, wl.attrs),
+  module.Add("conv", te::lower(schedule_conv2d_nchwc_amx(out, wl.attrs),
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
   ExpectConvModuleMatches(module, wl, add_epilogue ? 2 : 1);
@@ -142,7 +144,7 @@ void ExpectUnfoldedConvMatches(const Conv2DWorkload& wl) {
   te::Tensor unfolded = unfold_columns_nchwc(data, wl.attrs, wl.s);
   const int channels = int(wl.c), depth = int(wl.c * wl.s);
   te::Tensor laid_out = te::compute(
-      Exprs({wl.k, int64_t{kAmxBf16Depth}, wl.r, 1}),
+      Exprs({wl.k, int64_t{kAmxDepth}, wl.r, 1}),
       [&](const Array<Var>& i) {
         return te::if_then_else(
             i[1] < depth, weight(i[0], floormod(i[1], channels), i[2], floordiv(i[1], channels)),
@@ -163,7 +165,7 @@ void ExpectUnfoldedConvMatches(const Conv2DWorkload& wl) {
              te::lower(schedule_unfold_columns(unfolded), {data, unfolded}, "pack_data"));
   module.Add("pack_weight",
              te::lower(schedule_injective({packed}), {weight, packed}, "pack_weight"));
-  module.Add("conv", te::lower(schedule_conv2d_nchwc_bf16(out, conv_attrs),
+  module.Add("conv", te::lower(schedule_conv2d_nchwc_amx(out, conv_attrs),
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
   ExpectConvModuleMatches(module, wl, 1);
@@ -204,6 +206,68 @@ TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
   te::Tensor narrow = te::placeholder(Exprs({4, 24}), kBf16, "narrow");
   te::Tensor packed = te::placeholder(Exprs({1, 1, 16, 32, 2}), kBf16, "packed");
   EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [M, K]"),
+            std::string::npos);
+}
+
+bool HostHasAmxInt8() { return Target::Parse("llvm").HasFeature("amx-int8"); }
+
+void ExpectInt8ConvMatches(const Conv2DWorkload& wl, int64_t pad_value, bool add_epilogue) {
+  SCOPED_TRACE(wl.str() + " pad_value=" + std::to_string(pad_value));
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
+  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), u8, "data");
+  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), i8, "weight");
+  te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW32c");
+  te::Tensor packed_weight = pack_weight_amx_int8(weight);
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), u8, "blocked_data");
+  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), i8, "packed_weight");
+  te::Tensor out = conv2d_nchwc_amx_int8(conv_data, conv_weight, wl.attrs, pad_value);
+  if (add_epilogue) out = add(out, out);
+  te::Tensor blocked = te::placeholder(out.shape(), i32, "blocked");
+  te::Tensor result = layout_transform(blocked, "NCHW32c", "NCHW");
+  IRModule module;
+  module.Add("pack_data",
+             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
+  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
+                                      "pack_weight"));
+  module.Add("conv", te::lower(schedule_conv2d_nchwc_amx(out, wl.attrs),
+                               {conv_data, conv_weight, out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasAmxInt8()) return;  // lowered (schedules and tensorize checked), not run
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = test::FullRangeArray(u8, {wl.n, wl.c, wl.h, wl.w}, 5);
+  tir::HostArray w = test::FullRangeArray(i8, {wl.k, wl.c, wl.r, wl.s}, 6);
+  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {u8, i8, i32}, i32);
+  std::vector<int64_t> want = test::ReferenceIntegerConv(x, w, wl, pad_value);
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  int mismatches = 0;
+  for (int64_t i = 0; i < y.NumElements(); ++i) {
+    int64_t expected = want[static_cast<size_t>(i)] * (add_epilogue ? 2 : 1);
+    if (y.GetInt(i) != expected && ++mismatches <= 5) {
+      ADD_FAILURE() << "element " << i << ": " << y.GetInt(i) << ", want " << expected;
+    }
+  }
+}
+
+TEST(TopiX86AmxInt8, Conv2DMatchesTheIntegerReferenceExactly) {
+  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
+  // 3x3 pad 1 with a zero point as the border, two 14-row tiles per block, two channel blocks
+  // each way.
+  ExpectInt8ConvMatches(Workload({1, 64, 6, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}), 131, false);
+  // 1x1 stride 2, two images, 7 columns (one 7-row tile), an epilogue.
+  ExpectInt8ConvMatches(Workload({2, 32, 13, 13}, {32, 1, 1}, 2, {0, 0, 0, 0}), 0, true);
+  // Asymmetric pads, stride 2, dilation 2, the largest border value.
+  ExpectInt8ConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), 255, false);
+}
+
+TEST(TopiX86AmxInt8, BadOperandsAreUserErrors) {
+  te::Tensor data = te::placeholder(Exprs({1, 1, 8, 8, 32}), DataType::UInt(8), "data");
+  te::Tensor bf16_weight = te::placeholder(Exprs({1, 1, 3, 3, 16, 32, 2}), kBf16, "w");
+  EXPECT_NE(test::ErrorOf([&] {
+              conv2d_nchwc_amx_int8(data, bf16_weight, {}, 0);
+            }).find("'w' must be int8"),
+            std::string::npos);
+  te::Tensor float_kcrs = te::placeholder(Exprs({32, 32, 3, 3}), kF32, "kcrs");
+  EXPECT_NE(test::ErrorOf([&] { pack_weight_amx_int8(float_kcrs); }).find("must be int8 KCRS"),
             std::string::npos);
 }
 

@@ -1,13 +1,13 @@
-// bfloat16 conv2d and dense on AMX tiles (amx_bf16.h).
+// bfloat16 and int8 conv2d, and bfloat16 dense, on AMX tiles (amx.h).
 //
-// Each operator's register-block stage is tensorized whole onto AmxBf16Tiles: the
+// Each operator's register-block stage is tensorized whole onto AmxTiles: the
 // intrinsic's compute is built by the same function as the operator's, over placeholders
 // shaped like one block's inputs, so tensorize matches them term by term. The block's
 // accumulators stay in tiles over the whole reduction (a tile register is not something
 // LLVM can keep across loop iterations for us, so the intrinsic runs the reduction's loops
 // itself) and are stored once into a "local" tile, which the output stage copies out
 // through the epilogue in vectors.
-#include "loom/topi/x86/amx_bf16.h"
+#include "loom/topi/x86/amx.h"
 
 #include <algorithm>
 #include <string>
@@ -23,19 +23,24 @@ namespace {
 using detail::ConstShape;
 
 const char* const kConvTag = "conv2d_nchwc_bf16";
+const char* const kInt8ConvTag = "conv2d_nchwc_amx_int8";
 const char* const kDenseTag = "dense_bf16";
 const char* const kUnfoldTag = "unfold_columns_nchwc";
 const char* const kUnfoldRowsTag = "unfold_columns_rows";
-constexpr int kDepth = kAmxBf16Depth;      // bfloat16 of one tile row
-constexpr int kPairs = kAmxBf16Depth / 2;  // rows of a B tile
-constexpr int kBlock = kAmxBlockColumns;   // output columns of a register block
+constexpr int kDepth = kAmxDepth;         // elements of a channel block, one step deep
+constexpr int kBlock = kAmxBlockColumns;  // output columns of a register block
 constexpr int kLanes = detail::kAvx512Lanes;
+constexpr int kPairs = kDepth / 2;  // rows of a bfloat16 B tile
 
-PrimExpr Widen(const PrimExpr& value) { return cast(DataType::Float(32), value); }
+// The type a product sums in.
+DataType SumType(AmxProduct product) {
+  return product == AmxProduct::kBf16 ? DataType::Float(32) : DataType::Int(32);
+}
 
-void CheckBf16(const te::Tensor& x, const std::string& op, const std::string& role) {
-  LOOM_CHECK_USER(x.dtype() == DataType::BFloat16())
-      << op << ": " << role << " '" << x.name() << "' must be bfloat16, got " << x.dtype().str();
+void CheckType(const te::Tensor& x, DataType dtype, const std::string& op,
+               const std::string& role) {
+  LOOM_CHECK_USER(x.dtype() == dtype) << op << ": " << role << " '" << x.name() << "' must be "
+                                      << dtype.str() << ", got " << x.dtype().str();
 }
 
 // The conv2d's sum over (input channel blocks, kernel rows, kernel columns, the 32 channels of
@@ -45,24 +50,28 @@ struct ConvSum {
   detail::PaddedInput input;
   te::Tensor weight;
   Conv2DAttrs attrs;
+  AmxProduct product;
   IterVar rco, rr, rs, rci;
 
   PrimExpr operator()(PrimExpr n, PrimExpr weight_block, PrimExpr row, PrimExpr column,
                       PrimExpr channel) const {
+    const int group = AmxGroup(product);
     PrimExpr in_row = row * int(attrs.strides[0]) + rr->var * int(attrs.dilations[0]);
     PrimExpr in_column = column * int(attrs.strides[1]) + rs->var * int(attrs.dilations[1]);
     PrimExpr x = input(std::move(n), rco->var, in_row, in_column, rci->var);
-    PrimExpr w = weight(weight_block, rco->var, rr->var, rs->var, floordiv(rci->var, 2),
-                        std::move(channel), floormod(rci->var, 2));
-    return te::sum(Widen(x) * Widen(w), {rco, rr, rs, rci});
+    PrimExpr w = weight(weight_block, rco->var, rr->var, rs->var, floordiv(rci->var, group),
+                        std::move(channel), floormod(rci->var, group));
+    const DataType sum_type = SumType(product);
+    return te::sum(cast(sum_type, x) * cast(sum_type, w), {rco, rr, rs, rci});
   }
 };
 
 ConvSum MakeConvSum(detail::PaddedInput input, te::Tensor weight, const Conv2DAttrs& attrs,
-                    int64_t in_blocks, int64_t r, int64_t s) {
+                    AmxProduct product, int64_t in_blocks, int64_t r, int64_t s) {
   return ConvSum{std::move(input),
                  std::move(weight),
                  attrs,
+                 product,
                  te::reduce_axis(Range(0, int(in_blocks)), "rco"),
                  te::reduce_axis(Range(0, int(r)), "rr"),
                  te::reduce_axis(Range(0, int(s)), "rs"),
@@ -75,7 +84,8 @@ PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVa
   PrimExpr w =
       packed(floordiv(column, kBlock), floordiv(k->var, kDepth),
              floordiv(floormod(k->var, kDepth), 2), floormod(column, kBlock), floormod(k->var, 2));
-  return te::sum(Widen(data(row, k->var)) * Widen(w), {k});
+  const DataType f32 = DataType::Float(32);
+  return te::sum(cast(f32, data(row, k->var)) * cast(f32, w), {k});
 }
 
 // The register-block stage of `out`'s schedule: the anchor when it is the output (then a
@@ -105,46 +115,78 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent) {
   return best;
 }
 
-te::Tensor pack_weight_bf16(const te::Tensor& weight) {
-  const std::string op = "pack_weight_bf16";
+namespace {
+
+// A KCRS or [N, K] weight as `product`'s B tiles: [K/32, C/32, (R, S,) 32/group, 32, group].
+te::Tensor PackWeight(const te::Tensor& weight, AmxProduct product, const std::string& op) {
   std::vector<int64_t> w = ConstShape(weight, op);
-  LOOM_CHECK_USER(weight.dtype().is_float() && (w.size() == 4 || w.size() == 2) &&
-                  w[0] % kBlock == 0 && w[1] % kDepth == 0)
+  const bool bf16 = product == AmxProduct::kBf16;
+  LOOM_CHECK_USER((bf16 ? weight.dtype().is_float() : weight.dtype() == DataType::Int(8)) &&
+                  (w.size() == 4 || (bf16 && w.size() == 2)) && w[0] % kBlock == 0 &&
+                  w[1] % kDepth == 0)
       << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
-      << detail::ShapeText(w) << " must be float KCRS or [N, K] with its first two dimensions "
-      << "multiples of " << kBlock;
+      << detail::ShapeText(w) << " must be " << (bf16 ? "float KCRS or [N, K]" : "int8 KCRS")
+      << " with its first two dimensions multiples of " << kBlock;
+  const int group = AmxGroup(product);
   const size_t rank = w.size();
   Array<PrimExpr> shape{int(w[0] / kBlock), int(w[1] / kDepth)};
   for (size_t d = 2; d < rank; ++d) shape.push_back(int(w[d]));
-  for (int extent : {kPairs, kBlock, 2}) shape.push_back(extent);
+  for (int extent : {kDepth / group, kBlock, group}) shape.push_back(extent);
+  const DataType packed_type = bf16 ? DataType::BFloat16() : DataType::Int(8);
   return te::compute(
       shape,
       [&](const Array<Var>& i) {
-        const size_t pair = rank, filter = rank + 1, half = rank + 2;
-        Array<PrimExpr> index{i[0] * kBlock + i[filter], i[1] * kDepth + i[pair] * 2 + i[half]};
+        const size_t row = rank, filter = rank + 1, lane = rank + 2;
+        Array<PrimExpr> index{i[0] * kBlock + i[filter], i[1] * kDepth + i[row] * group + i[lane]};
         for (size_t d = 2; d < rank; ++d) index.push_back(i[d]);
-        return cast(DataType::BFloat16(), weight(index));
+        return cast(packed_type, weight(index));
       },
       "packed_weight", detail::kInjective);
 }
 
-te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
-                             const Conv2DAttrs& a) {
-  const std::string op = kConvTag;
-  CheckBf16(data, op, "data");
-  CheckBf16(packed_weight, op, "weight");
+// The conv2d of NCHW32c data and a packed weight in `product`'s types, padded with
+// `pad_value`, tagged `tag`.
+te::Tensor AmxConv2D(const te::Tensor& data, const te::Tensor& packed_weight,
+                     const Conv2DAttrs& a, AmxProduct product, int64_t pad_value,
+                     const std::string& tag) {
+  const std::string op = tag;
+  const bool bf16 = product == AmxProduct::kBf16;
+  CheckType(data, bf16 ? DataType::BFloat16() : DataType::UInt(8), op, "data");
+  CheckType(packed_weight, bf16 ? DataType::BFloat16() : DataType::Int(8), op, "weight");
+  const int group = AmxGroup(product);
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
   LOOM_CHECK_USER(in.size() == 5 && in[4] == kDepth && w.size() == 7 && w[1] == in[1] &&
-                  w[4] == kPairs && w[5] == kBlock && w[6] == 2 && a.groups == 1)
+                  w[4] == kDepth / group && w[5] == kBlock && w[6] == group && a.groups == 1)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
       << " must be NCHW32c and weight '" << packed_weight.name() << "' " << detail::ShapeText(w)
-      << " [K/32, C/32, R, S, 16, 32, 2] with the data's C/32, groups 1 "
-      << "(got " << a.groups << ")";
+      << " [K/32, C/32, R, S, " << kDepth / group << ", 32, " << group
+      << "] with the data's C/32, groups 1 (got " << a.groups << ")";
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], w[2], w[3], a);
-  ConvSum sum = MakeConvSum(detail::PadSpatial(data, a), packed_weight, a, in[1], w[2], w[3]);
+  ConvSum sum = MakeConvSum(detail::PadSpatial(data, a, pad_value), packed_weight, a, product,
+                            in[1], w[2], w[3]);
   return te::compute(
       {int(in[0]), int(w[0]), int(out.p), int(out.q), kBlock},
-      [&](const Array<Var>& i) { return sum(i[0], i[1], i[2], i[3], i[4]); }, op, kConvTag);
+      [&](const Array<Var>& i) { return sum(i[0], i[1], i[2], i[3], i[4]); }, op, tag);
+}
+
+}  // namespace
+
+te::Tensor pack_weight_bf16(const te::Tensor& weight) {
+  return PackWeight(weight, AmxProduct::kBf16, "pack_weight_bf16");
+}
+
+te::Tensor pack_weight_amx_int8(const te::Tensor& weight) {
+  return PackWeight(weight, AmxProduct::kInt8, "pack_weight_amx_int8");
+}
+
+te::Tensor conv2d_nchwc_amx_int8(const te::Tensor& data, const te::Tensor& packed_weight,
+                                 const Conv2DAttrs& attrs, int64_t pad_value) {
+  return AmxConv2D(data, packed_weight, attrs, AmxProduct::kInt8, pad_value, kInt8ConvTag);
+}
+
+te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
+                             const Conv2DAttrs& attrs) {
+  return AmxConv2D(data, packed_weight, attrs, AmxProduct::kBf16, 0, kConvTag);
 }
 
 te::Tensor unfold_columns_nchwc(const te::Tensor& data, const Conv2DAttrs& a,
@@ -203,16 +245,18 @@ te::Schedule schedule_unfold_columns(const te::Tensor& out) {
   return s;
 }
 
-te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs) {
-  const std::string name = "schedule_conv2d_nchwc_bf16";
+te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs& attrs) {
+  const std::string name = "schedule_conv2d_nchwc_amx";
   te::Operation conv = detail::FindAnchor(
-      out, [](const te::Operation& op) { return op->tag == kConvTag; }, name,
-      "a conv2d_nchwc_bf16 output");
+      out, [](const te::Operation& op) { return op->tag == kConvTag || op->tag == kInt8ConvTag; },
+      name, "a conv2d_nchwc_bf16 or conv2d_nchwc_amx_int8 output");
+  const AmxProduct product = conv->tag == kConvTag ? AmxProduct::kBf16 : AmxProduct::kInt8;
+  const int group = AmxGroup(product);
   detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, K/32, P, Q, 32
   Array<te::Tensor> inputs = conv->InputTensors();  // the (padded) data, the packed weight
   te::Tensor conv_data = inputs[0];
-  std::vector<int64_t> w = ConstShape(inputs[1], name);  // K/32, C/32, R, S, 16, 32, 2
+  std::vector<int64_t> w = ConstShape(inputs[1], name);  // K/32, C/32, R, S, 32/g, 32, g
   const AmxRowTiling tiling = ChooseAmxRowTiling(shape[3]);
 
   // The intrinsic: one register block (tiling.block() columns of one output row, 32
@@ -227,14 +271,15 @@ te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs
     a_shape.push_back(int(columns * kDepth));
   else
     a_shape.push_back(int(columns)), a_shape.push_back(kDepth);
-  te::Tensor a = te::placeholder(a_shape, DataType::BFloat16(), "a");
-  te::Tensor b = te::placeholder({1, int(w[1]), int(w[2]), int(w[3]), kPairs, kBlock, 2},
-                                 DataType::BFloat16(), "b");
+  te::Tensor a = te::placeholder(a_shape, conv_data.dtype(), "a");
+  te::Tensor b = te::placeholder({1, int(w[1]), int(w[2]), int(w[3]), kDepth / group, kBlock, group},
+                                 inputs[1].dtype(), "b");
   detail::PaddedInput a_input{a, kDepth, padded};
-  ConvSum sum = MakeConvSum(a_input, b, attrs, w[1], w[2], w[3]);
+  ConvSum sum = MakeConvSum(a_input, b, attrs, product, w[1], w[2], w[3]);
   te::Tensor c = te::compute(
       {int(tiling.block()), kBlock}, [&](Var q, Var k) { return sum(0, 0, 0, q, k); }, "c");
-  AmxBf16Block block;
+  AmxBlock block;
+  block.product = product;
   block.rows = tiling.rows;
   block.row_tiles = tiling.row_tiles;
   block.steps = {w[1], w[2], w[3]};
@@ -242,13 +287,14 @@ te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs
     return a_input.Index(0, step[0], step[1] * int(attrs.dilations[0]),
                          row * int(attrs.strides[1]) + step[2] * int(attrs.dilations[1]), 0);
   };
-  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& pair, const PrimExpr& column) {
-    return Array<PrimExpr>{0, step[0], step[1], step[2], pair, column, 0};
+  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& group_row,
+                     const PrimExpr& column) {
+    return Array<PrimExpr>{0, step[0], step[1], step[2], group_row, column, 0};
   };
   block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
     return Array<PrimExpr>{row, column};
   };
-  te::TensorIntrin intrin = AmxBf16Tiles(c.op(), block);
+  te::TensorIntrin intrin = AmxTiles(c.op(), block);
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op(), conv_data.op()});
@@ -262,7 +308,7 @@ te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs
   t.compute_at(o, column_block);
   t.tensorize(t->leaf_iter_vars[3], intrin);
   if (padded) {
-    // The padded copy in parallel rows, 32 bfloat16 (one tile row) per vector.
+    // The padded copy in parallel rows, 32 values (one tile row) per vector.
     te::Stage pad = s[conv_data.op()];
     Array<IterVar> pad_axes = pad->leaf_iter_vars;  // n, c, h, w * 32
     pad.parallel(pad.fuse(pad.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));
@@ -274,8 +320,8 @@ te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs
 
 te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight) {
   const std::string op = kDenseTag;
-  CheckBf16(data, op, "data");
-  CheckBf16(packed_weight, op, "weight");
+  CheckType(data, DataType::BFloat16(), op, "data");
+  CheckType(packed_weight, DataType::BFloat16(), op, "weight");
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
   LOOM_CHECK_USER(in.size() == 2 && w.size() == 5 && w[1] * kDepth == in[1] && w[2] == kPairs &&
                   w[3] == kBlock && w[4] == 2)
@@ -307,7 +353,7 @@ te::Schedule schedule_dense_bf16(const te::Tensor& out) {
   IterVar k = te::reduce_axis(Range(0, int(K)), "k");
   te::Tensor c = te::compute(
       {int(tiling.block()), kBlock}, [&](Var i, Var j) { return DenseSum(a, b, k, i, j); }, "c");
-  AmxBf16Block block;
+  AmxBlock block;
   block.rows = tiling.rows;
   block.row_tiles = tiling.row_tiles;
   block.steps = {K / kDepth};
@@ -320,7 +366,7 @@ te::Schedule schedule_dense_bf16(const te::Tensor& out) {
   block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
     return Array<PrimExpr>{row, column};
   };
-  te::TensorIntrin intrin = AmxBf16Tiles(c.op(), block);
+  te::TensorIntrin intrin = AmxTiles(c.op(), block);
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});

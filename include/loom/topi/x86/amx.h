@@ -1,13 +1,14 @@
-// bfloat16 products on AMX tiles: conv2d and dense with bfloat16 operands and float32
-// accumulation and results, tensorized onto tdpbf16ps (AmxBf16Tiles). What a model compiled
-// with --precision bf16 runs on a CPU with amx-bf16.
+// Products on AMX tiles, tensorized onto AmxTiles: conv2d and dense with bfloat16 operands
+// and float32 sums (tdpbf16ps; what a model compiled with --precision bf16 runs on a CPU with
+// amx-bf16), and conv2d of uint8 data and int8 weights with int32 sums (tdpbusd; what an
+// integer convolution of a quantized model runs on a CPU with amx-int8).
 //
-// Layouts (32: the depth of a tile row, kAmxBf16Depth, and the output columns of a register
-// block, kAmxBlockColumns):
-//   conv2d data    NCHW32c bfloat16                [N, C/32, H, W, 32]
-//   conv2d weight  packed bfloat16                 [K/32, C/32, R, S, 16, 32, 2]
-//                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/2, k%32, c%2])
-//   conv2d output  NCHW32c float32                 [N, K/32, P, Q, 32]
+// Layouts (32: the depth of a step, kAmxDepth, and the output columns of a register block,
+// kAmxBlockColumns; g: 2 for bfloat16, 4 for int8):
+//   conv2d data    NCHW32c bfloat16 / uint8        [N, C/32, H, W, 32]
+//   conv2d weight  packed bfloat16 / int8          [K/32, C/32, R, S, 32/g, 32, g]
+//                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/g, k%32, c%g])
+//   conv2d output  NCHW32c float32 / int32         [N, K/32, P, Q, 32]
 //   dense data     [M, K] bfloat16; weight [N, K] packed as [N/32, K/32, 16, 32, 2]
 //                  (the conv2d's packing with R = S = 1); output [M, N] float32
 // Each register block is `rows x row_tiles` output positions (columns of a conv2d's output
@@ -38,11 +39,18 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent);
 // first two dimensions must be multiples of 32. Tag "injective"; a model's weight is a
 // constant, so FoldConstant packs it at compile time.
 te::Tensor pack_weight_bf16(const te::Tensor& weight);
+// An int8 KCRS weight -> [K/32, C/32, R, S, 8, 32, 4] int8; K and C multiples of 32. Tag
+// "injective".
+te::Tensor pack_weight_amx_int8(const te::Tensor& weight);
 
 // ONNX Conv semantics (as topi::conv2d_nchw, groups 1) on the layouts above, products of
 // bfloat16 values summed in float32. Tag "conv2d_nchwc_bf16".
 te::Tensor conv2d_nchwc_bf16(const te::Tensor& data, const te::Tensor& packed_weight,
                              const Conv2DAttrs& attrs);
+// The same of uint8 data and the int8 packed weight, sum(data * weight) exactly in int32, the
+// border padded with `pad_value` (the data's zero point). Tag "conv2d_nchwc_amx_int8".
+te::Tensor conv2d_nchwc_amx_int8(const te::Tensor& data, const te::Tensor& packed_weight,
+                                 const Conv2DAttrs& attrs, int64_t pad_value);
 
 // The input of a convolution of few channels (C * S <= 32, as a network's 3-channel 7x7 stem)
 // with its kernel columns unfolded into one block of channels: NCHW data [N, C, H, W] ->
@@ -57,16 +65,17 @@ te::Tensor unfold_columns_nchwc(const te::Tensor& data, const Conv2DAttrs& attrs
 // Its schedule: the padded rows, then each window one vector copy, both in parallel rows.
 te::Schedule schedule_unfold_columns(const te::Tensor& out);
 
-// Schedules `out`: a conv2d_nchwc_bf16 output or an elementwise epilogue of it of the same
-// shape; `attrs` are the convolution's. Tasks are (image, channel block, output row); each register
-// block is one AmxBf16Tiles call, copied out through the epilogue in 16-lane vectors.
-te::Schedule schedule_conv2d_nchwc_bf16(const te::Tensor& out, const Conv2DAttrs& attrs);
+// Schedules `out`: a conv2d_nchwc_bf16 or conv2d_nchwc_amx_int8 output or an elementwise
+// epilogue of it of the same shape; `attrs` are the convolution's. Tasks are (image, channel
+// block, output row); each register block is one AmxTiles call, copied out through the
+// epilogue in 16-lane vectors.
+te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs& attrs);
 
 // data [M, K] bfloat16 x the packed weight -> [M, N] float32. Tag "dense_bf16".
 te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight);
 
 // Schedules `out`: a dense_bf16 output or an elementwise epilogue of it of the same shape.
-// Tasks are (column block, row block), one AmxBf16Tiles call each.
+// Tasks are (column block, row block), one AmxTiles call each.
 te::Schedule schedule_dense_bf16(const te::Tensor& out);
 
 }  // namespace loom::topi::x86
