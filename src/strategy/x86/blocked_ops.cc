@@ -36,6 +36,14 @@ te::Schedule NamingTheCall(const CallInfo& info, const std::function<te::Schedul
   }
 }
 
+// The AMX convolutions (bfloat16 and int8): one register block per AmxTiles call.
+te::Schedule ScheduleAmxConv2D(const CallInfo& info, const Tensors& outputs, const Target&) {
+  LOOM_ICHECK(outputs.size() == 1) << info.where << ": a conv group has one output";
+  return NamingTheCall(info, [&] {
+    return topi::x86::schedule_conv2d_nchwc_amx(outputs[0], Conv2DAttrsOf(info, 1));
+  });
+}
+
 te::Schedule ScheduleNCHWc(const CallInfo& info, const Tensors& outputs, const Target&) {
   LOOM_ICHECK(outputs.size() == 1) << info.where << ": a blocked conv group has one output";
   topi::x86::Conv2DNCHWcConfig config;
@@ -116,6 +124,28 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (4k)")
       .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)");
 
+  // int8 on AMX: what the x86 layout rewrite makes of qnn.conv2d where the CPU has amx-int8.
+  OpBuilder amx_int8 = RegisterComputedOp(
+      "nn.contrib_conv2d_nchwc_amx_int8", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc_amx_int8(
+            in[0], in[1], Conv2DAttrsOf(info, 1), info.attrs.GetInt("pad_value"))};
+      });
+  amx_int8
+      .Describe("sum(data * weight) in int32 of uint8 NCHW32c data and a packed int8 weight "
+                "[K/32, C/32, R, S, 8, 32, 4], into NCHW32c (AMX tiles)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleAmxConv2D);
+  ConvAttrFields(amx_int8)
+      .Attr("pad_value", AttrKind::kInt, int64_t{0}, "the border's value (the data's zero point)");
+  RegisterComputedOp("nn.contrib_amx_int8_weight_pack",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::pack_weight_amx_int8(in[0])};
+                     })
+      .Describe("an int8 KCRS weight as [K/32, C/32, R, S, 8, 32, 4]")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque);
+
   // bfloat16 on AMX: what the x86 layout rewrite makes of nn.conv2d and nn.dense with
   // bfloat16 operands (--precision bf16). The packs are opaque: FoldConstant packs the
   // constant weights at compile time.
@@ -127,12 +157,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                 "weight [K/32, C/32, R, S, 16, 32, 2], into NCHW32c (AMX tiles)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
-        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a conv group has one output";
-        return NamingTheCall(info, [&] {
-          return topi::x86::schedule_conv2d_nchwc_amx(outputs[0], Conv2DAttrsOf(info, 1));
-        });
-      });
+      .Schedule(ScheduleAmxConv2D);
   ConvAttrFields(bf16);
   RegisterComputedOp("nn.contrib_bf16_weight_pack",
                      [](const CallInfo&, const Tensors& in) {

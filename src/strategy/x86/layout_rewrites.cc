@@ -212,13 +212,16 @@ Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
   return MakeCall("multiply", {sums, scalar});
 }
 
-// qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0, groups 1) -> the
-// AVX-512 VNNI kernel (topi::x86::conv2d_nchwc_int8), which multiplies unsigned by signed
-// bytes: int8 data is shifted by 128 into uint8, its zero point with it. The kernel pads the
-// border with the zero point and sums data * weight, so the zero point's share,
-// zero_point * sum(weight) per filter, is subtracted after it (a constant FoldConstant
-// computes). Channels are padded to a multiple of 4 (with the zero point; the weight with
-// zeros), filters to a multiple of 16 (zero filters, sliced off after).
+// qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0, groups 1) -> an
+// int8 kernel that multiplies unsigned by signed bytes: int8 data is shifted by 128 into
+// uint8, its zero point with it. The kernels pad the border with the zero point and sum
+// data * weight, so the zero point's share, zero_point * sum(weight) per filter, is
+// subtracted after them (a constant FoldConstant computes). Filters are padded to the output
+// block (zero filters, sliced off after).
+//   - On AMX tiles (topi::x86::conv2d_nchwc_amx_int8) where the CPU has amx-int8 and the
+//     channels are a multiple of 32: NCHW32c in and out, as the bf16 kernel.
+//   - Else the AVX-512 VNNI kernel (topi::x86::conv2d_nchwc_int8): channels padded to a
+//     multiple of 4 (with the zero point; the weight with zeros), filters to 16.
 std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
                                                   LayoutRewriteContext& context,
                                                   const Target& target) {
@@ -228,41 +231,58 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
   Conv2DWorkload wl = WorkloadOf(call, x, w);
-  wl.c = RoundUp(wl.c, topi::x86::kVnniDepth);
-  wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
-  const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DInt8Config(wl);
-  const std::string data_layout = graph::BlockedDataLayout(cfg.ic_bn);
-  Expr data;
-  if (wl.c == x[1]) {
-    data = unsigned_data->Of(context.Operand(0, data_layout));
-  } else {
-    const Ints pad_width = {0, 0, 0, 0, 0, wl.c - x[1], 0, 0};
-    data = MakeCall("nn.pad", {unsigned_data->Of(context.Operand(0, ""))},
-                    {{"pad_width", pad_width}, {"pad_value", static_cast<double>(zero_point)}});
-    data = MakeCall("layout_transform", {data},
-                    {{"src_layout", std::string("NCHW")}, {"dst_layout", data_layout}});
-  }
-  Expr kernel = context.Operand(1, "");
-  if (wl.k != w[0] || wl.c != w[1]) {
+  // The weight padded to the workload's channels and filters.
+  auto padded_kernel = [&] {
+    Expr kernel = context.Operand(1, "");
+    if (wl.k == w[0] && wl.c == w[1]) return kernel;
     const Ints pad_width = {0, 0, 0, 0, wl.k - w[0], wl.c - w[1], 0, 0};
-    kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
+    return Expr(MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}}));
+  };
+  int64_t out_block = 0;
+  Expr conv, kernel;
+  if (target.HasFeature("amx-int8") && wl.c % topi::x86::kAmxDepth == 0) {
+    out_block = topi::x86::kAmxBlockColumns;
+    wl.k = RoundUp(wl.k, out_block);
+    Expr data =
+        unsigned_data->Of(context.Operand(0, graph::BlockedDataLayout(topi::x86::kAmxDepth)));
+    kernel = padded_kernel();
+    Expr packed = MakeCall("nn.contrib_amx_int8_weight_pack", {kernel});
+    conv = MakeCall("nn.contrib_conv2d_nchwc_amx_int8", {data, packed},
+                    WindowAttrs(call).With("pad_value", zero_point), call.name_hint);
+  } else {
+    wl.c = RoundUp(wl.c, topi::x86::kVnniDepth);
+    wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+    const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DInt8Config(wl);
+    out_block = cfg.oc_bn;
+    const std::string data_layout = graph::BlockedDataLayout(cfg.ic_bn);
+    Expr data;
+    if (wl.c == x[1]) {
+      data = unsigned_data->Of(context.Operand(0, data_layout));
+    } else {
+      const Ints pad_width = {0, 0, 0, 0, 0, wl.c - x[1], 0, 0};
+      data = MakeCall("nn.pad", {unsigned_data->Of(context.Operand(0, ""))},
+                      {{"pad_width", pad_width}, {"pad_value", static_cast<double>(zero_point)}});
+      data = MakeCall("layout_transform", {data},
+                      {{"src_layout", std::string("NCHW")}, {"dst_layout", data_layout}});
+    }
+    kernel = padded_kernel();
+    Expr packed = MakeCall("nn.contrib_conv2d_int8_weight_pack", {kernel},
+                           {{"ic_bn", cfg.ic_bn}, {"oc_bn", cfg.oc_bn}});
+    Attrs attrs = WindowAttrs(call)
+                      .With("oc_tile", cfg.oc_tile)
+                      .With("reg_h", cfg.reg_h)
+                      .With("reg_w", cfg.reg_w)
+                      .With("unroll_kw", int64_t{cfg.unroll_kw})
+                      .With("pad_value", zero_point);
+    conv = MakeCall("nn.contrib_conv2d_nchwc_int8", {data, packed}, attrs, call.name_hint);
   }
-  Expr packed = MakeCall("nn.contrib_conv2d_int8_weight_pack", {kernel},
-                         {{"ic_bn", cfg.ic_bn}, {"oc_bn", cfg.oc_bn}});
-  Attrs attrs = WindowAttrs(call)
-                    .With("oc_tile", cfg.oc_tile)
-                    .With("reg_h", cfg.reg_h)
-                    .With("reg_w", cfg.reg_w)
-                    .With("unroll_kw", int64_t{cfg.unroll_kw})
-                    .With("pad_value", zero_point);
-  Expr conv = MakeCall("nn.contrib_conv2d_nchwc_int8", {data, packed}, attrs, call.name_hint);
   if (zero_point != 0) {
-    const Ints blocked_shape = {1, wl.k / cfg.oc_bn, 1, 1, cfg.oc_bn};
+    const Ints blocked_shape = {1, wl.k / out_block, 1, 1, out_block};
     Expr share = MakeCall("reshape", {ZeroPointShare(kernel, Ints{1, 2, 3}, zero_point)},
                           {{"newshape", blocked_shape}});
     conv = MakeCall("subtract", {conv, share}, {}, call.name_hint);
   }
-  return WithOutChannels(conv, cfg.oc_bn, wl.k, w[0]);
+  return WithOutChannels(conv, out_block, wl.k, w[0]);
 }
 
 // data times `weight` [N, K] packed once into column panels (a call on the constant, which

@@ -52,10 +52,12 @@ bool Has(const std::string& text, const std::string& part) {
 }
 
 // `before` folded computes what it does, interpreted and compiled: its `product` (conv2d or
-// dense) becomes the qnn one; at -O3 on a CPU with VNNI a kernel named with `int8_kernel`
-// computes it, unless that is empty (the kernels take weight zero point 0 only).
+// dense) becomes the qnn one; at -O3 on a CPU with `feature` (VNNI, or AMX int8 tiles) a
+// kernel named with `int8_kernel` computes it, unless that is empty (the kernels take weight
+// zero point 0 only).
 void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
-                          const std::string& int8_kernel) {
+                          const std::string& int8_kernel,
+                          const std::string& feature = "avx512vnni") {
   Function after = RunPass(FoldQuantizedProducts(), before);
   const std::string text = ToText(after);
   EXPECT_TRUE(Has(text, "qnn." + product + "(%x, meta[Constant 'weight'")) << text;
@@ -71,7 +73,7 @@ void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
     bool used = false;
     for (const std::string& kernel : compiled.kernel_names)
       used |= !int8_kernel.empty() && Has(kernel, int8_kernel);
-    EXPECT_EQ(used, !int8_kernel.empty() && level == 3 && HostTarget().HasFeature("avx512vnni"))
+    EXPECT_EQ(used, !int8_kernel.empty() && level == 3 && HostTarget().HasFeature(feature))
         << "-O" << level;
   }
 }
@@ -106,6 +108,15 @@ TEST(FoldQuantizedProducts, SignedDataAndAUniformWeightZeroPoint) {
   ExpectFoldsAndAgrees({kI8, -5, {1, 16, 8, 8}, 32, {{"padding", Ints{1, 1, 1, 1}}}, {}});
   // A weight zero point of 3 everywhere: folded; the generic integer kernel computes it.
   ExpectFoldsAndAgrees({kU8, 0, {1, 8, 6, 6}, 16, {}, std::vector<double>(16, 3.0)}, false);
+}
+
+TEST(FoldQuantizedProducts, WholeChannelBlocksTakeTheAmxKernel) {
+  // 32 channels (one block), 40 filters (padded to 64: two output blocks), int8 data with a
+  // zero point (shifted to uint8, the border padded with it), stride 2.
+  ExpectFoldsAndAgrees(
+      MakeQuantizedConv({kI8, 7, {1, 32, 9, 10}, 40,
+                         {{"padding", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, {}}),
+      "conv2d", "nn_contrib_conv2d_nchwc_amx_int8", "amx-int8");
 }
 
 TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
