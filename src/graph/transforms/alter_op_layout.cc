@@ -292,6 +292,9 @@ class LayoutRewriter {
       return rewriter_.Convert(rewriter_.ValueOf(operand),
                                layout.empty() ? OriginalLayout(operand) : layout);
     }
+    std::string OperandLayout(size_t index) override {
+      return rewriter_.ValueOf(call_.args.at(index)).layout;
+    }
 
    private:
     LayoutRewriter& rewriter_;

@@ -123,8 +123,17 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   // A tuned point where the compile has one (graph/tuning.h), else the default.
   const std::optional<topi::Config> tuned =
       graph::QueryTunedConfig(target, Conv2DTuningWorkload(wl));
-  const topi::x86::Conv2DChoice choice =
+  topi::x86::Conv2DChoice choice =
       tuned ? topi::x86::Conv2DChoiceOf(wl, *tuned) : topi::x86::ChooseConv2DKernel(wl);
+  // A depthwise conv computes each channel alone, so any block of its channels serves: it
+  // takes its data's block where that is wider than its own (the AMX kernels' 32) and
+  // divides the channels, rather than converting the data there and its result back.
+  if (choice.algorithm == "depthwise") {
+    std::optional<int64_t> data_block = graph::DataLayoutBlock(context.OperandLayout(0));
+    if (data_block && *data_block > choice.config.ic_bn && wl.c % *data_block == 0) {
+      choice.config.ic_bn = choice.config.oc_bn = *data_block;
+    }
+  }
   const Conv2DNCHWcConfig& cfg = choice.config;
 
   Expr blocked_data = context.Operand(0, graph::BlockedDataLayout(cfg.ic_bn));
@@ -391,6 +400,7 @@ class Float32OperandsOf final : public LayoutRewriteContext {
     return MakeCall("cast", {operands_.Operand(index, layout)},
                     {{"dtype", std::string("float32")}});
   }
+  std::string OperandLayout(size_t index) override { return operands_.OperandLayout(index); }
 
  private:
   LayoutRewriteContext& operands_;

@@ -473,6 +473,29 @@ TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
   test::ExpectSameResults(rounded, rewritten, 2e-3);
 }
 
+// A depthwise conv after an AMX conv (NCHW32c) takes the 32-channel blocks of its data
+// rather than converting it to its own 16.
+TEST(GraphAlterOpLayout, DepthwiseConvsTakeTheirDatasWiderBlock) {
+  Var x = MakeVar("x", TensorType({1, 32, 10, 10}, kF32));
+  Expr conv = MakeCall(
+      "nn.relu",
+      {MakeCall("nn.conv2d", {x, RandomConstant({64, 32, 3, 3}, "w1", 1)}, ConvAttrs(1))});
+  Expr depthwise =
+      MakeCall("nn.conv2d", {conv, RandomConstant({64, 1, 3, 3}, "w2", 2)}, ConvAttrs(1, 64));
+  Function original = MakeFunction({x}, depthwise);
+  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+  Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
+  const std::string text = ToText(rewritten);
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 1) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_depthwise_conv2d_nchwc("), 1) << text;
+  // Only the data in, the depthwise weight and the result out are converted.
+  EXPECT_EQ(test::Occurrences(text, "layout_transform("), 3) << text;
+  EXPECT_EQ(test::Occurrences(text, "OIHW1i32o"), 1) << text;
+  EXPECT_EQ(test::Occurrences(text, "NCHW16c"), 0) << text;
+  if (!Target::Parse("llvm").HasFeature("amx-bf16")) return;  // the tiles cannot run here
+  test::ExpectSameResults(rounded, rewritten, 2e-3);
+}
+
 TEST(GraphAlterOpLayout, OtherTargetsKeepNCHW) {
   IRModule module = IRModule::FromFunction(ResidualBlock());
   IRModule result = AlterOpLayout(Target::Parse("llvm -mcpu=haswell")).run(module);
