@@ -1,18 +1,19 @@
-// int8 conv2d on AMX tiles (tdpbusd): bit-exact against the integer reference over the full
-// range of uint8 data and int8 weights, with a zero point as the border.
-// bfloat16 conv2d and dense on AMX tiles: compiled and run against a double-precision
+// The AMX kernels. bfloat16 conv2d and dense: compiled and run against a double-precision
 // reference over the same bfloat16-rounded operands (the tiles multiply bfloat16 exactly and
 // sum in float32, so only the summation order differs), for row tilings of one and two
 // tiles, full and partial tile rows, padding, strides, dilation, 1x1, a fused epilogue, and a
-// stem with its kernel columns unfolded into channels;
-// and the computes' user errors. The compiled runs are skipped on hosts without amx-bf16
-// (the kernels are still lowered, which checks the schedules and the tensorize matches).
+// stem with its kernel columns unfolded into channels. int8 conv2d (tdpbusd): bit-exact
+// against the integer reference over the full range of uint8 data and int8 weights, with a
+// zero point as the border. And the computes' user errors. The compiled runs are skipped on
+// hosts without amx-bf16 / amx-int8 (the kernels are still lowered, which checks the
+// schedules and the tensorize matches).
 #include "loom/topi/x86/amx.h"
 #include "loom/topi/x86/tensor_intrinsics.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,17 +103,23 @@ void ExpectConvModuleMatches(const IRModule& module, const Conv2DWorkload& wl, d
   test::ExpectClose(y, [&](int64_t i) { return want[size_t(i)] * scale; }, kTolerance, "conv");
 }
 
-void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
-  SCOPED_TRACE(wl.str());
-  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), kF32, "weight");
-  te::Tensor packed_weight = pack_weight_bf16(weight);
-  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), kBf16, "data");
+// The four functions of an AMX convolution for RunPackedConv: data of `data_type` to
+// NCHW32c, the weight of `weight_type` packed by `pack`, the convolution `conv` (its result
+// doubled with `add_epilogue`), and the result back to NCHW.
+IRModule AmxConvModule(const Conv2DWorkload& wl, DataType data_type, DataType weight_type,
+                       const std::function<te::Tensor(const te::Tensor&)>& pack,
+                       const std::function<te::Tensor(const te::Tensor&, const te::Tensor&)>& conv,
+                       bool add_epilogue) {
+  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), weight_type, "weight");
+  te::Tensor packed_weight = pack(weight);
+  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), data_type, "data");
   te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW32c");
-  te::Tensor conv_data = te::placeholder(packed_data.shape(), kBf16, "blocked_data");
-  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), kBf16, "packed_weight");
-  te::Tensor out = conv2d_nchwc_bf16(conv_data, conv_weight, wl.attrs);
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), data_type, "blocked_data");
+  te::Tensor conv_weight =
+      te::placeholder(packed_weight.shape(), packed_weight.dtype(), "packed_weight");
+  te::Tensor out = conv(conv_data, conv_weight);
   if (add_epilogue) out = add(out, out);
-  te::Tensor blocked = te::placeholder(out.shape(), kF32, "blocked");
+  te::Tensor blocked = te::placeholder(out.shape(), out.dtype(), "blocked");
   te::Tensor result = layout_transform(blocked, "NCHW32c", "NCHW");
   IRModule module;
   module.Add("pack_data",
@@ -122,6 +129,15 @@ void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
   module.Add("conv", te::lower(schedule_conv2d_nchwc_amx(out, wl.attrs),
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  return module;
+}
+
+void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
+  SCOPED_TRACE(wl.str());
+  IRModule module = AmxConvModule(
+      wl, kBf16, kF32, pack_weight_bf16,
+      [&](const te::Tensor& x, const te::Tensor& w) { return conv2d_nchwc_bf16(x, w, wl.attrs); },
+      add_epilogue);
   ExpectConvModuleMatches(module, wl, add_epilogue ? 2 : 1);
 }
 
@@ -213,39 +229,15 @@ bool HostHasAmxInt8() { return Target::Parse("llvm").HasFeature("amx-int8"); }
 
 void ExpectInt8ConvMatches(const Conv2DWorkload& wl, int64_t pad_value, bool add_epilogue) {
   SCOPED_TRACE(wl.str() + " pad_value=" + std::to_string(pad_value));
-  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
-  te::Tensor data = te::placeholder(Exprs({wl.n, wl.c, wl.h, wl.w}), u8, "data");
-  te::Tensor weight = te::placeholder(Exprs({wl.k, wl.c, wl.r, wl.s}), i8, "weight");
-  te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW32c");
-  te::Tensor packed_weight = pack_weight_amx_int8(weight);
-  te::Tensor conv_data = te::placeholder(packed_data.shape(), u8, "blocked_data");
-  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), i8, "packed_weight");
-  te::Tensor out = conv2d_nchwc_amx_int8(conv_data, conv_weight, wl.attrs, pad_value);
-  if (add_epilogue) out = add(out, out);
-  te::Tensor blocked = te::placeholder(out.shape(), i32, "blocked");
-  te::Tensor result = layout_transform(blocked, "NCHW32c", "NCHW");
-  IRModule module;
-  module.Add("pack_data",
-             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
-  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
-                                      "pack_weight"));
-  module.Add("conv", te::lower(schedule_conv2d_nchwc_amx(out, wl.attrs),
-                               {conv_data, conv_weight, out}, "conv"));
-  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  IRModule module = AmxConvModule(
+      wl, DataType::UInt(8), DataType::Int(8), pack_weight_amx_int8,
+      [&](const te::Tensor& x, const te::Tensor& w) {
+        return conv2d_nchwc_amx_int8(x, w, wl.attrs, pad_value);
+      },
+      add_epilogue);
   if (!HostHasAmxInt8()) return;  // lowered (schedules and tensorize checked), not run
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = test::FullRangeArray(u8, {wl.n, wl.c, wl.h, wl.w}, 5);
-  tir::HostArray w = test::FullRangeArray(i8, {wl.k, wl.c, wl.r, wl.s}, 6);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {u8, i8, i32}, i32);
-  std::vector<int64_t> want = test::ReferenceIntegerConv(x, w, wl, pad_value);
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  int mismatches = 0;
-  for (int64_t i = 0; i < y.NumElements(); ++i) {
-    int64_t expected = want[static_cast<size_t>(i)] * (add_epilogue ? 2 : 1);
-    if (y.GetInt(i) != expected && ++mismatches <= 5) {
-      ADD_FAILURE() << "element " << i << ": " << y.GetInt(i) << ", want " << expected;
-    }
-  }
+  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value,
+                                      [&](int64_t sum) { return add_epilogue ? 2 * sum : sum; });
 }
 
 TEST(TopiX86AmxInt8, Conv2DMatchesTheIntegerReferenceExactly) {

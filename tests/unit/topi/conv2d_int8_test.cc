@@ -18,7 +18,6 @@ namespace loom::topi::x86 {
 namespace {
 
 using conv_check::Workload;
-using target_test::CallWithArrays;
 
 const DataType kU8 = DataType::UInt(8), kI8 = DataType::Int(8), kI32 = DataType::Int(32);
 
@@ -58,18 +57,9 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
              te::lower(schedule_conv2d_nchwc(out, config), {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
   if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = test::FullRangeArray(kU8, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = test::FullRangeArray(kI8, {wl.k, wl.c, wl.r, wl.s}, 4);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kU8, kI8, kI32}, kI32);
-  std::vector<int64_t> want = test::ReferenceIntegerConv(x, w, wl, pad_value);
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  int mismatches = 0;
-  for (int64_t i = 0; i < y.NumElements(); ++i) {
-    int64_t expected = want[static_cast<size_t>(i)] + (add_one_epilogue ? 1 : 0);
-    if (y.GetInt(i) != expected && ++mismatches <= 5)
-      ADD_FAILURE() << "element " << i << ": " << y.GetInt(i) << ", want " << expected;
-  }
+  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value, [&](int64_t sum) {
+    return sum + (add_one_epilogue ? 1 : 0);
+  });
 }
 
 Conv2DNCHWcConfig Config(int64_t ic_bn, int64_t oc_bn, int64_t oc_tile, int64_t reg_h,

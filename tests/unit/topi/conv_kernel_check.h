@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <functional>
 #include <vector>
 
 #include "conv_reference.h"
@@ -58,6 +59,28 @@ inline tir::HostArray RunPackedConv(const IRModule& module, const runtime::Modul
   CallWithArrays(compiled, "conv", {px, pw, blocked});
   CallWithArrays(compiled, unpack, {blocked, y});
   return y;
+}
+
+// Runs an int8 convolution's module (RunPackedConv's four functions) on the full range of
+// uint8 data and int8 weights and compares its int32 result exactly with the integer
+// reference (the border reading `pad_value`) after `epilogue`.
+inline void ExpectInt8ModuleMatches(const IRModule& module, const Conv2DWorkload& wl,
+                                    int64_t pad_value,
+                                    const std::function<int64_t(int64_t)>& epilogue) {
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = topi::test::FullRangeArray(u8, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = topi::test::FullRangeArray(i8, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray y = RunPackedConv(module, compiled, x, w, {u8, i8, i32}, i32);
+  std::vector<int64_t> want = topi::test::ReferenceIntegerConv(x, w, wl, pad_value);
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  int mismatches = 0;
+  for (int64_t i = 0; i < y.NumElements(); ++i) {
+    int64_t expected = epilogue(want[static_cast<size_t>(i)]);
+    if (y.GetInt(i) != expected && ++mismatches <= 5) {
+      ADD_FAILURE() << "element " << i << ": " << y.GetInt(i) << ", want " << expected;
+    }
+  }
 }
 
 // Runs the kernel's pack, convolution and unpack functions on random data and compares the NCHW
