@@ -111,10 +111,10 @@ TEST(FoldQuantizedProducts, SignedDataAndAUniformWeightZeroPoint) {
 }
 
 TEST(FoldQuantizedProducts, WholeChannelBlocksTakeTheAmxKernel) {
-  // 32 channels (one block), 40 filters (padded to 64: two output blocks), int8 data with a
-  // zero point (shifted to uint8, the border padded with it), stride 2.
+  // 32 channels (one block), 64 filters (two output blocks), int8 data with a zero point
+  // (shifted to uint8, the border padded with it), stride 2.
   ExpectFoldsAndAgrees(
-      MakeQuantizedConv({kI8, 7, {1, 32, 9, 10}, 40,
+      MakeQuantizedConv({kI8, 7, {1, 32, 9, 10}, 64,
                          {{"padding", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, {}}),
       "conv2d", "nn_contrib_conv2d_nchwc_amx_int8", "amx-int8");
 }
