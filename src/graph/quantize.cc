@@ -228,10 +228,19 @@ IRModule QuantizeInt8(const IRModule& module,
   std::vector<QuantizedLayer> layers(calls.size());
   std::vector<double> lows(calls.size(), std::numeric_limits<double>::infinity());
   std::vector<double> highs(calls.size(), -std::numeric_limits<double>::infinity());
+  std::vector<bool> finite(calls.size(), true);
   for_each_value([&](size_t i, double v) {
+    finite[i] = finite[i] && std::isfinite(v);
     lows[i] = std::min(lows[i], v);
     highs[i] = std::max(highs[i], v);
   });
+  for (size_t i = 0; i < calls.size(); ++i) {
+    LOOM_CHECK_USER(finite[i])
+        << "QuantizeInt8: the data of layer '"
+        << (calls[i]->name_hint.empty() ? calls[i]->op->name : calls[i]->name_hint)
+        << "' takes an infinite or NaN value on the calibration samples, so it has no "
+        << "finite scale; check the samples, or leave the model in float";
+  }
   std::vector<double> range_lows = lows, range_highs = highs;
   if (options.calibration == "percentile") {
     constexpr int64_t kBins = 2048;

@@ -28,7 +28,8 @@ struct QuantizeOptions {
   //   "max": all of them, [min, max];
   //   "percentile": without the (100 - percentile) / 2 percent smallest and as many largest
   //   (a histogram of 2048 bins over [min, max]), so that a few outliers do not coarsen the
-  //   steps of the rest; values beyond saturate. ONNX Runtime's Percentile calibrator.
+  //   steps of the rest; values beyond saturate. Like ONNX Runtime's Percentile calibrator
+  //   (which ends the range a bin lower at the top).
   std::string calibration = "max";
   double percentile = 99.999;  // in (0, 100], with "percentile"
 };
@@ -53,7 +54,8 @@ struct QuantizeReport {
 // `samples`: the calibration inputs, each one array per parameter of main in order, of the
 // parameter's shape and dtype (a loom::Error naming the parameter otherwise). The model is
 // compiled for options.target to observe the ranges. A model without a layer to quantize,
-// an unknown calibration method or a percentile outside (0, 100] is a loom::Error saying so.
+// an unknown calibration method, a percentile outside (0, 100], or a layer whose data takes
+// an infinite or NaN value on the samples (no finite scale) is a loom::Error saying so.
 IRModule QuantizeInt8(const IRModule& module,
                       const std::vector<std::vector<runtime::NDArray>>& samples,
                       const QuantizeOptions& options, QuantizeReport* report);

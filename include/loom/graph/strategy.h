@@ -50,8 +50,9 @@ class LayoutRewriteContext {
   // Operand `index` of the call in `layout` (one layout_transform at most, shared by every
   // consumer); "" for the layout the original graph gave it.
   virtual Expr Operand(size_t index, const std::string& layout) = 0;
-  // The layout operand `index` has as its producer's rewrite left it ("" for the original):
-  // a rewrite free to choose may take it and save a conversion.
+  // The layout operand `index` has as its producer's rewrite left it (the original graph's,
+  // "NCHW" for a 4-d tensor, where no rewrite changed it): a rewrite free to choose may take
+  // it and save a conversion.
   virtual std::string OperandLayout(size_t index) = 0;
 };
 

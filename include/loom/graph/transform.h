@@ -26,8 +26,9 @@ Pass AtLevel(int opt_level, Pass pass);
 
 IRModule RunPasses(const IRModule& module, const std::vector<Pass>& passes);
 
-// float16 operands are widened to float32 and float16 results rounded back, so a model
-// stored in float16 computes in float32 (cast and tuple-result operators stay as they are).
+// float16 and bfloat16 operands are widened to float32 and 16-bit results rounded back, so a
+// model stored in 16-bit floats computes in float32 (cast and tuple-result operators stay as
+// they are).
 Pass WidenFloat16();
 // batch_norm (inference) becomes a per-channel scale and shift; dropout and identity-like
 // operators disappear.

@@ -1,5 +1,5 @@
-// WidenFloat16: a model stored in float16 computes in float32. Every operator with a float16
-// operand reads it widened, and a float16 result is rounded back:
+// WidenFloat16: a model stored in float16 (or bfloat16) computes in float32. Every operator
+// with a 16-bit float operand reads it widened, and a 16-bit float result is rounded back:
 //
 //   nn.conv2d(x: float16, w: float16)  ->  cast(nn.conv2d(cast(x, float32), cast(w, float32)),
 //                                               float16)
@@ -8,9 +8,10 @@
 // products, a softmax or a normalization's statistics would lose most of their digits (ONNX
 // Runtime and OpenVINO compute float16 models in float32 on CPUs too), and the target's fast
 // kernels are float32 ones. Each operator's result is still rounded to float16 where the
-// model has one, as the model's arithmetic says; for elementwise arithmetic that is exactly
-// the float16 operation's result (float32 holds the exact result of a float16 +, -, * or /
-// before the one rounding). After fusion the casts are part of the kernels' epilogues: a
+// model has one, as the model's arithmetic says; for +, -, *, / and sqrt that is exactly the
+// float16 operation's result: rounding to float32 first and then to float16 equals rounding
+// once, since float32's 24 bits are at least twice float16's 11 plus 2 (Figueroa's
+// double-rounding condition). After fusion the casts are part of the kernels' epilogues: a
 // kernel rounds its result to float16 and widens it again before it stores it, so the
 // float32 kernels read float32 operands (the model's float16 inputs widen in the first
 // kernel, its outputs narrow in the last).
@@ -25,8 +26,9 @@
 namespace loom::graph {
 namespace {
 
+// float16 or bfloat16 (the ToBFloat16Products of --precision bf16 come after this pass).
 bool IsFloat16Tensor(const Type& type) {
-  return type.is_tensor() && type.dtype() == DataType::Float(16);
+  return type.is_tensor() && type.dtype().is_float() && type.dtype().bits() == 16;
 }
 
 class Float16Widener : public ExprMutator {

@@ -2,9 +2,9 @@
 // nn.conv2d becomes the kernel topi::x86::ChooseConv2DKernel picks for its workload (direct,
 // depthwise or Winograd) on blocked NCHW[x]c tensors, and nn.dense with a constant weight
 // the GEMM on a weight packed once into column panels; qnn.conv2d (8-bit operands) becomes
-// the int8 kernel, qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI; nn.conv2d and
-// nn.dense of bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX
-// bf16 tiles. The blocked kernels are AVX-512 code: on CPUs without it the calls stay as
+// an int8 kernel (AMX tiles where the CPU has amx-int8 and the channels fit, else AVX-512
+// VNNI), qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI; nn.conv2d and nn.dense of
+// bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX bf16 tiles. The blocked kernels are AVX-512 code: on CPUs without it the calls stay as
 // they are.
 #include <algorithm>
 #include <map>
@@ -131,7 +131,7 @@ std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteCo
   if (choice.algorithm == "depthwise") {
     std::optional<int64_t> data_block = graph::DataLayoutBlock(context.OperandLayout(0));
     if (data_block && *data_block > choice.config.ic_bn && wl.c % *data_block == 0) {
-      choice.config.ic_bn = choice.config.oc_bn = *data_block;
+      choice.config = topi::x86::DepthwiseConfigWithBlock(wl, choice.config, *data_block);
     }
   }
   const Conv2DNCHWcConfig& cfg = choice.config;

@@ -39,6 +39,18 @@ constexpr int64_t kVectorRegisters = 32;
 
 }  // namespace
 
+Conv2DNCHWcConfig DepthwiseConfigWithBlock(const Conv2DWorkload& wl, Conv2DNCHWcConfig config,
+                                           int64_t block) {
+  LOOM_CHECK_USER(wl.depthwise() && block > 0 && wl.c % block == 0)
+      << "DepthwiseConfigWithBlock: " << wl.str() << " is not a depthwise conv whose channels "
+      << "split into blocks of " << block;
+  config.ic_bn = config.oc_bn = block;
+  const int64_t vectors = detail::CeilDiv(block, detail::kAvx512Lanes);
+  const int64_t columns = std::max<int64_t>(1, detail::kMaxTileRegisters / vectors);
+  config.reg_w = LargestDivisorUpTo(wl.out_w(), std::min(config.reg_w, columns));
+  return config;
+}
+
 Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
   Conv2DNCHWcConfig config;
   const int64_t p = wl.out_h(), q = wl.out_w();

@@ -39,6 +39,7 @@ inline double GetFloat(const runtime::NDArray& a, int64_t i) {
   if (t == DataType::Float(32)) return static_cast<const float*>(p)[i];
   if (t == DataType::Float(64)) return static_cast<const double*>(p)[i];
   if (t == DataType::Float(16)) return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
+  if (t.is_bfloat16()) return BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
   if (t == DataType::Int(64)) return static_cast<double>(static_cast<const int64_t*>(p)[i]);
   if (t == DataType::Int(32)) return static_cast<const int32_t*>(p)[i];
   if (t == DataType::Int(8)) return static_cast<const int8_t*>(p)[i];
@@ -58,6 +59,8 @@ inline void SetValue(const runtime::NDArray& a, int64_t i, double v) {
     static_cast<double*>(p)[i] = v;
   else if (t == DataType::Float(16))
     static_cast<uint16_t*>(p)[i] = FloatToHalfBits(static_cast<float>(v));
+  else if (t.is_bfloat16())
+    static_cast<uint16_t*>(p)[i] = FloatToBFloat16Bits(static_cast<float>(v));
   else if (t == DataType::Int(64))
     static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
   else if (t == DataType::Int(32))

@@ -55,6 +55,15 @@ TEST(WidenFloat16, ComputesTheFloat32NetworkWithinFloat16Rounding) {
   ExpectCloseValues(got, want, 4e-3, "float16 network");
 }
 
+TEST(WidenFloat16, BFloat16NetworksComputeInFloat32Too) {
+  const DataType bf16 = DataType::BFloat16();
+  Function after = RunPass(WidenFloat16(), SmallNetwork(bf16));
+  const std::string text = ToText(after);
+  EXPECT_EQ(Occurrences(text, "dtype=\"float32\""), 5) << text;
+  EXPECT_EQ(Occurrences(text, "dtype=\"bfloat16\""), 4) << text;
+  EXPECT_EQ(after->body.type().dtype(), bf16);
+}
+
 TEST(WidenFloat16, AFloat32NetworkIsUnchanged) {
   Function before = SmallNetwork(kF32);
   EXPECT_EQ(ToText(RunPass(WidenFloat16(), before)), ToText(before));

@@ -5,6 +5,7 @@
 #include "loom/graph/quantize.h"
 
 #include <cmath>
+#include <limits>
 
 #include "compile_test_models.h"
 #include "pass_test_util.h"
@@ -136,6 +137,11 @@ TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
               QuantizeInt8(model, Samples(1), {.calibration = "percentile", .percentile = 0},
                            nullptr);
             }).find("the percentile must be in (0, 100], got 0"),
+            std::string::npos);
+  std::vector<std::vector<runtime::NDArray>> overflowing = Samples(2);
+  SetValue(overflowing[1][0], 5, std::numeric_limits<double>::infinity());
+  EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, overflowing, {}, nullptr); })
+                .find("the data of layer 'conv' takes an infinite or NaN value"),
             std::string::npos);
   // A sample of another shape: the executor's error names the input.
   runtime::NDArray wrong = RandomArray({1, 8, 6, 5}, kF32, 1);

@@ -175,6 +175,26 @@ TEST(TopiX86Conv2D, DefaultTileFitsTheRegisters) {
     }
 }
 
+// A depthwise conv taking a wider block (its data's) keeps its column tile within the
+// registers: 112 columns by 16 are 16 accumulators of one vector; by 32, two vectors each, so
+// 14 columns; by 128, eight, so 2. And it computes the same.
+TEST(TopiX86Conv2D, DepthwiseOnAWiderBlockKeepsItsTileInTheRegisters) {
+  Conv2DWorkload wide = Workload({1, 128, 112, 112}, {128, 3, 3}, 1, {1, 1, 1, 1}, 128);
+  Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wide);
+  EXPECT_EQ(config.ic_bn, 16);
+  EXPECT_EQ(config.reg_w, 16);
+  EXPECT_EQ(DepthwiseConfigWithBlock(wide, config, 32).reg_w, 14);
+  EXPECT_EQ(DepthwiseConfigWithBlock(wide, config, 128).reg_w, 2);
+  EXPECT_EQ(DepthwiseConfigWithBlock(wide, config, 32).oc_bn, 32);
+  EXPECT_NE(test::ErrorOf([&] { DepthwiseConfigWithBlock(wide, config, 96); })
+                .find("split into blocks of 96"),
+            std::string::npos);
+  Conv2DWorkload small = Workload({1, 64, 9, 30}, {64, 3, 3}, 1, {1, 1, 1, 1}, 64);
+  Conv2DNCHWcConfig blocked = DepthwiseConfigWithBlock(small, DefaultConv2DNCHWcConfig(small), 32);
+  EXPECT_EQ(blocked.reg_w, 10);  // 30's largest divisor within 14
+  ExpectKernelMatchesReference(small, MakeConv2DKernel(small, blocked));
+}
+
 TEST(TopiX86Conv2D, UserErrorsNameTheProblem) {
   const DataType f32 = DataType::Float(32);
   te::Tensor data = te::placeholder(test::Exprs({1, 2, 8, 8, 16}), f32, "data");

@@ -77,6 +77,11 @@ struct WinogradConfig {
 
 // The default configuration for a workload: measured on this machine (see the .cc).
 Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& workload);
+// A depthwise `config` of `workload` on channel blocks of `block` (its data's, where that is
+// wider: a depthwise conv computes each channel alone), its column tile narrowed where the
+// wider block's vectors would no longer fit the registers.
+Conv2DNCHWcConfig DepthwiseConfigWithBlock(const Conv2DWorkload& workload,
+                                           Conv2DNCHWcConfig config, int64_t block);
 
 // ONNX Conv semantics (as topi::conv2d_nchw) on the blocked layouts; groups must be 1.
 // Errors name the operator and the mismatching sizes. Tag "conv2d_nchwc".
