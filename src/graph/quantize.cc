@@ -226,6 +226,11 @@ IRModule QuantizeInt8(const IRModule& module,
   };
 
   std::vector<QuantizedLayer> layers(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    layers[i].op = calls[i]->op->name;
+    layers[i].name = calls[i]->name_hint.empty() ? layers[i].op + " #" + std::to_string(i)
+                                                 : calls[i]->name_hint;
+  }
   std::vector<double> lows(calls.size(), std::numeric_limits<double>::infinity());
   std::vector<double> highs(calls.size(), -std::numeric_limits<double>::infinity());
   std::vector<bool> finite(calls.size(), true);
@@ -236,8 +241,7 @@ IRModule QuantizeInt8(const IRModule& module,
   });
   for (size_t i = 0; i < calls.size(); ++i) {
     LOOM_CHECK_USER(finite[i])
-        << "QuantizeInt8: the data of layer '"
-        << (calls[i]->name_hint.empty() ? calls[i]->op->name : calls[i]->name_hint)
+        << "QuantizeInt8: the data of layer '" << layers[i].name
         << "' takes an infinite or NaN value on the calibration samples, so it has no "
         << "finite scale; check the samples, or leave the model in float";
   }
@@ -245,9 +249,12 @@ IRModule QuantizeInt8(const IRModule& module,
   if (options.calibration == "percentile") {
     constexpr int64_t kBins = 2048;
     std::vector<std::vector<int64_t>> bins(calls.size(), std::vector<int64_t>(kBins, 0));
+    std::vector<double> bins_per_unit(calls.size(), 0.0);  // 0 where the range is one value
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (highs[i] > lows[i]) bins_per_unit[i] = kBins / (highs[i] - lows[i]);
+    }
     for_each_value([&](size_t i, double v) {
-      const double width = (highs[i] - lows[i]) / kBins;
-      int64_t bin = width > 0 ? static_cast<int64_t>((v - lows[i]) / width) : 0;
+      const auto bin = static_cast<int64_t>((v - lows[i]) * bins_per_unit[i]);
       ++bins[i][std::clamp<int64_t>(bin, 0, kBins - 1)];
     });
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -261,9 +268,6 @@ IRModule QuantizeInt8(const IRModule& module,
     params.push_back(DataParams(range_lows[i], range_highs[i]));
     weights.push_back(QuantizeWeight(calls[i]->args[1].as<ConstantNode>()->data));
     QuantizedLayer& layer = layers[i];
-    layer.op = calls[i]->op->name;
-    layer.name =
-        calls[i]->name_hint.empty() ? layer.op + " #" + std::to_string(i) : calls[i]->name_hint;
     layer.data_min = lows[i];
     layer.data_max = highs[i];
     layer.range_min = range_lows[i];

@@ -104,6 +104,12 @@ Expr Cast(NodeContext& ctx, Expr x, DataType t) {
   return ctx.Call("cast", {std::move(x)}, {{"dtype", t.str()}});
 }
 
+// x as float32: the arithmetic of quantization runs in float32 whatever the float type of
+// the data or the scales (float16 and double models).
+Expr AsFloat32(NodeContext& ctx, Expr x) {
+  return x.type().dtype() == kF32 ? x : Cast(ctx, std::move(x), kF32);
+}
+
 // round_half_to_even(v) + zero_point, saturated to `t` and cast to it (v float32).
 Expr Saturate(NodeContext& ctx, Expr v, std::optional<Expr> zero_point, DataType t) {
   Expr q = ctx.Call("round", {std::move(v)});
@@ -178,10 +184,8 @@ Outputs QuantizeLinear(NodeContext& ctx) {
   if (ctx.AttrInt("saturate", 1) != 1 && !t.is_int() && !t.is_uint()) {
     ctx.Fail("saturate = 0 applies to float8 types, which Loom does not have");
   }
-  Expr x = ctx.Input(0);
-  if (ctx.InputDtype(0) != kF32) x = Cast(ctx, x, kF32);
-  Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
-  if (ctx.InputDtype(1) != kF32) scale = Cast(ctx, scale, kF32);
+  Expr x = AsFloat32(ctx, ctx.Input(0));
+  Expr scale = AsFloat32(ctx, ScaleOrZeroPoint(ctx, 1, x_shape, true));
   std::optional<Expr> zero_point;
   if (ctx.HasInput(2)) zero_point = ScaleOrZeroPoint(ctx, 2, x_shape, false);
   return {Saturate(ctx, ctx.Call("divide", {x, scale}), zero_point, t)};
@@ -197,18 +201,16 @@ Outputs DequantizeLinear(NodeContext& ctx) {
   const DataType out = ctx.InputDtype(1);
   Expr y;
   if (ctx.AttrInt("block_size", 0) != 0) {
-    Expr scale = ScaleOrZeroPoint(ctx, 1, x_shape, true);
+    Expr scale = AsFloat32(ctx, ScaleOrZeroPoint(ctx, 1, x_shape, true));
     Expr x = Cast(ctx, ctx.Input(0), kF32);
     if (ctx.HasInput(2)) {
       x = ctx.Call("subtract", {x, Cast(ctx, ScaleOrZeroPoint(ctx, 2, x_shape, false), kF32)});
     }
-    if (out != kF32) scale = Cast(ctx, scale, kF32);
     y = ctx.Call("multiply", {x, scale});
   } else {
     // One operator, which FoldQuantizedProducts recognizes.
     int64_t axis = ctx.AttrInt("axis", 1);
-    Expr scale = AxisParam(ctx, 1, x_shape, &axis, true);
-    if (out != kF32) scale = Cast(ctx, scale, kF32);
+    Expr scale = AsFloat32(ctx, AxisParam(ctx, 1, x_shape, &axis, true));
     Expr zero_point;
     if (ctx.HasInput(2)) {
       int64_t zero_point_axis = ctx.AttrInt("axis", 1);
@@ -338,14 +340,10 @@ Expr IntegerConv(NodeContext& ctx, int x, int x_zp, int w, int w_zp, std::option
 // channel, along `out_axis` of the result (of shape `out_shape`).
 Expr Requantize(NodeContext& ctx, Expr acc, int a_scale, int b_scale, int y_scale, int y_zp,
                 const std::vector<int64_t>& out_shape, int64_t out_axis) {
-  // The scales may be float16: the multiplier is float32 whatever their type.
-  auto float32 = [&](Expr scale) {
-    return scale.type().dtype() == kF32 ? scale : Cast(ctx, scale, kF32);
-  };
-  Expr sa = float32(QuantParam(ctx, a_scale, {}, 0, true));
+  Expr sa = AsFloat32(ctx, QuantParam(ctx, a_scale, {}, 0, true));
   // b's scale is per tensor or per output channel: broadcast against the result.
-  Expr sb = float32(QuantParam(ctx, b_scale, out_shape, out_axis, true));
-  Expr sy = float32(QuantParam(ctx, y_scale, {}, 0, true));
+  Expr sb = AsFloat32(ctx, QuantParam(ctx, b_scale, out_shape, out_axis, true));
+  Expr sy = AsFloat32(ctx, QuantParam(ctx, y_scale, {}, 0, true));
   Expr multiplier = ctx.Call("divide", {ctx.Call("multiply", {sa, sb}), sy});
   const DataType t = ctx.InputDtype(y_zp);
   if (t != DataType::Int(8) && t != DataType::UInt(8)) {

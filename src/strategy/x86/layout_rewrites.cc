@@ -4,8 +4,8 @@
 // the GEMM on a weight packed once into column panels; qnn.conv2d (8-bit operands) becomes
 // an int8 kernel (AMX tiles where the CPU has amx-int8 and the channels fit, else AVX-512
 // VNNI), qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI; nn.conv2d and nn.dense of
-// bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX bf16 tiles. The blocked kernels are AVX-512 code: on CPUs without it the calls stay as
-// they are.
+// bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX bf16 tiles.
+// The blocked kernels are AVX-512 code: on CPUs without it the calls stay as they are.
 #include <algorithm>
 #include <map>
 #include <optional>

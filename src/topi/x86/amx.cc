@@ -272,8 +272,8 @@ te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs&
   else
     a_shape.push_back(int(columns)), a_shape.push_back(kDepth);
   te::Tensor a = te::placeholder(a_shape, conv_data.dtype(), "a");
-  te::Tensor b = te::placeholder({1, int(w[1]), int(w[2]), int(w[3]), kDepth / group, kBlock, group},
-                                 inputs[1].dtype(), "b");
+  te::Tensor b = te::placeholder(
+      {1, int(w[1]), int(w[2]), int(w[3]), kDepth / group, kBlock, group}, inputs[1].dtype(), "b");
   detail::PaddedInput a_input{a, kDepth, padded};
   ConvSum sum = MakeConvSum(a_input, b, attrs, product, w[1], w[2], w[3]);
   te::Tensor c = te::compute(
