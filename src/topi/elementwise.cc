@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kElemwise = "elemwise";
 constexpr const char* kBroadcast = "broadcast";
 
-enum class Operands { kNumeric, kFloat, kBool };
+enum class Operands { kNumeric, kInteger, kFloat, kBool };
 
 
 void CheckOperand(const te::Tensor& x, Operands kind, const std::string& op) {
@@ -25,6 +25,11 @@ void CheckOperand(const te::Tensor& x, Operands kind, const std::string& op) {
   switch (kind) {
     case Operands::kFloat:
       detail::CheckFloat(x, op);
+      break;
+    case Operands::kInteger:
+      LOOM_CHECK_USER(t.is_int() || t.is_uint())
+          << op << ": '" << x.name() << "' is " << t.str()
+          << "; the operator takes integer tensors";
       break;
     case Operands::kBool:
       LOOM_CHECK_USER(t.is_bool()) << op << ": '" << x.name() << "' is " << t.str()
@@ -246,6 +251,16 @@ te::Tensor greater(const te::Tensor& a, const te::Tensor& b) {
 te::Tensor greater_equal(const te::Tensor& a, const te::Tensor& b) {
   return Binary(a, b, "greater_equal", Operands::kNumeric,
                 [](PrimExpr x, PrimExpr y) { return x >= y; });
+}
+te::Tensor left_shift(const te::Tensor& a, const te::Tensor& b) {
+  return Binary(a, b, "left_shift", Operands::kInteger, [](PrimExpr x, PrimExpr y) {
+    return call_intrin(x.dtype(), "shift_left", {x, y});
+  });
+}
+te::Tensor right_shift(const te::Tensor& a, const te::Tensor& b) {
+  return Binary(a, b, "right_shift", Operands::kInteger, [](PrimExpr x, PrimExpr y) {
+    return call_intrin(x.dtype(), "shift_right", {x, y});
+  });
 }
 te::Tensor logical_and(const te::Tensor& a, const te::Tensor& b) {
   return Binary(a, b, "logical_and", Operands::kBool, [](PrimExpr x, PrimExpr y) { return x && y; });

@@ -70,6 +70,11 @@ te::Tensor less(const te::Tensor& a, const te::Tensor& b);
 te::Tensor less_equal(const te::Tensor& a, const te::Tensor& b);
 te::Tensor greater(const te::Tensor& a, const te::Tensor& b);
 te::Tensor greater_equal(const te::Tensor& a, const te::Tensor& b);
+// a shifted by b bits, of integer operands of one type; right_shift is arithmetic on signed
+// types (the sign fills in) and logical on unsigned ones. A shift by a negative amount or by
+// the type's width or more gives an unspecified value (as in C and LLVM).
+te::Tensor left_shift(const te::Tensor& a, const te::Tensor& b);
+te::Tensor right_shift(const te::Tensor& a, const te::Tensor& b);
 // Bool operands.
 te::Tensor logical_and(const te::Tensor& a, const te::Tensor& b);
 te::Tensor logical_or(const te::Tensor& a, const te::Tensor& b);

@@ -131,6 +131,19 @@ Outputs ConvertMod(NodeContext& ctx) {
   return {ctx.Call("mod", {ctx.Input(0), ctx.Input(1)}, {{"fmod", fmod}})};
 }
 
+// BitShift: unsigned integers shifted LEFT or RIGHT (logically) by the second input's bits.
+Outputs ConvertBitShift(NodeContext& ctx) {
+  const std::string direction = ctx.AttrString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    ctx.Fail("attribute 'direction' is '" + direction + "'; expected LEFT or RIGHT");
+  }
+  if (!ctx.InputDtype(0).is_uint()) {
+    ctx.Fail("takes unsigned integers (uint8/16/32/64); input 0 is " + ctx.InputDtype(0).str());
+  }
+  auto [a, b] = BinaryOperands(ctx);
+  return {ctx.Call(direction == "LEFT" ? "left_shift" : "right_shift", {a, b})};
+}
+
 Outputs ConvertMean(NodeContext& ctx) {
   Expr sum = FoldInputs(ctx, "add");
   if (ctx.NumInputs() == 1) return {ctx.Call("copy", {sum})};
@@ -430,6 +443,7 @@ void RegisterArithmetic() {
   LOOM_REGISTER_ONNX_CONVERTER("Div", Binary("divide"));
   LOOM_REGISTER_ONNX_CONVERTER("Pow", ConvertPow);
   LOOM_REGISTER_ONNX_CONVERTER("Mod", ConvertMod);
+  LOOM_REGISTER_ONNX_CONVERTER("BitShift", ConvertBitShift);
   LOOM_REGISTER_ONNX_CONVERTER("Max", Variadic("maximum"));
   LOOM_REGISTER_ONNX_CONVERTER("Min", Variadic("minimum"));
   LOOM_REGISTER_ONNX_CONVERTER("Sum", Variadic("add"));

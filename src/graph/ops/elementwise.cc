@@ -57,6 +57,9 @@ void RegisterBinary(const std::string& name, BinaryFn fn, const std::string& doc
   RegisterBinary("power", topi::power, "a ^ b, broadcasting");
   RegisterBinary("maximum", topi::maximum, "max(a, b), broadcasting");
   RegisterBinary("minimum", topi::minimum, "min(a, b), broadcasting");
+  RegisterBinary("left_shift", topi::left_shift, "a << b of integers, broadcasting");
+  RegisterBinary("right_shift", topi::right_shift,
+                 "a >> b of integers (arithmetic if signed), broadcasting");
   return true;
 }();
 

@@ -208,6 +208,41 @@ TEST(TopiElementwise, LogicalOperatorsAndWhere) {
               "where");
 }
 
+// Shifts in every bit position of signed and unsigned values: right_shift fills in the sign
+// of a signed value (arithmetic, the requantization of power-of-two scales relies on it) and
+// zeros in an unsigned one; the amounts broadcast.
+TEST(TopiElementwise, ShiftsAreArithmeticOnSignedAndLogicalOnUnsigned) {
+  for (DataType t : {DataType::Int(32), DataType::UInt(8), DataType::Int(8)}) {
+    SCOPED_TRACE(t.str());
+    te::Tensor a = te::placeholder({3, 40}, t, "a");
+    te::Tensor b = te::placeholder({40}, t, "b");
+    tir::HostArray in_a = RandomArray(t, {3, 40}, 11);
+    tir::HostArray in_b(t, {40});
+    for (int64_t i = 0; i < 40; ++i) in_b.SetInt(i, i % t.bits());
+    auto A = [&](int64_t i) { return in_a.GetInt(i); };
+    auto B = [&](int64_t i) { return in_b.GetInt(i % 40); };
+    ExpectClose(RunCompiled({a, b}, right_shift(a, b), {in_a, in_b}),
+                [&](int64_t i) {
+                  // floor(a / 2^b): >> of the (sign-extended or zero-extended) 64-bit value
+                  return double(A(i) >> B(i));
+                },
+                0, "right_shift");
+    ExpectClose(RunCompiled({a, b}, left_shift(a, b), {in_a, in_b}),
+                [&](int64_t i) {
+                  // the low bits of the shifted value, read back as the type reads them
+                  const uint64_t mask = (uint64_t{1} << t.bits()) - 1;
+                  const uint64_t bits = (static_cast<uint64_t>(A(i)) << B(i)) & mask;
+                  if (t.is_uint() || bits < (uint64_t{1} << (t.bits() - 1))) return double(bits);
+                  return double(int64_t(bits) - int64_t(mask) - 1);
+                },
+                0, "left_shift");
+  }
+  te::Tensor f = te::placeholder({4}, DataType::Float(32), "f");
+  EXPECT_NE(ErrorOf([&] { right_shift(f, f); }).find("right_shift: 'f' is float32; the operator "
+                                                     "takes integer tensors"),
+            std::string::npos);
+}
+
 TEST(TopiElementwise, InjectiveChainsAreInlinedIntoOneLoop) {
   te::Tensor x = te::placeholder({100}, DataType::Float(32), "x");
   te::Tensor bias = te::placeholder({1}, DataType::Float(32), "bias");
