@@ -1,47 +1,23 @@
 // QuantizeInt8: calibration (the model compiled with each quantizable layer's data as an
 // output, run on the samples), then the rewrite of those layers into the QDQ form that
-// FoldQuantizedProducts folds. See quantize.h for the scheme.
+// FoldQuantizedProducts folds, or (the power-of-two scheme) into integer arithmetic,
+// quantize_power_of_two.cc. See quantize.h for the schemes.
 #include "loom/graph/quantize.h"
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <map>
-#include <tuple>
 #include <utility>
 
-#include "loom/graph/compile.h"
+#include "graph/quantize_calibration.h"
 #include "loom/graph/functor.h"
-#include "loom/graph/transform.h"
-#include "loom/ir/pass_context.h"
-#include "loom/runtime/graph_executor.h"
 
 namespace loom::graph {
 namespace {
 
+using quantize_detail::ErrorSum;
+
 const DataType kF32 = DataType::Float(32);
-
-// A layer to quantize: a groups-1 conv2d or a dense layer with a constant float32 weight
-// (whose axis 0 is the output channels) and float32 data.
-bool Quantizable(const CallNode& call) {
-  if (call.op == nullptr) return false;
-  const std::string& name = call.op->name;
-  if (name != "nn.conv2d" && name != "nn.dense") return false;
-  if (name == "nn.conv2d" && call.attrs.GetInt("groups") != 1) return false;
-  const auto* weight = call.args[1].as<ConstantNode>();
-  return weight != nullptr && weight->data.dtype() == kF32 && call.args[0].type().dtype() == kF32 &&
-         weight->data.NumElements() > 0;
-}
-
-// The layers as Compile sees them: batch norms folded into the weights, the weights constant.
-IRModule Prepare(const IRModule& module, const Target& target) {
-  transform::PassContext context = transform::PassContext::Current();
-  context.opt_level = 3;
-  transform::PassContextScope scope(context);
-  return RunPasses(
-      module, {SimplifyInference(), FoldConstant(target), FoldScaleAxis(), FoldConstant(target)});
-}
 
 const float* FloatData(const runtime::NDArray& a) { return static_cast<const float*>(a.data()); }
 
@@ -59,23 +35,6 @@ Uint8Params DataParams(double lo, double hi) {
   p.zero_point = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / p.scale)), 0, 255);
   return p;
 }
-
-// round_half_even(v / scale) + zero_point saturated to [low, high], dequantized.
-double RoundTrip(double v, float scale, int64_t zero_point, int64_t low, int64_t high) {
-  double q = std::clamp<double>(std::nearbyint(static_cast<float>(v) / scale) + double(zero_point),
-                                double(low), double(high));
-  return (q - double(zero_point)) * scale;
-}
-
-// Accumulates sum (q(v) - v)^2 and sum v^2.
-struct ErrorSum {
-  double error = 0, signal = 0;
-  void Add(double v, double rounded) {
-    error += (rounded - v) * (rounded - v);
-    signal += v * v;
-  }
-  double Relative() const { return signal > 0 ? std::sqrt(error / signal) : 0.0; }
-};
 
 // The weight as int8 with one symmetric scale per output channel (axis 0); its error.
 struct QuantizedWeight {
@@ -111,23 +70,6 @@ QuantizedWeight QuantizeWeight(const runtime::NDArray& weight) {
   }
   q.error = error.Relative();
   return q;
-}
-
-// The range [lo, hi] within [min, max] that leaves out at most (100 - percentile) / 2 percent
-// of the values counted in `bins` (equal widths over [min, max]) at each end.
-std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, double min,
-                                          double max, double percentile) {
-  int64_t total = 0;
-  for (int64_t count : bins) total += count;
-  const double cut = static_cast<double>(total) * (100.0 - percentile) / 200.0;
-  const int64_t n = static_cast<int64_t>(bins.size());
-  int64_t left = 0, right = n;  // the range is bins [left, right)
-  for (double out = 0; left < n - 1 && out + double(bins[left]) <= cut; ++left) out += bins[left];
-  for (double out = 0; right > left + 1 && out + double(bins[right - 1]) <= cut; --right) {
-    out += bins[right - 1];
-  }
-  const double width = (max - min) / static_cast<double>(n);
-  return {min + double(left) * width, right == n ? max : min + double(right) * width};
 }
 
 // x quantized to uint8 and dequantized: the QDQ pair of a quantized layer's data.
@@ -185,101 +127,48 @@ IRModule QuantizeInt8(const IRModule& module,
   LOOM_CHECK_USER(options.calibration != "percentile" ||
                   (options.percentile > 0 && options.percentile <= 100))
       << "QuantizeInt8: the percentile must be in (0, 100], got " << options.percentile;
-  const std::string& target = options.target;
-  IRModule prepared = Prepare(module, Target::Parse(target));
+  LOOM_CHECK_USER(options.scheme == "affine" || options.scheme == "power-of-two")
+      << "QuantizeInt8: unknown scheme '" << options.scheme
+      << "'; the schemes are affine and power-of-two";
+  LOOM_CHECK_USER(options.global_scale == 0 || options.scheme == "power-of-two")
+      << "QuantizeInt8: a global scale is for the power-of-two scheme";
+  if (options.scheme == "power-of-two") {
+    return quantize_detail::QuantizePowerOfTwo(module, samples, options, report);
+  }
+  IRModule prepared = quantize_detail::PrepareForQuantization(module, Target::Parse(options.target));
   const Function& main = prepared.main();
-  std::vector<const CallNode*> calls;
-  PostOrderVisit(main->body, [&](const Expr& e) {
-    const auto* call = e.as<CallNode>();
-    if (call != nullptr && Quantizable(*call)) calls.push_back(call);
-  });
-  LOOM_CHECK_USER(!calls.empty())
-      << "QuantizeInt8: the model has no layer to quantize (a conv2d with groups 1 or a dense "
-      << "layer with a constant float32 weight)";
+  const quantize_detail::Layers found = quantize_detail::QuantizableLayers(main);
+  const std::vector<const CallNode*>& calls = found.calls;
 
   // The model with every quantized layer's data as an output.
   std::vector<Expr> observed;
   for (const CallNode* call : calls) observed.push_back(call->args[0]);
-  CompiledModel calibration =
-      Compile(IRModule::FromFunction(MakeFunction(main->params, MakeTuple(observed))),
-              {.opt_level = 3, .target = target});
-  runtime::GraphExecutor executor(MakeGraphModel(calibration));
-  auto run = [&](const std::vector<runtime::NDArray>& sample) {
-    LOOM_CHECK_USER(static_cast<int>(sample.size()) == executor.NumInputs())
-        << "QuantizeInt8: a calibration sample holds " << sample.size() << " arrays; the model "
-        << "takes " << executor.NumInputs() << " inputs";
-    for (int i = 0; i < executor.NumInputs(); ++i)
-      executor.SetInput(i, sample[static_cast<size_t>(i)]);
-    executor.Run();
-  };
-
-  // visit(i, v) for every value v that layer i's data takes on the samples.
-  auto for_each_value = [&](const std::function<void(size_t, double)>& visit) {
-    for (const std::vector<runtime::NDArray>& sample : samples) {
-      run(sample);
-      for (size_t i = 0; i < calls.size(); ++i) {
-        runtime::NDArray data = executor.GetOutput(static_cast<int>(i));
-        const float* v = FloatData(data);
-        for (int64_t j = 0; j < data.NumElements(); ++j) visit(i, v[j]);
-      }
-    }
-  };
+  quantize_detail::Calibration calibration(main, observed, options.target, samples);
+  const std::vector<quantize_detail::ObservedRange> ranges =
+      quantize_detail::CalibratedRanges(calibration, options, found.names);
 
   std::vector<QuantizedLayer> layers(calls.size());
-  for (size_t i = 0; i < calls.size(); ++i) {
-    layers[i].op = calls[i]->op->name;
-    layers[i].name = calls[i]->name_hint.empty() ? layers[i].op + " #" + std::to_string(i)
-                                                 : calls[i]->name_hint;
-  }
-  std::vector<double> lows(calls.size(), std::numeric_limits<double>::infinity());
-  std::vector<double> highs(calls.size(), -std::numeric_limits<double>::infinity());
-  std::vector<bool> finite(calls.size(), true);
-  for_each_value([&](size_t i, double v) {
-    finite[i] = finite[i] && std::isfinite(v);
-    lows[i] = std::min(lows[i], v);
-    highs[i] = std::max(highs[i], v);
-  });
-  for (size_t i = 0; i < calls.size(); ++i) {
-    LOOM_CHECK_USER(finite[i])
-        << "QuantizeInt8: the data of layer '" << layers[i].name
-        << "' takes an infinite or NaN value on the calibration samples, so it has no "
-        << "finite scale; check the samples, or leave the model in float";
-  }
-  std::vector<double> range_lows = lows, range_highs = highs;
-  if (options.calibration == "percentile") {
-    constexpr int64_t kBins = 2048;
-    std::vector<std::vector<int64_t>> bins(calls.size(), std::vector<int64_t>(kBins, 0));
-    std::vector<double> bins_per_unit(calls.size(), 0.0);  // 0 where the range is one value
-    for (size_t i = 0; i < calls.size(); ++i) {
-      if (highs[i] > lows[i]) bins_per_unit[i] = kBins / (highs[i] - lows[i]);
-    }
-    for_each_value([&](size_t i, double v) {
-      const auto bin = static_cast<int64_t>((v - lows[i]) * bins_per_unit[i]);
-      ++bins[i][std::clamp<int64_t>(bin, 0, kBins - 1)];
-    });
-    for (size_t i = 0; i < calls.size(); ++i) {
-      std::tie(range_lows[i], range_highs[i]) =
-          PercentileRange(bins[i], lows[i], highs[i], options.percentile);
-    }
-  }
   std::vector<Uint8Params> params;
   std::vector<QuantizedWeight> weights;
   for (size_t i = 0; i < calls.size(); ++i) {
-    params.push_back(DataParams(range_lows[i], range_highs[i]));
+    const quantize_detail::ObservedRange& range = ranges[i];
+    params.push_back(DataParams(range.range_min, range.range_max));
     weights.push_back(QuantizeWeight(calls[i]->args[1].as<ConstantNode>()->data));
     QuantizedLayer& layer = layers[i];
-    layer.data_min = lows[i];
-    layer.data_max = highs[i];
-    layer.range_min = range_lows[i];
-    layer.range_max = range_highs[i];
+    layer.name = found.names[i];
+    layer.op = calls[i]->op->name;
+    layer.data_min = range.min;
+    layer.data_max = range.max;
+    layer.range_min = range.range_min;
+    layer.range_max = range.range_max;
     layer.data_scale = params[i].scale;
     layer.data_zero_point = params[i].zero_point;
     layer.weight_error = weights[i].error;
   }
   // The data's rounding error, now that the scales are known.
   std::vector<ErrorSum> errors(calls.size());
-  for_each_value([&](size_t i, double v) {
-    errors[i].Add(v, RoundTrip(v, params[i].scale, params[i].zero_point, 0, 255));
+  calibration.ForEachValue([&](size_t i, double v) {
+    errors[i].Add(v, quantize_detail::RoundTrip(v, params[i].scale, params[i].zero_point, 0, 255));
   });
   for (size_t i = 0; i < calls.size(); ++i) layers[i].data_error = errors[i].Relative();
 
@@ -291,6 +180,7 @@ IRModule QuantizeInt8(const IRModule& module,
   result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
   result.SetOutputNames(module.output_names());  // the passes keep functions only
   if (report != nullptr) {
+    report->scheme = options.scheme;
     report->samples = static_cast<int>(samples.size());
     report->layers = std::move(layers);
   }

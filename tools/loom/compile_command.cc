@@ -90,6 +90,19 @@ void AddCompileCommand(CLI::App& app) {
                    "at each end)")
       ->check(CLI::Range(0.0, 100.0));
   command
+      ->add_option("--quantize-scheme", options->quantize_scheme,
+                   "With --quantize: affine (the default; like ONNX Runtime's quantizer: uint8 "
+                   "data with a zero point, a weight scale per output channel, float between "
+                   "the quantized layers) or power-of-two (the form integer-only accelerators "
+                   "such as VTA compute: int8 values with power-of-two scales and no zero "
+                   "points, integer arithmetic between the layers, requantized by shift and "
+                   "clip)")
+      ->check(CLI::IsMember({"affine", "power-of-two"}));
+  command
+      ->add_option("--global-scale", options->global_scale,
+                   "With --quantize-scheme power-of-two: every activation in [-S, S) (a power "
+                   "of two, such as 8) instead of its calibrated range");
+  command
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "
                    "operands and sum in float32 (on AMX tiles where the CPU has them, by "

@@ -91,17 +91,24 @@ std::vector<std::vector<runtime::NDArray>> CalibrationSamples(
 
 // Each quantized layer's range, scale and rounding errors, on stderr.
 void PrintQuantizeReport(const graph::QuantizeReport& report) {
-  std::cerr << "quantized " << report.layers.size() << " layers to int8, calibrated on "
-            << report.samples << " sample" << (report.samples == 1 ? "" : "s")
-            << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
+  const bool power_of_two = report.scheme == "power-of-two";
+  std::cerr << "quantized " << report.layers.size() << " layers to int8"
+            << (power_of_two ? " with power-of-two scales (integer arithmetic between them)" : "")
+            << ", calibrated on " << report.samples << " sample"
+            << (report.samples == 1 ? "" : "s") << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
   for (const graph::QuantizedLayer& layer : report.layers) {
     std::cerr << "  " << layer.name << " (" << layer.op << "): data in [" << layer.data_min
               << ", " << layer.data_max << "]";
     if (layer.range_min != layer.data_min || layer.range_max != layer.data_max) {
       std::cerr << ", quantized over [" << layer.range_min << ", " << layer.range_max << "]";
     }
-    std::cerr << ", scale " << layer.data_scale << " zero point "
-              << layer.data_zero_point << ", error data " << std::setprecision(3)
+    if (power_of_two) {
+      std::cerr << ", scale 2^" << std::ilogb(layer.data_scale) << ", weight scale 2^"
+                << std::ilogb(layer.weight_scale);
+    } else {
+      std::cerr << ", scale " << layer.data_scale << " zero point " << layer.data_zero_point;
+    }
+    std::cerr << ", error data " << std::setprecision(3)
               << layer.data_error << " weight " << layer.weight_error << std::setprecision(6)
               << "\n";
   }
@@ -238,6 +245,10 @@ void RunCompile(const CompileCommandOptions& options) {
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
   LOOM_CHECK_USER(!options.percentile || options.calibration_method == "percentile")
       << "--percentile is for --calibration-method percentile; give both";
+  LOOM_CHECK_USER(options.quantize_scheme == "affine" || !options.quantize.empty())
+      << "--quantize-scheme is for --quantize int8; give both";
+  LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
+      << "--global-scale is for --quantize-scheme power-of-two; give both";
   LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
       << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
                                    : "--quantize int8 needs --calibration NAME=FILE.npy for "
@@ -254,8 +265,10 @@ void RunCompile(const CompileCommandOptions& options) {
   if (!options.quantize.empty()) {
     graph::QuantizeReport report;
     graph::QuantizeOptions quantize_options{.target = options.target,
-                                            .calibration = options.calibration_method};
+                                            .calibration = options.calibration_method,
+                                            .scheme = options.quantize_scheme};
     if (options.percentile) quantize_options.percentile = *options.percentile;
+    if (options.global_scale) quantize_options.global_scale = *options.global_scale;
     imported.module = graph::QuantizeInt8(
         imported.module, CalibrationSamples(imported.module.main(), options.calibration),
         quantize_options, &report);

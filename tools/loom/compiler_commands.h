@@ -28,6 +28,8 @@ struct CompileCommandOptions {
   std::vector<std::string> calibration;  // NAME=FILE.npy: samples of an input, for --quantize
   std::string calibration_method = "max";  // or "percentile" (graph::QuantizeOptions)
   std::optional<double> percentile;        // with "percentile"; unset: QuantizeOptions' default
+  std::string quantize_scheme = "affine";  // or "power-of-two" (graph::QuantizeOptions::scheme)
+  std::optional<double> global_scale;      // with "power-of-two"
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 

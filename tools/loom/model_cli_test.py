@@ -334,8 +334,27 @@ def test_quantize(tmp, model):
                     r"\[-0\.9\d*, 0\.9\d*\]", err), f"percentile quantize report: {err!r}")
     error = probability_difference(tmp, "percentile", int8_percentile, float_model, rng)
     check(error < 0.02, f"int8 (percentile) probabilities differ from float32 by {error}")
+    int8_shift = os.path.join(tmp, "model_int8_shift.so")
+    _, err = expect_success("compile", model, "-o", int8_shift, "--input-shape",
+                            "image=2x3x8x8", "--quantize", "int8", "--calibration",
+                            f"image={samples}", "--quantize-scheme", "power-of-two")
+    check(re.search(r"quantized 2 layers to int8 with power-of-two scales", err) and
+          re.search(r"conv \(nn.conv2d\): data in \[-0\.9\d*, 0\.9\d*\], scale 2\^-6, "
+                    r"weight scale 2\^-?\d+", err), f"power-of-two quantize report: {err!r}")
+    error = probability_difference(tmp, "shift", int8_shift, float_model, rng)
+    check(error < 0.05, f"int8 (power-of-two) probabilities differ from float32 by {error}")
 
     x = os.path.join(tmp, "x.so")
+    expect_error("a scheme without quantize", "--quantize-scheme is for --quantize int8",
+                 "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
+                 "--quantize-scheme", "power-of-two")
+    expect_error("a global scale without its scheme", "--global-scale is for --quantize-scheme "
+                 "power-of-two", "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
+                 "--quantize", "int8", "--calibration", f"image={samples}", "--global-scale", "8")
+    expect_error("a global scale not a power of two", "must be a power of two", "compile", model,
+                 "-o", x, "--input-shape", "image=2x3x8x8", "--quantize", "int8",
+                 "--calibration", f"image={samples}", "--quantize-scheme", "power-of-two",
+                 "--global-scale", "6", "-q")
     expect_error("quantize without calibration", "needs --calibration", "compile", model, "-o",
                  x, "--input-shape", "image=2x3x8x8", "--quantize", "int8")
     expect_error("calibration without quantize", "is for --quantize int8", "compile", model,

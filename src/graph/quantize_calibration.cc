@@ -1,0 +1,145 @@
+// The quantizers' shared parts: quantizable layers, the prepared model, calibration ranges.
+#include "graph/quantize_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "loom/graph/functor.h"
+#include "loom/graph/transform.h"
+#include "loom/ir/pass_context.h"
+
+namespace loom::graph::quantize_detail {
+namespace {
+
+const DataType kF32 = DataType::Float(32);
+
+// The range [lo, hi] within [min, max] that leaves out at most (100 - percentile) / 2 percent
+// of the values counted in `bins` (equal widths over [min, max]) at each end.
+std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, double min,
+                                          double max, double percentile) {
+  int64_t total = 0;
+  for (int64_t count : bins) total += count;
+  const double cut = static_cast<double>(total) * (100.0 - percentile) / 200.0;
+  const int64_t n = static_cast<int64_t>(bins.size());
+  int64_t left = 0, right = n;  // the range is bins [left, right)
+  for (double out = 0; left < n - 1 && out + double(bins[left]) <= cut; ++left) out += bins[left];
+  for (double out = 0; right > left + 1 && out + double(bins[right - 1]) <= cut; --right) {
+    out += bins[right - 1];
+  }
+  const double width = (max - min) / static_cast<double>(n);
+  return {min + double(left) * width, right == n ? max : min + double(right) * width};
+}
+
+}  // namespace
+
+bool QuantizableLayer(const CallNode& call) {
+  if (call.op == nullptr) return false;
+  const std::string& name = call.op->name;
+  if (name != "nn.conv2d" && name != "nn.dense") return false;
+  if (name == "nn.conv2d" && call.attrs.GetInt("groups") != 1) return false;
+  const auto* weight = call.args[1].as<ConstantNode>();
+  return weight != nullptr && weight->data.dtype() == kF32 && call.args[0].type().dtype() == kF32 &&
+         weight->data.NumElements() > 0;
+}
+
+Layers QuantizableLayers(const Function& main) {
+  Layers layers;
+  PostOrderVisit(main->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call == nullptr || !QuantizableLayer(*call)) return;
+    layers.names.push_back(call->name_hint.empty()
+                               ? call->op->name + " #" + std::to_string(layers.calls.size())
+                               : call->name_hint);
+    layers.calls.push_back(call);
+  });
+  LOOM_CHECK_USER(!layers.calls.empty())
+      << "QuantizeInt8: the model has no layer to quantize (a conv2d with groups 1 or a dense "
+      << "layer with a constant float32 weight)";
+  return layers;
+}
+
+IRModule PrepareForQuantization(const IRModule& module, const Target& target) {
+  transform::PassContext context = transform::PassContext::Current();
+  context.opt_level = 3;
+  transform::PassContextScope scope(context);
+  return RunPasses(
+      module, {SimplifyInference(), FoldConstant(target), FoldScaleAxis(), FoldConstant(target)});
+}
+
+Calibration::Calibration(const Function& main, const std::vector<Expr>& observed,
+                         const std::string& target,
+                         const std::vector<std::vector<runtime::NDArray>>& samples)
+    : executor_(MakeGraphModel(
+          Compile(IRModule::FromFunction(MakeFunction(main->params, MakeTuple(observed))),
+                  {.opt_level = 3, .target = target}))),
+      samples_(samples),
+      observed_(observed.size()) {}
+
+void Calibration::ForEachValue(const std::function<void(size_t, double)>& visit) {
+  for (const std::vector<runtime::NDArray>& sample : samples_) {
+    LOOM_CHECK_USER(static_cast<int>(sample.size()) == executor_.NumInputs())
+        << "QuantizeInt8: a calibration sample holds " << sample.size() << " arrays; the model "
+        << "takes " << executor_.NumInputs() << " inputs";
+    for (int i = 0; i < executor_.NumInputs(); ++i)
+      executor_.SetInput(i, sample[static_cast<size_t>(i)]);
+    executor_.Run();
+    for (size_t i = 0; i < observed_; ++i) {
+      runtime::NDArray data = executor_.GetOutput(static_cast<int>(i));
+      const auto* v = static_cast<const float*>(data.data());
+      for (int64_t j = 0; j < data.NumElements(); ++j) visit(i, v[j]);
+    }
+  }
+}
+
+std::vector<ObservedRange> CalibratedRanges(Calibration& calibration,
+                                            const QuantizeOptions& options,
+                                            const std::vector<std::string>& names) {
+  const size_t n = names.size();
+  std::vector<ObservedRange> ranges(n);
+  for (ObservedRange& r : ranges) {
+    r.min = std::numeric_limits<double>::infinity();
+    r.max = -std::numeric_limits<double>::infinity();
+  }
+  std::vector<bool> finite(n, true);
+  calibration.ForEachValue([&](size_t i, double v) {
+    finite[i] = finite[i] && std::isfinite(v);
+    ranges[i].min = std::min(ranges[i].min, v);
+    ranges[i].max = std::max(ranges[i].max, v);
+  });
+  for (size_t i = 0; i < n; ++i) {
+    LOOM_CHECK_USER(finite[i])
+        << "QuantizeInt8: the data of layer '" << names[i]
+        << "' takes an infinite or NaN value on the calibration samples, so it has no "
+        << "finite scale; check the samples, or leave the model in float";
+    ranges[i].range_min = ranges[i].min;
+    ranges[i].range_max = ranges[i].max;
+  }
+  if (options.calibration != "percentile") return ranges;
+  constexpr int64_t kBins = 2048;
+  std::vector<std::vector<int64_t>> bins(n, std::vector<int64_t>(kBins, 0));
+  std::vector<double> bins_per_unit(n, 0.0);  // 0 where the range is one value
+  for (size_t i = 0; i < n; ++i) {
+    if (ranges[i].max > ranges[i].min) bins_per_unit[i] = kBins / (ranges[i].max - ranges[i].min);
+  }
+  calibration.ForEachValue([&](size_t i, double v) {
+    const auto bin = static_cast<int64_t>((v - ranges[i].min) * bins_per_unit[i]);
+    ++bins[i][std::clamp<int64_t>(bin, 0, kBins - 1)];
+  });
+  for (size_t i = 0; i < n; ++i) {
+    std::tie(ranges[i].range_min, ranges[i].range_max) =
+        PercentileRange(bins[i], ranges[i].min, ranges[i].max, options.percentile);
+  }
+  return ranges;
+}
+
+double ErrorSum::Relative() const { return signal > 0 ? std::sqrt(error / signal) : 0.0; }
+
+double RoundTrip(double v, float scale, int64_t zero_point, int64_t low, int64_t high) {
+  double q = std::clamp<double>(std::nearbyint(static_cast<float>(v) / scale) + double(zero_point),
+                                double(low), double(high));
+  return (q - double(zero_point)) * scale;
+}
+
+}  // namespace loom::graph::quantize_detail
