@@ -6,6 +6,8 @@ same N seeded inputs (seeds 0 .. N-1; the calibration inputs use seeds 1000-1007
 - int8_ort: the QDQ model ONNX Runtime's quantize_static makes (<model>_int8);
 - int8_loom: Loom's own quantizer (--quantize int8, calibrated on the calibration inputs);
 - int8_loom_percentile: the same with --calibration-method percentile (99.999);
+- int8_loom_power_of_two: Loom's quantizer with --quantize-scheme power-of-two (the integer-only
+  form VTA computes: power-of-two scales, requantized by shift and clip);
 - bf16: --precision bf16;
 - fp16: the model stored in float16 (<model>_fp16).
 It prints one line per model and form: how many inputs get the float32 artifact's top-1
@@ -27,7 +29,8 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 from loom_models import loom_tool, models  # noqa: E402
 
-FORMS = ("int8_ort", "int8_loom", "int8_loom_percentile", "bf16", "fp16")
+FORMS = ("int8_ort", "int8_loom", "int8_loom_percentile", "int8_loom_power_of_two", "bf16",
+         "fp16")
 
 
 def calibration_file(name, workdir):
@@ -49,6 +52,8 @@ def compile_forms(loom, name, workdir, forms):
         plans["int8_loom"] = (source, quantize)
     if "int8_loom_percentile" in forms:
         plans["int8_loom_percentile"] = (source, [*quantize, "--calibration-method", "percentile"])
+    if "int8_loom_power_of_two" in forms:
+        plans["int8_loom_power_of_two"] = (source, [*quantize, "--quantize-scheme", "power-of-two"])
     if "bf16" in forms:
         plans["bf16"] = (source, ["--precision", "bf16"])
     if "fp16" in forms:

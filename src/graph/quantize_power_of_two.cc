@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "graph/quantize_calibration.h"
@@ -101,6 +102,10 @@ class PowerOfTwoRealizer : public ExprMutator {
   PowerOfTwoRealizer(const Expr& body, std::function<int(const Expr&)> exponent_of, bool planning)
       : exponent_of_(std::move(exponent_of)), planning_(planning) {
     ++uses_[body.get()];
+    results_.insert(body.get());
+    if (const auto* tuple = body.as<TupleNode>()) {
+      for (const Expr& field : tuple->fields) results_.insert(field.get());
+    }
     PostOrderVisit(body, [&](const Expr& e) {
       if (const auto* call = e.as<CallNode>()) {
         for (const Expr& arg : call->args) ++uses_[arg.get()];
@@ -112,14 +117,17 @@ class PowerOfTwoRealizer : public ExprMutator {
     });
   }
 
-  // The float path: a value computed in integers is read as q * 2^e of its int8 form.
+  // The float path: a value computed in integers is read as q * 2^e. A float operator inside
+  // the model reads its int8 form, as it would leave an accelerator; a result of the model
+  // keeps its int32 accumulator's precision (the logits of a last dense layer).
   Expr VisitExpr_(const CallNode* op) override {
     const Expr e(op);
-    if (Integer(e)) {
-      const IntegerValue q = Int8(e);
+    if (std::optional<IntegerValue> integer = Integer(e)) {
+      const IntegerValue q = integer->Wide() && results_.count(op) ? *integer : Int8(e);
+      const DataType t = q.value.type().dtype();
       return MakeCall("qnn.dequantize",
                       {q.value, MakeScalarConstant(std::ldexp(1.0, q.exponent), kF32),
-                       MakeScalarConstant(0, kI8)});
+                       MakeScalarConstant(0, t)});
     }
     return ExprMutator::VisitExpr_(op);
   }
@@ -297,6 +305,7 @@ class PowerOfTwoRealizer : public ExprMutator {
   std::function<int(const Expr&)> exponent_of_;
   bool planning_;
   std::unordered_map<const Object*, int> uses_;
+  std::unordered_set<const Object*> results_;  // main's result, or its tuple's fields
   std::unordered_map<const Object*, std::optional<IntegerValue>> integer_;
   std::unordered_map<const Object*, IntegerValue> int8_;
   std::map<const CallNode*, RealizedLayer> layers_;

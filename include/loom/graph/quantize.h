@@ -27,8 +27,9 @@
 //     int8 it is requantized by shift and clip: (x + 2^(s-1)) >> s (round half up), clipped to
 //     [-127, 127]. An int32 value is handed on as int32 only to its one user (an accumulator
 //     chain: bias, residual add, relu); several users, an add's second int32 operand, and the
-//     float operators after take its int8 form, which a float operator reads as q * 2^e.
-//     Other operators stay float; their results are quantized where a layer reads them.
+//     float operators after take its int8 form, which a float operator reads as q * 2^e (as
+//     values leave an accelerator); the model's results are dequantized from int32. Other
+//     operators stay float; their results are quantized where a layer reads them.
 #pragma once
 
 #include <string>
@@ -63,7 +64,7 @@ struct QuantizedLayer {
   double range_min = 0, range_max = 0;  // the range quantized (the percentile's, or the above)
   double data_scale = 0;  // with "power-of-two": 2^e of the int8 data the layer reads
   int64_t data_zero_point = 0;
-  double weight_scale = 0;  // with "power-of-two": 2^e of the weight; per channel otherwise
+  double weight_scale = 0;  // with "power-of-two": 2^e of the weight (affine: 0, one per channel)
   // sqrt(mean (q(v) - v)^2) / sqrt(mean v^2) over the samples' data, and over the weight: what
   // rounding this layer's operands to 8 bits costs, relative to their size.
   double data_error = 0, weight_error = 0;
