@@ -137,7 +137,7 @@ IRModule QuantizeInt8(const IRModule& module,
   }
   IRModule prepared = quantize_detail::PrepareForQuantization(module, Target::Parse(options.target));
   const Function& main = prepared.main();
-  const quantize_detail::Layers found = quantize_detail::QuantizableLayers(main);
+  const quantize_detail::Layers found = quantize_detail::QuantizableLayers(main, options);
   const std::vector<const CallNode*>& calls = found.calls;
 
   // The model with every quantized layer's data as an output.
@@ -181,6 +181,7 @@ IRModule QuantizeInt8(const IRModule& module,
   result.SetOutputNames(module.output_names());  // the passes keep functions only
   if (report != nullptr) {
     report->scheme = options.scheme;
+    report->kept_float = found.kept_float;
     report->samples = static_cast<int>(samples.size());
     report->layers = std::move(layers);
   }

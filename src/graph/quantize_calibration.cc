@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "loom/graph/functor.h"
@@ -34,7 +35,9 @@ std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, doub
 
 }  // namespace
 
-bool QuantizableLayer(const CallNode& call) {
+namespace {
+
+bool Quantizable(const CallNode& call) {
   if (call.op == nullptr) return false;
   const std::string& name = call.op->name;
   if (name != "nn.conv2d" && name != "nn.dense") return false;
@@ -44,19 +47,40 @@ bool QuantizableLayer(const CallNode& call) {
          weight->data.NumElements() > 0;
 }
 
-Layers QuantizableLayers(const Function& main) {
-  Layers layers;
+}  // namespace
+
+Layers QuantizableLayers(const Function& main, const QuantizeOptions& options) {
+  std::vector<std::string> names;
+  std::vector<const CallNode*> calls;
   PostOrderVisit(main->body, [&](const Expr& e) {
     const auto* call = e.as<CallNode>();
-    if (call == nullptr || !QuantizableLayer(*call)) return;
-    layers.names.push_back(call->name_hint.empty()
-                               ? call->op->name + " #" + std::to_string(layers.calls.size())
-                               : call->name_hint);
-    layers.calls.push_back(call);
+    if (call == nullptr || !Quantizable(*call)) return;
+    names.push_back(call->name_hint.empty() ? call->op->name + " #" + std::to_string(calls.size())
+                                            : call->name_hint);
+    calls.push_back(call);
   });
-  LOOM_CHECK_USER(!layers.calls.empty())
+  LOOM_CHECK_USER(!calls.empty())
       << "QuantizeInt8: the model has no layer to quantize (a conv2d with groups 1 or a dense "
       << "layer with a constant float32 weight)";
+  const std::set<std::string> keep(options.keep_float.begin(), options.keep_float.end());
+  for (const std::string& name : keep) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    LOOM_THROW << "QuantizeInt8: no layer to quantize is named '" << name
+               << "' (to keep in float); the layers: " << known;
+  }
+  Layers layers;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (keep.count(names[i])) {
+      layers.kept_float.push_back(names[i]);
+      continue;
+    }
+    layers.calls.push_back(calls[i]);
+    layers.names.push_back(names[i]);
+  }
+  LOOM_CHECK_USER(!layers.calls.empty())
+      << "QuantizeInt8: every layer to quantize is kept in float; nothing is left to quantize";
   return layers;
 }
 

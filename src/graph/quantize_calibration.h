@@ -14,17 +14,16 @@
 
 namespace loom::graph::quantize_detail {
 
-// A layer to quantize: a groups-1 conv2d or a dense layer with a constant float32 weight
-// (whose axis 0 is the output channels) and float32 data.
-bool QuantizableLayer(const CallNode& call);
-
-// The model's quantizable layers in post order, named (their name hints, or "<op> #<i>"); a
-// loom::Error if it has none.
+// The layers to quantize in post order, named (their name hints, or "<op> #<i>"): each
+// groups-1 conv2d and dense layer with a constant float32 weight (whose axis 0 is the output
+// channels) and float32 data, but those named in options.keep_float. A loom::Error if there
+// are none, or if keep_float names no such layer (the message lists them).
 struct Layers {
   std::vector<const CallNode*> calls;
   std::vector<std::string> names;
+  std::vector<std::string> kept_float;  // the layers options.keep_float names
 };
-Layers QuantizableLayers(const Function& main);
+Layers QuantizableLayers(const Function& main, const QuantizeOptions& options);
 
 // The layers as Compile sees them: batch norms folded into the weights, the weights constant.
 IRModule PrepareForQuantization(const IRModule& module, const Target& target);

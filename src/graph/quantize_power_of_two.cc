@@ -99,8 +99,11 @@ struct RealizedLayer {
 // placeholder exponents of the first run).
 class PowerOfTwoRealizer : public ExprMutator {
  public:
-  PowerOfTwoRealizer(const Expr& body, std::function<int(const Expr&)> exponent_of, bool planning)
-      : exponent_of_(std::move(exponent_of)), planning_(planning) {
+  PowerOfTwoRealizer(const Expr& body, const std::vector<const CallNode*>& layers,
+                     std::function<int(const Expr&)> exponent_of, bool planning)
+      : layers_to_quantize_(layers.begin(), layers.end()),
+        exponent_of_(std::move(exponent_of)),
+        planning_(planning) {
     ++uses_[body.get()];
     results_.insert(body.get());
     if (const auto* tuple = body.as<TupleNode>()) {
@@ -150,7 +153,7 @@ class PowerOfTwoRealizer : public ExprMutator {
         e.type().dtype() != kF32) {
       return std::nullopt;
     }
-    if (QuantizableLayer(*call)) return Product(*call);
+    if (layers_to_quantize_.count(call)) return Product(*call);
     const std::string& name = call->op->name;
     if (name == "add" || name == "nn.bias_add") return Add(*call);
     if (call->args.size() != 1 || !Integer(call->args[0])) return std::nullopt;
@@ -302,6 +305,7 @@ class PowerOfTwoRealizer : public ExprMutator {
     return call.name_hint.empty() ? call.op->name : call.name_hint;
   }
 
+  std::unordered_set<const CallNode*> layers_to_quantize_;
   std::function<int(const Expr&)> exponent_of_;
   bool planning_;
   std::unordered_map<const Object*, int> uses_;
@@ -331,7 +335,7 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
           : std::nullopt;
   IRModule prepared = PrepareForQuantization(module, Target::Parse(options.target));
   const Function& main = prepared.main();
-  const Layers found = QuantizableLayers(main);
+  const Layers found = QuantizableLayers(main, options);
 
   // The values the realization quantizes to int8, and every layer's data (for the report).
   std::vector<Expr> observed;
@@ -344,7 +348,7 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
     }
   };
   for (size_t i = 0; i < found.calls.size(); ++i) observe(found.calls[i]->args[0], found.names[i]);
-  PowerOfTwoRealizer(main->body, [&](const Expr& e) {
+  PowerOfTwoRealizer(main->body, found.calls, [&](const Expr& e) {
     const auto* call = e.as<CallNode>();
     observe(e, call == nullptr ? "input" : call->name_hint.empty() ? call->op->name
                                                                     : call->name_hint);
@@ -359,7 +363,7 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
         ExponentCovering(std::max(std::fabs(r.range_min), std::fabs(r.range_max)))));
   }
   PowerOfTwoRealizer realizer(
-      main->body, [&](const Expr& e) { return exponents[index.at(e.get())]; },
+      main->body, found.calls, [&](const Expr& e) { return exponents[index.at(e.get())]; },
       /*planning=*/false);
   Expr body = realizer.VisitExpr(main->body);
 
@@ -395,6 +399,7 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
   result.SetOutputNames(module.output_names());
   if (report != nullptr) {
     report->scheme = options.scheme;
+    report->kept_float = found.kept_float;
     report->samples = static_cast<int>(samples.size());
     report->layers = std::move(layers);
   }

@@ -99,6 +99,12 @@ void AddCompileCommand(CLI::App& app) {
                    "clip)")
       ->check(CLI::IsMember({"affine", "power-of-two"}));
   command
+      ->add_option("--keep-float", options->keep_float,
+                   "With --quantize: layers to leave in float, by the names the quantize report "
+                   "gives them (the model's node names; repeat the option or separate names "
+                   "with commas)")
+      ->delimiter(',');
+  command
       ->add_option("--global-scale", options->global_scale,
                    "With --quantize-scheme power-of-two: every activation in [-S, S) (a power "
                    "of two, such as 8) instead of its calibrated range");

@@ -92,10 +92,17 @@ std::vector<std::vector<runtime::NDArray>> CalibrationSamples(
 // Each quantized layer's range, scale and rounding errors, on stderr.
 void PrintQuantizeReport(const graph::QuantizeReport& report) {
   const bool power_of_two = report.scheme == "power-of-two";
-  std::cerr << "quantized " << report.layers.size() << " layers to int8"
+  std::cerr << "quantized " << report.layers.size()
+            << (report.layers.size() == 1 ? " layer" : " layers") << " to int8"
             << (power_of_two ? " with power-of-two scales (integer arithmetic between them)" : "")
             << ", calibrated on " << report.samples << " sample"
-            << (report.samples == 1 ? "" : "s") << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
+            << (report.samples == 1 ? "" : "s")
+            << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
+  if (!report.kept_float.empty()) {
+    std::cerr << "  kept in float:";
+    for (const std::string& name : report.kept_float) std::cerr << " " << name;
+    std::cerr << "\n";
+  }
   for (const graph::QuantizedLayer& layer : report.layers) {
     std::cerr << "  " << layer.name << " (" << layer.op << "): data in [" << layer.data_min
               << ", " << layer.data_max << "]";
@@ -247,6 +254,8 @@ void RunCompile(const CompileCommandOptions& options) {
       << "--percentile is for --calibration-method percentile; give both";
   LOOM_CHECK_USER(options.quantize_scheme == "affine" || !options.quantize.empty())
       << "--quantize-scheme is for --quantize int8; give both";
+  LOOM_CHECK_USER(options.keep_float.empty() || !options.quantize.empty())
+      << "--keep-float is for --quantize int8; give both";
   LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
       << "--global-scale is for --quantize-scheme power-of-two; give both";
   LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
@@ -269,6 +278,7 @@ void RunCompile(const CompileCommandOptions& options) {
                                             .scheme = options.quantize_scheme};
     if (options.percentile) quantize_options.percentile = *options.percentile;
     if (options.global_scale) quantize_options.global_scale = *options.global_scale;
+    quantize_options.keep_float = options.keep_float;
     imported.module = graph::QuantizeInt8(
         imported.module, CalibrationSamples(imported.module.main(), options.calibration),
         quantize_options, &report);

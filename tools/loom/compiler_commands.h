@@ -30,6 +30,7 @@ struct CompileCommandOptions {
   std::optional<double> percentile;        // with "percentile"; unset: QuantizeOptions' default
   std::string quantize_scheme = "affine";  // or "power-of-two" (graph::QuantizeOptions::scheme)
   std::optional<double> global_scale;      // with "power-of-two"
+  std::vector<std::string> keep_float;     // layers --quantize leaves in float
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 

@@ -344,7 +344,18 @@ def test_quantize(tmp, model):
     error = probability_difference(tmp, "shift", int8_shift, float_model, rng)
     check(error < 0.05, f"int8 (power-of-two) probabilities differ from float32 by {error}")
 
+    kept = os.path.join(tmp, "model_int8_kept.so")
+    _, err = expect_success("compile", model, "-o", kept, "--input-shape", "image=2x3x8x8",
+                            "--quantize", "int8", "--calibration", f"image={samples}",
+                            "--keep-float", "fc")
+    check(re.search(r"quantized 1 layer to int8", err) and "kept in float: fc" in err and
+          "fc (nn.dense)" not in err, f"--keep-float report: {err!r}")
+
     x = os.path.join(tmp, "x.so")
+    expect_error("keeping an unknown layer in float", ["no layer to quantize is named 'fc2'",
+                 "the layers: conv, fc"], "compile", model, "-o", x, "--input-shape",
+                 "image=2x3x8x8", "--quantize", "int8", "--calibration", f"image={samples}",
+                 "--keep-float", "fc2", "-q")
     expect_error("a scheme without quantize", "--quantize-scheme is for --quantize int8",
                  "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
                  "--quantize-scheme", "power-of-two")

@@ -55,6 +55,10 @@ struct QuantizeOptions {
   // [-global_scale, global_scale) (exponent log2(global_scale) - 7), instead of its
   // calibrated range; the seeds' TVM defaults to 8. Weights keep their own exponents.
   double global_scale = 0;
+  // Layers left in float, by the names the report gives them (the model's node names): the
+  // ones that cost more accuracy than they save time, which the report's errors (or an
+  // accuracy check) point to.
+  std::vector<std::string> keep_float = {};
 };
 
 struct QuantizedLayer {
@@ -73,6 +77,7 @@ struct QuantizedLayer {
 struct QuantizeReport {
   std::string scheme;  // QuantizeOptions::scheme
   int samples = 0;
+  std::vector<std::string> kept_float;  // the layers QuantizeOptions::keep_float left in float
   std::vector<QuantizedLayer> layers;
 };
 
@@ -80,8 +85,9 @@ struct QuantizeReport {
 // parameter's shape and dtype (a loom::Error naming the parameter otherwise). The model is
 // compiled for options.target to observe the ranges. A model without a layer to quantize,
 // an unknown calibration method or scheme, a percentile outside (0, 100], a global scale
-// that is not a power of two (or not with "power-of-two"), or a layer whose data takes an
-// infinite or NaN value on the samples (no finite scale) is a loom::Error saying so.
+// that is not a power of two (or not with "power-of-two"), a name to keep in float that names
+// no layer to quantize (the message lists them), or a layer whose data takes an infinite or
+// NaN value on the samples (no finite scale) is a loom::Error saying so.
 IRModule QuantizeInt8(const IRModule& module,
                       const std::vector<std::vector<runtime::NDArray>>& samples,
                       const QuantizeOptions& options, QuantizeReport* report);

@@ -116,6 +116,37 @@ TEST(QuantizeInt8, PercentileCalibrationLeavesOutliersOut) {
   EXPECT_LT(max_error(clipped_model), max_error(wide_model) / 4);
 }
 
+TEST(QuantizeInt8, LayersKeptInFloatStayFloat) {
+  IRModule model = IRModule::FromFunction(ConvDenseModel());
+  for (const std::string scheme : {"affine", "power-of-two"}) {
+    SCOPED_TRACE(scheme);
+    QuantizeReport report;
+    IRModule quantized =
+        QuantizeInt8(model, Samples(2), {.scheme = scheme, .keep_float = {"fc"}}, &report);
+    ASSERT_EQ(report.layers.size(), 1u);
+    EXPECT_EQ(report.layers[0].name, "conv");
+    EXPECT_EQ(report.kept_float, std::vector<std::string>{"fc"});
+    int float_dense = 0, quantized_conv = 0;
+    PostOrderVisit(quantized.main()->body, [&](const Expr& e) {
+      const auto* call = e.as<CallNode>();
+      if (call == nullptr) return;
+      float_dense += call->op->name == "nn.dense" && call->args[1].as<ConstantNode>() &&
+                     call->args[1].type().dtype() == kF32;
+      quantized_conv += call->op->name == "nn.conv2d" || call->op->name == "qnn.conv2d";
+    });
+    EXPECT_EQ(float_dense, 1) << ToText(quantized);
+    EXPECT_EQ(quantized_conv, 1);
+  }
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(model, Samples(1), {.keep_float = {"fc1"}}, nullptr);
+            }).find("no layer to quantize is named 'fc1' (to keep in float); the layers: conv, fc"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(model, Samples(1), {.keep_float = {"fc", "conv"}}, nullptr);
+            }).find("every layer to quantize is kept in float"),
+            std::string::npos);
+}
+
 TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
   IRModule model = IRModule::FromFunction(ConvDenseModel());
   EXPECT_NE(ErrorOf([&] {
