@@ -329,10 +329,9 @@ int ExponentOfGlobalScale(double global_scale) {
 IRModule QuantizePowerOfTwo(const IRModule& module,
                             const std::vector<std::vector<runtime::NDArray>>& samples,
                             const QuantizeOptions& options, QuantizeReport* report) {
-  const std::optional<int> global_exponent =
-      options.global_scale != 0
-          ? std::optional<int>(ExponentOfGlobalScale(options.global_scale) - 7)
-          : std::nullopt;
+  // With a global scale, every activation's exponent; 7: int8's magnitude bits.
+  const bool global = options.global_scale != 0;
+  const int global_exponent = global ? ExponentOfGlobalScale(options.global_scale) - 7 : 0;
   IRModule prepared = PrepareForQuantization(module, Target::Parse(options.target));
   const Function& main = prepared.main();
   const Layers found = QuantizableLayers(main, options);
@@ -359,8 +358,9 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
   const std::vector<ObservedRange> ranges = CalibratedRanges(calibration, options, names);
   std::vector<int> exponents;
   for (const ObservedRange& r : ranges) {
-    exponents.push_back(global_exponent.value_or(
-        ExponentCovering(std::max(std::fabs(r.range_min), std::fabs(r.range_max)))));
+    exponents.push_back(global ? global_exponent
+                               : ExponentCovering(std::max(std::fabs(r.range_min),
+                                                           std::fabs(r.range_max))));
   }
   PowerOfTwoRealizer realizer(
       main->body, found.calls, [&](const Expr& e) { return exponents[index.at(e.get())]; },
