@@ -14,7 +14,7 @@ TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regn
                      "regnet_y_400mf", "resnext50_32x4d", "densenet121", "mobilenet_v3_large")
 # int8 QDQ versions of the torchvision models (quantize.py), named <model>_int8.
 INT8_SUFFIX = "_int8"
-QUANTIZED_NAMES = tuple(name + INT8_SUFFIX for name in TORCHVISION_NAMES)
+QUANTIZED_NAMES = tuple(name + INT8_SUFFIX for name in TORCHVISION_NAMES + ("bert_base",))
 # float16 versions of the float models (to_float16.py), named <model>_fp16.
 FP16_SUFFIX = "_fp16"
 FLOAT16_NAMES = tuple(name + FP16_SUFFIX for name in TORCHVISION_NAMES + ("bert_base",))

@@ -18,8 +18,8 @@ const DataType kF32 = DataType::Float(32);
 
 // The range [lo, hi] within [min, max] that leaves out at most (100 - percentile) / 2 percent
 // of the values counted in `bins` (equal widths over [min, max]) at each end.
-std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, double min,
-                                          double max, double percentile) {
+std::pair<double, double> PercentileRange(const std::vector<int64_t>& bins, double min, double max,
+                                          double percentile) {
   int64_t total = 0;
   for (int64_t count : bins) total += count;
   const double cut = static_cast<double>(total) * (100.0 - percentile) / 200.0;

@@ -149,8 +149,7 @@ class PowerOfTwoRealizer : public ExprMutator {
 
   std::optional<IntegerValue> IntegerOf(const Expr& e) {
     const auto* call = e.as<CallNode>();
-    if (call == nullptr || call->op == nullptr || e.type().is_tuple() ||
-        e.type().dtype() != kF32) {
+    if (call == nullptr || call->op == nullptr || e.type().is_tuple() || e.type().dtype() != kF32) {
       return std::nullopt;
     }
     if (layers_to_quantize_.count(call)) return Product(*call);
@@ -281,7 +280,8 @@ class PowerOfTwoRealizer : public ExprMutator {
   // round_half_even(x / 2^exponent) clipped to [-127, 127], as int8.
   static Expr QuantizeFloat(const Expr& x, int exponent) {
     Expr scaled = MakeCall("multiply", {x, MakeScalarConstant(std::ldexp(1.0, -exponent), kF32)});
-    Expr rounded = MakeCall("cast", {MakeCall("round", {scaled})}, {{"dtype", std::string("int32")}});
+    Expr rounded =
+        MakeCall("cast", {MakeCall("round", {scaled})}, {{"dtype", std::string("int32")}});
     return ClipToInt8(rounded);
   }
 
@@ -347,20 +347,25 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
     }
   };
   for (size_t i = 0; i < found.calls.size(); ++i) observe(found.calls[i]->args[0], found.names[i]);
-  PowerOfTwoRealizer(main->body, found.calls, [&](const Expr& e) {
-    const auto* call = e.as<CallNode>();
-    observe(e, call == nullptr ? "input" : call->name_hint.empty() ? call->op->name
-                                                                    : call->name_hint);
-    return 0;
-  }, /*planning=*/true).VisitExpr(main->body);
+  PowerOfTwoRealizer(
+      main->body, found.calls,
+      [&](const Expr& e) {
+        const auto* call = e.as<CallNode>();
+        observe(e, call == nullptr           ? "input"
+                   : call->name_hint.empty() ? call->op->name
+                                             : call->name_hint);
+        return 0;
+      },
+      /*planning=*/true)
+      .VisitExpr(main->body);
 
   Calibration calibration(main, observed, options.target, samples);
   const std::vector<ObservedRange> ranges = CalibratedRanges(calibration, options, names);
   std::vector<int> exponents;
   for (const ObservedRange& r : ranges) {
-    exponents.push_back(global ? global_exponent
-                               : ExponentCovering(std::max(std::fabs(r.range_min),
-                                                           std::fabs(r.range_max))));
+    exponents.push_back(
+        global ? global_exponent
+               : ExponentCovering(std::max(std::fabs(r.range_min), std::fabs(r.range_max))));
   }
   PowerOfTwoRealizer realizer(
       main->body, found.calls, [&](const Expr& e) { return exponents[index.at(e.get())]; },

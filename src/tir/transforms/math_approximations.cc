@@ -197,27 +197,40 @@ PrimExpr LogSpecialValues(const PrimExpr& x, const PrimExpr& finite_result) {
 
 }  // namespace
 
+// x limited to [lo, hi] for the arithmetic of exp or exp2, whose result is 0 below lo (the
+// caller selects it): those lanes compute at 0 instead of lo, because scaling a value that
+// small multiplies subnormals, which Intel cores run about 100x slower than normal numbers.
+// Masked attention scores (-10000) are such lanes: at lo, softmax took 6x its time.
+PrimExpr ClampUnderflowToZero(LetScope* scope, const PrimExpr& x, const PrimExpr& underflow,
+                              double lo, double hi) {
+  return scope->Bind("x_clamped", select(underflow, Const(x, 0.0), ClampNanHigh(x, lo, hi)));
+}
+
 PrimExpr Exp(const PrimExpr& x) {
   LetScope scope;
   PrimExpr xv = scope.Bind("x", x);
   // exp(-104) < 2^-150 rounds to 0 and exp(89) overflows: clamping changes no result.
-  PrimExpr clamped = scope.Bind("x_clamped", ClampNanHigh(xv, -104.0, 89.0));
+  PrimExpr underflow = scope.Bind("underflow", xv < Const(xv, -104.0));
+  PrimExpr clamped = ClampUnderflowToZero(&scope, xv, underflow, -104.0, 89.0);
   Rounded k = RoundToInteger(&scope, clamped * Const(xv, kLog2E), kRoundMagic, kRoundMagicBits);
   // Cody-Waite: x - k * kLn2Hi is exact, so r carries only the rounding of the low part.
   PrimExpr r = scope.Bind("r", (clamped - k.as_float * Const(xv, kLn2Hi)) -
                                    k.as_float * Const(xv, kLn2Lo));
   PrimExpr p = 1 + r * Horner(r, kExpPoly);
-  return scope.Wrap(select(isnan(xv), xv, ScaleByPowerOfTwo(p, k.as_int)));
+  PrimExpr finite = select(underflow, Const(xv, 0.0), ScaleByPowerOfTwo(p, k.as_int));
+  return scope.Wrap(select(isnan(xv), xv, finite));
 }
 
 PrimExpr Exp2(const PrimExpr& x) {
   LetScope scope;
   PrimExpr xv = scope.Bind("x", x);
-  PrimExpr clamped = scope.Bind("x_clamped", ClampNanHigh(xv, -151.0, 129.0));
+  PrimExpr underflow = scope.Bind("underflow", xv < Const(xv, -151.0));
+  PrimExpr clamped = ClampUnderflowToZero(&scope, xv, underflow, -151.0, 129.0);
   Rounded k = RoundToInteger(&scope, clamped, kRoundMagic, kRoundMagicBits);
   PrimExpr r = scope.Bind("r", clamped - k.as_float);  // exact
   PrimExpr p = 1 + r * Horner(r, kExp2Poly);
-  return scope.Wrap(select(isnan(xv), xv, ScaleByPowerOfTwo(p, k.as_int)));
+  PrimExpr finite = select(underflow, Const(xv, 0.0), ScaleByPowerOfTwo(p, k.as_int));
+  return scope.Wrap(select(isnan(xv), xv, finite));
 }
 
 PrimExpr Log(const PrimExpr& x) {

@@ -17,8 +17,8 @@ const DataType kF32 = DataType::Float(32);
 const QuantizeOptions kPowerOfTwo{.scheme = "power-of-two"};
 
 Expr Bias(const Expr& x, int64_t channels, unsigned seed) {
-  return MakeCall("add", {x, RandomConstant({channels, 1, 1}, "b" + std::to_string(seed), seed,
-                                            -0.2, 0.2)});
+  return MakeCall(
+      "add", {x, RandomConstant({channels, 1, 1}, "b" + std::to_string(seed), seed, -0.2, 0.2)});
 }
 
 // A residual block between two layers, as ResNets have them:
@@ -27,16 +27,17 @@ Expr Bias(const Expr& x, int64_t channels, unsigned seed) {
 Function ResidualModel() {
   Var x = MakeVar("x", TensorType({1, 8, 6, 6}, kF32));
   const Attrs pad = {{"padding", Ints{1, 1, 1, 1}}};
-  Expr conv1 = MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "w1", 1, -0.5, 0.5)}, pad,
-                        "conv1");
+  Expr conv1 =
+      MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "w1", 1, -0.5, 0.5)}, pad, "conv1");
   Expr r = MakeCall("nn.relu", {Bias(conv1, 16, 2)});
-  Expr conv2 = MakeCall("nn.conv2d", {r, RandomConstant({16, 16, 3, 3}, "w2", 3, -0.3, 0.3)},
-                        pad, "conv2");
+  Expr conv2 =
+      MakeCall("nn.conv2d", {r, RandomConstant({16, 16, 3, 3}, "w2", 3, -0.3, 0.3)}, pad, "conv2");
   Expr block = MakeCall("nn.relu", {MakeCall("add", {Bias(conv2, 16, 4), r})});
-  Expr pool = MakeCall("nn.max_pool2d", {block}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  Expr pool =
+      MakeCall("nn.max_pool2d", {block}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}});
   Expr flat = MakeCall("reshape", {pool}, {{"newshape", Ints{1, 16 * 3 * 3}}});
-  Expr dense = MakeCall("nn.dense", {flat, RandomConstant({10, 144}, "fc.w", 5, -0.1, 0.1)}, {},
-                        "fc");
+  Expr dense =
+      MakeCall("nn.dense", {flat, RandomConstant({10, 144}, "fc.w", 5, -0.1, 0.1)}, {}, "fc");
   return MakeFunction({x}, MakeCall("add", {dense, RandomConstant({10}, "fc.b", 6, -0.1, 0.1)}));
 }
 
@@ -95,8 +96,8 @@ TEST(QuantizePowerOfTwo, BetweenTheInputAndTheOutputAllArithmeticIsInteger) {
   std::map<std::string, int> ops = Operators(quantized);
   // The input's quantization (multiply, round) and the output's dequantization are the only
   // float operators; the rest computes in int8 and int32.
-  const std::set<std::string> integer_ops = {"qnn.conv2d", "qnn.dense", "add", "left_shift",
-                                             "right_shift", "clip", "cast", "nn.relu",
+  const std::set<std::string> integer_ops = {"qnn.conv2d",    "qnn.dense", "add",  "left_shift",
+                                             "right_shift",   "clip",      "cast", "nn.relu",
                                              "nn.max_pool2d", "reshape"};
   for (const auto& [op, count] : ops) {
     if (op == "multiply" || op == "round" || op == "qnn.dequantize") {
@@ -120,7 +121,8 @@ TEST(QuantizePowerOfTwo, BetweenTheInputAndTheOutputAllArithmeticIsInteger) {
       return;
     }
     const DataType t = e.type().dtype();
-    EXPECT_TRUE(t == DataType::Int(8) || t == DataType::Int(32)) << call->op->name << " " << t.str();
+    EXPECT_TRUE(t == DataType::Int(8) || t == DataType::Int(32))
+        << call->op->name << " " << t.str();
   });
 }
 
@@ -138,7 +140,8 @@ TEST(QuantizePowerOfTwo, CompiledMatchesEachOperatorRunAloneBitForBitAndFloatClo
       largest = std::max(largest, std::fabs(GetFloat(real, i)));
       error = std::max(error, std::fabs(GetFloat(got, i) - GetFloat(real, i)));
     }
-    EXPECT_LT(error, 0.06 * largest) << "int8 differs from float32 by " << error << " of " << largest;
+    EXPECT_LT(error, 0.06 * largest)
+        << "int8 differs from float32 by " << error << " of " << largest;
   }
 }
 
@@ -183,13 +186,14 @@ TEST(QuantizePowerOfTwo, ErrorsSayWhatDoesNotFit) {
   // A residual add of values 2^40 apart: the smaller one's exponent is too fine to shift the
   // other to in int32.
   Var x = MakeVar("x", TensorType({1, 8, 6, 6}, kF32));
-  Expr tiny = MakeCall("nn.conv2d", {x, RandomConstant({8, 8, 1, 1}, "w", 1, -1e-12, 1e-12)}, {},
-                       "tiny");
+  Expr tiny =
+      MakeCall("nn.conv2d", {x, RandomConstant({8, 8, 1, 1}, "w", 1, -1e-12, 1e-12)}, {}, "tiny");
   Expr plain = MakeCall("nn.conv2d", {x, RandomConstant({8, 8, 1, 1}, "v", 2, -1, 1)}, {}, "plain");
   IRModule far_apart =
       IRModule::FromFunction(MakeFunction({x}, MakeCall("add", {tiny, plain}, {}, "residual")));
-  EXPECT_NE(ErrorOf([&] { QuantizeInt8(far_apart, Samples(1), kPowerOfTwo, nullptr); })
-                .find("adding 'residual' in int8/int32 takes a shift of"),
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(far_apart, Samples(1), kPowerOfTwo, nullptr);
+            }).find("adding 'residual' in int8/int32 takes a shift of"),
             std::string::npos);
 }
 
