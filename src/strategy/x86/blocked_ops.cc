@@ -44,6 +44,12 @@ te::Schedule ScheduleAmxConv2D(const CallInfo& info, const Tensors& outputs, con
   });
 }
 
+// The AMX dense layers (bfloat16 and int8): one register block per AmxTiles call.
+te::Schedule ScheduleAmxDense(const CallInfo& info, const Tensors& outputs, const Target&) {
+  LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
+  return NamingTheCall(info, [&] { return topi::x86::schedule_dense_amx(outputs[0]); });
+}
+
 te::Schedule ScheduleNCHWc(const CallInfo& info, const Tensors& outputs, const Target&) {
   LOOM_ICHECK(outputs.size() == 1) << info.where << ": a blocked conv group has one output";
   topi::x86::Conv2DNCHWcConfig config;
@@ -142,7 +148,8 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                      [](const CallInfo&, const Tensors& in) {
                        return Tensors{topi::x86::pack_weight_amx_int8(in[0])};
                      })
-      .Describe("an int8 KCRS weight as [K/32, C/32, R, S, 8, 32, 4]")
+      .Describe("an int8 KCRS weight as [K/32, C/32, R, S, 8, 32, 4], a dense one [N, K] as "
+                "[N/32, K/32, 8, 32, 4]")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque);
 
@@ -190,14 +197,20 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                      [](const CallInfo&, const Tensors& in) {
                        return Tensors{topi::x86::dense_bf16(in[0], in[1])};
                      })
-      .Describe("data [M, K] bfloat16 x a weight packed by nn.contrib_bf16_weight_pack -> "
-                "[M, N] float32 (AMX tiles)")
+      .Describe("data [..., M, K] bfloat16 x a weight packed by nn.contrib_bf16_weight_pack "
+                "-> [..., M, N] float32 (AMX tiles)")
       .Inputs({"data", "packed_weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
-        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
-        return NamingTheCall(info, [&] { return topi::x86::schedule_dense_bf16(outputs[0]); });
-      });
+      .Schedule(ScheduleAmxDense);
+  RegisterComputedOp("nn.contrib_dense_amx_int8",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::dense_amx_int8(in[0], in[1])};
+                     })
+      .Describe("data [..., M, K] uint8 x an int8 weight packed by "
+                "nn.contrib_amx_int8_weight_pack -> [..., M, N] int32 (AMX tiles)")
+      .Inputs({"data", "packed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleAmxDense);
 
   OpBuilder depthwise = RegisterComputedOp(
       "nn.contrib_depthwise_conv2d_nchwc", [](const CallInfo& info, const Tensors& in) {

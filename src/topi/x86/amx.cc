@@ -1,4 +1,4 @@
-// bfloat16 and int8 conv2d, and bfloat16 dense, on AMX tiles (amx.h).
+// bfloat16 and int8 conv2d and dense on AMX tiles (amx.h).
 //
 // Each operator's register-block stage is tensorized whole onto AmxTiles: the
 // intrinsic's compute is built by the same function as the operator's, over placeholders
@@ -25,12 +25,12 @@ using detail::ConstShape;
 const char* const kConvTag = "conv2d_nchwc_bf16";
 const char* const kInt8ConvTag = "conv2d_nchwc_amx_int8";
 const char* const kDenseTag = "dense_bf16";
+const char* const kInt8DenseTag = "dense_amx_int8";
 const char* const kUnfoldTag = "unfold_columns_nchwc";
 const char* const kUnfoldRowsTag = "unfold_columns_rows";
 constexpr int kDepth = kAmxDepth;         // elements of a channel block, one step deep
 constexpr int kBlock = kAmxBlockColumns;  // output columns of a register block
 constexpr int kLanes = detail::kAvx512Lanes;
-constexpr int kPairs = kDepth / 2;  // rows of a bfloat16 B tile
 
 // The type a product sums in.
 DataType SumType(AmxProduct product) {
@@ -78,14 +78,17 @@ ConvSum MakeConvSum(detail::PaddedInput input, te::Tensor weight, const Conv2DAt
                  te::reduce_axis(Range(0, kDepth), "rci")};
 }
 
-// The dense product's sum over k for (row, column) of data and the packed weight.
+// The dense product's sum over k for the data's row at `row` (its indices but the last) and
+// `column` of the packed weight, in `product`'s sum type.
 PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVar& k,
-                  const PrimExpr& row, const PrimExpr& column) {
-  PrimExpr w =
-      packed(floordiv(column, kBlock), floordiv(k->var, kDepth),
-             floordiv(floormod(k->var, kDepth), 2), floormod(column, kBlock), floormod(k->var, 2));
-  const DataType f32 = DataType::Float(32);
-  return te::sum(cast(f32, data(row, k->var)) * cast(f32, w), {k});
+                  Array<PrimExpr> row, const PrimExpr& column, AmxProduct product) {
+  const int group = AmxGroup(product);
+  PrimExpr w = packed(floordiv(column, kBlock), floordiv(k->var, kDepth),
+                      floordiv(floormod(k->var, kDepth), group), floormod(column, kBlock),
+                      floormod(k->var, group));
+  const DataType sum_type = SumType(product);
+  row.push_back(k->var);
+  return te::sum(cast(sum_type, data(row)) * cast(sum_type, w), {k});
 }
 
 // The register-block stage of `out`'s schedule: the anchor when it is the output (then a
@@ -122,11 +125,10 @@ te::Tensor PackWeight(const te::Tensor& weight, AmxProduct product, const std::s
   std::vector<int64_t> w = ConstShape(weight, op);
   const bool bf16 = product == AmxProduct::kBf16;
   LOOM_CHECK_USER((bf16 ? weight.dtype().is_float() : weight.dtype() == DataType::Int(8)) &&
-                  (w.size() == 4 || (bf16 && w.size() == 2)) && w[0] % kBlock == 0 &&
-                  w[1] % kDepth == 0)
+                  (w.size() == 4 || w.size() == 2) && w[0] % kBlock == 0 && w[1] % kDepth == 0)
       << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
-      << detail::ShapeText(w) << " must be " << (bf16 ? "float KCRS or [N, K]" : "int8 KCRS")
-      << " with its first two dimensions multiples of " << kBlock;
+      << detail::ShapeText(w) << " must be " << (bf16 ? "float" : "int8")
+      << " KCRS or [N, K] with its first two dimensions multiples of " << kBlock;
   const int group = AmxGroup(product);
   const size_t rank = w.size();
   Array<PrimExpr> shape{int(w[0] / kBlock), int(w[1] / kDepth)};
@@ -318,50 +320,93 @@ te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs&
   return s;
 }
 
-te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight) {
-  const std::string op = kDenseTag;
-  CheckType(data, DataType::BFloat16(), op, "data");
-  CheckType(packed_weight, DataType::BFloat16(), op, "weight");
+namespace {
+
+// data [..., M, K] times the packed weight in `product`'s types, tagged `tag`.
+te::Tensor AmxDense(const te::Tensor& data, const te::Tensor& packed_weight, AmxProduct product,
+                    const std::string& tag) {
+  const std::string op = tag;
+  const bool bf16 = product == AmxProduct::kBf16;
+  const int group = AmxGroup(product);
+  CheckType(data, bf16 ? DataType::BFloat16() : DataType::UInt(8), op, "data");
+  CheckType(packed_weight, bf16 ? DataType::BFloat16() : DataType::Int(8), op, "weight");
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
-  LOOM_CHECK_USER(in.size() == 2 && w.size() == 5 && w[1] * kDepth == in[1] && w[2] == kPairs &&
-                  w[3] == kBlock && w[4] == 2)
+  LOOM_CHECK_USER(in.size() >= 2 && w.size() == 5 && w[1] * kDepth == in.back() &&
+                  w[2] == kDepth / group && w[3] == kBlock && w[4] == group)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
-      << " must be [M, K] (K a multiple of 32) and the packed weight '" << packed_weight.name()
-      << "' " << detail::ShapeText(w) << " [N/32, K/32, 16, 32, 2]";
-  IterVar k = te::reduce_axis(Range(0, int(in[1])), "k");
+      << " must be [..., M, K] (K a multiple of 32) and the packed weight '"
+      << packed_weight.name() << "' " << detail::ShapeText(w) << " [N/32, K/32, "
+      << kDepth / group << ", 32, " << group << "]";
+  IterVar k = te::reduce_axis(Range(0, int(in.back())), "k");
+  Array<PrimExpr> shape;
+  for (size_t d = 0; d + 1 < in.size(); ++d) shape.push_back(int(in[d]));
+  shape.push_back(int(w[0] * kBlock));
   return te::compute(
-      {int(in[0]), int(w[0] * kBlock)},
-      [&](Var i, Var j) { return DenseSum(data, packed_weight, k, i, j); }, op, kDenseTag);
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> row(i.begin(), i.end() - 1);
+        return DenseSum(data, packed_weight, k, row, i.back(), product);
+      },
+      op, tag);
 }
 
-te::Schedule schedule_dense_bf16(const te::Tensor& out) {
-  const std::string name = "schedule_dense_bf16";
+}  // namespace
+
+te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight) {
+  return AmxDense(data, packed_weight, AmxProduct::kBf16, kDenseTag);
+}
+
+te::Tensor dense_amx_int8(const te::Tensor& data, const te::Tensor& packed_weight) {
+  return AmxDense(data, packed_weight, AmxProduct::kInt8, kInt8DenseTag);
+}
+
+te::Schedule schedule_dense_amx(const te::Tensor& out) {
+  const std::string name = "schedule_dense_amx";
   te::Operation dense = detail::FindAnchor(
-      out, [](const te::Operation& op) { return op->tag == kDenseTag; }, name,
-      "a dense_bf16 output");
+      out,
+      [](const te::Operation& op) { return op->tag == kDenseTag || op->tag == kInt8DenseTag; },
+      name, "a dense_bf16 or dense_amx_int8 output");
+  const AmxProduct product = dense->tag == kDenseTag ? AmxProduct::kBf16 : AmxProduct::kInt8;
+  const int group = AmxGroup(product);
   detail::CheckEpilogueKeepsShape(out, dense, name);
-  std::vector<int64_t> shape = ConstShape(te::Tensor(dense, 0), name);  // M, N
-  Array<te::Tensor> inputs = dense->InputTensors();                     // data, packed weight
+  std::vector<int64_t> shape = ConstShape(te::Tensor(dense, 0), name);  // ..., M, N
+  const size_t leading = shape.size() - 2;                               // the "..."
+  Array<te::Tensor> inputs = dense->InputTensors();  // data, packed weight
   std::vector<int64_t> packed = ConstShape(inputs[1], name);
   const int64_t K = packed[1] * kDepth;
-  const AmxRowTiling tiling = ChooseAmxRowTiling(shape[0]);
+  const AmxRowTiling tiling = ChooseAmxRowTiling(shape[leading]);
 
-  // The intrinsic: one block of rows x 32 columns over the whole of K.
-  te::Tensor a = te::placeholder({int(tiling.block()), int(K)}, DataType::BFloat16(), "a");
-  te::Tensor b =
-      te::placeholder({1, int(K / kDepth), kPairs, kBlock, 2}, DataType::BFloat16(), "b");
+  // The intrinsic: one block of rows x 32 columns over the whole of K, of one index of the
+  // leading dimensions.
+  Array<PrimExpr> a_shape(leading, 1), zeros(leading, 0);
+  a_shape.push_back(int(tiling.block()));
+  a_shape.push_back(int(K));
+  te::Tensor a = te::placeholder(a_shape, inputs[0].dtype(), "a");
+  te::Tensor b = te::placeholder({1, int(K / kDepth), kDepth / group, kBlock, group},
+                                 inputs[1].dtype(), "b");
   IterVar k = te::reduce_axis(Range(0, int(K)), "k");
   te::Tensor c = te::compute(
-      {int(tiling.block()), kBlock}, [&](Var i, Var j) { return DenseSum(a, b, k, i, j); }, "c");
+      {int(tiling.block()), kBlock},
+      [&](Var i, Var j) {
+        Array<PrimExpr> row = zeros;
+        row.push_back(i);
+        return DenseSum(a, b, k, row, j, product);
+      },
+      "c");
   AmxBlock block;
+  block.product = product;
   block.rows = tiling.rows;
   block.row_tiles = tiling.row_tiles;
   block.steps = {K / kDepth};
-  block.a_index = [](const Array<PrimExpr>& step, const PrimExpr& row) {
-    return Array<PrimExpr>{row, step[0] * kDepth};
+  block.a_index = [zeros](const Array<PrimExpr>& step, const PrimExpr& row) {
+    Array<PrimExpr> index = zeros;
+    index.push_back(row);
+    index.push_back(step[0] * kDepth);
+    return index;
   };
-  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& pair, const PrimExpr& column) {
-    return Array<PrimExpr>{0, step[0], pair, column, 0};
+  block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& group_row,
+                     const PrimExpr& column) {
+    return Array<PrimExpr>{0, step[0], group_row, column, 0};
   };
   block.c_index = [](const PrimExpr& row, const PrimExpr& column) {
     return Array<PrimExpr>{row, column};
@@ -372,16 +417,22 @@ te::Schedule schedule_dense_bf16(const te::Tensor& out) {
   detail::InlineInjective(s, {out.op()});
   te::Operation acc = BlockStage(s, out, dense);
   te::Stage o = s[out];
-  Array<IterVar> axes = o->leaf_iter_vars;  // i, j
-  auto [row_block, block_row] = o.split(axes[0], int(tiling.block()));
-  auto [column_block, block_column] = o.split(axes[1], kBlock);
-  o.reorder({column_block, row_block, block_row, block_column});
-  IterVar task = o.fuse(column_block, row_block);
+  Array<IterVar> axes = o->leaf_iter_vars;  // ..., i, j
+  auto [row_block, block_row] = o.split(axes[leading], int(tiling.block()));
+  auto [column_block, block_column] = o.split(axes[leading + 1], kBlock);
+  Array<IterVar> order(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(leading));
+  for (const IterVar& axis : {column_block, row_block, block_row, block_column}) {
+    order.push_back(axis);
+  }
+  o.reorder(order);
+  IterVar task = column_block;
+  for (size_t d = leading; d-- > 0;) task = o.fuse(axes[d], task);
+  task = o.fuse(task, row_block);
   o.parallel(task);
   VectorizeBlockColumns(o, block_column);
   te::Stage t = s[acc];
   t.compute_at(o, task);
-  t.tensorize(t->leaf_iter_vars[0], intrin);
+  t.tensorize(t->leaf_iter_vars[leading], intrin);
   return s;
 }
 

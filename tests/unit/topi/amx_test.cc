@@ -2,9 +2,9 @@
 // reference over the same bfloat16-rounded operands (the tiles multiply bfloat16 exactly and
 // sum in float32, so only the summation order differs), for row tilings of one and two
 // tiles, full and partial tile rows, padding, strides, dilation, 1x1, a fused epilogue, and a
-// stem with its kernel columns unfolded into channels. int8 conv2d (tdpbusd): bit-exact
-// against the integer reference over the full range of uint8 data and int8 weights, with a
-// zero point as the border. And the computes' user errors. The compiled runs are skipped on
+// stem with its kernel columns unfolded into channels. int8 conv2d and dense (tdpbusd):
+// bit-exact against the integer reference over the full range of uint8 data and int8
+// weights, with a zero point as the border. And the computes' user errors. The compiled runs are skipped on
 // hosts without amx-bf16 / amx-int8 (the kernels are still lowered, which checks the
 // schedules and the tensorize matches).
 #include "loom/topi/x86/amx.h"
@@ -60,7 +60,7 @@ void ExpectDenseMatches(int64_t M, int64_t N, int64_t K, bool relu_epilogue) {
   if (relu_epilogue) out = relu(out);
   IRModule module;
   module.Add("pack", te::lower(schedule_injective({packed}), {weight, packed}, "pack"));
-  module.Add("dense", te::lower(schedule_dense_bf16(out), {data, packed_in, out}, "dense"));
+  module.Add("dense", te::lower(schedule_dense_amx(out), {data, packed_in, out}, "dense"));
   if (!HostHasAmxBf16()) return;
   runtime::Module compiled = build(module, Target::Parse("llvm"));
   tir::HostArray w = RoundedArray(kF32, {N, K}, 1);
@@ -221,7 +221,7 @@ TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
       std::string::npos);
   te::Tensor narrow = te::placeholder(Exprs({4, 24}), kBf16, "narrow");
   te::Tensor packed = te::placeholder(Exprs({1, 1, 16, 32, 2}), kBf16, "packed");
-  EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [M, K]"),
+  EXPECT_NE(test::ErrorOf([&] { dense_bf16(narrow, packed); }).find("must be [..., M, K]"),
             std::string::npos);
 }
 
@@ -251,6 +251,53 @@ TEST(TopiX86AmxInt8, Conv2DMatchesTheIntegerReferenceExactly) {
   ExpectInt8ConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), 255, false);
 }
 
+// uint8 data [..., M, K] (`data_shape`) times an int8 weight [N, K] over their full ranges
+// (both ends included), against the integer sum: the products of 0..255 by -128..127 summed
+// in int32 exactly.
+void ExpectInt8DenseMatches(const std::vector<int64_t>& data_shape, int64_t N, bool add_epilogue) {
+  SCOPED_TRACE("data " + ::testing::PrintToString(data_shape) + " N=" + std::to_string(N));
+  const int64_t K = data_shape.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < data_shape.size(); ++d) rows *= data_shape[d];
+  std::vector<int64_t> out_shape = data_shape;
+  out_shape.back() = N;
+  te::Tensor weight = te::placeholder(Exprs({N, K}), DataType::Int(8), "weight");
+  te::Tensor packed = pack_weight_amx_int8(weight);
+  te::Tensor data = te::placeholder(Exprs(data_shape), DataType::UInt(8), "data");
+  te::Tensor packed_in = te::placeholder(packed.shape(), DataType::Int(8), "packed");
+  te::Tensor out = dense_amx_int8(data, packed_in);
+  if (add_epilogue) out = add(out, out);
+  IRModule module;
+  module.Add("pack", te::lower(schedule_injective({packed}), {weight, packed}, "pack"));
+  module.Add("dense", te::lower(schedule_dense_amx(out), {data, packed_in, out}, "dense"));
+  if (!HostHasAmxInt8()) return;  // lowered (schedules and tensorize checked), not run
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray w(DataType::Int(8), {N, K}), x(DataType::UInt(8), data_shape);
+  std::mt19937 rng(7);
+  for (int64_t i = 0; i < w.NumElements(); ++i) w.SetInt(i, int64_t(rng() % 256) - 128);
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.SetInt(i, int64_t(rng() % 256));
+  w.SetInt(0, -128), w.SetInt(1, 127), x.SetInt(0, 255), x.SetInt(1, 255);
+  tir::HostArray pw(DataType::Int(8), tir::ConstParamShape(module.Lookup("pack"), 1));
+  tir::HostArray y(DataType::Int(32), out_shape);
+  CallWithArrays(compiled, "pack", {w, pw});
+  CallWithArrays(compiled, "dense", {x, pw, y});
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += x.GetInt(m * K + k) * w.GetInt(n * K + k);
+      ASSERT_EQ(y.GetInt(m * N + n), add_epilogue ? 2 * sum : sum) << "at " << m << ", " << n;
+    }
+  }
+}
+
+TEST(TopiX86AmxInt8, DenseMatchesTheIntegerReferenceExactly) {
+  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
+  ExpectInt8DenseMatches({128, 96}, 64, false);    // two tiles of 16 rows, three steps of K
+  ExpectInt8DenseMatches({1, 64}, 96, true);       // one row: a 1-row tile; an epilogue
+  ExpectInt8DenseMatches({42, 2048}, 32, false);   // 2 x 7 rows per block; a long sum
+  ExpectInt8DenseMatches({3, 2, 7, 64}, 64, true);  // leading dimensions: tasks of their own
+}
+
 TEST(TopiX86AmxInt8, BadOperandsAreUserErrors) {
   te::Tensor data = te::placeholder(Exprs({1, 1, 8, 8, 32}), DataType::UInt(8), "data");
   te::Tensor bf16_weight = te::placeholder(Exprs({1, 1, 3, 3, 16, 32, 2}), kBf16, "w");
@@ -259,7 +306,13 @@ TEST(TopiX86AmxInt8, BadOperandsAreUserErrors) {
             }).find("'w' must be int8"),
             std::string::npos);
   te::Tensor float_kcrs = te::placeholder(Exprs({32, 32, 3, 3}), kF32, "kcrs");
-  EXPECT_NE(test::ErrorOf([&] { pack_weight_amx_int8(float_kcrs); }).find("must be int8 KCRS"),
+  EXPECT_NE(test::ErrorOf([&] { pack_weight_amx_int8(float_kcrs); })
+                .find("must be int8 KCRS or [N, K]"),
+            std::string::npos);
+  te::Tensor int8_rows = te::placeholder(Exprs({4, 32}), DataType::Int(8), "rows");
+  te::Tensor packed = te::placeholder(Exprs({1, 1, 8, 32, 4}), DataType::Int(8), "packed");
+  EXPECT_NE(test::ErrorOf([&] { dense_amx_int8(int8_rows, packed); })
+                .find("data 'rows' must be uint8, got int8"),
             std::string::npos);
 }
 

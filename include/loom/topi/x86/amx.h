@@ -1,7 +1,7 @@
 // Products on AMX tiles, tensorized onto AmxTiles: conv2d and dense with bfloat16 operands
 // and float32 sums (tdpbf16ps; what a model compiled with --precision bf16 runs on a CPU with
-// amx-bf16), and conv2d of uint8 data and int8 weights with int32 sums (tdpbusd; what an
-// integer convolution of a quantized model runs on a CPU with amx-int8).
+// amx-bf16), and conv2d and dense of uint8 data and int8 weights with int32 sums (tdpbusd;
+// what the integer products of a quantized model run on a CPU with amx-int8).
 //
 // Layouts (32: the depth of a step, kAmxDepth, and the output columns of a register block,
 // kAmxBlockColumns; g: 2 for bfloat16, 4 for int8):
@@ -9,8 +9,9 @@
 //   conv2d weight  packed bfloat16 / int8          [K/32, C/32, R, S, 32/g, 32, g]
 //                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/g, k%32, c%g])
 //   conv2d output  NCHW32c float32 / int32         [N, K/32, P, Q, 32]
-//   dense data     [M, K] bfloat16; weight [N, K] packed as [N/32, K/32, 16, 32, 2]
-//                  (the conv2d's packing with R = S = 1); output [M, N] float32
+//   dense data     [..., M, K] bfloat16 / uint8; weight [N, K] packed as
+//                  [N/32, K/32, 32/g, 32, g] (the conv2d's packing with R = S = 1); output
+//                  [..., M, N] float32 / int32
 // Each register block is `rows x row_tiles` output positions (columns of a conv2d's output
 // row, rows of a dense layer's) by 32 output channels, accumulated over the whole reduction
 // in four accumulator tiles and stored once.
@@ -39,8 +40,8 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent);
 // first two dimensions must be multiples of 32. Tag "injective"; a model's weight is a
 // constant, so FoldConstant packs it at compile time.
 te::Tensor pack_weight_bf16(const te::Tensor& weight);
-// An int8 KCRS weight -> [K/32, C/32, R, S, 8, 32, 4] int8; K and C multiples of 32. Tag
-// "injective".
+// An int8 KCRS weight -> [K/32, C/32, R, S, 8, 32, 4] int8, a dense one [N, K] -> [N/32, K/32,
+// 8, 32, 4]; the first two dimensions multiples of 32. Tag "injective".
 te::Tensor pack_weight_amx_int8(const te::Tensor& weight);
 
 // ONNX Conv semantics (as topi::conv2d_nchw, groups 1) on the layouts above, products of
@@ -71,11 +72,15 @@ te::Schedule schedule_unfold_columns(const te::Tensor& out);
 // epilogue in 16-lane vectors.
 te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs& attrs);
 
-// data [M, K] bfloat16 x the packed weight -> [M, N] float32. Tag "dense_bf16".
+// data [..., M, K] bfloat16 x the packed weight -> [..., M, N] float32. Tag "dense_bf16".
 te::Tensor dense_bf16(const te::Tensor& data, const te::Tensor& packed_weight);
+// data [..., M, K] uint8 x the int8 packed weight -> [..., M, N] int32, exactly. Tag
+// "dense_amx_int8".
+te::Tensor dense_amx_int8(const te::Tensor& data, const te::Tensor& packed_weight);
 
-// Schedules `out`: a dense_bf16 output or an elementwise epilogue of it of the same shape.
-// Tasks are (column block, row block), one AmxTiles call each.
-te::Schedule schedule_dense_bf16(const te::Tensor& out);
+// Schedules `out`: a dense_bf16 or dense_amx_int8 output or an elementwise epilogue of it of
+// the same shape. Tasks are (the leading indices, column block, row block), one AmxTiles call
+// each.
+te::Schedule schedule_dense_amx(const te::Tensor& out);
 
 }  // namespace loom::topi::x86
