@@ -149,7 +149,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                        return Tensors{topi::x86::pack_weight_amx_int8(in[0])};
                      })
       .Describe("an int8 KCRS weight as [K/32, C/32, R, S, 8, 32, 4], a dense one [N, K] as "
-                "[N/32, K/32, 8, 32, 4]")
+                "[N/32, K/64, 16, 32, 4]")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque);
 

@@ -323,20 +323,22 @@ Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad
 }
 
 // data [..., M, K] (x, its shape) times a constant weight [N, K] as the AMX GEMM `op`
-// (dense_bf16 or dense_amx_int8) with the weight packed by `pack_op`: K and N padded to
-// multiples of 32 (the weight with zeros, so the data's padding, `pad_value`, adds nothing),
+// (dense_bf16 or dense_amx_int8) with the weight packed by `pack_op`: K padded to a multiple
+// of `depth` (the GEMM's step) and N of 32 (the weight with zeros, so the data's padding,
+// `pad_value`, adds nothing),
 // and M to a multiple of 16 where no row tiling of 8 rows or more divides it (a prime number
 // of tokens would otherwise take one-row tiles); `adjust` (if any) applied to the padded
 // product and weight, and the result sliced back to [..., M, N]. The leading dimensions
 // stay: a reshape between the GEMM and its epilogue would keep them apart (measured:
 // BERT-base's int8 feed-forward layer wrote and reread its int32 sums).
-Expr AmxDense(const std::string& op, const std::string& pack_op, Expr data, Expr weight,
-              const std::vector<int64_t>& x, int64_t n, double pad_value, const std::string& name,
+Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, Expr data,
+              Expr weight, const std::vector<int64_t>& x, int64_t n, double pad_value,
+              const std::string& name,
               const std::function<Expr(const Expr& product, const Expr& weight)>& adjust = {}) {
   constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
   const size_t rank = x.size();
   const int64_t rows = x[rank - 2], k = x[rank - 1];
-  const int64_t padded_k = RoundUp(k, topi::x86::kAmxDepth), padded_n = RoundUp(n, kBlock);
+  const int64_t padded_k = RoundUp(k, depth), padded_n = RoundUp(n, kBlock);
   const int64_t padded_rows =
       topi::x86::ChooseAmxRowTiling(rows).block() >= std::min<int64_t>(rows, 8)
           ? rows
@@ -387,8 +389,9 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
                            call.name_hint));
     };
     return LayoutRewrite{AmxDense("nn.contrib_dense_amx_int8", "nn.contrib_amx_int8_weight_pack",
-                                  data, weight, x, n, static_cast<double>(zero_point),
-                                  call.name_hint, subtract_share),
+                                  topi::x86::kAmxInt8DenseDepth, data, weight, x, n,
+                                  static_cast<double>(zero_point), call.name_hint,
+                                  subtract_share),
                          ""};
   }
   const int64_t padded_k = RoundUp(k, topi::x86::kVnniDepth);
@@ -545,8 +548,8 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   if (!operands || operands->first.size() < 2) return std::nullopt;
   const auto& [x, w] = *operands;
   return LayoutRewrite{AmxDense("nn.contrib_dense_bf16", "nn.contrib_bf16_weight_pack",
-                                context.Operand(0, ""), context.Operand(1, ""), x, w[0], 0,
-                                call.name_hint),
+                                topi::x86::kAmxDepth, context.Operand(0, ""),
+                                context.Operand(1, ""), x, w[0], 0, call.name_hint),
                        ""};
 }
 

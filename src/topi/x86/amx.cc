@@ -37,6 +37,11 @@ DataType SumType(AmxProduct product) {
   return product == AmxProduct::kBf16 ? DataType::Float(32) : DataType::Int(32);
 }
 
+// The elements a dense layer's step reduces: 64 bytes, a tile's full depth.
+int DenseDepth(AmxProduct product) {
+  return product == AmxProduct::kBf16 ? kDepth : kAmxInt8DenseDepth;
+}
+
 void CheckType(const te::Tensor& x, DataType dtype, const std::string& op,
                const std::string& role) {
   LOOM_CHECK_USER(x.dtype() == dtype) << op << ": " << role << " '" << x.name() << "' must be "
@@ -82,9 +87,9 @@ ConvSum MakeConvSum(detail::PaddedInput input, te::Tensor weight, const Conv2DAt
 // `column` of the packed weight, in `product`'s sum type.
 PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVar& k,
                   Array<PrimExpr> row, const PrimExpr& column, AmxProduct product) {
-  const int group = AmxGroup(product);
-  PrimExpr w = packed(floordiv(column, kBlock), floordiv(k->var, kDepth),
-                      floordiv(floormod(k->var, kDepth), group), floormod(column, kBlock),
+  const int group = AmxGroup(product), depth = DenseDepth(product);
+  PrimExpr w = packed(floordiv(column, kBlock), floordiv(k->var, depth),
+                      floordiv(floormod(k->var, depth), group), floormod(column, kBlock),
                       floormod(k->var, group));
   const DataType sum_type = SumType(product);
   row.push_back(k->var);
@@ -120,26 +125,30 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent) {
 
 namespace {
 
-// A KCRS or [N, K] weight as `product`'s B tiles: [K/32, C/32, (R, S,) 32/group, 32, group].
+// A KCRS or [N, K] weight as `product`'s B tiles: [K/32, C/d, (R, S,) d/group, 32, group],
+// d the depth of a step (a convolution's channel block; a dense layer's DenseDepth).
 te::Tensor PackWeight(const te::Tensor& weight, AmxProduct product, const std::string& op) {
   std::vector<int64_t> w = ConstShape(weight, op);
   const bool bf16 = product == AmxProduct::kBf16;
+  const int64_t depth = w.size() == 2 ? DenseDepth(product) : kDepth;
   LOOM_CHECK_USER((bf16 ? weight.dtype().is_float() : weight.dtype() == DataType::Int(8)) &&
-                  (w.size() == 4 || w.size() == 2) && w[0] % kBlock == 0 && w[1] % kDepth == 0)
+                  (w.size() == 4 || w.size() == 2) && w[0] % kBlock == 0 && w[1] % depth == 0)
       << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
       << detail::ShapeText(w) << " must be " << (bf16 ? "float" : "int8")
-      << " KCRS or [N, K] with its first two dimensions multiples of " << kBlock;
+      << " KCRS or [N, K], its first dimension a multiple of " << kBlock << " and its second of "
+      << depth;
   const int group = AmxGroup(product);
   const size_t rank = w.size();
-  Array<PrimExpr> shape{int(w[0] / kBlock), int(w[1] / kDepth)};
+  Array<PrimExpr> shape{int(w[0] / kBlock), int(w[1] / depth)};
   for (size_t d = 2; d < rank; ++d) shape.push_back(int(w[d]));
-  for (int extent : {kDepth / group, kBlock, group}) shape.push_back(extent);
+  for (int extent : {int(depth) / group, kBlock, group}) shape.push_back(extent);
   const DataType packed_type = bf16 ? DataType::BFloat16() : DataType::Int(8);
   return te::compute(
       shape,
       [&](const Array<Var>& i) {
         const size_t row = rank, filter = rank + 1, lane = rank + 2;
-        Array<PrimExpr> index{i[0] * kBlock + i[filter], i[1] * kDepth + i[row] * group + i[lane]};
+        Array<PrimExpr> index{i[0] * kBlock + i[filter],
+                              i[1] * int(depth) + i[row] * group + i[lane]};
         for (size_t d = 2; d < rank; ++d) index.push_back(i[d]);
         return cast(packed_type, weight(index));
       },
@@ -331,12 +340,13 @@ te::Tensor AmxDense(const te::Tensor& data, const te::Tensor& packed_weight, Amx
   CheckType(data, bf16 ? DataType::BFloat16() : DataType::UInt(8), op, "data");
   CheckType(packed_weight, bf16 ? DataType::BFloat16() : DataType::Int(8), op, "weight");
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(packed_weight, op);
-  LOOM_CHECK_USER(in.size() >= 2 && w.size() == 5 && w[1] * kDepth == in.back() &&
-                  w[2] == kDepth / group && w[3] == kBlock && w[4] == group)
+  const int depth = DenseDepth(product);
+  LOOM_CHECK_USER(in.size() >= 2 && w.size() == 5 && w[1] * depth == in.back() &&
+                  w[2] == depth / group && w[3] == kBlock && w[4] == group)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
-      << " must be [..., M, K] (K a multiple of 32) and the packed weight '"
-      << packed_weight.name() << "' " << detail::ShapeText(w) << " [N/32, K/32, "
-      << kDepth / group << ", 32, " << group << "]";
+      << " must be [..., M, K] (K a multiple of " << depth << ") and the packed weight '"
+      << packed_weight.name() << "' " << detail::ShapeText(w) << " [N/32, K/" << depth << ", "
+      << depth / group << ", 32, " << group << "]";
   IterVar k = te::reduce_axis(Range(0, int(in.back())), "k");
   Array<PrimExpr> shape;
   for (size_t d = 0; d + 1 < in.size(); ++d) shape.push_back(int(in[d]));
@@ -373,7 +383,8 @@ te::Schedule schedule_dense_amx(const te::Tensor& out) {
   const size_t leading = shape.size() - 2;                               // the "..."
   Array<te::Tensor> inputs = dense->InputTensors();  // data, packed weight
   std::vector<int64_t> packed = ConstShape(inputs[1], name);
-  const int64_t K = packed[1] * kDepth;
+  const int depth = DenseDepth(product);
+  const int64_t K = packed[1] * depth;
   const AmxRowTiling tiling = ChooseAmxRowTiling(shape[leading]);
 
   // The intrinsic: one block of rows x 32 columns over the whole of K, of one index of the
@@ -382,7 +393,7 @@ te::Schedule schedule_dense_amx(const te::Tensor& out) {
   a_shape.push_back(int(tiling.block()));
   a_shape.push_back(int(K));
   te::Tensor a = te::placeholder(a_shape, inputs[0].dtype(), "a");
-  te::Tensor b = te::placeholder({1, int(K / kDepth), kDepth / group, kBlock, group},
+  te::Tensor b = te::placeholder({1, int(K / depth), depth / group, kBlock, group},
                                  inputs[1].dtype(), "b");
   IterVar k = te::reduce_axis(Range(0, int(K)), "k");
   te::Tensor c = te::compute(
@@ -397,11 +408,12 @@ te::Schedule schedule_dense_amx(const te::Tensor& out) {
   block.product = product;
   block.rows = tiling.rows;
   block.row_tiles = tiling.row_tiles;
-  block.steps = {K / kDepth};
-  block.a_index = [zeros](const Array<PrimExpr>& step, const PrimExpr& row) {
+  block.depth = depth;
+  block.steps = {K / depth};
+  block.a_index = [zeros, depth](const Array<PrimExpr>& step, const PrimExpr& row) {
     Array<PrimExpr> index = zeros;
     index.push_back(row);
-    index.push_back(step[0] * kDepth);
+    index.push_back(step[0] * depth);
     return index;
   };
   block.b_index = [](const Array<PrimExpr>& step, const PrimExpr& group_row,

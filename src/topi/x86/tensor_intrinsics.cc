@@ -80,8 +80,8 @@ Stmt TileCall(const std::string& intrinsic, Array<PrimExpr> args) {
 }
 
 // The 64-byte tile configuration (palette 1; per tile its bytes per row and rows) as eight
-// little-endian int64 words. A's rows hold 32 elements (64 bytes of bfloat16, 32 of uint8);
-// B has one row per group of them.
+// little-endian int64 words. A's rows hold `depth` elements (32 bfloat16: 64 bytes; 32 or 64
+// uint8); B has one row per group of them.
 std::array<int64_t, 8> TileConfiguration(const AmxBlock& block) {
   std::array<uint8_t, 64> bytes{};
   bytes[0] = 1;
@@ -90,12 +90,12 @@ std::array<int64_t, 8> TileConfiguration(const AmxBlock& block) {
     bytes[48 + tile] = static_cast<uint8_t>(tile_rows);
   };
   const int group = AmxGroup(block.product);
-  const auto a_row_bytes = static_cast<uint16_t>(kAmxDepth * 4 / group);
+  const auto a_row_bytes = static_cast<uint16_t>(block.depth * 4 / group);
   for (int t = 0; t < block.row_tiles; ++t) {
     set(kATile + t, block.rows, a_row_bytes);
     for (int h = 0; h < 2; ++h) set(kAccumulatorTile + 2 * t + h, block.rows, 64);
   }
-  for (int h = 0; h < 2; ++h) set(kBTile + h, kAmxDepth / group, 64);
+  for (int h = 0; h < 2; ++h) set(kBTile + h, block.depth / group, 64);
   std::array<int64_t, 8> words{};
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return words;
@@ -105,12 +105,15 @@ std::array<int64_t, 8> TileConfiguration(const AmxBlock& block) {
 
 te::TensorIntrin AmxTiles(const te::Operation& op, const AmxBlock& block) {
   const std::string what = "AmxTiles";
+  const int group = AmxGroup(block.product);
   LOOM_CHECK_USER(block.rows >= 1 && block.rows <= kAmxMaxRows &&
-                  (block.row_tiles == 1 || block.row_tiles == 2) && block.a_index &&
+                  (block.row_tiles == 1 || block.row_tiles == 2) && block.depth > 0 &&
+                  block.depth % group == 0 && block.depth * 4 / group <= 64 && block.a_index &&
                   block.b_index && block.c_index)
       << what << ": a block takes 1 or 2 row tiles of 1-" << kAmxMaxRows
-      << " rows and its three index functions, got " << block.row_tiles << " tiles of "
-      << block.rows << " rows";
+      << " rows, a depth of whole groups of at most 64 bytes, and its three index functions; "
+      << "got " << block.row_tiles << " tiles of " << block.rows << " rows, depth "
+      << block.depth;
   return te::decl_tensor_intrin(
       op,
       [block, what](const Array<Buffer>& in, const Array<Buffer>& out) {

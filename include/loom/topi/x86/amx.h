@@ -10,8 +10,9 @@
 //                  (weight[k, c, r, s] at [k/32, c/32, r, s, (c%32)/g, k%32, c%g])
 //   conv2d output  NCHW32c float32 / int32         [N, K/32, P, Q, 32]
 //   dense data     [..., M, K] bfloat16 / uint8; weight [N, K] packed as
-//                  [N/32, K/32, 32/g, 32, g] (the conv2d's packing with R = S = 1); output
-//                  [..., M, N] float32 / int32
+//                  [N/32, K/d, d/g, 32, g] (the conv2d's packing with R = S = 1 and steps d
+//                  deep: 32 bfloat16 or 64 int8, a tile's 64 bytes); output [..., M, N]
+//                  float32 / int32
 // Each register block is `rows x row_tiles` output positions (columns of a conv2d's output
 // row, rows of a dense layer's) by 32 output channels, accumulated over the whole reduction
 // in four accumulator tiles and stored once.
@@ -40,8 +41,8 @@ AmxRowTiling ChooseAmxRowTiling(int64_t extent);
 // first two dimensions must be multiples of 32. Tag "injective"; a model's weight is a
 // constant, so FoldConstant packs it at compile time.
 te::Tensor pack_weight_bf16(const te::Tensor& weight);
-// An int8 KCRS weight -> [K/32, C/32, R, S, 8, 32, 4] int8, a dense one [N, K] -> [N/32, K/32,
-// 8, 32, 4]; the first two dimensions multiples of 32. Tag "injective".
+// An int8 KCRS weight -> [K/32, C/32, R, S, 8, 32, 4] int8 (K and C multiples of 32), a dense
+// one [N, K] -> [N/32, K/64, 16, 32, 4] (N a multiple of 32, K of 64). Tag "injective".
 te::Tensor pack_weight_amx_int8(const te::Tensor& weight);
 
 // ONNX Conv semantics (as topi::conv2d_nchw, groups 1) on the layouts above, products of

@@ -23,12 +23,15 @@ te::TensorIntrin VnniDot16x4();
 
 namespace loom::topi::x86 {
 
-// AMX: a tile holds up to 16 rows of 64 bytes. Loom's blocks reduce 32 elements per step
-// (one NCHW32c channel block): a bf16 product (tdpbf16ps) multiplies rows of 32 bfloat16 by
-// 32 x 16 bfloat16 stored as 16 rows of 16 pairs; an int8 product (tdpbusd) rows of 32 uint8
-// by 32 x 16 int8 stored as 8 rows of 16 quads; each into 16 x 16 float32 / int32.
+// AMX: a tile holds up to 16 rows of 64 bytes. The convolutions' blocks reduce 32 elements
+// per step (one NCHW32c channel block): a bf16 product (tdpbf16ps) multiplies rows of 32
+// bfloat16 by 32 x 16 bfloat16 stored as 16 rows of 16 pairs; an int8 product (tdpbusd) rows
+// of 32 uint8 by 32 x 16 int8 stored as 8 rows of 16 quads (half a tile's depth); each into
+// 16 x 16 float32 / int32. The dense layers' steps fill the tiles: 64 bytes deep, so 64 int8
+// elements (kAmxInt8DenseDepth).
 inline constexpr int kAmxMaxRows = 16;
 inline constexpr int kAmxDepth = 32;
+inline constexpr int kAmxInt8DenseDepth = 64;
 inline constexpr int kAmxColumns = 16;
 // The output columns of one register block: two accumulator tiles side by side.
 inline constexpr int kAmxBlockColumns = 2 * kAmxColumns;
@@ -39,15 +42,16 @@ inline int AmxGroup(AmxProduct product) { return product == AmxProduct::kBf16 ? 
 
 // One register block of AMX products over a whole reduction: C[rows * row_tiles, 32]
 // (float32 / int32) = sum over the reduction of A (bfloat16 / uint8, row_tiles tiles of
-// `rows` rows) times B (bfloat16 / int8, two column halves of 32 / group rows x 16 columns x
-// group). The reduction is `steps` (outer loops the statements run, each step 32 deep) times
-// 32. The index functions give, in the intrinsic's buffers, A's element (row, depth 0) at a
+// `rows` rows) times B (bfloat16 / int8, two column halves of depth / group rows x 16
+// columns x group). The reduction is `steps` (outer loops the statements run) times `depth`
+// (at most 64 bytes of A's type). The index functions give, in the intrinsic's buffers, A's element (row, depth 0) at a
 // step, B's (group 0, column) of a step, and C's (row, column); a tile's row stride is where
 // row 1 lies from row 0.
 struct AmxBlock {
   AmxProduct product = AmxProduct::kBf16;
   int64_t rows = kAmxMaxRows;  // 1..16
   int64_t row_tiles = 2;       // 1 or 2
+  int64_t depth = kAmxDepth;   // elements each step reduces
   std::vector<int64_t> steps;
   std::function<Array<PrimExpr>(const Array<PrimExpr>& step, const PrimExpr& row)> a_index;
   std::function<Array<PrimExpr>(const Array<PrimExpr>& step, const PrimExpr& group,
