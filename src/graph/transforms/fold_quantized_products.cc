@@ -19,8 +19,9 @@
 // The QuantizeLinear of the product's result (its division by the output scale) becomes a
 // multiplication by the reciprocal, as int8 runtimes requantize (Requantize says why).
 //
-// Grouped and depthwise convolutions are left as they are: no target has integer kernels for
-// them yet, and their float kernels beat the generic integer schedule.
+// Grouped and depthwise convolutions stay float: no target has integer kernels for them yet,
+// and their float kernels beat the generic integer schedule. Their QuantizeLinear multiplies
+// by the reciprocal all the same, as the integer products' does.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -84,13 +85,19 @@ class QuantizedProductFolder : public ExprMutator {
     if (std::optional<Expr> requantized = Requantize(rebuilt, *product)) return *requantized;
     const std::string& name = product->op->name;
     const bool conv = name == "nn.conv2d";
-    if ((!conv && name != "nn.dense") || (conv && product->attrs.GetInt("groups") != 1) ||
-        !product->attrs.GetString("out_dtype").empty()) {
+    if ((!conv && name != "nn.dense") || !product->attrs.GetString("out_dtype").empty()) {
       return rebuilt;
     }
     const CallNode* data = AsDequantize(product->args[0]);
     const CallNode* weight = AsDequantize(product->args[1]);
     if (data == nullptr || weight == nullptr || !weight->args[0].as<ConstantNode>()) return rebuilt;
+    if (conv && product->attrs.GetInt("groups") != 1) {
+      // Computed in float, but requantized as a product is (QLinearConv's arithmetic, which
+      // ONNX Runtime runs it by): a division per output element cost more than a depthwise
+      // convolution's multiply-adds.
+      products_.insert(rebuilt.get());
+      return rebuilt;
+    }
     // The data's scale and zero point one each; the weight's scale one, or one per output
     // channel (its axis 0), and its zero points one value.
     const Type& weight_scale = weight->args[1].type();

@@ -157,6 +157,13 @@ TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {
     moved += step;
   }
   EXPECT_LE(moved * 100, want.NumElements()) << moved << " of " << want.NumElements() << " moved";
+  // A depthwise conv of dequantized operands stays float, and is requantized alike.
+  Function depthwise = MakeQuantizedConv({kU8, 3, {1, 8, 6, 6}, 8, {{"groups", int64_t{8}}}, {}});
+  Expr divided = MakeCall("divide", {depthwise->body, Scalar(kF32, 0.07)});
+  const std::string depthwise_text =
+      ToText(RunPass(FoldQuantizedProducts(), MakeFunction(depthwise->params, divided)));
+  EXPECT_TRUE(Has(depthwise_text, "= nn.conv2d(")) << depthwise_text;
+  EXPECT_FALSE(Has(depthwise_text, "divide(")) << depthwise_text;
   // A division of anything else stays.
   Var x = MakeVar("x", TensorType({4}, kF32));
   Function plain = MakeFunction({x}, MakeCall("divide", {x, Scalar(kF32, 0.07)}));
