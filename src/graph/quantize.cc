@@ -176,16 +176,9 @@ IRModule QuantizeInt8(const IRModule& module,
   for (size_t i = 0; i < calls.size(); ++i) index[calls[i]] = i;
   LayerQuantizer quantizer(index, params, &weights, layers);
   Expr body = quantizer.VisitExpr(main->body);
-  IRModule result = prepared;
-  result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
-  result.SetOutputNames(module.output_names());  // the passes keep functions only
-  if (report != nullptr) {
-    report->scheme = options.scheme;
-    report->kept_float = found.kept_float;
-    report->samples = static_cast<int>(samples.size());
-    report->layers = std::move(layers);
-  }
-  return result;
+  return quantize_detail::QuantizedModule(module, prepared, body, options, found,
+                                          static_cast<int>(samples.size()), std::move(layers),
+                                          report);
 }
 
 }  // namespace loom::graph

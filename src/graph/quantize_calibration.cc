@@ -158,6 +158,22 @@ std::vector<ObservedRange> CalibratedRanges(Calibration& calibration,
   return ranges;
 }
 
+IRModule QuantizedModule(const IRModule& module, const IRModule& prepared, const Expr& body,
+                         const QuantizeOptions& options, const Layers& found, int samples,
+                         std::vector<QuantizedLayer> layers, QuantizeReport* report) {
+  const Function& main = prepared.main();
+  IRModule result = prepared;
+  result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
+  result.SetOutputNames(module.output_names());
+  if (report != nullptr) {
+    report->scheme = options.scheme;
+    report->kept_float = found.kept_float;
+    report->samples = samples;
+    report->layers = std::move(layers);
+  }
+  return result;
+}
+
 double ErrorSum::Relative() const { return signal > 0 ? std::sqrt(error / signal) : 0.0; }
 
 double RoundTrip(double v, float scale, int64_t zero_point, int64_t low, int64_t high) {

@@ -56,6 +56,12 @@ std::vector<ObservedRange> CalibratedRanges(Calibration& calibration,
                                             const QuantizeOptions& options,
                                             const std::vector<std::string>& names);
 
+// The quantized model: `prepared` with `body` as main's, the outputs named as `module`'s (the
+// passes keep functions only); the report filled in, if one is asked for.
+IRModule QuantizedModule(const IRModule& module, const IRModule& prepared, const Expr& body,
+                         const QuantizeOptions& options, const Layers& found, int samples,
+                         std::vector<QuantizedLayer> layers, QuantizeReport* report);
+
 // Accumulates sum (q(v) - v)^2 and sum v^2: rounding's error relative to the values' size.
 struct ErrorSum {
   double error = 0, signal = 0;

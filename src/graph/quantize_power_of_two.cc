@@ -399,16 +399,8 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
   });
   for (size_t i = 0; i < found.calls.size(); ++i) layers[i].data_error = errors[i].Relative();
 
-  IRModule result = prepared;
-  result.Add("main", MakeFunction(main->params, body, main->attrs), /*replace=*/true);
-  result.SetOutputNames(module.output_names());
-  if (report != nullptr) {
-    report->scheme = options.scheme;
-    report->kept_float = found.kept_float;
-    report->samples = static_cast<int>(samples.size());
-    report->layers = std::move(layers);
-  }
-  return result;
+  return QuantizedModule(module, prepared, body, options, found, static_cast<int>(samples.size()),
+                         std::move(layers), report);
 }
 
 }  // namespace loom::graph::quantize_detail

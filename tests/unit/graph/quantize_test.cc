@@ -9,6 +9,7 @@
 
 #include "compile_test_models.h"
 #include "pass_test_util.h"
+#include "quantize_test_samples.h"
 
 namespace loom::graph::test {
 namespace {
@@ -25,19 +26,6 @@ Function ConvDenseModel() {
   Expr dense = MakeCall("nn.dense", {flat, RandomConstant({10, 16 * 6 * 6}, "fc.w", 2, -0.1, 0.1)},
                         {}, "fc");
   return MakeFunction({x}, dense);
-}
-
-// Inputs uniform in [-1, 3], the ends included.
-std::vector<std::vector<runtime::NDArray>> Samples(int count) {
-  std::vector<std::vector<runtime::NDArray>> samples;
-  for (int s = 0; s < count; ++s) {
-    runtime::NDArray x = RandomArray({1, 8, 6, 6}, kF32, 40 + static_cast<unsigned>(s));
-    for (int64_t i = 0; i < x.NumElements(); ++i) SetValue(x, i, 1 + GetFloat(x, i) / 2);
-    SetValue(x, 0, -1);
-    SetValue(x, 1, 3);
-    samples.push_back({x});
-  }
-  return samples;
 }
 
 TEST(QuantizeInt8, CalibratesEachLayerAndComputesCloseToFloat) {
