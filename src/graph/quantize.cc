@@ -135,7 +135,8 @@ IRModule QuantizeInt8(const IRModule& module,
   if (options.scheme == "power-of-two") {
     return quantize_detail::QuantizePowerOfTwo(module, samples, options, report);
   }
-  IRModule prepared = quantize_detail::PrepareForQuantization(module, Target::Parse(options.target));
+  IRModule prepared =
+      quantize_detail::PrepareForQuantization(module, Target::Parse(options.target));
   const Function& main = prepared.main();
   const quantize_detail::Layers found = quantize_detail::QuantizableLayers(main, options);
   const std::vector<const CallNode*>& calls = found.calls;
@@ -143,9 +144,12 @@ IRModule QuantizeInt8(const IRModule& module,
   // The model with every quantized layer's data as an output.
   std::vector<Expr> observed;
   for (const CallNode* call : calls) observed.push_back(call->args[0]);
+  std::vector<std::string> described;
+  for (const std::string& name : found.names)
+    described.push_back("the data of layer '" + name + "'");
   quantize_detail::Calibration calibration(main, observed, options.target, samples);
   const std::vector<quantize_detail::ObservedRange> ranges =
-      quantize_detail::CalibratedRanges(calibration, options, found.names);
+      quantize_detail::CalibratedRanges(calibration, options, described);
 
   std::vector<QuantizedLayer> layers(calls.size());
   std::vector<Uint8Params> params;

@@ -44,7 +44,12 @@ bool Quantizable(const CallNode& call) {
   if (name == "nn.conv2d" && call.attrs.GetInt("groups") != 1) return false;
   const auto* weight = call.args[1].as<ConstantNode>();
   return weight != nullptr && weight->data.dtype() == kF32 && call.args[0].type().dtype() == kF32 &&
-         weight->data.NumElements() > 0;
+         weight->data.NumElements() > 0 && call.attrs.GetString("out_dtype").empty();
+}
+
+bool AllFinite(const runtime::NDArray& a) {
+  const auto* v = static_cast<const float*>(a.data());
+  return std::all_of(v, v + a.NumElements(), [](float x) { return std::isfinite(x); });
 }
 
 }  // namespace
@@ -58,6 +63,10 @@ Layers QuantizableLayers(const Function& main, const QuantizeOptions& options) {
     names.push_back(call->name_hint.empty() ? call->op->name + " #" + std::to_string(calls.size())
                                             : call->name_hint);
     calls.push_back(call);
+    LOOM_CHECK_USER(AllFinite(call->args[1].as<ConstantNode>()->data))
+        << "QuantizeInt8: the weight of layer '" << names.back()
+        << "' holds an infinite or NaN value, so it has no finite scale; fix the model, or "
+        << "leave the layer in float (--keep-float)";
   });
   LOOM_CHECK_USER(!calls.empty())
       << "QuantizeInt8: the model has no layer to quantize (a conv2d with groups 1 or a dense "
@@ -134,8 +143,8 @@ std::vector<ObservedRange> CalibratedRanges(Calibration& calibration,
   });
   for (size_t i = 0; i < n; ++i) {
     LOOM_CHECK_USER(finite[i])
-        << "QuantizeInt8: the data of layer '" << names[i]
-        << "' takes an infinite or NaN value on the calibration samples, so it has no "
+        << "QuantizeInt8: " << names[i]
+        << " takes an infinite or NaN value on the calibration samples, so it has no "
         << "finite scale; check the samples, or leave the model in float";
     ranges[i].range_min = ranges[i].min;
     ranges[i].range_max = ranges[i].max;

@@ -16,8 +16,9 @@ namespace loom::graph::quantize_detail {
 
 // The layers to quantize in post order, named (their name hints, or "<op> #<i>"): each
 // groups-1 conv2d and dense layer with a constant float32 weight (whose axis 0 is the output
-// channels) and float32 data, but those named in options.keep_float. A loom::Error if there
-// are none, or if keep_float names no such layer (the message lists them).
+// channels), float32 data and no other out_dtype, but those named in options.keep_float. A
+// loom::Error if there are none, if keep_float names no such layer (the message lists them),
+// or if a weight holds an infinite or NaN value.
 struct Layers {
   std::vector<const CallNode*> calls;
   std::vector<std::string> names;
@@ -50,8 +51,8 @@ struct ObservedRange {
   double min = 0, max = 0;
   double range_min = 0, range_max = 0;
 };
-// One per observed expression; a loom::Error naming names[i] where observed[i] takes an
-// infinite or NaN value.
+// One per observed expression; a loom::Error with names[i] (what observed[i] is: "the data of
+// layer 'conv1'") where observed[i] takes an infinite or NaN value.
 std::vector<ObservedRange> CalibratedRanges(Calibration& calibration,
                                             const QuantizeOptions& options,
                                             const std::vector<std::string>& names);

@@ -25,8 +25,8 @@ const DataType kF32 = DataType::Float(32), kI8 = DataType::Int(8), kI32 = DataTy
 
 // The exponents of int8 values: x = q * 2^e with |q| <= 127.
 constexpr double kLargestInt8 = 127;
-// The widest shift a requantization may take: x + 2^(s-1) must not overflow int32 (s <= 30),
-// and an int8 value shifted left must stay in int32 (s <= 23).
+// The widest shifts: right by s, the rounding's 2^(s-1) must be an int32 (s <= 30); left, an
+// int8 value must stay within 2^30 (s <= 23).
 constexpr int kWidestRightShift = 30, kWidestLeftShift = 23;
 
 // The smallest e with largest <= 127 * 2^e (0 for an all-zero tensor).
@@ -36,6 +36,11 @@ int ExponentCovering(double largest) {
   while (std::ldexp(kLargestInt8, e) < largest) ++e;  // log2's rounding, either way
   while (std::ldexp(kLargestInt8, e - 1) >= largest) --e;
   return e;
+}
+
+// The call's name hint, or its operator's name.
+std::string NameOfCall(const CallNode& call) {
+  return call.name_hint.empty() ? call.op->name : call.name_hint;
 }
 
 // An integer tensor standing for a float one: real = value * 2^exponent; value is int8 or
@@ -52,7 +57,7 @@ Expr Widen(const IntegerValue& v) {
   return v.Wide() ? v.value : MakeCall("cast", {v.value}, {{"dtype", std::string("int32")}});
 }
 
-// An int32 value clipped to int8's symmetric range, as int8.
+// An int32 (or integral float) value clipped to int8's symmetric range, as int8.
 Expr ClipToInt8(const Expr& x) {
   Expr clipped = MakeCall("clip", {x}, {{"a_min", -kLargestInt8}, {"a_max", kLargestInt8}});
   return MakeCall("cast", {clipped}, {{"dtype", std::string("int8")}});
@@ -205,11 +210,19 @@ class PowerOfTwoRealizer : public ExprMutator {
     const bool x_wide = WideOperand(x);
     const IntegerValue a = Operand(x, x_wide), b = Operand(y, !x_wide);
     const int exponent = std::min(a.exponent, b.exponent);
-    RequireShift(std::max(a.exponent, b.exponent) - exponent, call, "adding");
+    // The coarser operand shifts left (a negative shift, for RequireShift).
+    RequireShift(exponent - std::max(a.exponent, b.exponent), call, "adding");
     auto aligned = [&](const IntegerValue& v) {
       Expr wide = Widen(v);
-      if (v.exponent == exponent) return wide;
-      return Expr(MakeCall("left_shift", {wide, Int32Scalar(v.exponent - exponent)}));
+      const int shift = std::clamp(v.exponent - exponent, 0, kWidestLeftShift);
+      if (shift == 0) return wide;
+      if (v.Wide()) {
+        // An int8 value shifted by up to 23 bits stays within 2^30; an int32 one saturates
+        // there first, so that neither the shift nor the sum wraps.
+        const double limit = std::ldexp(1.0, 30 - shift);
+        wide = MakeCall("clip", {wide}, {{"a_min", -limit}, {"a_max", limit}});
+      }
+      return Expr(MakeCall("left_shift", {wide, Int32Scalar(shift)}));
     };
     return IntegerValue{MakeCall("add", {aligned(a), aligned(b)}, {}, call.name_hint), exponent};
   }
@@ -223,7 +236,7 @@ class PowerOfTwoRealizer : public ExprMutator {
     for (int64_t i = 0; i < c.NumElements(); ++i) {
       const double v = std::nearbyint(std::ldexp(double(in[i]), -exponent));
       LOOM_CHECK_USER(planning_ || std::fabs(v) <= kLargest)
-          << "QuantizeInt8: the constant " << in[i] << " added in '" << NameOf(add)
+          << "QuantizeInt8: the constant " << in[i] << " added in '" << NameOfCall(add)
           << "' is beyond int32 at its operand's scale 2^" << exponent << "; the layer's values "
           << "are too small beside it for power-of-two scales; use the affine scheme";
       out[i] = static_cast<int32_t>(std::clamp(v, -kLargest, kLargest));
@@ -235,7 +248,7 @@ class PowerOfTwoRealizer : public ExprMutator {
   // `call` is realized.
   void RequireShift(int shift, const CallNode& call, const std::string& doing) const {
     LOOM_CHECK_USER(planning_ || (shift <= kWidestRightShift && -shift <= kWidestLeftShift))
-        << "QuantizeInt8: " << doing << " '" << NameOf(call) << "' in int8/int32 takes a shift "
+        << "QuantizeInt8: " << doing << " '" << NameOfCall(call) << "' in int8/int32 takes a shift "
         << "of " << shift << " bits, beyond what int32 holds (" << -kWidestLeftShift << " to "
         << kWidestRightShift << "): its values and its operands' differ too much in size for "
         << "power-of-two scales; use the affine scheme";
@@ -277,12 +290,11 @@ class PowerOfTwoRealizer : public ExprMutator {
     return result;
   }
 
-  // round_half_even(x / 2^exponent) clipped to [-127, 127], as int8.
+  // round_half_even(x / 2^exponent) clipped to [-127, 127], as int8 (clipped as a float, so
+  // that no value is beyond the integers it is cast to).
   static Expr QuantizeFloat(const Expr& x, int exponent) {
     Expr scaled = MakeCall("multiply", {x, MakeScalarConstant(std::ldexp(1.0, -exponent), kF32)});
-    Expr rounded =
-        MakeCall("cast", {MakeCall("round", {scaled})}, {{"dtype", std::string("int32")}});
-    return ClipToInt8(rounded);
+    return ClipToInt8(MakeCall("round", {scaled}));
   }
 
   // The int32 value v at `exponent` as int8: shifted right with rounding half up (or left),
@@ -291,7 +303,13 @@ class PowerOfTwoRealizer : public ExprMutator {
     const int shift = std::clamp(exponent - v.exponent, -kWidestLeftShift, kWidestRightShift);
     Expr x = v.value;
     if (shift > 0) {
-      x = MakeCall("add", {x, Int32Scalar(int64_t{1} << (shift - 1))});
+      // Below the largest int32 by the rounding's half, so that adding it cannot wrap (a value
+      // that large saturates after the shift, or moves by one step at most).
+      const int64_t half = int64_t{1} << (shift - 1);
+      x = MakeCall("clip", {x},
+                   {{"a_min", double(std::numeric_limits<int32_t>::min())},
+                    {"a_max", double(std::numeric_limits<int32_t>::max() - half)}});
+      x = MakeCall("add", {x, Int32Scalar(half)});
       x = MakeCall("right_shift", {x, Int32Scalar(shift)});
     } else if (shift < 0) {
       // Anything beyond int8's range saturates anyway; clipping first keeps the shift in int32.
@@ -299,10 +317,6 @@ class PowerOfTwoRealizer : public ExprMutator {
       x = MakeCall("left_shift", {x, Int32Scalar(-shift)});
     }
     return ClipToInt8(x);
-  }
-
-  static std::string NameOf(const CallNode& call) {
-    return call.name_hint.empty() ? call.op->name : call.name_hint;
   }
 
   std::unordered_set<const CallNode*> layers_to_quantize_;
@@ -346,14 +360,15 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
       names.push_back(name);
     }
   };
-  for (size_t i = 0; i < found.calls.size(); ++i) observe(found.calls[i]->args[0], found.names[i]);
+  for (size_t i = 0; i < found.calls.size(); ++i) {
+    observe(found.calls[i]->args[0], "the data of layer '" + found.names[i] + "'");
+  }
   PowerOfTwoRealizer(
       main->body, found.calls,
       [&](const Expr& e) {
         const auto* call = e.as<CallNode>();
-        observe(e, call == nullptr           ? "input"
-                   : call->name_hint.empty() ? call->op->name
-                                             : call->name_hint);
+        observe(e, call == nullptr ? std::string("an input")
+                                   : "the result of '" + NameOfCall(*call) + "'");
         return 0;
       },
       /*planning=*/true)

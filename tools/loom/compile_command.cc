@@ -106,8 +106,8 @@ void AddCompileCommand(CLI::App& app) {
       ->delimiter(',');
   command
       ->add_option("--global-scale", options->global_scale,
-                   "With --quantize-scheme power-of-two: every activation in [-S, S) (a power "
-                   "of two, such as 8) instead of its calibrated range");
+                   "With --quantize-scheme power-of-two: every activation on the one scale "
+                   "S/128 (S a power of two, such as 8) instead of its calibrated one");
   command
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "

@@ -258,6 +258,9 @@ void RunCompile(const CompileCommandOptions& options) {
       << "--keep-float is for --quantize int8; give both";
   LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
       << "--global-scale is for --quantize-scheme power-of-two; give both";
+  LOOM_CHECK_USER(!options.global_scale || *options.global_scale > 0)
+      << "--global-scale " << *options.global_scale
+      << ": the global scale must be a power of two (such as 4, 8 or 16)";
   LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
       << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
                                    : "--quantize int8 needs --calibration NAME=FILE.npy for "

@@ -366,6 +366,10 @@ def test_quantize(tmp, model):
                  "-o", x, "--input-shape", "image=2x3x8x8", "--quantize", "int8",
                  "--calibration", f"image={samples}", "--quantize-scheme", "power-of-two",
                  "--global-scale", "6", "-q")
+    expect_error("a global scale of 0", "must be a power of two", "compile", model, "-o", x,
+                 "--input-shape", "image=2x3x8x8", "--quantize", "int8", "--calibration",
+                 f"image={samples}", "--quantize-scheme", "power-of-two", "--global-scale", "0",
+                 "-q")
     expect_error("quantize without calibration", "needs --calibration", "compile", model, "-o",
                  x, "--input-shape", "image=2x3x8x8", "--quantize", "int8")
     expect_error("calibration without quantize", "is for --quantize int8", "compile", model,

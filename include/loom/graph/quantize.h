@@ -28,8 +28,10 @@
 //     [-127, 127]. An int32 value is handed on as int32 only to its one user (an accumulator
 //     chain: bias, residual add, relu); several users, an add's second int32 operand, and the
 //     float operators after take its int8 form, which a float operator reads as q * 2^e (as
-//     values leave an accelerator); the model's results are dequantized from int32. Other
-//     operators stay float; their results are quantized where a layer reads them.
+//     values leave an accelerator); a result of the model held in int32 is read from its
+//     int32 form instead (everywhere). Other operators stay float; their results are
+//     quantized where a layer reads them. Sums that would overflow int32 saturate (before a
+//     left shift, and before the rounding's addition).
 #pragma once
 
 #include <string>
@@ -51,9 +53,10 @@ struct QuantizeOptions {
   std::string calibration = "max";
   double percentile = 99.999;  // in (0, 100], with "percentile"
   std::string scheme = "affine";  // or "power-of-two" (above)
-  // With "power-of-two": > 0, a power of two, gives every activation the one range
-  // [-global_scale, global_scale) (exponent log2(global_scale) - 7), instead of its
-  // calibrated range; the seeds' TVM defaults to 8. Weights keep their own exponents.
+  // With "power-of-two": > 0, a power of two, gives every activation the one scale
+  // global_scale / 128 (exponent log2(global_scale) - 7: the range [-127, 127] of those
+  // steps), instead of its calibrated one; the seeds' TVM defaults to 8. Weights keep their
+  // own exponents. 0: none.
   double global_scale = 0;
   // Layers left in float, by the names the report gives them (the model's node names): the
   // ones that cost more accuracy than they save time, which the report's errors (or an

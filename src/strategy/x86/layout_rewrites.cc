@@ -319,7 +319,8 @@ Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad
   if (amount == 0) return value;
   Ints pad_width(2 * rank, 0);
   pad_width[rank + axis] = amount;
-  return MakeCall("nn.pad", {std::move(value)}, {{"pad_width", pad_width}, {"pad_value", pad_value}});
+  return MakeCall("nn.pad", {std::move(value)},
+                  {{"pad_width", pad_width}, {"pad_value", pad_value}});
 }
 
 // data [..., M, K] (x, its shape) times a constant weight [N, K] as the AMX GEMM `op`
@@ -350,21 +351,23 @@ Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, 
   if (adjust) product = adjust(product, weight);
   if (padded_rows != rows || padded_n != n) {
     const auto last = static_cast<int64_t>(rank - 1);
-    product = MakeCall("strided_slice", {product},
-                       {{"begin", Ints{0, 0}}, {"end", Ints{rows, n}}, {"axes", Ints{last - 1, last}}});
+    product =
+        MakeCall("strided_slice", {product},
+                 {{"begin", Ints{0, 0}}, {"end", Ints{rows, n}}, {"axes", Ints{last - 1, last}}});
   }
   return product;
 }
 
-// The fewest rows of data an int8 dense layer takes to AMX tiles. With one row both GEMMs
-// stream the weight at the same rate (MobileNetV2's classifier: 0.057 ms on tiles, 0.048 ms
-// on VNNI with its requantization fused); from two rows on, each weight tile serves several.
+// The fewest rows of data (M, per index of the leading dimensions) an int8 dense layer takes
+// to AMX tiles. With one row both GEMMs stream the weight at the same rate (MobileNetV2's
+// classifier: 0.057 ms on tiles, 0.048 ms on VNNI with its requantization fused); from two
+// rows on, each weight tile serves several.
 constexpr int64_t kAmxInt8DenseMinRows = 2;
 
 // qnn.dense of 8-bit data and a constant int8 weight [N, K] (zero point 0), the data as
 // RewriteIntegerConv2D takes it (uint8), the zero point's share subtracted after ->
-//   - where the CPU has amx-int8 and the data has kAmxInt8DenseMinRows rows or more: the AMX
-//     GEMM (topi::x86::dense_amx_int8, AmxDense);
+//   - where the CPU has amx-int8 and the data [..., M, K] has M >= kAmxInt8DenseMinRows: the
+//     AMX GEMM (topi::x86::dense_amx_int8, AmxDense);
 //   - else the packed GEMM with the k loop on vpdpbusd (topi::x86::dense_packed on an int8
 //     packed weight), K padded to a multiple of 4 (the data with its zero point, the weight
 //     with zeros).
@@ -380,7 +383,9 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
   for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
   Expr data = unsigned_data->Of(context.Operand(0, ""));
   Expr weight = context.Operand(1, "");
-  if (target.HasFeature("amx-int8") && x.size() >= 2 && rows >= kAmxInt8DenseMinRows) {
+  // The AMX GEMM tiles the rows of each leading index (AmxDense): its M decides.
+  if (target.HasFeature("amx-int8") && x.size() >= 2 &&
+      x[x.size() - 2] >= kAmxInt8DenseMinRows) {
     // The zero point's share subtracted before the slice, so that it joins the GEMM's kernel.
     auto subtract_share = [&](const Expr& product, const Expr& padded_weight) {
       if (zero_point == 0) return product;
@@ -390,8 +395,7 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
     };
     return LayoutRewrite{AmxDense("nn.contrib_dense_amx_int8", "nn.contrib_amx_int8_weight_pack",
                                   topi::x86::kAmxInt8DenseDepth, data, weight, x, n,
-                                  static_cast<double>(zero_point), call.name_hint,
-                                  subtract_share),
+                                  static_cast<double>(zero_point), call.name_hint, subtract_share),
                          ""};
   }
   const int64_t padded_k = RoundUp(k, topi::x86::kVnniDepth);
@@ -547,10 +551,10 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   auto operands = AmxBf16Operands(call, target);
   if (!operands || operands->first.size() < 2) return std::nullopt;
   const auto& [x, w] = *operands;
-  return LayoutRewrite{AmxDense("nn.contrib_dense_bf16", "nn.contrib_bf16_weight_pack",
-                                topi::x86::kAmxDepth, context.Operand(0, ""),
-                                context.Operand(1, ""), x, w[0], 0, call.name_hint),
-                       ""};
+  return LayoutRewrite{
+      AmxDense("nn.contrib_dense_bf16", "nn.contrib_bf16_weight_pack", topi::x86::kAmxDepth,
+               context.Operand(0, ""), context.Operand(1, ""), x, w[0], 0, call.name_hint),
+      ""};
 }
 
 [[maybe_unused]] const bool kRegistered = [] {

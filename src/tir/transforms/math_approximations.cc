@@ -201,10 +201,12 @@ PrimExpr LogSpecialValues(const PrimExpr& x, const PrimExpr& finite_result) {
 // caller selects it): those lanes compute at 0 instead of lo, because scaling a value that
 // small multiplies subnormals, which Intel cores run about 100x slower than normal numbers.
 // Masked attention scores (-10000) are such lanes: at lo, softmax took 6x its time.
+namespace {
 PrimExpr ClampUnderflowToZero(LetScope* scope, const PrimExpr& x, const PrimExpr& underflow,
                               double lo, double hi) {
   return scope->Bind("x_clamped", select(underflow, Const(x, 0.0), ClampNanHigh(x, lo, hi)));
 }
+}  // namespace
 
 PrimExpr Exp(const PrimExpr& x) {
   LetScope scope;

@@ -10,9 +10,9 @@ boundary goes either way with float arithmetic in another order; one flip early 
 later layers by whole quanta. ONNX Runtime's own fused and unfused executions of one QDQ
 ResNet-50 differ by up to 12 quanta of the logits (cosine similarity 0.9967). So for these
 models the outputs must agree in direction (cosine similarity >= INT8_MIN_COSINE) and, for a
-classifier's scores ([batch, classes]), in their top-1 class. So must a model compiled with --precision bf16, whose products round
-their operands to bfloat16 (8 significant bits): cosine similarity >= BF16_MIN_COSINE, and a
-float16 model (<model>_fp16): FP16_MIN_COSINE.
+classifier's scores ([batch, classes]), in their top-1 class. So must a model compiled with
+--precision bf16, whose products round their operands to bfloat16 (8 significant bits):
+cosine similarity >= BF16_MIN_COSINE, and a float16 model (<model>_fp16): FP16_MIN_COSINE.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 

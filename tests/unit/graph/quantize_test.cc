@@ -162,6 +162,16 @@ TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
   EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, overflowing, {}, nullptr); })
                 .find("the data of layer 'conv' takes an infinite or NaN value"),
             std::string::npos);
+  // A weight that cannot be scaled.
+  Var y = MakeVar("y", TensorType({1, 4}, kF32));
+  runtime::NDArray infinite = RandomArray({3, 4}, kF32, 2);
+  SetValue(infinite, 5, std::numeric_limits<double>::infinity());
+  IRModule bad_weight = IRModule::FromFunction(
+      MakeFunction({y}, MakeCall("nn.dense", {y, MakeConstant(infinite)}, {}, "fc")));
+  EXPECT_NE(ErrorOf([&] {
+              QuantizeInt8(bad_weight, {{RandomArray({1, 4}, kF32, 3)}}, {}, nullptr);
+            }).find("the weight of layer 'fc' holds an infinite or NaN value"),
+            std::string::npos);
   // A sample of another shape: the executor's error names the input.
   runtime::NDArray wrong = RandomArray({1, 8, 6, 5}, kF32, 1);
   EXPECT_NE(ErrorOf([&] { QuantizeInt8(model, {{wrong}}, {}, nullptr); }).find("'x'"),

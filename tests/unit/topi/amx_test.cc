@@ -4,9 +4,9 @@
 // tiles, full and partial tile rows, padding, strides, dilation, 1x1, a fused epilogue, and a
 // stem with its kernel columns unfolded into channels. int8 conv2d and dense (tdpbusd):
 // bit-exact against the integer reference over the full range of uint8 data and int8
-// weights, with a zero point as the border. And the computes' user errors. The compiled runs are skipped on
-// hosts without amx-bf16 / amx-int8 (the kernels are still lowered, which checks the
-// schedules and the tensorize matches).
+// weights, with a zero point as the border. And the computes' user errors. The compiled runs
+// are skipped on hosts without amx-bf16 / amx-int8 (the kernels are still lowered, which
+// checks the schedules and the tensorize matches).
 #include "loom/topi/x86/amx.h"
 #include "loom/topi/x86/tensor_intrinsics.h"
 
@@ -81,10 +81,10 @@ void ExpectDenseMatches(int64_t M, int64_t N, int64_t K, bool relu_epilogue) {
 }
 
 TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
-  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
   ExpectDenseMatches(128, 64, 96, false);  // two tiles of 16 rows
   ExpectDenseMatches(1, 96, 64, true);     // one row: a 1-row tile
   ExpectDenseMatches(42, 32, 32, false);   // 2 x 7 rows per block, three blocks
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
 }
 
 // Runs a bfloat16 conv's module (pack_data, pack_weight, conv, unpack; RunPackedConv) on
@@ -142,13 +142,13 @@ void ExpectConvMatches(const Conv2DWorkload& wl, bool add_epilogue) {
 }
 
 TEST(TopiX86AmxBf16, Conv2DMatchesTheReference) {
-  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
   // 3x3 pad 1 with two 14-row tiles per block (28 columns), two channel blocks each way.
   ExpectConvMatches(Workload({1, 64, 6, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}), false);
   // 1x1 stride 2 (unpadded data read in place), two images, 7 columns: one 7-row tile.
   ExpectConvMatches(Workload({2, 32, 13, 13}, {32, 1, 1}, 2, {0, 0, 0, 0}), true);
   // Asymmetric pads, stride 2, dilation 2.
   ExpectConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), false);
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
 }
 
 // A stem (few channels): the kernel columns unfolded into channels, the weight laid out
@@ -188,13 +188,13 @@ void ExpectUnfoldedConvMatches(const Conv2DWorkload& wl) {
 }
 
 TEST(TopiX86AmxBf16, AStemWithItsColumnsUnfoldedMatchesTheReference) {
-  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
   // ResNet's stem, smaller: 3 channels, 7x7 stride 2 pad 3 (21 of 32 lanes).
   ExpectUnfoldedConvMatches(Workload({1, 3, 30, 30}, {64, 7, 7}, 2, {3, 3, 3, 3}));
   // 4 channels x 5 columns, stride 1, asymmetric pads, row dilation 2, two images.
   Conv2DWorkload wl = Workload({2, 4, 11, 9}, {32, 3, 5}, 1, {2, 1, 0, 3});
   wl.attrs.dilations = {2, 1};
   ExpectUnfoldedConvMatches(wl);
+  if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
 }
 
 TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
@@ -209,7 +209,8 @@ TEST(TopiX86AmxBf16, BadOperandsAreUserErrors) {
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_bf16(data, other, {}); }).find("with the data's C/32"),
             std::string::npos);
   te::Tensor kcrs = te::placeholder(Exprs({48, 32, 3, 3}), kF32, "kcrs");
-  EXPECT_NE(test::ErrorOf([&] { pack_weight_bf16(kcrs); }).find("its first dimension a multiple of 32 and its second of 32"),
+  EXPECT_NE(test::ErrorOf([&] { pack_weight_bf16(kcrs); })
+                .find("its first dimension a multiple of 32 and its second of 32"),
             std::string::npos);
   te::Tensor wide = te::placeholder(Exprs({1, 5, 8, 8}), kBf16, "wide");
   EXPECT_NE(test::ErrorOf([&] { unfold_columns_nchwc(wide, {}, 7); }).find("at most 32"),
@@ -241,7 +242,6 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, int64_t pad_value, bool add
 }
 
 TEST(TopiX86AmxInt8, Conv2DMatchesTheIntegerReferenceExactly) {
-  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
   // 3x3 pad 1 with a zero point as the border, two 14-row tiles per block, two channel blocks
   // each way.
   ExpectInt8ConvMatches(Workload({1, 64, 6, 28}, {64, 3, 3}, 1, {1, 1, 1, 1}), 131, false);
@@ -249,6 +249,7 @@ TEST(TopiX86AmxInt8, Conv2DMatchesTheIntegerReferenceExactly) {
   ExpectInt8ConvMatches(Workload({2, 32, 13, 13}, {32, 1, 1}, 2, {0, 0, 0, 0}), 0, true);
   // Asymmetric pads, stride 2, dilation 2, the largest border value.
   ExpectInt8ConvMatches(Workload({1, 32, 11, 12}, {64, 3, 3}, 2, {2, 1, 2, 2}, 1, 2), 255, false);
+  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
 }
 
 // uint8 data [..., M, K] (`data_shape`) times an int8 weight [N, K] over their full ranges
@@ -291,11 +292,11 @@ void ExpectInt8DenseMatches(const std::vector<int64_t>& data_shape, int64_t N, b
 }
 
 TEST(TopiX86AmxInt8, DenseMatchesTheIntegerReferenceExactly) {
-  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
   ExpectInt8DenseMatches({128, 192}, 64, false);   // two tiles of 16 rows, three steps of K
   ExpectInt8DenseMatches({1, 64}, 96, true);       // one row: a 1-row tile; an epilogue
   ExpectInt8DenseMatches({42, 2048}, 32, false);   // 2 x 7 rows per block; a long sum
   ExpectInt8DenseMatches({3, 2, 7, 64}, 64, true);  // leading dimensions: tasks of their own
+  if (!HostHasAmxInt8()) GTEST_SKIP() << "the host has no amx-int8 (the kernels are only lowered)";
 }
 
 TEST(TopiX86AmxInt8, BadOperandsAreUserErrors) {

@@ -44,9 +44,9 @@ inline int AmxGroup(AmxProduct product) { return product == AmxProduct::kBf16 ? 
 // (float32 / int32) = sum over the reduction of A (bfloat16 / uint8, row_tiles tiles of
 // `rows` rows) times B (bfloat16 / int8, two column halves of depth / group rows x 16
 // columns x group). The reduction is `steps` (outer loops the statements run) times `depth`
-// (at most 64 bytes of A's type). The index functions give, in the intrinsic's buffers, A's element (row, depth 0) at a
-// step, B's (group 0, column) of a step, and C's (row, column); a tile's row stride is where
-// row 1 lies from row 0.
+// (at most 64 bytes of A's type). The index functions give, in the intrinsic's buffers, A's
+// element (row, depth 0) at a step, B's (group 0, column) of a step, and C's (row, column); a
+// tile's row stride is where row 1 lies from row 0.
 struct AmxBlock {
   AmxProduct product = AmxProduct::kBf16;
   int64_t rows = kAmxMaxRows;  // 1..16
