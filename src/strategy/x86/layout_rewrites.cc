@@ -323,22 +323,40 @@ Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad
                   {{"pad_width", pad_width}, {"pad_value", pad_value}});
 }
 
+// The AMX GEMMs' view of data [..., M, K]: they tile M for each index of the leading
+// dimensions, so that no reshape parts the GEMM from its epilogue (measured: BERT-base's int8
+// feed-forward layer wrote and reread its int32 sums). Where M is under a tile's 16 rows and
+// there are leading indices (a batch of single tokens), all the rows are one [rows, K]
+// instead: [16, 1, 768] x [768, 3072] in bf16 took 2.98 ms in one-row tiles, 0.20 ms as
+// [16, 768].
+struct AmxDenseRows {
+  bool flatten = false;
+  int64_t rows = 0;  // the rows the GEMM tiles: M, or all of them when flattened
+};
+AmxDenseRows AmxDenseRowsOf(const std::vector<int64_t>& x) {
+  const int64_t m = x[x.size() - 2];
+  int64_t all = 1;
+  for (size_t d = 0; d + 1 < x.size(); ++d) all *= x[d];
+  if (m < topi::x86::kAmxMaxRows && all > m) return {true, all};
+  return {false, m};
+}
+
 // data [..., M, K] (x, its shape) times a constant weight [N, K] as the AMX GEMM `op`
-// (dense_bf16 or dense_amx_int8) with the weight packed by `pack_op`: K padded to a multiple
-// of `depth` (the GEMM's step) and N of 32 (the weight with zeros, so the data's padding,
-// `pad_value`, adds nothing),
-// and M to a multiple of 16 where no row tiling of 8 rows or more divides it (a prime number
-// of tokens would otherwise take one-row tiles); `adjust` (if any) applied to the padded
-// product and weight, and the result sliced back to [..., M, N]. The leading dimensions
-// stay: a reshape between the GEMM and its epilogue would keep them apart (measured:
-// BERT-base's int8 feed-forward layer wrote and reread its int32 sums).
+// (dense_bf16 or dense_amx_int8) with the weight packed by `pack_op`, the rows as
+// AmxDenseRowsOf says: K padded to a multiple of `depth` (the GEMM's step) and N of 32 (the
+// weight with zeros, so the data's padding, `pad_value`, adds nothing), and the rows to a
+// multiple of 16 where no row tiling of 8 rows or more divides them (a prime number of tokens
+// would otherwise take one-row tiles); `adjust` (if any) applied to the padded product and
+// weight, and the result sliced (and reshaped) back to [..., M, N].
 Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, Expr data,
               Expr weight, const std::vector<int64_t>& x, int64_t n, double pad_value,
               const std::string& name,
               const std::function<Expr(const Expr& product, const Expr& weight)>& adjust = {}) {
   constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
-  const size_t rank = x.size();
-  const int64_t rows = x[rank - 2], k = x[rank - 1];
+  const AmxDenseRows view = AmxDenseRowsOf(x);
+  const int64_t rows = view.rows, k = x.back();
+  if (view.flatten) data = MakeCall("reshape", {data}, {{"newshape", Ints{rows, k}}});
+  const size_t rank = view.flatten ? 2 : x.size();
   const int64_t padded_k = RoundUp(k, depth), padded_n = RoundUp(n, kBlock);
   const int64_t padded_rows =
       topi::x86::ChooseAmxRowTiling(rows).block() >= std::min<int64_t>(rows, 8)
@@ -355,19 +373,24 @@ Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, 
         MakeCall("strided_slice", {product},
                  {{"begin", Ints{0, 0}}, {"end", Ints{rows, n}}, {"axes", Ints{last - 1, last}}});
   }
+  if (view.flatten) {
+    Ints shape(x.begin(), x.end());
+    shape.back() = n;
+    product = MakeCall("reshape", {product}, {{"newshape", shape}});
+  }
   return product;
 }
 
-// The fewest rows of data (M, per index of the leading dimensions) an int8 dense layer takes
-// to AMX tiles. With one row both GEMMs stream the weight at the same rate (MobileNetV2's
+// The fewest rows of data (as AmxDenseRowsOf counts them) an int8 dense layer takes to AMX
+// tiles. With one row both GEMMs stream the weight at the same rate (MobileNetV2's
 // classifier: 0.057 ms on tiles, 0.048 ms on VNNI with its requantization fused); from two
 // rows on, each weight tile serves several.
 constexpr int64_t kAmxInt8DenseMinRows = 2;
 
 // qnn.dense of 8-bit data and a constant int8 weight [N, K] (zero point 0), the data as
 // RewriteIntegerConv2D takes it (uint8), the zero point's share subtracted after ->
-//   - where the CPU has amx-int8 and the data [..., M, K] has M >= kAmxInt8DenseMinRows: the
-//     AMX GEMM (topi::x86::dense_amx_int8, AmxDense);
+//   - where the CPU has amx-int8 and the GEMM would tile kAmxInt8DenseMinRows rows or more:
+//     the AMX GEMM (topi::x86::dense_amx_int8, AmxDense);
 //   - else the packed GEMM with the k loop on vpdpbusd (topi::x86::dense_packed on an int8
 //     packed weight), K padded to a multiple of 4 (the data with its zero point, the weight
 //     with zeros).
@@ -383,9 +406,8 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
   for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
   Expr data = unsigned_data->Of(context.Operand(0, ""));
   Expr weight = context.Operand(1, "");
-  // The AMX GEMM tiles the rows of each leading index (AmxDense): its M decides.
   if (target.HasFeature("amx-int8") && x.size() >= 2 &&
-      x[x.size() - 2] >= kAmxInt8DenseMinRows) {
+      AmxDenseRowsOf(x).rows >= kAmxInt8DenseMinRows) {
     // The zero point's share subtracted before the slice, so that it joins the GEMM's kernel.
     auto subtract_share = [&](const Expr& product, const Expr& padded_weight) {
       if (zero_point == 0) return product;

@@ -473,6 +473,26 @@ TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
   test::ExpectSameResults(rounded, rewritten, 2e-3);
 }
 
+// bf16 dense layers on AMX tiles: data [2, 48, K] keeps its shape (the GEMM tiles each
+// leading index's 48 rows, and its epilogue joins it), data [16, 1, K] (a batch of single
+// tokens) is one [16, K] (one-row tiles took 15x the time), and both compute what the
+// rounded graph does.
+TEST(GraphAlterOpLayout, AmxGemmsTileEachLeadingIndexOrFlattenFewRows) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 48, 64}, {16, 1, 64}}) {
+    SCOPED_TRACE(shape[1]);
+    Var x = MakeVar("x", TensorType(shape, kF32));
+    Expr dense = MakeCall("nn.dense", {x, RandomConstant({96, 64}, "w", 1)});
+    Function original = MakeFunction({x}, MakeCall("nn.softmax", {dense}));
+    Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+    Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
+    const std::string text = ToText(rewritten);
+    EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_bf16("), 1) << text;
+    EXPECT_EQ(test::Occurrences(text, "reshape("), shape[1] == 1 ? 2 : 0) << text;
+    if (!Target::Parse("llvm").HasFeature("amx-bf16")) continue;  // the tiles cannot run here
+    test::ExpectSameResults(rounded, rewritten, 2e-3);
+  }
+}
+
 // A depthwise conv after an AMX conv (NCHW32c) takes the 32-channel blocks of its data
 // rather than converting it to its own 16.
 TEST(GraphAlterOpLayout, DepthwiseConvsTakeTheirDatasWiderBlock) {
