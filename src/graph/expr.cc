@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <unordered_set>
 
 #include "loom/graph/functor.h"
@@ -165,6 +166,17 @@ Call MakeCall(const std::string& op, std::vector<Expr> args, Attrs attrs, std::s
 
 Call MakeCast(Expr value, DataType dtype) {
   return MakeCall("cast", {std::move(value)}, {{"dtype", dtype.str()}});
+}
+
+Call MakeIntegerProduct(const CallNode& product, Expr data, Expr weight, int64_t data_zero_point,
+                        int64_t weight_zero_point) {
+  std::map<std::string, AttrValue> values = product.attrs.values();
+  values.erase("out_dtype");
+  Attrs attrs = Attrs(values)
+                    .With("data_zero_point", data_zero_point)
+                    .With("weight_zero_point", weight_zero_point);
+  const std::string op = product.op->name == "nn.conv2d" ? "qnn.conv2d" : "qnn.dense";
+  return MakeCall(op, {std::move(data), std::move(weight)}, attrs, product.name_hint);
 }
 
 Tuple MakeTuple(std::vector<Expr> fields) {

@@ -158,13 +158,7 @@ IRModule QuantizeInt8(const IRModule& module,
     const quantize_detail::ObservedRange& range = ranges[i];
     params.push_back(DataParams(range.range_min, range.range_max));
     weights.push_back(QuantizeWeight(calls[i]->args[1].as<ConstantNode>()->data));
-    QuantizedLayer& layer = layers[i];
-    layer.name = found.names[i];
-    layer.op = calls[i]->op->name;
-    layer.data_min = range.min;
-    layer.data_max = range.max;
-    layer.range_min = range.range_min;
-    layer.range_max = range.range_max;
+    QuantizedLayer& layer = layers[i] = quantize_detail::ReportedLayer(found, i, range);
     layer.data_scale = params[i].scale;
     layer.data_zero_point = params[i].zero_point;
     layer.weight_error = weights[i].error;

@@ -183,6 +183,17 @@ IRModule QuantizedModule(const IRModule& module, const IRModule& prepared, const
   return result;
 }
 
+QuantizedLayer ReportedLayer(const Layers& found, size_t i, const ObservedRange& range) {
+  QuantizedLayer layer;
+  layer.name = found.names[i];
+  layer.op = found.calls[i]->op->name;
+  layer.data_min = range.min;
+  layer.data_max = range.max;
+  layer.range_min = range.range_min;
+  layer.range_max = range.range_max;
+  return layer;
+}
+
 double ErrorSum::Relative() const { return signal > 0 ? std::sqrt(error / signal) : 0.0; }
 
 double RoundTrip(double v, float scale, int64_t zero_point, int64_t low, int64_t high) {

@@ -63,6 +63,10 @@ IRModule QuantizedModule(const IRModule& module, const IRModule& prepared, const
                          const QuantizeOptions& options, const Layers& found, int samples,
                          std::vector<QuantizedLayer> layers, QuantizeReport* report);
 
+// The report of layer i of `found` with the range its data took: its name, operator and
+// ranges (the scheme fills in the rest).
+QuantizedLayer ReportedLayer(const Layers& found, size_t i, const ObservedRange& range);
+
 // Accumulates sum (q(v) - v)^2 and sum v^2: rounding's error relative to the values' size.
 struct ErrorSum {
   double error = 0, signal = 0;

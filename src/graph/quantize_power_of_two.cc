@@ -2,14 +2,13 @@
 // a power-of-two scale 2^e, the region computed in integers, requantized by shift and clip.
 //
 // The realization is decided by the graph's shape alone, so it runs twice: once with
-// placeholder exponents to learn which values need one (each value that goes to int8), then,
+// stand-in exponents to learn which values need one (each value that goes to int8), then,
 // after the calibration has observed exactly those, with their calibrated exponents.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -54,13 +53,13 @@ struct IntegerValue {
 Expr Int32Scalar(int64_t v) { return MakeScalarConstant(double(v), kI32); }
 
 Expr Widen(const IntegerValue& v) {
-  return v.Wide() ? v.value : MakeCall("cast", {v.value}, {{"dtype", std::string("int32")}});
+  return v.Wide() ? v.value : MakeCast(v.value, kI32);
 }
 
 // An int32 (or integral float) value clipped to int8's symmetric range, as int8.
 Expr ClipToInt8(const Expr& x) {
   Expr clipped = MakeCall("clip", {x}, {{"a_min", -kLargestInt8}, {"a_max", kLargestInt8}});
-  return MakeCall("cast", {clipped}, {{"dtype", std::string("int8")}});
+  return MakeCast(clipped, kI8);
 }
 
 // A weight as int8 with one power-of-two scale for the whole tensor, and its rounding error.
@@ -80,8 +79,8 @@ PowerOfTwoWeight QuantizeWeight(const runtime::NDArray& weight) {
   q.values = runtime::NDArray::Empty(weight.Shape(), kI8);
   auto* values = static_cast<int8_t*>(q.values.data());
   ErrorSum error;
+  const double step = std::ldexp(1.0, q.exponent);
   for (int64_t i = 0; i < n; ++i) {
-    const double step = std::ldexp(1.0, q.exponent);
     const double v = std::clamp(std::nearbyint(double(w[i]) / step), -kLargestInt8, kLargestInt8);
     values[i] = static_cast<int8_t>(v);
     error.Add(w[i], v * step);
@@ -90,25 +89,18 @@ PowerOfTwoWeight QuantizeWeight(const runtime::NDArray& weight) {
   return q;
 }
 
-// What the realization did to one quantized layer: the exponent of the data it read, its
-// weight's.
-struct RealizedLayer {
-  int data_exponent = 0;
-  PowerOfTwoWeight weight;
-};
-
-// Rewrites main's body into the integer form. exponent_of(e) is the int8 exponent of the
-// value of e (an expression of the original body) where the realization needs one. What it
+// Rewrites main's body into the integer form: the layers are `weights`' keys, each with its
+// quantized weight. exponent_of(e) is the int8 exponent of the value of e (an expression of
+// the original body) where the realization needs one. What it
 // builds does not depend on the exponents; where they do not fit the integer form (a shift
 // wider than int32, a bias beyond it) that is a loom::Error, except when `planning` (the
-// placeholder exponents of the first run).
+// stand-in exponents of the first run).
 class PowerOfTwoRealizer : public ExprMutator {
  public:
-  PowerOfTwoRealizer(const Expr& body, const std::vector<const CallNode*>& layers,
+  PowerOfTwoRealizer(const Expr& body,
+                     const std::unordered_map<const CallNode*, PowerOfTwoWeight>& weights,
                      std::function<int(const Expr&)> exponent_of, bool planning)
-      : layers_to_quantize_(layers.begin(), layers.end()),
-        exponent_of_(std::move(exponent_of)),
-        planning_(planning) {
+      : weights_(weights), exponent_of_(std::move(exponent_of)), planning_(planning) {
     ++uses_[body.get()];
     results_.insert(body.get());
     if (const auto* tuple = body.as<TupleNode>()) {
@@ -140,7 +132,8 @@ class PowerOfTwoRealizer : public ExprMutator {
     return ExprMutator::VisitExpr_(op);
   }
 
-  const std::map<const CallNode*, RealizedLayer>& layers() const { return layers_; }
+  // The exponent of the int8 data each layer reads.
+  const std::unordered_map<const CallNode*, int>& data_exponents() const { return data_exponents_; }
 
  private:
   // The integer form of e's value, if it is computed in integers.
@@ -157,7 +150,7 @@ class PowerOfTwoRealizer : public ExprMutator {
     if (call == nullptr || call->op == nullptr || e.type().is_tuple() || e.type().dtype() != kF32) {
       return std::nullopt;
     }
-    if (layers_to_quantize_.count(call)) return Product(*call);
+    if (weights_.count(call)) return Product(*call);
     const std::string& name = call->op->name;
     if (name == "add" || name == "nn.bias_add") return Add(*call);
     if (call->args.size() != 1 || !Integer(call->args[0])) return std::nullopt;
@@ -177,17 +170,11 @@ class PowerOfTwoRealizer : public ExprMutator {
   // conv2d / dense: int8 data times the int8 weight, summed in int32.
   IntegerValue Product(const CallNode& call) {
     const IntegerValue data = Int8(call.args[0]);
-    RealizedLayer& layer = layers_[&call];
-    layer.data_exponent = data.exponent;
-    layer.weight = QuantizeWeight(call.args[1].as<ConstantNode>()->data);
-    std::map<std::string, AttrValue> values = call.attrs.values();
-    values.erase("out_dtype");
-    const Attrs attrs =
-        Attrs(values).With("data_zero_point", int64_t{0}).With("weight_zero_point", int64_t{0});
-    const std::string op = call.op->name == "nn.conv2d" ? "qnn.conv2d" : "qnn.dense";
-    Expr weight = MakeConstant(layer.weight.values, call.name_hint + ".weight_quantized");
-    return {MakeCall(op, {data.value, weight}, attrs, call.name_hint),
-            data.exponent + layer.weight.exponent};
+    data_exponents_[&call] = data.exponent;
+    const PowerOfTwoWeight& weight = weights_.at(&call);
+    Expr quantized = MakeConstant(weight.values, call.name_hint + ".weight_quantized");
+    return {MakeIntegerProduct(call, data.value, quantized, 0, 0),
+            data.exponent + weight.exponent};
   }
 
   // x + a constant (a bias, rounded to x's exponent in int32), or the sum of two integer
@@ -319,14 +306,14 @@ class PowerOfTwoRealizer : public ExprMutator {
     return ClipToInt8(x);
   }
 
-  std::unordered_set<const CallNode*> layers_to_quantize_;
+  const std::unordered_map<const CallNode*, PowerOfTwoWeight>& weights_;
   std::function<int(const Expr&)> exponent_of_;
   bool planning_;
   std::unordered_map<const Object*, int> uses_;
   std::unordered_set<const Object*> results_;  // main's result, or its tuple's fields
   std::unordered_map<const Object*, std::optional<IntegerValue>> integer_;
   std::unordered_map<const Object*, IntegerValue> int8_;
-  std::map<const CallNode*, RealizedLayer> layers_;
+  std::unordered_map<const CallNode*, int> data_exponents_;
 };
 
 // A power of two's exponent, or a loom::Error.
@@ -360,11 +347,14 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
       names.push_back(name);
     }
   };
+  // Each layer's weight, quantized once for both runs.
+  std::unordered_map<const CallNode*, PowerOfTwoWeight> weights;
   for (size_t i = 0; i < found.calls.size(); ++i) {
     observe(found.calls[i]->args[0], "the data of layer '" + found.names[i] + "'");
+    weights[found.calls[i]] = QuantizeWeight(found.calls[i]->args[1].as<ConstantNode>()->data);
   }
   PowerOfTwoRealizer(
-      main->body, found.calls,
+      main->body, weights,
       [&](const Expr& e) {
         const auto* call = e.as<CallNode>();
         observe(e, call == nullptr ? std::string("an input")
@@ -383,7 +373,7 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
                : ExponentCovering(std::max(std::fabs(r.range_min), std::fabs(r.range_max))));
   }
   PowerOfTwoRealizer realizer(
-      main->body, found.calls, [&](const Expr& e) { return exponents[index.at(e.get())]; },
+      main->body, weights, [&](const Expr& e) { return exponents[index.at(e.get())]; },
       /*planning=*/false);
   Expr body = realizer.VisitExpr(main->body);
 
@@ -391,19 +381,14 @@ IRModule QuantizePowerOfTwo(const IRModule& module,
   std::vector<ErrorSum> errors(found.calls.size());
   std::vector<float> data_scales(found.calls.size());
   for (size_t i = 0; i < found.calls.size(); ++i) {
-    const RealizedLayer& realized = realizer.layers().at(found.calls[i]);
-    const ObservedRange& range = ranges[index.at(found.calls[i]->args[0].get())];
-    QuantizedLayer& layer = layers[i];
-    layer.name = found.names[i];
-    layer.op = found.calls[i]->op->name;
-    layer.data_min = range.min;
-    layer.data_max = range.max;
-    layer.range_min = range.range_min;
-    layer.range_max = range.range_max;
-    data_scales[i] = static_cast<float>(std::ldexp(1.0, realized.data_exponent));
+    const PowerOfTwoWeight& weight = weights.at(found.calls[i]);
+    QuantizedLayer& layer = layers[i] =
+        ReportedLayer(found, i, ranges[index.at(found.calls[i]->args[0].get())]);
+    data_scales[i] =
+        static_cast<float>(std::ldexp(1.0, realizer.data_exponents().at(found.calls[i])));
     layer.data_scale = data_scales[i];
-    layer.weight_scale = std::ldexp(1.0, realized.weight.exponent);
-    layer.weight_error = realized.weight.error;
+    layer.weight_scale = std::ldexp(1.0, weight.exponent);
+    layer.weight_error = weight.error;
   }
   std::vector<std::vector<size_t>> reading(observed.size());  // the layers reading each value
   for (size_t i = 0; i < found.calls.size(); ++i) {

@@ -168,6 +168,11 @@ Call MakeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs = {},
               std::string name_hint = "");
 // cast(value) to `dtype`.
 Call MakeCast(Expr value, DataType dtype);
+// The integer form of `product` (an nn.conv2d or nn.dense call): qnn.conv2d / qnn.dense of 8-bit
+// `data` and `weight` with these zero points and the product's other attributes but out_dtype
+// (its result is int32), named as the product.
+Call MakeIntegerProduct(const CallNode& product, Expr data, Expr weight, int64_t data_zero_point,
+                        int64_t weight_zero_point);
 // Applies a primitive function (a fused group) to arguments of its parameters' types.
 Call MakeCall(Function callee, std::vector<Expr> args, std::string name_hint = "");
 Tuple MakeTuple(std::vector<Expr> fields);

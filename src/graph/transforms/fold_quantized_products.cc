@@ -24,7 +24,6 @@
 // by the reciprocal all the same, as the integer products' does.
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <unordered_set>
 
@@ -117,13 +116,8 @@ class QuantizedProductFolder : public ExprMutator {
     if (!data_zero || !weight_zero) return rebuilt;
 
     const std::string& hint = product->name_hint;
-    // The product's attributes but out_dtype (the integer products' result is int32).
-    std::map<std::string, AttrValue> values = product->attrs.values();
-    values.erase("out_dtype");
-    Attrs attrs =
-        Attrs(values).With("data_zero_point", *data_zero).With("weight_zero_point", *weight_zero);
     Expr integer =
-        MakeCall(conv ? "qnn.conv2d" : "qnn.dense", {data->args[0], weight->args[0]}, attrs, hint);
+        MakeIntegerProduct(*product, data->args[0], weight->args[0], *data_zero, *weight_zero);
     Expr scale = MakeCall("multiply", {data->args[1], weight->args[1]});
     if (per_channel && conv) {
       // [K] -> [K, 1, 1], against the output [N, K, P, Q] (a dense output's channels are
