@@ -112,7 +112,10 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
   if (options.precision == "bf16") passes.push_back(ToBFloat16Products(HasBFloat16Products(target)));
   std::vector<Pass> rest = {
       AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values
-      AtLevel(2, FoldQuantizedProducts()),  // before FoldConstant makes its weights float
+      // before FoldConstant makes its weights float
+      AtLevel(2, FoldQuantizedProducts([target](const CallNode& conv) {
+                 return HasIntegerGroupedConv(conv, target);
+               })),
       AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
       AtLevel(2, FoldConstant(target)),  // ... which become constants here
       AtLevel(2, EliminateCommonSubexpr()),

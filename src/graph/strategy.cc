@@ -17,6 +17,7 @@ struct Tables {
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
   std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
+  std::map<std::string, GroupedConvPredicate> integer_grouped_convs;  // target key -> predicate
 };
 
 Tables& GlobalTables() {
@@ -98,6 +99,22 @@ bool HasBFloat16Products(const Target& target) {
   for (const std::string& key : target.keys()) {
     auto it = tables.bfloat16_products.find(key);
     if (it != tables.bfloat16_products.end() && it->second(target)) return true;
+  }
+  return false;
+}
+
+void RegisterIntegerGroupedConv(const std::string& target_key, GroupedConvPredicate has_kernel) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.integer_grouped_convs[target_key] = std::move(has_kernel);
+}
+
+bool HasIntegerGroupedConv(const CallNode& conv, const Target& target) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  for (const std::string& key : target.keys()) {
+    auto it = tables.integer_grouped_convs.find(key);
+    if (it != tables.integer_grouped_convs.end() && it->second(conv, target)) return true;
   }
   return false;
 }

@@ -30,6 +30,7 @@ std::optional<bool> HostHasCpuFeature(const std::string& name) {
       {"avx512dq", __builtin_cpu_supports("avx512dq") != 0},
       {"avx512vl", __builtin_cpu_supports("avx512vl") != 0},
       {"avx512vnni", __builtin_cpu_supports("avx512vnni") != 0},
+      {"avx512vbmi", __builtin_cpu_supports("avx512vbmi") != 0},
       {"avx512bf16", __builtin_cpu_supports("avx512bf16") != 0},
       {"avx512fp16", __builtin_cpu_supports("avx512fp16") != 0},
       {"amx-tile", __builtin_cpu_supports("amx-tile") != 0},

@@ -19,9 +19,10 @@
 // The QuantizeLinear of the product's result (its division by the output scale) becomes a
 // multiplication by the reciprocal, as int8 runtimes requantize (Requantize says why).
 //
-// Grouped and depthwise convolutions stay float: no target has integer kernels for them yet,
-// and their float kernels beat the generic integer schedule. Their QuantizeLinear multiplies
-// by the reciprocal all the same, as the integer products' does.
+// Grouped and depthwise convolutions fold where the target has an integer kernel for the
+// folded call (the pass's predicate; x86: depthwise on AVX-512 VNNI and VBMI); elsewhere they
+// stay float, whose kernels beat the generic integer schedule. Their QuantizeLinear
+// multiplies by the reciprocal all the same, as the integer products' does.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -77,6 +78,9 @@ std::optional<float> ScalarValue(const Expr& e) {
 
 class QuantizedProductFolder : public ExprMutator {
  public:
+  explicit QuantizedProductFolder(IntegerConvPredicate has_grouped_kernel)
+      : has_grouped_kernel_(std::move(has_grouped_kernel)) {}
+
   Expr VisitExpr_(const CallNode* op) override {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
     const auto* product = rebuilt.as<CallNode>();
@@ -90,13 +94,6 @@ class QuantizedProductFolder : public ExprMutator {
     const CallNode* data = AsDequantize(product->args[0]);
     const CallNode* weight = AsDequantize(product->args[1]);
     if (data == nullptr || weight == nullptr || !weight->args[0].as<ConstantNode>()) return rebuilt;
-    if (conv && product->attrs.GetInt("groups") != 1) {
-      // Computed in float, but requantized as a product is (QLinearConv's arithmetic, which
-      // ONNX Runtime runs it by): a division per output element cost more than a depthwise
-      // convolution's multiply-adds.
-      products_.insert(rebuilt.get());
-      return rebuilt;
-    }
     // The data's scale and zero point one each; the weight's scale one, or one per output
     // channel (its axis 0), and its zero points one value.
     const Type& weight_scale = weight->args[1].type();
@@ -116,8 +113,16 @@ class QuantizedProductFolder : public ExprMutator {
     if (!data_zero || !weight_zero) return rebuilt;
 
     const std::string& hint = product->name_hint;
-    Expr integer =
+    Call integer =
         MakeIntegerProduct(*product, data->args[0], weight->args[0], *data_zero, *weight_zero);
+    if (conv && product->attrs.GetInt("groups") != 1 &&
+        !(has_grouped_kernel_ && has_grouped_kernel_(*integer.get()))) {
+      // Computed in float, but requantized as a product is (QLinearConv's arithmetic, which
+      // ONNX Runtime runs it by): a division per output element cost more than a depthwise
+      // convolution's multiply-adds.
+      products_.insert(rebuilt.get());
+      return rebuilt;
+    }
     Expr scale = MakeCall("multiply", {data->args[1], weight->args[1]});
     if (per_channel && conv) {
       // [K] -> [K, 1, 1], against the output [N, K, P, Q] (a dense output's channels are
@@ -151,14 +156,16 @@ class QuantizedProductFolder : public ExprMutator {
                     call.name_hint);
   }
 
+  IntegerConvPredicate has_grouped_kernel_;
   // The folded products' results, and constants added to or multiplying them.
   std::unordered_set<const Object*> products_;
 };
 
 }  // namespace
 
-Pass FoldQuantizedProducts() {
-  return MutatorPass<QuantizedProductFolder>("FoldQuantizedProducts");
+Pass FoldQuantizedProducts(IntegerConvPredicate has_grouped_kernel) {
+  return MutatorPass<QuantizedProductFolder>("FoldQuantizedProducts",
+                                             std::move(has_grouped_kernel));
 }
 
 }  // namespace loom::graph

@@ -23,12 +23,14 @@ inline IRModule MapFunctions(const IRModule& module,
   return result;
 }
 
-// The pass `name` that rewrites every function with a fresh `Mutator` (an ExprMutator).
-template <typename Mutator>
-Pass MutatorPass(std::string name) {
-  return {std::move(name), [](const IRModule& module) {
-            return MapFunctions(module,
-                                [](const Function& function) { return Mutator().VisitExpr(function); });
+// The pass `name` that rewrites every function with a fresh `Mutator` (an ExprMutator),
+// constructed from `args`.
+template <typename Mutator, typename... Args>
+Pass MutatorPass(std::string name, Args... args) {
+  return {std::move(name), [args...](const IRModule& module) {
+            return MapFunctions(module, [&](const Function& function) {
+              return Mutator(args...).VisitExpr(function);
+            });
           }};
 }
 

@@ -223,6 +223,22 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Schedule(ScheduleNCHWc);
   TilingAttrFields(ConvAttrFields(depthwise));
 
+  // int8 depthwise (AVX-512 VNNI): what the x86 layout rewrite makes of a depthwise qnn.conv2d.
+  OpBuilder depthwise_int8 = RegisterComputedOp(
+      "nn.contrib_depthwise_conv2d_nchwc_int8", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::depthwise_conv2d_nchwc_int8(
+            in[0], in[1], Conv2DAttrsOf(info, DepthwiseGroups(info)),
+            info.attrs.GetInt("pad_value"))};
+      });
+  depthwise_int8
+      .Describe("depthwise sum(data * weight) in int32 of uint8 NCHW<b>c data and an int8 "
+                "[c, R, S/4, b, 4] weight (4 taps per group)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleNCHWc);
+  TilingAttrFields(ConvAttrFields(depthwise_int8))
+      .Attr("pad_value", AttrKind::kInt, int64_t{0}, "the border's value (the data's zero point)");
+
   // Opaque: a model's weights are constants, so FoldConstant computes it at compile time.
   RegisterComputedOp("nn.contrib_conv2d_winograd_weight_transform",
                      [](const CallInfo&, const Tensors& in) {

@@ -222,8 +222,96 @@ Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
   return MakeCall("multiply", {sums, scalar});
 }
 
-// qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0, groups 1) -> an
-// int8 kernel that multiplies unsigned by signed bytes: int8 data is shifted by 128 into
+// An 8-bit product's data as uint8 (`operand`) in channel blocks of `block`, its `channels`
+// padded to `padded_channels` with the zero point.
+Expr UnsignedBlockedData(LayoutRewriteContext& context, const UnsignedOperand& operand,
+                         int64_t channels, int64_t padded_channels, int64_t block) {
+  const std::string layout = graph::BlockedDataLayout(block);
+  if (padded_channels == channels) return operand.Of(context.Operand(0, layout));
+  const Ints pad_width = {0, 0, 0, 0, 0, padded_channels - channels, 0, 0};
+  Expr data =
+      MakeCall("nn.pad", {operand.Of(context.Operand(0, ""))},
+               {{"pad_width", pad_width}, {"pad_value", static_cast<double>(operand.zero_point)}});
+  return MakeCall("layout_transform", {data},
+                  {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
+}
+
+// A depthwise qnn.conv2d (groups = channels = filters) whose column dilation is 1: the taps
+// topi::x86::depthwise_conv2d_nchwc_int8 sums 4 at a time are adjacent columns.
+bool IsIntegerDepthwise(const Conv2DWorkload& wl) {
+  return wl.depthwise() && wl.attrs.dilations[1] == 1;
+}
+
+// Whether the x86 rewrite below makes an int8 kernel of a grouped qnn.conv2d: a depthwise
+// one with VNNI's operands on a CPU that also permutes bytes across a vector (AVX-512 VBMI's
+// vpermb, which turns 4 columns of 16 channels into each channel's 4 taps).
+bool HasIntegerDepthwiseKernel(const CallNode& call, const Target& target) {
+  if (!VnniOperands(call, target) || !target.HasFeature("avx512vbmi")) return false;
+  return IsIntegerDepthwise(
+      WorkloadOf(call, *call.args[0].type().ConstShape(), *call.args[1].type().ConstShape()));
+}
+
+// Depthwise qnn.conv2d of uint8 or int8 data and a constant int8 weight [C, 1, R, S] (zero
+// point 0) -> topi::x86::depthwise_conv2d_nchwc_int8: NCHW<b>c uint8 data, b the data's own
+// block where it is a multiple of 16 dividing the channels (the AMX convolutions' 32), else
+// 16, the channels padded to a multiple of 16 with the zero point. Each channel's kernel row
+// is padded with zero taps to a multiple of 4, the right border by as many columns (the
+// output is the same), and the weight laid out [C/b, R, S/4, b, 4]; the zero point's share
+// is subtracted after, as for RewriteIntegerConv2D.
+std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
+                                                     LayoutRewriteContext& context,
+                                                     const UnsignedOperand& unsigned_data) {
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const std::vector<int64_t> w = *call.args[1].type().ConstShape();
+  Conv2DWorkload wl = WorkloadOf(call, x, w);
+  if (!IsIntegerDepthwise(wl)) return std::nullopt;
+  const int64_t channels = RoundUp(wl.c, topi::x86::kVnniLanes);
+  const int64_t taps = RoundUp(wl.s, topi::x86::kVnniDepth);
+  int64_t block = topi::x86::kVnniLanes;
+  std::optional<int64_t> data_block = graph::DataLayoutBlock(context.OperandLayout(0));
+  if (channels == wl.c && data_block && *data_block > 0 &&
+      *data_block % topi::x86::kVnniLanes == 0 &&
+      channels % *data_block == 0) {
+    block = *data_block;
+  }
+  Expr data = UnsignedBlockedData(context, unsigned_data, wl.c, channels, block);
+  // [C, 1, R, S] -> [C', 1, R, taps] (zero filters and taps) -> [C'/b, R, taps/4, b, 4]
+  const Ints pad_width = {0, 0, 0, 0, channels - wl.c, 0, 0, taps - wl.s};
+  Expr kernel = MakeCall("nn.pad", {context.Operand(1, "")}, {{"pad_width", pad_width}});
+  const int64_t tap_groups = taps / topi::x86::kVnniDepth;
+  Expr packed = MakeCall(
+      "reshape", {kernel},
+      {{"newshape", Ints{channels / block, block, wl.r, tap_groups, topi::x86::kVnniDepth}}});
+  packed = MakeCall("transpose", {packed}, {{"axes", Ints{0, 2, 3, 1, 4}}});
+
+  Ints padding = call.attrs.GetInts("padding");
+  padding[3] += taps - wl.s;
+  wl.c = wl.k = wl.attrs.groups = channels;
+  wl.s = taps;
+  wl.attrs.pads[3] = padding[3];
+  const Conv2DNCHWcConfig cfg = topi::x86::DepthwiseConfigWithBlock(
+      wl, topi::x86::DefaultConv2DNCHWcConfig(wl), block);
+  Attrs attrs = WindowAttrs(call)
+                    .With("padding", padding)
+                    .With("oc_tile", cfg.oc_tile)
+                    .With("reg_h", cfg.reg_h)
+                    .With("reg_w", cfg.reg_w)
+                    .With("row_tiles_per_task", cfg.row_tiles_per_task)
+                    .With("pad_value", unsigned_data.zero_point);
+  Expr conv = MakeCall("nn.contrib_depthwise_conv2d_nchwc_int8", {data, packed}, attrs,
+                       call.name_hint);
+  if (unsigned_data.zero_point != 0) {
+    const Ints blocked_shape = {1, channels / block, 1, 1, block};
+    Expr share =
+        MakeCall("reshape", {ZeroPointShare(kernel, Ints{1, 2, 3}, unsigned_data.zero_point)},
+                 {{"newshape", blocked_shape}});
+    conv = MakeCall("subtract", {conv, share}, {}, call.name_hint);
+  }
+  return WithOutChannels(conv, block, channels, w[0]);
+}
+
+// qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0; groups 1, a
+// depthwise one is RewriteIntegerDepthwise's) -> an int8 kernel that multiplies unsigned by signed bytes: int8 data is shifted by 128 into
 // uint8, its zero point with it. The kernels pad the border with the zero point and sum
 // data * weight, so the zero point's share, zero_point * sum(weight) per filter, is
 // subtracted after them (a constant FoldConstant computes).
@@ -235,7 +323,11 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
                                                   LayoutRewriteContext& context,
                                                   const Target& target) {
   std::optional<UnsignedOperand> unsigned_data = VnniOperands(call, target);
-  if (!unsigned_data || call.attrs.GetInt("groups") != 1) return std::nullopt;
+  if (!unsigned_data) return std::nullopt;
+  if (call.attrs.GetInt("groups") != 1) {
+    if (!target.HasFeature("avx512vbmi")) return std::nullopt;
+    return RewriteIntegerDepthwise(call, context, *unsigned_data);
+  }
   const int64_t zero_point = unsigned_data->zero_point;
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
@@ -247,16 +339,8 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
     const Ints pad_width = {0, 0, 0, 0, wl.k - w[0], wl.c - w[1], 0, 0};
     return Expr(MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}}));
   };
-  // The data as uint8 in channel blocks of `block`, its channels padded to wl.c with the
-  // zero point.
   auto blocked_data = [&](int64_t block) {
-    const std::string layout = graph::BlockedDataLayout(block);
-    if (wl.c == x[1]) return unsigned_data->Of(context.Operand(0, layout));
-    const Ints pad_width = {0, 0, 0, 0, 0, wl.c - x[1], 0, 0};
-    Expr data = MakeCall("nn.pad", {unsigned_data->Of(context.Operand(0, ""))},
-                         {{"pad_width", pad_width}, {"pad_value", static_cast<double>(zero_point)}});
-    return Expr(MakeCall("layout_transform", {data},
-                         {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}}));
+    return UnsignedBlockedData(context, *unsigned_data, x[1], wl.c, block);
   };
   int64_t out_block = 0;
   Expr conv, kernel;
@@ -581,6 +665,7 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
 
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterBFloat16Products("x86", HasAmxBf16);
+  graph::RegisterIntegerGroupedConv("x86", HasIntegerDepthwiseKernel);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2D);

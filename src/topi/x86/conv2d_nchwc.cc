@@ -167,11 +167,63 @@ te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
       op, "conv2d_nchwc_int8");
 }
 
+te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
+                                       const Conv2DAttrs& a, int64_t pad_value) {
+  const std::string op = "depthwise_conv2d_nchwc_int8";
+  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 5 && data.dtype() == DataType::UInt(8) &&
+                  weight.dtype() == DataType::Int(8))
+      << op << ": data '" << data.name() << "' must be 5-d uint8 (NCHW[x]c) and weight '"
+      << weight.name() << "' 5-d int8 ([c, R, S/4, x, 4]), got " << data.ndim() << "-d "
+      << data.dtype().str() << " and " << weight.ndim() << "-d " << weight.dtype().str();
+  std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
+  LOOM_CHECK_USER(in[4] % kVnniLanes == 0 && w[0] == in[1] && w[3] == in[4] &&
+                  w[4] == kVnniDepth)
+      << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w) << " must be ["
+      << in[1] << ", R, S/4, " << in[4] << ", " << kVnniDepth << "] for data '" << data.name()
+      << "' " << detail::ShapeText(in) << ", whose channel block must be a multiple of "
+      << kVnniLanes;
+  LOOM_CHECK_USER(a.groups == in[1] * in[4] && a.dilations[1] == 1)
+      << op << ": groups must equal the " << in[1] * in[4]
+      << " channels and the column dilation be 1, got " << a.groups << " and "
+      << a.dilations[1];
+  LOOM_CHECK_USER(pad_value >= 0 && pad_value <= 255)
+      << op << ": the pad value " << pad_value << " is not a uint8";
+  const int64_t r = w[1], s = w[2] * kVnniDepth;
+  detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
+  // Padded in its own layout (not PaddedInput's rows of columns x lanes): a vpdpbusd reads
+  // 4 whole columns of a channel block, an element of the [4, 16] tile tensorize binds.
+  const int64_t top = a.pads[0], left = a.pads[1];
+  te::Tensor padded = te::compute(
+      {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]), int(in[3] + left + a.pads[3]),
+       int(in[4])},
+      [&](const Array<Var>& i) {
+        PrimExpr row = i[2] - int(top), column = i[3] - int(left);
+        return te::if_then_else(LikelyInside(row, in[2], column, in[3]),
+                                data(i[0], i[1], row, column, i[4]),
+                                make_const(data.dtype(), pad_value));
+      },
+      "pad", detail::kInjective);
+  IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
+  IterVar rg = te::reduce_axis(Range(0, int(w[2])), "rg");
+  IterVar rj = te::reduce_axis(Range(0, kVnniDepth), "rj");
+  const DataType i32 = DataType::Int(32);
+  return te::compute(
+      {int(in[0]), int(in[1]), int(out.p), int(out.q), int(in[4])},
+      [&](const Array<Var>& i) {
+        PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
+        PrimExpr column = i[3] * int(a.strides[1]) + rg->var * kVnniDepth + rj->var;
+        return te::sum(cast(i32, padded(i[0], i[1], row, column, i[4])) *
+                           cast(i32, weight(i[1], rr->var, rg->var, i[4], rj->var)),
+                       {rr, rg, rj});
+      },
+      op, "depthwise_conv2d_nchwc_int8");
+}
+
 namespace {
 
 bool IsBlockedConv(const te::Operation& op) {
   return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc" ||
-         op->tag == "conv2d_nchwc_int8";
+         op->tag == "conv2d_nchwc_int8" || op->tag == "depthwise_conv2d_nchwc_int8";
 }
 
 }  // namespace
@@ -180,8 +232,9 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   const std::string name = "schedule_conv2d_nchwc";
   te::Operation conv = detail::FindAnchor(out, IsBlockedConv, name,
                                           "a conv2d_nchwc / depthwise_conv2d_nchwc output");
-  const bool depthwise = conv->tag == "depthwise_conv2d_nchwc";
-  const bool int8 = conv->tag == "conv2d_nchwc_int8";
+  const bool depthwise =
+      conv->tag == "depthwise_conv2d_nchwc" || conv->tag == "depthwise_conv2d_nchwc_int8";
+  const bool int8 = conv->tag == "conv2d_nchwc_int8" || conv->tag == "depthwise_conv2d_nchwc_int8";
   detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
   const int64_t bn = shape[4];
@@ -205,7 +258,9 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   // rows a task reads 1.3-2x on 2 threads): it reads its input in place, with likely()
   // bounds (depthwise_conv2d_nchwc) that LoopPartition peels off the border rows and column
   // tiles. That needs each task's rows to be a linear function of the parallel loop: the
-  // tasks are blocks of rows, each over all channel blocks.
+  // tasks are blocks of rows, each over all channel blocks. The int8 depthwise convolution
+  // pads a copy all the same: each vpdpbusd reads 4 columns at once, which a bounds test
+  // per column would break up, and its uint8 copy moves a quarter of a float one's bytes.
   te::Tensor conv_data = conv->InputTensors()[0];
   const bool padded = conv_data.op()->tag == detail::kInjective && conv_data.op()->name == "pad";
   detail::InlineInjective(s, {out.op(), conv_data.op()});
@@ -244,7 +299,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   auto [tile_vector, tile_lane] = t.split(tile[4], int(lanes));
   Array<IterVar> order;
   if (depthwise) {
-    order = {tile[5], tile[6]};  // rr, rs
+    order = {tile[5], tile[6]};  // rr, rs (int8: rr, rg; the 4 taps of rg, rj, innermost)
   } else {
     // rco, rr, rci, rs (int8: rci is its groups of 4 channels, rcio; each group's 4, rcii,
     // are the intrinsic's own reduction, innermost)
@@ -255,17 +310,27 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   // back to back and dies. (Outermost, LLVM keeps every broadcast of the tile live across
   // the blocks and spills the accumulators.)
   order.insert(order.end(), {tile[0], tile[2], tile[3], tile[1], tile_vector, tile_lane});
-  if (int8) order.push_back(tile[9]);
+  if (int8) order.push_back(tile[depthwise ? 7 : 9]);
   t.reorder(order);
   if (depthwise || config.unroll_kw) t.unroll(tile[6]);
   if (depthwise) t.unroll(tile[5]);
   for (int d = 0; d < 4; ++d) t.unroll(tile[d]);
   t.unroll(tile_vector);
   // int8: 16 output channels by 4 input channels per vpdpbusd
-  if (int8) t.tensorize(tile_lane, VnniDot16x4());
+  if (int8 && depthwise) t.tensorize(tile_lane, VnniTapDot16x4(bn));
+  else if (int8) t.tensorize(tile_lane, VnniDot16x4());
   else t.vectorize(tile_lane);
 
-  if (padded) {
+  if (padded && depthwise) {
+    // The int8 depthwise conv's padded rows per task and channel block, where it reads them
+    // (a few KiB, in L1): the input is read from memory once, as the float kernel's is in
+    // place, rather than copied there and read again. A column's block at a time: the border
+    // test is the column's, so LoopPartition peels the border columns and every copy is a
+    // vector.
+    te::Stage p = s[conv_data.op()];
+    p.compute_at(o, chunk_outer);
+    p.vectorize(p->leaf_iter_vars[4]);
+  } else if (padded) {
     te::Stage p = s[conv_data.op()];
     Array<IterVar> pad_axes = p->leaf_iter_vars;  // n, c, h, w * block
     p.parallel(p.fuse(p.fuse(pad_axes[0], pad_axes[1]), pad_axes[2]));

@@ -45,6 +45,58 @@ te::TensorIntrin VnniDot16x4() {
       "vnni_dot_16x4");
 }
 
+te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
+  LOOM_CHECK_USER(tap_stride >= kVnniLanes)
+      << "VnniTapDot16x4: the taps must lie at least " << kVnniLanes
+      << " bytes apart (a channel block), got " << tap_stride;
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
+  te::Tensor a = te::placeholder({kVnniDepth, kVnniLanes}, u8, "a");
+  te::Tensor b = te::placeholder({kVnniLanes, kVnniDepth}, i8, "b");
+  IterVar k = te::reduce_axis(Range(0, kVnniDepth), "k");
+  te::Tensor c = te::compute(
+      {kVnniLanes},
+      [&](Var i) { return te::sum(cast(i32, a(k->var, i)) * cast(i32, b(i, k->var)), {k}); },
+      "c");
+  return te::decl_tensor_intrin(
+      c.op(),
+      [i32, tap_stride](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const DataType vector = i32.with_lanes(kVnniLanes);
+        PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
+        constexpr int kBytes = kVnniLanes * kVnniDepth;
+        // a's taps as one 64-lane vector, tap-major; contiguous taps are one load.
+        Array<PrimExpr> taps;
+        if (tap_stride == kVnniLanes) {
+          taps.push_back(BufferLoad(in[0], {zero, Ramp(zero, one, kBytes)}));
+        } else {
+          for (int j = 0; j < kVnniDepth; ++j) {
+            taps.push_back(
+                BufferLoad(in[0], {make_const(i32, int64_t{j}), Ramp(zero, one, kVnniLanes)}));
+          }
+        }
+        // Channel-major: lane i of the result holds channel i's taps 0-3 (bytes 4i..4i+3).
+        Array<PrimExpr> channel_major;
+        for (int i = 0; i < kVnniLanes; ++i) {
+          for (int j = 0; j < kVnniDepth; ++j) {
+            channel_major.push_back(make_const(i32, int64_t{j * kVnniLanes + i}));
+          }
+        }
+        PrimExpr a_lanes = call_intrin(vector, "reinterpret", {Shuffle(taps, channel_major)});
+        PrimExpr b_bytes = BufferLoad(in[1], {zero, Ramp(zero, one, kBytes)});
+        PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
+        Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
+        auto accumulate = [&](PrimExpr acc) {
+          return BufferStore(out[0],
+                             call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
+                                                   {std::move(acc), a_lanes, b_lanes}),
+                             c_lanes);
+        };
+        Stmt reset = BufferStore(out[0], Broadcast(zero, kVnniLanes), c_lanes);
+        return te::TensorIntrinStmts{accumulate(Broadcast(zero, kVnniLanes)), reset,
+                                     accumulate(BufferLoad(out[0], c_lanes))};
+      },
+      "vnni_tap_dot_16x4");
+}
+
 namespace {
 
 // The tiles of an AMX register block: accumulators 0-3 (row tile t, column half h at

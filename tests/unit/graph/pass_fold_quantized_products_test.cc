@@ -52,13 +52,14 @@ bool Has(const std::string& text, const std::string& part) {
 }
 
 // `before` folded computes what it does, interpreted and compiled: its `product` (conv2d or
-// dense) becomes the qnn one; at -O3 on a CPU with `feature` (VNNI, or AMX int8 tiles) a
+// dense) becomes the qnn one; at -O3 on a CPU with `features` (VNNI, or AMX int8 tiles) a
 // kernel named with `int8_kernel` computes it, unless that is empty (the kernels take weight
-// zero point 0 only).
+// zero point 0 only). Grouped convolutions fold where `grouped` says so.
 void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
                           const std::string& int8_kernel,
-                          const std::string& feature = "avx512vnni") {
-  Function after = RunPass(FoldQuantizedProducts(), before);
+                          const std::vector<std::string>& features = {"avx512vnni"},
+                          IntegerConvPredicate grouped = nullptr) {
+  Function after = RunPass(FoldQuantizedProducts(grouped), before);
   const std::string text = ToText(after);
   EXPECT_TRUE(Has(text, "qnn." + product + "(%x, meta[Constant 'weight'")) << text;
   EXPECT_FALSE(Has(text, "= nn." + product + "(")) << text;
@@ -73,8 +74,9 @@ void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
     bool used = false;
     for (const std::string& kernel : compiled.kernel_names)
       used |= !int8_kernel.empty() && Has(kernel, int8_kernel);
-    EXPECT_EQ(used, !int8_kernel.empty() && level == 3 && HostTarget().HasFeature(feature))
-        << "-O" << level;
+    bool has_features = true;
+    for (const std::string& feature : features) has_features &= HostTarget().HasFeature(feature);
+    EXPECT_EQ(used, !int8_kernel.empty() && level == 3 && has_features) << "-O" << level;
   }
 }
 
@@ -117,7 +119,27 @@ TEST(FoldQuantizedProducts, WholeChannelBlocksTakeTheAmxKernel) {
   ExpectFoldsAndAgrees(
       MakeQuantizedConv({kI8, 7, {1, 32, 9, 10}, 64,
                          {{"padding", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}, {}}),
-      "conv2d", "nn_contrib_conv2d_nchwc_amx_int8", "amx-int8");
+      "conv2d", "nn_contrib_conv2d_nchwc_amx_int8", {"amx-int8"});
+}
+
+TEST(FoldQuantizedProducts, DepthwiseTakesTheIntegerKernelWhereTheTargetHasOne) {
+  // Folded where the target says it has a kernel (the compile asks HasIntegerGroupedConv:
+  // x86 with VNNI and VBMI), computed by vpdpbusd over the taps. 48 channels (3 blocks of
+  // 16), a zero point as the border, stride 2; int8 data (shifted to uint8) whose 24
+  // channels are padded to 32 with the zero point and sliced off after.
+  auto always = [](const CallNode&) { return true; };
+  const std::vector<std::string> features = {"avx512vnni", "avx512vbmi"};
+  const std::string kernel = "nn_contrib_depthwise_conv2d_nchwc_int8";
+  ExpectFoldsAndAgrees(
+      MakeQuantizedConv({kU8, 131, {1, 48, 11, 9}, 48,
+                         {{"groups", int64_t{48}}, {"padding", Ints{1, 1, 1, 1}},
+                          {"strides", Ints{2, 2}}},
+                         {}}),
+      "conv2d", kernel, features, always);
+  ExpectFoldsAndAgrees(
+      MakeQuantizedConv(
+          {kI8, -5, {1, 24, 8, 8}, 24, {{"groups", int64_t{24}}, {"padding", Ints{1, 1, 1, 1}}}, {}}),
+      "conv2d", kernel, features, always);
 }
 
 TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
@@ -128,7 +150,7 @@ TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
   ExpectFoldsAndAgrees(
       MakeQuantizedDense({2, 5, 30}), "dense",
       amx ? "nn_contrib_dense_amx_int8_subtract" : "nn_contrib_dense_packed_subtract",
-      amx ? "amx-int8" : "avx512vnni");
+      std::vector<std::string>{amx ? "amx-int8" : "avx512vnni"});
   // One row: VNNI's GEMM even where there are tiles (they would gain nothing).
   ExpectFoldsAndAgrees(MakeQuantizedDense({1, 30}), "dense", "nn_contrib_dense_packed_subtract");
 }

@@ -111,5 +111,22 @@ TEST(CodegenLLVMStmt, RampBroadcastShuffleGatherAndScatter) {
                            {tir::HostArray(F32(), {32})}, "ramp/shuffle/gather/scatter");
 }
 
+TEST(CodegenLLVMStmt, ShuffleJoinsVectorsAndScalars) {
+  // Four vectors of 4 lanes transposed (one shufflevector of the joined vectors), and a
+  // shuffle of a scalar and a vector (lane by lane).
+  Buffer A = DeclBuffer({16}, F32(), "A");
+  Buffer B = DeclBuffer({21}, F32(), "B");
+  Array<PrimExpr> rows, transposed;
+  for (int r = 0; r < 4; ++r) rows.push_back(BufferLoad(A, {Ramp(r * 4, 1, 4)}));
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) transposed.push_back(r * 4 + c);
+  Stmt transpose = BufferStore(B, Shuffle(rows, transposed), {Ramp(0, 1, 16)});
+  PrimExpr scalar = BufferLoad(A, {IntImm(I32(), 5)});
+  Stmt mixed = BufferStore(B, Shuffle({scalar, rows[3]}, {4, 0, 1, 2, 0}), {Ramp(16, 1, 5)});
+  ExpectMatchesInterpreter(MakePrimFunc({A, B}, {}, SeqStmt({transpose, mixed}), "main"),
+                           {RandomArray(F32(), {16}, 4)}, {tir::HostArray(F32(), {21})},
+                           "shuffles");
+}
+
 }  // namespace
 }  // namespace loom::target_test

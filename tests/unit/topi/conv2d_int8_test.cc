@@ -1,7 +1,8 @@
 // The x86 int8 convolution (uint8 data x int8 weight -> int32, tensorized onto AVX-512 VNNI's
 // vpdpbusd): compiled and run on the full range of both types against an exact integer
 // reference, with the border padded by a zero point, for tilings that do and do not unroll
-// the kernel columns, strides, 1x1 and a fused epilogue; and the computes' user errors. The
+// the kernel columns, strides, 1x1 and a fused epilogue; the depthwise kernel (taps summed by
+// vpdpbusd) likewise; and the computes' user errors. The
 // compiled runs are skipped on hosts without avx512vnni.
 #include <gtest/gtest.h>
 
@@ -87,6 +88,68 @@ TEST(TopiX86Conv2DInt8, MatchesTheIntegerReferenceExactly) {
                         Config(16, 16, 1, 6, 3, false), 9, true);
 }
 
+// The depthwise int8 kernel as the x86 layout rewrite builds it: the data blocked by
+// `block`, each channel's kernel row padded with zero taps to a multiple of 4 and the right
+// border by as many columns, the weight [C/block, R, S/4, block, 4].
+void ExpectDepthwiseInt8Matches(Conv2DWorkload wl, int64_t block, int64_t reg_h, int64_t reg_w,
+                                int64_t pad_value) {
+  SCOPED_TRACE(wl.str() + " block=" + std::to_string(block) + " reg_h=" + std::to_string(reg_h) +
+               " reg_w=" + std::to_string(reg_w) + " pad_value=" + std::to_string(pad_value));
+  const int64_t taps = (wl.s + 3) / 4 * 4;
+  te::Tensor data = te::placeholder(Extents({wl.n, wl.c, wl.h, wl.w}), kU8, "data");
+  te::Tensor weight = te::placeholder(Extents({wl.c, 1, wl.r, wl.s}), kI8, "weight");
+  te::Tensor packed_data = layout_transform(data, "NCHW", "NCHW" + std::to_string(block) + "c");
+  te::Tensor packed_weight = te::compute(
+      Extents({wl.c / block, wl.r, taps / 4, block, 4}),
+      [&](const Array<Var>& i) {
+        PrimExpr tap = i[2] * 4 + i[4];
+        return te::if_then_else(tap < int(wl.s), weight(i[0] * int(block) + i[3], 0, i[1], tap),
+                                make_const(kI8, int64_t{0}));
+      },
+      "packed_weight");
+  te::Tensor conv_data = te::placeholder(packed_data.shape(), kU8, "packed_data");
+  te::Tensor conv_weight = te::placeholder(packed_weight.shape(), kI8, "packed_weight");
+  Conv2DAttrs attrs = wl.attrs;
+  attrs.pads[3] += taps - wl.s;
+  te::Tensor out = depthwise_conv2d_nchwc_int8(conv_data, conv_weight, attrs, pad_value);
+  te::Tensor blocked = te::placeholder(out.shape(), kI32, "blocked");
+  te::Tensor result = layout_transform(blocked, "NCHW" + std::to_string(block) + "c", "NCHW");
+  Conv2DNCHWcConfig config;
+  config.ic_bn = config.oc_bn = block;
+  config.reg_h = reg_h;
+  config.reg_w = reg_w;
+  IRModule module;
+  module.Add("pack_data",
+             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
+  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
+                                      "pack_weight"));
+  module.Add("conv",
+             te::lower(schedule_conv2d_nchwc(out, config), {conv_data, conv_weight, out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
+  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value, [](int64_t sum) { return sum; });
+}
+
+TEST(TopiX86Conv2DInt8, DepthwiseMatchesTheIntegerReferenceExactly) {
+  if (!HostHasVnni()) GTEST_SKIP() << "the host has no avx512vnni (the kernels are only lowered)";
+  // 3x3 stride 1 and 2 (MobileNet's), on blocks of 16 and 32 (whose taps are 4 loads apart).
+  ExpectDepthwiseInt8Matches(Workload({1, 32, 9, 10}, {32, 3, 3}, 1, {1, 1, 1, 1}, 32), 16, 3,
+                             5, 0);
+  ExpectDepthwiseInt8Matches(Workload({1, 64, 11, 11}, {64, 3, 3}, 2, {1, 1, 1, 1}, 64), 32, 2,
+                             3, 131);
+  // 5x5 (two groups of taps, the second padded), asymmetric pads, two images.
+  ExpectDepthwiseInt8Matches(Workload({2, 16, 8, 7}, {16, 5, 5}, 1, {2, 1, 0, 2}, 16), 16, 1, 3,
+                             255);
+  // No border; 1x4 and 7x1 kernels; a row dilation.
+  ExpectDepthwiseInt8Matches(Workload({1, 16, 6, 9}, {16, 1, 4}, 1, {0, 0, 0, 0}, 16), 16, 6, 3,
+                             9);
+  ExpectDepthwiseInt8Matches(Workload({1, 16, 12, 5}, {16, 7, 1}, 1, {3, 0, 3, 0}, 16), 16, 4, 5,
+                             1);
+  Conv2DWorkload dilated = Workload({1, 16, 10, 10}, {16, 3, 3}, 1, {2, 1, 2, 1}, 16);
+  dilated.attrs.dilations = {2, 1};
+  ExpectDepthwiseInt8Matches(dilated, 16, 2, 10, 77);
+}
+
 TEST(TopiX86Conv2DInt8, BadOperandsAreUserErrors) {
   te::Tensor data = te::placeholder(Extents({1, 1, 8, 8, 16}), kU8, "data");
   te::Tensor weight = te::placeholder(Extents({1, 1, 3, 3, 4, 16, 4}), kI8, "w");
@@ -99,6 +162,24 @@ TEST(TopiX86Conv2DInt8, BadOperandsAreUserErrors) {
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, narrow, {}, 0); }).find("a multiple of 16"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, weight, {}, 256); }).find("is not a uint8"),
+            std::string::npos);
+  te::Tensor taps = te::placeholder(Extents({1, 3, 1, 16, 4}), kI8, "taps");
+  Conv2DAttrs depthwise;
+  depthwise.groups = 16;
+  EXPECT_NE(test::ErrorOf([&] {
+              depthwise_conv2d_nchwc_int8(float_data, taps, depthwise, 0);
+            }).find("must be 5-d uint8"),
+            std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { depthwise_conv2d_nchwc_int8(data, taps, {}, 0); })
+                .find("groups must equal the 16 channels"),
+            std::string::npos);
+  depthwise.dilations = {1, 2};
+  EXPECT_NE(test::ErrorOf([&] { depthwise_conv2d_nchwc_int8(data, taps, depthwise, 0); })
+                .find("column dilation be 1"),
+            std::string::npos);
+  te::Tensor three_taps = te::placeholder(Extents({1, 3, 1, 16, 3}), kI8, "three_taps");
+  EXPECT_NE(test::ErrorOf([&] { depthwise_conv2d_nchwc_int8(data, three_taps, {}, 0); })
+                .find("must be [1, R, S/4, 16, 4]"),
             std::string::npos);
   te::Tensor kcrs = te::placeholder(Extents({16, 6, 3, 3}), kI8, "kcrs");
   EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_int8(kcrs, 6, 16); }).find("a multiple of 4"),

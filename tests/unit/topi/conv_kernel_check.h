@@ -70,7 +70,8 @@ inline void ExpectInt8ModuleMatches(const IRModule& module, const Conv2DWorkload
   const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
   runtime::Module compiled = build(module, Target::Parse("llvm"));
   tir::HostArray x = topi::test::FullRangeArray(u8, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = topi::test::FullRangeArray(i8, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray w =
+      topi::test::FullRangeArray(i8, {wl.k, wl.c / wl.attrs.groups, wl.r, wl.s}, 4);
   tir::HostArray y = RunPackedConv(module, compiled, x, w, {u8, i8, i32}, i32);
   std::vector<int64_t> want = topi::test::ReferenceIntegerConv(x, w, wl, pad_value);
   ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());

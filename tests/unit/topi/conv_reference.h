@@ -38,19 +38,22 @@ inline std::vector<double> ReferenceConv2D(const tir::HostArray& x, const tir::H
 }
 
 // The integer convolution, exactly: sum over the window of x * w, positions outside the input
-// reading `pad_value`; NCHW x KCRS, groups 1.
+// reading `pad_value`; NCHW x KCRS (grouped: K x C/groups x R x S).
 inline std::vector<int64_t> ReferenceIntegerConv(const tir::HostArray& x, const tir::HostArray& w,
                                                  const x86::Conv2DWorkload& wl, int64_t pad_value) {
   const int64_t p = wl.out_h(), q = wl.out_w();
   std::vector<int64_t> out(static_cast<size_t>(wl.n * wl.k * p * q), 0);
+  // Grouped: filter k reads its group's channels, group_channels of them.
+  const int64_t group_channels = wl.c / wl.attrs.groups, group_filters = wl.k / wl.attrs.groups;
   for (int64_t n = 0; n < wl.n; ++n)
     for (int64_t k = 0; k < wl.k; ++k)
       for (int64_t i = 0; i < p; ++i)
         for (int64_t j = 0; j < q; ++j) {
           int64_t sum = 0;
-          for (int64_t c = 0; c < wl.c; ++c)
+          for (int64_t gc = 0; gc < group_channels; ++gc)
             for (int64_t r = 0; r < wl.r; ++r)
               for (int64_t s = 0; s < wl.s; ++s) {
+                const int64_t c = k / group_filters * group_channels + gc;
                 int64_t row =
                     i * wl.attrs.strides[0] + r * wl.attrs.dilations[0] - wl.attrs.pads[0];
                 int64_t col =
@@ -58,7 +61,7 @@ inline std::vector<int64_t> ReferenceIntegerConv(const tir::HostArray& x, const 
                 bool inside = row >= 0 && row < wl.h && col >= 0 && col < wl.w;
                 int64_t v =
                     inside ? x.GetInt(((n * wl.c + c) * wl.h + row) * wl.w + col) : pad_value;
-                sum += v * w.GetInt(((k * wl.c + c) * wl.r + r) * wl.s + s);
+                sum += v * w.GetInt(((k * group_channels + gc) * wl.r + r) * wl.s + s);
               }
           out[static_cast<size_t>(((n * wl.k + k) * p + i) * q + j)] = sum;
         }

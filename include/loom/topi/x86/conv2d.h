@@ -100,14 +100,22 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
 // "conv2d_nchwc_int8".
 te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
                              const Conv2DAttrs& attrs, int64_t pad_value);
+// Depthwise int8 (AVX-512 VNNI, taps across vpdpbusd's 4 bytes): uint8 data NCHW[x]c (x a
+// multiple of 16) and int8 weight [c, R, S/4, x, 4] (each channel's kernel row in groups of
+// 4 taps; a kernel width that is not a multiple of 4 gets zero taps, and the caller pads the
+// right border by as many columns) to int32 NCHW[x]c: sum(data * weight), exact, the border
+// padded with `pad_value` (a zero point, as conv2d_nchwc_int8). groups must be the channels
+// and the column dilation 1. Tag "depthwise_conv2d_nchwc_int8".
+te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
+                                       const Conv2DAttrs& attrs, int64_t pad_value);
 // The default tiling of conv2d_nchwc_int8 for a workload of uint8 data and int8 weights
 // (groups 1, c a multiple of 4, k of 16; a loom::Error otherwise).
 Conv2DNCHWcConfig DefaultConv2DInt8Config(const Conv2DWorkload& workload);
 // An int8 KCRS weight in conv2d_nchwc_int8's layout (K and C must split into the blocks).
 te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn);
 
-// Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc / conv2d_nchwc_int8
-// output or an elementwise epilogue of one (bias add, ReLU, residual add, requantization, ...:
+// Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc / conv2d_nchwc_int8 /
+// depthwise_conv2d_nchwc_int8 output or an elementwise epilogue of one (bias add, ReLU, residual add, requantization, ...:
 // injective stages between the convolution and `out` are inlined, and the epilogue runs on
 // the register tile before it is stored). Rows of output in parallel, the register tile of `config`; a direct
 // convolution's padded input is materialized once, a depthwise one reads its input in

@@ -19,6 +19,15 @@ inline constexpr int kVnniDepth = 4;
 // to int32 (wrapping as int32 addition does; vpdpbusds would saturate instead).
 te::TensorIntrin VnniDot16x4();
 
+// vpdpbusd across kernel taps, for a depthwise convolution (each channel its own filter):
+// c[i] += sum_{j < 4} int32(a[j, i]) * int32(b[i, j]) for i < 16. a is 4 taps (input columns)
+// of 16 channels, `tap_stride` bytes apart (the data's channel block times the dilation), b
+// the 16 channels' 4 taps (row-major, contiguous: 64 bytes), c 16 int32. Its statements load
+// a's 64 bytes (one load where the taps are contiguous, tap_stride 16) and transpose them
+// into each channel's 4 taps (one byte permutation, vpermb where the CPU has AVX-512 VBMI),
+// then vpdpbusd. Exact, as VnniDot16x4.
+te::TensorIntrin VnniTapDot16x4(int64_t tap_stride);
+
 }  // namespace loom::topi::x86
 
 namespace loom::topi::x86 {

@@ -3,6 +3,8 @@
 // min/max), so generated code and the oracle agree bit for bit.
 #include <numeric>
 
+#include <llvm/Analysis/VectorUtils.h>
+
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/runtime/float_codec.h"
@@ -204,23 +206,43 @@ llvm::Value* CodeGenLLVM::VisitExpr_(const BroadcastNode* op) {
 }
 
 llvm::Value* CodeGenLLVM::VisitExpr_(const ShuffleNode* op) {
-  std::vector<llvm::Value*> lanes;
+  std::vector<llvm::Value*> parts;
+  bool same_vectors = true;
   for (const PrimExpr& vector : op->vectors) {
-    llvm::Value* value = VisitExpr(vector);
-    if (vector.dtype().lanes() == 1) {
-      lanes.push_back(value);
+    parts.push_back(VisitExpr(vector));
+    same_vectors &= vector.dtype().lanes() > 1 && vector.dtype() == op->vectors[0].dtype();
+  }
+  const int64_t lanes = op->vectors[0].dtype().lanes();
+  std::vector<int> mask;
+  for (const PrimExpr& index : op->indices) {
+    int64_t lane = 0;
+    LOOM_ICHECK(IsConstInt(index, &lane) && lane >= 0 &&
+                (!same_vectors || lane < lanes * static_cast<int64_t>(parts.size())))
+        << "Shuffle index " << index << " is not a constant lane";
+    mask.push_back(static_cast<int>(lane));
+  }
+  if (same_vectors && mask.size() > 1) {
+    // One shufflevector of the vectors joined: a constant permutation LLVM lowers to the
+    // target's permutes (one vpermb for 64 bytes on AVX-512 VBMI).
+    llvm::Value* joined = parts.size() == 1 ? parts[0] : llvm::concatenateVectors(*builder_, parts);
+    return builder_->CreateShuffleVector(joined, mask);
+  }
+  std::vector<llvm::Value*> lanes_of_all;
+  for (size_t v = 0; v < parts.size(); ++v) {
+    const int count = op->vectors[v].dtype().lanes();
+    if (count == 1) {
+      lanes_of_all.push_back(parts[v]);
       continue;
     }
-    for (int lane = 0; lane < vector.dtype().lanes(); ++lane) {
-      lanes.push_back(builder_->CreateExtractElement(value, Int32(lane)));
+    for (int lane = 0; lane < count; ++lane) {
+      lanes_of_all.push_back(builder_->CreateExtractElement(parts[v], Int32(lane)));
     }
   }
   std::vector<llvm::Value*> picked;
-  for (const PrimExpr& index : op->indices) {
-    int64_t lane = 0;
-    LOOM_ICHECK(IsConstInt(index, &lane) && lane >= 0 && lane < static_cast<int64_t>(lanes.size()))
-        << "Shuffle index " << index << " is not a constant lane";
-    picked.push_back(lanes[static_cast<size_t>(lane)]);
+  for (int lane : mask) {
+    LOOM_ICHECK(lane < static_cast<int>(lanes_of_all.size()))
+        << "Shuffle index " << lane << " is not a constant lane";
+    picked.push_back(lanes_of_all[static_cast<size_t>(lane)]);
   }
   if (picked.size() == 1) return picked[0];
   llvm::Value* result = llvm::PoisonValue::get(ComputeType(op->dtype));
