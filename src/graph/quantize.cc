@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <map>
+#include <sstream>
 #include <utility>
 
 #include "graph/quantize_calibration.h"
@@ -70,6 +72,37 @@ QuantizedWeight QuantizeWeight(const runtime::NDArray& weight) {
   }
   q.error = error.Relative();
   return q;
+}
+
+// What rounding a layer's operands costs: their relative errors, as independent noises add.
+double LayerError(const QuantizedLayer& layer) {
+  return std::hypot(layer.data_error, layer.weight_error);
+}
+
+double MedianLayerError(const std::vector<QuantizedLayer>& layers) {
+  std::vector<double> errors;
+  for (const QuantizedLayer& layer : layers) errors.push_back(LayerError(layer));
+  if (errors.empty()) return 0;
+  // The lower median: of two layers, the smaller error (an outlier is not its own measure).
+  const size_t middle = (errors.size() - 1) / 2;
+  std::nth_element(errors.begin(), errors.begin() + middle, errors.end());
+  return errors[middle];
+}
+
+// The multiply-adds of a conv2d or dense layer: per output element, its weight's elements
+// per output channel (axis 0).
+double MultiplyAdds(const CallNode& call) {
+  const runtime::NDArray& weight = call.args[1].as<ConstantNode>()->data;
+  double outputs = 1;
+  const std::vector<int64_t> shape = call.checked_type.ConstShape().value();
+  for (int64_t d : shape) outputs *= double(d);
+  return outputs * double(weight.NumElements() / weight.Shape()[0]);
+}
+
+std::string Percent(double fraction) {
+  std::ostringstream text;
+  text << std::setprecision(2) << 100 * fraction << "%";
+  return text.str();
 }
 
 // x quantized to uint8 and dequantized: the QDQ pair of a quantized layer's data.
@@ -170,13 +203,58 @@ IRModule QuantizeInt8(const IRModule& module,
   });
   for (size_t i = 0; i < calls.size(); ++i) layers[i].data_error = errors[i].Relative();
 
+  // The layers worth quantizing (all, without auto_keep_float); the rest join kept_float.
+  std::vector<double> multiply_adds;
+  double total = 0;
+  for (const CallNode* call : calls) {
+    multiply_adds.push_back(MultiplyAdds(*call));
+    total += multiply_adds.back();
+  }
+  const std::vector<bool> not_worth = options.auto_keep_float
+                                          ? LayersNotWorthQuantizing(layers, multiply_adds)
+                                          : std::vector<bool>(calls.size(), false);
+  quantize_detail::Layers quantized = found;
+  quantized.calls.clear();
+  quantized.names.clear();
+  std::vector<QuantizedLayer> reported;
   std::map<const CallNode*, size_t> index;
-  for (size_t i = 0; i < calls.size(); ++i) index[calls[i]] = i;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (not_worth[i]) {
+      quantized.kept_float.push_back(found.names[i]);
+      std::ostringstream why;
+      why << "rounding error " << Percent(LayerError(layers[i])) << " against the median layer's "
+          << Percent(MedianLayerError(layers)) << ", " << Percent(multiply_adds[i] / total)
+          << " of the multiply-adds";
+      quantized.kept_float_why.push_back(why.str());
+      continue;
+    }
+    index[calls[i]] = i;
+    quantized.calls.push_back(calls[i]);
+    quantized.names.push_back(found.names[i]);
+    reported.push_back(layers[i]);
+  }
   LayerQuantizer quantizer(index, params, &weights, layers);
   Expr body = quantizer.VisitExpr(main->body);
-  return quantize_detail::QuantizedModule(module, prepared, body, options, found,
-                                          static_cast<int>(samples.size()), std::move(layers),
+  return quantize_detail::QuantizedModule(module, prepared, body, options, quantized,
+                                          static_cast<int>(samples.size()), std::move(reported),
                                           report);
+}
+
+std::vector<bool> LayersNotWorthQuantizing(const std::vector<QuantizedLayer>& layers,
+                                           const std::vector<double>& multiply_adds) {
+  LOOM_ICHECK(layers.size() == multiply_adds.size())
+      << "LayersNotWorthQuantizing: " << layers.size() << " layers, " << multiply_adds.size()
+      << " counts of multiply-adds";
+  double total = 0;
+  for (double m : multiply_adds) total += m;
+  const double median = MedianLayerError(layers);
+  std::vector<bool> not_worth(layers.size(), false);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const double error = LayerError(layers[i]);
+    not_worth[i] = error >= kOutlierFactor * median && error >= kNoticeableError &&
+                   multiply_adds[i] <= kSmallShare * total;
+  }
+  return not_worth;
 }
 
 }  // namespace loom::graph

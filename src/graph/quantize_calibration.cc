@@ -83,6 +83,7 @@ Layers QuantizableLayers(const Function& main, const QuantizeOptions& options) {
   for (size_t i = 0; i < calls.size(); ++i) {
     if (keep.count(names[i])) {
       layers.kept_float.push_back(names[i]);
+      layers.kept_float_why.push_back("named to keep in float");
       continue;
     }
     layers.calls.push_back(calls[i]);
@@ -177,6 +178,7 @@ IRModule QuantizedModule(const IRModule& module, const IRModule& prepared, const
   if (report != nullptr) {
     report->scheme = options.scheme;
     report->kept_float = found.kept_float;
+    report->kept_float_why = found.kept_float_why;
     report->samples = samples;
     report->layers = std::move(layers);
   }

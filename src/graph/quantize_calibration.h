@@ -23,6 +23,7 @@ struct Layers {
   std::vector<const CallNode*> calls;
   std::vector<std::string> names;
   std::vector<std::string> kept_float;  // the layers options.keep_float names
+  std::vector<std::string> kept_float_why;  // one for each
 };
 Layers QuantizableLayers(const Function& main, const QuantizeOptions& options);
 

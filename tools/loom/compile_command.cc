@@ -104,6 +104,10 @@ void AddCompileCommand(CLI::App& app) {
                    "gives them (the model's node names; repeat the option or separate names "
                    "with commas)")
       ->delimiter(',');
+  command->add_flag("--quantize-every-layer", options->quantize_every_layer,
+                    "With --quantize int8: quantize even the layers whose rounding error is an "
+                    "outlier while they do a small share of the work (by default they stay "
+                    "float: they would cost more accuracy than they save time)");
   command
       ->add_option("--global-scale", options->global_scale,
                    "With --quantize-scheme power-of-two: every activation on the one scale "

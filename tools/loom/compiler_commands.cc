@@ -98,10 +98,9 @@ void PrintQuantizeReport(const graph::QuantizeReport& report) {
             << ", calibrated on " << report.samples << " sample"
             << (report.samples == 1 ? "" : "s")
             << " (relative RMS error of rounding each layer's data and weight to 8 bits):\n";
-  if (!report.kept_float.empty()) {
-    std::cerr << "  kept in float:";
-    for (const std::string& name : report.kept_float) std::cerr << " " << name;
-    std::cerr << "\n";
+  for (size_t i = 0; i < report.kept_float.size(); ++i) {
+    std::cerr << "  kept in float: " << report.kept_float[i] << " ("
+              << report.kept_float_why[i] << ")\n";
   }
   for (const graph::QuantizedLayer& layer : report.layers) {
     std::cerr << "  " << layer.name << " (" << layer.op << "): data in [" << layer.data_min
@@ -256,6 +255,8 @@ void RunCompile(const CompileCommandOptions& options) {
       << "--quantize-scheme is for --quantize int8; give both";
   LOOM_CHECK_USER(options.keep_float.empty() || !options.quantize.empty())
       << "--keep-float is for --quantize int8; give both";
+  LOOM_CHECK_USER(!options.quantize_every_layer || !options.quantize.empty())
+      << "--quantize-every-layer is for --quantize int8; give both";
   LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
       << "--global-scale is for --quantize-scheme power-of-two; give both";
   LOOM_CHECK_USER(!options.global_scale || *options.global_scale > 0)
@@ -282,6 +283,7 @@ void RunCompile(const CompileCommandOptions& options) {
     if (options.percentile) quantize_options.percentile = *options.percentile;
     if (options.global_scale) quantize_options.global_scale = *options.global_scale;
     quantize_options.keep_float = options.keep_float;
+    quantize_options.auto_keep_float = !options.quantize_every_layer;
     imported.module = graph::QuantizeInt8(
         imported.module, CalibrationSamples(imported.module.main(), options.calibration),
         quantize_options, &report);

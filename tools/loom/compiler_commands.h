@@ -31,6 +31,7 @@ struct CompileCommandOptions {
   std::string quantize_scheme = "affine";  // or "power-of-two" (graph::QuantizeOptions::scheme)
   std::optional<double> global_scale;      // with "power-of-two"
   std::vector<std::string> keep_float;     // layers --quantize leaves in float
+  bool quantize_every_layer = false;       // not graph::QuantizeOptions::auto_keep_float
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 

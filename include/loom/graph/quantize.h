@@ -62,6 +62,10 @@ struct QuantizeOptions {
   // ones that cost more accuracy than they save time, which the report's errors (or an
   // accuracy check) point to.
   std::vector<std::string> keep_float = {};
+  // With "affine": also leave in float each layer that costs more accuracy than it saves
+  // time (LayersNotWorthQuantizing, below). The power-of-two form is for integer-only
+  // hardware, which has no float layers to keep.
+  bool auto_keep_float = true;
 };
 
 struct QuantizedLayer {
@@ -80,9 +84,25 @@ struct QuantizedLayer {
 struct QuantizeReport {
   std::string scheme;  // QuantizeOptions::scheme
   int samples = 0;
-  std::vector<std::string> kept_float;  // the layers QuantizeOptions::keep_float left in float
+  // The layers left in float: those QuantizeOptions::keep_float names, then those
+  // auto_keep_float found not worth quantizing; why, for each ("named to keep in float", or
+  // the error and the share of the multiply-adds).
+  std::vector<std::string> kept_float, kept_float_why;
   std::vector<QuantizedLayer> layers;
 };
+
+// Which of the calibrated `layers` cost more accuracy than they save time: a layer whose
+// operands' rounding error, sqrt(data_error^2 + weight_error^2), is an outlier -- at least
+// kOutlierFactor times the (lower) median layer's and at least kNoticeableError -- while it does at
+// most kSmallShare of the layers' multiply-adds (`multiply_adds`, one per layer). Such a
+// layer (a classifier fed by a few huge activations, a layer after an unnormalized input)
+// adds most of the model's rounding error for a sliver of its int8 speed-up. One flag per
+// layer.
+inline constexpr double kOutlierFactor = 4.0;
+inline constexpr double kNoticeableError = 0.02;
+inline constexpr double kSmallShare = 0.05;
+std::vector<bool> LayersNotWorthQuantizing(const std::vector<QuantizedLayer>& layers,
+                                           const std::vector<double>& multiply_adds);
 
 // `samples`: the calibration inputs, each one array per parameter of main in order, of the
 // parameter's shape and dtype (a loom::Error naming the parameter otherwise). The model is

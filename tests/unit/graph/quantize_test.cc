@@ -135,6 +135,69 @@ TEST(QuantizeInt8, LayersKeptInFloatStayFloat) {
             std::string::npos);
 }
 
+TEST(QuantizeInt8, AnOutlierLayerThatDoesLittleWorkIsNotWorthQuantizing) {
+  auto layer = [](double data_error, double weight_error) {
+    QuantizedLayer l;
+    l.data_error = data_error;
+    l.weight_error = weight_error;
+    return l;
+  };
+  // Errors about 1% but for layers 4-6; the median 1.08%. Layer 4 (8%, 1% of the work) is
+  // not worth quantizing; as large an error with a large share of the work (layer 5), or an
+  // error under 4x the median (layer 6, 1.9%), keeps a layer quantized.
+  std::vector<QuantizedLayer> layers = {layer(0.008, 0.006), layer(0.009, 0.005),
+                                        layer(0.01, 0.004),  layer(0.01, 0.003),
+                                        layer(0.08, 0.004),  layer(0.08, 0.004),
+                                        layer(0.001, 0.019)};
+  EXPECT_EQ(LayersNotWorthQuantizing(layers, {1000, 1000, 1000, 1000, 50, 1000, 50}),
+            (std::vector<bool>{false, false, false, false, true, false, false}));
+  // An outlier whose error is too small to notice (1.5% against a median of 0.1%) stays
+  // quantized.
+  std::vector<QuantizedLayer> precise = {layer(0.001, 0), layer(0.001, 0), layer(0.001, 0),
+                                         layer(0.015, 0)};
+  EXPECT_EQ(LayersNotWorthQuantizing(precise, {1000, 1000, 1000, 10}),
+            (std::vector<bool>{false, false, false, false}));
+}
+
+TEST(QuantizeInt8, LayersNotWorthQuantizingStayFloatUnlessAsked) {
+  // The conv as ConvDenseModel's; a dense layer of a twentieth of its work on a second input
+  // whose values are within [-1, 1] but one: 255 steps over [-1, 60] round the rest coarsely
+  // (about 7% against the conv's 0.3%).
+  Var x = MakeVar("x", TensorType({1, 8, 6, 6}, kF32));
+  Var y = MakeVar("y", TensorType({1, 2048}, kF32));
+  Expr conv = MakeCall("nn.conv2d", {x, RandomConstant({16, 8, 3, 3}, "conv.w", 1, -0.5, 0.5)},
+                       {{"padding", Ints{1, 1, 1, 1}}}, "conv");
+  Expr side =
+      MakeCall("nn.dense", {y, RandomConstant({1, 2048}, "side.w", 2, -0.1, 0.1)}, {}, "side");
+  IRModule model = IRModule::FromFunction(MakeFunction({x, y}, MakeTuple({conv, side})));
+  std::vector<std::vector<runtime::NDArray>> samples = Samples(2);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    runtime::NDArray values = RandomArray({1, 2048}, kF32, 60 + static_cast<unsigned>(s));
+    if (s == 0) SetValue(values, 7, 60.0);
+    samples[s].push_back(values);
+  }
+  QuantizeReport report;
+  IRModule quantized = QuantizeInt8(model, samples, {}, &report);
+  ASSERT_EQ(report.layers.size(), 1u);
+  EXPECT_EQ(report.layers[0].name, "conv");
+  ASSERT_EQ(report.kept_float, std::vector<std::string>{"side"});
+  EXPECT_NE(report.kept_float_why[0].find("of the multiply-adds"), std::string::npos)
+      << report.kept_float_why[0];
+  int float_dense = 0;
+  PostOrderVisit(quantized.main()->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    float_dense += call != nullptr && call->op->name == "nn.dense" &&
+                   call->args[1].type().dtype() == kF32 && call->args[1].as<ConstantNode>();
+  });
+  EXPECT_EQ(float_dense, 1) << ToText(quantized);
+
+  QuantizeReport every;
+  QuantizeInt8(model, samples, {.auto_keep_float = false}, &every);
+  EXPECT_EQ(every.layers.size(), 2u);
+  EXPECT_TRUE(every.kept_float.empty());
+  EXPECT_GT(every.layers[1].data_error, kOutlierFactor * every.layers[0].data_error);
+}
+
 TEST(QuantizeInt8, ErrorsSayWhatIsMissing) {
   IRModule model = IRModule::FromFunction(ConvDenseModel());
   EXPECT_NE(ErrorOf([&] {
