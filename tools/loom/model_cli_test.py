@@ -348,14 +348,23 @@ def test_quantize(tmp, model):
     _, err = expect_success("compile", model, "-o", kept, "--input-shape", "image=2x3x8x8",
                             "--quantize", "int8", "--calibration", f"image={samples}",
                             "--keep-float", "fc")
-    check(re.search(r"quantized 1 layer to int8", err) and "kept in float: fc" in err and
+    check(re.search(r"quantized 1 layer to int8", err) and
+          "kept in float: fc (named to keep in float)" in err and
           "fc (nn.dense)" not in err, f"--keep-float report: {err!r}")
+    _, err = expect_success("compile", model, "-o", kept, "--input-shape", "image=2x3x8x8",
+                            "--quantize", "int8", "--calibration", f"image={samples}",
+                            "--quantize-every-layer")
+    check(re.search(r"quantized 2 layers to int8", err) and "kept in float" not in err,
+          f"--quantize-every-layer report: {err!r}")
 
     x = os.path.join(tmp, "x.so")
     expect_error("keeping an unknown layer in float", ["no layer to quantize is named 'fc2'",
                  "the layers: conv, fc"], "compile", model, "-o", x, "--input-shape",
                  "image=2x3x8x8", "--quantize", "int8", "--calibration", f"image={samples}",
                  "--keep-float", "fc2", "-q")
+    expect_error("every layer without quantize", "--quantize-every-layer is for --quantize int8",
+                 "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
+                 "--quantize-every-layer")
     expect_error("a scheme without quantize", "--quantize-scheme is for --quantize int8",
                  "compile", model, "-o", x, "--input-shape", "image=2x3x8x8",
                  "--quantize-scheme", "power-of-two")
