@@ -137,14 +137,21 @@ class QuantizedProductFolder : public ExprMutator {
 
  private:
   // The requantization of a folded product: its result, plus or times constants (a bias),
-  // divided by a constant scalar (QuantizeLinear's output scale) is multiplied by the
+  // through a ReLU or a clip, divided by a constant scalar (QuantizeLinear's output scale) is multiplied by the
   // scale's reciprocal instead, as ONNX Runtime's QLinearConv and int8 runtimes generally
   // requantize. The quotient moves by at most an ulp, which changes the rounded integer only
   // for a value within an ulp of a .5 boundary; a float division per output element cost
   // 5-15% of the int8 models' time. QuantizeLinear anywhere else divides.
   std::optional<Expr> Requantize(const Expr& rebuilt, const CallNode& call) {
     const std::string& name = call.op->name;
-    if (call.args.size() != 2 || !products_.count(call.args[0].get())) return std::nullopt;
+    if (call.args.empty() || !products_.count(call.args[0].get())) return std::nullopt;
+    if (call.args.size() == 1) {
+      // An activation the requantization clamps through (ONNX Runtime fuses ReLU and Clip
+      // into its QLinearConv).
+      if (name == "nn.relu" || name == "clip") products_.insert(rebuilt.get());
+      return std::nullopt;
+    }
+    if (call.args.size() != 2) return std::nullopt;
     if (name == "add" || name == "subtract" || name == "multiply" || name == "nn.bias_add") {
       if (IsConstantExpr(call.args[1])) products_.insert(rebuilt.get());
       return std::nullopt;
@@ -157,7 +164,8 @@ class QuantizedProductFolder : public ExprMutator {
   }
 
   IntegerConvPredicate has_grouped_kernel_;
-  // The folded products' results, and constants added to or multiplying them.
+  // The folded products' results, constants added to or multiplying them, and their ReLUs
+  // and clips.
   std::unordered_set<const Object*> products_;
 };
 

@@ -186,6 +186,12 @@ TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {
       ToText(RunPass(FoldQuantizedProducts(), MakeFunction(depthwise->params, divided)));
   EXPECT_TRUE(Has(depthwise_text, "= nn.conv2d(")) << depthwise_text;
   EXPECT_FALSE(Has(depthwise_text, "divide(")) << depthwise_text;
+  // Through a ReLU6 (a clip) too, as ONNX Runtime fuses it into QLinearConv.
+  Expr clipped = MakeCall("clip", {conv->body}, {{"a_min", 0.0}, {"a_max", 6.0}});
+  const std::string clipped_text = ToText(RunPass(
+      FoldQuantizedProducts(),
+      MakeFunction(conv->params, MakeCall("divide", {clipped, Scalar(kF32, 0.07)}))));
+  EXPECT_FALSE(Has(clipped_text, "divide(")) << clipped_text;
   // A division of anything else stays.
   Var x = MakeVar("x", TensorType({4}, kF32));
   Function plain = MakeFunction({x}, MakeCall("divide", {x, Scalar(kF32, 0.07)}));
