@@ -113,8 +113,8 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
   std::vector<Pass> rest = {
       AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values
       // before FoldConstant makes its weights float
-      AtLevel(2, FoldQuantizedProducts([target](const CallNode& conv) {
-                 return HasIntegerGroupedConv(conv, target);
+      AtLevel(2, FoldQuantizedProducts([target](const CallNode& product) {
+                 return HasIntegerKernel(product, target);
                })),
       AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
       AtLevel(2, FoldConstant(target)),  // ... which become constants here

@@ -17,7 +17,7 @@ struct Tables {
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
   std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
-  std::map<std::string, GroupedConvPredicate> integer_grouped_convs;  // target key -> predicate
+  std::map<std::string, IntegerKernelPredicate> integer_kernels;  // target key -> predicate
 };
 
 Tables& GlobalTables() {
@@ -103,18 +103,18 @@ bool HasBFloat16Products(const Target& target) {
   return false;
 }
 
-void RegisterIntegerGroupedConv(const std::string& target_key, GroupedConvPredicate has_kernel) {
+void RegisterIntegerKernel(const std::string& target_key, IntegerKernelPredicate has_kernel) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
-  tables.integer_grouped_convs[target_key] = std::move(has_kernel);
+  tables.integer_kernels[target_key] = std::move(has_kernel);
 }
 
-bool HasIntegerGroupedConv(const CallNode& conv, const Target& target) {
+bool HasIntegerKernel(const CallNode& product, const Target& target) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
   for (const std::string& key : target.keys()) {
-    auto it = tables.integer_grouped_convs.find(key);
-    if (it != tables.integer_grouped_convs.end() && it->second(conv, target)) return true;
+    auto it = tables.integer_kernels.find(key);
+    if (it != tables.integer_kernels.end() && it->second(product, target)) return true;
   }
   return false;
 }

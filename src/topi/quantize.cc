@@ -87,4 +87,10 @@ te::Tensor dense_integer(const te::Tensor& data, const te::Tensor& weight, int64
   return matmul(Centered(data, data_zero_point, op), transpose(centered, {1, 0}));
 }
 
+te::Tensor matmul_integer(const te::Tensor& a, const te::Tensor& b, int64_t a_zero_point,
+                          int64_t b_zero_point) {
+  const std::string op = "matmul_integer";
+  return matmul(Centered(a, a_zero_point, op), Centered(b, b_zero_point, op));
+}
+
 }  // namespace loom::topi

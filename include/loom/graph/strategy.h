@@ -81,14 +81,15 @@ using TargetPredicate = std::function<bool(const Target& target)>;
 void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels);
 bool HasBFloat16Products(const Target& target);
 
-// Whether `target` has an integer kernel for the grouped convolution `conv` (an nn.conv2d
-// with groups > 1 of dequantized 8-bit operands, as FoldQuantizedProducts finds it): what a
-// target key registers, as x86 does for depthwise convolutions on CPUs with AVX-512 VNNI and
-// VBMI. Elsewhere FoldQuantizedProducts leaves grouped convolutions in float, whose kernels
-// beat the generic integer schedule.
-using GroupedConvPredicate = std::function<bool(const CallNode& conv, const Target& target)>;
-void RegisterIntegerGroupedConv(const std::string& target_key, GroupedConvPredicate has_kernel);
-bool HasIntegerGroupedConv(const CallNode& conv, const Target& target);
+// Whether `target` has an integer kernel for `product`, an integer product FoldQuantizedProducts
+// makes only where one exists: a grouped qnn.conv2d, or a qnn.matmul of two activations (the
+// generic integer schedules of those lose to the float kernels). What a target key
+// registers, as x86 does for depthwise convolutions (AVX-512 VNNI and VBMI) and batched
+// products (VNNI).
+using IntegerKernelPredicate =
+    std::function<bool(const CallNode& product, const Target& target)>;
+void RegisterIntegerKernel(const std::string& target_key, IntegerKernelPredicate has_kernel);
+bool HasIntegerKernel(const CallNode& product, const Target& target);
 
 // The data layout of 4-d tensors with channels in blocks of `block`: "NCHW" for 0,
 // "NCHW<block>c" otherwise; and back (none for any other layout name).

@@ -37,10 +37,11 @@ Pass SimplifyInference();
 Pass CommuteDequantize();
 // A conv2d or dense layer of dequantized 8-bit operands (QDQ models) becomes the integer
 // product (qnn.conv2d, qnn.dense) times one float scale per output channel. A grouped
-// convolution does where `has_grouped_kernel` holds for its qnn.conv2d (the target has an
-// integer kernel for it: HasIntegerGroupedConv); with none, grouped ones stay float.
-using IntegerConvPredicate = std::function<bool(const CallNode& qnn_conv)>;
-Pass FoldQuantizedProducts(IntegerConvPredicate has_grouped_kernel = nullptr);
+// convolution, and a matmul of two dequantized activations (attention; qnn.matmul), do
+// where `has_kernel` holds for the integer call (the target has an integer kernel for it:
+// HasIntegerKernel); with none, they stay float.
+using IntegerKernelOf = std::function<bool(const CallNode& product)>;
+Pass FoldQuantizedProducts(IntegerKernelOf has_kernel = nullptr);
 // --precision bf16: conv2d (groups 1) and dense layers with constant weights multiply
 // bfloat16 operands and sum in float32 (out_dtype), but for those reaching a model output
 // through elementwise operators only (the logits). Without `bf16_units` the

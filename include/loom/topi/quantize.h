@@ -30,5 +30,10 @@ te::Tensor conv2d_nchw_integer(const te::Tensor& data, const te::Tensor& weight,
 // matmul's (schedule_matmul schedules it).
 te::Tensor dense_integer(const te::Tensor& data, const te::Tensor& weight, int64_t data_zero_point,
                          int64_t weight_zero_point);
+// sum((a - a_zero_point) * (b - b_zero_point)) in int32 of two 8-bit operands a [..., M, K]
+// and b [..., K, N] (topi::matmul's shapes: batch dimensions broadcast). ONNX MatMulInteger
+// of activations, and a QDQ model's attention products.
+te::Tensor matmul_integer(const te::Tensor& a, const te::Tensor& b, int64_t a_zero_point,
+                          int64_t b_zero_point);
 
 }  // namespace loom::topi

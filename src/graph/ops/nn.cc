@@ -157,6 +157,21 @@ void RegisterQuantized() {
       .Schedule(AnchorSchedule("matmul", ScheduleMatmul))
       .Attr("data_zero_point", AttrKind::kInt, int64_t{0}, "the data's zero point")
       .Attr("weight_zero_point", AttrKind::kInt, int64_t{0}, "the weight's zero point");
+
+  RegisterComputedOp("qnn.matmul",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::matmul_integer(in[0], in[1],
+                                                           info.attrs.GetInt("a_zero_point"),
+                                                           info.attrs.GetInt("b_zero_point"))};
+                     })
+      .Describe("sum((a - a_zero_point) * (b - b_zero_point)) in int32 of two 8-bit operands "
+                "a [..., M, K] and b [..., K, N], batch dimensions broadcasting (ONNX "
+                "MatMulInteger; a QDQ model's attention products)")
+      .Inputs({"a", "b"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul))
+      .Attr("a_zero_point", AttrKind::kInt, int64_t{0}, "a's zero point")
+      .Attr("b_zero_point", AttrKind::kInt, int64_t{0}, "b's zero point");
 }
 
 // batch_matmul's operands: two 3-d tensors.

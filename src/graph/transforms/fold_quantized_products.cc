@@ -19,9 +19,11 @@
 // The QuantizeLinear of the product's result (its division by the output scale) becomes a
 // multiplication by the reciprocal, as int8 runtimes requantize (Requantize says why).
 //
-// Grouped and depthwise convolutions fold where the target has an integer kernel for the
-// folded call (the pass's predicate; x86: depthwise on AVX-512 VNNI and VBMI); elsewhere they
-// stay float, whose kernels beat the generic integer schedule. Their QuantizeLinear
+// Grouped and depthwise convolutions, and matmuls of two dequantized activations (attention:
+// qnn.matmul, both zero points subtracted), fold where the target has an integer kernel for
+// the folded call (the pass's predicate; x86: depthwise on AVX-512 VNNI and VBMI, batched
+// products on VNNI); elsewhere they stay float, whose kernels beat the generic integer
+// schedules. Their QuantizeLinear
 // multiplies by the reciprocal all the same, as the integer products' does.
 #include <algorithm>
 #include <cstdint>
@@ -78,8 +80,7 @@ std::optional<float> ScalarValue(const Expr& e) {
 
 class QuantizedProductFolder : public ExprMutator {
  public:
-  explicit QuantizedProductFolder(IntegerConvPredicate has_grouped_kernel)
-      : has_grouped_kernel_(std::move(has_grouped_kernel)) {}
+  explicit QuantizedProductFolder(IntegerKernelOf has_kernel) : has_kernel_(std::move(has_kernel)) {}
 
   Expr VisitExpr_(const CallNode* op) override {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
@@ -88,6 +89,7 @@ class QuantizedProductFolder : public ExprMutator {
     if (std::optional<Expr> requantized = Requantize(rebuilt, *product)) return *requantized;
     const std::string& name = product->op->name;
     const bool conv = name == "nn.conv2d";
+    if (name == "nn.matmul" || name == "nn.batch_matmul") return FoldActivations(rebuilt, *product);
     if ((!conv && name != "nn.dense") || !product->attrs.GetString("out_dtype").empty()) {
       return rebuilt;
     }
@@ -115,8 +117,7 @@ class QuantizedProductFolder : public ExprMutator {
     const std::string& hint = product->name_hint;
     Call integer =
         MakeIntegerProduct(*product, data->args[0], weight->args[0], *data_zero, *weight_zero);
-    if (conv && product->attrs.GetInt("groups") != 1 &&
-        !(has_grouped_kernel_ && has_grouped_kernel_(*integer.get()))) {
+    if (conv && product->attrs.GetInt("groups") != 1 && !HasKernel(integer)) {
       // Computed in float, but requantized as a product is (QLinearConv's arithmetic, which
       // ONNX Runtime runs it by): a division per output element cost more than a depthwise
       // convolution's multiply-adds.
@@ -136,6 +137,33 @@ class QuantizedProductFolder : public ExprMutator {
   }
 
  private:
+  bool HasKernel(const Call& integer) const { return has_kernel_ && has_kernel_(*integer.get()); }
+
+  // A matmul of two dequantized 8-bit activations (one scale and zero point each): the
+  // integer product qnn.matmul times sa * sb, where the target has a kernel for it.
+  Expr FoldActivations(const Expr& rebuilt, const CallNode& product) {
+    const CallNode* a = AsDequantize(product.args[0]);
+    const CallNode* b = AsDequantize(product.args[1]);
+    if (a == nullptr || b == nullptr) return rebuilt;
+    for (const CallNode* operand : {a, b}) {
+      if (operand->args[1].type().ndim() != 0 || operand->args[2].type().ndim() != 0) {
+        return rebuilt;
+      }
+    }
+    std::optional<int64_t> a_zero = UniformValue(a->args[2]);
+    std::optional<int64_t> b_zero = UniformValue(b->args[2]);
+    if (!a_zero || !b_zero) return rebuilt;
+    Call integer = MakeCall("qnn.matmul", {a->args[0], b->args[0]},
+                            {{"a_zero_point", *a_zero}, {"b_zero_point", *b_zero}},
+                            product.name_hint);
+    if (!HasKernel(integer)) return rebuilt;
+    Expr real = MakeCall("cast", {integer}, {{"dtype", std::string("float32")}});
+    Expr result = MakeCall("multiply", {real, MakeCall("multiply", {a->args[1], b->args[1]})}, {},
+                           product.name_hint);
+    products_.insert(result.get());
+    return result;
+  }
+
   // The requantization of a folded product: its result, plus or times constants (a bias),
   // through a ReLU or a clip, divided by a constant scalar (QuantizeLinear's output scale) is multiplied by the
   // scale's reciprocal instead, as ONNX Runtime's QLinearConv and int8 runtimes generally
@@ -163,7 +191,7 @@ class QuantizedProductFolder : public ExprMutator {
                     call.name_hint);
   }
 
-  IntegerConvPredicate has_grouped_kernel_;
+  IntegerKernelOf has_kernel_;
   // The folded products' results, constants added to or multiplying them, and their ReLUs
   // and clips.
   std::unordered_set<const Object*> products_;
@@ -171,9 +199,8 @@ class QuantizedProductFolder : public ExprMutator {
 
 }  // namespace
 
-Pass FoldQuantizedProducts(IntegerConvPredicate has_grouped_kernel) {
-  return MutatorPass<QuantizedProductFolder>("FoldQuantizedProducts",
-                                             std::move(has_grouped_kernel));
+Pass FoldQuantizedProducts(IntegerKernelOf has_kernel) {
+  return MutatorPass<QuantizedProductFolder>("FoldQuantizedProducts", std::move(has_kernel));
 }
 
 }  // namespace loom::graph

@@ -8,6 +8,7 @@
 
 #include "loom/graph/op_util.h"
 #include "loom/topi/x86/amx.h"
+#include "loom/topi/x86/batch_matmul.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/conv2d_winograd.h"
 #include "loom/topi/x86/dense.h"
@@ -283,6 +284,32 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque)
       .Attr("tile_columns", AttrKind::kInt, int64_t{32}, "panel width (a multiple of 16)");
+
+  // int8 batched products (AVX-512 VNNI): what the x86 layout rewrite makes of qnn.matmul.
+  RegisterComputedOp("nn.contrib_batch_matmul_int8_pack",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::pack_batch_matmul_int8(in[0])};
+                     })
+      .Describe("an int8 b [..., K, N] as [..., N / 16, ceil(K / 4), 16, 4] (zeros past K)")
+      .Inputs({"b"})
+      .Pattern(OpPattern::kInjective);
+  RegisterComputedOp("nn.contrib_batch_matmul_int8",
+                     [](const CallInfo&, const Tensors& in) {
+                       return Tensors{topi::x86::batch_matmul_int8(in[0], in[1])};
+                     })
+      .Describe("sum(a * b) in int32 of uint8 a [..., M, K] and an int8 b packed by "
+                "nn.contrib_batch_matmul_int8_pack -> [..., M, N]")
+      .Inputs({"a", "packed_b"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {
+        LOOM_ICHECK(outputs.size() == 1) << info.where << ": a product group has one output";
+        const std::vector<int64_t> a = ConstInputShape(info, 0);
+        const std::vector<int64_t> out = info.output_type.ConstShape().value();
+        const topi::x86::BatchMatmulConfig config =
+            topi::x86::DefaultBatchMatmulConfig(a[a.size() - 2], out.back(), a.back());
+        return NamingTheCall(
+            info, [&] { return topi::x86::schedule_batch_matmul(outputs[0], config); });
+      });
 
   OpBuilder dense = RegisterComputedOp(
       "nn.contrib_dense_packed", [](const CallInfo& info, const Tensors& in) {

@@ -180,22 +180,34 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-// What the VNNI kernels take of an 8-bit product's data: uint8 (vpdpbusd multiplies
-// unsigned by signed bytes), int8 data shifted by 128 into it, its zero point with it.
-struct UnsignedOperand {
-  bool shift = false;
-  int64_t zero_point = 0;
+// An 8-bit operand as the VNNI kernels take it: vpdpbusd multiplies unsigned by signed bytes,
+// so data is uint8 (int8 shifted up by 128) and a second activation int8 (uint8 shifted down
+// by 128), its zero point shifted with it.
+struct ByteOperand {
+  DataType dtype = DataType::UInt(8);
+  int64_t offset = 0;      // added to every value
+  int64_t zero_point = 0;  // the operand's, offset too
   Expr Of(Expr data) const {
-    if (!shift) return data;
+    if (offset == 0) return data;
     Expr wide = MakeCall("cast", {std::move(data)}, {{"dtype", std::string("int32")}});
-    Expr shifted = MakeCall("add", {wide, graph::MakeScalarConstant(128, DataType::Int(32))});
-    return MakeCall("cast", {shifted}, {{"dtype", std::string("uint8")}});
+    Expr shifted =
+        MakeCall("add", {wide, graph::MakeScalarConstant(double(offset), DataType::Int(32))});
+    return MakeCall("cast", {shifted}, {{"dtype", dtype.str()}});
   }
 };
 
+// An operand of type `from` with `zero_point` as type `to` (uint8 or int8).
+ByteOperand AsByteOperand(DataType from, DataType to, int64_t zero_point) {
+  ByteOperand operand;
+  operand.dtype = to;
+  if (from != to) operand.offset = to == DataType::UInt(8) ? 128 : -128;
+  operand.zero_point = zero_point + operand.offset;
+  return operand;
+}
+
 // The int8 kernels' operands where a call (qnn.conv2d, qnn.dense) has them: 8-bit data, a
 // constant int8 weight with zero point 0, constant positive shapes, and a CPU with VNNI.
-std::optional<UnsignedOperand> VnniOperands(const CallNode& call, const Target& target) {
+std::optional<ByteOperand> VnniOperands(const CallNode& call, const Target& target) {
   const graph::Type& data = call.args[0].type();
   const graph::Type& weight = call.args[1].type();
   std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
@@ -206,10 +218,7 @@ std::optional<UnsignedOperand> VnniOperands(const CallNode& call, const Target& 
       !IsConstantExpr(call.args[1])) {
     return std::nullopt;
   }
-  UnsignedOperand operand;
-  operand.shift = data.dtype() == i8;
-  operand.zero_point = call.attrs.GetInt("data_zero_point") + (operand.shift ? 128 : 0);
-  return operand;
+  return AsByteOperand(data.dtype(), u8, call.attrs.GetInt("data_zero_point"));
 }
 
 // The data zero point's share of an integer product, zero_point * sum(weight) per output
@@ -224,7 +233,7 @@ Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
 
 // An 8-bit product's data as uint8 (`operand`) in channel blocks of `block`, its `channels`
 // padded to `padded_channels` with the zero point.
-Expr UnsignedBlockedData(LayoutRewriteContext& context, const UnsignedOperand& operand,
+Expr UnsignedBlockedData(LayoutRewriteContext& context, const ByteOperand& operand,
                          int64_t channels, int64_t padded_channels, int64_t block) {
   const std::string layout = graph::BlockedDataLayout(block);
   if (padded_channels == channels) return operand.Of(context.Operand(0, layout));
@@ -260,7 +269,7 @@ bool HasIntegerDepthwiseKernel(const CallNode& call, const Target& target) {
 // is subtracted after, as for RewriteIntegerConv2D.
 std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
                                                      LayoutRewriteContext& context,
-                                                     const UnsignedOperand& unsigned_data) {
+                                                     const ByteOperand& unsigned_data) {
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
   Conv2DWorkload wl = WorkloadOf(call, x, w);
@@ -322,7 +331,7 @@ std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
 std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
                                                   LayoutRewriteContext& context,
                                                   const Target& target) {
-  std::optional<UnsignedOperand> unsigned_data = VnniOperands(call, target);
+  std::optional<ByteOperand> unsigned_data = VnniOperands(call, target);
   if (!unsigned_data) return std::nullopt;
   if (call.attrs.GetInt("groups") != 1) {
     if (!target.HasFeature("avx512vbmi")) return std::nullopt;
@@ -481,7 +490,7 @@ constexpr int64_t kAmxInt8DenseMinRows = 2;
 std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
                                                  LayoutRewriteContext& context,
                                                  const Target& target) {
-  std::optional<UnsignedOperand> unsigned_data = VnniOperands(call, target);
+  std::optional<ByteOperand> unsigned_data = VnniOperands(call, target);
   if (!unsigned_data) return std::nullopt;
   const int64_t zero_point = unsigned_data->zero_point;
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
@@ -663,14 +672,81 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
       ""};
 }
 
+// A qnn.matmul the VNNI batched product takes: 8-bit a [..., M, K] and b [..., K, N] of
+// constant positive shapes with the same batch dimensions (none broadcast) and N a multiple
+// of 16 (whole vpdpbusd columns), on a CPU with VNNI.
+bool FitsIntegerMatmul(const CallNode& call, const Target& target) {
+  const graph::Type &a = call.args[0].type(), &b = call.args[1].type();
+  std::optional<std::vector<int64_t>> x = a.ConstShape(), w = b.ConstShape();
+  auto is_byte = [](DataType t) { return t == DataType::UInt(8) || t == DataType::Int(8); };
+  if (!HasBlockedKernels(target) || !target.HasFeature("avx512vnni") || !x || !w ||
+      !PositiveShape(*x) || !PositiveShape(*w) || !is_byte(a.dtype()) || !is_byte(b.dtype()) ||
+      x->size() < 2 || x->size() != w->size()) {
+    return false;
+  }
+  const size_t batch = x->size() - 2;
+  return std::equal(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(batch), w->begin()) &&
+         x->back() == (*w)[batch] && w->back() % topi::x86::kVnniLanes == 0;
+}
+
+// The products FoldQuantizedProducts makes only where a kernel computes them (graph::
+// HasIntegerKernel): depthwise convolutions and batched products of activations.
+bool HasOptionalIntegerKernel(const CallNode& product, const Target& target) {
+  if (product.op->name == "qnn.conv2d") return HasIntegerDepthwiseKernel(product, target);
+  return product.op->name == "qnn.matmul" && FitsIntegerMatmul(product, target);
+}
+
+// qnn.matmul of two 8-bit activations -> topi::x86::batch_matmul_int8: a as uint8 and b as
+// int8 (ByteOperand), b packed when the product runs (nn.contrib_batch_matmul_int8_pack,
+// which pads K with zeros; a is padded with zeros too). The kernel sums a * b; the zero
+// points' shares follow it, from sums over K that run as small reductions:
+//   sum (a - za)(b - zb) = sum a b - zb sum_k a - za sum_k b + K za zb.
+std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
+                                                  LayoutRewriteContext& context,
+                                                  const Target& target) {
+  if (!FitsIntegerMatmul(call, target)) return std::nullopt;
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const size_t rank = x.size();
+  const int64_t k = x.back();
+  const ByteOperand a_operand = AsByteOperand(call.args[0].type().dtype(), DataType::UInt(8),
+                                              call.attrs.GetInt("a_zero_point"));
+  const ByteOperand b_operand = AsByteOperand(call.args[1].type().dtype(), DataType::Int(8),
+                                              call.attrs.GetInt("b_zero_point"));
+  Expr a = a_operand.Of(context.Operand(0, ""));
+  Expr b = b_operand.Of(context.Operand(1, ""));
+  Expr padded_a = PadAxisEnd(a, rank, rank - 1, RoundUp(k, topi::x86::kVnniDepth) - k);
+  Expr product =
+      MakeCall("nn.contrib_batch_matmul_int8",
+               {padded_a, MakeCall("nn.contrib_batch_matmul_int8_pack", {b})}, {}, call.name_hint);
+  const int64_t za = a_operand.zero_point, zb = b_operand.zero_point;
+  const DataType i32 = DataType::Int(32);
+  auto share = [&](const Expr& operand, int64_t axis, int64_t zero_point) {
+    Expr wide = MakeCall("cast", {operand}, {{"dtype", std::string("int32")}});
+    Expr sums = MakeCall("sum", {wide}, {{"axis", Ints{axis}}, {"keepdims", int64_t{1}}});
+    return MakeCall("multiply", {sums, graph::MakeScalarConstant(double(zero_point), i32)});
+  };
+  if (zb != 0) {
+    product = MakeCall("subtract", {product, share(a, int64_t(rank) - 1, zb)}, {}, call.name_hint);
+  }
+  if (za != 0) {
+    product = MakeCall("subtract", {product, share(b, int64_t(rank) - 2, za)}, {}, call.name_hint);
+  }
+  if (za != 0 && zb != 0) {
+    product = MakeCall("add", {product, graph::MakeScalarConstant(double(k * za * zb), i32)}, {},
+                       call.name_hint);
+  }
+  return LayoutRewrite{product, ""};
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterBFloat16Products("x86", HasAmxBf16);
-  graph::RegisterIntegerGroupedConv("x86", HasIntegerDepthwiseKernel);
+  graph::RegisterIntegerKernel("x86", HasOptionalIntegerKernel);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2D);
   graph::RegisterLayoutRewrite("qnn.conv2d", "x86", RewriteIntegerConv2D);
   graph::RegisterLayoutRewrite("qnn.dense", "x86", RewriteIntegerDense);
+  graph::RegisterLayoutRewrite("qnn.matmul", "x86", RewriteIntegerMatmul);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteDense);
   return true;
 }();

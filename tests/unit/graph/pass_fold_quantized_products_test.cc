@@ -58,7 +58,7 @@ bool Has(const std::string& text, const std::string& part) {
 void ExpectFoldsAndAgrees(const Function& before, const std::string& product,
                           const std::string& int8_kernel,
                           const std::vector<std::string>& features = {"avx512vnni"},
-                          IntegerConvPredicate grouped = nullptr) {
+                          IntegerKernelOf grouped = nullptr) {
   Function after = RunPass(FoldQuantizedProducts(grouped), before);
   const std::string text = ToText(after);
   EXPECT_TRUE(Has(text, "qnn." + product + "(%x, meta[Constant 'weight'")) << text;
@@ -123,7 +123,7 @@ TEST(FoldQuantizedProducts, WholeChannelBlocksTakeTheAmxKernel) {
 }
 
 TEST(FoldQuantizedProducts, DepthwiseTakesTheIntegerKernelWhereTheTargetHasOne) {
-  // Folded where the target says it has a kernel (the compile asks HasIntegerGroupedConv:
+  // Folded where the target says it has a kernel (the compile asks HasIntegerKernel:
   // x86 with VNNI and VBMI), computed by vpdpbusd over the taps. 48 channels (3 blocks of
   // 16), a zero point as the border, stride 2; int8 data (shifted to uint8) whose 24
   // channels are padded to 32 with the zero point and sliced off after.
@@ -153,6 +153,51 @@ TEST(FoldQuantizedProducts, DenseWithSignedDataAndKNotAMultipleOf4) {
       std::vector<std::string>{amx ? "amx-int8" : "avx512vnni"});
   // One row: VNNI's GEMM even where there are tiles (they would gain nothing).
   ExpectFoldsAndAgrees(MakeQuantizedDense({1, 30}), "dense", "nn_contrib_dense_packed_subtract");
+}
+
+// matmul(dequantize(a), dequantize(b)) of two parameters (activations), as a QDQ model's
+// attention products.
+Function MakeQuantizedMatmul(DataType a_type, int64_t a_zero, DataType b_type, int64_t b_zero,
+                             const std::vector<int64_t>& a_shape,
+                             const std::vector<int64_t>& b_shape) {
+  Var a = MakeVar("a", TensorType(a_shape, a_type));
+  Var b = MakeVar("b", TensorType(b_shape, b_type));
+  Expr da = MakeCall("qnn.dequantize", {a, Scalar(kF32, 0.05), Scalar(a_type, double(a_zero))});
+  Expr db = MakeCall("qnn.dequantize", {b, Scalar(kF32, 0.02), Scalar(b_type, double(b_zero))});
+  return MakeFunction({a, b}, MakeCall("nn.matmul", {da, db}, {}, "scores"));
+}
+
+TEST(FoldQuantizedProducts, ProductsOfActivationsTakeTheIntegerKernel) {
+  // Folded where the target has a kernel (the compile asks HasIntegerKernel: x86 with VNNI,
+  // N a multiple of 16), computed by vpdpbusd with b packed when it runs and both zero
+  // points' shares subtracted: uint8 operands (b shifted to int8), K = 10 padded to 12; int8
+  // a (shifted to uint8) with a zero point of 0 for b. Exact in the integers.
+  auto always = [](const CallNode&) { return true; };
+  const bool vnni = HostTarget().HasFeature("avx512vnni");
+  for (const Function& before :
+       {MakeQuantizedMatmul(kU8, 131, kU8, 120, {1, 3, 20, 10}, {1, 3, 10, 32}),
+        MakeQuantizedMatmul(kI8, -7, kI8, 0, {2, 9, 16}, {2, 16, 16})}) {
+    Function after = RunPass(FoldQuantizedProducts(always), before);
+    const std::string text = ToText(after);
+    EXPECT_TRUE(Has(text, "qnn.matmul(%a, %b")) << text;
+    std::vector<runtime::NDArray> inputs = {RandomOf(before->params[0].type(), 9),
+                                            RandomOf(before->params[1].type(), 10)};
+    ExpectSameResults(before, after, inputs, 1e-5);
+    const runtime::NDArray want = Interpret(before, inputs).tensor;
+    CompiledModel compiled = Compile(IRModule::FromFunction(before), {.opt_level = 3});
+    runtime::NDArray got = models::RunModel(MakeGraphModel(compiled), inputs).at(0);
+    ExpectClose(got, Values(want), 1e-5, "-O3");
+    bool used = false;
+    for (const std::string& kernel : compiled.kernel_names)
+      used |= Has(kernel, "nn_contrib_batch_matmul_int8");
+    EXPECT_EQ(used, vnni);
+  }
+  // Without a kernel (N = 20 is no multiple of 16 on x86), the product stays float.
+  Function odd = MakeQuantizedMatmul(kU8, 3, kU8, 4, {1, 4, 8}, {1, 8, 20});
+  CompiledModel compiled = Compile(IRModule::FromFunction(odd), {.opt_level = 3});
+  for (const std::string& kernel : compiled.kernel_names)
+    EXPECT_FALSE(Has(kernel, "qnn_matmul") || Has(kernel, "int8")) << kernel;
+  EXPECT_TRUE(Has(ToText(RunPass(FoldQuantizedProducts(), odd)), "= nn.matmul(")) << "no predicate";
 }
 
 TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {

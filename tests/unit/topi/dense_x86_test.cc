@@ -10,6 +10,7 @@
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
 #include "loom/topi/reduction.h"
+#include "loom/topi/schedule.h"
 #include "loom/topi/transform.h"
 #include "loom/topi/x86/batch_matmul.h"
 #include "loom/topi/x86/dense.h"
@@ -370,6 +371,67 @@ TEST(TopiBatchMatmulX86, ScaleEpilogueRunsOnTheTile) {
   }, 1e-4, "scaled attention scores");
 }
 
+TEST(TopiBatchMatmulX86, Int8MatchesTheIntegerReferenceExactly) {
+  // uint8 a [..., M, Ka] times int8 b [..., K, N] packed (K padded with zeros to a multiple
+  // of 4; a's columns past K, whatever they hold, meet those zeros), on the full range of
+  // both types. A partial row tile (M = 7 or 20 by 4- and 8-row tiles), one and two batch
+  // dimensions, k groups that k_unroll does not divide (5 groups, unrolled by a divisor).
+  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+  const bool vnni = Target::Parse("llvm").HasFeature("avx512vnni");
+  struct Case {
+    std::vector<int64_t> batch;
+    int64_t M, K, N;
+    BatchMatmulConfig config;
+  };
+  for (const Case& c : {Case{{2, 3}, 20, 12, 32, BatchMatmulConfig{8, 32, 4}},
+                        Case{{4}, 7, 18, 16, BatchMatmulConfig{4, 16, 4}}}) {
+    const int64_t Ka = (c.K + 3) / 4 * 4;
+    std::vector<int64_t> a_shape = c.batch, b_shape = c.batch;
+    a_shape.insert(a_shape.end(), {c.M, Ka});
+    b_shape.insert(b_shape.end(), {c.K, c.N});
+    SCOPED_TRACE("int8 batch matmul " + Label(a_shape) + " x " + Label(b_shape));
+    // Packed by a kernel of its own, as the graph compiler runs it.
+    te::Tensor a = te::placeholder(test::Exprs(a_shape), u8, "a");
+    te::Tensor b = te::placeholder(test::Exprs(b_shape), i8, "b");
+    te::Tensor packed = pack_batch_matmul_int8(b);
+    te::Tensor packed_b = te::placeholder(packed.shape(), i8, "packed_b");
+    te::Tensor y = batch_matmul_int8(a, packed_b);
+    ASSERT_EQ(y.dtype(), DataType::Int(32));
+    PrimFunc pack = te::lower(schedule_injective({packed}), {b, packed}, "op");
+    PrimFunc func = te::lower(schedule_batch_matmul(y, c.config), {a, packed_b, y}, "op");
+    if (!vnni) continue;
+    tir::HostArray in_a = test::FullRangeArray(u8, a_shape, 21);
+    tir::HostArray in_b = test::FullRangeArray(i8, b_shape, 22);
+    tir::HostArray packed_array = test::RunBuilt(pack, "llvm", {packed}, {in_b})[0];
+    tir::HostArray got = test::RunBuilt(func, "llvm", {y}, {in_a, packed_array})[0];
+    int64_t batches = 1;
+    for (int64_t d : c.batch) batches *= d;
+    int mismatches = 0;
+    for (int64_t t = 0; t < batches; ++t)
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j) {
+          int64_t want = 0;
+          for (int64_t k = 0; k < c.K; ++k)
+            want += in_a.GetInt((t * c.M + i) * Ka + k) * in_b.GetInt((t * c.K + k) * c.N + j);
+          const int64_t at = (t * c.M + i) * c.N + j;
+          if (got.GetInt(at) != want && ++mismatches <= 5)
+            ADD_FAILURE() << "element " << at << ": " << got.GetInt(at) << ", want " << want;
+        }
+  }
+  te::Tensor b20 = te::placeholder(test::Exprs({2, 8, 20}), i8, "b20");
+  EXPECT_NE(test::ErrorOf([&] { pack_batch_matmul_int8(b20); }).find("N a multiple of 16"),
+            std::string::npos);
+  te::Tensor packed = pack_batch_matmul_int8(te::placeholder(test::Exprs({2, 8, 16}), i8, "b"));
+  te::Tensor signed_a = te::placeholder(test::Exprs({2, 4, 8}), i8, "signed_a");
+  EXPECT_NE(test::ErrorOf([&] { batch_matmul_int8(signed_a, packed); })
+                .find("must be uint8 [..., M, K]"),
+            std::string::npos);
+  te::Tensor other_batch = te::placeholder(test::Exprs({3, 4, 8}), u8, "other_batch");
+  EXPECT_NE(test::ErrorOf([&] { batch_matmul_int8(other_batch, packed); })
+                .find("the same batch dimensions"),
+            std::string::npos);
+}
+
 TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
   te::Tensor a = te::placeholder({2, 4, 8}, kF32, "a");
   te::Tensor b = te::placeholder({2, 8, 16}, kF32, "b");
@@ -386,8 +448,9 @@ TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
                 .find("operand 'v' (8) of matmul 'matmul' is a vector"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(relu(a), BatchMatmulConfig{}); })
-                .find("schedule_batch_matmul: 'relu' is neither the output of matmul nor an "
-                      "elementwise epilogue of one (none of the elementwise stages"),
+                .find("schedule_batch_matmul: 'relu' is neither the output of matmul or "
+                      "batch_matmul_int8 nor an elementwise epilogue of one (none of the "
+                      "elementwise stages"),
             std::string::npos);
 }
 
