@@ -35,6 +35,20 @@ void CheckBlockedFloat(const std::string& op, const te::Tensor& data, const te::
       << " and " << weight.dtype().str();
 }
 
+// The int8 convolutions' operands: 5-d uint8 data, an int8 weight of `weight_rank`
+// dimensions (`layout`), a uint8 border value.
+void CheckBlockedInt8(const std::string& op, const te::Tensor& data, const te::Tensor& weight,
+                      int weight_rank, const std::string& layout, int64_t pad_value) {
+  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == weight_rank &&
+                  data.dtype() == DataType::UInt(8) && weight.dtype() == DataType::Int(8))
+      << op << ": data '" << data.name() << "' must be 5-d uint8 (NCHW[x]c) and weight '"
+      << weight.name() << "' " << weight_rank << "-d int8 (" << layout << "), got "
+      << data.ndim() << "-d " << data.dtype().str() << " and " << weight.ndim() << "-d "
+      << weight.dtype().str();
+  LOOM_CHECK_USER(pad_value >= 0 && pad_value <= 255)
+      << op << ": the pad value " << pad_value << " is not a uint8";
+}
+
 }  // namespace
 
 te::Tensor conv2d_nchwc(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a) {
@@ -129,11 +143,7 @@ te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int6
 te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
                              const Conv2DAttrs& a, int64_t pad_value) {
   const std::string op = "conv2d_nchwc_int8";
-  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 7 && data.dtype() == DataType::UInt(8) &&
-                  weight.dtype() == DataType::Int(8))
-      << op << ": data '" << data.name() << "' must be 5-d uint8 (NCHW[x]c) and weight '"
-      << weight.name() << "' 7-d int8 (OIHW[x/4]i[y]o4i), got " << data.ndim() << "-d "
-      << data.dtype().str() << " and " << weight.ndim() << "-d " << weight.dtype().str();
+  CheckBlockedInt8(op, data, weight, 7, "OIHW[x/4]i[y]o4i", pad_value);
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
   LOOM_CHECK_USER(a.groups == 1 && w[1] == in[1] && w[4] * kVnniDepth == in[4] &&
                   w[6] == kVnniDepth && w[5] % kVnniLanes == 0)
@@ -142,8 +152,6 @@ te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
       << kVnniDepth << "] with oc_bn a multiple of " << kVnniLanes << " for data '"
       << data.name() << "' " << detail::ShapeText(in) << " (groups must be 1, got "
       << a.groups << ")";
-  LOOM_CHECK_USER(pad_value >= 0 && pad_value <= 255)
-      << op << ": the pad value " << pad_value << " is not a uint8";
   const int64_t r = w[2], s = w[3];
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   PaddedInput padded = PadSpatial(data, a, pad_value);
@@ -170,11 +178,7 @@ te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
 te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
                                        const Conv2DAttrs& a, int64_t pad_value) {
   const std::string op = "depthwise_conv2d_nchwc_int8";
-  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 5 && data.dtype() == DataType::UInt(8) &&
-                  weight.dtype() == DataType::Int(8))
-      << op << ": data '" << data.name() << "' must be 5-d uint8 (NCHW[x]c) and weight '"
-      << weight.name() << "' 5-d int8 ([c, R, S/4, x, 4]), got " << data.ndim() << "-d "
-      << data.dtype().str() << " and " << weight.ndim() << "-d " << weight.dtype().str();
+  CheckBlockedInt8(op, data, weight, 5, "[c, R, S/4, x, 4]", pad_value);
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
   LOOM_CHECK_USER(in[4] % kVnniLanes == 0 && w[0] == in[1] && w[3] == in[4] &&
                   w[4] == kVnniDepth)
@@ -186,8 +190,6 @@ te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor&
       << op << ": groups must equal the " << in[1] * in[4]
       << " channels and the column dilation be 1, got " << a.groups << " and "
       << a.dilations[1];
-  LOOM_CHECK_USER(pad_value >= 0 && pad_value <= 255)
-      << op << ": the pad value " << pad_value << " is not a uint8";
   const int64_t r = w[1], s = w[2] * kVnniDepth;
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   // Padded in its own layout (not PaddedInput's rows of columns x lanes): a vpdpbusd reads

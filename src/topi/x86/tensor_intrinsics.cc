@@ -11,6 +11,31 @@
 
 namespace loom::topi::x86 {
 
+namespace {
+
+// The statements of one vpdpbusd into c (16 int32) of `a_lanes` (16 groups of 4 uint8, as
+// <16 x i32>) and b's 16 x 4 int8, one 64-byte load: b's rows are contiguous (the packed
+// layouts), so a ramp over its last dimension past its extent reads them all. LLVM 19
+// declares vpdpbusd on <16 x i32> operands.
+te::TensorIntrinStmts VpdpbusdStmts(const PrimExpr& a_lanes, const Buffer& b, const Buffer& c) {
+  const DataType i32 = DataType::Int(32), vector = i32.with_lanes(kVnniLanes);
+  PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
+  PrimExpr b_bytes = BufferLoad(b, {zero, Ramp(zero, one, kVnniLanes * kVnniDepth)});
+  PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
+  Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
+  auto accumulate = [&](PrimExpr acc) {
+    return BufferStore(c,
+                       call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
+                                             {std::move(acc), a_lanes, b_lanes}),
+                       c_lanes);
+  };
+  Stmt reset = BufferStore(c, Broadcast(zero, kVnniLanes), c_lanes);
+  return te::TensorIntrinStmts{accumulate(Broadcast(zero, kVnniLanes)), reset,
+                               accumulate(BufferLoad(c, c_lanes))};
+}
+
+}  // namespace
+
 te::TensorIntrin VnniDot16x4() {
   const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
   te::Tensor a = te::placeholder({kVnniDepth}, u8, "a");
@@ -22,25 +47,11 @@ te::TensorIntrin VnniDot16x4() {
   return te::decl_tensor_intrin(
       c.op(),
       [i32](const Array<Buffer>& in, const Array<Buffer>& out) {
-        const DataType vector = i32.with_lanes(kVnniLanes);
+        // a's 4 bytes as one int32 in every lane (vpbroadcastd)
         PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
-        // a's 4 bytes as one int32 in every lane (vpbroadcastd); b's 16 x 4 bytes, one 64-byte
-        // load: its rows are contiguous (the packed layout), so a ramp over the last dimension
-        // past its extent reads them all. LLVM 19 declares vpdpbusd on <16 x i32> operands.
         PrimExpr a_bytes = BufferLoad(in[0], {Ramp(zero, one, kVnniDepth)});
         PrimExpr a_lanes = Broadcast(call_intrin(i32, "reinterpret", {a_bytes}), kVnniLanes);
-        PrimExpr b_bytes = BufferLoad(in[1], {zero, Ramp(zero, one, kVnniLanes * kVnniDepth)});
-        PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
-        Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
-        auto accumulate = [&](PrimExpr acc) {
-          return BufferStore(out[0],
-                             call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
-                                                   {std::move(acc), a_lanes, b_lanes}),
-                             c_lanes);
-        };
-        Stmt reset = BufferStore(out[0], Broadcast(zero, kVnniLanes), c_lanes);
-        return te::TensorIntrinStmts{accumulate(Broadcast(zero, kVnniLanes)), reset,
-                                     accumulate(BufferLoad(out[0], c_lanes))};
+        return VpdpbusdStmts(a_lanes, in[1], out[0]);
       },
       "vnni_dot_16x4");
 }
@@ -60,7 +71,6 @@ te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
   return te::decl_tensor_intrin(
       c.op(),
       [i32, tap_stride](const Array<Buffer>& in, const Array<Buffer>& out) {
-        const DataType vector = i32.with_lanes(kVnniLanes);
         PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
         constexpr int kBytes = kVnniLanes * kVnniDepth;
         // a's taps as one 64-lane vector, tap-major; contiguous taps are one load.
@@ -80,19 +90,9 @@ te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
             channel_major.push_back(make_const(i32, int64_t{j * kVnniLanes + i}));
           }
         }
-        PrimExpr a_lanes = call_intrin(vector, "reinterpret", {Shuffle(taps, channel_major)});
-        PrimExpr b_bytes = BufferLoad(in[1], {zero, Ramp(zero, one, kBytes)});
-        PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
-        Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
-        auto accumulate = [&](PrimExpr acc) {
-          return BufferStore(out[0],
-                             call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
-                                                   {std::move(acc), a_lanes, b_lanes}),
-                             c_lanes);
-        };
-        Stmt reset = BufferStore(out[0], Broadcast(zero, kVnniLanes), c_lanes);
-        return te::TensorIntrinStmts{accumulate(Broadcast(zero, kVnniLanes)), reset,
-                                     accumulate(BufferLoad(out[0], c_lanes))};
+        PrimExpr a_lanes = call_intrin(i32.with_lanes(kVnniLanes), "reinterpret",
+                                       {Shuffle(taps, channel_major)});
+        return VpdpbusdStmts(a_lanes, in[1], out[0]);
       },
       "vnni_tap_dot_16x4");
 }

@@ -6,6 +6,7 @@
 // compiled runs are skipped on hosts without avx512vnni.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,33 @@ Array<PrimExpr> Extents(std::initializer_list<int64_t> shape) {
   return out;
 }
 
+// The tensors of a packed int8 convolution: NCHW data and KCRS weight, their packed forms
+// computed from them, the placeholders of those the convolution reads, and its output.
+struct PackedConv {
+  te::Tensor data, weight, packed_data, packed_weight, conv_data, conv_weight, out;
+};
+
+// The four functions (pack_data, pack_weight, conv, unpack) compiled and run against the
+// integer reference, unless the host has no VNNI (then lowered only: the schedule and
+// tensorize checked).
+void ExpectPackedModuleMatches(const PackedConv& t, const Conv2DWorkload& wl,
+                               const Conv2DNCHWcConfig& config, int64_t pad_value,
+                               const std::function<int64_t(int64_t)>& epilogue) {
+  te::Tensor blocked = te::placeholder(t.out.shape(), kI32, "blocked");
+  te::Tensor result =
+      layout_transform(blocked, "NCHW" + std::to_string(config.oc_bn) + "c", "NCHW");
+  IRModule module;
+  module.Add("pack_data", te::lower(schedule_injective({t.packed_data}),
+                                    {t.data, t.packed_data}, "pack_data"));
+  module.Add("pack_weight", te::lower(schedule_injective({t.packed_weight}),
+                                      {t.weight, t.packed_weight}, "pack_weight"));
+  module.Add("conv", te::lower(schedule_conv2d_nchwc(t.out, config),
+                               {t.conv_data, t.conv_weight, t.out}, "conv"));
+  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
+  if (!HostHasVnni()) return;
+  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value, epilogue);
+}
+
 // Packs, convolves (with `epilogue` applied to the int32 result, if given) and unpacks, as
 // the graph compiler does, and compares with the reference exactly.
 void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& config,
@@ -46,21 +74,9 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
   if (add_one_epilogue)
     out = add(out, te::compute(
                        {}, [](const Array<Var>&) { return make_const(kI32, int64_t{1}); }, "one"));
-  te::Tensor blocked = te::placeholder(out.shape(), kI32, "blocked");
-  te::Tensor result =
-      layout_transform(blocked, "NCHW" + std::to_string(config.oc_bn) + "c", "NCHW");
-  IRModule module;
-  module.Add("pack_data",
-             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
-  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
-                                      "pack_weight"));
-  module.Add("conv",
-             te::lower(schedule_conv2d_nchwc(out, config), {conv_data, conv_weight, out}, "conv"));
-  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
-  if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
-  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value, [&](int64_t sum) {
-    return sum + (add_one_epilogue ? 1 : 0);
-  });
+  ExpectPackedModuleMatches({data, weight, packed_data, packed_weight, conv_data, conv_weight, out},
+                            wl, config, pad_value,
+                            [&](int64_t sum) { return sum + (add_one_epilogue ? 1 : 0); });
 }
 
 Conv2DNCHWcConfig Config(int64_t ic_bn, int64_t oc_bn, int64_t oc_tile, int64_t reg_h,
@@ -112,22 +128,12 @@ void ExpectDepthwiseInt8Matches(Conv2DWorkload wl, int64_t block, int64_t reg_h,
   Conv2DAttrs attrs = wl.attrs;
   attrs.pads[3] += taps - wl.s;
   te::Tensor out = depthwise_conv2d_nchwc_int8(conv_data, conv_weight, attrs, pad_value);
-  te::Tensor blocked = te::placeholder(out.shape(), kI32, "blocked");
-  te::Tensor result = layout_transform(blocked, "NCHW" + std::to_string(block) + "c", "NCHW");
   Conv2DNCHWcConfig config;
   config.ic_bn = config.oc_bn = block;
   config.reg_h = reg_h;
   config.reg_w = reg_w;
-  IRModule module;
-  module.Add("pack_data",
-             te::lower(schedule_injective({packed_data}), {data, packed_data}, "pack_data"));
-  module.Add("pack_weight", te::lower(schedule_injective({packed_weight}), {weight, packed_weight},
-                                      "pack_weight"));
-  module.Add("conv",
-             te::lower(schedule_conv2d_nchwc(out, config), {conv_data, conv_weight, out}, "conv"));
-  module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
-  if (!HostHasVnni()) return;  // lowered (schedule and tensorize checked), not run
-  conv_check::ExpectInt8ModuleMatches(module, wl, pad_value, [](int64_t sum) { return sum; });
+  ExpectPackedModuleMatches({data, weight, packed_data, packed_weight, conv_data, conv_weight, out},
+                            wl, config, pad_value, [](int64_t sum) { return sum; });
 }
 
 TEST(TopiX86Conv2DInt8, DepthwiseMatchesTheIntegerReferenceExactly) {
