@@ -96,6 +96,14 @@ class QuantizedProductFolder : public ExprMutator {
     const CallNode* data = AsDequantize(product->args[0]);
     const CallNode* weight = AsDequantize(product->args[1]);
     if (data == nullptr || weight == nullptr || !weight->args[0].as<ConstantNode>()) return rebuilt;
+    // A grouped convolution left in float is requantized as a product is all the same
+    // (QLinearConv's arithmetic, which ONNX Runtime runs it by): a division per output element
+    // cost more than a depthwise convolution's multiply-adds.
+    const bool grouped = conv && product->attrs.GetInt("groups") != 1;
+    auto stays_float = [&] {
+      if (grouped) products_.insert(rebuilt.get());
+      return rebuilt;
+    };
     // The data's scale and zero point one each; the weight's scale one, or one per output
     // channel (its axis 0), and its zero points one value.
     const Type& weight_scale = weight->args[1].type();
@@ -108,22 +116,16 @@ class QuantizedProductFolder : public ExprMutator {
         weight_rank != (conv ? 4 : 2) ||
         (per_channel && ((axis != 0 && axis != -weight_rank) ||
                          weight_scale.ConstShape() != std::vector<int64_t>{channels}))) {
-      return rebuilt;
+      return stays_float();
     }
     std::optional<int64_t> data_zero = UniformValue(data->args[2]);
     std::optional<int64_t> weight_zero = UniformValue(weight->args[2]);
-    if (!data_zero || !weight_zero) return rebuilt;
+    if (!data_zero || !weight_zero) return stays_float();
 
     const std::string& hint = product->name_hint;
     Call integer =
         MakeIntegerProduct(*product, data->args[0], weight->args[0], *data_zero, *weight_zero);
-    if (conv && product->attrs.GetInt("groups") != 1 && !HasKernel(integer)) {
-      // Computed in float, but requantized as a product is (QLinearConv's arithmetic, which
-      // ONNX Runtime runs it by): a division per output element cost more than a depthwise
-      // convolution's multiply-adds.
-      products_.insert(rebuilt.get());
-      return rebuilt;
-    }
+    if (grouped && !HasKernel(integer)) return stays_float();
     Expr scale = MakeCall("multiply", {data->args[1], weight->args[1]});
     if (per_channel && conv) {
       // [K] -> [K, 1, 1], against the output [N, K, P, Q] (a dense output's channels are

@@ -231,6 +231,14 @@ TEST(FoldQuantizedProducts, RequantizationMultipliesByTheReciprocal) {
       ToText(RunPass(FoldQuantizedProducts(), MakeFunction(depthwise->params, divided)));
   EXPECT_TRUE(Has(depthwise_text, "= nn.conv2d(")) << depthwise_text;
   EXPECT_FALSE(Has(depthwise_text, "divide(")) << depthwise_text;
+  // So is one that no kernel could take (weight zero points that differ).
+  Function uneven = MakeQuantizedConv(
+      {kU8, 3, {1, 8, 6, 6}, 8, {{"groups", int64_t{8}}}, {1, 2, 0, 0, 0, 0, 0, 0}});
+  const std::string uneven_text = ToText(RunPass(
+      FoldQuantizedProducts([](const CallNode&) { return true; }),
+      MakeFunction(uneven->params, MakeCall("divide", {uneven->body, Scalar(kF32, 0.07)}))));
+  EXPECT_TRUE(Has(uneven_text, "= nn.conv2d(")) << uneven_text;
+  EXPECT_FALSE(Has(uneven_text, "divide(")) << uneven_text;
   // Through a ReLU6 (a clip) too, as ONNX Runtime fuses it into QLinearConv.
   Expr clipped = MakeCall("clip", {conv->body}, {{"a_min", 0.0}, {"a_max", 6.0}});
   const std::string clipped_text = ToText(RunPass(
