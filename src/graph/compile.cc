@@ -100,8 +100,9 @@ Pass CopyConstantOutputs() {
 // skips the others):
 //   -O0: every operator its own kernel, the model as written.
 //   -O1: fusion.
-//   -O2: max pooling and convolutions of dequantized 8-bit operands made integer, inference
-//        simplifications, constants folded, common subexpressions merged.
+//   -O2: max pooling, data movement and products of dequantized 8-bit operands made integer,
+//        costly functions of 8-bit tensors tabulated, inference simplifications, constants
+//        folded, common subexpressions merged.
 //   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
 // At every level float16 computes in float32, and a constant model output becomes the
 // output of a copy kernel.
@@ -111,11 +112,12 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
   // Next: the products it marks are the model's own, before any rewrite.
   if (options.precision == "bf16") passes.push_back(ToBFloat16Products(HasBFloat16Products(target)));
   std::vector<Pass> rest = {
-      AtLevel(2, CommuteDequantize()),  // max pooling on the 8-bit values
+      AtLevel(2, CommuteDequantize()),  // max pooling and data movement on the 8-bit values
       // before FoldConstant makes its weights float
       AtLevel(2, FoldQuantizedProducts([target](const CallNode& product) {
                  return HasIntegerKernel(product, target);
                })),
+      AtLevel(2, TabulateByteFunctions()),  // its tables computed by FoldConstant below
       AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
       AtLevel(2, FoldConstant(target)),  // ... which become constants here
       AtLevel(2, EliminateCommonSubexpr()),

@@ -35,6 +35,9 @@ Pass WidenFloat16();
 Pass SimplifyInference();
 // Max pooling of a dequantized tensor pools its integers and dequantizes after.
 Pass CommuteDequantize();
+// An elementwise function of one 8-bit tensor that calls a transcendental operator (a QDQ
+// model's GELU) becomes a lookup in a table of its 256 values, which FoldConstant computes.
+Pass TabulateByteFunctions();
 // A conv2d or dense layer of dequantized 8-bit operands (QDQ models) becomes the integer
 // product (qnn.conv2d, qnn.dense) times one float scale per output channel. A grouped
 // convolution, and a matmul of two dequantized activations (attention; qnn.matmul), do
