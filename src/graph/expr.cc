@@ -84,6 +84,19 @@ bool IsConstantExpr(const Expr& e) {
          std::all_of(call->args.begin(), call->args.end(), IsConstantExpr);
 }
 
+std::optional<double> ScalarConstantValue(const Expr& e) {
+  const auto* call = e.as<CallNode>();
+  const bool cast = call != nullptr && call->op != nullptr && call->op->name == "cast";
+  const auto* constant = (cast ? call->args[0] : e).as<ConstantNode>();
+  if (constant == nullptr || constant->data.NumElements() != 1) return std::nullopt;
+  const DataType t = constant->data.dtype();
+  const void* data = constant->data.data();
+  if (t == DataType::Float(32)) return *static_cast<const float*>(data);
+  if (t == DataType::UInt(8)) return *static_cast<const uint8_t*>(data);
+  if (t == DataType::Int(8)) return *static_cast<const int8_t*>(data);
+  return std::nullopt;
+}
+
 namespace {
 
 // The call's attributes checked against the schema, defaults filled in.

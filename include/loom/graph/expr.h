@@ -12,6 +12,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,9 @@ Constant MakeScalarConstant(double value, DataType dtype, std::string name_hint 
 // Whether `e` is a constant, or a call of operators on constants only (what FoldConstant
 // turns into one constant: a weight transposed, a dequantized bias).
 bool IsConstantExpr(const Expr& e);
+// The value of a one-element constant of float32 or an 8-bit integer type, or of a cast of
+// one (as the ONNX importer writes a zero point); none for anything else.
+std::optional<double> ScalarConstantValue(const Expr& e);
 // Runs the operator's type relation on the arguments' types. Attributes the schema does not
 // know, a missing required one, one of the wrong kind or a wrong argument count are
 // errors naming the call.

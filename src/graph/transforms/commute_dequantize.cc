@@ -23,7 +23,6 @@
 // which rounds to it. The integers then move instead of floats, and the products after see
 // their dequantized 8-bit operands (FoldQuantizedProducts).
 #include <cmath>
-#include <cstdint>
 #include <optional>
 
 #include "graph/transforms/map_functions.h"
@@ -37,36 +36,18 @@ bool IsOp(const CallNode* call, const char* name) {
   return call != nullptr && call->op != nullptr && call->op->name == name;
 }
 
-// A constant scalar scale whose value is positive.
+// A constant float32 scalar scale whose value is positive.
 bool PositiveScalarScale(const Expr& scale) {
-  const auto* constant = scale.as<ConstantNode>();
-  if (constant == nullptr || constant->data.NumElements() != 1 ||
-      constant->data.dtype() != DataType::Float(32) || scale.type().ndim() != 0) {
-    return false;
-  }
-  return *static_cast<const float*>(constant->data.data()) > 0.0f;
-}
-
-// A scalar constant's value (float32 or 8-bit): a ConstantNode of one element, or a cast of
-// one.
-std::optional<double> ScalarValue(const Expr& e) {
-  const auto* call = e.as<CallNode>();
-  const Expr& value = IsOp(call, "cast") ? call->args[0] : e;
-  const auto* constant = value.as<ConstantNode>();
-  if (constant == nullptr || constant->data.NumElements() != 1) return std::nullopt;
-  const DataType t = constant->data.dtype();
-  const void* data = constant->data.data();
-  if (t == DataType::Float(32)) return *static_cast<const float*>(data);
-  if (t == DataType::UInt(8)) return *static_cast<const uint8_t*>(data);
-  if (t == DataType::Int(8)) return *static_cast<const int8_t*>(data);
-  return std::nullopt;
+  std::optional<double> value = ScalarConstantValue(scale);
+  return value && *value > 0 && scale.type().ndim() == 0 &&
+         scale.type().dtype() == DataType::Float(32);
 }
 
 // A qnn.dequantize by one positive constant scale and one constant zero point.
 const CallNode* ScalarDequantize(const Expr& e) {
   const auto* dequantize = e.as<CallNode>();
   if (!IsOp(dequantize, "qnn.dequantize") || !PositiveScalarScale(dequantize->args[1]) ||
-      dequantize->args[2].type().ndim() != 0 || !ScalarValue(dequantize->args[2])) {
+      dequantize->args[2].type().ndim() != 0 || !ScalarConstantValue(dequantize->args[2])) {
     return nullptr;
   }
   return dequantize;
@@ -88,7 +69,7 @@ std::optional<Expr> RequantizedIntegers(const CallNode* cast) {
   std::optional<double> zero_point = 0.0;
   const CallNode* rounded = shifted;
   if (IsOp(shifted, "add")) {
-    zero_point = ScalarValue(shifted->args[1]);
+    zero_point = ScalarConstantValue(shifted->args[1]);
     rounded = shifted->args[0].as<CallNode>();
   }
   if (!zero_point || !IsOp(rounded, "round")) return std::nullopt;
@@ -102,8 +83,8 @@ std::optional<Expr> RequantizedIntegers(const CallNode* cast) {
   const double high = std::ldexp(1.0, t.bits() - (t.is_uint() ? 0 : 1)) - 1;
   const bool same = cast->checked_type.dtype() == t && t.bits() == 8 &&
                     clip->attrs.GetFloat("a_min") <= low && clip->attrs.GetFloat("a_max") >= high &&
-                    ScalarValue(divided->args[1]) == ScalarValue(dequantize->args[1]) &&
-                    *zero_point == *ScalarValue(dequantize->args[2]);
+                    ScalarConstantValue(divided->args[1]) == ScalarConstantValue(dequantize->args[1]) &&
+                    *zero_point == *ScalarConstantValue(dequantize->args[2]);
   if (!same) return std::nullopt;
   return q;
 }

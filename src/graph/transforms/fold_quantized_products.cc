@@ -68,15 +68,6 @@ const CallNode* AsDequantize(const Expr& e) {
   return call;
 }
 
-// A float32 scalar constant's value.
-std::optional<float> ScalarValue(const Expr& e) {
-  const auto* constant = e.as<ConstantNode>();
-  if (constant == nullptr || constant->data.dtype() != DataType::Float(32) ||
-      constant->data.NumElements() != 1) {
-    return std::nullopt;
-  }
-  return *static_cast<const float*>(constant->data.data());
-}
 
 class QuantizedProductFolder : public ExprMutator {
  public:
@@ -186,10 +177,10 @@ class QuantizedProductFolder : public ExprMutator {
       if (IsConstantExpr(call.args[1])) products_.insert(rebuilt.get());
       return std::nullopt;
     }
-    std::optional<float> divisor = ScalarValue(call.args[1]);
+    std::optional<double> divisor = ScalarConstantValue(call.args[1]);
     if (name != "divide" || !divisor || !(*divisor > 0)) return std::nullopt;
     return MakeCall("multiply",
-                    {call.args[0], MakeScalarConstant(1.0f / *divisor, DataType::Float(32))}, {},
+                    {call.args[0], MakeScalarConstant(1.0f / static_cast<float>(*divisor), DataType::Float(32))}, {},
                     call.name_hint);
   }
 

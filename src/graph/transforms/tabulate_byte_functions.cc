@@ -11,6 +11,7 @@
 // target's own kernels (so the table holds what those kernels compute at run time, bit for
 // bit); at run time a gather of one table entry per element replaces the chain. A chain
 // without a costly operator stays: a gather costs as much as a few multiplies and adds.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,17 +30,10 @@ bool IsByte(DataType t) { return t == DataType::UInt(8) || t == DataType::Int(8)
 // A constant of one element, or a computation of one from constants alone (the importer's
 // cast of a zero point, which FoldConstant folds later).
 bool IsScalarConstant(const Expr& e) {
-  if (const auto* constant = e.as<ConstantNode>()) return constant->data.NumElements() == 1;
-  const auto* call = e.as<CallNode>();
-  if (call == nullptr || call->op == nullptr || !call->op->compute) return false;
-  std::optional<std::vector<int64_t>> shape = call->checked_type.ConstShape();
-  int64_t elements = 1;
-  for (int64_t d : shape.value_or(std::vector<int64_t>{0})) elements *= d;
-  if (elements != 1) return false;
-  for (const Expr& arg : call->args) {
-    if (!IsScalarConstant(arg)) return false;
-  }
-  return true;
+  std::optional<std::vector<int64_t>> shape = e.type().ConstShape();
+  return e.type().is_tensor() && shape &&
+         std::all_of(shape->begin(), shape->end(), [](int64_t d) { return d == 1; }) &&
+         IsConstantExpr(e);
 }
 
 bool IsCostly(const CallNode& call) {
@@ -54,7 +48,7 @@ bool IsCostly(const CallNode& call) {
 class ChainAnalysis {
  public:
   struct Chain {
-    const Object* source = nullptr;  // null: no chain
+    Expr source;  // undefined: no chain
     bool costly = false;
   };
 
@@ -75,20 +69,21 @@ class ChainAnalysis {
       for (const Expr& arg : call->args) {
         if (IsScalarConstant(arg)) continue;
         const Chain& input = chains_.at(arg.get());
-        if (input.source == nullptr || (chain.source != nullptr && input.source != chain.source)) {
-          chain.source = nullptr;
+        if (!input.source.defined() ||
+            (chain.source.defined() && !input.source.same_as(chain.source))) {
+          chain.source = Expr();
           break;
         }
         chain.source = input.source;
         chain.costly |= input.costly;
       }
-      if (chain.source != nullptr) {
+      if (chain.source.defined()) {
         chain.costly |= IsCostly(*call);
         return chain;
       }
     }
     // Not a chain of its own: an 8-bit value starts one.
-    if (e.type().is_tensor() && IsByte(e.type().dtype())) return {e.get(), false};
+    if (e.type().is_tensor() && IsByte(e.type().dtype())) return {e, false};
     return {};
   }
 
@@ -124,7 +119,9 @@ class Tabulator : public ExprMutator {
       const ChainAnalysis::Chain consumer = analysis_.Of(e);
       for (const Expr& arg : call->args) {
         const ChainAnalysis::Chain chain = analysis_.Of(arg);
-        if (chain.source != nullptr && chain.source != consumer.source) read_.insert(arg.get());
+        if (chain.source.defined() && !chain.source.same_as(consumer.source)) {
+          read_.insert(arg.get());
+        }
       }
     });
     read_.insert(function->body.get());
@@ -132,13 +129,13 @@ class Tabulator : public ExprMutator {
 
   Expr VisitExpr(const Expr& e) override {
     const ChainAnalysis::Chain chain = analysis_.Of(e);
-    if (chain.source == nullptr || chain.source == e.get() || !chain.costly ||
+    if (!chain.source.defined() || chain.source.same_as(e) || !chain.costly ||
         !read_.count(e.get())) {
       return ExprMutator::VisitExpr(e);
     }
     auto it = tables_.find(e.get());
     if (it != tables_.end()) return it->second;
-    Expr source = SourceOf(e, chain.source);
+    const Expr& source = chain.source;
     // The table: the chain on every value of the source's type, in the order of the index.
     const DataType byte = source.type().dtype();
     runtime::NDArray values = runtime::NDArray::Empty({256}, byte);
@@ -147,7 +144,8 @@ class Tabulator : public ExprMutator {
       else static_cast<int8_t*>(values.data())[v] = static_cast<int8_t>(v - 128);
     }
     Expr all = MakeConstant(values, "byte_values");
-    Expr table = Rebuild(e, chain.source, all);
+    std::unordered_map<const Object*, Expr> rebuilt = {{source.get(), all}};
+    Expr table = Rebuild(e, &rebuilt);
     Expr index = MakeCall("cast", {ExprMutator::VisitExpr(source)}, {{"dtype", std::string("int32")}});
     if (!byte.is_uint()) index = MakeCall("add", {index, MakeScalarConstant(128, DataType::Int(32))});
     const auto* call = e.as<CallNode>();
@@ -158,26 +156,18 @@ class Tabulator : public ExprMutator {
   }
 
  private:
-  // The expression `source` names, found below e.
-  static Expr SourceOf(const Expr& e, const Object* source) {
-    std::optional<Expr> found;
-    PostOrderVisit(e, [&](const Expr& node) {
-      if (!found && node.get() == source) found = node;
-    });
-    LOOM_ICHECK(found) << "TabulateByteFunctions: a chain's source is not below it";
-    return *found;
-  }
-
-  // e with `source` replaced by `values` (the constants of the chain kept).
-  Expr Rebuild(const Expr& e, const Object* source, const Expr& values) {
-    if (e.get() == source) return values;
+  // The chain e with its source replaced by the constant of every value (`rebuilt` holds
+  // that, and each node rebuilt once: a chain reads its source along several paths, as
+  // GELU's x * erf(x)); its constants kept.
+  static Expr Rebuild(const Expr& e, std::unordered_map<const Object*, Expr>* rebuilt) {
+    if (auto it = rebuilt->find(e.get()); it != rebuilt->end()) return it->second;
     const auto* call = e.as<CallNode>();
-    if (call == nullptr) return e;
+    if (call == nullptr || IsScalarConstant(e)) return e;
     std::vector<Expr> args;
-    for (const Expr& arg : call->args) {
-      args.push_back(IsScalarConstant(arg) ? arg : Rebuild(arg, source, values));
-    }
-    return MakeCall(call->op, std::move(args), call->attrs, call->name_hint);
+    for (const Expr& arg : call->args) args.push_back(Rebuild(arg, rebuilt));
+    Expr result = MakeCall(call->op, std::move(args), call->attrs, call->name_hint);
+    rebuilt->emplace(e.get(), result);
+    return result;
   }
 
   ChainAnalysis analysis_;

@@ -245,19 +245,15 @@ Expr UnsignedBlockedData(LayoutRewriteContext& context, const ByteOperand& opera
                   {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
 }
 
-// A depthwise qnn.conv2d (groups = channels = filters) whose column dilation is 1: the taps
-// topi::x86::depthwise_conv2d_nchwc_int8 sums 4 at a time are adjacent columns.
-bool IsIntegerDepthwise(const Conv2DWorkload& wl) {
-  return wl.depthwise() && wl.attrs.dilations[1] == 1;
-}
-
 // Whether the x86 rewrite below makes an int8 kernel of a grouped qnn.conv2d: a depthwise
-// one with VNNI's operands on a CPU that also permutes bytes across a vector (AVX-512 VBMI's
-// vpermb, which turns 4 columns of 16 channels into each channel's 4 taps).
+// one (groups = channels = filters) with VNNI's operands on a CPU that also permutes bytes
+// across a vector (AVX-512 VBMI's vpermb, which turns 4 columns of 16 channels into each
+// channel's 4 taps), its column dilation 1 (the 4 taps summed at once are adjacent columns).
 bool HasIntegerDepthwiseKernel(const CallNode& call, const Target& target) {
   if (!VnniOperands(call, target) || !target.HasFeature("avx512vbmi")) return false;
-  return IsIntegerDepthwise(
-      WorkloadOf(call, *call.args[0].type().ConstShape(), *call.args[1].type().ConstShape()));
+  const Conv2DWorkload wl =
+      WorkloadOf(call, *call.args[0].type().ConstShape(), *call.args[1].type().ConstShape());
+  return wl.depthwise() && wl.attrs.dilations[1] == 1;
 }
 
 // Depthwise qnn.conv2d of uint8 or int8 data and a constant int8 weight [C, 1, R, S] (zero
@@ -273,7 +269,6 @@ std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
   Conv2DWorkload wl = WorkloadOf(call, x, w);
-  if (!IsIntegerDepthwise(wl)) return std::nullopt;
   const int64_t channels = RoundUp(wl.c, topi::x86::kVnniLanes);
   const int64_t taps = RoundUp(wl.s, topi::x86::kVnniDepth);
   int64_t block = topi::x86::kVnniLanes;
@@ -320,8 +315,8 @@ std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
 }
 
 // qnn.conv2d of uint8 or int8 data and a constant int8 weight (zero point 0; groups 1, a
-// depthwise one is RewriteIntegerDepthwise's) -> an int8 kernel that multiplies unsigned by signed bytes: int8 data is shifted by 128 into
-// uint8, its zero point with it. The kernels pad the border with the zero point and sum
+// depthwise one is RewriteIntegerDepthwise's) -> an int8 kernel that multiplies unsigned by
+// signed bytes: int8 data is shifted by 128 into uint8, its zero point with it. The kernels pad the border with the zero point and sum
 // data * weight, so the zero point's share, zero_point * sum(weight) per filter, is
 // subtracted after them (a constant FoldConstant computes).
 //   - On AMX tiles (topi::x86::conv2d_nchwc_amx_int8) where the CPU has amx-int8 and the
@@ -334,7 +329,7 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
   std::optional<ByteOperand> unsigned_data = VnniOperands(call, target);
   if (!unsigned_data) return std::nullopt;
   if (call.attrs.GetInt("groups") != 1) {
-    if (!target.HasFeature("avx512vbmi")) return std::nullopt;
+    if (!HasIntegerDepthwiseKernel(call, target)) return std::nullopt;
     return RewriteIntegerDepthwise(call, context, *unsigned_data);
   }
   const int64_t zero_point = unsigned_data->zero_point;

@@ -192,19 +192,9 @@ te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor&
       << a.dilations[1];
   const int64_t r = w[1], s = w[2] * kVnniDepth;
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
-  // Padded in its own layout (not PaddedInput's rows of columns x lanes): a vpdpbusd reads
-  // 4 whole columns of a channel block, an element of the [4, 16] tile tensorize binds.
-  const int64_t top = a.pads[0], left = a.pads[1];
-  te::Tensor padded = te::compute(
-      {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]), int(in[3] + left + a.pads[3]),
-       int(in[4])},
-      [&](const Array<Var>& i) {
-        PrimExpr row = i[2] - int(top), column = i[3] - int(left);
-        return te::if_then_else(LikelyInside(row, in[2], column, in[3]),
-                                data(i[0], i[1], row, column, i[4]),
-                                make_const(data.dtype(), pad_value));
-      },
-      "pad", detail::kInjective);
+  // Padded in the blocked layout (not as rows of columns x lanes): a vpdpbusd reads 4 whole
+  // columns of a channel block, the [4, 16] tile tensorize binds.
+  PaddedInput padded = PadSpatial(data, a, pad_value, /*columns_and_lanes_one_axis=*/false);
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
   IterVar rg = te::reduce_axis(Range(0, int(w[2])), "rg");
   IterVar rj = te::reduce_axis(Range(0, kVnniDepth), "rj");
@@ -261,8 +251,9 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   // bounds (depthwise_conv2d_nchwc) that LoopPartition peels off the border rows and column
   // tiles. That needs each task's rows to be a linear function of the parallel loop: the
   // tasks are blocks of rows, each over all channel blocks. The int8 depthwise convolution
-  // pads a copy all the same: each vpdpbusd reads 4 columns at once, which a bounds test
-  // per column would break up, and its uint8 copy moves a quarter of a float one's bytes.
+  // with a border pads a copy all the same (each vpdpbusd reads 4 columns at once, which a
+  // bounds test per column would break up), of the rows each task and channel block reads,
+  // where it reads them (below).
   te::Tensor conv_data = conv->InputTensors()[0];
   const bool padded = conv_data.op()->tag == detail::kInjective && conv_data.op()->name == "pad";
   detail::InlineInjective(s, {out.op(), conv_data.op()});

@@ -20,6 +20,7 @@ struct PaddedInput {
   te::Tensor tensor;  // the data itself where nothing is padded
   int64_t block = 0;
   bool padded = false;
+  bool columns_and_lanes_one_axis = true;  // else padded as [N, c, H', W', bn]
 
   PrimExpr operator()(PrimExpr n, PrimExpr c, PrimExpr row, PrimExpr column, PrimExpr lane) const {
     return tensor(
@@ -28,7 +29,7 @@ struct PaddedInput {
   // The indices of that element in `tensor`.
   Array<PrimExpr> Index(PrimExpr n, PrimExpr c, PrimExpr row, PrimExpr column,
                         PrimExpr lane) const {
-    if (!padded) return {n, c, row, column, lane};
+    if (!padded || !columns_and_lanes_one_axis) return {n, c, row, column, lane};
     return {n, c, row, column * int(block) + lane};
   }
 };
@@ -49,11 +50,27 @@ inline bool HasPadding(const Conv2DAttrs& a) {
   return a.pads != std::array<int64_t, 4>{0, 0, 0, 0};
 }
 
-inline PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a, int64_t pad_value = 0) {
+// `columns_and_lanes_one_axis` false keeps the blocked layout [N, c, H', W', bn]: a kernel
+// that reads whole columns of a block at once (the int8 depthwise one) binds them as a tile.
+inline PaddedInput PadSpatial(const te::Tensor& data, const Conv2DAttrs& a, int64_t pad_value = 0,
+                              bool columns_and_lanes_one_axis = true) {
   std::vector<int64_t> in = detail::ConstShape(data, "pad");
   const int64_t bn = in[4];
   if (!HasPadding(a)) return {data, bn, false};
   const int64_t top = a.pads[0], left = a.pads[1];
+  if (!columns_and_lanes_one_axis) {
+    te::Tensor padded = te::compute(
+        {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]), int(in[3] + left + a.pads[3]),
+         int(bn)},
+        [&](const Array<Var>& i) {
+          PrimExpr row = i[2] - int(top), column = i[3] - int(left);
+          return te::if_then_else(LikelyInside(row, in[2], column, in[3]),
+                                  data(i[0], i[1], row, column, i[4]),
+                                  make_const(data.dtype(), pad_value));
+        },
+        "pad", detail::kInjective);
+    return {padded, bn, true, false};
+  }
   te::Tensor padded = te::compute(
       {int(in[0]), int(in[1]), int(in[2] + top + a.pads[2]), int((in[3] + left + a.pads[3]) * bn)},
       [&](const Array<Var>& i) {
