@@ -119,16 +119,29 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Schedule(ScheduleNCHWc);
   TilingAttrFields(ConvAttrFields(int8))
       .Attr("pad_value", AttrKind::kInt, int64_t{0}, "the border's value (the data's zero point)");
+  // bfloat16 (AVX-512 BF16): what the x86 layout rewrite makes of nn.conv2d with bfloat16
+  // operands (--precision bf16) where the AMX kernel does not take it.
+  OpBuilder dpbf16 = RegisterComputedOp(
+      "nn.contrib_conv2d_nchwc_dpbf16", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::x86::conv2d_nchwc_dpbf16(in[0], in[1], Conv2DAttrsOf(info, 1))};
+      });
+  dpbf16.Describe("sum(data * weight) in float32 of bfloat16 NCHW<ib>c data and a bfloat16 "
+                  "OIHW<ib/2>i<ob>o2i weight, into NCHW<ob>c (vdpbf16ps)")
+      .Inputs({"data", "weight"})
+      .Pattern(OpPattern::kOutEWiseFusable)
+      .Schedule(ScheduleNCHWc);
+  TilingAttrFields(ConvAttrFields(dpbf16));
   // Opaque: a model's weights are constants, so FoldConstant packs it at compile time.
-  RegisterComputedOp("nn.contrib_conv2d_int8_weight_pack",
+  RegisterComputedOp("nn.contrib_conv2d_dot_weight_pack",
                      [](const CallInfo& info, const Tensors& in) {
-                       return Tensors{topi::x86::pack_conv2d_weight_int8(
+                       return Tensors{topi::x86::pack_conv2d_weight_dot(
                            in[0], info.attrs.GetInt("ic_bn"), info.attrs.GetInt("oc_bn"))};
                      })
-      .Describe("an int8 KCRS weight as [K/oc_bn, C/ic_bn, R, S, ic_bn/4, oc_bn, 4]")
+      .Describe("an int8 / bfloat16 KCRS weight as [K/oc_bn, C/ic_bn, R, S, ic_bn/g, oc_bn, g], "
+                "g = 4 / 2 (the elements one dot-product lane sums)")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque)
-      .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (4k)")
+      .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (a multiple of g)")
       .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)");
 
   // int8 on AMX: what the x86 layout rewrite makes of qnn.conv2d where the CPU has amx-int8.

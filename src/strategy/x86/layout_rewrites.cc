@@ -4,7 +4,7 @@
 // the GEMM on a weight packed once into column panels; qnn.conv2d (8-bit operands) becomes
 // an int8 kernel (AMX tiles where the CPU has amx-int8 and the channels fit, else AVX-512
 // VNNI), qnn.dense the int8 GEMM, where the CPU has AVX-512 VNNI; nn.conv2d and nn.dense of
-// bfloat16 operands (--precision bf16) the AMX kernels, where the CPU has AMX bf16 tiles.
+// bfloat16 operands (--precision bf16) the bfloat16 kernels (bf16_rewrites.cc).
 // The blocked kernels are AVX-512 code: on CPUs without it the calls stay as they are.
 #include <algorithm>
 #include <functional>
@@ -21,8 +21,9 @@
 #include "loom/topi/x86/tensor_intrinsics.h"
 #include "strategy/x86/workloads.h"
 
+#include "strategy/x86/layout_rewrites.h"
+
 namespace loom::strategy::x86 {
-namespace {
 
 using graph::Attrs;
 using graph::CallNode;
@@ -41,6 +42,8 @@ bool HasBlockedKernels(const Target& target) { return target.HasFeature("avx512f
 bool PositiveShape(const std::vector<int64_t>& shape) {
   return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
 }
+
+namespace {
 
 // The output channels a conv computes for `channels`: those, or the next multiple of the
 // vector width when that takes fewer vectors than the largest block dividing `channels`
@@ -67,7 +70,8 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Float32Oper
   return std::make_pair(*x, *w);
 }
 
-// The workload of a convolution call (nn.conv2d, qnn.conv2d) with data x and weight w.
+}  // namespace
+
 Conv2DWorkload WorkloadOf(const CallNode& call, const std::vector<int64_t>& x,
                           const std::vector<int64_t>& w) {
   Conv2DWorkload wl;
@@ -83,16 +87,12 @@ Conv2DWorkload WorkloadOf(const CallNode& call, const std::vector<int64_t>& x,
   return wl;
 }
 
-// A convolution call's strides, padding and dilation, as the blocked convolutions take them.
 Attrs WindowAttrs(const CallNode& call) {
   return {{"strides", call.attrs.GetInts("strides")},
           {"padding", call.attrs.GetInts("padding")},
           {"dilation", call.attrs.GetInts("dilation")}};
 }
 
-// A blocked convolution whose filters were padded to `filters` from `out_channels`: the
-// rewrite's result, its added channels sliced off where NCHW begins (a partial block has no
-// blocked layout).
 LayoutRewrite WithOutChannels(Expr conv, int64_t block, int64_t filters, int64_t out_channels) {
   const std::string blocked = graph::BlockedDataLayout(block);
   if (filters == out_channels) return LayoutRewrite{std::move(conv), blocked};
@@ -180,6 +180,8 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+namespace {
+
 // An 8-bit operand as the VNNI kernels take it: vpdpbusd multiplies unsigned by signed bytes,
 // so data is uint8 (int8 shifted up by 128) and a second activation int8 (uint8 shifted down
 // by 128), its zero point shifted with it.
@@ -187,7 +189,7 @@ struct ByteOperand {
   DataType dtype = DataType::UInt(8);
   int64_t offset = 0;      // added to every value
   int64_t zero_point = 0;  // the operand's, offset too
-  Expr Of(Expr data) const {
+  Expr operator()(Expr data) const {
     if (offset == 0) return data;
     Expr wide = MakeCall("cast", {std::move(data)}, {{"dtype", std::string("int32")}});
     Expr shifted =
@@ -231,19 +233,46 @@ Expr ZeroPointShare(const Expr& weight, const Ints& axes, int64_t zero_point) {
   return MakeCall("multiply", {sums, scalar});
 }
 
-// An 8-bit product's data as uint8 (`operand`) in channel blocks of `block`, its `channels`
-// padded to `padded_channels` with the zero point.
-Expr UnsignedBlockedData(LayoutRewriteContext& context, const ByteOperand& operand,
-                         int64_t channels, int64_t padded_channels, int64_t block) {
+}  // namespace
+
+Expr BlockedData(LayoutRewriteContext& context, const std::function<Expr(Expr)>& convert,
+                 int64_t channels, int64_t padded_channels, int64_t block, double pad_value) {
   const std::string layout = graph::BlockedDataLayout(block);
-  if (padded_channels == channels) return operand.Of(context.Operand(0, layout));
+  if (padded_channels == channels) return convert(context.Operand(0, layout));
   const Ints pad_width = {0, 0, 0, 0, 0, padded_channels - channels, 0, 0};
-  Expr data =
-      MakeCall("nn.pad", {operand.Of(context.Operand(0, ""))},
-               {{"pad_width", pad_width}, {"pad_value", static_cast<double>(operand.zero_point)}});
+  Expr data = MakeCall("nn.pad", {convert(context.Operand(0, ""))},
+                       {{"pad_width", pad_width}, {"pad_value", pad_value}});
   return MakeCall("layout_transform", {data},
                   {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
 }
+
+DotConv2DCall DotProductConv2D(const CallNode& call, LayoutRewriteContext& context, int depth,
+                               const std::string& op, const std::function<Expr(Expr)>& convert,
+                               double pad_value, const Attrs& attrs) {
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const std::vector<int64_t> w = *call.args[1].type().ConstShape();
+  Conv2DWorkload wl = WorkloadOf(call, x, w);
+  wl.c = RoundUp(wl.c, depth);
+  wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+  const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DDotConfig(wl, depth);
+  Expr data = BlockedData(context, convert, x[1], wl.c, cfg.ic_bn, pad_value);
+  Expr kernel = context.Operand(1, "");
+  if (wl.k != w[0] || wl.c != w[1]) {
+    const Ints pad_width = {0, 0, 0, 0, wl.k - w[0], wl.c - w[1], 0, 0};
+    kernel = MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}});
+  }
+  Expr packed = MakeCall("nn.contrib_conv2d_dot_weight_pack", {kernel},
+                         {{"ic_bn", cfg.ic_bn}, {"oc_bn", cfg.oc_bn}});
+  Attrs conv_attrs = WindowAttrs(call)
+                         .With("oc_tile", cfg.oc_tile)
+                         .With("reg_h", cfg.reg_h)
+                         .With("reg_w", cfg.reg_w)
+                         .With("unroll_kw", int64_t{cfg.unroll_kw});
+  for (const auto& [name, value] : attrs.values()) conv_attrs = conv_attrs.With(name, value);
+  return {MakeCall(op, {data, packed}, conv_attrs, call.name_hint), kernel, wl.k, cfg.oc_bn};
+}
+
+namespace {
 
 // Whether the x86 rewrite below makes an int8 kernel of a grouped qnn.conv2d: a depthwise
 // one (groups = channels = filters) with VNNI's operands on a CPU that also permutes bytes
@@ -278,7 +307,8 @@ std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
       channels % *data_block == 0) {
     block = *data_block;
   }
-  Expr data = UnsignedBlockedData(context, unsigned_data, wl.c, channels, block);
+  Expr data = BlockedData(context, unsigned_data, wl.c, channels, block,
+                          static_cast<double>(unsigned_data.zero_point));
   // [C, 1, R, S] -> [C', 1, R, taps] (zero filters and taps) -> [C'/b, R, taps/4, b, 4]
   const Ints pad_width = {0, 0, 0, 0, channels - wl.c, 0, 0, taps - wl.s};
   Expr kernel = MakeCall("nn.pad", {context.Operand(1, "")}, {{"pad_width", pad_width}});
@@ -335,60 +365,39 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
   const int64_t zero_point = unsigned_data->zero_point;
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
-  Conv2DWorkload wl = WorkloadOf(call, x, w);
-  // The weight padded to the workload's channels and filters.
-  auto padded_kernel = [&] {
-    Expr kernel = context.Operand(1, "");
-    if (wl.k == w[0] && wl.c == w[1]) return kernel;
-    const Ints pad_width = {0, 0, 0, 0, wl.k - w[0], wl.c - w[1], 0, 0};
-    return Expr(MakeCall("nn.pad", {kernel}, {{"pad_width", pad_width}}));
-  };
-  auto blocked_data = [&](int64_t block) {
-    return UnsignedBlockedData(context, *unsigned_data, x[1], wl.c, block);
-  };
-  int64_t out_block = 0;
-  Expr conv, kernel;
+  const Conv2DWorkload wl = WorkloadOf(call, x, w);
   // Channels padded to 32 measured slower (MobileNetV2's 16, 24 and 144: 3.7 -> 5.3 ms, 1
   // thread): the padding and the conversions around cost more than the tiles gain. Padded
   // filters would be sliced off after, which keeps the epilogue out of the kernel
   // (MobileNetV2's 16- and 24-filter layers on VNNI instead: 2.9 -> 2.7 ms, 2 threads).
+  DotConv2DCall dot;
   if (target.HasFeature("amx-int8") && wl.c % topi::x86::kAmxDepth == 0 &&
       wl.k % topi::x86::kAmxBlockColumns == 0) {
-    out_block = topi::x86::kAmxBlockColumns;
-    Expr data = blocked_data(topi::x86::kAmxDepth);
-    kernel = padded_kernel();
-    Expr packed = MakeCall("nn.contrib_amx_int8_weight_pack", {kernel});
-    conv = MakeCall("nn.contrib_conv2d_nchwc_amx_int8", {data, packed},
-                    WindowAttrs(call).With("pad_value", zero_point), call.name_hint);
+    dot.block = topi::x86::kAmxBlockColumns;
+    dot.filters = wl.k;
+    dot.kernel = context.Operand(1, "");
+    Expr data = BlockedData(context, *unsigned_data, wl.c, wl.c, topi::x86::kAmxDepth,
+                            static_cast<double>(zero_point));
+    Expr packed = MakeCall("nn.contrib_amx_int8_weight_pack", {dot.kernel});
+    dot.conv = MakeCall("nn.contrib_conv2d_nchwc_amx_int8", {data, packed},
+                        WindowAttrs(call).With("pad_value", zero_point), call.name_hint);
   } else {
-    // Channels padded to a multiple of 4, filters to 16 (zero filters, sliced off after).
-    wl.c = RoundUp(wl.c, topi::x86::kVnniDepth);
-    wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
-    const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DInt8Config(wl);
-    out_block = cfg.oc_bn;
-    Expr data = blocked_data(cfg.ic_bn);
-    kernel = padded_kernel();
-    Expr packed = MakeCall("nn.contrib_conv2d_int8_weight_pack", {kernel},
-                           {{"ic_bn", cfg.ic_bn}, {"oc_bn", cfg.oc_bn}});
-    Attrs attrs = WindowAttrs(call)
-                      .With("oc_tile", cfg.oc_tile)
-                      .With("reg_h", cfg.reg_h)
-                      .With("reg_w", cfg.reg_w)
-                      .With("unroll_kw", int64_t{cfg.unroll_kw})
-                      .With("pad_value", zero_point);
-    conv = MakeCall("nn.contrib_conv2d_nchwc_int8", {data, packed}, attrs, call.name_hint);
+    dot = DotProductConv2D(call, context, topi::x86::kVnniDepth, "nn.contrib_conv2d_nchwc_int8",
+                           *unsigned_data, static_cast<double>(zero_point),
+                           {{"pad_value", zero_point}});
   }
+  Expr conv = dot.conv;
   if (zero_point != 0) {
-    const Ints blocked_shape = {1, wl.k / out_block, 1, 1, out_block};
-    Expr share = MakeCall("reshape", {ZeroPointShare(kernel, Ints{1, 2, 3}, zero_point)},
+    const Ints blocked_shape = {1, dot.filters / dot.block, 1, 1, dot.block};
+    Expr share = MakeCall("reshape", {ZeroPointShare(dot.kernel, Ints{1, 2, 3}, zero_point)},
                           {{"newshape", blocked_shape}});
     conv = MakeCall("subtract", {conv, share}, {}, call.name_hint);
   }
-  return WithOutChannels(conv, out_block, wl.k, w[0]);
+  return WithOutChannels(conv, dot.block, dot.filters, w[0]);
 }
+}  // namespace
 
-// data times `weight` [N, K] packed once into column panels (a call on the constant, which
-// FoldConstant folds) by the packed-panel GEMM with `config`'s tiling: [..., N].
+
 Expr PackedDense(const Expr& data, const Expr& weight, int64_t n,
                  const topi::x86::DenseConfig& config, const std::string& name) {
   Expr packed =
@@ -402,8 +411,7 @@ Expr PackedDense(const Expr& data, const Expr& weight, int64_t n,
                   name);
 }
 
-// `value` with `amount` zeros after the end of dimension `axis` of its `rank`.
-Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad_value = 0) {
+Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad_value) {
   if (amount == 0) return value;
   Ints pad_width(2 * rank, 0);
   pad_width[rank + axis] = amount;
@@ -411,16 +419,6 @@ Expr PadAxisEnd(Expr value, size_t rank, size_t axis, int64_t amount, double pad
                   {{"pad_width", pad_width}, {"pad_value", pad_value}});
 }
 
-// The AMX GEMMs' view of data [..., M, K]: they tile M for each index of the leading
-// dimensions, so that no reshape parts the GEMM from its epilogue (measured: BERT-base's int8
-// feed-forward layer wrote and reread its int32 sums). Where M is under a tile's 16 rows and
-// there are leading indices (a batch of single tokens), all the rows are one [rows, K]
-// instead: [16, 1, 768] x [768, 3072] in bf16 took 2.98 ms in one-row tiles, 0.20 ms as
-// [16, 768].
-struct AmxDenseRows {
-  bool flatten = false;
-  int64_t rows = 0;  // the rows the GEMM tiles: M, or all of them when flattened
-};
 AmxDenseRows AmxDenseRowsOf(const std::vector<int64_t>& x) {
   const int64_t m = x[x.size() - 2];
   int64_t all = 1;
@@ -429,17 +427,10 @@ AmxDenseRows AmxDenseRowsOf(const std::vector<int64_t>& x) {
   return {false, m};
 }
 
-// data [..., M, K] (x, its shape) times a constant weight [N, K] as the AMX GEMM `op`
-// (dense_bf16 or dense_amx_int8) with the weight packed by `pack_op`, the rows as
-// AmxDenseRowsOf says: K padded to a multiple of `depth` (the GEMM's step) and N of 32 (the
-// weight with zeros, so the data's padding, `pad_value`, adds nothing), and the rows to a
-// multiple of 16 where no row tiling of 8 rows or more divides them (a prime number of tokens
-// would otherwise take one-row tiles); `adjust` (if any) applied to the padded product and
-// weight, and the result sliced (and reshaped) back to [..., M, N].
 Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, Expr data,
               Expr weight, const std::vector<int64_t>& x, int64_t n, double pad_value,
               const std::string& name,
-              const std::function<Expr(const Expr& product, const Expr& weight)>& adjust = {}) {
+              const std::function<Expr(const Expr& product, const Expr& weight)>& adjust) {
   constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
   const AmxDenseRows view = AmxDenseRowsOf(x);
   const int64_t rows = view.rows, k = x.back();
@@ -469,6 +460,8 @@ Expr AmxDense(const std::string& op, const std::string& pack_op, int64_t depth, 
   return product;
 }
 
+namespace {
+
 // The fewest rows of data (as AmxDenseRowsOf counts them) an int8 dense layer takes to AMX
 // tiles. With one row both GEMMs stream the weight at the same rate (MobileNetV2's
 // classifier: 0.057 ms on tiles, 0.048 ms on VNNI with its requantization fused); from two
@@ -492,7 +485,7 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
   const int64_t n = (*call.args[1].type().ConstShape())[0], k = x.back();
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
-  Expr data = unsigned_data->Of(context.Operand(0, ""));
+  Expr data = (*unsigned_data)(context.Operand(0, ""));
   Expr weight = context.Operand(1, "");
   if (target.HasFeature("amx-int8") && x.size() >= 2 &&
       AmxDenseRowsOf(x).rows >= kAmxInt8DenseMinRows) {
@@ -546,127 +539,6 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
                        ""};
 }
 
-bool HasAmxBf16(const Target& target) {
-  return HasBlockedKernels(target) && target.HasFeature("amx-bf16");
-}
-
-// The constant shapes of a product (nn.conv2d, nn.dense) of bfloat16 operands summed in
-// float32 (ToBFloat16Products) with a constant weight, on a CPU with AMX bf16 tiles.
-std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> AmxBf16Operands(
-    const CallNode& call, const Target& target) {
-  const graph::Type& data = call.args[0].type();
-  const graph::Type& weight = call.args[1].type();
-  std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
-  const DataType bf16 = DataType::BFloat16();
-  if (!HasAmxBf16(target) || !x || !w || !PositiveShape(*x) || !PositiveShape(*w) ||
-      data.dtype() != bf16 || weight.dtype() != bf16 ||
-      call.attrs.GetString("out_dtype") != "float32" || !IsConstantExpr(call.args[1])) {
-    return std::nullopt;
-  }
-  return std::make_pair(*x, *w);
-}
-
-// A layout rewrite's operands converted to float32 (cast after the layout conversion, which
-// an elementwise cast does not care about).
-class Float32OperandsOf final : public LayoutRewriteContext {
- public:
-  explicit Float32OperandsOf(LayoutRewriteContext& operands) : operands_(operands) {}
-  Expr Operand(size_t index, const std::string& layout) override {
-    return MakeCall("cast", {operands_.Operand(index, layout)},
-                    {{"dtype", std::string("float32")}});
-  }
-  std::string OperandLayout(size_t index) override { return operands_.OperandLayout(index); }
-
- private:
-  LayoutRewriteContext& operands_;
-};
-
-// A product of bfloat16 operands summed in float32 that the AMX kernels do not take, by
-// conversion: `float_rewrite` of the product of its operands cast to float32 (the values
-// they hold), without out_dtype.
-std::optional<LayoutRewrite> ByConversion(const CallNode& call, LayoutRewriteContext& context,
-                                          const Target& target,
-                                          const graph::LayoutRewriteFn& float_rewrite) {
-  std::vector<Expr> widened;
-  for (const Expr& arg : call.args) {
-    widened.push_back(MakeCall("cast", {arg}, {{"dtype", std::string("float32")}}));
-  }
-  std::map<std::string, graph::AttrValue> attrs = call.attrs.values();
-  attrs.erase("out_dtype");
-  graph::Call product = MakeCall(call.op, widened, Attrs(attrs), call.name_hint);
-  Float32OperandsOf operands(context);
-  return float_rewrite(*product.get(), operands, target);
-}
-
-// A convolution of few channels (16 < C * S <= 32, as a network's stem: 3 x 7) as the AMX kernel's
-// convolution of its input with the kernel columns unfolded into one block of 32 channels
-// (topi::x86::unfold_columns_nchwc): the S kernel columns become tile depth (21 of 32 used
-// for a 3-channel 7x7 stem, against 3 of 32 with the channels padded), the kernel R x 1 with
-// the column stride 1. The weight [K, C, R, S] is laid out alike: [K, S * C, R, 1].
-std::optional<Expr> UnfoldedColumnsConv2D(const CallNode& call, LayoutRewriteContext& context,
-                                          const std::vector<int64_t>& x,
-                                          const std::vector<int64_t>& w) {
-  constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
-  const int64_t depth = x[1] * w[3];
-  const Ints& strides = call.attrs.GetInts("strides");
-  const Ints& dilation = call.attrs.GetInts("dilation");
-  // At least two kernel columns (a 1x1 conv's unfolding is only its channels padded) filling
-  // more than half the tile depth: MobileNetV2's 3-channel 3x3 stem (9 of 32 lanes) and its
-  // 16-channel 1x1 expansion ran slower this way than by conversion (0.38 against 0.24 ms,
-  // 0.77 against 0.42 ms), ResNet's 7x7 stem (21 of 32) 2x faster.
-  if (w[3] < 2 || 2 * depth <= kBlock || depth > kBlock || w[0] % kBlock != 0 || dilation[1] != 1) {
-    return std::nullopt;
-  }
-  Expr data = MakeCall("nn.contrib_unfold_columns", {context.Operand(0, "")},
-                       WindowAttrs(call).With("kernel_columns", w[3]));
-  Expr kernel = MakeCall("transpose", {context.Operand(1, "")}, {{"axes", Ints{0, 3, 1, 2}}});
-  kernel = MakeCall("reshape", {kernel}, {{"newshape", Ints{w[0], depth, w[2], 1}}});
-  kernel = PadAxisEnd(kernel, 4, 1, kBlock - depth);
-  Attrs attrs = {{"strides", Ints{strides[0], 1}},
-                 {"padding", Ints{0, 0, 0, 0}},
-                 {"dilation", Ints{dilation[0], 1}}};
-  return MakeCall("nn.contrib_conv2d_nchwc_bf16",
-                  {data, MakeCall("nn.contrib_bf16_weight_pack", {kernel})}, attrs, call.name_hint);
-}
-
-// nn.conv2d of bfloat16 operands (groups 1, constant weight) -> the AMX kernel
-// (topi::x86::conv2d_nchwc_bf16) on NCHW32c data, or on its kernel columns unfolded into
-// channels where they fit one block (UnfoldedColumnsConv2D). Other channels or filters that
-// are not whole blocks of 32 go by conversion to the float32 kernels instead: padding them
-// and slicing the result, with the layout conversions around, cost more than the tiles gained
-// (MobileNetV2's 24- and 144-channel layers: 1.1x slower than float32 that way).
-std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewriteContext& context,
-                                               const Target& target) {
-  auto operands = AmxBf16Operands(call, target);
-  if (!operands || call.attrs.GetInt("groups") != 1) return std::nullopt;
-  const auto& [x, w] = *operands;
-  constexpr int64_t kBlock = topi::x86::kAmxBlockColumns;
-  if (x[1] % kBlock != 0 || w[0] % kBlock != 0) {
-    if (std::optional<Expr> conv = UnfoldedColumnsConv2D(call, context, x, w)) {
-      return LayoutRewrite{*conv, graph::BlockedDataLayout(kBlock)};
-    }
-    return ByConversion(call, context, target, RewriteConv2D);
-  }
-  Expr data = context.Operand(0, graph::BlockedDataLayout(kBlock));
-  Expr packed = MakeCall("nn.contrib_bf16_weight_pack", {context.Operand(1, "")});
-  Expr conv =
-      MakeCall("nn.contrib_conv2d_nchwc_bf16", {data, packed}, WindowAttrs(call), call.name_hint);
-  return LayoutRewrite{conv, graph::BlockedDataLayout(kBlock)};
-}
-
-// nn.dense of bfloat16 data [..., K] and a constant bfloat16 weight [N, K] -> the AMX GEMM
-// (topi::x86::dense_bf16, AmxDense).
-std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewriteContext& context,
-                                              const Target& target) {
-  auto operands = AmxBf16Operands(call, target);
-  if (!operands || operands->first.size() < 2) return std::nullopt;
-  const auto& [x, w] = *operands;
-  return LayoutRewrite{
-      AmxDense("nn.contrib_dense_bf16", "nn.contrib_bf16_weight_pack", topi::x86::kAmxDepth,
-               context.Operand(0, ""), context.Operand(1, ""), x, w[0], 0, call.name_hint),
-      ""};
-}
-
 // A qnn.matmul the VNNI batched product takes: 8-bit a [..., M, K] and b [..., K, N] of
 // constant positive shapes with the same batch dimensions (none broadcast) and N a multiple
 // of 16 (whole vpdpbusd columns), on a CPU with VNNI.
@@ -707,8 +579,8 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
                                               call.attrs.GetInt("a_zero_point"));
   const ByteOperand b_operand = AsByteOperand(call.args[1].type().dtype(), DataType::Int(8),
                                               call.attrs.GetInt("b_zero_point"));
-  Expr a = a_operand.Of(context.Operand(0, ""));
-  Expr b = b_operand.Of(context.Operand(1, ""));
+  Expr a = a_operand(context.Operand(0, ""));
+  Expr b = b_operand(context.Operand(1, ""));
   Expr padded_a = PadAxisEnd(a, rank, rank - 1, RoundUp(k, topi::x86::kVnniDepth) - k);
   Expr product =
       MakeCall("nn.contrib_batch_matmul_int8",
@@ -734,7 +606,7 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  graph::RegisterBFloat16Products("x86", HasAmxBf16);
+  graph::RegisterBFloat16Products("x86", HasBf16Products);
   graph::RegisterIntegerKernel("x86", HasOptionalIntegerKernel);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);

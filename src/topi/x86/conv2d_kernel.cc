@@ -93,16 +93,18 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
   return config;
 }
 
-Conv2DNCHWcConfig DefaultConv2DInt8Config(const Conv2DWorkload& wl) {
-  LOOM_CHECK_USER(wl.attrs.groups == 1 && wl.c % kVnniDepth == 0 && wl.k % kVnniLanes == 0)
-      << "DefaultConv2DInt8Config(" << wl.str() << "): the int8 kernel takes groups = 1, "
-      << "channels in multiples of " << kVnniDepth << " and filters in multiples of "
-      << kVnniLanes << " (pad them)";
-  // The register tiling of the float kernel: vpdpbusd, like the FMA, adds into one vector of
-  // 16 accumulators from a broadcast input value and a vector of weights.
+Conv2DNCHWcConfig DefaultConv2DDotConfig(const Conv2DWorkload& wl, int depth) {
+  LOOM_CHECK_USER(depth > 0 && wl.attrs.groups == 1 && wl.c % depth == 0 &&
+                  wl.k % kVnniLanes == 0)
+      << "DefaultConv2DDotConfig(" << wl.str() << ", depth " << depth << "): the dot-product "
+      << "kernels take groups = 1, channels in multiples of " << depth
+      << " and filters in multiples of " << kVnniLanes << " (pad them)";
+  // The register tiling of the float kernel: vpdpbusd and vdpbf16ps, like the FMA, add into
+  // one vector of 16 accumulators from a broadcast input value and a vector of weights.
   Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
-  // Input blocks of whole groups of 4 channels; output blocks of 16, one vpdpbusd each.
-  config.ic_bn = kVnniDepth * LargestDivisorUpTo(wl.c / kVnniDepth, 16 / kVnniDepth);
+  // Input blocks of whole groups (up to 16 channels); output blocks of 16, one instruction
+  // each.
+  config.ic_bn = depth * LargestDivisorUpTo(wl.c / depth, 16 / depth);
   config.oc_bn = kVnniLanes;
   return config;
 }

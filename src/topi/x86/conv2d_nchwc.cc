@@ -123,35 +123,41 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
       op, "depthwise_conv2d_nchwc");
 }
 
-te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn) {
-  const std::string op = "pack_conv2d_weight_int8";
+te::Tensor pack_conv2d_weight_dot(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn) {
+  const std::string op = "pack_conv2d_weight_dot";
   std::vector<int64_t> w = ConstShape(weight, op);
-  LOOM_CHECK_USER(weight.dtype() == DataType::Int(8) && w.size() == 4 && ic_bn > 0 &&
-                  ic_bn % kVnniDepth == 0 && oc_bn > 0 && w[0] % oc_bn == 0 && w[1] % ic_bn == 0)
+  const bool typed = weight.dtype() == DataType::Int(8) || weight.dtype() == DataType::BFloat16();
+  const int depth = typed ? DotProductDepth(weight.dtype()) : 1;
+  LOOM_CHECK_USER(typed && w.size() == 4 && ic_bn > 0 && ic_bn % depth == 0 && oc_bn > 0 &&
+                  w[0] % oc_bn == 0 && w[1] % ic_bn == 0)
       << op << ": the weight '" << weight.name() << "' " << weight.dtype().str() << " "
-      << detail::ShapeText(w) << " must be int8 KCRS, its K split into blocks of " << oc_bn
-      << " and its C into blocks of " << ic_bn << " (a multiple of " << kVnniDepth << ")";
+      << detail::ShapeText(w) << " must be int8 or bfloat16 KCRS, its K split into blocks of "
+      << oc_bn << " and its C into blocks of " << ic_bn << " (a multiple of " << depth
+      << ": 4 int8 or 2 bfloat16 per dot-product lane)";
   const int ib = int(ic_bn), ob = int(oc_bn);
   return te::compute(
-      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib / kVnniDepth, ob, kVnniDepth},
+      {int(w[0] / ob), int(w[1] / ib), int(w[2]), int(w[3]), ib / depth, ob, depth},
       [&](const Array<Var>& i) {
-        return weight(i[0] * ob + i[5], i[1] * ib + i[4] * kVnniDepth + i[6], i[2], i[3]);
+        return weight(i[0] * ob + i[5], i[1] * ib + i[4] * depth + i[6], i[2], i[3]);
       },
       "packed_weight", detail::kInjective);
 }
 
-te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
-                             const Conv2DAttrs& a, int64_t pad_value) {
-  const std::string op = "conv2d_nchwc_int8";
-  CheckBlockedInt8(op, data, weight, 7, "OIHW[x/4]i[y]o4i", pad_value);
+namespace {
+
+// The direct convolution on a dot-product instruction (vpdpbusd, vdpbf16ps): data
+// NCHW[ic_bn]c, the weight packed by pack_conv2d_weight_dot, each output the sum in
+// `sum_dtype` of data * weight over groups of DotProductDepth(data) input channels.
+te::Tensor DotConv2D(const std::string& op, const te::Tensor& data, const te::Tensor& weight,
+                     const Conv2DAttrs& a, int64_t pad_value, DataType sum_dtype) {
+  const int depth = DotProductDepth(data.dtype());
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
-  LOOM_CHECK_USER(a.groups == 1 && w[1] == in[1] && w[4] * kVnniDepth == in[4] &&
-                  w[6] == kVnniDepth && w[5] % kVnniLanes == 0)
+  LOOM_CHECK_USER(a.groups == 1 && w[1] == in[1] && w[4] * depth == in[4] && w[6] == depth &&
+                  w[5] % kVnniLanes == 0)
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w)
-      << " must be [K / oc_bn, " << in[1] << ", R, S, " << in[4] / kVnniDepth << ", oc_bn, "
-      << kVnniDepth << "] with oc_bn a multiple of " << kVnniLanes << " for data '"
-      << data.name() << "' " << detail::ShapeText(in) << " (groups must be 1, got "
-      << a.groups << ")";
+      << " must be [K / oc_bn, " << in[1] << ", R, S, " << in[4] / depth << ", oc_bn, "
+      << depth << "] with oc_bn a multiple of " << kVnniLanes << " for data '" << data.name()
+      << "' " << detail::ShapeText(in) << " (groups must be 1, got " << a.groups << ")";
   const int64_t r = w[2], s = w[3];
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
   PaddedInput padded = PadSpatial(data, a, pad_value);
@@ -159,20 +165,39 @@ te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
   IterVar rr = te::reduce_axis(Range(0, int(r)), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(s)), "rs");
   IterVar rcio = te::reduce_axis(Range(0, int(w[4])), "rcio");
-  IterVar rcii = te::reduce_axis(Range(0, kVnniDepth), "rcii");
-  const DataType i32 = DataType::Int(32);
+  IterVar rcii = te::reduce_axis(Range(0, depth), "rcii");
   return te::compute(
       {int(in[0]), int(w[0]), int(out.p), int(out.q), int(w[5])},
       [&](const Array<Var>& i) {
         PrimExpr row = i[2] * int(a.strides[0]) + rr->var * int(a.dilations[0]);
         PrimExpr column = i[3] * int(a.strides[1]) + rs->var * int(a.dilations[1]);
-        PrimExpr lane = rcio->var * kVnniDepth + rcii->var;
-        return te::sum(cast(i32, padded(i[0], rco->var, row, column, lane)) *
-                           cast(i32, weight(i[1], rco->var, rr->var, rs->var, rcio->var, i[4],
-                                            rcii->var)),
+        PrimExpr lane = rcio->var * depth + rcii->var;
+        return te::sum(cast(sum_dtype, padded(i[0], rco->var, row, column, lane)) *
+                           cast(sum_dtype, weight(i[1], rco->var, rr->var, rs->var, rcio->var,
+                                                  i[4], rcii->var)),
                        {rco, rr, rs, rcio, rcii});
       },
-      op, "conv2d_nchwc_int8");
+      op, op);
+}
+
+}  // namespace
+
+te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
+                             const Conv2DAttrs& a, int64_t pad_value) {
+  const std::string op = "conv2d_nchwc_int8";
+  CheckBlockedInt8(op, data, weight, 7, "OIHW[x/4]i[y]o4i", pad_value);
+  return DotConv2D(op, data, weight, a, pad_value, DataType::Int(32));
+}
+
+te::Tensor conv2d_nchwc_dpbf16(const te::Tensor& data, const te::Tensor& weight,
+                               const Conv2DAttrs& a) {
+  const std::string op = "conv2d_nchwc_dpbf16";
+  LOOM_CHECK_USER(data.ndim() == 5 && weight.ndim() == 7 && data.dtype() == DataType::BFloat16() &&
+                  weight.dtype() == DataType::BFloat16())
+      << op << ": data '" << data.name() << "' must be 5-d bfloat16 (NCHW[x]c) and weight '"
+      << weight.name() << "' 7-d bfloat16 (OIHW[x/2]i[y]o2i), got " << data.ndim() << "-d "
+      << data.dtype().str() << " and " << weight.ndim() << "-d " << weight.dtype().str();
+  return DotConv2D(op, data, weight, a, 0, DataType::Float(32));
 }
 
 te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
@@ -213,9 +238,15 @@ te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor&
 
 namespace {
 
+// The direct convolutions on a dot-product instruction: 16 output channels by a group of
+// input channels per tensorized step.
+bool IsDotConv(const te::Operation& op) {
+  return op->tag == "conv2d_nchwc_int8" || op->tag == "conv2d_nchwc_dpbf16";
+}
+
 bool IsBlockedConv(const te::Operation& op) {
-  return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc" ||
-         op->tag == "conv2d_nchwc_int8" || op->tag == "depthwise_conv2d_nchwc_int8";
+  return op->tag == "conv2d_nchwc" || op->tag == "depthwise_conv2d_nchwc" || IsDotConv(op) ||
+         op->tag == "depthwise_conv2d_nchwc_int8";
 }
 
 }  // namespace
@@ -226,7 +257,8 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
                                           "a conv2d_nchwc / depthwise_conv2d_nchwc output");
   const bool depthwise =
       conv->tag == "depthwise_conv2d_nchwc" || conv->tag == "depthwise_conv2d_nchwc_int8";
-  const bool int8 = conv->tag == "conv2d_nchwc_int8" || conv->tag == "depthwise_conv2d_nchwc_int8";
+  // Tensorized: the reduction's innermost group is the intrinsic's.
+  const bool dot = IsDotConv(conv) || conv->tag == "depthwise_conv2d_nchwc_int8";
   detail::CheckEpilogueKeepsShape(out, conv, name);
   std::vector<int64_t> shape = ConstShape(te::Tensor(conv, 0), name);  // N, c, P, Q, bn
   const int64_t bn = shape[4];
@@ -294,8 +326,8 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   if (depthwise) {
     order = {tile[5], tile[6]};  // rr, rs (int8: rr, rg; the 4 taps of rg, rj, innermost)
   } else {
-    // rco, rr, rci, rs (int8: rci is its groups of 4 channels, rcio; each group's 4, rcii,
-    // are the intrinsic's own reduction, innermost)
+    // rco, rr, rci, rs (int8 / bf16: rci is its groups of 4 / 2 channels, rcio; each
+    // group's channels, rcii, are the intrinsic's own reduction, innermost)
     order = {tile[5], tile[6], tile[8], tile[7]};
     if (!config.unroll_kw) order = {tile[5], tile[6], tile[7], tile[8]};
   }
@@ -303,15 +335,15 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   // back to back and dies. (Outermost, LLVM keeps every broadcast of the tile live across
   // the blocks and spills the accumulators.)
   order.insert(order.end(), {tile[0], tile[2], tile[3], tile[1], tile_vector, tile_lane});
-  if (int8) order.push_back(tile[depthwise ? 7 : 9]);
+  if (dot) order.push_back(tile[depthwise ? 7 : 9]);
   t.reorder(order);
   if (depthwise || config.unroll_kw) t.unroll(tile[6]);
   if (depthwise) t.unroll(tile[5]);
   for (int d = 0; d < 4; ++d) t.unroll(tile[d]);
   t.unroll(tile_vector);
-  // int8: 16 output channels by 4 input channels per vpdpbusd
-  if (int8 && depthwise) t.tensorize(tile_lane, VnniTapDot16x4(bn));
-  else if (int8) t.tensorize(tile_lane, VnniDot16x4());
+  // 16 output channels by 4 input channels per vpdpbusd, by 2 per vdpbf16ps
+  if (dot && depthwise) t.tensorize(tile_lane, VnniTapDot16x4(bn));
+  else if (dot) t.tensorize(tile_lane, DotIntrinsicFor(conv->InputTensors()[0].dtype()));
   else t.vectorize(tile_lane);
 
   if (padded && depthwise) {

@@ -28,15 +28,20 @@ void CheckConfig(const DenseConfig& c, const std::string& op) {
   detail::CheckRegisterTile(c.tile_rows, c.tile_columns, op, c.str());
 }
 
+// A weight for a dot-product instruction (vpdpbusd: int8, vdpbf16ps: bfloat16).
+bool IsDotProductWeight(const te::Tensor& weight) {
+  return weight.dtype() == DataType::Int(8) || weight.dtype() == DataType::BFloat16();
+}
+
 void CheckFloat32(const te::Tensor& x, const std::string& op) {
   LOOM_CHECK_USER(x.dtype() == DataType::Float(32))
       << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float32";
 }
 
-// Panels in parallel, each row of a float panel one vector copy (an int8 panel interleaves
-// 4 rows: a byte copy, done once per model).
+// Panels in parallel, each row of a float panel one vector copy (an int8 / bfloat16 panel
+// interleaves 4 / 2 rows: an element copy, done once per model).
 void SchedulePack(te::Stage pack) {
-  const auto& axes = pack->leaf_iter_vars;  // panel, k, lane (int8: panel, k group, lane, k)
+  const auto& axes = pack->leaf_iter_vars;  // panel, k, lane (dot: panel, k group, lane, k)
   pack.parallel(axes[0]);
   if (axes.size() != 3) return;
   auto [vectors, lane] = pack.split(axes[2], kLanes);
@@ -97,16 +102,19 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
   LOOM_CHECK_USER(weight.ndim() == 2)
       << op << ": weight '" << weight.name() << "' must be 2-d ("
       << (transposed ? "[N, K]" : "[K, N]") << "), got " << detail::ShapeText(weight.shape());
-  const bool int8 = weight.dtype() == DataType::Int(8);
-  if (!int8) CheckFloat32(weight, op);
+  const bool dot = IsDotProductWeight(weight);
+  if (!dot) CheckFloat32(weight, op);
+  const int depth = dot ? DotProductDepth(weight.dtype()) : 1;
   std::vector<int64_t> shape = detail::ConstShape(weight, op);
   const int64_t K = transposed ? shape[1] : shape[0], N = transposed ? shape[0] : shape[1];
   const int nr = static_cast<int>(config.tile_columns);
   LOOM_CHECK_USER(K > 0 && N > 0 && K * (detail::CeilDiv(N, nr) * nr) < kMaxExtent &&
-                  (!int8 || K % kVnniDepth == 0))
+                  K % depth == 0)
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(shape)
       << " must be non-empty, with fewer than 2^30 elements once packed"
-      << (int8 ? " and K a multiple of 4 (int8: vpdpbusd sums 4 k at once)" : "");
+      << (dot ? " and K a multiple of " + std::to_string(depth) + " (" + weight.dtype().str() +
+                    ": the k one dot-product lane sums)"
+              : "");
   const int panels = static_cast<int>(detail::CeilDiv(N, nr));
   auto element = [&](PrimExpr j, PrimExpr k) {
     PrimExpr value = transposed ? weight(j, k) : weight(k, j);
@@ -116,11 +124,11 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
     return te::if_then_else(call_intrin(DataType::Bool(), "likely", {j < static_cast<int>(N)}),
                             value, make_zero(weight.dtype()));
   };
-  if (int8) {
+  if (dot) {
     return te::compute(
-        {panels, static_cast<int>(K / kVnniDepth), nr, kVnniDepth},
+        {panels, static_cast<int>(K / depth), nr, depth},
         [&](Var panel, Var k_group, Var lane, Var k) {
-          return element(panel * nr + lane, k_group * kVnniDepth + k);
+          return element(panel * nr + lane, k_group * depth + k);
         },
         weight.name() + "_packed", kPackTag);
   }
@@ -132,17 +140,24 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
 
 te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight, int64_t N) {
   const std::string op = "dense_packed";
-  const bool int8 = packed_weight.ndim() == 4;
-  LOOM_CHECK_USER(data.ndim() >= 2 && (packed_weight.ndim() == 3 || int8))
+  const bool dot = packed_weight.ndim() == 4;
+  LOOM_CHECK_USER(data.ndim() >= 2 && (packed_weight.ndim() == 3 || dot))
       << op << ": data '" << data.name() << "' must be [..., M, K] and the packed weight '"
-      << packed_weight.name() << "' [panels, K, panel width] (int8: [panels, K / 4, panel "
-      << "width, 4]; from pack_dense_weight), got " << detail::ShapeText(data.shape())
+      << packed_weight.name() << "' [panels, K, panel width] (int8 / bfloat16: [panels, K / g, "
+      << "panel width, g]; from pack_dense_weight), got " << detail::ShapeText(data.shape())
       << " and " << detail::ShapeText(packed_weight.shape());
-  if (int8) {
-    LOOM_CHECK_USER(data.dtype() == DataType::UInt(8) &&
-                    packed_weight.dtype() == DataType::Int(8))
-        << op << ": an int8 packed weight takes uint8 data, got " << data.dtype().str()
-        << " data and a " << packed_weight.dtype().str() << " weight";
+  int depth = 1;
+  DataType sum_dtype = DataType::Float(32);
+  if (dot) {
+    const bool int8 = packed_weight.dtype() == DataType::Int(8);
+    LOOM_CHECK_USER((int8 && data.dtype() == DataType::UInt(8)) ||
+                    (packed_weight.dtype() == DataType::BFloat16() &&
+                     data.dtype() == DataType::BFloat16()))
+        << op << ": an int8 packed weight takes uint8 data and a bfloat16 one bfloat16 data, "
+        << "got " << data.dtype().str() << " data and a " << packed_weight.dtype().str()
+        << " weight";
+    depth = DotProductDepth(packed_weight.dtype());
+    if (int8) sum_dtype = DataType::Int(32);
   } else {
     CheckFloat32(data, op);
     CheckFloat32(packed_weight, op);
@@ -150,10 +165,10 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
   std::vector<int64_t> in = detail::ConstShape(data, op);
   std::vector<int64_t> packed = detail::ConstShape(packed_weight, op);
   const int64_t K = in.back(), panels = packed[0], nr = packed[2];
-  LOOM_CHECK_USER(packed[1] * (int8 ? kVnniDepth : 1) == K)
+  LOOM_CHECK_USER(packed[1] * depth == K)
       << op << ": data '" << data.name() << "' " << detail::ShapeText(in) << " has K=" << K
       << " but the packed weight '" << packed_weight.name() << "' " << detail::ShapeText(packed)
-      << " was packed from K=" << packed[1] * (int8 ? kVnniDepth : 1) << " rows";
+      << " was packed from K=" << packed[1] * depth << " rows";
   LOOM_CHECK_USER(N > (panels - 1) * nr && N <= panels * nr)
       << op << ": N=" << N << " does not match the packed weight '" << packed_weight.name()
       << "' " << detail::ShapeText(packed) << " (" << panels << " panels of " << nr
@@ -172,24 +187,24 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
   // last row tile get a bound check each, the same for all lanes, so the tile stays vector
   // code (measured at 37 x 1024 x 1024: as fast per flop as 40 x 1024 x 1024), and
   // LoopPartition peels that tile off when the parallel loop holds one column block.
-  // int8: k in groups of 4 (the intrinsic's reduction innermost), products in int32.
-  IterVar k = te::reduce_axis(Range(0, static_cast<int>(int8 ? K / kVnniDepth : K)), "k");
-  IterVar k_lane = te::reduce_axis(Range(0, kVnniDepth), "k_lane");
+  // int8 / bfloat16: k in groups of 4 / 2 (the intrinsic's reduction innermost), products in
+  // int32 / float32.
+  IterVar k = te::reduce_axis(Range(0, static_cast<int>(K / depth)), "k");
+  IterVar k_lane = te::reduce_axis(Range(0, depth), "k_lane");
   const int width = static_cast<int>(nr);
-  const DataType i32 = DataType::Int(32);
   te::Tensor tile = te::compute(
       {static_cast<int>(rows), static_cast<int>(panels * nr)},
       [&](Var i, Var j) {
         Array<PrimExpr> index =
             row_dims.size() == 1 ? Array<PrimExpr>{i} : detail::Unravel(i, row_shape);
-        if (!int8) {
+        if (!dot) {
           index.push_back(k->var);
           return te::sum(
               data(index) * packed_weight(floordiv(j, width), k->var, floormod(j, width)), {k});
         }
-        index.push_back(k->var * kVnniDepth + k_lane->var);
+        index.push_back(k->var * depth + k_lane->var);
         PrimExpr w = packed_weight(floordiv(j, width), k->var, floormod(j, width), k_lane->var);
-        return te::sum(cast(i32, data(index)) * cast(i32, w), {k, k_lane});
+        return te::sum(cast(sum_dtype, data(index)) * cast(sum_dtype, w), {k, k_lane});
       },
       op + "_tile", kTileTag);
   Array<PrimExpr> out_shape = row_shape;
@@ -248,8 +263,9 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   IterVar rows = axes[0];
   for (size_t d = 1; d + 1 < axes.size(); ++d) rows = c.fuse(rows, axes[d]);
   auto [all_panels, lane] = c.split(axes.back(), static_cast<int>(nr));
-  // A panel is K x nr floats, or (int8) K / 4 groups x nr x 4 bytes: 4 * K * nr bytes.
-  const bool int8 = packed_shape.size() == 4;
+  // A panel is K x nr floats, or (int8 / bfloat16) K / g groups x nr x g elements of 4 / g
+  // bytes: 4 * (K / g) * nr bytes either way.
+  const bool dot = packed_shape.size() == 4;
   int panels_per_block = PanelsPerBlock(panels, K * nr * 4, config);
   auto [column_block, panel] = c.split(all_panels, panels_per_block);
   auto [row_tile, tile_row] = c.split(rows, mr);
@@ -266,21 +282,21 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   te::Stage acc = s[tile];
   acc.compute_at(c, panel);
   acc.set_scope("local");
-  const auto& acc_axes = acc->leaf_iter_vars;  // i, j, k (int8: k groups, then k_lane)
+  const auto& acc_axes = acc->leaf_iter_vars;  // i, j, k (dot: k groups, then k_lane)
   IterVar acc_row = acc_axes[0], acc_column = acc_axes[1], acc_k = acc_axes[2];
-  IterVar k_lane = int8 ? acc_axes[3] : IterVar();
+  IterVar k_lane = dot ? acc_axes[3] : IterVar();
   // One 16-lane vector per register: LLVM legalizes wider vectors into pieces it then
   // shuffles together, which would leave the tile in memory.
   auto [acc_vector, acc_lane] = acc.split(acc_column, kLanes);
   auto [k_step, k_unrolled] = acc.split(acc_k, static_cast<int>(config.k_unroll));
   Array<IterVar> order = {k_step, k_unrolled, acc_row, acc_vector, acc_lane};
-  if (int8) order.push_back(k_lane);
+  if (dot) order.push_back(k_lane);
   acc.reorder(order);
   acc.unroll(k_unrolled);
   acc.unroll(acc_row);
   acc.unroll(acc_vector);
-  // int8: 16 columns by 4 k per vpdpbusd
-  if (int8) acc.tensorize(acc_lane, VnniDot16x4());
+  // 16 columns by 4 k per vpdpbusd, by 2 per vdpbf16ps
+  if (dot) acc.tensorize(acc_lane, DotIntrinsicFor(tile_inputs[0].dtype()));
   else acc.vectorize(acc_lane);
   return s;
 }

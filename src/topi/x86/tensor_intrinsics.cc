@@ -13,47 +13,81 @@ namespace loom::topi::x86 {
 
 namespace {
 
-// The statements of one vpdpbusd into c (16 int32) of `a_lanes` (16 groups of 4 uint8, as
-// <16 x i32>) and b's 16 x 4 int8, one 64-byte load: b's rows are contiguous (the packed
-// layouts), so a ramp over its last dimension past its extent reads them all. LLVM 19
-// declares vpdpbusd on <16 x i32> operands.
-te::TensorIntrinStmts VpdpbusdStmts(const PrimExpr& a_lanes, const Buffer& b, const Buffer& c) {
-  const DataType i32 = DataType::Int(32), vector = i32.with_lanes(kVnniLanes);
+// A dot-product instruction of AVX-512: per 32-bit lane, `depth` products of a's and b's
+// elements added to the lane's sum.
+struct DotInstruction {
+  const char* llvm_name;
+  DataType a_dtype, b_dtype, sum_dtype;
+  int depth;
+};
+
+const DotInstruction kVpdpbusd{"llvm.x86.avx512.vpdpbusd.512", DataType::UInt(8),
+                               DataType::Int(8), DataType::Int(32), kVnniDepth};
+const DotInstruction kVdpbf16ps{"llvm.x86.avx512bf16.dpbf16ps.512", DataType::BFloat16(),
+                                DataType::BFloat16(), DataType::Float(32), kDpbf16Depth};
+
+// The statements of one dot-product instruction into c (16 sums) of `a_lanes` (16 groups of
+// `depth` elements, as <16 x i32>) and b's 16 x depth elements, one 64-byte load: b's rows are
+// contiguous (the packed layouts), so a ramp over its last dimension past its extent reads
+// them all. LLVM 19 declares vpdpbusd on <16 x i32> operands and vdpbf16ps on <32 x bfloat>
+// (codegen bitcasts the 512 bits).
+te::TensorIntrinStmts DotStmts(const DotInstruction& instruction, const PrimExpr& a_lanes,
+                               const Buffer& b, const Buffer& c) {
+  const DataType i32 = DataType::Int(32), words = i32.with_lanes(kVnniLanes);
+  const DataType sums = instruction.sum_dtype.with_lanes(kVnniLanes);
   PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
-  PrimExpr b_bytes = BufferLoad(b, {zero, Ramp(zero, one, kVnniLanes * kVnniDepth)});
-  PrimExpr b_lanes = call_intrin(vector, "reinterpret", {b_bytes});
+  PrimExpr b_elements = BufferLoad(b, {zero, Ramp(zero, one, kVnniLanes * instruction.depth)});
+  PrimExpr b_lanes = call_intrin(words, "reinterpret", {b_elements});
   Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
   auto accumulate = [&](PrimExpr acc) {
-    return BufferStore(c,
-                       call_llvm_pure_intrin(vector, "llvm.x86.avx512.vpdpbusd.512",
-                                             {std::move(acc), a_lanes, b_lanes}),
-                       c_lanes);
+    return BufferStore(
+        c, call_llvm_pure_intrin(sums, instruction.llvm_name, {std::move(acc), a_lanes, b_lanes}),
+        c_lanes);
   };
-  Stmt reset = BufferStore(c, Broadcast(zero, kVnniLanes), c_lanes);
-  return te::TensorIntrinStmts{accumulate(Broadcast(zero, kVnniLanes)), reset,
-                               accumulate(BufferLoad(c, c_lanes))};
+  PrimExpr no_sum = Broadcast(make_zero(instruction.sum_dtype), kVnniLanes);
+  Stmt reset = BufferStore(c, no_sum, c_lanes);
+  return te::TensorIntrinStmts{accumulate(no_sum), reset, accumulate(BufferLoad(c, c_lanes))};
+}
+
+// c[j] += sum_{k < depth} a[k] * b[j, k] for j < 16 (in the sum's type): a's group broadcast
+// as one 32-bit value to every lane (vpbroadcastd), then the instruction.
+te::TensorIntrin BroadcastDot(const DotInstruction& instruction, const std::string& name) {
+  const int depth = instruction.depth;
+  te::Tensor a = te::placeholder({depth}, instruction.a_dtype, "a");
+  te::Tensor b = te::placeholder({kVnniLanes, depth}, instruction.b_dtype, "b");
+  IterVar k = te::reduce_axis(Range(0, depth), "k");
+  const DataType sum = instruction.sum_dtype;
+  te::Tensor c = te::compute(
+      {kVnniLanes},
+      [&](Var j) { return te::sum(cast(sum, a(k->var)) * cast(sum, b(j, k->var)), {k}); }, "c");
+  return te::decl_tensor_intrin(
+      c.op(),
+      [instruction](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const DataType i32 = DataType::Int(32);
+        PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
+        PrimExpr a_group = BufferLoad(in[0], {Ramp(zero, one, instruction.depth)});
+        PrimExpr a_lanes = Broadcast(call_intrin(i32, "reinterpret", {a_group}), kVnniLanes);
+        return DotStmts(instruction, a_lanes, in[1], out[0]);
+      },
+      name);
 }
 
 }  // namespace
 
-te::TensorIntrin VnniDot16x4() {
-  const DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), i32 = DataType::Int(32);
-  te::Tensor a = te::placeholder({kVnniDepth}, u8, "a");
-  te::Tensor b = te::placeholder({kVnniLanes, kVnniDepth}, i8, "b");
-  IterVar k = te::reduce_axis(Range(0, kVnniDepth), "k");
-  te::Tensor c = te::compute(
-      {kVnniLanes},
-      [&](Var j) { return te::sum(cast(i32, a(k->var)) * cast(i32, b(j, k->var)), {k}); }, "c");
-  return te::decl_tensor_intrin(
-      c.op(),
-      [i32](const Array<Buffer>& in, const Array<Buffer>& out) {
-        // a's 4 bytes as one int32 in every lane (vpbroadcastd)
-        PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
-        PrimExpr a_bytes = BufferLoad(in[0], {Ramp(zero, one, kVnniDepth)});
-        PrimExpr a_lanes = Broadcast(call_intrin(i32, "reinterpret", {a_bytes}), kVnniLanes);
-        return VpdpbusdStmts(a_lanes, in[1], out[0]);
-      },
-      "vnni_dot_16x4");
+int DotProductDepth(DataType dtype) {
+  if (dtype == DataType::UInt(8) || dtype == DataType::Int(8)) return kVnniDepth;
+  LOOM_CHECK_USER(dtype == DataType::BFloat16())
+      << "DotProductDepth: no dot-product instruction takes " << dtype.str()
+             << " (uint8, int8 or bfloat16)";
+  return kDpbf16Depth;
+}
+
+te::TensorIntrin VnniDot16x4() { return BroadcastDot(kVpdpbusd, "vnni_dot_16x4"); }
+
+te::TensorIntrin Dpbf16Dot16x2() { return BroadcastDot(kVdpbf16ps, "dpbf16_dot_16x2"); }
+
+te::TensorIntrin DotIntrinsicFor(DataType data_dtype) {
+  return data_dtype == DataType::BFloat16() ? Dpbf16Dot16x2() : VnniDot16x4();
 }
 
 te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
@@ -92,7 +126,7 @@ te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
         }
         PrimExpr a_lanes = call_intrin(i32.with_lanes(kVnniLanes), "reinterpret",
                                        {Shuffle(taps, channel_major)});
-        return VpdpbusdStmts(a_lanes, in[1], out[0]);
+        return DotStmts(kVpdpbusd, a_lanes, in[1], out[0]);
       },
       "vnni_tap_dot_16x4");
 }

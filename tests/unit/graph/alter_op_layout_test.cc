@@ -442,12 +442,11 @@ TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {
   EXPECT_TRUE(Rewrite(f).same_as(f));
 }
 
-// --precision bf16 on a CPU with AMX: a 3-channel 7x7 stem on the tiles with its kernel
-// columns unfolded; whole blocks of 32 channels and filters on the tiles; a 1x1 conv to 16
-// filters and a 3x3 conv of 16 channels (48 lanes unfolded: more than a block) by conversion
-// to the float32 kernels; the logits' dense float32; all computing what the rounded graph
-// does.
-TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
+// The graph of the bfloat16 tests: a 3-channel 7x7 stem, a conv of whole blocks of 32
+// channels and filters, a 1x1 conv to 16 filters, a 3x3 conv of 16 channels (48 lanes
+// unfolded: more than a block), a dense layer before a softmax (a product) and the logits'
+// dense (float32), rounded by ToBFloat16Products.
+Function BFloat16Products() {
   Var x = MakeVar("x", TensorType({1, 3, 20, 20}, kF32));
   Expr stem = MakeCall(
       "nn.relu",
@@ -459,18 +458,55 @@ TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrGoByConversion) {
       MakeCall("nn.conv2d", {narrow, RandomConstant({32, 16, 3, 3}, "w4", 4)}, ConvAttrs(1));
   Expr pooled =
       MakeCall("reshape", {MakeCall("nn.global_avg_pool2d", {wide})}, {{"newshape", Ints{1, 32}}});
+  Expr hidden =
+      MakeCall("nn.softmax", {MakeCall("nn.dense", {pooled, RandomConstant({24, 32}, "w5", 5)})});
   Function original =
-      MakeFunction({x}, MakeCall("nn.dense", {pooled, RandomConstant({10, 32}, "w5", 5)}));
-  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+      MakeFunction({x}, MakeCall("nn.dense", {hidden, RandomConstant({10, 24}, "w6", 6)}));
+  return test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+}
+
+// --precision bf16 on a CPU with AMX (and AVX-512 BF16): the stem on the tiles with its
+// kernel columns unfolded; whole blocks of 32 channels and filters on the tiles; the 16-filter
+// and 16-channel convs on vdpbf16ps; the hidden dense layer on the tiles, the logits' in
+// float32; all computing what the rounded graph does.
+TEST(GraphAlterOpLayout, BFloat16ProductsTakeTheAmxKernelsOrTheDpbf16Ones) {
+  Function rounded = BFloat16Products();
   Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
   const std::string text = ToText(rewritten);
   EXPECT_EQ(test::Occurrences(text, "nn.contrib_unfold_columns("), 1) << text;
   EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 2) << text;
-  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_dpbf16("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc("), 0) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_bf16("), 1) << text;
   EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_packed("), 1) << text;
   if (!Target::Parse("llvm").HasFeature("amx-bf16")) return;  // the tiles cannot run here
   // Sums of up to 1568 products of values in [-4, 4) rounded to bfloat16, in another order.
   test::ExpectSameResults(rounded, rewritten, 2e-3);
+}
+
+// --precision bf16 on a CPU with AVX-512 BF16 and no AMX (Cooper Lake, Zen 4): every conv on
+// vdpbf16ps (the stem's 3 channels padded to 4), the hidden dense layer on the packed GEMM
+// of a bfloat16 weight; on a CPU with AMX bf16 but not AVX-512 BF16, the shapes the tiles do
+// not take go by conversion to the float32 kernels.
+TEST(GraphAlterOpLayout, BFloat16ProductsWithoutAmxTakeTheDpbf16Kernels) {
+  Function rounded = BFloat16Products();
+  Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=cooperlake"));
+  std::string text = ToText(rewritten);
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_dpbf16("), 4) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 0) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_packed("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_dot_weight_pack("), 4) << text;
+
+  const Target tiles_only = Target::Parse(
+      "llvm -mcpu=skylake-avx512 -mattr=+amx-tile,+amx-bf16");
+  ASSERT_FALSE(tiles_only.HasFeature("avx512bf16"));
+  text = ToText(Rewrite(rounded, tiles_only));
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_dpbf16("), 0) << text;
+
+  if (!Target::Parse("llvm").HasFeature("avx512bf16")) return;  // vdpbf16ps cannot run here
+  test::ExpectSameResults(rounded, Rewrite(rounded, Target::Parse("llvm")), 2e-3);
 }
 
 // bf16 dense layers on AMX tiles: data [2, 48, K] keeps its shape (the GEMM tiles each

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "conv_kernel_check.h"
-#include "loom/runtime/float_codec.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/transform.h"
 #include "topi_test_util.h"
@@ -34,17 +33,6 @@ using test::Exprs;
 const DataType kBf16 = DataType::BFloat16(), kF32 = DataType::Float(32);
 
 bool HostHasAmxBf16() { return Target::Parse("llvm").HasFeature("amx-bf16"); }
-
-// Values in [-2, 2) rounded to bfloat16, so the reference reads what the kernel reads.
-tir::HostArray RoundedArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
-  tir::HostArray array(t, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  for (int64_t i = 0; i < array.NumElements(); ++i) {
-    array.SetFloat(i, BFloat16BitsToFloat(FloatToBFloat16Bits(value(rng))));
-  }
-  return array;
-}
 
 // A float32 sum of `terms` products may differ from the exact one by about terms * 2^-24 of
 // the sum of magnitudes; 1e-5 relative to a magnitude of a few units is ample.
@@ -63,8 +51,8 @@ void ExpectDenseMatches(int64_t M, int64_t N, int64_t K, bool relu_epilogue) {
   module.Add("dense", te::lower(schedule_dense_amx(out), {data, packed_in, out}, "dense"));
   if (!HostHasAmxBf16()) return;
   runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray w = RoundedArray(kF32, {N, K}, 1);
-  tir::HostArray x = RoundedArray(kBf16, {M, K}, 2);
+  tir::HostArray w = test::BFloat16ValuedArray(kF32, {N, K}, 1);
+  tir::HostArray x = test::BFloat16ValuedArray(kBf16, {M, K}, 2);
   tir::HostArray pw(kBf16, tir::ConstParamShape(module.Lookup("pack"), 1));
   tir::HostArray y(kF32, {M, N});
   CallWithArrays(compiled, "pack", {w, pw});
@@ -93,8 +81,8 @@ TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
 void ExpectConvModuleMatches(const IRModule& module, const Conv2DWorkload& wl, double scale) {
   if (!HostHasAmxBf16()) return;  // lowered (schedules and tensorize checked), not run
   runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = RoundedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = RoundedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray x = test::BFloat16ValuedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = test::BFloat16ValuedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
   tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
   tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
   for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));

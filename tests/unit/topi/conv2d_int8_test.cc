@@ -67,7 +67,7 @@ void ExpectInt8ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& co
   te::Tensor weight = te::placeholder(Extents({wl.k, wl.c, wl.r, wl.s}), kI8, "weight");
   te::Tensor packed_data =
       layout_transform(data, "NCHW", "NCHW" + std::to_string(config.ic_bn) + "c");
-  te::Tensor packed_weight = pack_conv2d_weight_int8(weight, config.ic_bn, config.oc_bn);
+  te::Tensor packed_weight = pack_conv2d_weight_dot(weight, config.ic_bn, config.oc_bn);
   te::Tensor conv_data = te::placeholder(packed_data.shape(), kU8, "packed_data");
   te::Tensor conv_weight = te::placeholder(packed_weight.shape(), kI8, "packed_weight");
   te::Tensor out = conv2d_nchwc_int8(conv_data, conv_weight, wl.attrs, pad_value);
@@ -188,7 +188,7 @@ TEST(TopiX86Conv2DInt8, BadOperandsAreUserErrors) {
                 .find("must be [1, R, S/4, 16, 4]"),
             std::string::npos);
   te::Tensor kcrs = te::placeholder(Extents({16, 6, 3, 3}), kI8, "kcrs");
-  EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_int8(kcrs, 6, 16); }).find("a multiple of 4"),
+  EXPECT_NE(test::ErrorOf([&] { pack_conv2d_weight_dot(kcrs, 6, 16); }).find("a multiple of 4"),
             std::string::npos);
 }
 

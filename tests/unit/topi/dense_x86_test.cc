@@ -147,6 +147,52 @@ TEST(TopiDenseX86, Int8MatchesTheIntegerReferenceExactly) {
             std::string::npos);
 }
 
+// bfloat16 data x a bfloat16 weight -> float32 on vdpbf16ps (2 k per lane), against a double
+// reference over the same bfloat16 values (each product exact, only the float32 summation
+// differs), in both weight orientations, with partial row tiles and panels and a batch
+// dimension. Lowered everywhere; run where the CPU has AVX-512 BF16.
+TEST(TopiDenseX86, BFloat16MatchesTheReference) {
+  const DataType bf16 = DataType::BFloat16();
+  const bool avx512bf16 = Target::Parse("llvm").HasFeature("avx512bf16");
+  std::vector<DenseCase> cases = {
+      {{37, 20}, 100, true, DefaultDenseConfig(37, 100, 20)},
+      {{37, 20}, 100, false, DefaultDenseConfig(37, 100, 20)},
+      {{1, 64}, 45, true, DefaultDenseConfig(1, 45, 64)},  // M = 1
+      {{2, 3, 12}, 40, true, Tile(4, 16, 32, 2)},          // leading batch dimension
+      {{16, 130}, 64, true, Tile(8, 32, 0, 3)},            // k_unroll dividing no K / 2
+  };
+  for (const DenseCase& c : cases) {
+    SCOPED_TRACE("bf16 dense " + Label(c.data) + " N=" + std::to_string(c.N) + " " +
+                 c.config.str());
+    const int64_t K = c.K(), rows = c.rows();
+    const std::vector<int64_t> weight_shape = c.weight_shape();
+    te::Tensor x = te::placeholder(test::Exprs(c.data), bf16, "x");
+    te::Tensor w = te::placeholder(test::Exprs(weight_shape), bf16, "w");
+    te::Tensor y = dense_packed(x, pack_dense_weight(w, c.transposed, c.config), c.N);
+    ASSERT_EQ(y.dtype(), DataType::Float(32));
+    PrimFunc func = te::lower(schedule_dense_packed(y, c.config), {x, w, y}, "op");
+    if (!avx512bf16) continue;
+    tir::HostArray in_x = test::BFloat16ValuedArray(bf16, c.data, 13);
+    tir::HostArray in_w = test::BFloat16ValuedArray(bf16, weight_shape, 14);
+    std::vector<double> want = DenseReference(in_x, in_w, rows, c.N, K, c.transposed);
+    tir::HostArray got = test::RunBuilt(func, "llvm", {y}, {in_x, in_w})[0];
+    test::ExpectClose(got, [&](int64_t i) { return want[static_cast<size_t>(i)]; }, 1e-4,
+                      "bf16 dense");
+  }
+  // The bfloat16 layout needs K in whole pairs, and bfloat16 data.
+  te::Tensor odd_k = te::placeholder(test::Exprs({8, 7}), bf16, "odd_k");
+  EXPECT_NE(test::ErrorOf([&] { pack_dense_weight(odd_k, true, Tile(4, 16)); })
+                .find("K a multiple of 2"),
+            std::string::npos);
+  te::Tensor packed = pack_dense_weight(te::placeholder(test::Exprs({8, 8}), bf16, "w16"), true,
+                                        Tile(4, 16));
+  te::Tensor float_data = te::placeholder(test::Exprs({2, 8}), DataType::Float(32), "float_data");
+  EXPECT_NE(test::ErrorOf([&] { dense_packed(float_data, packed, 8); })
+                .find("a bfloat16 one bfloat16 data"),
+            std::string::npos);
+  if (!avx512bf16) GTEST_SKIP() << "the host has no avx512bf16 (the products are only lowered)";
+}
+
 TEST(TopiDenseX86, PackedWeightIsColumnPanelsWithAZeroTail) {
   const DenseConfig config = Tile(2, 32);
   te::Tensor w = te::placeholder({5, 40}, kF32, "w");  // [K, N]

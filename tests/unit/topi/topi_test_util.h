@@ -15,6 +15,7 @@
 
 #include "error_of.h"
 #include "../target/target_test_util.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/te/lower.h"
 #include "loom/topi/schedule.h"
 
@@ -125,6 +126,18 @@ inline tir::HostArray FullRangeArray(DataType t, std::vector<int64_t> shape, uns
   const int lo = t.is_uint() ? 0 : -128, hi = t.is_uint() ? 255 : 127;
   for (int64_t i = 0; i < array.NumElements(); ++i)
     array.SetInt(i, std::uniform_int_distribution<int>(lo, hi)(rng));
+  return array;
+}
+
+// Values in [-2, 2) rounded to bfloat16, in an array of type `t` (bfloat16 or float32), so
+// that a reference reading them computes on what a bfloat16 kernel reads.
+inline tir::HostArray BFloat16ValuedArray(DataType t, std::vector<int64_t> shape, unsigned seed) {
+  tir::HostArray array(t, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (int64_t i = 0; i < array.NumElements(); ++i) {
+    array.SetFloat(i, BFloat16BitsToFloat(FloatToBFloat16Bits(value(rng))));
+  }
   return array;
 }
 

@@ -100,6 +100,13 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
 // "conv2d_nchwc_int8".
 te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
                              const Conv2DAttrs& attrs, int64_t pad_value);
+// bfloat16 (AVX-512 BF16): the same loop nest on bfloat16 data NCHW[ic_bn]c (ic_bn even) and
+// a bfloat16 weight OIHW[ic_bn/2]i[oc_bn]o2i (2 input channels of 16 output channels per
+// 64-byte vdpbf16ps operand), to float32 NCHW[oc_bn]c: each product exact, summed in float32
+// (Dpbf16Dot16x2 says how the instruction rounds), the border zero. groups must be 1. Tag
+// "conv2d_nchwc_dpbf16".
+te::Tensor conv2d_nchwc_dpbf16(const te::Tensor& data, const te::Tensor& weight,
+                               const Conv2DAttrs& attrs);
 // Depthwise int8 (AVX-512 VNNI, taps across vpdpbusd's 4 bytes): uint8 data NCHW[x]c (x a
 // multiple of 16) and int8 weight [c, R, S/4, x, 4] (each channel's kernel row in groups of
 // 4 taps; a kernel width that is not a multiple of 4 gets zero taps, and the caller pads the
@@ -108,14 +115,17 @@ te::Tensor conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
 // and the column dilation 1. Tag "depthwise_conv2d_nchwc_int8".
 te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor& weight,
                                        const Conv2DAttrs& attrs, int64_t pad_value);
-// The default tiling of conv2d_nchwc_int8 for a workload of uint8 data and int8 weights
-// (groups 1, c a multiple of 4, k of 16; a loom::Error otherwise).
-Conv2DNCHWcConfig DefaultConv2DInt8Config(const Conv2DWorkload& workload);
-// An int8 KCRS weight in conv2d_nchwc_int8's layout (K and C must split into the blocks).
-te::Tensor pack_conv2d_weight_int8(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn);
+// The default tiling of conv2d_nchwc_int8 / conv2d_nchwc_dpbf16 for a workload whose
+// dot-product lanes sum `depth` elements (DotProductDepth: 4 int8, 2 bfloat16): groups 1, c a
+// multiple of depth, k of 16; a loom::Error otherwise.
+Conv2DNCHWcConfig DefaultConv2DDotConfig(const Conv2DWorkload& workload, int depth);
+// An int8 or bfloat16 KCRS weight in conv2d_nchwc_int8's / conv2d_nchwc_dpbf16's layout, each
+// group of DotProductDepth(type) input channels innermost (K and C must split into the
+// blocks).
+te::Tensor pack_conv2d_weight_dot(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn);
 
 // Schedules `out`, which is a conv2d_nchwc / depthwise_conv2d_nchwc / conv2d_nchwc_int8 /
-// depthwise_conv2d_nchwc_int8 output or an elementwise epilogue of one (bias add, ReLU, residual add, requantization, ...:
+// conv2d_nchwc_dpbf16 / depthwise_conv2d_nchwc_int8 output or an elementwise epilogue of one (bias add, ReLU, residual add, requantization, ...:
 // injective stages between the convolution and `out` are inlined, and the epilogue runs on
 // the register tile before it is stored). Rows of output in parallel, the register tile of `config`; a direct
 // convolution's padded input is materialized once, a depthwise one reads its input in

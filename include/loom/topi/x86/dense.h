@@ -5,10 +5,10 @@
 //   packed [ceil(N / nr), K, nr]   packed[p, k, l] = weight column p * nr + l at row k,
 //                                  zero past N
 // so the inner loop of the product reads nr consecutive floats per k. An int8 weight (AVX-512
-// VNNI) packs 4 consecutive k of each column together:
-//   packed [ceil(N / nr), K / 4, nr, 4]  packed[p, g, l, k] = column p * nr + l at row 4g + k
-// so that one 64-byte vector holds the 4 k of 16 columns, what one vpdpbusd multiplies by 4
-// broadcast bytes of a data row.
+// VNNI) packs 4 consecutive k of each column together, a bfloat16 one (AVX-512 BF16) 2:
+//   packed [ceil(N / nr), K / g, nr, g]  packed[p, q, l, k] = column p * nr + l at row gq + k
+// so that one 64-byte vector holds the g k of 16 columns, what one vpdpbusd (vdpbf16ps)
+// multiplies by 4 broadcast bytes (2 broadcast bfloat16) of a data row.
 //
 // The schedule is the classic blocked GEMM:
 //   - the output is computed in register tiles of tile_rows x nr accumulators (a stage padded
@@ -70,15 +70,16 @@ int PanelsPerBlock(int64_t panels, int64_t panel_bytes, const DenseConfig& confi
 
 // The weight in column panels of config.tile_columns: weight is [K, N] (ONNX MatMul's B) or,
 // when `transposed`, [N, K] (ONNX Gemm with transB = 1, a Linear layer's weight). float32, or
-// int8 with K a multiple of 4 (the int8 layout above).
+// int8 with K a multiple of 4, or bfloat16 with K even (the layouts above).
 // Tag "dense_pack"; computed once per model when the weight is a constant (schedule it with
 // schedule_dense_pack, or let schedule_dense_packed schedule it when it is in the graph).
 te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const DenseConfig& config);
 
 // data [..., M, K] x the packed weight -> [..., M, N] (float32; leading dimensions of data
-// are fused into the rows), or with an int8 packed weight and uint8 data, exactly in int32
-// (the k loop tensorized onto vpdpbusd). N is the weight's column count before packing. Tag
-// "dense_packed".
+// are fused into the rows); with an int8 packed weight and uint8 data exactly in int32 (the
+// k loop tensorized onto vpdpbusd); with a bfloat16 packed weight and bfloat16 data in
+// float32, each product exact (onto vdpbf16ps). N is the weight's column count before
+// packing. Tag "dense_packed".
 te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight, int64_t N);
 
 // Schedules `out`: a dense_packed output, or an elementwise epilogue of one (bias add,

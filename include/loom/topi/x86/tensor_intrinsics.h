@@ -11,6 +11,14 @@ namespace loom::topi::x86 {
 // The int32 lanes of one AVX-512 register, and the bytes one vpdpbusd lane sums.
 inline constexpr int kVnniLanes = 16;
 inline constexpr int kVnniDepth = 4;
+// The bfloat16 pairs one vdpbf16ps lane (AVX-512 BF16) sums.
+inline constexpr int kDpbf16Depth = 2;
+
+// The elements of `dtype` one lane of a dot-product instruction sums: 4 for uint8 and int8
+// (vpdpbusd), 2 for bfloat16 (vdpbf16ps); a loom::Error for other types. The kernels built on
+// them (conv2d_nchwc_int8 / _dpbf16, dense_packed) group that many reduction elements
+// innermost in their packed weights: 64 bytes hold them for 16 outputs either way.
+int DotProductDepth(DataType dtype);
 
 // AVX-512 VNNI's vpdpbusd as the computation c[j] += sum_{k < 4} int32(a[k]) * int32(b[j, k])
 // for j < 16: a is 4 uint8, b is 16 x 4 int8 (row-major, contiguous: 64 bytes), c is 16
@@ -18,6 +26,18 @@ inline constexpr int kVnniDepth = 4;
 // on c and b's 64 bytes. Exact: each lane adds four products of at most 2^15 in magnitude
 // to int32 (wrapping as int32 addition does; vpdpbusds would saturate instead).
 te::TensorIntrin VnniDot16x4();
+
+// AVX-512 BF16's vdpbf16ps as the computation c[j] += sum_{k < 2} float32(a[k]) *
+// float32(b[j, k]) for j < 16: a is 2 bfloat16, b 16 x 2 bfloat16 (row-major, contiguous: 64
+// bytes), c 16 float32. Its statements broadcast a's pair as one 32-bit value to every lane
+// and call vdpbf16ps on c and b's 64 bytes. Each product of two bfloat16 is exact in float32;
+// the instruction adds the two to c one at a time, rounding to nearest even and flushing
+// subnormal inputs and results to zero, so a sum differs from a float32 loop's in its last
+// bits only.
+te::TensorIntrin Dpbf16Dot16x2();
+// The intrinsic a dot-product kernel of `dtype` tensorizes its 16-lane tiles onto:
+// VnniDot16x4 for uint8 data, Dpbf16Dot16x2 for bfloat16.
+te::TensorIntrin DotIntrinsicFor(DataType data_dtype);
 
 // vpdpbusd across kernel taps, for a depthwise convolution (each channel its own filter):
 // c[i] += sum_{j < 4} int32(a[j, i]) * int32(b[i, j]) for i < 16. a is 4 taps (input columns)

@@ -138,6 +138,20 @@ llvm::Value* CodeGenLLVM::EmitLLVMIntrinsic(const CallNode* op) {
     types.push_back(args.back()->getType());
     given += (i > 1 ? ", " : "") + op->args[i].dtype().str();
   }
+  // An operand of a type Loom has no LLVM value of (bfloat16 lanes: Loom computes them as
+  // float and stores them as i16) is passed as integer lanes of the same 512 or fewer bits,
+  // and bitcast here to what a non-overloaded intrinsic declares (vdpbf16ps: <32 x bfloat>).
+  if (!llvm::Intrinsic::isOverloaded(id)) {
+    llvm::FunctionType* declared = llvm::Intrinsic::getType(context_, id);
+    for (size_t i = 0; i < args.size() && i < declared->getNumParams(); ++i) {
+      llvm::Type* want = declared->getParamType(i);
+      if (types[i] != want && types[i]->isIntOrIntVectorTy() && !want->isPtrOrPtrVectorTy() &&
+          types[i]->getPrimitiveSizeInBits() == want->getPrimitiveSizeInBits()) {
+        args[i] = builder_->CreateBitCast(args[i], want);
+        types[i] = want;
+      }
+    }
+  }
   // Matching the call's signature against LLVM's table both checks the types (a mismatch
   // would otherwise be an LLVM assertion or a miscompile) and infers the overloaded types.
   llvm::Type* ret = op->dtype.is_void() ? builder_->getVoidTy() : ComputeType(op->dtype);
