@@ -115,8 +115,8 @@ void AddCompileCommand(CLI::App& app) {
   command
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "
-                   "operands and sum in float32 (on AMX tiles where the CPU has them, by "
-                   "conversion elsewhere); the products making the outputs (the logits) and "
+                   "operands and sum in float32 (on AMX tiles or AVX-512 BF16 where the CPU has "
+                   "them, by conversion elsewhere); the products making the outputs (the logits) and "
                    "everything else stay float32, as the inputs and outputs do. Default "
                    "float32")
       ->check(CLI::IsMember({"float32", "bf16"}));

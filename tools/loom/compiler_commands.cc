@@ -297,7 +297,7 @@ void RunCompile(const CompileCommandOptions& options) {
   compile_options.precision = options.precision;
   if (options.precision == "bf16" && !graph::HasBFloat16Products(Target::Parse(options.target))) {
     std::cerr << "note: target '" << options.target << "' has no bfloat16 product kernels (AMX "
-              << "bf16 tiles): --precision bf16 rounds the products' operands to bfloat16 and "
+              << "bf16 tiles or AVX-512 BF16): --precision bf16 rounds the products' operands to bfloat16 and "
               << "computes them in float32, by conversion\n";
   }
   std::shared_ptr<autotune::BestRecords> records = LoadBestRecords(options);

@@ -76,7 +76,7 @@ bool HasLayoutRewrites(const Target& target);
 
 // Whether `target` multiplies bfloat16 operands natively (kernels for conv2d and dense with
 // bfloat16 operands and float32 sums): what a target key registers, as x86 does for CPUs
-// with AMX. Elsewhere --precision bf16 computes by conversion (ToBFloat16Products).
+// with AMX or AVX-512 BF16. Elsewhere --precision bf16 computes by conversion (ToBFloat16Products).
 using TargetPredicate = std::function<bool(const Target& target)>;
 void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels);
 bool HasBFloat16Products(const Target& target);

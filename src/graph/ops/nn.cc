@@ -192,23 +192,25 @@ void RegisterProducts() {
       .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
   OutDtypeAttr(dense);
 
-  RegisterComputedOp(
-      "nn.matmul",
-      [](const CallInfo&, const Tensors& in) { return Tensors{topi::matmul(in[0], in[1])}; })
-      .Describe("numpy.matmul / ONNX MatMul: batch dimensions broadcast, 1-d operands")
+  OpBuilder matmul = RegisterComputedOp("nn.matmul", [](const CallInfo& info, const Tensors& in) {
+    return Tensors{topi::matmul(in[0], in[1], OutDtype(info))};
+  });
+  matmul.Describe("numpy.matmul / ONNX MatMul: batch dimensions broadcast, 1-d operands")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+  OutDtypeAttr(matmul);
 
-  RegisterComputedOp("nn.batch_matmul",
-                     [](const CallInfo& info, const Tensors& in) {
-                       CheckBatchOperands(info);
-                       return Tensors{topi::matmul(in[0], in[1])};
-                     })
-      .Describe("a [B, M, K] x b [B, K, N] -> [B, M, N] (B broadcasts from 1)")
+  OpBuilder batch_matmul =
+      RegisterComputedOp("nn.batch_matmul", [](const CallInfo& info, const Tensors& in) {
+        CheckBatchOperands(info);
+        return Tensors{topi::matmul(in[0], in[1], OutDtype(info))};
+      });
+  batch_matmul.Describe("a [B, M, K] x b [B, K, N] -> [B, M, N] (B broadcasts from 1)")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+  OutDtypeAttr(batch_matmul);
 }
 
 topi::Pool2DAttrs Pool2DAttrsOf(const CallInfo& info) {

@@ -1,10 +1,11 @@
-// ToBFloat16Products (--precision bf16): the model's convolutions and dense layers multiply
-// bfloat16 operands and sum in float32; everything else stays float32.
+// ToBFloat16Products (--precision bf16): the model's convolutions, dense layers and matrix
+// products multiply bfloat16 operands and sum in float32; everything else stays float32.
 //
 //   nn.conv2d(x, w)  ->  nn.conv2d(cast(x, bfloat16), cast(w, bfloat16), out_dtype=float32)
 //
-// Which products: nn.conv2d with groups 1 and nn.dense, with a constant weight (FoldConstant
-// rounds it once) and float32 operands. A product whose result reaches a model output
+// Which products: nn.conv2d with groups 1 and nn.dense with a constant weight (FoldConstant
+// rounds it once), and nn.matmul and nn.batch_matmul of two activations (attention's scores
+// and context: both operands are rounded when the product runs), with float32 operands. A product whose result reaches a model output
 // through elementwise and injective operators only (the logits) keeps float32, as the
 // model's inputs and outputs do (the casts are inside). Softmax, normalization statistics,
 // pooling, depthwise convolutions and every elementwise operator are not products here and
@@ -23,10 +24,16 @@
 namespace loom::graph {
 namespace {
 
+// A product of two activations (no weight to round once).
+bool IsActivationProduct(const CallNode& call) {
+  return call.op->name == "nn.matmul" || call.op->name == "nn.batch_matmul";
+}
+
 bool IsBf16Product(const CallNode& call) {
   if (call.op == nullptr) return false;
   const std::string& name = call.op->name;
-  return (name == "nn.dense" || (name == "nn.conv2d" && call.attrs.GetInt("groups") == 1)) &&
+  return (name == "nn.dense" || IsActivationProduct(call) ||
+          (name == "nn.conv2d" && call.attrs.GetInt("groups") == 1)) &&
          call.attrs.GetString("out_dtype").empty();
 }
 
@@ -56,7 +63,7 @@ class Bf16ProductRewriter : public ExprMutator {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
     const auto* call = rebuilt.as<CallNode>();
     if (call == nullptr || !IsBf16Product(*call) || logits_.count(op) != 0 ||
-        !IsConstantExpr(call->args[1]) ||
+        (!IsActivationProduct(*call) && !IsConstantExpr(call->args[1])) ||
         call->args[0].type().dtype() != DataType::Float(32) ||
         call->args[1].type().dtype() != DataType::Float(32)) {
       return rebuilt;

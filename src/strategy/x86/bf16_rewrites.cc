@@ -1,9 +1,11 @@
 // The x86 layout rewrites of bfloat16 products (--precision bf16: ToBFloat16Products makes
 // nn.conv2d and nn.dense of bfloat16 operands summed in float32, with a constant weight):
 //   - on AMX tiles (tdpbf16ps) where the CPU has amx-bf16 and the shapes fill the tiles;
-//   - else on AVX-512 BF16's vdpbf16ps where the CPU has it: the direct convolution and the
-//     packed-panel GEMM of the float32 kernels, each step 2 bfloat16 per lane instead of
-//     one float32 (topi::x86::conv2d_nchwc_dpbf16, dense_packed on a bfloat16 weight);
+//   - else on AVX-512 BF16's vdpbf16ps where the CPU has it: the direct convolution, the
+//     packed-panel GEMM and the batched product of the float32 kernels, each step 2 bfloat16
+//     per lane instead of one float32 (topi::x86::conv2d_nchwc_dpbf16, dense_packed on a
+//     bfloat16 weight, batch_matmul_dot; the products of two activations, nn.matmul, take
+//     this path on CPUs with AMX too);
 //   - else by conversion to float32, on the float32 kernels.
 #include <map>
 #include <optional>
@@ -179,6 +181,27 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   return LayoutRewrite{PackedDense(data, weight, n, topi::x86::DefaultDenseConfig(rows, n, padded_k),
                                    call.name_hint),
                        ""};
+}
+
+// nn.matmul / nn.batch_matmul of two bfloat16 activations summed in float32 (attention's
+// scores and context) -> topi::x86::batch_matmul_dot on vdpbf16ps where the CPU has AVX-512
+// BF16 and the product fits it (FitsDotMatmul): a padded to an even K, b packed when the
+// product runs. Else the call stays, and the float32 schedule computes it by conversion.
+std::optional<LayoutRewrite> RewriteBf16Matmul(const CallNode& call, LayoutRewriteContext& context,
+                                               const Target& target) {
+  const DataType bf16 = DataType::BFloat16();
+  if (!HasAvx512Bf16(target) || call.args[0].type().dtype() != bf16 ||
+      call.args[1].type().dtype() != bf16 || call.attrs.GetString("out_dtype") != "float32" ||
+      !FitsDotMatmul(call)) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> x = *call.args[0].type().ConstShape();
+  const int64_t k = x.back();
+  Expr a = PadAxisEnd(context.Operand(0, ""), x.size(), x.size() - 1,
+                      RoundUp(k, topi::x86::kDpbf16Depth) - k);
+  Expr packed_b = MakeCall("nn.contrib_batch_matmul_dot_pack", {context.Operand(1, "")});
+  return LayoutRewrite{
+      MakeCall("nn.contrib_batch_matmul_dot", {a, packed_b}, {}, call.name_hint), ""};
 }
 
 }  // namespace loom::strategy::x86

@@ -292,26 +292,28 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
                        return Tensors{topi::x86::pack_dense_weight(in[0], /*transposed=*/true,
                                                                    config)};
                      })
-      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels (int8: "
-                "[ceil(N / tile_columns), K / 4, tile_columns, 4])")
+      .Describe("a dense weight [N, K] as [ceil(N / tile_columns), K, tile_columns] panels (int8 "
+                "/ bfloat16: [ceil(N / tile_columns), K / g, tile_columns, g], g = 4 / 2)")
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque)
       .Attr("tile_columns", AttrKind::kInt, int64_t{32}, "panel width (a multiple of 16)");
 
-  // int8 batched products (AVX-512 VNNI): what the x86 layout rewrite makes of qnn.matmul.
-  RegisterComputedOp("nn.contrib_batch_matmul_int8_pack",
+  // Batched products on dot-product instructions: what the x86 layout rewrites make of
+  // qnn.matmul (int8, AVX-512 VNNI) and of nn.matmul of bfloat16 operands (AVX-512 BF16).
+  RegisterComputedOp("nn.contrib_batch_matmul_dot_pack",
                      [](const CallInfo&, const Tensors& in) {
-                       return Tensors{topi::x86::pack_batch_matmul_int8(in[0])};
+                       return Tensors{topi::x86::pack_batch_matmul_dot(in[0])};
                      })
-      .Describe("an int8 b [..., K, N] as [..., N / 16, ceil(K / 4), 16, 4] (zeros past K)")
+      .Describe("an int8 / bfloat16 b [..., K, N] as [..., N / 16, ceil(K / g), 16, g], g = 4 / "
+                "2 (zeros past K)")
       .Inputs({"b"})
       .Pattern(OpPattern::kInjective);
-  RegisterComputedOp("nn.contrib_batch_matmul_int8",
+  RegisterComputedOp("nn.contrib_batch_matmul_dot",
                      [](const CallInfo&, const Tensors& in) {
-                       return Tensors{topi::x86::batch_matmul_int8(in[0], in[1])};
+                       return Tensors{topi::x86::batch_matmul_dot(in[0], in[1])};
                      })
-      .Describe("sum(a * b) in int32 of uint8 a [..., M, K] and an int8 b packed by "
-                "nn.contrib_batch_matmul_int8_pack -> [..., M, N]")
+      .Describe("sum(a * b) in int32 (float32) of uint8 (bfloat16) a [..., M, K] and an int8 "
+                "(bfloat16) b packed by nn.contrib_batch_matmul_dot_pack -> [..., M, N]")
       .Inputs({"a", "packed_b"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Schedule([](const CallInfo& info, const Tensors& outputs, const Target&) {

@@ -539,21 +539,29 @@ std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteCon
                        ""};
 }
 
-// A qnn.matmul the VNNI batched product takes: 8-bit a [..., M, K] and b [..., K, N] of
-// constant positive shapes with the same batch dimensions (none broadcast) and N a multiple
-// of 16 (whole vpdpbusd columns), on a CPU with VNNI.
-bool FitsIntegerMatmul(const CallNode& call, const Target& target) {
-  const graph::Type &a = call.args[0].type(), &b = call.args[1].type();
-  std::optional<std::vector<int64_t>> x = a.ConstShape(), w = b.ConstShape();
-  auto is_byte = [](DataType t) { return t == DataType::UInt(8) || t == DataType::Int(8); };
-  if (!HasBlockedKernels(target) || !target.HasFeature("avx512vnni") || !x || !w ||
-      !PositiveShape(*x) || !PositiveShape(*w) || !is_byte(a.dtype()) || !is_byte(b.dtype()) ||
-      x->size() < 2 || x->size() != w->size()) {
+}  // namespace
+
+bool FitsDotMatmul(const CallNode& call) {
+  std::optional<std::vector<int64_t>> x = call.args[0].type().ConstShape();
+  std::optional<std::vector<int64_t>> w = call.args[1].type().ConstShape();
+  if (!x || !w || !PositiveShape(*x) || !PositiveShape(*w) || x->size() < 2 ||
+      x->size() != w->size()) {
     return false;
   }
   const size_t batch = x->size() - 2;
   return std::equal(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(batch), w->begin()) &&
          x->back() == (*w)[batch] && w->back() % topi::x86::kVnniLanes == 0;
+}
+
+namespace {
+
+// A qnn.matmul the VNNI batched product takes: 8-bit operands the dot-product kernel fits
+// (FitsDotMatmul), on a CPU with VNNI.
+bool FitsIntegerMatmul(const CallNode& call, const Target& target) {
+  auto is_byte = [](DataType t) { return t == DataType::UInt(8) || t == DataType::Int(8); };
+  return HasBlockedKernels(target) && target.HasFeature("avx512vnni") &&
+         is_byte(call.args[0].type().dtype()) && is_byte(call.args[1].type().dtype()) &&
+         FitsDotMatmul(call);
 }
 
 // The products FoldQuantizedProducts makes only where a kernel computes them (graph::
@@ -563,8 +571,8 @@ bool HasOptionalIntegerKernel(const CallNode& product, const Target& target) {
   return product.op->name == "qnn.matmul" && FitsIntegerMatmul(product, target);
 }
 
-// qnn.matmul of two 8-bit activations -> topi::x86::batch_matmul_int8: a as uint8 and b as
-// int8 (ByteOperand), b packed when the product runs (nn.contrib_batch_matmul_int8_pack,
+// qnn.matmul of two 8-bit activations -> topi::x86::batch_matmul_dot: a as uint8 and b as
+// int8 (ByteOperand), b packed when the product runs (nn.contrib_batch_matmul_dot_pack,
 // which pads K with zeros; a is padded with zeros too). The kernel sums a * b; the zero
 // points' shares follow it, from sums over K that run as small reductions:
 //   sum (a - za)(b - zb) = sum a b - zb sum_k a - za sum_k b + K za zb.
@@ -583,8 +591,8 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
   Expr b = b_operand(context.Operand(1, ""));
   Expr padded_a = PadAxisEnd(a, rank, rank - 1, RoundUp(k, topi::x86::kVnniDepth) - k);
   Expr product =
-      MakeCall("nn.contrib_batch_matmul_int8",
-               {padded_a, MakeCall("nn.contrib_batch_matmul_int8_pack", {b})}, {}, call.name_hint);
+      MakeCall("nn.contrib_batch_matmul_dot",
+               {padded_a, MakeCall("nn.contrib_batch_matmul_dot_pack", {b})}, {}, call.name_hint);
   const int64_t za = a_operand.zero_point, zb = b_operand.zero_point;
   const DataType i32 = DataType::Int(32);
   auto share = [&](const Expr& operand, int64_t axis, int64_t zero_point) {
@@ -610,6 +618,8 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
   graph::RegisterIntegerKernel("x86", HasOptionalIntegerKernel);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);
+  graph::RegisterLayoutRewrite("nn.matmul", "x86", RewriteBf16Matmul);
+  graph::RegisterLayoutRewrite("nn.batch_matmul", "x86", RewriteBf16Matmul);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2D);
   graph::RegisterLayoutRewrite("qnn.conv2d", "x86", RewriteIntegerConv2D);
   graph::RegisterLayoutRewrite("qnn.dense", "x86", RewriteIntegerDense);

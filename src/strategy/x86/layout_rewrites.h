@@ -96,9 +96,14 @@ graph::Expr AmxDense(
     const std::function<graph::Expr(const graph::Expr& product, const graph::Expr& weight)>&
         adjust = {});
 
+// A batched product (nn.matmul, qnn.matmul, ...) the dot-product kernel (topi::x86::
+// batch_matmul_dot) takes: a [..., M, K] and b [..., K, N] of constant positive shapes with the
+// same batch dimensions (none broadcast) and N a multiple of 16 (whole 64-byte columns).
+bool FitsDotMatmul(const graph::CallNode& call);
+
 // bf16_rewrites.cc: whether the CPU has bfloat16 products (AMX tiles or AVX-512 BF16), and
-// nn.conv2d / nn.dense of bfloat16 operands summed in float32 (--precision bf16) as its
-// kernels.
+// nn.conv2d / nn.dense / nn.matmul / nn.batch_matmul of bfloat16 operands summed in float32
+// (--precision bf16) as its kernels.
 bool HasBf16Products(const Target& target);
 std::optional<graph::LayoutRewrite> RewriteBf16Conv2D(const graph::CallNode& call,
                                                       graph::LayoutRewriteContext& context,
@@ -106,5 +111,8 @@ std::optional<graph::LayoutRewrite> RewriteBf16Conv2D(const graph::CallNode& cal
 std::optional<graph::LayoutRewrite> RewriteBf16Dense(const graph::CallNode& call,
                                                      graph::LayoutRewriteContext& context,
                                                      const Target& target);
+std::optional<graph::LayoutRewrite> RewriteBf16Matmul(const graph::CallNode& call,
+                                                      graph::LayoutRewriteContext& context,
+                                                      const Target& target);
 
 }  // namespace loom::strategy::x86

@@ -11,7 +11,7 @@ namespace loom::topi::x86 {
 namespace {
 
 constexpr int kLanes = detail::kAvx512Lanes;
-const char* const kInt8Tag = "matmul_int8";
+const char* const kDotTag = "matmul_dot";
 
 // The dimensions before the last two of a tensor's shape.
 Array<PrimExpr> BatchIndex(const Array<Var>& i, size_t batch_dims) {
@@ -20,70 +20,78 @@ Array<PrimExpr> BatchIndex(const Array<Var>& i, size_t batch_dims) {
 
 }  // namespace
 
-te::Tensor pack_batch_matmul_int8(const te::Tensor& b) {
-  const std::string op = "pack_batch_matmul_int8";
+te::Tensor pack_batch_matmul_dot(const te::Tensor& b) {
+  const std::string op = "pack_batch_matmul_dot";
   std::vector<int64_t> shape = detail::ConstShape(b, op);
-  LOOM_CHECK_USER(b.dtype() == DataType::Int(8) && shape.size() >= 2 &&
-                  shape.back() % kVnniLanes == 0 && shape[shape.size() - 2] > 0)
-      << op << ": b '" << b.name() << "' must be int8 [..., K, N] with N a multiple of "
-      << kVnniLanes << ", got " << b.dtype().str() << " " << detail::ShapeText(shape);
+  const bool typed = b.dtype() == DataType::Int(8) || b.dtype() == DataType::BFloat16();
+  LOOM_CHECK_USER(typed && shape.size() >= 2 && shape.back() % kVnniLanes == 0 &&
+                  shape[shape.size() - 2] > 0)
+      << op << ": b '" << b.name() << "' must be int8 or bfloat16 [..., K, N] with N a "
+      << "multiple of " << kVnniLanes << ", got " << b.dtype().str() << " "
+      << detail::ShapeText(shape);
+  const int depth = DotProductDepth(b.dtype());
   const size_t batch_dims = shape.size() - 2;
   const int64_t K = shape[batch_dims], N = shape.back();
   Array<PrimExpr> packed_shape;
   for (size_t d = 0; d < batch_dims; ++d) packed_shape.push_back(int(shape[d]));
   packed_shape.push_back(int(N / kVnniLanes));
-  packed_shape.push_back(int(detail::CeilDiv(K, kVnniDepth)));
+  packed_shape.push_back(int(detail::CeilDiv(K, depth)));
   packed_shape.push_back(kVnniLanes);
-  packed_shape.push_back(kVnniDepth);
+  packed_shape.push_back(depth);
   return te::compute(
       packed_shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index = BatchIndex(i, batch_dims);
-        PrimExpr k = i[batch_dims + 1] * kVnniDepth + i[batch_dims + 3];
+        PrimExpr k = i[batch_dims + 1] * depth + i[batch_dims + 3];
         index.push_back(k);
         index.push_back(i[batch_dims] * kVnniLanes + i[batch_dims + 2]);
         PrimExpr value = b(index);
-        if (K % kVnniDepth == 0) return value;
+        if (K % depth == 0) return value;
         return te::if_then_else(call_intrin(DataType::Bool(), "likely", {k < int(K)}), value,
                                 make_zero(b.dtype()));
       },
       b.name() + "_packed", detail::kInjective);
 }
 
-te::Tensor batch_matmul_int8(const te::Tensor& a, const te::Tensor& packed_b) {
-  const std::string op = "batch_matmul_int8";
+te::Tensor batch_matmul_dot(const te::Tensor& a, const te::Tensor& packed_b) {
+  const std::string op = "batch_matmul_dot";
   std::vector<int64_t> x = detail::ConstShape(a, op), w = detail::ConstShape(packed_b, op);
   const size_t batch_dims = x.size() >= 2 ? x.size() - 2 : 0;
-  LOOM_CHECK_USER(a.dtype() == DataType::UInt(8) && packed_b.dtype() == DataType::Int(8) &&
-                  x.size() >= 2 && w.size() == batch_dims + 4 &&
+  const bool int8 = a.dtype() == DataType::UInt(8) && packed_b.dtype() == DataType::Int(8);
+  const bool bf16 =
+      a.dtype() == DataType::BFloat16() && packed_b.dtype() == DataType::BFloat16();
+  const int depth = int8 ? kVnniDepth : kDpbf16Depth;
+  LOOM_CHECK_USER((int8 || bf16) && x.size() >= 2 && w.size() == batch_dims + 4 &&
                   std::equal(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(batch_dims),
                              w.begin()) &&
-                  w[batch_dims + 2] == kVnniLanes && w[batch_dims + 3] == kVnniDepth &&
-                  x.back() == w[batch_dims + 1] * kVnniDepth)
-      << op << ": a '" << a.name() << "' must be uint8 [..., M, K] and b '" << packed_b.name()
-      << "' int8 packed by pack_batch_matmul_int8 [..., N / 16, K / 4, 16, 4] with the same "
-      << "batch dimensions, got " << a.dtype().str() << " " << detail::ShapeText(x) << " and "
-      << packed_b.dtype().str() << " " << detail::ShapeText(w);
+                  w[batch_dims + 2] == kVnniLanes && w[batch_dims + 3] == depth &&
+                  x.back() == w[batch_dims + 1] * depth)
+      << op << ": a '" << a.name() << "' must be uint8 (bfloat16) [..., M, K] and b '"
+      << packed_b.name() << "' int8 (bfloat16) packed by pack_batch_matmul_dot [..., N / 16, "
+      << "K / g, 16, g] with the same batch dimensions (g = 4 (2)), got " << a.dtype().str()
+      << " " << detail::ShapeText(x) << " and " << packed_b.dtype().str() << " "
+      << detail::ShapeText(w);
   Array<PrimExpr> out_shape;
   for (size_t d = 0; d <= batch_dims; ++d) out_shape.push_back(int(x[d]));
   out_shape.push_back(int(w[batch_dims] * kVnniLanes));
   IterVar k = te::reduce_axis(Range(0, int(w[batch_dims + 1])), "k");
-  IterVar k_lane = te::reduce_axis(Range(0, kVnniDepth), "k_lane");
-  const DataType i32 = DataType::Int(32);
+  IterVar k_lane = te::reduce_axis(Range(0, depth), "k_lane");
+  const DataType sum_dtype = int8 ? DataType::Int(32) : DataType::Float(32);
   return te::compute(
       out_shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> a_index = BatchIndex(i, batch_dims), b_index = a_index;
         PrimExpr j = i[batch_dims + 1];
         a_index.push_back(i[batch_dims]);
-        a_index.push_back(k->var * kVnniDepth + k_lane->var);
+        a_index.push_back(k->var * depth + k_lane->var);
         for (PrimExpr e : {floordiv(j, kVnniLanes), PrimExpr(k->var), floormod(j, kVnniLanes),
                            PrimExpr(k_lane->var)}) {
           b_index.push_back(e);
         }
-        return te::sum(cast(i32, a(a_index)) * cast(i32, packed_b(b_index)), {k, k_lane});
+        return te::sum(cast(sum_dtype, a(a_index)) * cast(sum_dtype, packed_b(b_index)),
+                       {k, k_lane});
       },
-      op, kInt8Tag);
+      op, kDotTag);
 }
 
 std::string BatchMatmulConfig::str() const {
@@ -131,9 +139,9 @@ te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfi
   detail::CheckRegisterTile(config.tile_rows, config.tile_columns, op, config.str());
   te::Operation matmul = detail::FindAnchor(
       out,
-      [](const te::Operation& stage) { return stage->tag == "matmul" || stage->tag == kInt8Tag; },
-      op, "the output of matmul or batch_matmul_int8");
-  const bool int8 = matmul->tag == kInt8Tag;
+      [](const te::Operation& stage) { return stage->tag == "matmul" || stage->tag == kDotTag; },
+      op, "the output of matmul or batch_matmul_dot");
+  const bool dot = matmul->tag == kDotTag;
   for (const te::Tensor& operand : matmul->InputTensors()) {
     LOOM_CHECK_USER(operand.ndim() >= 2)
         << op << ": operand '" << operand.name() << "' " << detail::ShapeText(operand.shape())
@@ -188,16 +196,16 @@ te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfi
 
   te::Stage acc = s[tile];
   acc.compute_at(c, whole_column_tiles ? task : column_tile);
-  // batch..., i, j, k (int8: k groups, then the 4 k of a group)
+  // batch..., i, j, k (dot: k groups, then the 4 / 2 k of a group)
   Array<IterVar> acc_axes = acc->leaf_iter_vars;
-  const size_t k_axes = int8 ? 2 : 1;
+  const size_t k_axes = dot ? 2 : 1;
   const size_t j_axis = acc_axes.size() - k_axes - 1;
   IterVar acc_k = acc_axes[j_axis + 1];
   auto [acc_vector, acc_lane] = acc.split(acc_axes[j_axis], kLanes);
-  // int8: a divisor of the k groups, so that no bound test parts the tensorized block from
+  // dot: a divisor of the k groups, so that no bound test parts the tensorized block from
   // its loop
   int64_t k_unroll = config.k_unroll;
-  if (int8) {
+  if (dot) {
     std::vector<int64_t> packed = detail::ConstShape(matmul->InputTensors()[1], op);
     k_unroll = detail::LargestDivisorUpTo(packed[packed.size() - 3], k_unroll);
   }
@@ -205,13 +213,13 @@ te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfi
   Array<IterVar> acc_order{k_step, k_unrolled};
   acc_order.insert(acc_order.end(), acc_axes.begin(), acc_axes.begin() + j_axis);  // batch..., i
   acc_order.insert(acc_order.end(), {acc_vector, acc_lane});
-  if (int8) acc_order.push_back(acc_axes.back());
+  if (dot) acc_order.push_back(acc_axes.back());
   acc.reorder(acc_order);
   for (size_t d = 0; d < j_axis; ++d) acc.unroll(acc_axes[d]);
   acc.unroll(k_unrolled);
   acc.unroll(acc_vector);
-  // int8: 16 columns by 4 k per vpdpbusd
-  if (int8) acc.tensorize(acc_lane, VnniDot16x4());
+  // 16 columns by 4 k per vpdpbusd, by 2 per vdpbf16ps
+  if (dot) acc.tensorize(acc_lane, DotIntrinsicFor(matmul->InputTensors()[0].dtype()));
   else acc.vectorize(acc_lane);
   return s;
 }

@@ -509,6 +509,33 @@ TEST(GraphAlterOpLayout, BFloat16ProductsWithoutAmxTakeTheDpbf16Kernels) {
   test::ExpectSameResults(rounded, Rewrite(rounded, Target::Parse("llvm")), 2e-3);
 }
 
+// --precision bf16's products of two activations on AVX-512 BF16: equal batch dimensions and
+// whole 16-column b take the dot-product kernel (b packed when it runs, a's odd K padded),
+// on CPUs with AMX too; a broadcast batch stays nn.matmul, computed by conversion.
+TEST(GraphAlterOpLayout, BFloat16MatmulsTakeTheDotProductKernel) {
+  Var q = MakeVar("q", TensorType({2, 12, 15}, kF32));
+  Var k = MakeVar("k", TensorType({2, 15, 32}, kF32));
+  Var shared = MakeVar("shared", TensorType({1, 32, 16}, kF32));
+  Expr scores = MakeCall("nn.softmax", {MakeCall("nn.batch_matmul", {q, k})});
+  Expr broadcast = MakeCall("nn.batch_matmul", {scores, shared});
+  Function rounded =
+      test::RunPass(ToBFloat16Products(/*bf16_units=*/true),
+                    MakeFunction({q, k, shared}, MakeCall("nn.softmax", {broadcast})));
+  for (const char* cpu : {"cooperlake", "sapphirerapids"}) {
+    SCOPED_TRACE(cpu);
+    const std::string text =
+        ToText(Rewrite(rounded, Target::Parse(std::string("llvm -mcpu=") + cpu)));
+    EXPECT_EQ(test::Occurrences(text, "nn.contrib_batch_matmul_dot("), 1) << text;
+    EXPECT_EQ(test::Occurrences(text, "nn.contrib_batch_matmul_dot_pack("), 1) << text;
+    EXPECT_EQ(test::Occurrences(text, "nn.batch_matmul("), 1) << text;
+    EXPECT_EQ(test::Occurrences(text, "nn.pad("), 1) << text;  // K 15 -> 16
+  }
+  EXPECT_EQ(ToText(Rewrite(rounded, Target::Parse("llvm -mcpu=skylake-avx512"))),
+            ToText(rounded));
+  if (!Target::Parse("llvm").HasFeature("avx512bf16")) return;  // vdpbf16ps cannot run here
+  test::ExpectSameResults(rounded, Rewrite(rounded, Target::Parse("llvm")), 2e-3);
+}
+
 // bf16 dense layers on AMX tiles: data [2, 48, K] keeps its shape (the GEMM tiles each
 // leading index's 48 rows, and its epilogue joins it), data [16, 1, K] (a batch of single
 // tokens) is one [16, K] (one-row tiles took 15x the time), and both compute what the

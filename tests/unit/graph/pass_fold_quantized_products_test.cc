@@ -189,7 +189,7 @@ TEST(FoldQuantizedProducts, ProductsOfActivationsTakeTheIntegerKernel) {
     ExpectClose(got, Values(want), 1e-5, "-O3");
     bool used = false;
     for (const std::string& kernel : compiled.kernel_names)
-      used |= Has(kernel, "nn_contrib_batch_matmul_int8");
+      used |= Has(kernel, "nn_contrib_batch_matmul_dot");
     EXPECT_EQ(used, vnni);
   }
   // Without a kernel (N = 20 is no multiple of 16 on x86), the product stays float.

@@ -1,5 +1,6 @@
 // ToBFloat16Products (--precision bf16): which products take bfloat16 operands (conv2d with
-// groups 1 and dense with constant weights, but for the logits), that the two forms
+// groups 1 and dense with constant weights, matmuls of two activations, but for the logits),
+// that the two forms
 // (bfloat16 kernels, and rounding by conversion) compute the same values, and that those are
 // the float32 model's within bfloat16's rounding.
 #include "loom/graph/strategy.h"
@@ -60,8 +61,29 @@ TEST(ToBFloat16Products, TheLogitsAloneAreUnchanged) {
   EXPECT_EQ(ToText(RunPass(ToBFloat16Products(true), before)), ToText(before));
 }
 
-TEST(ToBFloat16Products, X86HasBFloat16ProductsWhereTheCpuHasAmxBf16) {
+// Attention: softmax(q x k^T) x v, then a dense layer (the logits). Both activation products
+// take bfloat16 operands, rounded when they run.
+TEST(ToBFloat16Products, ProductsOfActivationsTakeBFloat16Operands) {
+  Var q = MakeVar("q", TensorType({2, 8, 16}, kF32));
+  Var k = MakeVar("k", TensorType({2, 16, 8}, kF32));
+  Var v = MakeVar("v", TensorType({2, 8, 16}, kF32));
+  Expr scores = MakeCall("nn.softmax", {MakeCall("nn.batch_matmul", {q, k})});
+  Expr context = MakeCall("nn.matmul", {scores, v});
+  Function before =
+      MakeFunction({q, k, v}, MakeCall("nn.dense", {context, Weight({4, 16}, 8)}));
+  Function after = RunPass(ToBFloat16Products(/*bf16_units=*/true), before);
+  const std::string text = ToText(after);
+  EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "dtype=\"bfloat16\""), 4) << text;
+  // The same values by conversion. (Not within a tolerance of float32's: the softmax of
+  // scores of random operands this large turns bfloat16's rounding into a different weighting.)
+  ExpectSameResults(RunPass(ToBFloat16Products(false), before), after, 1e-5);
+}
+
+TEST(ToBFloat16Products, X86HasBFloat16ProductsWhereTheCpuHasAmxOrAvx512Bf16) {
   EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=sapphirerapids")));
+  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=cooperlake")));
+  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=znver4")));
   EXPECT_FALSE(HasBFloat16Products(Target::Parse("llvm -mcpu=skylake-avx512")));
   EXPECT_FALSE(HasBFloat16Products(Target::Parse("c")));
 }

@@ -439,9 +439,9 @@ TEST(TopiBatchMatmulX86, Int8MatchesTheIntegerReferenceExactly) {
     // Packed by a kernel of its own, as the graph compiler runs it.
     te::Tensor a = te::placeholder(test::Exprs(a_shape), u8, "a");
     te::Tensor b = te::placeholder(test::Exprs(b_shape), i8, "b");
-    te::Tensor packed = pack_batch_matmul_int8(b);
+    te::Tensor packed = pack_batch_matmul_dot(b);
     te::Tensor packed_b = te::placeholder(packed.shape(), i8, "packed_b");
-    te::Tensor y = batch_matmul_int8(a, packed_b);
+    te::Tensor y = batch_matmul_dot(a, packed_b);
     ASSERT_EQ(y.dtype(), DataType::Int(32));
     PrimFunc pack = te::lower(schedule_injective({packed}), {b, packed}, "op");
     PrimFunc func = te::lower(schedule_batch_matmul(y, c.config), {a, packed_b, y}, "op");
@@ -465,17 +465,63 @@ TEST(TopiBatchMatmulX86, Int8MatchesTheIntegerReferenceExactly) {
         }
   }
   te::Tensor b20 = te::placeholder(test::Exprs({2, 8, 20}), i8, "b20");
-  EXPECT_NE(test::ErrorOf([&] { pack_batch_matmul_int8(b20); }).find("N a multiple of 16"),
+  EXPECT_NE(test::ErrorOf([&] { pack_batch_matmul_dot(b20); }).find("N a multiple of 16"),
             std::string::npos);
-  te::Tensor packed = pack_batch_matmul_int8(te::placeholder(test::Exprs({2, 8, 16}), i8, "b"));
+  te::Tensor packed = pack_batch_matmul_dot(te::placeholder(test::Exprs({2, 8, 16}), i8, "b"));
   te::Tensor signed_a = te::placeholder(test::Exprs({2, 4, 8}), i8, "signed_a");
-  EXPECT_NE(test::ErrorOf([&] { batch_matmul_int8(signed_a, packed); })
-                .find("must be uint8 [..., M, K]"),
+  EXPECT_NE(test::ErrorOf([&] { batch_matmul_dot(signed_a, packed); })
+                .find("must be uint8 (bfloat16) [..., M, K]"),
             std::string::npos);
   te::Tensor other_batch = te::placeholder(test::Exprs({3, 4, 8}), u8, "other_batch");
-  EXPECT_NE(test::ErrorOf([&] { batch_matmul_int8(other_batch, packed); })
+  EXPECT_NE(test::ErrorOf([&] { batch_matmul_dot(other_batch, packed); })
                 .find("the same batch dimensions"),
             std::string::npos);
+}
+
+// bfloat16 a x b -> float32 on vdpbf16ps (b packed, 2 k per lane), against a double reference
+// over the same bfloat16 values, with an odd K (the pack's zero k, a padded with zeros), a row
+// count no tile divides and N of one and of several 16-column vectors. Lowered everywhere;
+// run where the CPU has AVX-512 BF16.
+TEST(TopiBatchMatmulX86, BFloat16MatchesTheReference) {
+  const DataType bf16 = DataType::BFloat16();
+  const bool avx512bf16 = Target::Parse("llvm").HasFeature("avx512bf16");
+  struct Case {
+    int64_t batch, M, K, N;
+  };
+  for (const Case& c : {Case{2, 7, 15, 16}, Case{3, 16, 64, 48}}) {
+    SCOPED_TRACE("bf16 batch matmul " + std::to_string(c.batch) + "x" + std::to_string(c.M) +
+                 "x" + std::to_string(c.K) + "x" + std::to_string(c.N));
+    const int64_t Ka = (c.K + 1) / 2 * 2;
+    te::Tensor a = te::placeholder(test::Exprs({c.batch, c.M, Ka}), bf16, "a");
+    te::Tensor b = te::placeholder(test::Exprs({c.batch, c.K, c.N}), bf16, "b");
+    te::Tensor packed = pack_batch_matmul_dot(b);
+    te::Tensor packed_b = te::placeholder(packed.shape(), bf16, "packed_b");
+    te::Tensor y = batch_matmul_dot(a, packed_b);
+    ASSERT_EQ(y.dtype(), DataType::Float(32));
+    PrimFunc pack = te::lower(schedule_injective({packed}), {b, packed}, "op");
+    PrimFunc func = te::lower(schedule_batch_matmul(y, DefaultBatchMatmulConfig(c.M, c.N, Ka)),
+                              {a, packed_b, y}, "op");
+    if (!avx512bf16) continue;
+    tir::HostArray in_a = test::BFloat16ValuedArray(bf16, {c.batch, c.M, Ka}, 15);
+    for (int64_t t = 0; t < c.batch * c.M; ++t) {
+      for (int64_t k = c.K; k < Ka; ++k) in_a.SetFloat(t * Ka + k, 0);  // a's padding
+    }
+    tir::HostArray in_b = test::BFloat16ValuedArray(bf16, {c.batch, c.K, c.N}, 16);
+    tir::HostArray packed_in = test::RunBuilt(pack, "llvm", {packed}, {in_b})[0];
+    tir::HostArray got = test::RunBuilt(func, "llvm", {y}, {in_a, packed_in})[0];
+    test::ExpectClose(
+        got,
+        [&](int64_t at) {
+          const int64_t t = at / (c.M * c.N), i = at / c.N % c.M, j = at % c.N;
+          double want = 0;
+          for (int64_t k = 0; k < c.K; ++k) {
+            want += in_a.GetFloat((t * c.M + i) * Ka + k) * in_b.GetFloat((t * c.K + k) * c.N + j);
+          }
+          return want;
+        },
+        1e-4, "bf16 batch matmul");
+  }
+  if (!avx512bf16) GTEST_SKIP() << "the host has no avx512bf16 (the products are only lowered)";
 }
 
 TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
@@ -495,7 +541,7 @@ TEST(TopiBatchMatmulX86, ErrorsAreExplained) {
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { schedule_batch_matmul(relu(a), BatchMatmulConfig{}); })
                 .find("schedule_batch_matmul: 'relu' is neither the output of matmul or "
-                      "batch_matmul_int8 nor an elementwise epilogue of one (none of the "
+                      "batch_matmul_dot nor an elementwise epilogue of one (none of the "
                       "elementwise stages"),
             std::string::npos);
 }

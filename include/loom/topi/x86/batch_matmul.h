@@ -26,7 +26,7 @@ struct BatchMatmulConfig {
 // measurements).
 BatchMatmulConfig DefaultBatchMatmulConfig(int64_t M, int64_t N, int64_t K);
 
-// Schedules `out`: the output of topi::matmul (or batch_matmul_int8) of two operands of at
+// Schedules `out`: the output of topi::matmul (or batch_matmul_dot) of two operands of at
 // least 2 dimensions
 // (batch dimensions broadcasting, or none), or an elementwise epilogue of one (a scale, a
 // bias, a mask add: injective stages between are inlined and run on the register tile
@@ -35,15 +35,18 @@ BatchMatmulConfig DefaultBatchMatmulConfig(int64_t M, int64_t N, int64_t K);
 // partial last tile is then peeled off as scalar code, DefaultBatchMatmulConfig makes it
 // one vector wide); within a tile, per k, tile_rows broadcasts of a times tile_columns / 16
 // vectors of b. A tile that does not fit the registers is a loom::Error.
-// int8 (AVX-512 VNNI; both operands activations, so b is packed when the product runs):
-//   - pack_batch_matmul_int8: b [..., K, N] int8 as [..., N / 16, ceil(K / 4), 16, 4], the k
-//     past K zero (N must be a multiple of 16): 4 k of 16 columns are one vpdpbusd operand.
-//   - batch_matmul_int8: sum(a * b) in int32 of uint8 a [..., M, K] (K a multiple of 4: the
+// On dot-product instructions (both operands activations, so b is packed when the product
+// runs): int8 on AVX-512 VNNI, bfloat16 on AVX-512 BF16 (g: the k one lane sums, 4 / 2):
+//   - pack_batch_matmul_dot: b [..., K, N] int8 / bfloat16 as [..., N / 16, ceil(K / g), 16, g],
+//     the k past K zero (N must be a multiple of 16): g k of 16 columns are one 64-byte
+//     operand.
+//   - batch_matmul_dot: sum(a * b) of uint8 / bfloat16 a [..., M, K] (K a multiple of g: the
 //     caller pads it with zeros) and b packed as above (the same batch dimensions) ->
-//     [..., M, N]. schedule_batch_matmul schedules it: per k group, tile_rows broadcasts of
-//     a's 4 bytes times tile_columns / 16 vpdpbusd. Exact (int32 wraps as vpdpbusd does).
-te::Tensor pack_batch_matmul_int8(const te::Tensor& b);
-te::Tensor batch_matmul_int8(const te::Tensor& a, const te::Tensor& packed_b);
+//     [..., M, N] int32 / float32. schedule_batch_matmul schedules it: per k group, tile_rows
+//     broadcasts of a's g elements times tile_columns / 16 vpdpbusd / vdpbf16ps. int8 is exact
+//     (int32 wraps as vpdpbusd does); bfloat16 products are exact, summed in float32.
+te::Tensor pack_batch_matmul_dot(const te::Tensor& b);
+te::Tensor batch_matmul_dot(const te::Tensor& a, const te::Tensor& packed_b);
 
 te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfig& config);
 
