@@ -75,20 +75,11 @@ TEST(TopiX86AmxBf16, DenseMatchesTheReference) {
   if (!HostHasAmxBf16()) GTEST_SKIP() << "the host has no amx-bf16 (the kernels are only lowered)";
 }
 
-// Runs a bfloat16 conv's module (pack_data, pack_weight, conv, unpack; RunPackedConv) on
-// rounded random operands, where the host has AMX, against the double reference times
-// `scale` (an epilogue's).
+// A bfloat16 conv's module (pack_data, pack_weight, conv, unpack), run where the host has
+// AMX (conv_check::ExpectBf16ModuleMatches), else lowered only (schedules and tensorize
+// checked).
 void ExpectConvModuleMatches(const IRModule& module, const Conv2DWorkload& wl, double scale) {
-  if (!HostHasAmxBf16()) return;  // lowered (schedules and tensorize checked), not run
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = test::BFloat16ValuedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 3);
-  tir::HostArray w = test::BFloat16ValuedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 4);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
-  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
-  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
-  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  test::ExpectClose(y, [&](int64_t i) { return want[size_t(i)] * scale; }, kTolerance, "conv");
+  if (HostHasAmxBf16()) conv_check::ExpectBf16ModuleMatches(module, wl, scale);
 }
 
 // The four functions of an AMX convolution for RunPackedConv: data of `data_type` to

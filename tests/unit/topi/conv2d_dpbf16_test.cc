@@ -28,10 +28,6 @@ const DataType kBf16 = DataType::BFloat16(), kF32 = DataType::Float(32);
 
 bool HostHasAvx512Bf16() { return Target::Parse("llvm").HasFeature("avx512bf16"); }
 
-// Each product is exact; a float32 sum of a few hundred of them (magnitudes below 4) is within
-// about terms * 2^-24 * 4 of the exact one.
-constexpr double kTolerance = 1e-4;
-
 // Packs (data to NCHW[ic_bn]c, the float32 KCRS weight rounded to bfloat16 and packed),
 // convolves (doubled by an epilogue when `double_epilogue`) and unpacks, as the graph compiler
 // does, and compares with the reference.
@@ -60,16 +56,7 @@ void ExpectDpbf16ConvMatches(const Conv2DWorkload& wl, const Conv2DNCHWcConfig& 
                                {conv_data, conv_weight, out}, "conv"));
   module.Add("unpack", te::lower(schedule_injective({result}), {blocked, result}, "unpack"));
   if (!HostHasAvx512Bf16()) return;
-  runtime::Module compiled = build(module, Target::Parse("llvm"));
-  tir::HostArray x = test::BFloat16ValuedArray(kBf16, {wl.n, wl.c, wl.h, wl.w}, 5);
-  tir::HostArray w = test::BFloat16ValuedArray(kF32, {wl.k, wl.c, wl.r, wl.s}, 6);
-  tir::HostArray y = conv_check::RunPackedConv(module, compiled, x, w, {kBf16, kBf16, kF32}, kF32);
-  tir::HostArray x_float(kF32, {wl.n, wl.c, wl.h, wl.w});
-  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
-  std::vector<double> want = test::ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
-  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
-  const double scale = double_epilogue ? 2 : 1;
-  test::ExpectClose(y, [&](int64_t i) { return want[size_t(i)] * scale; }, kTolerance, "conv");
+  conv_check::ExpectBf16ModuleMatches(module, wl, double_epilogue ? 2 : 1);
 }
 
 Conv2DNCHWcConfig Config(int64_t ic_bn, int64_t oc_bn, int64_t oc_tile, int64_t reg_h,

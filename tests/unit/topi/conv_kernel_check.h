@@ -61,6 +61,26 @@ inline tir::HostArray RunPackedConv(const IRModule& module, const runtime::Modul
   return y;
 }
 
+// Runs a bfloat16 convolution's module (RunPackedConv's four functions: bfloat16 data, a
+// float32 weight packed to bfloat16, a float32 result) on values in [-2, 2) rounded to
+// bfloat16 and compares it with the double reference on the same values times `scale` (an
+// epilogue's): each product is exact, so only the float32 summation order differs.
+inline void ExpectBf16ModuleMatches(const IRModule& module, const Conv2DWorkload& wl,
+                                    double scale) {
+  const DataType bf16 = DataType::BFloat16(), f32 = DataType::Float(32);
+  runtime::Module compiled = build(module, Target::Parse("llvm"));
+  tir::HostArray x = topi::test::BFloat16ValuedArray(bf16, {wl.n, wl.c, wl.h, wl.w}, 3);
+  tir::HostArray w = topi::test::BFloat16ValuedArray(f32, {wl.k, wl.c, wl.r, wl.s}, 4);
+  tir::HostArray y = RunPackedConv(module, compiled, x, w, {bf16, bf16, f32}, f32);
+  tir::HostArray x_float(f32, {wl.n, wl.c, wl.h, wl.w});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x_float.SetFloat(i, x.GetFloat(i));
+  std::vector<double> want = ReferenceConv2D(x_float, w, wl.attrs, wl.out_h(), wl.out_w());
+  ASSERT_EQ(static_cast<int64_t>(want.size()), y.NumElements());
+  // A float32 sum of a few hundred products below 4 in magnitude is within about
+  // terms * 2^-24 * 4 of the exact one.
+  ExpectClose(y, [&](int64_t i) { return want[size_t(i)] * scale; }, 1e-4, "conv");
+}
+
 // Runs an int8 convolution's module (RunPackedConv's four functions) on the full range of
 // uint8 data and int8 weights and compares its int32 result exactly with the integer
 // reference (the border reading `pad_value`) after `epilogue`.
