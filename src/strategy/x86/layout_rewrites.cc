@@ -253,8 +253,16 @@ DotConv2DCall DotProductConv2D(const CallNode& call, LayoutRewriteContext& conte
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
   Conv2DWorkload wl = WorkloadOf(call, x, w);
   wl.c = RoundUp(wl.c, depth);
-  wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
-  const Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DDotConfig(wl, depth);
+  // Filters in blocks of 16, or of 8 (256-bit registers) where that avoids padding them.
+  if (wl.k % (topi::x86::kVnniLanes / 2) != 0) wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+  Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DDotConfig(wl, depth);
+  // The data's own block where it holds whole groups (up to 16 channels): no conversion
+  // between a producer's block (8 for 24 channels) and this kernel's default.
+  std::optional<int64_t> data_block = graph::DataLayoutBlock(context.OperandLayout(0));
+  if (wl.c == x[1] && data_block && *data_block > 0 && *data_block % depth == 0 && *data_block <= 16 &&
+      wl.c % *data_block == 0) {
+    cfg.ic_bn = *data_block;
+  }
   Expr data = BlockedData(context, convert, x[1], wl.c, cfg.ic_bn, pad_value);
   Expr kernel = context.Operand(1, "");
   if (wl.k != w[0] || wl.c != w[1]) {

@@ -41,8 +41,9 @@ graph::Expr BlockedData(graph::LayoutRewriteContext& context,
 // A convolution (groups 1) as a dot-product kernel `op` (nn.contrib_conv2d_nchwc_int8 or
 // nn.contrib_conv2d_nchwc_dpbf16, whose lanes sum `depth` elements): channels padded to a
 // multiple of depth (the data, `convert`ed, with `pad_value`; the weight with zeros), filters
-// to 16 (zero filters, for WithOutChannels to slice off), the weight packed by
-// nn.contrib_conv2d_dot_weight_pack, DefaultConv2DDotConfig's tiling; `attrs` join the call's.
+// to a multiple of 8, or else of 16 (zero filters, for WithOutChannels to slice off), the
+// weight packed by nn.contrib_conv2d_dot_weight_pack, DefaultConv2DDotConfig's tiling but for
+// the input block, the data's own where it fits; `attrs` join the call's.
 struct DotConv2DCall {
   graph::Expr conv;
   graph::Expr kernel;   // the KCRS weight, padded

@@ -94,18 +94,21 @@ Conv2DNCHWcConfig DefaultConv2DNCHWcConfig(const Conv2DWorkload& wl) {
 }
 
 Conv2DNCHWcConfig DefaultConv2DDotConfig(const Conv2DWorkload& wl, int depth) {
+  constexpr int64_t kHalfLanes = kVnniLanes / 2;
   LOOM_CHECK_USER(depth > 0 && wl.attrs.groups == 1 && wl.c % depth == 0 &&
-                  wl.k % kVnniLanes == 0)
+                  wl.k % kHalfLanes == 0)
       << "DefaultConv2DDotConfig(" << wl.str() << ", depth " << depth << "): the dot-product "
       << "kernels take groups = 1, channels in multiples of " << depth
-      << " and filters in multiples of " << kVnniLanes << " (pad them)";
+      << " and filters in multiples of " << kHalfLanes << " (pad them)";
   // The register tiling of the float kernel: vpdpbusd and vdpbf16ps, like the FMA, add into
   // one vector of 16 accumulators from a broadcast input value and a vector of weights.
   Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
   // Input blocks of whole groups (up to 16 channels); output blocks of 16, one instruction
-  // each.
+  // each, or of 8 on 256-bit registers where the filters are no multiple of 16 (24: three
+  // blocks, where padding to 32 would need a slice and layout conversions after).
   config.ic_bn = depth * LargestDivisorUpTo(wl.c / depth, 16 / depth);
-  config.oc_bn = kVnniLanes;
+  config.oc_bn = wl.k % kVnniLanes == 0 ? kVnniLanes : kHalfLanes;
+  config.oc_tile = LargestDivisorUpTo(wl.k / config.oc_bn, config.oc_tile);
   return config;
 }
 

@@ -153,10 +153,10 @@ te::Tensor DotConv2D(const std::string& op, const te::Tensor& data, const te::Te
   const int depth = DotProductDepth(data.dtype());
   std::vector<int64_t> in = ConstShape(data, op), w = ConstShape(weight, op);
   LOOM_CHECK_USER(a.groups == 1 && w[1] == in[1] && w[4] * depth == in[4] && w[6] == depth &&
-                  w[5] % kVnniLanes == 0)
+                  (w[5] % kVnniLanes == 0 || w[5] == kVnniLanes / 2))
       << op << ": weight '" << weight.name() << "' " << detail::ShapeText(w)
       << " must be [K / oc_bn, " << in[1] << ", R, S, " << in[4] / depth << ", oc_bn, "
-      << depth << "] with oc_bn a multiple of " << kVnniLanes << " for data '" << data.name()
+      << depth << "] with oc_bn 8 or a multiple of " << kVnniLanes << " for data '" << data.name()
       << "' " << detail::ShapeText(in) << " (groups must be 1, got " << a.groups << ")";
   const int64_t r = w[2], s = w[3];
   detail::Conv2DOutputSize out = detail::CheckedConv2DOutputSize(op, in[2], in[3], r, s, a);
@@ -341,9 +341,9 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   if (depthwise) t.unroll(tile[5]);
   for (int d = 0; d < 4; ++d) t.unroll(tile[d]);
   t.unroll(tile_vector);
-  // 16 output channels by 4 input channels per vpdpbusd, by 2 per vdpbf16ps
+  // 16 (or 8) output channels by 4 input channels per vpdpbusd, by 2 per vdpbf16ps
   if (dot && depthwise) t.tensorize(tile_lane, VnniTapDot16x4(bn));
-  else if (dot) t.tensorize(tile_lane, DotIntrinsicFor(conv->InputTensors()[0].dtype()));
+  else if (dot) t.tensorize(tile_lane, DotIntrinsicFor(conv->InputTensors()[0].dtype(), int(lanes)));
   else t.vectorize(tile_lane);
 
   if (padded && depthwise) {

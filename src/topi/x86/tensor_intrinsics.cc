@@ -14,62 +14,69 @@ namespace loom::topi::x86 {
 namespace {
 
 // A dot-product instruction of AVX-512: per 32-bit lane, `depth` products of a's and b's
-// elements added to the lane's sum.
+// elements added to the lane's sum; its LLVM intrinsic on 512-bit registers (16 lanes) and,
+// with AVX-512 VL, on 256-bit ones (8 lanes).
 struct DotInstruction {
-  const char* llvm_name;
+  const char* llvm_name_512;
+  const char* llvm_name_256;
   DataType a_dtype, b_dtype, sum_dtype;
   int depth;
 };
 
-const DotInstruction kVpdpbusd{"llvm.x86.avx512.vpdpbusd.512", DataType::UInt(8),
-                               DataType::Int(8), DataType::Int(32), kVnniDepth};
-const DotInstruction kVdpbf16ps{"llvm.x86.avx512bf16.dpbf16ps.512", DataType::BFloat16(),
+const DotInstruction kVpdpbusd{"llvm.x86.avx512.vpdpbusd.512", "llvm.x86.avx512.vpdpbusd.256",
+                               DataType::UInt(8), DataType::Int(8), DataType::Int(32),
+                               kVnniDepth};
+const DotInstruction kVdpbf16ps{"llvm.x86.avx512bf16.dpbf16ps.512",
+                                "llvm.x86.avx512bf16.dpbf16ps.256", DataType::BFloat16(),
                                 DataType::BFloat16(), DataType::Float(32), kDpbf16Depth};
 
-// The statements of one dot-product instruction into c (16 sums) of `a_lanes` (16 groups of
-// `depth` elements, as <16 x i32>) and b's 16 x depth elements, one 64-byte load: b's rows are
-// contiguous (the packed layouts), so a ramp over its last dimension past its extent reads
-// them all. LLVM 19 declares vpdpbusd on <16 x i32> operands and vdpbf16ps on <32 x bfloat>
-// (codegen bitcasts the 512 bits).
-te::TensorIntrinStmts DotStmts(const DotInstruction& instruction, const PrimExpr& a_lanes,
-                               const Buffer& b, const Buffer& c) {
-  const DataType i32 = DataType::Int(32), words = i32.with_lanes(kVnniLanes);
-  const DataType sums = instruction.sum_dtype.with_lanes(kVnniLanes);
+// The statements of one dot-product instruction into c (`lanes` sums, 16 or 8) of `a_lanes`
+// (`lanes` groups of `depth` elements, as <lanes x i32>) and b's lanes x depth elements, one
+// 64- or 32-byte load: b's rows are contiguous (the packed layouts), so a ramp over its last
+// dimension past its extent reads them all. LLVM 19 declares vpdpbusd on <lanes x i32>
+// operands and vdpbf16ps on <2 lanes x bfloat> (codegen bitcasts the bits).
+te::TensorIntrinStmts DotStmts(const DotInstruction& instruction, int lanes,
+                               const PrimExpr& a_lanes, const Buffer& b, const Buffer& c) {
+  const DataType i32 = DataType::Int(32), words = i32.with_lanes(lanes);
+  const DataType sums = instruction.sum_dtype.with_lanes(lanes);
+  const char* name = lanes == kVnniLanes ? instruction.llvm_name_512 : instruction.llvm_name_256;
   PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
-  PrimExpr b_elements = BufferLoad(b, {zero, Ramp(zero, one, kVnniLanes * instruction.depth)});
+  PrimExpr b_elements = BufferLoad(b, {zero, Ramp(zero, one, lanes * instruction.depth)});
   PrimExpr b_lanes = call_intrin(words, "reinterpret", {b_elements});
-  Array<PrimExpr> c_lanes{Ramp(zero, one, kVnniLanes)};
+  Array<PrimExpr> c_lanes{Ramp(zero, one, lanes)};
   auto accumulate = [&](PrimExpr acc) {
-    return BufferStore(
-        c, call_llvm_pure_intrin(sums, instruction.llvm_name, {std::move(acc), a_lanes, b_lanes}),
-        c_lanes);
+    return BufferStore(c, call_llvm_pure_intrin(sums, name, {std::move(acc), a_lanes, b_lanes}),
+                       c_lanes);
   };
-  PrimExpr no_sum = Broadcast(make_zero(instruction.sum_dtype), kVnniLanes);
+  PrimExpr no_sum = Broadcast(make_zero(instruction.sum_dtype), lanes);
   Stmt reset = BufferStore(c, no_sum, c_lanes);
   return te::TensorIntrinStmts{accumulate(no_sum), reset, accumulate(BufferLoad(c, c_lanes))};
 }
 
-// c[j] += sum_{k < depth} a[k] * b[j, k] for j < 16 (in the sum's type): a's group broadcast
-// as one 32-bit value to every lane (vpbroadcastd), then the instruction.
-te::TensorIntrin BroadcastDot(const DotInstruction& instruction, const std::string& name) {
+// c[j] += sum_{k < depth} a[k] * b[j, k] for j < lanes (in the sum's type): a's group
+// broadcast as one 32-bit value to every lane (vpbroadcastd), then the instruction.
+te::TensorIntrin BroadcastDot(const DotInstruction& instruction, int lanes,
+                              const std::string& name) {
+  LOOM_CHECK_USER(lanes == kVnniLanes || lanes == kVnniLanes / 2)
+      << name << ": a dot-product instruction sums into 16 or 8 lanes, not " << lanes;
   const int depth = instruction.depth;
   te::Tensor a = te::placeholder({depth}, instruction.a_dtype, "a");
-  te::Tensor b = te::placeholder({kVnniLanes, depth}, instruction.b_dtype, "b");
+  te::Tensor b = te::placeholder({lanes, depth}, instruction.b_dtype, "b");
   IterVar k = te::reduce_axis(Range(0, depth), "k");
   const DataType sum = instruction.sum_dtype;
   te::Tensor c = te::compute(
-      {kVnniLanes},
+      {lanes},
       [&](Var j) { return te::sum(cast(sum, a(k->var)) * cast(sum, b(j, k->var)), {k}); }, "c");
   return te::decl_tensor_intrin(
       c.op(),
-      [instruction](const Array<Buffer>& in, const Array<Buffer>& out) {
+      [instruction, lanes](const Array<Buffer>& in, const Array<Buffer>& out) {
         const DataType i32 = DataType::Int(32);
         PrimExpr zero = make_zero(i32), one = make_const(i32, int64_t{1});
         PrimExpr a_group = BufferLoad(in[0], {Ramp(zero, one, instruction.depth)});
-        PrimExpr a_lanes = Broadcast(call_intrin(i32, "reinterpret", {a_group}), kVnniLanes);
-        return DotStmts(instruction, a_lanes, in[1], out[0]);
+        PrimExpr a_lanes = Broadcast(call_intrin(i32, "reinterpret", {a_group}), lanes);
+        return DotStmts(instruction, lanes, a_lanes, in[1], out[0]);
       },
-      name);
+      name + "_" + std::to_string(lanes));
 }
 
 }  // namespace
@@ -82,12 +89,13 @@ int DotProductDepth(DataType dtype) {
   return kDpbf16Depth;
 }
 
-te::TensorIntrin VnniDot16x4() { return BroadcastDot(kVpdpbusd, "vnni_dot_16x4"); }
+te::TensorIntrin VnniDot16x4() { return BroadcastDot(kVpdpbusd, kVnniLanes, "vnni_dot"); }
 
-te::TensorIntrin Dpbf16Dot16x2() { return BroadcastDot(kVdpbf16ps, "dpbf16_dot_16x2"); }
+te::TensorIntrin Dpbf16Dot16x2() { return BroadcastDot(kVdpbf16ps, kVnniLanes, "dpbf16_dot"); }
 
-te::TensorIntrin DotIntrinsicFor(DataType data_dtype) {
-  return data_dtype == DataType::BFloat16() ? Dpbf16Dot16x2() : VnniDot16x4();
+te::TensorIntrin DotIntrinsicFor(DataType data_dtype, int lanes) {
+  return data_dtype == DataType::BFloat16() ? BroadcastDot(kVdpbf16ps, lanes, "dpbf16_dot")
+                                            : BroadcastDot(kVpdpbusd, lanes, "vnni_dot");
 }
 
 te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
@@ -126,7 +134,7 @@ te::TensorIntrin VnniTapDot16x4(int64_t tap_stride) {
         }
         PrimExpr a_lanes = call_intrin(i32.with_lanes(kVnniLanes), "reinterpret",
                                        {Shuffle(taps, channel_major)});
-        return DotStmts(kVpdpbusd, a_lanes, in[1], out[0]);
+        return DotStmts(kVpdpbusd, kVnniLanes, a_lanes, in[1], out[0]);
       },
       "vnni_tap_dot_16x4");
 }

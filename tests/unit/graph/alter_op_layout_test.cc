@@ -509,6 +509,27 @@ TEST(GraphAlterOpLayout, BFloat16ProductsWithoutAmxTakeTheDpbf16Kernels) {
   test::ExpectSameResults(rounded, Rewrite(rounded, Target::Parse("llvm")), 2e-3);
 }
 
+// 24 filters on a dot-product kernel take blocks of 8 (256-bit registers) rather than padding
+// to 32 and slicing, and the next conv reads that block as it is: no conversion between.
+TEST(GraphAlterOpLayout, TwentyFourFiltersTakeBlocksOfEight) {
+  Var x = MakeVar("x", TensorType({1, 16, 9, 9}, kF32));
+  Expr narrow = MakeCall(
+      "nn.relu",
+      {MakeCall("nn.conv2d", {x, RandomConstant({24, 16, 1, 1}, "w1", 1)}, ConvAttrs(0))});
+  Expr wide = MakeCall("nn.conv2d", {narrow, RandomConstant({32, 24, 3, 3}, "w2", 2)}, ConvAttrs(1));
+  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true),
+                                   MakeFunction({x}, MakeCall("nn.softmax", {wide})));
+  Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=cooperlake"));
+  const std::string text = ToText(rewritten);
+  EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_dpbf16("), 2) << text;
+  EXPECT_EQ(test::Occurrences(text, "strided_slice("), 0) << text;
+  EXPECT_EQ(test::Occurrences(text, "layout_transform("), 2) << text;  // in and out only
+  EXPECT_EQ(test::Occurrences(text, "oc_bn=8)"), 1) << text;  // the 24 filters
+  EXPECT_EQ(test::Occurrences(text, "ic_bn=8,"), 1) << text;  // read by the next conv
+  if (!Target::Parse("llvm").HasFeature("avx512bf16")) return;  // vdpbf16ps cannot run here
+  test::ExpectSameResults(rounded, Rewrite(rounded, Target::Parse("llvm")), 2e-3);
+}
+
 // --precision bf16's products of two activations on AVX-512 BF16: equal batch dimensions and
 // whole 16-column b take the dot-product kernel (b packed when it runs, a's odd K padded),
 // on CPUs with AMX too; a broadcast batch stays nn.matmul, computed by conversion.

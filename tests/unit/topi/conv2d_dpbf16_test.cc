@@ -2,8 +2,8 @@
 // tensorized onto vdpbf16ps, 2 input channels per lane): compiled and run against a
 // double-precision reference over the same bfloat16-rounded operands (each product is exact;
 // only the float32 summation differs), for tilings that do and do not unroll the kernel
-// columns, strides, asymmetric padding, dilation, 1x1, a 2-channel stem and a fused
-// epilogue; and the computes' user errors. The compiled runs are skipped on hosts without
+// columns, strides, asymmetric padding, dilation, 1x1, a 2-channel stem, blocks of 8 filters
+// and a fused epilogue; and the computes' user errors. The compiled runs are skipped on hosts without
 // avx512bf16 (the kernels are still lowered, which checks the schedule and the tensorize
 // match).
 #include <gtest/gtest.h>
@@ -78,6 +78,9 @@ TEST(TopiX86Conv2DDpbf16, MatchesTheReference) {
                           Config(32, 32, 1, 8, 1, false));
   ExpectDpbf16ConvMatches(Workload({1, 6, 12, 12}, {16, 3, 3}, 1, {2, 2, 2, 2}, 1, 2),
                           Config(6, 16, 1, 3, 4, false));
+  // 24 filters in three blocks of 8 (256-bit vdpbf16ps), 8 input channels a block.
+  ExpectDpbf16ConvMatches(Workload({1, 24, 7, 7}, {24, 3, 3}, 1, {1, 1, 1, 1}),
+                          Config(8, 8, 3, 1, 7, false), true);
   if (!HostHasAvx512Bf16()) {
     GTEST_SKIP() << "the host has no avx512bf16 (the kernels are only lowered)";
   }

@@ -102,6 +102,9 @@ TEST(TopiX86Conv2DInt8, MatchesTheIntegerReferenceExactly) {
   // An epilogue inlined into the register tile.
   ExpectInt8ConvMatches(Workload({1, 16, 6, 6}, {16, 3, 3}, 1, {1, 1, 1, 1}),
                         Config(16, 16, 1, 6, 3, false), 9, true);
+  // 24 filters in three blocks of 8 (256-bit vpdpbusd), 8 input channels a block.
+  ExpectInt8ConvMatches(Workload({1, 24, 7, 7}, {24, 1, 1}, 1, {0, 0, 0, 0}),
+                        Config(8, 8, 3, 1, 7, false), 5);
 }
 
 // The depthwise int8 kernel as the x86 layout rewrite builds it: the data blocked by
@@ -164,8 +167,10 @@ TEST(TopiX86Conv2DInt8, BadOperandsAreUserErrors) {
               conv2d_nchwc_int8(float_data, weight, {}, 0);
             }).find("must be 5-d uint8"),
             std::string::npos);
-  te::Tensor narrow = te::placeholder(Extents({1, 1, 3, 3, 4, 8, 4}), kI8, "narrow");
-  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, narrow, {}, 0); }).find("a multiple of 16"),
+  // Output blocks of 8 (256-bit) or whole 512-bit vectors, nothing else.
+  te::Tensor narrow = te::placeholder(Extents({1, 1, 3, 3, 4, 12, 4}), kI8, "narrow");
+  EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, narrow, {}, 0); })
+                .find("oc_bn 8 or a multiple of 16"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { conv2d_nchwc_int8(data, weight, {}, 256); }).find("is not a uint8"),
             std::string::npos);

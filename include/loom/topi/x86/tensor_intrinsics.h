@@ -35,9 +35,10 @@ te::TensorIntrin VnniDot16x4();
 // subnormal inputs and results to zero, so a sum differs from a float32 loop's in its last
 // bits only.
 te::TensorIntrin Dpbf16Dot16x2();
-// The intrinsic a dot-product kernel of `dtype` tensorizes its 16-lane tiles onto:
-// VnniDot16x4 for uint8 data, Dpbf16Dot16x2 for bfloat16.
-te::TensorIntrin DotIntrinsicFor(DataType data_dtype);
+// The intrinsic a dot-product kernel of `dtype` tensorizes its tiles of `lanes` sums onto:
+// VnniDot16x4 for uint8 data, Dpbf16Dot16x2 for bfloat16; with lanes = 8 the same on 256-bit
+// registers (AVX-512 VL: 8 output channels a block, as 24 filters take without padding).
+te::TensorIntrin DotIntrinsicFor(DataType data_dtype, int lanes = kVnniLanes);
 
 // vpdpbusd across kernel taps, for a depthwise convolution (each channel its own filter):
 // c[i] += sum_{j < 4} int32(a[j, i]) * int32(b[i, j]) for i < 16. a is 4 taps (input columns)
