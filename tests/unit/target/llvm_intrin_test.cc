@@ -97,6 +97,32 @@ TEST(LLVMIntrinsic, ReinterpretBetweenSameSizeTypesIsABitcast) {
   EXPECT_NE(ir.find("bitcast <64 x i8>"), std::string::npos) << ir;
 }
 
+// vdpbf16ps declares <32 x bfloat> operands, which Loom has no LLVM value of: integer lanes of
+// the same 512 bits are bitcast to them. Lanes of other widths are still an error.
+TEST(LLVMIntrinsic, BFloatLanesArePassedAsIntegerLanesOfTheSameBits) {
+  const DataType f32x16 = DataType::Float(32).with_lanes(16);
+  auto dpbf16ps = [&](int lanes) {
+    Buffer A = DeclBuffer({64}, kU8, "A"), B = DeclBuffer({64}, kU8, "B");
+    Buffer C = DeclBuffer({16}, DataType::Float(32), "C");
+    const DataType words = kI32.with_lanes(lanes);
+    PrimExpr sums = call_llvm_pure_intrin(
+        f32x16, "llvm.x86.avx512bf16.dpbf16ps.512",
+        {BufferLoad(C, {Lanes(16)}),
+         call_intrin(words, "reinterpret", {BufferLoad(A, {Lanes(4 * lanes)})}),
+         call_intrin(words, "reinterpret", {BufferLoad(B, {Lanes(4 * lanes)})})});
+    return MakePrimFunc({A, B, C}, {}, BufferStore(C, sums, {Lanes(16)}), "main");
+  };
+  const Target cooperlake = Target::Parse("llvm -mcpu=cooperlake");
+  EXPECT_NO_THROW(build(dpbf16ps(16), cooperlake));
+  std::string message;
+  try {
+    build(dpbf16ps(8), cooperlake);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("do not match the intrinsic"), std::string::npos) << message;
+}
+
 TEST(LLVMIntrinsic, UnknownNameIsAnErrorNamingIt) {
   PrimFunc f = StoreToC([](const Buffer&, const Buffer&, const Buffer& C) {
     return call_llvm_pure_intrin(kI32x16, "llvm.x86.avx512.vpdpbusd.513",

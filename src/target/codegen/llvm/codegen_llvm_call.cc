@@ -138,14 +138,16 @@ llvm::Value* CodeGenLLVM::EmitLLVMIntrinsic(const CallNode* op) {
     types.push_back(args.back()->getType());
     given += (i > 1 ? ", " : "") + op->args[i].dtype().str();
   }
-  // An operand of a type Loom has no LLVM value of (bfloat16 lanes: Loom computes them as
-  // float and stores them as i16) is passed as integer lanes of the same 512 or fewer bits,
-  // and bitcast here to what a non-overloaded intrinsic declares (vdpbf16ps: <32 x bfloat>).
+  // bfloat lanes, which Loom has no LLVM value of (it computes bfloat16 as float and stores
+  // it as i16), are passed as integer lanes of the same bits and bitcast here to what a
+  // non-overloaded intrinsic declares (vdpbf16ps: <32 x bfloat>). Other mismatches stay
+  // errors.
   if (!llvm::Intrinsic::isOverloaded(id)) {
     llvm::FunctionType* declared = llvm::Intrinsic::getType(context_, id);
     for (size_t i = 0; i < args.size() && i < declared->getNumParams(); ++i) {
       llvm::Type* want = declared->getParamType(i);
-      if (types[i] != want && types[i]->isIntOrIntVectorTy() && !want->isPtrOrPtrVectorTy() &&
+      if (types[i] != want && types[i]->isIntOrIntVectorTy() &&
+          want->getScalarType()->isBFloatTy() &&
           types[i]->getPrimitiveSizeInBits() == want->getPrimitiveSizeInBits()) {
         args[i] = builder_->CreateBitCast(args[i], want);
         types[i] = want;
