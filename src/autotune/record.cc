@@ -41,6 +41,18 @@ const std::set<std::string>& CodegenIsaFeatures() {
   return kFeatures;
 }
 
+// Features that tell CPU families apart whose costs differ for the same code: a record applies
+// only where the target's CPU has exactly the same of these as the CPU it was measured on.
+// sse4a marks AMD's cores (every one since K10; no Intel core has it): with the same AVX-512
+// instructions, a Zen core runs 512-bit vectors in two halves and has other caches, and
+// records tuned on a Xeon measured 6-19% slower there than the defaults (ResNet-18's
+// Winograd layers 0.69 -> 1.0 ms, 2026-11-30). A family read off the CPU's features holds in
+// a virtual machine, whose reported model name need not.
+const std::set<std::string>& FamilyFeatures() {
+  static const std::set<std::string> kFeatures = {"+sse4a"};
+  return kFeatures;
+}
+
 // Whether `target` has `feature` ("+avx2"), as its kind says for its CPU (a -mcpu or a tag
 // implies features no -mattr lists). Cached: BestRecords asks for every record.
 bool TargetHas(const Target& target, const std::string& feature) {
@@ -60,8 +72,10 @@ std::vector<std::string> RecordedFeatures(const Target& target) {
   for (const std::string& f : target.features()) {
     if (!f.empty() && f[0] == '+') recorded.insert(f);
   }
-  for (const std::string& f : CodegenIsaFeatures()) {
-    if (TargetHas(target, f)) recorded.insert(f);
+  for (const std::set<std::string>* kept : {&CodegenIsaFeatures(), &FamilyFeatures()}) {
+    for (const std::string& f : *kept) {
+      if (TargetHas(target, f)) recorded.insert(f);
+    }
   }
   return {recorded.begin(), recorded.end()};
 }
@@ -182,6 +196,14 @@ std::string TuningRecord::Mismatch(const Target& target) const {
     }
   }
   if (!lacking.empty()) return "tuned for a CPU with features this target lacks (" + lacking + ")";
+  for (const std::string& f : FamilyFeatures()) {
+    const bool recorded = std::find(features.begin(), features.end(), f) != features.end();
+    if (recorded != TargetHas(target, f)) {
+      return "tuned on a CPU of another family (" + std::string(recorded ? "with " : "without ") +
+             f + ", this target's CPU " + (recorded ? "without" : "with") +
+             " it): its measurements do not carry over";
+    }
+  }
   return "";
 }
 

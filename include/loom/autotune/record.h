@@ -31,8 +31,8 @@ namespace loom::autotune {
 struct TuningRecord {
   graph::TuningWorkload workload;
   std::string target_kind;
-  // "+avx512f", ...: those the target's -mattr enables, and the vector instruction sets its CPU
-  // has.
+  // "+avx512f", ...: those the target's -mattr enables, the vector instruction sets its CPU
+  // has, and the features that mark its CPU's family (+sse4a: AMD).
   std::vector<std::string> features;
   topi::Config config;
   MeasureResult result;
@@ -45,7 +45,9 @@ struct TuningRecord {
   std::string ToJson() const;  // one line, no newline
   // A loom::Error saying what is wrong with the line.
   static TuningRecord FromJson(const std::string& line);
-  // Why the record does not apply to `target` with this Loom ("" when it does).
+  // Why the record does not apply to `target` with this Loom ("" when it does): another
+  // version or kind, vector instruction sets of float code the target lacks, or a CPU of
+  // another family (record.cc: FamilyFeatures).
   std::string Mismatch(const Target& target) const;
 };
 

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 
@@ -117,6 +116,26 @@ TEST(TuningRecord, AppliesWhereTheVectorInstructionSetsOfFloatCodeAre) {
   EXPECT_EQ(std::find(tagged.features.begin(), tagged.features.end(), "+avx512f"),
             tagged.features.end());
   EXPECT_EQ(tagged.Mismatch(Target::Parse("x86-64-avx512")), "");
+}
+
+// A record measured on an Intel CPU does not apply to an AMD one with the same vector
+// instruction sets (the family marker +sse4a differs), nor the other way round; it does to
+// another Intel CPU. Records made for named CPUs keep their family.
+TEST(TuningRecord, AppliesOnlyToCpusOfTheSameFamily) {
+  TuningRecord record = Record(1e-4, 2);
+  TuningRecord xeon = TuningRecord::Make(kDense, Target::Parse("llvm -mcpu=sapphirerapids"),
+                                         record.config, record.result);
+  TuningRecord zen = TuningRecord::Make(kDense, Target::Parse("llvm -mcpu=znver4"),
+                                        record.config, record.result);
+  EXPECT_NE(std::find(zen.features.begin(), zen.features.end(), "+sse4a"), zen.features.end());
+  EXPECT_EQ(std::find(xeon.features.begin(), xeon.features.end(), "+sse4a"), xeon.features.end());
+  EXPECT_EQ(xeon.Mismatch(Target::Parse("llvm -mcpu=icelake-server")), "");
+  EXPECT_EQ(xeon.Mismatch(Target::Parse("llvm -mcpu=znver4")),
+            "tuned on a CPU of another family (without +sse4a, this target's CPU with it): its "
+            "measurements do not carry over");
+  EXPECT_EQ(zen.Mismatch(Target::Parse("llvm -mcpu=znver5")), "");
+  EXPECT_NE(zen.Mismatch(Target::Parse("llvm -mcpu=sapphirerapids")).find("another family"),
+            std::string::npos);
 }
 
 TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
