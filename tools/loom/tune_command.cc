@@ -32,8 +32,9 @@ void AddTuneCommand(CLI::App& app) {
                     "Count the records already in the file as measured (and learn from them)");
   command
       ->add_option("--target", options->target,
-                   "Code generation target (as for compile); records apply to CPUs with every "
-                   "feature of the one they were measured on")
+                   "Code generation target (as for compile); records apply to CPUs of the same "
+                   "family (Intel, AMD, ...) with the vector instruction sets of float code of "
+                   "the one they were measured on")
       ->capture_default_str();
   command
       ->add_option("--tuner", options->tuner,
