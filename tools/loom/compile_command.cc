@@ -114,11 +114,11 @@ void AddCompileCommand(CLI::App& app) {
                    "S/128 (S a power of two, such as 8) instead of its calibrated one");
   command
       ->add_option("--precision", options->precision,
-                   "bf16: the convolutions (groups 1) and dense layers multiply bfloat16 "
-                   "operands and sum in float32 (on AMX tiles or AVX-512 BF16 where the CPU has "
-                   "them, by conversion elsewhere); the products making the outputs (the logits) and "
-                   "everything else stay float32, as the inputs and outputs do. Default "
-                   "float32")
+                   "bf16: the convolutions (groups 1), dense layers and matmuls multiply "
+                   "bfloat16 operands and sum in float32 (on AMX tiles or AVX-512 BF16 where "
+                   "the CPU has them, by conversion elsewhere); the products making the outputs "
+                   "(the logits) and everything else stay float32, as the inputs and outputs do. "
+                   "Default float32")
       ->check(CLI::IsMember({"float32", "bf16"}));
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });

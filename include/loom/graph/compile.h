@@ -27,8 +27,8 @@ struct CompileOptions {
   int opt_level = 3;
   std::string target = "llvm";
   int max_fuse_group = 256;  // operators per fused kernel at most
-  // "float32", or "bf16": convolutions and dense layers multiply bfloat16 operands with
-  // float32 sums (ToBFloat16Products), on AMX or AVX-512 BF16 where the target has them, by
+  // "float32", or "bf16": convolutions, dense layers and matmuls multiply bfloat16 operands
+  // with float32 sums (ToBFloat16Products), on AMX or AVX-512 BF16 where the target has them, by
   // conversion elsewhere. The artifact records it.
   std::string precision = "float32";
   // Tuned configurations the strategies use (graph/tuning.h); none: their defaults.

@@ -74,9 +74,10 @@ std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target&
 // Whether any operator has a layout rewrite for `target` (else AlterOpLayout does nothing).
 bool HasLayoutRewrites(const Target& target);
 
-// Whether `target` multiplies bfloat16 operands natively (kernels for conv2d and dense with
-// bfloat16 operands and float32 sums): what a target key registers, as x86 does for CPUs
-// with AMX or AVX-512 BF16. Elsewhere --precision bf16 computes by conversion (ToBFloat16Products).
+// Whether `target` multiplies bfloat16 operands natively (kernels for conv2d, dense and matmul
+// with bfloat16 operands and float32 sums): what a target key registers, as x86 does for CPUs
+// with AMX or AVX-512 BF16. Elsewhere --precision bf16 computes by conversion
+// (ToBFloat16Products).
 using TargetPredicate = std::function<bool(const Target& target)>;
 void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels);
 bool HasBFloat16Products(const Target& target);

@@ -5,9 +5,10 @@
 //
 // Which products: nn.conv2d with groups 1 and nn.dense with a constant weight (FoldConstant
 // rounds it once), and nn.matmul and nn.batch_matmul of two activations (attention's scores
-// and context: both operands are rounded when the product runs), with float32 operands. A product whose result reaches a model output
-// through elementwise and injective operators only (the logits) keeps float32, as the
-// model's inputs and outputs do (the casts are inside). Softmax, normalization statistics,
+// and context: both operands are rounded when the product runs), with float32 operands. A
+// product whose result reaches a model output through elementwise and injective operators
+// only (the logits) keeps float32, as the model's inputs and outputs do (the casts are
+// inside). Softmax, normalization statistics,
 // pooling, depthwise convolutions and every elementwise operator are not products here and
 // stay float32 too.
 //

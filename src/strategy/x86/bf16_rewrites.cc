@@ -1,5 +1,6 @@
 // The x86 layout rewrites of bfloat16 products (--precision bf16: ToBFloat16Products makes
-// nn.conv2d and nn.dense of bfloat16 operands summed in float32, with a constant weight):
+// nn.conv2d and nn.dense with a constant weight, and nn.matmul / nn.batch_matmul of two
+// activations, of bfloat16 operands summed in float32):
 //   - on AMX tiles (tdpbf16ps) where the CPU has amx-bf16 and the shapes fill the tiles;
 //   - else on AVX-512 BF16's vdpbf16ps where the CPU has it: the direct convolution, the
 //     packed-panel GEMM and the batched product of the float32 kernels, each step 2 bfloat16
@@ -129,7 +130,7 @@ bool HasBf16Products(const Target& target) {
 //     slicing the result, with the layout conversions around, cost more than the tiles
 //     gained: MobileNetV2's 24- and 144-channel layers, 1.1x slower than float32), the
 //     vdpbf16ps kernel where the CPU has AVX-512 BF16, its channels padded to an even count
-//     and its filters to 16 (DotProductConv2D);
+//     and its filters to a multiple of 8 or 16 (DotProductConv2D);
 //   - else by conversion to the float32 kernels.
 std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewriteContext& context,
                                                const Target& target) {
@@ -153,7 +154,7 @@ std::optional<LayoutRewrite> RewriteBf16Conv2D(const CallNode& call, LayoutRewri
   }
   if (!HasAvx512Bf16(target)) return ByConversion(call, context, target, RewriteConv2D);
   DotConv2DCall dot = DotProductConv2D(
-      call, context, topi::x86::kDpbf16Depth, "nn.contrib_conv2d_nchwc_dpbf16",
+      call, context, target, topi::x86::kDpbf16Depth, "nn.contrib_conv2d_nchwc_dpbf16",
       [](Expr data) { return data; }, 0, {});
   return WithOutChannels(dot.conv, dot.block, dot.filters, w[0]);
 }
@@ -178,9 +179,8 @@ std::optional<LayoutRewrite> RewriteBf16Dense(const CallNode& call, LayoutRewrit
   const int64_t padded_k = RoundUp(k, topi::x86::kDpbf16Depth);
   Expr data = PadAxisEnd(context.Operand(0, ""), x.size(), x.size() - 1, padded_k - k);
   Expr weight = PadAxisEnd(context.Operand(1, ""), 2, 1, padded_k - k);
-  return LayoutRewrite{PackedDense(data, weight, n, topi::x86::DefaultDenseConfig(rows, n, padded_k),
-                                   call.name_hint),
-                       ""};
+  const topi::x86::DenseConfig config = topi::x86::DefaultDenseConfig(rows, n, padded_k);
+  return LayoutRewrite{PackedDense(data, weight, n, config, call.name_hint), ""};
 }
 
 // nn.matmul / nn.batch_matmul of two bfloat16 activations summed in float32 (attention's

@@ -142,7 +142,7 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
       .Inputs({"weight"})
       .Pattern(OpPattern::kOpaque)
       .Attr("ic_bn", AttrKind::kInt, std::nullopt, "input channels per block (a multiple of g)")
-      .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (16k)");
+      .Attr("oc_bn", AttrKind::kInt, std::nullopt, "output channels per block (8 or 16k)");
 
   // int8 on AMX: what the x86 layout rewrite makes of qnn.conv2d where the CPU has amx-int8.
   OpBuilder amx_int8 = RegisterComputedOp(
@@ -337,7 +337,8 @@ OpBuilder& TilingAttrFields(OpBuilder& op) {
         LOOM_ICHECK(outputs.size() == 1) << info.where << ": a dense group has one output";
         topi::x86::DenseConfig config;
         config.tile_rows = info.attrs.GetInt("tile_rows");
-        config.tile_columns = ConstInputShape(info, 1)[2];  // [panels, K, nr] or [panels, K / 4, nr, 4]
+        // [panels, K, nr] or (int8, bfloat16) [panels, K / g, nr, g]
+        config.tile_columns = ConstInputShape(info, 1)[2];
         config.block_columns = info.attrs.GetInt("block_columns");
         config.block_bytes = info.attrs.GetInt("block_bytes");
         config.k_unroll = info.attrs.GetInt("k_unroll");

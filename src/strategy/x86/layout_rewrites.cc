@@ -246,21 +246,25 @@ Expr BlockedData(LayoutRewriteContext& context, const std::function<Expr(Expr)>&
                   {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
 }
 
-DotConv2DCall DotProductConv2D(const CallNode& call, LayoutRewriteContext& context, int depth,
+DotConv2DCall DotProductConv2D(const CallNode& call, LayoutRewriteContext& context,
+                               const Target& target, int depth,
                                const std::string& op, const std::function<Expr(Expr)>& convert,
                                double pad_value, const Attrs& attrs) {
   const std::vector<int64_t> x = *call.args[0].type().ConstShape();
   const std::vector<int64_t> w = *call.args[1].type().ConstShape();
   Conv2DWorkload wl = WorkloadOf(call, x, w);
   wl.c = RoundUp(wl.c, depth);
-  // Filters in blocks of 16, or of 8 (256-bit registers) where that avoids padding them.
-  if (wl.k % (topi::x86::kVnniLanes / 2) != 0) wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+  // Filters in blocks of 16, or of 8 (256-bit registers: AVX-512 VL) where that avoids
+  // padding them.
+  if (wl.k % (topi::x86::kVnniLanes / 2) != 0 || !target.HasFeature("avx512vl")) {
+    wl.k = RoundUp(wl.k, topi::x86::kVnniLanes);
+  }
   Conv2DNCHWcConfig cfg = topi::x86::DefaultConv2DDotConfig(wl, depth);
   // The data's own block where it holds whole groups (up to 16 channels): no conversion
   // between a producer's block (8 for 24 channels) and this kernel's default.
   std::optional<int64_t> data_block = graph::DataLayoutBlock(context.OperandLayout(0));
-  if (wl.c == x[1] && data_block && *data_block > 0 && *data_block % depth == 0 && *data_block <= 16 &&
-      wl.c % *data_block == 0) {
+  if (wl.c == x[1] && data_block && *data_block > 0 && *data_block <= 16 &&
+      *data_block % depth == 0 && wl.c % *data_block == 0) {
     cfg.ic_bn = *data_block;
   }
   Expr data = BlockedData(context, convert, x[1], wl.c, cfg.ic_bn, pad_value);
@@ -359,8 +363,9 @@ std::optional<LayoutRewrite> RewriteIntegerDepthwise(const CallNode& call,
 // subtracted after them (a constant FoldConstant computes).
 //   - On AMX tiles (topi::x86::conv2d_nchwc_amx_int8) where the CPU has amx-int8 and the
 //     channels and filters are multiples of 32: NCHW32c in and out, as the bf16 kernel.
-//   - Else the AVX-512 VNNI kernel (topi::x86::conv2d_nchwc_int8): channels padded to a
-//     multiple of 4 (with the zero point; the weight with zeros), filters to 16.
+//   - Else the AVX-512 VNNI kernel (topi::x86::conv2d_nchwc_int8, DotProductConv2D): channels
+//     padded to a multiple of 4 (with the zero point; the weight with zeros), filters to a
+//     multiple of 8 or 16.
 std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
                                                   LayoutRewriteContext& context,
                                                   const Target& target) {
@@ -390,7 +395,8 @@ std::optional<LayoutRewrite> RewriteIntegerConv2D(const CallNode& call,
     dot.conv = MakeCall("nn.contrib_conv2d_nchwc_amx_int8", {data, packed},
                         WindowAttrs(call).With("pad_value", zero_point), call.name_hint);
   } else {
-    dot = DotProductConv2D(call, context, topi::x86::kVnniDepth, "nn.contrib_conv2d_nchwc_int8",
+    dot = DotProductConv2D(call, context, target, topi::x86::kVnniDepth,
+                           "nn.contrib_conv2d_nchwc_int8",
                            *unsigned_data, static_cast<double>(zero_point),
                            {{"pad_value", zero_point}});
   }

@@ -41,7 +41,7 @@ graph::Expr BlockedData(graph::LayoutRewriteContext& context,
 // A convolution (groups 1) as a dot-product kernel `op` (nn.contrib_conv2d_nchwc_int8 or
 // nn.contrib_conv2d_nchwc_dpbf16, whose lanes sum `depth` elements): channels padded to a
 // multiple of depth (the data, `convert`ed, with `pad_value`; the weight with zeros), filters
-// to a multiple of 8, or else of 16 (zero filters, for WithOutChannels to slice off), the
+// to a multiple of 8 where the target has AVX-512 VL, or else of 16 (zero filters, for WithOutChannels to slice off), the
 // weight packed by nn.contrib_conv2d_dot_weight_pack, DefaultConv2DDotConfig's tiling but for
 // the input block, the data's own where it fits; `attrs` join the call's.
 struct DotConv2DCall {
@@ -51,7 +51,7 @@ struct DotConv2DCall {
   int64_t block = 0;    // of the output's channels
 };
 DotConv2DCall DotProductConv2D(const graph::CallNode& call, graph::LayoutRewriteContext& context,
-                               int depth, const std::string& op,
+                               const Target& target, int depth, const std::string& op,
                                const std::function<graph::Expr(graph::Expr)>& convert,
                                double pad_value, const graph::Attrs& attrs);
 

@@ -238,8 +238,8 @@ te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor&
 
 namespace {
 
-// The direct convolutions on a dot-product instruction: 16 output channels by a group of
-// input channels per tensorized step.
+// The direct convolutions on a dot-product instruction: 16 (or 8) output channels by a group
+// of input channels per tensorized step.
 bool IsDotConv(const te::Operation& op) {
   return op->tag == "conv2d_nchwc_int8" || op->tag == "conv2d_nchwc_dpbf16";
 }

@@ -94,7 +94,8 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
 
 // int8 (AVX-512 VNNI): uint8 data NCHW[ic_bn]c (ic_bn a multiple of 4) and int8 weight
 // OIHW[ic_bn/4]i[oc_bn]o4i, [c_out, c_in, R, S, ic_bn / 4, oc_bn, 4] (oc_bn a multiple of 16:
-// the 4 input channels of 16 output channels are one 64-byte vpdpbusd operand), to int32
+// the 4 input channels of 16 output channels are one 64-byte vpdpbusd operand; or 8, on
+// 256-bit registers, which needs AVX-512 VL), to int32
 // NCHW[oc_bn]c: sum(data * weight), exact, the border padded with `pad_value` (a zero point:
 // the caller subtracts pad_value * sum(weight) per output channel). groups must be 1. Tag
 // "conv2d_nchwc_int8".
@@ -117,7 +118,7 @@ te::Tensor depthwise_conv2d_nchwc_int8(const te::Tensor& data, const te::Tensor&
                                        const Conv2DAttrs& attrs, int64_t pad_value);
 // The default tiling of conv2d_nchwc_int8 / conv2d_nchwc_dpbf16 for a workload whose
 // dot-product lanes sum `depth` elements (DotProductDepth: 4 int8, 2 bfloat16): groups 1, c a
-// multiple of depth, k of 16; a loom::Error otherwise.
+// multiple of depth, k of 8 (blocks of 8 unless k is a multiple of 16); a loom::Error otherwise.
 Conv2DNCHWcConfig DefaultConv2DDotConfig(const Conv2DWorkload& workload, int depth);
 // An int8 or bfloat16 KCRS weight in conv2d_nchwc_int8's / conv2d_nchwc_dpbf16's layout, each
 // group of DotProductDepth(type) input channels innermost (K and C must split into the
