@@ -18,16 +18,6 @@
 #include "strategy/x86/layout_rewrites.h"
 
 namespace loom::strategy::x86 {
-
-using graph::Attrs;
-using graph::CallNode;
-using graph::Expr;
-using graph::Ints;
-using graph::IsConstantExpr;
-using graph::LayoutRewrite;
-using graph::LayoutRewriteContext;
-using graph::MakeCall;
-
 namespace {
 
 bool HasAmxBf16(const Target& target) {
@@ -40,18 +30,11 @@ bool HasAvx512Bf16(const Target& target) {
 
 // The constant shapes of a product (nn.conv2d, nn.dense) of bfloat16 operands summed in
 // float32 (ToBFloat16Products) with a constant weight and positive sizes.
-std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Bf16Operands(
-    const CallNode& call) {
-  const graph::Type& data = call.args[0].type();
-  const graph::Type& weight = call.args[1].type();
-  std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
-  const DataType bf16 = DataType::BFloat16();
-  if (!x || !w || !PositiveShape(*x) || !PositiveShape(*w) || data.dtype() != bf16 ||
-      weight.dtype() != bf16 || call.attrs.GetString("out_dtype") != "float32" ||
-      !IsConstantExpr(call.args[1])) {
+std::optional<OperandShapes> Bf16Operands(const CallNode& call) {
+  if (call.attrs.GetString("out_dtype") != "float32" || !IsConstantExpr(call.args[1])) {
     return std::nullopt;
   }
-  return std::make_pair(*x, *w);
+  return OperandShapesOf(call, DataType::BFloat16());
 }
 
 // A layout rewrite's operands converted to float32 (cast after the layout conversion, which

@@ -25,14 +25,6 @@
 
 namespace loom::strategy::x86 {
 
-using graph::Attrs;
-using graph::CallNode;
-using graph::Expr;
-using graph::Ints;
-using graph::IsConstantExpr;
-using graph::LayoutRewrite;
-using graph::LayoutRewriteContext;
-using graph::MakeCall;
 using topi::x86::Conv2DNCHWcConfig;
 using topi::x86::Conv2DWorkload;
 using topi::x86::WinogradConfig;
@@ -56,21 +48,16 @@ int64_t WholeVectorChannels(int64_t channels, int64_t lanes) {
   return padded_vectors < block_vectors ? padded_vectors * lanes : channels;
 }
 
-// The constant shapes of a call's data and weight when both are float32 (what the blocked
-// kernels compute) and every size is positive (an empty tensor is valid, but the kernels
-// take positive sizes only, and there is nothing to speed up).
-std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Float32Operands(
-    const CallNode& call) {
+}  // namespace
+
+std::optional<OperandShapes> OperandShapesOf(const CallNode& call, DataType dtype) {
   const graph::Type& data = call.args[0].type();
   const graph::Type& weight = call.args[1].type();
-  const DataType f32 = DataType::Float(32);
   std::optional<std::vector<int64_t>> x = data.ConstShape(), w = weight.ConstShape();
-  if (!x || !w || data.dtype() != f32 || weight.dtype() != f32) return std::nullopt;
+  if (!x || !w || data.dtype() != dtype || weight.dtype() != dtype) return std::nullopt;
   if (!PositiveShape(*x) || !PositiveShape(*w)) return std::nullopt;
   return std::make_pair(*x, *w);
 }
-
-}  // namespace
 
 Conv2DWorkload WorkloadOf(const CallNode& call, const std::vector<int64_t>& x,
                           const std::vector<int64_t>& w) {
@@ -105,7 +92,7 @@ LayoutRewrite WithOutChannels(Expr conv, int64_t block, int64_t filters, int64_t
 
 std::optional<LayoutRewrite> RewriteConv2D(const CallNode& call, LayoutRewriteContext& context,
                                            const Target& target) {
-  auto operands = Float32Operands(call);
+  auto operands = OperandShapesOf(call, DataType::Float(32));
   if (!HasBlockedKernels(target) || !operands) return std::nullopt;
   Conv2DWorkload wl = WorkloadOf(call, operands->first, operands->second);
   const int64_t lanes = target.VectorLanes(32);
@@ -536,7 +523,7 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
 // (PackedDense) with the tuned tiling, else topi's default for the shape.
 std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteContext& context,
                                           const Target& target) {
-  auto operands = Float32Operands(call);
+  auto operands = OperandShapesOf(call, DataType::Float(32));
   if (!HasBlockedKernels(target) || !operands || operands->first.size() < 2 ||
       !IsConstantExpr(call.args[1])) {
     return std::nullopt;

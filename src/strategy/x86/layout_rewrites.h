@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/graph/strategy.h"
@@ -15,10 +16,25 @@
 
 namespace loom::strategy::x86 {
 
+using graph::Attrs;
+using graph::CallNode;
+using graph::Expr;
+using graph::Ints;
+using graph::IsConstantExpr;
+using graph::LayoutRewrite;
+using graph::LayoutRewriteContext;
+using graph::MakeCall;
+
 // The blocked kernels are AVX-512 code.
 bool HasBlockedKernels(const Target& target);
 bool PositiveShape(const std::vector<int64_t>& shape);
 int64_t RoundUp(int64_t value, int64_t multiple);
+
+// The constant shapes of a call's data and weight when both have type `dtype` and every size
+// is positive (an empty tensor is valid, but the kernels take positive sizes only, and there
+// is nothing to speed up).
+using OperandShapes = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+std::optional<OperandShapes> OperandShapesOf(const graph::CallNode& call, DataType dtype);
 
 // The workload of a convolution call (nn.conv2d, qnn.conv2d) with data x and weight w.
 topi::x86::Conv2DWorkload WorkloadOf(const graph::CallNode& call, const std::vector<int64_t>& x,

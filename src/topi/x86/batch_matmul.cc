@@ -23,9 +23,8 @@ Array<PrimExpr> BatchIndex(const Array<Var>& i, size_t batch_dims) {
 te::Tensor pack_batch_matmul_dot(const te::Tensor& b) {
   const std::string op = "pack_batch_matmul_dot";
   std::vector<int64_t> shape = detail::ConstShape(b, op);
-  const bool typed = b.dtype() == DataType::Int(8) || b.dtype() == DataType::BFloat16();
-  LOOM_CHECK_USER(typed && shape.size() >= 2 && shape.back() % kVnniLanes == 0 &&
-                  shape[shape.size() - 2] > 0)
+  LOOM_CHECK_USER(IsDotProductWeight(b.dtype()) && shape.size() >= 2 &&
+                  shape.back() % kVnniLanes == 0 && shape[shape.size() - 2] > 0)
       << op << ": b '" << b.name() << "' must be int8 or bfloat16 [..., K, N] with N a "
       << "multiple of " << kVnniLanes << ", got " << b.dtype().str() << " "
       << detail::ShapeText(shape);

@@ -126,7 +126,7 @@ te::Tensor depthwise_conv2d_nchwc(const te::Tensor& data, const te::Tensor& weig
 te::Tensor pack_conv2d_weight_dot(const te::Tensor& weight, int64_t ic_bn, int64_t oc_bn) {
   const std::string op = "pack_conv2d_weight_dot";
   std::vector<int64_t> w = ConstShape(weight, op);
-  const bool typed = weight.dtype() == DataType::Int(8) || weight.dtype() == DataType::BFloat16();
+  const bool typed = IsDotProductWeight(weight.dtype());
   const int depth = typed ? DotProductDepth(weight.dtype()) : 1;
   LOOM_CHECK_USER(typed && w.size() == 4 && ic_bn > 0 && ic_bn % depth == 0 && oc_bn > 0 &&
                   w[0] % oc_bn == 0 && w[1] % ic_bn == 0)

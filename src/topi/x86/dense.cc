@@ -28,11 +28,6 @@ void CheckConfig(const DenseConfig& c, const std::string& op) {
   detail::CheckRegisterTile(c.tile_rows, c.tile_columns, op, c.str());
 }
 
-// A weight for a dot-product instruction (vpdpbusd: int8, vdpbf16ps: bfloat16).
-bool IsDotProductWeight(const te::Tensor& weight) {
-  return weight.dtype() == DataType::Int(8) || weight.dtype() == DataType::BFloat16();
-}
-
 void CheckFloat32(const te::Tensor& x, const std::string& op) {
   LOOM_CHECK_USER(x.dtype() == DataType::Float(32))
       << op << ": '" << x.name() << "' is " << x.dtype().str() << "; the operator takes float32";
@@ -102,7 +97,7 @@ te::Tensor pack_dense_weight(const te::Tensor& weight, bool transposed, const De
   LOOM_CHECK_USER(weight.ndim() == 2)
       << op << ": weight '" << weight.name() << "' must be 2-d ("
       << (transposed ? "[N, K]" : "[K, N]") << "), got " << detail::ShapeText(weight.shape());
-  const bool dot = IsDotProductWeight(weight);
+  const bool dot = IsDotProductWeight(weight.dtype());
   if (!dot) CheckFloat32(weight, op);
   const int depth = dot ? DotProductDepth(weight.dtype()) : 1;
   std::vector<int64_t> shape = detail::ConstShape(weight, op);

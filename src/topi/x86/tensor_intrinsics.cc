@@ -89,6 +89,10 @@ int DotProductDepth(DataType dtype) {
   return kDpbf16Depth;
 }
 
+bool IsDotProductWeight(DataType dtype) {
+  return dtype == DataType::Int(8) || dtype == DataType::BFloat16();
+}
+
 te::TensorIntrin VnniDot16x4() { return BroadcastDot(kVpdpbusd, kVnniLanes, "vnni_dot"); }
 
 te::TensorIntrin Dpbf16Dot16x2() { return BroadcastDot(kVdpbf16ps, kVnniLanes, "dpbf16_dot"); }

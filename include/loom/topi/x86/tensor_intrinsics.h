@@ -19,6 +19,8 @@ inline constexpr int kDpbf16Depth = 2;
 // them (conv2d_nchwc_int8 / _dpbf16, dense_packed) group that many reduction elements
 // innermost in their packed weights: 64 bytes hold them for 16 outputs either way.
 int DotProductDepth(DataType dtype);
+// A weight type the dot-product kernels pack (int8 for vpdpbusd, bfloat16 for vdpbf16ps).
+bool IsDotProductWeight(DataType dtype);
 
 // AVX-512 VNNI's vpdpbusd as the computation c[j] += sum_{k < 4} int32(a[k]) * int32(b[j, k])
 // for j < 16: a is 4 uint8, b is 16 x 4 int8 (row-major, contiguous: 64 bytes), c is 16
