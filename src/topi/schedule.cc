@@ -1,6 +1,7 @@
 #include "loom/topi/schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -57,6 +58,9 @@ void ScheduleInjectiveOutput(te::Stage stage, int vector_lanes) {
 
 bool IsReduction(const te::Operation& op) { return op->tag == "comm_reduce"; }
 
+// The narrowest vector (SSE) worth accumulating partial sums in.
+constexpr int kMinReduceLanes = 4;
+
 // Each output element reduced by one task: the output dimensions fused into one parallel
 // loop around the reduction loops; when the innermost output dimension is kept and
 // contiguous in the input (the reduction does not read along it with stride 1), it is
@@ -77,28 +81,37 @@ void SchedulePerOutput(te::Stage stage, int lanes) {
   if (spatial.empty()) return;
   IterVar last = spatial.back();
   int64_t last_extent = 0;
-  bool vectorize = IsConstInt(last->dom->extent, &last_extent) && last_extent >= lanes;
+  IsConstInt(last->dom->extent, &last_extent);
   Array<IterVar> order(spatial.begin(), spatial.end() - 1);
   IterVar vector_lanes;
-  if (vectorize) {
+  // A kept axis narrower than a vector but at least an SSE one (a channel block of 8 of a
+  // global pooling in NCHW8c) is one vector whole: scalar, each output's sum is a chain of
+  // dependent adds (RegNetY-400MF's 48-channel pooling over 56x56 took 0.12 ms).
+  bool whole_vector = last_extent >= kMinReduceLanes && last_extent < lanes;
+  bool vectorize = last_extent >= lanes || whole_vector;
+  if (whole_vector) {
+    vector_lanes = last;
+  } else if (vectorize) {
     auto [vectors, inner] = stage.split(last, lanes);
     order.push_back(vectors);
     vector_lanes = inner;
   } else {
     order.push_back(last);
   }
-  IterVar outer = order[0];
-  for (size_t d = 1; d < order.size(); ++d) outer = stage.fuse(outer, order[d]);
-  Array<IterVar> loops{outer};
+  IterVar outer;
+  if (!order.empty()) {
+    outer = order[0];
+    for (size_t d = 1; d < order.size(); ++d) outer = stage.fuse(outer, order[d]);
+  }
+  Array<IterVar> loops;
+  if (outer.defined()) loops.push_back(outer);
   loops.insert(loops.end(), reduce.begin(), reduce.end());
   if (vectorize) loops.push_back(vector_lanes);
   stage.reorder(loops);
   if (vectorize) stage.vectorize(vector_lanes);
-  if (parallel) stage.parallel(outer);
+  if (parallel && outer.defined()) stage.parallel(outer);
 }
 
-// The narrowest partial-sum vector (SSE) worth an rfactor of the innermost axis.
-constexpr int kMinReduceLanes = 4;
 // A chunk of a long reduction is at least this long, so that its work outweighs its launch.
 constexpr int64_t kRfactorChunkElements = 1 << 13;
 // Parallel tasks a long reduction is split into: a multiple of every power-of-two thread
@@ -330,11 +343,55 @@ te::Schedule schedule_layer_norm(const te::Tensor& out, int first, int vector_la
   return s;
 }
 
+namespace {
+
+// An elementwise stage computed again for each of this many output elements, or more, is
+// worth a buffer of its own when it computes a transcendental.
+constexpr int64_t kMinBroadcastReuse = 8;
+
+// Whether a stage's own body calls an intrinsic that costs tens of instructions per element
+// (a polynomial or a library call), against one for an add or a multiply.
+bool CallsTranscendental(const te::Operation& op) {
+  static const char* const kTranscendentals[] = {"exp",  "exp2", "log", "log2", "log10",
+                                                 "tanh", "sigmoid", "erf", "sin", "cos",
+                                                 "pow"};
+  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(op.get());
+  bool found = false;
+  for (const PrimExpr& body : compute->body) {
+    PostOrderVisit(body, [&](const ObjectRef& node) {
+      const auto* call = node.as<CallNode>();
+      if (call == nullptr || found) return;
+      for (const char* name : kTranscendentals) found = found || call->op.name() == name;
+    });
+  }
+  return found;
+}
+
+}  // namespace
+
 te::Schedule schedule_injective(const Array<te::Tensor>& outs, int vector_lanes) {
   Array<te::Operation> ops;
-  for (const te::Tensor& out : outs) ops.push_back(out.op());
+  int64_t smallest_output = std::numeric_limits<int64_t>::max();
+  for (const te::Tensor& out : outs) {
+    ops.push_back(out.op());
+    bool constant = true;
+    int64_t elements = ConstantElements(out.shape(), &constant);
+    smallest_output = std::min(smallest_output, constant ? elements : smallest_output);
+  }
   te::Schedule s = te::create_schedule(ops);
   detail::InlineInjective(s, ops);
+  // A small stage with a transcendental that the outputs broadcast (a squeeze-and-excitation
+  // block's per-channel sigmoid scaling its feature map): inlined, every output element
+  // would compute it again (RegNetY-400MF's 104 sigmoids for 81536 products took 0.19 ms).
+  // It is computed once instead, in a loop of its own before the outputs'.
+  for (const te::Stage& stage : s.stages()) {
+    bool constant = true;
+    int64_t elements = ConstantElements(stage->op->output_shape(0), &constant);
+    if (stage->attach_type == te::AttachType::kInline && constant &&
+        elements <= smallest_output / kMinBroadcastReuse && CallsTranscendental(stage->op)) {
+      te::Stage(stage).compute_root();
+    }
+  }
   for (const te::Operation& op : ops) ScheduleInjectiveOutput(s[op], vector_lanes);
   return s;
 }

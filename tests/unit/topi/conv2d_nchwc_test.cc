@@ -175,6 +175,24 @@ TEST(TopiX86Conv2D, DefaultTileFitsTheRegisters) {
     }
 }
 
+// A grouped conv's default tile is one channel block (a tile across blocks of different
+// groups would broadcast each input value per block) by a row of up to 14 columns, the
+// kernel's columns unrolled, and it computes the same.
+TEST(TopiX86Conv2D, GroupedDefaultTileIsOneChannelBlock) {
+  for (int64_t size : {7, 14, 28, 56})
+    for (int64_t groups : {13, 32}) {
+      Conv2DWorkload wl = Workload({1, 8 * groups, size, size}, {8 * groups, 3, 3}, 1,
+                                   {1, 1, 1, 1}, groups);
+      Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
+      EXPECT_EQ(config.oc_bn, 8) << wl.str();
+      EXPECT_EQ(config.oc_tile, 1) << wl.str() << ": " << config.str();
+      EXPECT_EQ(config.reg_w, size == 7 ? 7 : 14) << wl.str() << ": " << config.str();
+      EXPECT_TRUE(config.unroll_kw) << wl.str();
+    }
+  Conv2DWorkload small = Workload({1, 32, 10, 10}, {32, 3, 3}, 1, {1, 1, 1, 1}, 8);
+  ExpectKernelMatchesReference(small, MakeConv2DKernel(small, DefaultConv2DNCHWcConfig(small)));
+}
+
 // A depthwise conv taking a wider block (its data's) keeps its column tile within the
 // registers: 112 columns by 16 are 16 accumulators of one vector; by 32, two vectors each, so
 // 14 columns; by 128, eight, so 2. And it computes the same.

@@ -5,6 +5,7 @@
 // user errors for bad operands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -262,6 +263,43 @@ TEST(TopiElementwise, InjectiveChainsAreInlinedIntoOneLoop) {
                 return std::max(v, 0.0);
               },
               1e-6, "chain");
+}
+
+// The stores of a lowered function, by the name of the buffer each writes.
+std::vector<std::string> StoredBuffers(const PrimFunc& f) {
+  std::vector<std::string> names;
+  PostOrderVisit(f->body, [&](const ObjectRef& node) {
+    if (const auto* store = node.as<BufferStoreNode>()) names.push_back(store->buffer->name);
+  });
+  return names;
+}
+
+// A per-channel sigmoid scaling a feature map (a squeeze-and-excitation block) is computed
+// once per channel, in a buffer of its own, not again for every element it scales; a sigmoid
+// of the feature map itself, or a cheap per-channel stage, stays inlined.
+TEST(TopiElementwise, SmallTranscendentalStagesBroadcastIntoTheOutputAreComputedOnce) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor x = te::placeholder({1, 24, 6, 6}, f32, "x");
+  te::Tensor logits = te::placeholder({1, 24, 1, 1}, f32, "logits");
+  te::Tensor scale = sigmoid(logits);
+  te::Tensor y = multiply(x, scale);
+  std::vector<std::string> stores = StoredBuffers(te::lower(schedule_injective({y}), {x, logits, y}, "se"));
+  EXPECT_NE(std::find(stores.begin(), stores.end(), scale.op()->name), stores.end())
+      << "the scale is not materialized";
+  tir::HostArray in_x = RandomArray(f32, {1, 24, 6, 6}, 3);
+  tir::HostArray in_logits = RandomArray(f32, {1, 24, 1, 1}, 4);
+  ExpectClose(RunCompiled({x, logits}, y, {in_x, in_logits}),
+              [&](int64_t i) {
+                return in_x.GetFloat(i) / (1.0 + std::exp(-in_logits.GetFloat(i / 36)));
+              },
+              1e-6, "scaled");
+
+  te::Tensor gated = multiply(x, sigmoid(x));
+  stores = StoredBuffers(te::lower(schedule_injective({gated}), {x, gated}, "silu"));
+  EXPECT_EQ(std::count(stores.begin(), stores.end(), gated.op()->name), int64_t(stores.size()));
+  te::Tensor shifted = multiply(x, add(logits, logits));
+  stores = StoredBuffers(te::lower(schedule_injective({shifted}), {x, logits, shifted}, "cheap"));
+  EXPECT_EQ(std::count(stores.begin(), stores.end(), shifted.op()->name), int64_t(stores.size()));
 }
 
 TEST(TopiElementwise, BadOperandsAreUserErrors) {

@@ -231,6 +231,22 @@ TEST(TopiPool, InteriorReadsAreUnguardedAndNchwRunsScalar) {
   EXPECT_TRUE(reads.vector_reads);
 }
 
+// A global pooling in a channel block narrower than a vector (NCHW8c) sums each block as one
+// vector of its lanes, not one scalar chain per channel.
+TEST(TopiPool, GlobalPoolingOfANarrowBlockSumsVectors) {
+  te::Tensor x = te::placeholder({1, 6, 20, 20, 8}, DataType::Float(32), "x");
+  te::Tensor y = global_avg_pool2d(x, "NCHW8c");
+  PrimFunc f = te::lower(schedule_reduce({y}, 16), {x, y}, "pool");
+  bool vector_reads = false, scalar_reads = false;
+  PostOrderVisit(f->body, [&](const ObjectRef& node) {
+    const auto* load = node.as<BufferLoadNode>();
+    if (load == nullptr || load->buffer->name != x.name()) return;
+    (Downcast<PrimExpr>(node).dtype().lanes() == 8 ? vector_reads : scalar_reads) = true;
+  });
+  EXPECT_TRUE(vector_reads);
+  EXPECT_FALSE(scalar_reads);
+}
+
 TEST(TopiPool, BadAttributesAreUserErrors) {
   te::Tensor x = te::placeholder({1, 2, 8, 8}, DataType::Float(32), "x");
   te::Tensor i = te::placeholder({1, 2, 8, 8}, DataType::Int(32), "i");
