@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Keeps the fastest successful record of each workload of tuning records (JSON lines from
-`loom tune`) among those in the default's channel blocks (what `loom compile` takes, keeping
-layouts): what Loom ships in src/autotune/records/ (one file per benchmark model). The
-default blocks are computed here as topi/x86's DefaultConv2DNCHWcConfig computes them; the
-test ShippedRecords.AreThisVersionsAndFitTheirTemplates checks that they agree.
+"""Keeps one record per workload of tuning records (JSON lines from `loom tune`): the point
+`loom compile` would take, ranked as autotune::RankMeasuredConfigs ranks them (points
+measured more than once, by a tuning run's confirmation, by the median of their runs, ahead
+of points measured once), among those in the default's channel blocks (what `loom compile`
+takes, keeping layouts). The record kept is the point's run at its median. This is what Loom
+ships in src/autotune/records/ (one file per benchmark model). The default blocks are
+computed here as topi/x86's DefaultConv2DNCHWcConfig computes them; the test
+ShippedRecords.AreThisVersionsAndFitTheirTemplates checks that they agree.
 
     python3 scripts/distill_records.py tune.jsonl > src/autotune/records/resnet50.jsonl
 """
 import json
-import statistics
 import sys
 
 
@@ -27,8 +29,12 @@ def default_layouts(record):
             "oc_bn": largest_divisor_up_to(k // groups, 16)}
 
 
+def upper_median(values):
+    return sorted(values)[len(values) // 2]
+
+
 def main(paths):
-    best = {}  # (template, args, target kind, features) -> (cost, line)
+    runs = {}  # (template, args, target kind, features) -> {config: [(cost, line)]}
     for path in paths:
         with open(path) as f:
             for line in f:
@@ -42,10 +48,19 @@ def main(paths):
                     continue
                 key = (record["workload"]["template"], tuple(record["workload"]["args"]),
                        record["target"]["kind"], tuple(record["target"]["features"]))
-                cost = statistics.median(record["costs"])
-                if key not in best or cost < best[key][0]:
-                    best[key] = (cost, json.dumps(record, separators=(",", ":")))
-    for _, line in sorted(best.values(), key=lambda item: item[1]):
+                config = json.dumps(record["config"], sort_keys=True)
+                cost = upper_median(record["costs"])
+                line = json.dumps(record, separators=(",", ":"))
+                runs.setdefault(key, {}).setdefault(config, []).append((cost, line))
+    kept = []
+    for points in runs.values():
+        def rank(item):
+            measured = item[1]
+            return (len(measured) == 1, upper_median([cost for cost, _ in measured]))
+        _, measured = min(points.items(), key=rank)
+        median = upper_median([cost for cost, _ in measured])
+        kept.append(next(line for cost, line in measured if cost == median))
+    for line in sorted(kept):
         print(line)
 
 

@@ -293,7 +293,9 @@ std::string RunKernel(const std::string& library, const std::string& description
   std::vector<runtime::NDArray> buffers;
   for (size_t i = 0; i < d.buffers.size(); ++i) {
     buffers.push_back(runtime::NDArray::Empty(d.buffers[i].shape, DataType::Float(32)));
+    // Inputs random, the rest zeros: a run never depends on what the heap held before.
     if (d.buffers[i].input) FillRandom(buffers.back(), i + 1);
+    else std::memset(buffers.back().data(), 0, buffers.back().NumElements() * sizeof(float));
   }
   auto call = [&](const graph::MeasurableKernel::Step& step) {
     module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));
@@ -485,31 +487,52 @@ MeasureResult Measurer::Run(const Built& built, bool reference) {
     double cost = 0;
     while (line >> cost) result.costs.push_back(cost);
   }
-  std::error_code ignored;
-  std::filesystem::remove(built.library, ignored);
-  std::filesystem::remove(built.description, ignored);
   return result;
 }
 
+void Measurer::Discard(const Built& built) {
+  std::error_code ignored;
+  std::filesystem::remove(built.library, ignored);
+  std::filesystem::remove(built.description, ignored);
+}
+
+void Measurer::MeasureReference() {
+  if (have_reference_) return;
+  const topi::Config fallback =
+      graph::FindTuningTemplate(workload_.template_name).default_config(workload_.args);
+  std::vector<Built> built = Build({fallback});
+  MeasureResult result = built[0].failure;
+  if (result.error == MeasureError::kNone) result = Run(built[0], /*reference=*/true);
+  Discard(built[0]);
+  LOOM_CHECK_USER(result.error == MeasureError::kNone)
+      << "cannot tune " << workload_.str() << ": its default point {" << fallback.str()
+      << "} failed (" << MeasureErrorName(result.error) << ": " << result.message << ")";
+  reference_ = result;
+  have_reference_ = true;
+}
+
 std::vector<MeasureResult> Measurer::Measure(const std::vector<topi::Config>& configs) {
-  if (!have_reference_) {
-    const topi::Config fallback =
-        graph::FindTuningTemplate(workload_.template_name).default_config(workload_.args);
-    std::vector<Built> built = Build({fallback});
-    MeasureResult result = built[0].failure;
-    if (result.error == MeasureError::kNone) result = Run(built[0], /*reference=*/true);
-    LOOM_CHECK_USER(result.error == MeasureError::kNone)
-        << "cannot tune " << workload_.str() << ": its default point {" << fallback.str()
-        << "} failed (" << MeasureErrorName(result.error) << ": " << result.message << ")";
-    reference_ = result;
-    have_reference_ = true;
-  }
-  std::vector<Built> built = Build(configs);
+  std::vector<std::vector<MeasureResult>> rounds = MeasureRounds(configs, 1);
   std::vector<MeasureResult> results;
-  for (const Built& b : built) {
-    results.push_back(b.failure.error == MeasureError::kNone ? Run(b, /*reference=*/false)
-                                                             : b.failure);
+  for (std::vector<MeasureResult>& config_results : rounds) results.push_back(config_results[0]);
+  return results;
+}
+
+std::vector<std::vector<MeasureResult>> Measurer::MeasureRounds(
+    const std::vector<topi::Config>& configs, int rounds) {
+  LOOM_CHECK_USER(rounds >= 1) << "MeasureRounds: rounds must be at least 1, got " << rounds;
+  MeasureReference();
+  std::vector<Built> built = Build(configs);
+  std::vector<std::vector<MeasureResult>> results(configs.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t k = 0; k < built.size(); ++k) {
+      const size_t i = (k + static_cast<size_t>(round)) % built.size();
+      const Built& b = built[i];
+      results[i].push_back(b.failure.error == MeasureError::kNone ? Run(b, /*reference=*/false)
+                                                                  : b.failure);
+    }
   }
+  for (const Built& b : built) Discard(b);
   return results;
 }
 

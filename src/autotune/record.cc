@@ -235,6 +235,29 @@ void RecordWriter::Write(const TuningRecord& record) {
   LOOM_CHECK_USER(out_) << "writing tuning records to '" << path_ << "' failed";
 }
 
+std::vector<MeasuredConfig> RankMeasuredConfigs(const std::vector<TuningRecord>& records) {
+  std::vector<MeasuredConfig> configs;
+  for (const TuningRecord& r : records) {
+    auto same = std::find_if(configs.begin(), configs.end(),
+                             [&](const MeasuredConfig& m) { return m.config == r.config; });
+    if (same == configs.end()) same = configs.insert(configs.end(), MeasuredConfig{r.config, {}, 0});
+    same->costs.push_back(r.result.cost());
+  }
+  for (MeasuredConfig& m : configs) {
+    std::vector<double> sorted = m.costs;
+    std::sort(sorted.begin(), sorted.end());
+    m.cost = sorted[sorted.size() / 2];
+  }
+  // Measured again, a point's median stands against the single runs of the others.
+  std::stable_sort(configs.begin(), configs.end(),
+                   [&](const MeasuredConfig& a, const MeasuredConfig& b) {
+                     const bool a_again = a.costs.size() > 1, b_again = b.costs.size() > 1;
+                     if (a_again != b_again) return a_again;
+                     return a.cost < b.cost;
+                   });
+  return configs;
+}
+
 BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target& target,
                          const std::vector<int>& lines, bool keep_layouts)
     : keep_layouts_(keep_layouts) {
@@ -279,15 +302,12 @@ std::optional<topi::Config> BestRecords::Query(const Target&,
   if (auto it = chosen_.find(workload); it != chosen_.end()) return it->second;
   auto it = candidates_.find(workload);
   if (it == candidates_.end()) return std::nullopt;
-  std::vector<TuningRecord>& list = it->second;
-  std::stable_sort(list.begin(), list.end(), [](const TuningRecord& a, const TuningRecord& b) {
-    return a.result.cost() < b.result.cost();
-  });
+  const std::vector<MeasuredConfig> list = RankMeasuredConfigs(it->second);
   const graph::TuningTemplate& t = graph::FindTuningTemplate(workload.template_name);
   const topi::ConfigSpace space = t.space(workload.args);
   const topi::Config fallback = t.default_config(workload.args);
   std::string unfit;
-  for (const TuningRecord& r : list) {
+  for (const MeasuredConfig& r : list) {
     // Without a search of the whole graph's layouts, a kernel keeps the layouts its neighbours
     // expect (a faster kernel in other blocks costs conversions around it).
     if (keep_layouts_ && !space.SameLayouts(r.config, fallback)) continue;

@@ -444,7 +444,10 @@ void RunTune(const TuneCommandOptions& options) {
                      s.index + 1, s.count, s.task->description.c_str(), s.task->occurrences,
                      s.trials, s.valid_points, Gflops(*s.task, s.best_cost),
                      Gflops(*s.task, s.default_cost), DurationText(left).c_str(),
-                     s.finished ? ("  done: " + s.why_finished).c_str() : "");
+                     s.confirmed  ? "  confirmed: medians of the best points' and the default's "
+                                    "runs again"
+                     : s.finished ? ("  done: " + s.why_finished).c_str()
+                                  : "");
       });
   PrintWarnings(summary.warnings, options.records_path);
   double default_ms = 0, tuned_ms = 0;
@@ -464,9 +467,10 @@ void RunTune(const TuneCommandOptions& options) {
                 : s.trials == 0     ? "not measured (the budget ran out first)\n"
                                     : "no default measured (resumed, nothing left to measure)\n");
     if (measured) {
-      std::printf("%7.1f -> %7.1f GFLOP/s (%.2fx), %zu trials, %d failed\n",
+      std::printf("%7.1f -> %7.1f GFLOP/s (%.2fx), %zu trials, %d failed%s\n",
                   Gflops(*s.task, s.default_cost), Gflops(*s.task, s.best_cost),
-                  s.default_cost / s.best_cost, s.trials, failures);
+                  s.default_cost / s.best_cost, s.trials, failures,
+                  s.confirmed ? "" : " (not confirmed: the budget ran out)");
     }
   }
   std::printf("tuned kernels' time per inference: %.3f ms by default, %.3f ms tuned\n", default_ms,

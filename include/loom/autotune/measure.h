@@ -70,6 +70,13 @@ class Measurer {
   // reference result; a default point that fails is a loom::Error (the task cannot be tuned).
   std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
+  // Each config measured `rounds` times, built once, the rounds interleaved: round r runs the
+  // configs in turn starting at the r-th, so that a slow spell of a shared host (seconds, with
+  // one of two cores taken: every kernel at half speed) falls on several configs' runs rather
+  // than on all of one config's. results[config][round].
+  std::vector<std::vector<MeasureResult>> MeasureRounds(const std::vector<topi::Config>& configs,
+                                                        int rounds);
+
   // The default point's measurement, once the first Measure has made it.
   bool has_reference() const { return have_reference_; }
   const MeasureResult& reference() const { return reference_; }
@@ -78,6 +85,8 @@ class Measurer {
   struct Built;
   std::vector<Built> Build(const std::vector<topi::Config>& configs);
   MeasureResult Run(const Built& built, bool reference);
+  void Discard(const Built& built);
+  void MeasureReference();
 
   graph::TuningWorkload workload_;
   Target target_;

@@ -74,6 +74,17 @@ class RecordWriter {
   std::ofstream out_;
 };
 
+// A config of one workload with the costs of its records (one per measurement).
+struct MeasuredConfig {
+  topi::Config config;
+  std::vector<double> costs;
+  double cost = 0;  // their median (the upper one of an even count)
+};
+// The configs of one workload's successful records, best first: those measured more than once
+// (a tuning run's confirmation, tune.h) before those measured once, each group by median cost.
+// A single run may have been a lucky one; the median of several interleaved ones is not.
+std::vector<MeasuredConfig> RankMeasuredConfigs(const std::vector<TuningRecord>& records);
+
 // The best record per workload among those that apply to a target: what `loom compile --records`
 // uses. Records for another target or Loom version, and failed measurements, are skipped; each
 // skipped record that applies to nothing is one warning.

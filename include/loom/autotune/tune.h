@@ -61,6 +61,9 @@ struct TaskStatus {
   std::vector<int> failures;               // per MeasureError kind
   bool finished = false;
   std::string why_finished;  // "space exhausted", "no gain in 128 trials", ...
+  // The best points and the default measured again after the search, in interleaved rounds:
+  // best_cost and default_cost are then those rounds' medians.
+  bool confirmed = false;
 };
 
 struct TuneSummary {
@@ -73,7 +76,10 @@ struct TuneSummary {
 // before slow work such as importing a model).
 void CheckTuneOptions(const TuneOptions& options);
 
-// `progress` is called after each batch with the task's status and the seconds left.
+// The search takes most of the budget (all but a share kept for this); then, while the budget lasts, each task's best points
+// and default are measured again (TaskStatus::confirmed), the tasks with the largest share of
+// the model's time first. `progress` is called after each batch and each confirmation with the
+// task's status and the seconds left.
 TuneSummary TuneTasks(
     const std::vector<Task>& tasks, const Target& target, const TuneOptions& options,
     const std::function<void(const TaskStatus&, double seconds_left)>& progress = {});

@@ -92,6 +92,24 @@ TEST(Measurer, RecordsEachKindOfFailureAndCarriesOn) {
   EXPECT_EQ(measurer.reference().error, MeasureError::kNone);
 }
 
+// Rounds: every config measured once per round, each result as Measure would give it.
+TEST(Measurer, MeasuresEachConfigOncePerRound) {
+  Measurer measurer({"test.faults", {}}, Target::Parse("llvm"), Quick());
+  std::vector<std::vector<MeasureResult>> rounds =
+      measurer.MeasureRounds({Config({{"mode", kCorrect}}), Config({{"mode", kWrong}})}, 3);
+  ASSERT_EQ(rounds.size(), 2u);
+  ASSERT_EQ(rounds[0].size(), 3u);
+  ASSERT_EQ(rounds[1].size(), 3u);
+  for (const MeasureResult& r : rounds[0]) {
+    EXPECT_EQ(r.error, MeasureError::kNone) << r.message;
+    EXPECT_EQ(r.costs.size(), 2u);
+  }
+  for (const MeasureResult& r : rounds[1]) EXPECT_EQ(r.error, MeasureError::kWrongResult);
+  EXPECT_NE(testing::ErrorOf([&] { measurer.MeasureRounds({Config({{"mode", kCorrect}})}, 0); })
+                .find("rounds must be at least 1"),
+            std::string::npos);
+}
+
 TEST(Measurer, MeasuresTheDensePointsAndRefusesAnotherSpacesConfig) {
   graph::TuningWorkload dense{"x86.dense", {8, 64, 32}};
   Measurer measurer(dense, Target::Parse("llvm"), Quick());

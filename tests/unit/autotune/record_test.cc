@@ -177,6 +177,27 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
   EXPECT_EQ(best.warnings().size(), 3u);
 }
 
+// A point measured again (a tuning run's confirmation) is ranked by the median of its runs, and
+// ahead of points measured once: a single lucky run does not win.
+TEST(BestRecords, PointsMeasuredAgainRankByTheirMedianAheadOfSingleRuns) {
+  const Target target = Target::Parse("llvm");
+  std::vector<TuningRecord> records = {Record(1e-4, 2), Record(3e-4, 4), Record(9e-4, 8),
+                                       Record(1.5e-4, 4), Record(2e-4, 8), Record(1.6e-4, 4)};
+  std::vector<MeasuredConfig> ranked = RankMeasuredConfigs(records);
+  ASSERT_EQ(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0].config["tile_rows"], 4);
+  EXPECT_DOUBLE_EQ(ranked[0].cost, 1.6e-4);
+  EXPECT_EQ(ranked[0].costs.size(), 3u);
+  EXPECT_EQ(ranked[1].config["tile_rows"], 8);
+  EXPECT_DOUBLE_EQ(ranked[1].cost, 9e-4);  // the upper median of two
+  EXPECT_EQ(ranked[2].config["tile_rows"], 2);
+  BestRecords best(records, target);
+  EXPECT_EQ((*best.Query(target, kDense))["tile_rows"], 4);
+  // Every point measured once: the fastest run, as before.
+  BestRecords single({Record(2e-4, 4), Record(1e-4, 2)}, target);
+  EXPECT_EQ((*single.Query(target, kDense))["tile_rows"], 2);
+}
+
 TEST(BestRecords, FallsBackToTheDefaultForAConfigTheTemplateNoLongerTakes) {
   const Target target = Target::Parse("llvm");
   TuningRecord stale = Record(1e-4, 4);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "compile_test_models.h"
@@ -61,11 +62,23 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
     EXPECT_GE(status.trials, 6u);
     EXPECT_GT(status.default_cost, 0);
     EXPECT_LE(status.best_cost, status.default_cost);
+    // The search ended early: the best points and the default were measured again.
+    EXPECT_TRUE(status.confirmed);
   }
-  EXPECT_GE(progress_calls, 6);
+  EXPECT_GE(progress_calls, 9);  // 6 batches or more, then 3 confirmations
   RecordsFile file = ReadRecords(records);
   EXPECT_EQ(file.error, "");
   EXPECT_GE(file.records.size(), 18u);
+  for (const Task& task : tasks) {
+    SCOPED_TRACE(task.description);
+    const graph::TuningTemplate& t = graph::FindTuningTemplate(task.workload.template_name);
+    const topi::Config fallback = t.default_config(task.workload.args);
+    size_t default_runs = 0;
+    for (const TuningRecord& r : file.records) {
+      default_runs += r.workload == task.workload && r.config == fallback;
+    }
+    EXPECT_GE(default_runs, 3u);  // the confirmation's rounds
+  }
 
   // The tuned compile: every task answered from the records, the result unchanged.
   auto best = std::make_shared<BestRecords>(file.records, target, file.lines);
@@ -80,14 +93,23 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
     graph::test::ExpectClose(got[i], graph::test::Values(want[i]), 1e-4, "tuned output");
   }
 
-  // Resuming: the records count as trials, so every task is at its limit already.
+  // Resuming: the records count as trials, so every task is at its limit already; only the
+  // confirmation measures, points measured before.
   options.resume = true;
   TuneSummary resumed = TuneTasks(tasks, target, options);
   for (const TaskStatus& status : resumed.tasks) {
     EXPECT_GE(status.trials, 6u);
     EXPECT_EQ(status.why_finished, "trial limit reached");
+    EXPECT_TRUE(status.confirmed);
   }
-  EXPECT_EQ(ReadRecords(records).records.size(), file.records.size());
+  RecordsFile after = ReadRecords(records);
+  EXPECT_GT(after.records.size(), file.records.size());
+  for (size_t i = file.records.size(); i < after.records.size(); ++i) {
+    const TuningRecord& added = after.records[i];
+    EXPECT_TRUE(std::any_of(file.records.begin(), file.records.end(), [&](const TuningRecord& r) {
+      return r.workload == added.workload && r.config == added.config;
+    })) << "line " << after.lines[i] << " measured a new point";
+  }
   std::filesystem::remove(records);
 }
 
