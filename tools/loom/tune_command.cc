@@ -15,9 +15,12 @@ void AddTuneCommand(CLI::App& app) {
       "Finds the model's tuning tasks (each distinct convolution and dense workload, weighted by "
       "how often the model runs it), then measures candidate configurations of each within the "
       "time budget: a cost model (gradient-boosted trees over loop-nest features) proposes them, "
-      "each is compiled and timed in a child process and checked against the default. Every "
-      "measurement is appended to the records file as it is made; `loom compile --records` "
-      "uses the best of each task. One progress line per batch goes to stderr.\n\n"
+      "each is compiled and timed in a child process and checked against the default. Then (from "
+      "85% of the budget on, or once every task is done) a confirmation: each task's 3 best "
+      "points and its default are timed 3 more times, interleaved, and their medians stand (a single run on a shared machine can be "
+      "slowed). Every measurement is appended to the records file as it is made; `loom compile "
+      "--records` uses the best of each task, a point timed again ranked by its median ahead of "
+      "points timed once. One progress line per batch goes to stderr.\n\n"
       "Example: loom tune resnet18.onnx --budget 20m --records resnet18.jsonl\n"
       "         loom compile resnet18.onnx --records resnet18.jsonl -o resnet18.so\n");
   command->add_option("model", options->model_path, "ONNX model file (.onnx)")->required();
