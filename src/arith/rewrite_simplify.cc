@@ -1,5 +1,6 @@
 #include "loom/arith/rewrite_simplify.h"
 
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -143,6 +144,7 @@ class RewriteSimplifier::Impl : public ExprMutator {
     if (IsConstant(e)) return e;
     PrimExpr rewritten;
     if (TryRules(e, &rewritten)) return rewritten;
+    if (RampWithinOneBlock(e, &rewritten)) return rewritten;
     if (e.dtype().is_bool() && e.dtype().is_scalar()) {
       if (std::optional<bool> known = KnownFact(e)) return MakeBool(*known);
     }
@@ -256,6 +258,37 @@ class RewriteSimplifier::Impl : public ExprMutator {
     int64_t value = 0;
     if (IsConstInt(b, &value) && value == 0) return parent_->const_int_bound(a);
     return parent_->const_int_bound(a - b);
+  }
+
+  // floordiv / floormod of a ramp by a constant c when every lane falls in one block of c: the
+  // quotient is the base's, broadcast, and the remainder a ramp from the base's (a vectorized
+  // index into a blocked layout: (16 * x + ramp(0, 1, 8)) // 8). Not a rule of the tables, whose
+  // conditions cannot name the lane count. Decided from the base's modular set: base =
+  // coeff * k + b, so base mod c is b mod g plus a multiple of g = gcd(coeff, c), at most
+  // c - g + b mod g (exactly b mod c for a constant base, coeff 0); the last lane adds
+  // stride * (lanes - 1), which must stay below c.
+  bool RampWithinOneBlock(const PrimExpr& e, PrimExpr* out) {
+    const bool quotient = e.kind() == NodeKind::FloorDiv;
+    if (!quotient && e.kind() != NodeKind::FloorMod) return false;
+    PrimExpr a, b;
+    if (!BinaryOperands(e, &a, &b)) return false;
+    const auto* ramp = a.as<RampNode>();
+    const auto* divisor = b.as<BroadcastNode>();
+    int64_t stride = 0, c = 0;
+    if (!ramp || !divisor || !IsConstInt(ramp->stride, &stride) ||
+        !IsConstInt(divisor->value, &c) || stride < 0 || c <= 0) {
+      return false;
+    }
+    const ModularSet m = parent_->modular_set(ramp->base);
+    const int64_t g = std::gcd(m.coeff, c);
+    const int64_t largest_remainder = c - g + const_int::FloorMod(m.base, g);
+    if (largest_remainder + stride * (ramp->lanes - 1) >= c) return false;
+    if (quotient) {
+      *out = Broadcast(VisitExpr(floordiv(ramp->base, divisor->value)), ramp->lanes);
+    } else {
+      *out = Ramp(VisitExpr(floormod(ramp->base, divisor->value)), ramp->stride, ramp->lanes);
+    }
+    return true;
   }
 
   // Decides floormod(x, c) == k from x's modular set, when it does.

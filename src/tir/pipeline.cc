@@ -44,6 +44,10 @@ transform::Pass DefaultLoweringPipeline(std::vector<transform::Pass> before_virt
           // nothing.
           Simplify(),
           RemoveNoOp(),
+          // Last: it reads the vector indices in their final, simplified form (the unrolled
+          // copies' constant offsets folded in), and its Shuffles would hide loads from the
+          // passes above.
+          SplitGathers(),
       });
   return Sequential(std::move(passes), "LoweringPipeline");
 }

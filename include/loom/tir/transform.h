@@ -109,6 +109,10 @@ Pass Simplify();
 // Removes statements that do nothing: evaluations of side-effect-free expressions, stores
 // of an element to itself, loops and branches whose bodies do nothing.
 Pass RemoveNoOp();
+// A vector load whose index, cut into runs of lanes (halves, then quarters, down to 4), is a
+// stride-1 ramp in every run becomes one load per run joined by a Shuffle, not a gather of
+// one load per lane (a layout transform between channel blocks of 16 and 8).
+Pass SplitGathers();
 // Unrolls loops of kind unroll (their extent must be a constant), and serial loops with a
 // constant extent up to the config value "tir.UnrollLoop.auto_max_step" (default 0: none).
 Pass UnrollLoop();

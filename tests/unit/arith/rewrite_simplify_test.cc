@@ -454,6 +454,22 @@ TEST_F(RewriteSimplify, VectorArithmeticStaysRampAndBroadcast) {
   Check(Add(Broadcast(I(2), 4), Broadcast(I(3), 4)), Broadcast(I(5), 4));
 }
 
+// A ramp whose lanes all fall in one block of the divisor, by the base's modular set: the
+// quotient is broadcast, the remainder a ramp. Lanes that may cross a block boundary stay.
+TEST_F(RewriteSimplify, DivisionOfARampWithinOneBlock) {
+  PrimExpr sixteen_x = Mul(x, I(16));
+  Check(FloorDiv(Ramp(Add(sixteen_x, I(8)), I(1), 8), Broadcast(I(16), 8)), Broadcast(x, 8));
+  Check(FloorMod(Ramp(Add(sixteen_x, I(8)), I(1), 8), Broadcast(I(16), 8)),
+        Ramp(I(8), I(1), 8));
+  // x * 8 mod 16 is 0 or 8: 8 lanes from either stay below 16.
+  Check(FloorDiv(Ramp(Mul(x, I(8)), I(1), 8), Broadcast(I(16), 8)),
+        Broadcast(FloorDiv(x, I(2)), 8));
+  Check(FloorDiv(Ramp(I(24), I(2), 4), Broadcast(I(32), 4)), Broadcast(I(0), 4));
+  Unchanged(FloorDiv(Ramp(Add(Mul(x, I(8)), I(1)), I(1), 8), Broadcast(I(16), 8)));
+  Unchanged(FloorDiv(Ramp(x, I(1), 4), Broadcast(I(4), 4)));
+  Unchanged(FloorMod(Ramp(Mul(x, I(16)), I(1), 16), Broadcast(I(8), 16)));
+}
+
 TEST_F(RewriteSimplify, Int64ConstantsStayInt64) {
   Check(Add(Add(a, L(1)), L(2)), Add(a, L(3)));
   Check(Sub(Add(a, L(5)), L(7)), Sub(a, L(2)));

@@ -12,6 +12,8 @@ namespace {
 const DataType kInt32 = DataType::Int(32);
 const DataType kFloat32 = DataType::Float(32);
 
+PrimExpr I32(int64_t value) { return IntImm(kInt32, value); }
+
 class TransformsTest : public ::testing::Test {
  protected:
   PrimFunc Func(Stmt body) {
@@ -129,6 +131,28 @@ TEST_F(TransformsTest, RemoveNoOp) {
             "    T.evaluate(T.call_extern(\"int32\", \"keep_me\"))\n");
   EXPECT_EQ(Run(RemoveNoOp(), SeqStmt({Evaluate(0), Loop(i, 0, 4, Evaluate(i))})),
             "    T.evaluate(0)\n");
+}
+
+// 16 lanes read as two runs of 8 contiguous elements (channel blocks of 8 read into one of
+// 16) become two loads joined by a Shuffle; a transpose (stride 16 per lane) stays a gather.
+TEST_F(TransformsTest, SplitGathersLoadsContiguousRunsOfLanes) {
+  Buffer big = DeclBuffer({1024}, kFloat32, "C");
+  PrimExpr lanes = Ramp(I32(0), I32(1), 16);
+  PrimExpr blocks = Add(Broadcast(Mul(i, 8), 16),
+                        Add(Mul(FloorDiv(lanes, Broadcast(I32(8), 16)), Broadcast(I32(512), 16)),
+                            FloorMod(lanes, Broadcast(I32(8), 16))));
+  PrimFunc f(
+      {big->data, i}, {{big->data, big}},
+      BufferStore(big, BufferLoad(big, {blocks}), {Ramp(Mul(i, 16), I32(1), 16)}), DataType::Void(), {});
+  std::string text = Body(SplitGathers()(f));
+  EXPECT_NE(text.find("T.Shuffle([C[T.Ramp(i * 8, 1, 8)], C[T.Ramp(i * 8 + 512, 1, 8)]]"),
+            std::string::npos)
+      << text;
+  PrimExpr transpose = Add(Broadcast(i, 16), Mul(lanes, Broadcast(I32(16), 16)));
+  PrimFunc g({big->data, i}, {{big->data, big}},
+             BufferStore(big, BufferLoad(big, {transpose}), {Ramp(Mul(i, 16), I32(1), 16)}),
+             DataType::Void(), {});
+  EXPECT_EQ(Body(SplitGathers()(g)), Body(g));
 }
 
 TEST_F(TransformsTest, UnrollLoop) {
