@@ -6,13 +6,17 @@
 // bench/tuning/plot_curves.py draws them and reports the trials each tuner needs to reach 95%
 // of the best point found.
 //
-//   loom-bench-tuning --trials 128 --seeds 2 [--tasks name,name] > curves.csv
+//   loom-bench-tuning [--trials 128] [--seeds 2] [--tasks name,name] > curves.csv
+//
+// An unknown option or task name is an error that lists the accepted ones (exit status 2).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "loom/autotune/tune.h"
 #include "loom/autotune/tuner.h"
 
@@ -41,35 +45,62 @@ const std::vector<BenchTask> kTasks = {
     {"resnet50_fc_2048to1000", {"x86.dense", {1, 1000, 2048}}},
 };
 
-const char* TextFlag(int argc, char** argv, const char* flag, const char* fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
-  }
-  return fallback;
-}
+constexpr const char* kProgram = "loom-bench-tuning";
 
-int IntFlag(int argc, char** argv, const char* flag, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], flag) == 0) return std::atoi(argv[i + 1]);
+struct Options {
+  int trials = 128;
+  int seeds = 2;
+  std::vector<const BenchTask*> tasks;  // all unless --tasks names some
+};
+
+Options Parse(int argc, char** argv) {
+  Options options;
+  std::string only;
+  loom::bench::ParseFlags(
+      argc, argv, kProgram,
+      {{"--trials",
+        [&](const std::string& v) {
+          options.trials =
+              static_cast<int>(loom::bench::ParsePositive(v, kProgram, "--trials", 100000));
+        }},
+       {"--seeds",
+        [&](const std::string& v) {
+          options.seeds =
+              static_cast<int>(loom::bench::ParsePositive(v, kProgram, "--seeds", 1000));
+        }},
+       {"--tasks", [&](const std::string& v) { only = v; }}});
+  std::string known;
+  for (const BenchTask& task : kTasks) {
+    known += (known.empty() ? "" : ",") + std::string(task.name);
+    if (only.empty() ||
+        ("," + only + ",").find(std::string(",") + task.name + ",") != std::string::npos) {
+      options.tasks.push_back(&task);
+    }
   }
-  return fallback;
+  size_t named =
+      only.empty() ? 0 : 1 + static_cast<size_t>(std::count(only.begin(), only.end(), ','));
+  LOOM_CHECK_USER(only.empty() || options.tasks.size() == named)
+      << kProgram << ": --tasks " << only << " names a task that is not one of " << known;
+  return options;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int trials = IntFlag(argc, argv, "--trials", 128);
-  const int seeds = IntFlag(argc, argv, "--seeds", 2);
+  Options parsed;
+  try {
+    parsed = Parse(argc, argv);
+  } catch (const loom::Error& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 2;
+  }
+  const int trials = parsed.trials, seeds = parsed.seeds;
   const loom::Target target = loom::Target::Parse("llvm");
   loom::autotune::MeasureOptions options;
   options.min_repeat_ms = 20;
   std::printf("task,tuner,seed,trial,gflops\n");
-  const std::string only = TextFlag(argc, argv, "--tasks", "");  // a comma list; "": all
-  for (const BenchTask& task : kTasks) {
-    if (!only.empty() &&
-        ("," + only + ",").find(std::string(",") + task.name + ",") == std::string::npos) {
-      continue;
-    }
+  for (const BenchTask* task_pointer : parsed.tasks) {
+    const BenchTask& task = *task_pointer;
     const loom::graph::TuningTemplate& t =
         loom::graph::FindTuningTemplate(task.workload.template_name);
     const double flops =

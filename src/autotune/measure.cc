@@ -295,7 +295,8 @@ std::string RunKernel(const std::string& library, const std::string& description
     buffers.push_back(runtime::NDArray::Empty(d.buffers[i].shape, DataType::Float(32)));
     // Inputs random, the rest zeros: a run never depends on what the heap held before.
     if (d.buffers[i].input) FillRandom(buffers.back(), i + 1);
-    else std::memset(buffers.back().data(), 0, buffers.back().NumElements() * sizeof(float));
+    else
+      std::memset(buffers.back().data(), 0, buffers.back().NumElements() * sizeof(float));
   }
   auto call = [&](const graph::MeasurableKernel::Step& step) {
     module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));

@@ -240,7 +240,8 @@ std::vector<MeasuredConfig> RankMeasuredConfigs(const std::vector<TuningRecord>&
   for (const TuningRecord& r : records) {
     auto same = std::find_if(configs.begin(), configs.end(),
                              [&](const MeasuredConfig& m) { return m.config == r.config; });
-    if (same == configs.end()) same = configs.insert(configs.end(), MeasuredConfig{r.config, {}, 0});
+    if (same == configs.end())
+      same = configs.insert(configs.end(), MeasuredConfig{r.config, {}, 0});
     same->costs.push_back(r.result.cost());
   }
   for (MeasuredConfig& m : configs) {

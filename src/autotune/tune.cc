@@ -152,7 +152,8 @@ class Scheduler {
       if (s.measurer && !s.configs.empty()) order.push_back(&s);
     }
     std::stable_sort(order.begin(), order.end(), [](const TaskState* a, const TaskState* b) {
-      return a->task->occurrences * a->status.best_cost > b->task->occurrences * b->status.best_cost;
+      return a->task->occurrences * a->status.best_cost >
+             b->task->occurrences * b->status.best_cost;
     });
     return order;
   }
@@ -177,7 +178,8 @@ class Scheduler {
     if (std::find(points.begin(), points.end(), fallback) == points.end()) {
       points.push_back(fallback);
     }
-    std::vector<std::vector<MeasureResult>> rounds = s.measurer->MeasureRounds(points, kConfirmRounds);
+    std::vector<std::vector<MeasureResult>> rounds =
+        s.measurer->MeasureRounds(points, kConfirmRounds);
     double best = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < points.size(); ++i) {
       std::vector<double> costs;
@@ -378,11 +380,14 @@ TuneSummary TuneTasks(const std::vector<Task>& tasks, const Target& target,
   TuneSummary summary;
   Clock::time_point start = Clock::now();
   auto after = [&](double seconds) {
-    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    return start +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
   const Clock::time_point deadline = after(options.budget_seconds);
   const Clock::time_point search_deadline = after(options.budget_seconds * (1 - kConfirmShare));
-  auto seconds_left = [&] { return std::chrono::duration<double>(deadline - Clock::now()).count(); };
+  auto seconds_left = [&] {
+    return std::chrono::duration<double>(deadline - Clock::now()).count();
+  };
   Scheduler scheduler(tasks, target, options, summary);
   while (Clock::now() < search_deadline) {
     TaskState* next = scheduler.Next();

@@ -352,9 +352,8 @@ constexpr int64_t kMinBroadcastReuse = 8;
 // Whether a stage's own body calls an intrinsic that costs tens of instructions per element
 // (a polynomial or a library call), against one for an add or a multiply.
 bool CallsTranscendental(const te::Operation& op) {
-  static const char* const kTranscendentals[] = {"exp",  "exp2", "log", "log2", "log10",
-                                                 "tanh", "sigmoid", "erf", "sin", "cos",
-                                                 "pow"};
+  static const char* const kTranscendentals[] = {"exp",     "exp2", "log", "log2", "log10", "tanh",
+                                                 "sigmoid", "erf",  "sin", "cos",  "pow"};
   const auto* compute = dynamic_cast<const te::ComputeOpNode*>(op.get());
   bool found = false;
   for (const PrimExpr& body : compute->body) {

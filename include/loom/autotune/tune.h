@@ -76,10 +76,10 @@ struct TuneSummary {
 // before slow work such as importing a model).
 void CheckTuneOptions(const TuneOptions& options);
 
-// The search takes most of the budget (all but a share kept for this); then, while the budget lasts, each task's best points
-// and default are measured again (TaskStatus::confirmed), the tasks with the largest share of
-// the model's time first. `progress` is called after each batch and each confirmation with the
-// task's status and the seconds left.
+// The search takes most of the budget (all but a share kept for this); then, while the budget
+// lasts, each task's best points and default are measured again (TaskStatus::confirmed), the tasks
+// with the largest share of the model's time first. `progress` is called after each batch and each
+// confirmation with the task's status and the seconds left.
 TuneSummary TuneTasks(
     const std::vector<Task>& tasks, const Target& target, const TuneOptions& options,
     const std::function<void(const TaskStatus&, double seconds_left)>& progress = {});

@@ -20,8 +20,8 @@ constexpr int kMinRunLanes = 4;
 PrimExpr LanesOf(const PrimExpr& e, int begin, int count) {
   if (e.dtype().lanes() == 1) return e;
   if (const auto* ramp = e.as<RampNode>()) {
-    return Ramp(ramp->base + make_const(ramp->base.dtype(), int64_t{begin}) * ramp->stride, ramp->stride,
-                count);
+    return Ramp(ramp->base + make_const(ramp->base.dtype(), int64_t{begin}) * ramp->stride,
+                ramp->stride, count);
   }
   if (const auto* broadcast = e.as<BroadcastNode>()) return Broadcast(broadcast->value, count);
   auto binary = [&](const auto* node, auto make) -> PrimExpr {
@@ -29,17 +29,22 @@ PrimExpr LanesOf(const PrimExpr& e, int begin, int count) {
     if (!a.defined() || !b.defined()) return PrimExpr();
     return make(a, b);
   };
-  if (const auto* n = e.as<AddNode>()) return binary(n, [](auto a, auto b) { return PrimExpr(Add(a, b)); });
-  if (const auto* n = e.as<SubNode>()) return binary(n, [](auto a, auto b) { return PrimExpr(Sub(a, b)); });
-  if (const auto* n = e.as<MulNode>()) return binary(n, [](auto a, auto b) { return PrimExpr(Mul(a, b)); });
+  if (const auto* n = e.as<AddNode>())
+    return binary(n, [](auto a, auto b) { return PrimExpr(Add(a, b)); });
+  if (const auto* n = e.as<SubNode>())
+    return binary(n, [](auto a, auto b) { return PrimExpr(Sub(a, b)); });
+  if (const auto* n = e.as<MulNode>())
+    return binary(n, [](auto a, auto b) { return PrimExpr(Mul(a, b)); });
   if (const auto* n = e.as<FloorDivNode>()) {
     return binary(n, [](auto a, auto b) { return PrimExpr(FloorDiv(a, b)); });
   }
   if (const auto* n = e.as<FloorModNode>()) {
     return binary(n, [](auto a, auto b) { return PrimExpr(FloorMod(a, b)); });
   }
-  if (const auto* n = e.as<MinNode>()) return binary(n, [](auto a, auto b) { return PrimExpr(Min(a, b)); });
-  if (const auto* n = e.as<MaxNode>()) return binary(n, [](auto a, auto b) { return PrimExpr(Max(a, b)); });
+  if (const auto* n = e.as<MinNode>())
+    return binary(n, [](auto a, auto b) { return PrimExpr(Min(a, b)); });
+  if (const auto* n = e.as<MaxNode>())
+    return binary(n, [](auto a, auto b) { return PrimExpr(Max(a, b)); });
   return PrimExpr();
 }
 
@@ -72,7 +77,8 @@ class GatherSplitter : public StmtExprMutator {
       }
       if (static_cast<int>(parts.size()) * run != lanes) continue;
       Array<PrimExpr> order;
-      for (int lane = 0; lane < lanes; ++lane) order.push_back(make_const(DataType::Int(32), int64_t{lane}));
+      for (int lane = 0; lane < lanes; ++lane)
+        order.push_back(make_const(DataType::Int(32), int64_t{lane}));
       return Shuffle(parts, order);
     }
     return e;

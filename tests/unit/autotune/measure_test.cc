@@ -105,8 +105,9 @@ TEST(Measurer, MeasuresEachConfigOncePerRound) {
     EXPECT_EQ(r.costs.size(), 2u);
   }
   for (const MeasureResult& r : rounds[1]) EXPECT_EQ(r.error, MeasureError::kWrongResult);
-  EXPECT_NE(testing::ErrorOf([&] { measurer.MeasureRounds({Config({{"mode", kCorrect}})}, 0); })
-                .find("rounds must be at least 1"),
+  EXPECT_NE(testing::ErrorOf([&] {
+              measurer.MeasureRounds({Config({{"mode", kCorrect}})}, 0);
+            }).find("rounds must be at least 1"),
             std::string::npos);
 }
 

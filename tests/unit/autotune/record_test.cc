@@ -181,7 +181,7 @@ TEST(BestRecords, PicksTheFastestThatAppliesAndWarnsAboutTheRest) {
 // ahead of points measured once: a single lucky run does not win.
 TEST(BestRecords, PointsMeasuredAgainRankByTheirMedianAheadOfSingleRuns) {
   const Target target = Target::Parse("llvm");
-  std::vector<TuningRecord> records = {Record(1e-4, 2), Record(3e-4, 4), Record(9e-4, 8),
+  std::vector<TuningRecord> records = {Record(1e-4, 2),   Record(3e-4, 4), Record(9e-4, 8),
                                        Record(1.5e-4, 4), Record(2e-4, 8), Record(1.6e-4, 4)};
   std::vector<MeasuredConfig> ranked = RankMeasuredConfigs(records);
   ASSERT_EQ(ranked.size(), 3u);

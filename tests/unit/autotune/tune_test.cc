@@ -106,9 +106,11 @@ TEST(TuneTasks, SpendsTheBudgetWritesRecordsAndTheTunedModelComputesTheSame) {
   EXPECT_GT(after.records.size(), file.records.size());
   for (size_t i = file.records.size(); i < after.records.size(); ++i) {
     const TuningRecord& added = after.records[i];
-    EXPECT_TRUE(std::any_of(file.records.begin(), file.records.end(), [&](const TuningRecord& r) {
-      return r.workload == added.workload && r.config == added.config;
-    })) << "line " << after.lines[i] << " measured a new point";
+    EXPECT_TRUE(std::any_of(file.records.begin(), file.records.end(),
+                            [&](const TuningRecord& r) {
+                              return r.workload == added.workload && r.config == added.config;
+                            }))
+        << "line " << after.lines[i] << " measured a new point";
   }
   std::filesystem::remove(records);
 }

@@ -141,9 +141,9 @@ TEST_F(TransformsTest, SplitGathersLoadsContiguousRunsOfLanes) {
   PrimExpr blocks = Add(Broadcast(Mul(i, 8), 16),
                         Add(Mul(FloorDiv(lanes, Broadcast(I32(8), 16)), Broadcast(I32(512), 16)),
                             FloorMod(lanes, Broadcast(I32(8), 16))));
-  PrimFunc f(
-      {big->data, i}, {{big->data, big}},
-      BufferStore(big, BufferLoad(big, {blocks}), {Ramp(Mul(i, 16), I32(1), 16)}), DataType::Void(), {});
+  PrimFunc f({big->data, i}, {{big->data, big}},
+             BufferStore(big, BufferLoad(big, {blocks}), {Ramp(Mul(i, 16), I32(1), 16)}),
+             DataType::Void(), {});
   std::string text = Body(SplitGathers()(f));
   EXPECT_NE(text.find("T.Shuffle([C[T.Ramp(i * 8, 1, 8)], C[T.Ramp(i * 8 + 512, 1, 8)]]"),
             std::string::npos)

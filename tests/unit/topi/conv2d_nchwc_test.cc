@@ -181,8 +181,8 @@ TEST(TopiX86Conv2D, DefaultTileFitsTheRegisters) {
 TEST(TopiX86Conv2D, GroupedDefaultTileIsOneChannelBlock) {
   for (int64_t size : {7, 14, 28, 56})
     for (int64_t groups : {13, 32}) {
-      Conv2DWorkload wl = Workload({1, 8 * groups, size, size}, {8 * groups, 3, 3}, 1,
-                                   {1, 1, 1, 1}, groups);
+      Conv2DWorkload wl =
+          Workload({1, 8 * groups, size, size}, {8 * groups, 3, 3}, 1, {1, 1, 1, 1}, groups);
       Conv2DNCHWcConfig config = DefaultConv2DNCHWcConfig(wl);
       EXPECT_EQ(config.oc_bn, 8) << wl.str();
       EXPECT_EQ(config.oc_tile, 1) << wl.str() << ": " << config.str();

@@ -3,6 +3,8 @@
 // binary operators over broadcasting shape pairs (including sizes that are no multiple of
 // the vector width, size-1 dimensions, and a size large enough to run in parallel), and the
 // user errors for bad operands.
+#include "loom/topi/elementwise.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "loom/ir/functor.h"
-#include "loom/topi/elementwise.h"
 #include "topi_test_util.h"
 
 namespace loom::topi {
@@ -283,16 +284,16 @@ TEST(TopiElementwise, SmallTranscendentalStagesBroadcastIntoTheOutputAreComputed
   te::Tensor logits = te::placeholder({1, 24, 1, 1}, f32, "logits");
   te::Tensor scale = sigmoid(logits);
   te::Tensor y = multiply(x, scale);
-  std::vector<std::string> stores = StoredBuffers(te::lower(schedule_injective({y}), {x, logits, y}, "se"));
+  std::vector<std::string> stores =
+      StoredBuffers(te::lower(schedule_injective({y}), {x, logits, y}, "se"));
   EXPECT_NE(std::find(stores.begin(), stores.end(), scale.op()->name), stores.end())
       << "the scale is not materialized";
   tir::HostArray in_x = RandomArray(f32, {1, 24, 6, 6}, 3);
   tir::HostArray in_logits = RandomArray(f32, {1, 24, 1, 1}, 4);
-  ExpectClose(RunCompiled({x, logits}, y, {in_x, in_logits}),
-              [&](int64_t i) {
-                return in_x.GetFloat(i) / (1.0 + std::exp(-in_logits.GetFloat(i / 36)));
-              },
-              1e-6, "scaled");
+  ExpectClose(
+      RunCompiled({x, logits}, y, {in_x, in_logits}),
+      [&](int64_t i) { return in_x.GetFloat(i) / (1.0 + std::exp(-in_logits.GetFloat(i / 36))); },
+      1e-6, "scaled");
 
   te::Tensor gated = multiply(x, sigmoid(x));
   stores = StoredBuffers(te::lower(schedule_injective({gated}), {x, gated}, "silu"));
