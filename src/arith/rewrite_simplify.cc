@@ -282,7 +282,9 @@ class RewriteSimplifier::Impl : public ExprMutator {
     const ModularSet m = parent_->modular_set(ramp->base);
     const int64_t g = std::gcd(m.coeff, c);
     const int64_t largest_remainder = c - g + const_int::FloorMod(m.base, g);
-    if (largest_remainder + stride * (ramp->lanes - 1) >= c) return false;
+    // stride * (lanes - 1) <= room, divided so that it cannot overflow.
+    const int64_t room = c - 1 - largest_remainder;
+    if (room < 0 || (ramp->lanes > 1 && stride > room / (ramp->lanes - 1))) return false;
     if (quotient) {
       *out = Broadcast(VisitExpr(floordiv(ramp->base, divisor->value)), ramp->lanes);
     } else {

@@ -160,7 +160,8 @@ class Scheduler {
 
   // Measures the task's kConfirmPoints best distinct points and its default kConfirmRounds times
   // more each, interleaved, writes every run as a record, and reports the medians of those runs
-  // as the task's best and default costs.
+  // (the successful ones) as the task's best and default costs. A task whose default cannot be
+  // measured (resumed, never run here) stays as the search left it, with a warning.
   void Confirm(TaskState& s) {
     const graph::TuningWorkload& w = s.task->workload;
     const topi::Config fallback = graph::FindTuningTemplate(w.template_name).default_config(w.args);
@@ -178,21 +179,29 @@ class Scheduler {
     if (std::find(points.begin(), points.end(), fallback) == points.end()) {
       points.push_back(fallback);
     }
-    std::vector<std::vector<MeasureResult>> rounds =
-        s.measurer->MeasureRounds(points, kConfirmRounds);
-    double best = std::numeric_limits<double>::infinity();
+    std::vector<std::vector<MeasureResult>> rounds;
+    try {
+      rounds = s.measurer->MeasureRounds(points, kConfirmRounds);
+    } catch (const Error& e) {
+      summary_.warnings.push_back(w.str() + ": not confirmed (" + std::string(e.what()) + ")");
+      return;
+    }
+    double best = std::numeric_limits<double>::infinity(), default_cost = best;
     for (size_t i = 0; i < points.size(); ++i) {
       std::vector<double> costs;
       for (const MeasureResult& result : rounds[i]) {
         if (writer_) writer_->Write(TuningRecord::Make(w, target_, points[i], result));
-        costs.push_back(result.cost());
+        if (result.error == MeasureError::kNone) costs.push_back(result.cost());
       }
+      if (costs.empty()) continue;
       std::sort(costs.begin(), costs.end());
       const double median = costs[costs.size() / 2];
-      if (points[i] == fallback) s.status.default_cost = median;
+      if (points[i] == fallback) default_cost = median;
       best = std::min(best, median);
     }
+    if (!std::isfinite(best) || !std::isfinite(default_cost)) return;  // as the search left it
     s.status.best_cost = best;
+    s.status.default_cost = default_cost;
     s.status.confirmed = true;
   }
 

@@ -1,6 +1,7 @@
 // The default lowering pipeline, in the order it runs. Each pass states the form it expects;
 // the order is the one in which those expectations hold. Passes that only make code faster
-// or smaller run from opt_level 1 (LoopPartition, StorageRewrite, UnrollLoop, RemoveNoOp);
+// or smaller run from opt_level 1 (LoopPartition, StorageRewrite, UnrollLoop, RemoveNoOp,
+// SplitGathers);
 // at 0 the pipeline does what correct code needs and no more, which `Compile` at -O0 (and
 // its tests, against -O3) exercises.
 #include "loom/tir/pipeline.h"

@@ -166,7 +166,9 @@ bool ScheduleLongReduction(te::Schedule s, te::Stage stage, int vector_lanes) {
   int64_t output_tasks = outputs;
   int64_t last_extent = 0;
   if (!reduce_lanes && !compute->axis.empty() &&
-      IsConstInt(compute->axis.back()->dom->extent, &last_extent) && last_extent >= vector_lanes) {
+      IsConstInt(compute->axis.back()->dom->extent, &last_extent) &&
+      last_extent >= kMinReduceLanes) {
+    // Vectors of the kept axis: whole when it is narrower than one.
     output_tasks = outputs / last_extent * detail::CeilDiv(last_extent, vector_lanes);
   }
   int64_t chunks = 1;

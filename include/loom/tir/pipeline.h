@@ -15,7 +15,7 @@ namespace loom::tir {
 
 // StorageFlatten -> InjectDoubleBuffer -> LoopPartition -> VectorizeLoop ->
 // [before_virtual_threads] -> InjectVirtualThread -> StorageRewrite -> UnrollLoop -> Simplify
-// -> RemoveNoOp, as one Sequential named "LoweringPipeline". `before_virtual_threads`: a
+// -> RemoveNoOp -> SplitGathers, as one Sequential named "LoweringPipeline". `before_virtual_threads`: a
 // target's passes that work on one thread's program, which InjectVirtualThread then
 // replicates (VTA's dependency tokens); none by default.
 transform::Pass DefaultLoweringPipeline(std::vector<transform::Pass> before_virtual_threads = {});

@@ -61,7 +61,10 @@ class GatherSplitter : public StmtExprMutator {
   PrimExpr VisitExpr_(const BufferLoadNode* op) override {
     PrimExpr e = StmtExprMutator::VisitExpr_(op);
     const auto* load = e.as<BufferLoadNode>();
-    if (load == nullptr || load->indices.size() != 1) return e;
+    // A buffer of vector elements reads lanes x its element's lanes: left alone.
+    if (load == nullptr || load->indices.size() != 1 || load->buffer->dtype.lanes() != 1) {
+      return e;
+    }
     const PrimExpr& index = load->indices[0];
     const int lanes = index.dtype().lanes();
     if (lanes < 2 * kMinRunLanes || IsContiguous(index) || index.as<BroadcastNode>()) return e;
@@ -94,7 +97,7 @@ Pass SplitGathers() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {
     return WithBody(func, GatherSplitter().VisitStmt(func->body));
   };
-  return CreatePrimFuncPass(rewrite, 0, "SplitGathers");
+  return CreatePrimFuncPass(rewrite, 1, "SplitGathers");
 }
 
 }  // namespace loom::tir::transform

@@ -468,6 +468,8 @@ TEST_F(RewriteSimplify, DivisionOfARampWithinOneBlock) {
   Unchanged(FloorDiv(Ramp(Add(Mul(x, I(8)), I(1)), I(1), 8), Broadcast(I(16), 8)));
   Unchanged(FloorDiv(Ramp(x, I(1), 4), Broadcast(I(4), 4)));
   Unchanged(FloorMod(Ramp(Mul(x, I(16)), I(1), 16), Broadcast(I(8), 16)));
+  // A stride whose product with the lanes would overflow int64 decides nothing.
+  Unchanged(FloorDiv(Ramp(a, L(int64_t{1} << 62), 3), Broadcast(L(7), 3)));
 }
 
 TEST_F(RewriteSimplify, Int64ConstantsStayInt64) {

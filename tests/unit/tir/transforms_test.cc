@@ -153,6 +153,11 @@ TEST_F(TransformsTest, SplitGathersLoadsContiguousRunsOfLanes) {
              BufferStore(big, BufferLoad(big, {transpose}), {Ramp(Mul(i, 16), I32(1), 16)}),
              DataType::Void(), {});
   EXPECT_EQ(Body(SplitGathers()(g)), Body(g));
+  // A buffer of vector elements (each load reads lanes x 4 floats) is left alone.
+  Buffer quads = DeclBuffer({256}, kFloat32.with_lanes(4), "Q");
+  PrimFunc quad_gather({quads->data, i}, {{quads->data, quads}},
+                       Evaluate(BufferLoad(quads, {blocks})), DataType::Void(), {});
+  EXPECT_EQ(Body(SplitGathers()(quad_gather)), Body(quad_gather));
 }
 
 TEST_F(TransformsTest, UnrollLoop) {
