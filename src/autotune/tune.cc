@@ -33,7 +33,7 @@ constexpr size_t kMaxTransferRows = 128;
 
 // The confirmation after the search: each task's best few points and its default, measured
 // again in interleaved rounds (Measurer::MeasureRounds). A point is first measured once, and
-// on a shared host a slow spell (one of the two cores taken) halves a run's speed: the search
+// on a shared host a slow spell (seconds or more) halves a 2-thread run's speed: the search
 // kept the luckiest of 40-170 single runs and compared it with one run of the default, often
 // slowed (ResNet-50 on a Zen 4, 2026-11-30: "14% faster" by the search's numbers, 0-2% in the
 // model). The share of the budget kept for it; the points and rounds per task.

@@ -71,8 +71,8 @@ class Measurer {
   std::vector<MeasureResult> Measure(const std::vector<topi::Config>& configs);
 
   // Each config measured `rounds` times, built once, the rounds interleaved: round r runs the
-  // configs in turn starting at the r-th, so that a slow spell of a shared host (seconds, with
-  // one of two cores taken: every kernel at half speed) falls on several configs' runs rather
+  // configs in turn starting at the r-th, so that a slow spell of a shared host (seconds or
+  // more with every 2-thread kernel at half speed) falls on several configs' runs rather
   // than on all of one config's. results[config][round].
   std::vector<std::vector<MeasureResult>> MeasureRounds(const std::vector<topi::Config>& configs,
                                                         int rounds);
