@@ -190,7 +190,7 @@ class Scheduler {
     for (size_t i = 0; i < points.size(); ++i) {
       std::vector<double> costs;
       for (const MeasureResult& result : rounds[i]) {
-        if (writer_) writer_->Write(TuningRecord::Make(w, target_, points[i], result));
+        Write(s, points[i], result);
         if (result.error == MeasureError::kNone) costs.push_back(result.cost());
       }
       if (costs.empty()) continue;

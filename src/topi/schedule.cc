@@ -380,19 +380,16 @@ te::Schedule schedule_injective(const Array<te::Tensor>& outs, int vector_lanes)
     smallest_output = std::min(smallest_output, constant ? elements : smallest_output);
   }
   te::Schedule s = te::create_schedule(ops);
-  detail::InlineInjective(s, ops);
   // A small stage with a transcendental that the outputs broadcast (a squeeze-and-excitation
-  // block's per-channel sigmoid scaling its feature map): inlined, every output element
+  // block's per-channel sigmoid scaling its feature map) is not inlined: every output element
   // would compute it again (RegNetY-400MF's 104 sigmoids for 81536 products took 0.19 ms).
-  // It is computed once instead, in a loop of its own before the outputs'.
-  for (const te::Stage& stage : s.stages()) {
+  // It is computed once, in a loop of its own before the outputs'.
+  detail::InlineInjective(s, ops, [&](const te::Operation& op) {
     bool constant = true;
-    int64_t elements = ConstantElements(stage->op->output_shape(0), &constant);
-    if (stage->attach_type == te::AttachType::kInline && constant &&
-        elements <= smallest_output / kMinBroadcastReuse && CallsTranscendental(stage->op)) {
-      te::Stage(stage).compute_root();
-    }
-  }
+    int64_t elements = ConstantElements(op->output_shape(0), &constant);
+    return constant && elements <= smallest_output / kMinBroadcastReuse &&
+           CallsTranscendental(op);
+  });
   for (const te::Operation& op : ops) ScheduleInjectiveOutput(s[op], vector_lanes);
   return s;
 }

@@ -100,11 +100,14 @@ bool IsInjective(const te::Operation& op) {
          (tag == "elemwise" || tag == "broadcast" || tag == kInjective);
 }
 
-void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs) {
+void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs,
+                     const std::function<bool(const te::Operation&)>& keep) {
   for (const te::Stage& stage : s.stages()) {
     bool is_output = false;
     for (const te::Operation& op : outputs) is_output = is_output || op == stage->op;
-    if (!is_output && IsInjective(stage->op)) te::Stage(stage).compute_inline();
+    if (!is_output && IsInjective(stage->op) && !(keep && keep(stage->op))) {
+      te::Stage(stage).compute_inline();
+    }
   }
 }
 

@@ -50,8 +50,9 @@ void CheckFloat(const te::Tensor& x, const std::string& op);
 // A compute the generic schedules inline into its consumers (tags "elemwise", "broadcast",
 // "injective").
 bool IsInjective(const te::Operation& op);
-// Inlines every injective stage of `s` that is not one of `outputs`.
-void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs);
+// Inlines every injective stage of `s` that is not one of `outputs`, nor one `keep` accepts.
+void InlineInjective(const te::Schedule& s, const Array<te::Operation>& outputs,
+                     const std::function<bool(const te::Operation&)>& keep = {});
 
 // The anchor operation (a convolution, a matrix product) that `out` is, or that `out` is
 // computed from through injective stages only, found depth first: `out` itself must be the

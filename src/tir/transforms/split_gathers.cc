@@ -16,37 +16,40 @@ namespace {
 constexpr int kMinRunLanes = 4;
 
 // Lanes [begin, begin + count) of an index built from ramps, broadcasts and integer
-// arithmetic; undefined for any other expression.
-PrimExpr LanesOf(const PrimExpr& e, int begin, int count) {
-  if (e.dtype().lanes() == 1) return e;
-  if (const auto* ramp = e.as<RampNode>()) {
-    return Ramp(ramp->base + make_const(ramp->base.dtype(), int64_t{begin}) * ramp->stride,
-                ramp->stride, count);
+// arithmetic (whose nodes take their type from their operands, so rebuilding them on sliced
+// operands is the slice); `failed` for any other vector expression.
+class LaneSlicer : public ExprMutator {
+ public:
+  LaneSlicer(int begin, int count) : begin_(begin), count_(count) {}
+  bool failed = false;
+
+  PrimExpr VisitExpr(const PrimExpr& e) override {
+    if (e.dtype().lanes() == 1 || failed) return e;
+    switch (e.kind()) {
+      case NodeKind::Ramp: {
+        const auto* ramp = e.as<RampNode>();
+        return Ramp(ramp->base + make_const(ramp->base.dtype(), int64_t{begin_}) * ramp->stride,
+                    ramp->stride, count_);
+      }
+      case NodeKind::Broadcast:
+        return Broadcast(e.as<BroadcastNode>()->value, count_);
+      case NodeKind::Add:
+      case NodeKind::Sub:
+      case NodeKind::Mul:
+      case NodeKind::FloorDiv:
+      case NodeKind::FloorMod:
+      case NodeKind::Min:
+      case NodeKind::Max:
+        return ExprMutator::VisitExpr(e);
+      default:
+        failed = true;
+        return e;
+    }
   }
-  if (const auto* broadcast = e.as<BroadcastNode>()) return Broadcast(broadcast->value, count);
-  auto binary = [&](const auto* node, auto make) -> PrimExpr {
-    PrimExpr a = LanesOf(node->a, begin, count), b = LanesOf(node->b, begin, count);
-    if (!a.defined() || !b.defined()) return PrimExpr();
-    return make(a, b);
-  };
-  if (const auto* n = e.as<AddNode>())
-    return binary(n, [](auto a, auto b) { return PrimExpr(Add(a, b)); });
-  if (const auto* n = e.as<SubNode>())
-    return binary(n, [](auto a, auto b) { return PrimExpr(Sub(a, b)); });
-  if (const auto* n = e.as<MulNode>())
-    return binary(n, [](auto a, auto b) { return PrimExpr(Mul(a, b)); });
-  if (const auto* n = e.as<FloorDivNode>()) {
-    return binary(n, [](auto a, auto b) { return PrimExpr(FloorDiv(a, b)); });
-  }
-  if (const auto* n = e.as<FloorModNode>()) {
-    return binary(n, [](auto a, auto b) { return PrimExpr(FloorMod(a, b)); });
-  }
-  if (const auto* n = e.as<MinNode>())
-    return binary(n, [](auto a, auto b) { return PrimExpr(Min(a, b)); });
-  if (const auto* n = e.as<MaxNode>())
-    return binary(n, [](auto a, auto b) { return PrimExpr(Max(a, b)); });
-  return PrimExpr();
-}
+
+ private:
+  int begin_, count_;
+};
 
 bool IsContiguous(const PrimExpr& index) {
   const auto* ramp = index.as<RampNode>();
@@ -72,8 +75,9 @@ class GatherSplitter : public StmtExprMutator {
       if (lanes % run != 0) continue;
       Array<PrimExpr> parts;
       for (int begin = 0; begin < lanes; begin += run) {
-        PrimExpr part = LanesOf(index, begin, run);
-        if (!part.defined()) return e;
+        LaneSlicer slicer(begin, run);
+        PrimExpr part = slicer.VisitExpr(index);
+        if (slicer.failed) return e;
         part = analyzer_.Simplify(part);
         if (!IsContiguous(part)) break;
         parts.push_back(BufferLoad(load->buffer, {part}));
