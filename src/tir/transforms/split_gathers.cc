@@ -15,16 +15,19 @@ namespace {
 // The narrowest run worth a load of its own (an SSE vector of 32-bit lanes).
 constexpr int kMinRunLanes = 4;
 
+// Thrown by LaneSlicer at a vector expression it cannot slice (a load, a select, a call):
+// its parent could not be rebuilt on an unsliced operand.
+struct NotSliceable {};
+
 // Lanes [begin, begin + count) of an index built from ramps, broadcasts and integer
 // arithmetic (whose nodes take their type from their operands, so rebuilding them on sliced
-// operands is the slice); `failed` for any other vector expression.
+// operands is the slice); NotSliceable for any other vector expression.
 class LaneSlicer : public ExprMutator {
  public:
   LaneSlicer(int begin, int count) : begin_(begin), count_(count) {}
-  bool failed = false;
 
   PrimExpr VisitExpr(const PrimExpr& e) override {
-    if (e.dtype().lanes() == 1 || failed) return e;
+    if (e.dtype().lanes() == 1) return e;
     switch (e.kind()) {
       case NodeKind::Ramp: {
         const auto* ramp = e.as<RampNode>();
@@ -42,8 +45,7 @@ class LaneSlicer : public ExprMutator {
       case NodeKind::Max:
         return ExprMutator::VisitExpr(e);
       default:
-        failed = true;
-        return e;
+        throw NotSliceable{};
     }
   }
 
@@ -75,9 +77,12 @@ class GatherSplitter : public StmtExprMutator {
       if (lanes % run != 0) continue;
       Array<PrimExpr> parts;
       for (int begin = 0; begin < lanes; begin += run) {
-        LaneSlicer slicer(begin, run);
-        PrimExpr part = slicer.VisitExpr(index);
-        if (slicer.failed) return e;
+        PrimExpr part;
+        try {
+          part = LaneSlicer(begin, run).VisitExpr(index);
+        } catch (const NotSliceable&) {
+          return e;
+        }
         part = analyzer_.Simplify(part);
         if (!IsContiguous(part)) break;
         parts.push_back(BufferLoad(load->buffer, {part}));

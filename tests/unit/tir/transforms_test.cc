@@ -158,6 +158,13 @@ TEST_F(TransformsTest, SplitGathersLoadsContiguousRunsOfLanes) {
   PrimFunc quad_gather({quads->data, i}, {{quads->data, quads}},
                        Evaluate(BufferLoad(quads, {blocks})), DataType::Void(), {});
   EXPECT_EQ(Body(SplitGathers()(quad_gather)), Body(quad_gather));
+  // An index that reads memory (a take's indices) is left a gather, whatever wraps the read.
+  Buffer where = DeclBuffer({1024}, kInt32, "W");
+  PrimExpr indirect = Add(blocks, Max(BufferLoad(where, {lanes}), Broadcast(I32(0), 16)));
+  PrimFunc take({big->data, where->data, i}, {{big->data, big}, {where->data, where}},
+                BufferStore(big, BufferLoad(big, {indirect}), {Ramp(Mul(i, 16), I32(1), 16)}),
+                DataType::Void(), {});
+  EXPECT_EQ(Body(SplitGathers()(take)), Body(take));
 }
 
 TEST_F(TransformsTest, UnrollLoop) {
