@@ -7,6 +7,7 @@
 // one loop remains after merging loops that continue each other on both sides: the rows (y),
 // consecutive on chip and x_stride elements apart in DRAM.
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "loom/support/error.h"
 #include "loom/tir/stmt_functor.h"
 #include "loom/vta/compiler/passes.h"
+#include "loom/vta/isa.h"
 #include "vta/compiler/loop_nest.h"
 #include "vta/compiler/sram_places.h"
 
@@ -37,16 +39,38 @@ struct Dim {
   int64_t extent, sram, dram;
 };
 
+PrimExpr I32(int64_t v) { return make_const(kI32, v); }
+
 // The interior of a loop of a padded copy: the iterations [lo, hi) that copy data; the others
-// write the padding. [0, extent) without padding.
+// write the padding. [0, extent) without padding. The bounds may depend on the loops around
+// the copy (a tile of rows is padded where it meets the image's edge).
 struct Interior {
-  int64_t lo = 0, hi = 0;
+  PrimExpr lo, hi;
 };
 
 // One LOAD or STORE: sizes, stride and padding in elements; the starts in values.
 struct Pattern {
-  int64_t x_size = 1, y_size = 1, x_stride = 1;
-  int64_t x_pad_before = 0, y_pad_before = 0, x_pad_after = 0, y_pad_after = 0;
+  PrimExpr x_size = I32(1), y_size = I32(1), x_stride = I32(1);
+  PrimExpr x_pad_before = I32(0), y_pad_before = I32(0), x_pad_after = I32(0),
+           y_pad_after = I32(0);
+};
+
+// A padded copy's read with the pad stage's clamps taken out: max(e, 0) and min(e, c) (the
+// simplifier drops either where it cannot act) keep the reads of padding iterations inside
+// the tensor; in the interior, where the copy reads, e is already within it.
+class RemovePadClamps : public ExprMutator {
+ public:
+  using ExprMutator::VisitExpr_;
+  PrimExpr VisitExpr_(const MinNode* op) override {
+    int64_t high = 0;
+    if (IsConstInt(op->b, &high)) return VisitExpr(op->a);
+    return ExprMutator::VisitExpr_(op);
+  }
+  PrimExpr VisitExpr_(const MaxNode* op) override {
+    int64_t low = -1;
+    if (IsConstInt(op->b, &low) && low == 0) return VisitExpr(op->a);
+    return ExprMutator::VisitExpr_(op);
+  }
 };
 
 class DmaInjector : public StmtExprMutator {
@@ -54,6 +78,12 @@ class DmaInjector : public StmtExprMutator {
   explicit DmaInjector(const Environment& env) : env_(env), places_(env) {}
 
   using StmtExprMutator::VisitStmt_;
+
+  // The loops around a copy bound its padding's expressions.
+  Stmt VisitStmt_(const ForNode* op) override {
+    analyzer_.Bind(op->loop_var, Range(op->min, op->extent));
+    return StmtExprMutator::VisitStmt_(op);
+  }
 
   PrimExpr VisitExpr(const PrimExpr& e) override { return e; }
 
@@ -111,9 +141,13 @@ class DmaInjector : public StmtExprMutator {
     const Buffer& dram = to_chip ? load->buffer : store->buffer;
     const SramPlace& placed = *places_.Find(sram);
     const MemoryInfo& memory = env_.Memory(placed.scope);
-    if (to_chip && cast != nullptr) {
-      copy.Fail("a LOAD copies values unchanged; the cast to " + store->buffer->dtype.str() +
-                " needs the ALU");
+    // A LOAD into the accumulator may widen 8-bit values (ACC_8BIT); others copy unchanged.
+    const bool widening = to_chip && cast != nullptr &&
+                          memory.scope == Environment::kAccScope && load->buffer->dtype.bits() == 8 &&
+                          load->buffer->dtype.is_int() && store->buffer->dtype == env_.acc_dtype();
+    if (to_chip && cast != nullptr && !widening) {
+      copy.Fail("a LOAD copies values unchanged, or widens int8 values into the accumulator; "
+                "the cast to " + store->buffer->dtype.str() + " needs the ALU");
     }
     if (!to_chip) {
       if (inside.defined()) copy.Fail("a STORE cannot pad");
@@ -126,17 +160,10 @@ class DmaInjector : public StmtExprMutator {
       }
     }
     std::vector<Interior> interior;
-    for (const Loop& loop : loops) interior.push_back({0, loop.extent});
+    for (const Loop& loop : loops) interior.push_back({I32(0), I32(loop.extent)});
     if (inside.defined()) ParseInterior(copy, inside, loops, &interior);
-    // Inside the interior the DRAM index is linear (a padded read clamps its indices only
-    // outside it).
-    arith::Analyzer bounded;
-    for (size_t l = 0; l < loops.size(); ++l) {
-      bounded.Bind(loops[l].var,
-                   Range(make_const(loops[l].var.dtype(), interior[l].lo),
-                         make_const(loops[l].var.dtype(), interior[l].hi - interior[l].lo)));
-    }
-    const PrimExpr dram_at = bounded.Simplify(to_chip ? load->indices[0] : store->indices[0]);
+    const PrimExpr dram_at = inside.defined() ? RemovePadClamps().VisitExpr(load->indices[0])
+                                              : (to_chip ? load->indices[0] : store->indices[0]);
     LinearIndex sram_index =
         copy.Linear(to_chip ? store->indices[0] : load->indices[0], &analyzer_);
     LinearIndex dram_index = copy.Linear(dram_at, &analyzer_);
@@ -148,8 +175,8 @@ class DmaInjector : public StmtExprMutator {
     // The data starts at the interior's first iteration in DRAM; on chip, padding included.
     PrimExpr dram_start = dram_index.base;
     for (size_t l = 0; l < loops.size(); ++l) {
-      dram_start =
-          dram_start + make_const(dram_start.dtype(), dram_index.coefficients[l] * interior[l].lo);
+      dram_start = dram_start + make_const(dram_start.dtype(), dram_index.coefficients[l]) *
+                                    loom::cast(dram_start.dtype(), interior[l].lo);
     }
     PrimExpr sram_element = Elements(copy, sram_index.base, lanes, "on-chip");
     PrimExpr dram_element = Elements(copy, analyzer_.Simplify(dram_start), lanes, "DRAM");
@@ -159,19 +186,23 @@ class DmaInjector : public StmtExprMutator {
     Stmt call;
     const int queue = Environment::CopyQueue(memory.scope, to_chip);
     if (to_chip) {
-      const int memory_type = memory.scope == Environment::kInpScope   ? 2
-                              : memory.scope == Environment::kWgtScope ? 1
-                                                                       : 3;
+      const MemId memory_type = memory.scope == Environment::kInpScope   ? MemId::kInp
+                                : memory.scope == Environment::kWgtScope ? MemId::kWgt
+                                : widening                               ? MemId::kAcc8
+                                                                         : MemId::kAcc;
       call = Evaluate(call_extern(
           kI32, "VTALoadBuffer2D",
-          {cmd, dram->data, dram_element, i32(pattern.x_size), i32(pattern.y_size),
-           i32(pattern.x_stride), i32(pattern.x_pad_before), i32(pattern.y_pad_before),
-           i32(pattern.x_pad_after), i32(pattern.y_pad_after), sram_element, i32(memory_type)}));
+          {cmd, dram->data, dram_element, Simplified(pattern.x_size), Simplified(pattern.y_size),
+           Simplified(pattern.x_stride), Simplified(pattern.x_pad_before),
+           Simplified(pattern.y_pad_before), Simplified(pattern.x_pad_after),
+           Simplified(pattern.y_pad_after), sram_element,
+           i32(static_cast<int64_t>(memory_type))}));
     } else {
       call =
           Evaluate(call_extern(kI32, "VTAStoreBuffer2D",
                                {cmd, sram_element, i32(4), dram->data, dram_element,
-                                i32(pattern.x_size), i32(pattern.y_size), i32(pattern.x_stride)}));
+                                Simplified(pattern.x_size), Simplified(pattern.y_size),
+                                Simplified(pattern.x_stride)}));
     }
     return AttrStmt(StringImm("vta"), Environment::kCoprocScope, i32(queue), call);
   }
@@ -184,44 +215,73 @@ class DmaInjector : public StmtExprMutator {
     }
   }
 
-  // The interior of each loop from `inside`, a conjunction of comparisons of one loop variable
-  // with a constant (what a pad stage's condition simplifies to).
+  // The interior of each loop from `inside`, a conjunction of comparisons, each bounding one
+  // loop variable of the copy (coefficient 1 or -1) by an expression of the loops around the
+  // copy (what a pad stage's condition becomes).
   void ParseInterior(const LoopNest& copy, const PrimExpr& inside, const std::vector<Loop>& loops,
                      std::vector<Interior>* interior) {
-    if (const auto* both = inside.as<AndNode>()) {
-      ParseInterior(copy, both->a, loops, interior);
-      ParseInterior(copy, both->b, loops, interior);
-      return;
-    }
-    // var < c, var <= c, c <= var, c < var (and their mirrored forms).
-    PrimExpr a, b;
-    bool strict = false, var_first = true;
-    if (const auto* lt = inside.as<LTNode>())
-      a = lt->a, b = lt->b, strict = true;
-    else if (const auto* le = inside.as<LENode>())
-      a = le->a, b = le->b;
-    else if (const auto* gt = inside.as<GTNode>())
-      a = gt->b, b = gt->a, strict = true;
-    else if (const auto* ge = inside.as<GENode>())
-      a = ge->b, b = ge->a;
-    int64_t constant = 0;
-    if (a.defined() && IsConstInt(a, &constant)) std::swap(a, b), var_first = false;
-    if (!a.defined() || !IsConstInt(b, &constant)) {
-      copy.Fail("the padding condition " + ToScript(inside) +
-                " is not a comparison of a loop variable with a constant");
-    }
+    ParseConditions(copy, inside, loops, interior);
     for (size_t l = 0; l < loops.size(); ++l) {
-      if (!a.same_as(loops[l].var)) continue;
       Interior& range = (*interior)[l];
-      if (var_first) {  // var < c or var <= c
-        range.hi = std::min(range.hi, strict ? constant : constant + 1);
-      } else {  // c < var or c <= var
-        range.lo = std::max(range.lo, strict ? constant + 1 : constant);
-      }
+      range.lo = analyzer_.Simplify(max(range.lo, I32(0)));
+      range.hi = analyzer_.Simplify(max(min(range.hi, I32(loops[l].extent)), range.lo));
+    }
+  }
+
+  void ParseConditions(const LoopNest& copy, const PrimExpr& inside,
+                       const std::vector<Loop>& loops, std::vector<Interior>* interior) {
+    if (const auto* both = inside.as<AndNode>()) {
+      ParseConditions(copy, both->a, loops, interior);
+      ParseConditions(copy, both->b, loops, interior);
       return;
     }
-    copy.Fail("the padding condition " + ToScript(inside) + " does not bound a loop of the copy");
+    // As `difference < 0` (strict) or `difference <= 0`.
+    PrimExpr difference;
+    bool strict = false;
+    if (const auto* lt = inside.as<LTNode>()) difference = lt->a - lt->b, strict = true;
+    if (const auto* le = inside.as<LENode>()) difference = le->a - le->b;
+    if (const auto* gt = inside.as<GTNode>()) difference = gt->b - gt->a, strict = true;
+    if (const auto* ge = inside.as<GENode>()) difference = ge->b - ge->a;
+    auto fail = [&](const std::string& why) {
+      copy.Fail("the padding condition " + ToScript(inside) + " " + why);
+    };
+    if (!difference.defined()) fail("is not a conjunction of comparisons");
+    // difference = coefficient * var + rest, rest free of the copy's loops.
+    tir::VarMap zero;
+    for (const Loop& loop : loops) zero[loop.var] = I32(0);
+    const PrimExpr rest = analyzer_.Simplify(tir::Substitute(cast(kI32, difference), zero));
+    std::optional<size_t> bounded;
+    int64_t coefficient = 0;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      tir::VarMap one = zero;
+      one[loops[l].var] = I32(1);
+      int64_t c = 0;
+      if (!IsConstInt(analyzer_.Simplify(tir::Substitute(cast(kI32, difference), one) - rest),
+                      &c)) {
+        fail("is not linear in loop '" + loops[l].var.name() + "'");
+      }
+      if (c == 0) continue;
+      if (bounded || (c != 1 && c != -1)) {
+        fail("must bound one loop of the copy with a coefficient of 1 or -1");
+      }
+      bounded = l, coefficient = c;
+    }
+    if (!bounded) fail("does not bound a loop of the copy");
+    Interior& range = (*interior)[*bounded];
+    if (coefficient == 1) {  // var + rest < 0: var < -rest
+      range.hi = min(range.hi, strict ? I32(0) - rest : I32(1) - rest);
+    } else {  // rest - var < 0: var > rest
+      range.lo = max(range.lo, strict ? rest + I32(1) : rest);
+    }
   }
+
+  // Whether every iteration of loop `l` copies data.
+  bool Unpadded(const Interior& range, const Loop& loop) {
+    return analyzer_.CanProveEqual(range.lo, I32(0)) &&
+           analyzer_.CanProveEqual(range.hi, I32(loop.extent));
+  }
+
+  PrimExpr Simplified(const PrimExpr& e) { return analyzer_.Simplify(cast(kI32, e)); }
 
   // Without padding: from the innermost loop outwards, the loops contiguous on both sides make
   // the row; at most one loop of rows remains once loops continuing each other are merged.
@@ -256,12 +316,12 @@ class DmaInjector : public StmtExprMutator {
                 " loops remain that do not continue each other");
     }
     Pattern pattern;
-    pattern.x_size = row_values / lanes;
+    pattern.x_size = I32(row_values / lanes);
     pattern.x_stride = pattern.x_size;
     if (!dims.empty()) {
       CheckRows(copy, dims[0], row_values, lanes);
-      pattern.y_size = dims[0].extent;
-      pattern.x_stride = dims[0].dram / lanes;
+      pattern.y_size = I32(dims[0].extent);
+      pattern.x_stride = I32(dims[0].dram / lanes);
     }
     return pattern;
   }
@@ -271,12 +331,12 @@ class DmaInjector : public StmtExprMutator {
   // leaves iterations out.
   Pattern PaddedPattern(const LoopNest& copy, const std::vector<Loop>& loops,
                         const std::vector<Interior>& interior, const LinearIndex& sram_index,
-                        const LinearIndex& dram_index, int64_t lanes) const {
+                        const LinearIndex& dram_index, int64_t lanes) {
     int64_t element_values = 1;
     size_t first = loops.size();
     while (first > 0 && element_values < lanes) {
       size_t l = first - 1;
-      if (interior[l].lo != 0 || interior[l].hi != loops[l].extent ||
+      if (!Unpadded(interior[l], loops[l]) ||
           sram_index.coefficients[l] != element_values ||
           dram_index.coefficients[l] != element_values) {
         break;
@@ -306,7 +366,7 @@ class DmaInjector : public StmtExprMutator {
       outer.pop_back();
       pattern.x_size = interior[x].hi - interior[x].lo;
       pattern.x_pad_before = interior[x].lo;
-      pattern.x_pad_after = loops[x].extent - interior[x].hi;
+      pattern.x_pad_after = I32(loops[x].extent) - interior[x].hi;
       row_elements = loops[x].extent;
     }
     pattern.x_stride = pattern.x_size;
@@ -319,8 +379,8 @@ class DmaInjector : public StmtExprMutator {
                 row_elements * lanes, lanes);
       pattern.y_size = interior[y].hi - interior[y].lo;
       pattern.y_pad_before = interior[y].lo;
-      pattern.y_pad_after = loops[y].extent - interior[y].hi;
-      pattern.x_stride = dram_index.coefficients[y] / lanes;
+      pattern.y_pad_after = I32(loops[y].extent) - interior[y].hi;
+      pattern.x_stride = I32(dram_index.coefficients[y] / lanes);
     }
     return pattern;
   }

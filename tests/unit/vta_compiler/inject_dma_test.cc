@@ -43,6 +43,57 @@ TEST(VtaInjectDma, APadStageBecomesAPaddedLoad) {
       << text;
 }
 
+// The same pad stage copied per tile of 7 rows (the copy inside the loop over tiles): the
+// first tile is padded above, the second below, so the rows' padding, count and start in DRAM
+// are expressions of the tile.
+TEST(VtaInjectDma, APadStageCopiedPerTileOfRowsHasTheTilesPadding) {
+  Environment env(VTAConfig::Default());
+  te::Tensor data = te::placeholder({1, 14, 14, 16}, kI8, "data");
+  te::Tensor padded = topi::pad(data, {0, 1, 1, 0}, {0, 1, 1, 0});
+  te::Tensor out = te::compute(
+      {1, 14, 16, 16},
+      [&](const Array<Var>& i) {
+        return cast(kI32, padded(i) + padded(i[0], i[1] + 2, i[2], i[3]));
+      },
+      "out");
+  te::Schedule s = te::create_schedule({out.op()});
+  auto [tile, row] = s[out].split(s[out]->leaf_iter_vars[1], 7);
+  s[padded].set_scope(Environment::kInpScope);
+  s[padded].compute_at(s[out], tile);
+  s[padded].pragma(s[padded]->leaf_iter_vars[0], Environment::kDmaCopy);
+  testing::KeepSramAllocations keep;
+  std::string text = ToScript(lower(env, s, {data, out}, "main"));
+  const size_t call = text.find("VTALoadBuffer2D");
+  ASSERT_NE(call, std::string::npos) << text;
+  // Tile j: from row 7j - 1 (at least 0), 9 rows of which those above row 0 or below row 13 are
+  // padding: 8 rows padded by one above for j = 0, by one below for j = 1.
+  EXPECT_EQ(text.substr(call, text.find('\n', call) - call),
+            "VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), data.data, "
+            "j.outer * 98 + T.max(1 - j.outer * 7, 0) * 14 - 14, 14, T.min(15 - j.outer * 7, 9) - "
+            "T.max(1 - j.outer * 7, 0), 14, 1, T.max(1 - j.outer * 7, 0), 1, 9 - T.min(15 - "
+            "j.outer * 7, 9), 0, 2))")
+      << text;
+}
+
+// A LOAD into the accumulator that widens int8 values is an ACC_8BIT LOAD (memory type 5).
+TEST(VtaInjectDma, AWideningCopyIntoTheAccumulatorLoadsEightBitValues) {
+  Environment env(VTAConfig::Default());
+  te::Tensor data = te::placeholder({4, 16}, kI8, "data");
+  te::Tensor wide = te::compute(
+      {4, 16}, [&](const Array<Var>& i) { return cast(kI32, data(i)); }, "wide");
+  te::Tensor out = te::compute(
+      {4, 16}, [&](const Array<Var>& i) { return wide(i) + 1; }, "out");
+  te::Schedule s = te::create_schedule({out.op()});
+  s[wide].set_scope(Environment::kAccScope);
+  s[wide].pragma(s[wide]->leaf_iter_vars[0], Environment::kDmaCopy);
+  testing::KeepSramAllocations keep;
+  std::string text = ToScript(lower(env, s, {data, out}, "main"));
+  EXPECT_NE(text.find("\"VTALoadBuffer2D\", T.call_extern(\"handle\", \"VTATLSCommandHandle\"), "
+                      "data.data, 0, 4, 1, 4, 0, 0, 0, 0, 0, 5)"),
+            std::string::npos)
+      << text;
+}
+
 // The input tile A[0, ko] is one element (x 1, y 1, from element ko); the weight tile B[:, ko]
 // is 4 rows of one element, 2 elements apart in DRAM (x 1, y 4, x_stride 2, from element ko);
 // the output is one row of 4 elements. (FoldUopLoop has made the GEMM's loop over the 4 output
@@ -171,7 +222,8 @@ TEST_F(VtaInjectDmaNest, CopiesThatAreNoLoadOrStoreAreErrors) {
             "VTA dma_copy: the copy starts at value 8 on the DRAM side, which is not provably a "
             "whole number of 16-value elements");
   EXPECT_EQ(error({{l, 16}}, BufferStore(inp, Cast(kI8, BufferLoad(a32, {l})), {l}), inp),
-            "VTA dma_copy: a LOAD copies values unchanged; the cast to int8 needs the ALU");
+            "VTA dma_copy: a LOAD copies values unchanged, or widens int8 values into the "
+            "accumulator; the cast to int8 needs the ALU");
   EXPECT_EQ(error({{l, 16}}, BufferStore(out, BufferLoad(inp, {l}), {l}), inp),
             "VTA dma_copy: only the accumulator buffer can be stored to DRAM, not "
             "local.inp_buffer");

@@ -42,12 +42,17 @@ tir::transform::Pass ResolveSramAddresses(const Environment& env);
 // contiguous on both sides make the row, a whole number of elements starting at a whole
 // element; the remaining loops, merged where one continues the next, are at most one, the
 // rows, which follow each other on chip and lie a whole number of elements apart in DRAM.
-// LOADs copy values unchanged; STOREs go from the accumulator to values of the output type
-// (a cast narrows them, as the hardware does). A LOAD may pad with zeros, as a pad stage
-// inlined into the copy does (Select / if_then_else of a conjunction of comparisons of loop
-// variables with constants, the copied value, 0): its innermost loops then copy exactly one
-// element, and at most two loops of elements remain, the columns (contiguous on both sides)
-// and the rows, each padded before and after where its condition leaves iterations out.
+// LOADs copy values unchanged, except into the accumulator, where a cast may widen int8 values
+// (an ACC_8BIT LOAD, memory type 5); STOREs go from the accumulator to values of the output
+// type (a cast narrows them, as the hardware does). A LOAD may pad with zeros, as a pad stage
+// inlined into the copy does (Select / if_then_else of a conjunction of comparisons, the
+// copied value, 0): each comparison bounds one loop of the copy (coefficient 1 or -1) by an
+// expression of the loops around it, so that a tile of rows is padded only where it meets
+// the edge (the sizes, padding and DRAM start are then expressions of the tile); the read's
+// clamps (max with 0, min with a constant) are the pad stage's and are dropped. Its innermost
+// loops then copy exactly one element, and at most two loops of elements remain, the columns
+// (contiguous on both sides) and the rows, each padded before and after where its condition
+// leaves iterations out.
 // Anything else is a user error that quotes the copy and says what does not fit.
 tir::transform::Pass InjectDma(const Environment& env);
 
