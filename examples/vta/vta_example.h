@@ -147,20 +147,7 @@ void RunAndReport(const runtime::Module& module, const std::string& name, const 
   module.GetFunction(name)(std::forward<Args>(args)...);
   ThrowIfLastError();
   const SimReport& report = LastRun(cmd).report;
-  const SimCounters& c = report.counters;
-  for (auto [counter, value] :
-       std::vector<std::pair<const char*, uint64_t>>{{"inp_load_nbytes", c.inp_load_nbytes},
-                                                     {"wgt_load_nbytes", c.wgt_load_nbytes},
-                                                     {"acc_load_nbytes", c.acc_load_nbytes},
-                                                     {"uop_load_nbytes", c.uop_load_nbytes},
-                                                     {"out_store_nbytes", c.out_store_nbytes},
-                                                     {"gemm_counter", c.gemm_counter},
-                                                     {"alu_counter", c.alu_counter}}) {
-    std::printf("counter %s=%llu\n", counter, static_cast<unsigned long long>(value));
-  }
-  std::printf("cycles total=%llu gemm_utilization=%.3f\n",
-              static_cast<unsigned long long>(report.timing.total_cycles),
-              report.timing.gemm_utilization());
+  std::fputs(CounterLines(report.counters, report.timing).c_str(), stdout);
 }
 
 // Compares the result with the reference; prints the first mismatch. The exit status.

@@ -1,6 +1,8 @@
 // The execution graph and its JSON (docs/graph_artifact.md).
 #include "graph/codegen_json.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -89,6 +91,7 @@ class Builder {
     const Function function = Downcast<Function>(call.callee);
     ExecutionGraph::Kernel kernel;
     kernel.func = lowered_.KernelName(call);
+    kernel.on_device = lowered_.device_tir.Contains(kernel.func);
     kernel.name = call.name_hint.empty() ? kernel.func : call.name_hint;
     for (const Expr& arg : call.args) {
       std::vector<int> entries = Entries(arg);
@@ -162,7 +165,8 @@ std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>
 
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
                                const std::vector<size_t>& param_offsets, const std::string& target,
-                               const std::string& precision) {
+                               const std::string& precision, int device_type,
+                               const std::string& device_config) {
   nlohmann::ordered_json doc;
   doc["format"] = "loom-graph-1";
   doc["target"] = target;
@@ -197,12 +201,19 @@ std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& pl
   }
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
-    kernels.push_back({{"func", kernel.func},
-                       {"name", kernel.name},
-                       {"args", kernel.args},
-                       {"num_outputs", kernel.num_outputs},
-                       {"nodes", kernel.nodes}});
+    nlohmann::ordered_json item = {{"func", kernel.func},
+                                   {"name", kernel.name},
+                                   {"args", kernel.args},
+                                   {"num_outputs", kernel.num_outputs},
+                                   {"nodes", kernel.nodes}};
+    // A kernel of the device: its tensors are passed as the device's (kDLCPU otherwise).
+    if (kernel.on_device) item["device_type"] = device_type;
+    kernels.push_back(std::move(item));
   }
+  const bool any_on_device =
+      std::any_of(graph.kernels.begin(), graph.kernels.end(),
+                  [](const ExecutionGraph::Kernel& kernel) { return kernel.on_device; });
+  if (any_on_device && !device_config.empty()) doc["device_config"] = device_config;
   doc["kernels"] = std::move(kernels);
   return doc.dump(1);
 }

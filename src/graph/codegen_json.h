@@ -27,6 +27,7 @@ struct ExecutionGraph {
     int num_outputs = 0;
     std::vector<std::string> nodes;  // the graph calls fused into it
     std::vector<int> in_place_candidates;
+    bool on_device = false;  // built for the device target (LoweredModel::device_tir)
   };
   struct IO {
     std::string name;
@@ -48,9 +49,12 @@ ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& low
 // parameter entry number i, in entry order).
 std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets);
 
-// The "loom-graph-1" document; `precision` is CompileOptions::precision.
+// The "loom-graph-1" document; `precision` is CompileOptions::precision; `device_type` the
+// DLPack device of the kernels built for the device (Kernel::on_device), `device_config` the
+// configuration they were compiled for (recorded when there are any).
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
                                const std::vector<size_t>& param_offsets, const std::string& target,
-                               const std::string& precision);
+                               const std::string& precision, int device_type,
+                               const std::string& device_config);
 
 }  // namespace loom::graph

@@ -104,6 +104,7 @@ Pass CopyConstantOutputs() {
 //        costly functions of 8-bit tensors tabulated, inference simplifications, constants
 //        folded, common subexpressions merged.
 //   -O3: per-channel scales folded into weights, the layouts the target's strategies prefer.
+//   -O1 and up: the target's own graph passes (TargetGraphPasses: VTA's packing), last.
 // At every level float16 computes in float32, and a constant model output becomes the
 // output of a copy kernel.
 std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& target) {
@@ -124,12 +125,17 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
       AtLevel(3, FoldScaleAxis()),  // the scales into conv / dense weights
       AtLevel(3, AlterOpLayout(target)),
       AtLevel(3, FoldConstant(target)),  // the scaled, re-laid-out and transformed weights
+  };
+  // The target's own rewrites (VTA's graph packing), on the folded graph.
+  for (const Pass& pass : TargetGraphPasses(target)) rest.push_back(AtLevel(1, pass));
+  std::vector<Pass> last = {
       AtLevel(2, DeadCodeElimination()),
       CopyConstantOutputs(),  // after folding, which may make outputs constant
       // -O0 fuses nothing: a group of one operator each.
       FuseOps(options.opt_level >= 1 ? options.max_fuse_group : 1),
   };
   passes.insert(passes.end(), rest.begin(), rest.end());
+  passes.insert(passes.end(), last.begin(), last.end());
   return passes;
 }
 
@@ -161,22 +167,31 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   // The strategies take tuned configurations from options.configs.
   IRModule fused = OptimizeGraph(module, options);
   timer.Done("graph passes");
-  // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower).
+  // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower); with a
+  // device target, the groups its implementations take to the device, the rest to the host.
   LoweredModel lowered = LowerToTIR(fused, target);
   timer.Done("lowering");
   // 3. The execution graph and its static memory plan.
   ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered, module.output_names());
   MemoryPlan plan = PlanMemory(graph.PlanProblem());
   timer.Done("memory plan");
-  // 4. Code generation, the weights and the graph's text.
+  // 4. Code generation (host and device kernels in one module), the weights and the graph's
+  // text.
   CompiledModel model;
   model.kernels_tir = lowered.tir;
-  model.kernels = build(lowered.tir, target);
+  for (const auto& [name, func] : lowered.device_tir.functions()) model.kernels_tir.Add(name, func);
+  std::vector<BuildPart> parts = {{lowered.tir, target.host()}};
+  if (lowered.device_tir.size() > 0) parts.push_back({lowered.device_tir, target});
+  model.kernels = build(parts);
   timer.Done("codegen");
   std::vector<size_t> param_offsets;
   model.params = ParamsBlob(graph, &param_offsets);
   model.graph_json =
-      ExecutionGraphJson(graph, plan, param_offsets, target.str(), options.precision);
+      ExecutionGraphJson(graph, plan, param_offsets, target.str(), options.precision,
+                         target.kind_def().device_type,
+                         target.kind_def().device_configuration
+                             ? target.kind_def().device_configuration(target)
+                             : "");
   model.memory = plan.stats;
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
     model.kernel_names.push_back(kernel.func);

@@ -7,6 +7,7 @@
 #include "graph/attrs_key.h"
 #include "loom/graph/op_util.h"
 #include "loom/graph/functor.h"
+#include "loom/graph/strategy.h"
 #include "loom/te/lower.h"
 
 namespace loom::graph {
@@ -20,8 +21,11 @@ const te::Tensor& Single(const std::vector<te::Tensor>& tensors, const Expr& e) 
   return tensors[0];
 }
 
-// The group's computation in TE, scheduled by its master call and lowered.
-PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target& target) {
+// The group's computation in TE, scheduled by its master call and lowered: on the device
+// when `target` is a device's and an implementation for it takes the group (*on_device), on
+// the host otherwise.
+PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target& target,
+                    bool* on_device) {
   const Function function = Downcast<Function>(call.callee);
   std::unordered_map<const Object*, std::vector<te::Tensor>> values;
   Array<te::Tensor> args;
@@ -66,9 +70,17 @@ PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target&
   });
   LOOM_ICHECK(master != nullptr) << "kernel " << name << " has no operator call";
   const std::vector<te::Tensor>& outputs = values.at(function->body.get());
-  te::Schedule schedule = ScheduleGroup(master->Info(), outputs, target);
   args.insert(args.end(), outputs.begin(), outputs.end());
-  return te::lower(schedule, args, name);
+  const OpImplementation* device = target.kind_def().is_device
+                                       ? SelectImplementation(master->Info(), outputs, target)
+                                       : nullptr;
+  *on_device = device != nullptr;
+  if (device == nullptr) {
+    return te::lower(ScheduleGroup(master->Info(), outputs, target.host()), args, name);
+  }
+  te::Schedule schedule = device->schedule(master->Info(), outputs, target);
+  return device->lower ? device->lower(schedule, args, name, target)
+                       : te::lower(schedule, args, name);
 }
 
 }  // namespace
@@ -143,8 +155,12 @@ LoweredModel LowerToTIR(const IRModule& fused, const Target& target) {
     // Distinct groups of one name (the same operators on other shapes) get a suffix.
     std::string base = function->attrs.Has("name") ? function->attrs.GetString("name") : "fused";
     std::string name = base;
-    for (int copy = 1; lowered.tir.Contains(name); ++copy) name = base + "_" + std::to_string(copy);
-    lowered.tir.Add(name, LowerGroup(*call, name, target));
+    for (int copy = 1; lowered.tir.Contains(name) || lowered.device_tir.Contains(name); ++copy) {
+      name = base + "_" + std::to_string(copy);
+    }
+    bool on_device = false;
+    PrimFunc func = LowerGroup(*call, name, target, &on_device);
+    (on_device ? lowered.device_tir : lowered.tir).Add(name, func);
     kernel_of_key[key] = name;
     lowered.kernel_of[function] = name;
   }

@@ -1,6 +1,7 @@
 // The tables of operator strategies (loom/graph/strategy.h).
 #include "loom/graph/strategy.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -18,6 +19,7 @@ struct Tables {
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
   std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
   std::map<std::string, IntegerKernelPredicate> integer_kernels;  // target key -> predicate
+  std::vector<std::pair<std::string, TargetGraphPassFn>> graph_passes;  // (target key, maker)
 };
 
 Tables& GlobalTables() {
@@ -34,6 +36,27 @@ void RegisterImplementation(const std::string& op, const std::string& target_key
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
   tables.implementations[{op, target_key}].push_back(std::move(implementation));
+}
+
+void RegisterTargetGraphPass(const std::string& target_key, TargetGraphPassFn make) {
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.graph_passes.emplace_back(target_key, std::move(make));
+}
+
+std::vector<Pass> TargetGraphPasses(const Target& target) {
+  std::vector<TargetGraphPassFn> makers;
+  {
+    Tables& tables = GlobalTables();
+    std::lock_guard<std::mutex> lock(tables.mutex);
+    for (const auto& [key, make] : tables.graph_passes) {
+      const std::vector<std::string>& keys = target.keys();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) makers.push_back(make);
+    }
+  }
+  std::vector<Pass> passes;
+  for (const TargetGraphPassFn& make : makers) passes.push_back(make(target));
+  return passes;
 }
 
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,

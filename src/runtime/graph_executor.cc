@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
+#include "loom/runtime/device_api.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 
@@ -16,12 +18,32 @@ namespace loom::runtime {
 GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(std::move(model)) {
   LOOM_CHECK_USER(model_ != nullptr) << "GraphExecutor: the model is null";
   const std::vector<size_t>& slots = model_->storages();
+  const DLDevice memory = model_->memory_device();
   for (size_t s = 0; s < slots.size(); ++s) {
     try {
-      storage_.push_back(NDArray::Empty({static_cast<int64_t>(slots[s])}, DataType::UInt(8)));
+      storage_.push_back(
+          NDArray::Empty({static_cast<int64_t>(slots[s])}, DataType::UInt(8), memory));
     } catch (const Error& error) {
       LOOM_THROW << "GraphExecutor: cannot allocate storages[" << s << "] of the memory plan ("
-                 << slots[s] << " bytes): " << error.what();
+                 << slots[s] << " bytes) on " << DeviceName(memory.device_type) << ": "
+                 << error.what();
+    }
+  }
+  // Device kernels read the weights from the device's memory: a copy of each there, at a
+  // page boundary (an accelerator addresses DRAM in whole elements of its buffers: VTA's
+  // weight element is 256 bytes at the default configuration's blocks of 16).
+  if (memory.device_type != kDLCPU && !model_->params().empty()) {
+    constexpr size_t kDevicePageBytes = 4096;
+    size_t bytes = 0;
+    for (const GraphParam& param : model_->params()) {
+      device_param_offsets_.push_back(bytes);
+      bytes += (param.bytes + kDevicePageBytes - 1) / kDevicePageBytes * kDevicePageBytes;
+    }
+    device_params_ = NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8), memory);
+    for (size_t p = 0; p < model_->params().size(); ++p) {
+      const GraphParam& param = model_->params()[p];
+      std::memcpy(static_cast<uint8_t*>(device_params_.data()) + device_param_offsets_[p],
+                  static_cast<const uint8_t*>(model_->params_data()) + param.offset, param.bytes);
     }
   }
   std::vector<void*> entry_data;
@@ -31,7 +53,12 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
 
 void* GraphExecutor::EntryData(int entry) const {
   const GraphEntry& e = model_->entries()[entry];
-  if (e.storage < 0) return const_cast<void*>(model_->ParamData(e));
+  if (e.storage < 0) {
+    if (device_params_.defined()) {
+      return static_cast<uint8_t*>(device_params_.data()) + device_param_offsets_[e.param];
+    }
+    return const_cast<void*>(model_->ParamData(e));
+  }
   return static_cast<uint8_t*>(storage_[e.storage].data()) + e.offset;
 }
 
@@ -48,14 +75,19 @@ void GraphExecutor::BuildCallTable(const std::vector<void*>& entry_data, CallTab
     // Kernels read shapes and never write them.
     t.shape = const_cast<int64_t*>(entries[e].shape.data());
   }
+  // The memory device shares the host's memory: the same data, as the device's.
+  table->device_tensors = table->tensors;
+  for (DLTensor& t : table->device_tensors) t.device = model_->memory_device();
   table->values.clear();
   table->codes.clear();
   table->first.clear();
   for (const GraphKernel& kernel : model_->kernels()) {
     table->first.push_back(table->values.size());
+    std::vector<DLTensor>& tensors =
+        kernel.device_type == kDLCPU ? table->tensors : table->device_tensors;
     for (int arg : kernel.args) {
       LoomValue value{};
-      value.v_handle = &table->tensors[arg];
+      value.v_handle = &tensors[arg];
       table->values.push_back(value);
       table->codes.push_back(kLoomDLTensorHandle);
     }
@@ -211,7 +243,7 @@ void GraphExecutor::DumpIntermediates(const std::string& dir) {
     for (size_t a = kernel.args.size() - kernel.num_outputs; a < kernel.args.size(); ++a) {
       int e = kernel.args[a];
       if (own[e].defined()) continue;
-      own[e] = NDArray::Empty(entries[e].shape, entries[e].dtype);
+      own[e] = NDArray::Empty(entries[e].shape, entries[e].dtype, model_->memory_device());
       produced.push_back(e);
     }
   }

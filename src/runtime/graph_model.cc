@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/runtime/cpu_features.h"
+#include "loom/runtime/device_api.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/support/error.h"
 
@@ -169,6 +170,18 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
         << "graph JSON: " << where << ".args[" << a << "] = " << kernel.args[a] << " ('"
         << out.name << "') is an output of kernel '" << kernel.name << "' but is a "
         << (out.storage < 0 ? "parameter" : "model input") << ", which kernels only read";
+  }
+  if (item.contains("device_type")) {
+    const int64_t type = Count(item, "device_type", where);
+    LOOM_CHECK_USER(type != kDLCPU && FindDeviceAPI(static_cast<DLDeviceType>(type)) != nullptr)
+        << "graph JSON: " << where << ".device_type = " << type << " ('" << kernel.name
+        << "') is not a device this runtime has (" << DeviceName(static_cast<DLDeviceType>(type))
+        << "); link or load the device's library (libloom_vta for VTA)";
+    LOOM_CHECK_USER(GetDeviceAPI(static_cast<DLDeviceType>(type))->SharesHostMemory())
+        << "graph JSON: " << where << " ('" << kernel.name << "') runs on "
+        << DeviceName(static_cast<DLDeviceType>(type)) << ", whose memory the host cannot use "
+        << "in place; the graph executor runs device kernels only on such devices";
+    kernel.device_type = static_cast<DLDeviceType>(type);
   }
   if (item.contains("nodes")) {
     const json& nodes = Array(item, "nodes", where);
@@ -346,6 +359,24 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
         ParseKernel(kernels_json[k], k, model->entries_, is_input, model->module_));
   }
   CheckDefinedBeforeUse(*model);
+  for (const GraphKernel& kernel : model->kernels_) {
+    if (kernel.device_type == kDLCPU) continue;
+    LOOM_CHECK_USER(model->memory_device_.device_type == kDLCPU ||
+                    model->memory_device_.device_type == kernel.device_type)
+        << "graph JSON: kernels run on two devices, "
+        << DeviceName(model->memory_device_.device_type) << " and "
+        << DeviceName(kernel.device_type) << "; a model has one device besides the host";
+    model->memory_device_ = {kernel.device_type, 0};
+  }
+  if (doc.contains("device_config") && model->memory_device_.device_type != kDLCPU) {
+    const std::string compiled = Text(doc, "device_config", "the document");
+    const std::string present = GetDeviceAPI(model->memory_device_.device_type)->Configuration();
+    LOOM_CHECK_USER(compiled == present)
+        << "the model was compiled for the " << DeviceName(model->memory_device_.device_type)
+        << " configuration " << compiled << ", but this runtime's device has " << present
+        << "; compile for this device's configuration, or configure the runtime as the model "
+        << "was compiled";
+  }
   return model;
 }
 

@@ -7,7 +7,10 @@
 
 namespace loom {
 
-runtime::Module build(const IRModule& module, const Target& target) {
+namespace {
+
+// Target lowering shared by every part of a build: contraction and math intrinsics.
+IRModule LowerForTarget(const IRModule& module, const Target& target) {
   using namespace tir::transform;
   IRModule lowered = module;
   // Float contraction, decided in TIR so that compiled code and the interpreter running
@@ -20,28 +23,57 @@ runtime::Module build(const IRModule& module, const Target& target) {
   // to codegen instead, which emits the same polynomials without the fast-math flags that
   // would otherwise let LLVM reassociate them.
   if (!target.fast_math()) lowered = LowerMathIntrinsics()(lowered);
-  if (!target.kind_def().is_device) {
+  return lowered;
+}
+
+}  // namespace
+
+runtime::Module build(const std::vector<BuildPart>& parts) {
+  using namespace tir::transform;
+  LOOM_CHECK_USER(!parts.empty()) << "build: nothing to build";
+  const Target& host_target = parts[0].target.host();
+  // The functions that run on the host, each part's with the packed calling convention of its
+  // device (whose tensors the checks expect), and the device kernels of each part.
+  IRModule host;
+  std::vector<runtime::Module> device_modules;
+  for (const BuildPart& part : parts) {
+    const Target& target = part.target;
+    LOOM_CHECK_USER(target.host().str() == host_target.str())
+        << "build: the parts' host targets differ (" << target.host().str() << " and "
+        << host_target.str() << ")";
+    IRModule lowered = LowerForTarget(part.module, target);
+    IRModule part_host;
+    if (!target.kind_def().is_device) {
+      part_host = lowered;
+    } else {
+      // A device target: thread-bound loop nests become kernels for the device's generator;
+      // the rest, which launches them, is built for the host target, whose module imports
+      // the device's (and finds the kernels there when it launches them).
+      lowered = SplitHostDevice()(lowered);
+      IRModule kernels;
+      for (const auto& [name, func] : lowered.functions()) {
+        (IsDeviceKernel(func) ? kernels : part_host).Add(name, func);
+      }
+      if (kernels.size() > 0) {
+        device_modules.push_back(codegen::CodegenForTarget(target).build(kernels, target));
+      }
+    }
     // The packed calling convention with its argument checks.
-    lowered = MakePackedAPI(target.kind_def().device_type)(lowered);
-    // Code generation and loading, by the generator registered for the target's kind.
-    return codegen::CodegenForTarget(target).build(lowered, target);
+    part_host = MakePackedAPI(target.kind_def().device_type)(part_host);
+    for (const auto& [name, func] : part_host.functions()) {
+      LOOM_CHECK_USER(!host.Contains(name))
+          << "build: function '" << name << "' is in two parts of the build";
+      host.Add(name, func);
+    }
   }
-  // A device target: thread-bound loop nests become kernels for the device's generator; the
-  // rest, which launches them, is built for the host target, whose module imports the
-  // device's (and finds the kernels there when it launches them).
-  lowered = SplitHostDevice()(lowered);
-  IRModule host, kernels;
-  for (const auto& [name, func] : lowered.functions()) {
-    (IsDeviceKernel(func) ? kernels : host).Add(name, func);
-  }
-  const Target& host_target = target.host();
-  runtime::Module host_module =
-      codegen::CodegenForTarget(host_target)
-          .build(MakePackedAPI(target.kind_def().device_type)(host), host_target);
-  if (kernels.size() > 0) {
-    host_module.Import(codegen::CodegenForTarget(target).build(kernels, target));
-  }
+  // Code generation and loading, by the generator registered for the host's kind.
+  runtime::Module host_module = codegen::CodegenForTarget(host_target).build(host, host_target);
+  for (const runtime::Module& device : device_modules) host_module.Import(device);
   return host_module;
+}
+
+runtime::Module build(const IRModule& module, const Target& target) {
+  return build(std::vector<BuildPart>{{module, target}});
 }
 
 runtime::Module build(const PrimFunc& func, const Target& target) {

@@ -151,6 +151,12 @@ TargetKindBuilder& TargetKindBuilder::Canonicalize(
   return *this;
 }
 
+TargetKindBuilder& TargetKindBuilder::DeviceConfiguration(
+    std::function<std::string(const Target&)> fn) {
+  kind_.device_configuration = std::move(fn);
+  return *this;
+}
+
 TargetKindBuilder& TargetKindBuilder::HasFeature(
     std::function<bool(const Target&, const std::string&)> fn) {
   kind_.has_feature = std::move(fn);

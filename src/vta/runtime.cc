@@ -134,6 +134,12 @@ const RunRecord& LastRun(VTACommandHandle cmd) {
   return QueueFromHandle(cmd, "LastRun").last_run();
 }
 
+const RunTotals& RunTotalsOf(VTACommandHandle cmd) {
+  return QueueFromHandle(cmd, "RunTotalsOf").run_totals();
+}
+
+void ResetRunTotals(VTACommandHandle cmd) { QueueFromHandle(cmd, "ResetRunTotals").ResetRunTotals(); }
+
 const std::vector<Insn>& PendingInstructions(VTACommandHandle cmd) {
   return QueueFromHandle(cmd, "PendingInstructions").pending();
 }

@@ -398,6 +398,9 @@ void CommandQueue::Synchronize(uint32_t wait_cycles) {
   }
   last_run_.program = std::move(insns_.insns());
   last_run_.report = report;
+  ++run_totals_.runs;
+  run_totals_.counters += report.counters;
+  run_totals_.timing += report.timing;
   ResetProgram();
   LOOM_CHECK_USER(report.timing.total_cycles <= wait_cycles)
       << "VTASynchronize: the program ran " << report.timing.total_cycles

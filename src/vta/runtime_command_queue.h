@@ -46,6 +46,8 @@ class CommandQueue {
   void Poison(const std::string& message);
 
   const RunRecord& last_run() const { return last_run_; }
+  const RunTotals& run_totals() const { return run_totals_; }
+  void ResetRunTotals() { run_totals_ = RunTotals{}; }
   const std::vector<Insn>& pending() const { return insns_.insns(); }
 
  private:
@@ -87,6 +89,7 @@ class CommandQueue {
   std::vector<size_t> uop_load_insns_;
 
   RunRecord last_run_;
+  RunTotals run_totals_;
 };
 
 }  // namespace loom::vta::runtime_detail

@@ -53,6 +53,11 @@ class VTADeviceAPI final : public runtime::DeviceAPI {
     ThrowIfLastError();
   }
 
+  // VTA's DRAM is the host's (the boards' shared memory, the simulator's host pages): a
+  // model's host kernels use its tensors in place.
+  bool SharesHostMemory() const override { return true; }
+  // What a model compiled for VTA recorded (the vta target's device_configuration).
+  std::string Configuration() const override { return RuntimeConfig().ToJson(); }
   // Runs whatever the calling thread queued, with no cycle limit.
   void StreamSync(DLDevice) override {
     VTAClearLastError();

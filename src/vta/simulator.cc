@@ -5,7 +5,10 @@
 #include <deque>
 #include <iomanip>
 #include <memory>
+#include <cstdio>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "loom/support/error.h"
 #include "vta/simulator_internal.h"
@@ -300,6 +303,34 @@ SimCounters& SimCounters::operator+=(const SimCounters& other) {
   out_store_nbytes += other.out_store_nbytes;
   gemm_counter += other.gemm_counter;
   alu_counter += other.alu_counter;
+  return *this;
+}
+
+std::string CounterLines(const SimCounters& c, const SimTiming& timing) {
+  std::ostringstream lines;
+  for (auto [counter, value] :
+       std::vector<std::pair<const char*, uint64_t>>{{"inp_load_nbytes", c.inp_load_nbytes},
+                                                     {"wgt_load_nbytes", c.wgt_load_nbytes},
+                                                     {"acc_load_nbytes", c.acc_load_nbytes},
+                                                     {"uop_load_nbytes", c.uop_load_nbytes},
+                                                     {"out_store_nbytes", c.out_store_nbytes},
+                                                     {"gemm_counter", c.gemm_counter},
+                                                     {"alu_counter", c.alu_counter}}) {
+    lines << "counter " << counter << "=" << value << "\n";
+  }
+  char cycles[128];
+  std::snprintf(cycles, sizeof(cycles), "cycles total=%llu gemm_utilization=%.3f\n",
+                static_cast<unsigned long long>(timing.total_cycles), timing.gemm_utilization());
+  lines << cycles;
+  return lines.str();
+}
+
+SimTiming& SimTiming::operator+=(const SimTiming& other) {
+  total_cycles += other.total_cycles;
+  load_busy_cycles += other.load_busy_cycles;
+  compute_busy_cycles += other.compute_busy_cycles;
+  store_busy_cycles += other.store_busy_cycles;
+  gemm_busy_cycles += other.gemm_busy_cycles;
   return *this;
 }
 

@@ -15,6 +15,7 @@
 
 #include "cli_common.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/vta/runtime.h"
 #include "model_commands.h"
 
 namespace loom::cli {
@@ -26,7 +27,7 @@ struct BenchCommandOptions {
   std::optional<int> threads;
   int repeat = 20;
   int warmup = 5;
-  bool profile = false;
+  bool profile = false;  std::string vta_config;
 };
 
 // Input `index` of the executor's model filled with seeded random values: floats uniform in
@@ -79,6 +80,7 @@ void PrintProfile(runtime::GraphExecutor& executor, int repeat) {
 void RunBench(const BenchCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   int threads = ConfigureThreads(options.threads);
+  ConfigureVta(options.vta_config);
   runtime::GraphExecutor executor(runtime::LoadModel(options.model_path));
   std::map<std::string, runtime::NDArray> given =
       LoadInputs(executor, options.inputs, /*require_all=*/false);
@@ -101,6 +103,14 @@ void RunBench(const BenchCommandOptions& options) {
               Median(ms), *std::min_element(ms.begin(), ms.end()),
               *std::max_element(ms.begin(), ms.end()), mean, options.repeat, threads);
   std::fflush(stdout);
+  if (executor.model().memory_device().device_type == kDLExtDev) {
+    // The simulator's counters and cycles of one inference, all VTA kernels summed.
+    vta::ResetRunTotals(VTATLSCommandHandle());
+    executor.Run();
+    const vta::RunTotals& totals = vta::RunTotalsOf(VTATLSCommandHandle());
+    std::printf("vta_kernel_runs=%llu\n", static_cast<unsigned long long>(totals.runs));
+    std::fputs(vta::CounterLines(totals.counters, totals.timing).c_str(), stdout);
+  }
   if (options.profile) PrintProfile(executor, options.repeat);
 }
 
@@ -133,6 +143,9 @@ void AddBenchCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--profile", options->profile,
                     "Also print each kernel's median time over --repeat runs");
+  command->add_option("--vta-config", options->vta_config,
+                      "The VTA device's configuration (JSON) for a model compiled for VTA; "
+                      "default: the default configuration (vta/default_config.json)");
   command->callback([options] { RunBench(*options); });
 }
 

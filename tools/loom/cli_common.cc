@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "loom/runtime/thread_pool.h"
+#include "loom/vta/runtime.h"
 
 namespace loom::cli {
 
@@ -57,6 +58,10 @@ bool IsSharedLibrary(const std::string& path) {
   in.read(magic, sizeof(magic));
   return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
          magic[3] == 'F';
+}
+
+void ConfigureVta(const std::string& config_path) {
+  if (!config_path.empty()) vta::SetRuntimeConfig(vta::VTAConfig::FromFile(config_path));
 }
 
 int ConfigureThreads(std::optional<int> threads) {

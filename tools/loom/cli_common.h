@@ -35,6 +35,11 @@ bool IsSharedLibrary(const std::string& path);
 // the pool's size.
 int ConfigureThreads(std::optional<int> threads);
 
+// Configures this process's VTA device (the simulator) from --vta-config FILE before any model
+// runs; nothing for an empty path (the default configuration). A model compiled for VTA
+// refuses a device of another configuration.
+void ConfigureVta(const std::string& config_path);
+
 // The --input options ("name=file.npy", repeatable) of `executor`'s model, loaded and checked
 // against the model: an unknown or repeated name, an unreadable file, or a dtype or shape
 // the input does not take is an error naming the input and the file. With

@@ -27,6 +27,7 @@
 #include "loom/graph/compile.h"
 #include "loom/graph/quantize.h"
 #include "loom/graph/strategy.h"
+#include "loom/vta/compiler/graph.h"
 
 namespace loom::cli {
 namespace {
@@ -277,7 +278,8 @@ void RunCompile(const CompileCommandOptions& options) {
 
   if (!options.quantize.empty()) {
     graph::QuantizeReport report;
-    graph::QuantizeOptions quantize_options{.target = options.target,
+    // Calibration runs the float model on this machine: the host of a device target.
+    graph::QuantizeOptions quantize_options{.target = Target::Parse(options.target).host().str(),
                                             .calibration = options.calibration_method,
                                             .scheme = options.quantize_scheme};
     if (options.percentile) quantize_options.percentile = *options.percentile;
@@ -291,6 +293,9 @@ void RunCompile(const CompileCommandOptions& options) {
     if (!options.quiet) PrintQuantizeReport(report);
   }
 
+  // --target vta: VTA's operators, their implementation and its graph packing (this links
+  // libloom_vta_compiler in).
+  vta::RegisterGraphIntegration();
   graph::CompileOptions compile_options;
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;

@@ -22,7 +22,7 @@ struct RunCommandOptions {
   std::vector<std::string> inputs;
   std::string output_dir;
   std::optional<int> threads;
-  int values_shown = 8;
+  int values_shown = 8;  std::string vta_config;
 };
 
 // One file name per output, from its name: distinct even when two sanitized names collide.
@@ -44,6 +44,7 @@ std::vector<std::string> OutputFileNames(const runtime::GraphExecutor& executor)
 void RunRun(const RunCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   ConfigureThreads(options.threads);
+  ConfigureVta(options.vta_config);
   runtime::GraphExecutor executor(runtime::LoadModel(options.model_path));
   std::map<std::string, runtime::NDArray> inputs =
       LoadInputs(executor, options.inputs, /*require_all=*/true);
@@ -96,6 +97,9 @@ void AddRunCommand(CLI::App& app) {
   command->add_option("--values", options->values_shown, "How many values of each output to print")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command->add_option("--vta-config", options->vta_config,
+                      "The VTA device's configuration (JSON) for a model compiled for VTA; "
+                      "default: the default configuration (vta/default_config.json)");
   command->callback([options] { RunRun(*options); });
 }
 

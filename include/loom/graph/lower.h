@@ -24,7 +24,10 @@
 namespace loom::graph {
 
 struct LoweredModel {
-  loom::IRModule tir;  // one PrimFunc per distinct group, named as its kernel
+  loom::IRModule tir;  // one PrimFunc per distinct group on the host, named as its kernel
+  // For a device target, the groups an implementation of the device took (OpImplementation),
+  // to be built for the device target; tir's are built for its host.
+  loom::IRModule device_tir;
   // The kernel of each primitive function of the fused main (keys are the function nodes;
   // the fused module given to LowerToTIR keeps them alive).
   std::unordered_map<const FunctionNode*, std::string> kernel_of;
@@ -34,7 +37,8 @@ struct LoweredModel {
 };
 
 // `fused`'s main must call only primitive functions (FuseOps' result); the shapes of their
-// parameters must be constant. An operator without a compute is a loom::Error naming it.
+// parameters must be constant. With a device target, each group goes to the device when an
+// implementation registered under the device's keys takes it, to the host otherwise. An operator without a compute is a loom::Error naming it.
 LoweredModel LowerToTIR(const IRModule& fused, const Target& target);
 
 // The calls of main's body in execution order (operands first; not the calls inside the

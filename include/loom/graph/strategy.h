@@ -19,6 +19,7 @@
 
 #include "loom/graph/expr.h"
 #include "loom/graph/op.h"
+#include "loom/graph/transform.h"
 #include "loom/target/target.h"
 
 namespace loom::graph {
@@ -33,6 +34,13 @@ struct OpImplementation {
                      const Target& target)>
       applies;
   ScheduleFn schedule;
+  // How the schedule becomes loop IR: te::lower when unset. A device's implementation whose
+  // code is lowered by passes of its own (VTA's) sets it. For a device target, a group that
+  // an implementation under the device's keys takes runs on the device; the others run on
+  // the target's host.
+  std::function<PrimFunc(const te::Schedule& schedule, const Array<te::Tensor>& args,
+                         const std::string& name, const Target& target)>
+      lower;
 };
 
 // A call rewritten into the layout a target's kernels prefer (AlterOpLayout): the new
@@ -61,6 +69,14 @@ using LayoutRewriteFn = std::function<std::optional<LayoutRewrite>(
 
 void RegisterImplementation(const std::string& op, const std::string& target_key,
                             OpImplementation implementation);
+
+// A graph rewrite that targets with a key add to the compile, made for the target: VTA's
+// graph packing, which moves the convolutions it can run into its layouts and operators.
+// Compile runs them after the layouts are altered and the constants folded, before fusion.
+using TargetGraphPassFn = std::function<Pass(const Target& target)>;
+void RegisterTargetGraphPass(const std::string& target_key, TargetGraphPassFn make);
+// The passes registered under `target`'s keys, in registration order.
+std::vector<Pass> TargetGraphPasses(const Target& target);
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
                            LayoutRewriteFn rewrite);
 

@@ -27,6 +27,13 @@ class DeviceAPI {
                               size_t nbytes, DLDevice device_from, DLDevice device_to) = 0;
   // Waits until all work queued on `device` has finished.
   virtual void StreamSync(DLDevice device) = 0;
+  // Whether the host may read and write this device's allocations in place: a device that
+  // shares the host's DRAM (VTA on its boards, and its simulator). A model whose kernels run
+  // on such a device keeps all its tensors there, and its host kernels use them directly.
+  virtual bool SharesHostMemory() const { return false; }
+  // The configuration of this runtime's device, for a device that comes in configurations
+  // (TargetKind::device_configuration); empty for the others.
+  virtual std::string Configuration() const { return ""; }
 };
 
 // Installs `api` (not owned; it must outlive every use) as the implementation for

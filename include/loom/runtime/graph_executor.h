@@ -53,6 +53,8 @@ struct GraphKernel {
   int num_outputs = 0;
   std::vector<std::string> nodes;
   PackedFunc packed;      // `func` looked up in the model's kernels
+  // Where it runs: the host (kDLCPU), or a device (its tensors are passed as the device's).
+  DLDeviceType device_type = kDLCPU;
 };
 
 // The checked execution graph with its kernels and parameters. Built only by MakeGraphModel
@@ -69,8 +71,13 @@ class GraphModel {
   const std::vector<GraphIO>& outputs() const { return outputs_; }
   const std::vector<GraphKernel>& kernels() const { return kernels_; }
   const Module& module() const { return module_; }
+  // Where every tensor lives: the host, or the device of the model's device kernels (one
+  // that shares the host's memory: DeviceAPI::SharesHostMemory).
+  DLDevice memory_device() const { return memory_device_; }
   // Where parameter entry `entry` lives (inside the parameters blob).
   const void* ParamData(const GraphEntry& entry) const { return params_data_ + entry.offset; }
+  // The parameters blob (GraphParam::offset counts from here).
+  const void* params_data() const { return params_data_; }
 
  private:
   friend std::shared_ptr<const GraphModel> MakeGraphModel(Module, const std::string&,
@@ -86,6 +93,7 @@ class GraphModel {
   std::vector<GraphIO> inputs_;
   std::vector<GraphIO> outputs_;
   std::vector<GraphKernel> kernels_;
+  DLDevice memory_device_{kDLCPU, 0};
   Module module_;
   const uint8_t* params_data_ = nullptr;
   size_t params_size_ = 0;
@@ -164,7 +172,8 @@ class GraphExecutor {
  private:
   // The packed arguments of every kernel call, laid out once so a run only calls.
   struct CallTable {
-    std::vector<DLTensor> tensors;  // one per entry
+    std::vector<DLTensor> tensors;  // one per entry, as the host's
+    std::vector<DLTensor> device_tensors;  // the same, as the memory device's (device kernels)
     std::vector<LoomValue> values;  // every kernel's args, back to back
     std::vector<int32_t> codes;
     std::vector<size_t> first;      // kernel k's args start at values[first[k]]
@@ -176,6 +185,10 @@ class GraphExecutor {
 
   std::shared_ptr<const GraphModel> model_;
   std::vector<NDArray> storage_;
+  // The parameters in the memory device's memory, when that is not the host's, each at its
+  // offset there.
+  NDArray device_params_;
+  std::vector<size_t> device_param_offsets_;
   CallTable calls_;
   int num_threads_ = 0;
 };

@@ -24,6 +24,17 @@ namespace loom {
 
 // Compiles every function of `module` (each exported under its name in the module).
 runtime::Module build(const IRModule& module, const Target& target);
+
+// Functions compiled for one target, as a part of a heterogeneous build.
+struct BuildPart {
+  IRModule module;
+  Target target;
+};
+// Compiles the parts into one module for their common host target: each part's host
+// functions take its device's tensors (a model's CPU kernels and its VTA kernels, say), its
+// device kernels go into a module the host module imports. A function name in two parts, or
+// parts with different hosts, is a loom::Error.
+runtime::Module build(const std::vector<BuildPart>& parts);
 // Compiles one function, exported as its "global_symbol" attribute (te::lower sets it) or
 // as "main".
 runtime::Module build(const PrimFunc& func, const Target& target);

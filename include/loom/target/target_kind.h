@@ -59,6 +59,10 @@ struct TargetKind {
   // Whether the target has CPU feature `name` ("avx512f"): the kind's own answer (llvm asks
   // LLVM, which knows what -mcpu implies); without one, a "+name" in -mattr.
   std::function<bool(const Target& target, const std::string& name)> has_feature;
+  // A device kind whose devices come in configurations (VTA's): the configuration `target`
+  // compiles for, as text the device's runtime gives back for the configuration it has
+  // (runtime::DeviceAPI::Configuration). A model records it and refuses another.
+  std::function<std::string(const Target& target)> device_configuration;
 
   const TargetAttrSpec* FindAttr(const std::string& attr) const;
 };
@@ -94,6 +98,7 @@ class TargetKindBuilder {
   TargetKindBuilder& Range(int64_t min, int64_t max);            // of the last Attr
   TargetKindBuilder& Canonicalize(std::function<void(Target&, const std::string&)> fn);
   TargetKindBuilder& HasFeature(std::function<bool(const Target&, const std::string&)> fn);
+  TargetKindBuilder& DeviceConfiguration(std::function<std::string(const Target&)> fn);
 
  private:
   TargetKind& kind_;

@@ -159,6 +159,16 @@ struct RunRecord {
 };
 const RunRecord& LastRun(VTACommandHandle cmd);
 
+// The counters and cycles of every successful VTASynchronize on `cmd` since the queue was made
+// or ResetRunTotals (a whole model's VTA kernels, one run after another), summed.
+struct RunTotals {
+  uint64_t runs = 0;
+  SimCounters counters;
+  SimTiming timing;
+};
+const RunTotals& RunTotalsOf(VTACommandHandle cmd);
+void ResetRunTotals(VTACommandHandle cmd);
+
 // The instructions queued on `cmd` since its last synchronize (no FINISH yet): lets tests
 // inspect the dependency flags the runtime produced.
 const std::vector<Insn>& PendingInstructions(VTACommandHandle cmd);

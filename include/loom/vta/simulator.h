@@ -143,6 +143,8 @@ struct SimTiming {
   uint64_t gemm_busy_cycles = 0;  // cycles the GEMM core multiplies
   // gemm_busy_cycles / total_cycles (0 for an empty program).
   double gemm_utilization() const;
+  // The cycles of runs one after another.
+  SimTiming& operator+=(const SimTiming& other);
 };
 
 struct SimReport {
@@ -157,6 +159,10 @@ struct SimReport {
   // A short human-readable table of counters and cycles.
   std::string ToString() const;
 };
+
+// The lines the VTA tools print for a run (or a model's runs summed): one per counter,
+// "counter inp_load_nbytes=...", then "cycles total=... gemm_utilization=...".
+std::string CounterLines(const SimCounters& counters, const SimTiming& timing);
 
 // Timing constants (cycles).
 inline constexpr uint64_t kFetchCyclesPerInsn = 1;

@@ -130,10 +130,16 @@ void Conv2DWorkload::Check(const Environment& env) const {
       << "VTA " << shape.str() << ": the window is larger than the padded image";
 }
 
-te::Tensor Conv2DPacked(const Environment& env, const te::Tensor& data, const te::Tensor& kernel,
-                        const Conv2DWorkload& w) {
-  w.Check(env);
-  const int64_t b = env.batch(), bi = env.block_in(), bo = env.block_out();
+te::Tensor Conv2DPacked(const te::Tensor& data, const te::Tensor& kernel, const Conv2DWorkload& w,
+                        DataType acc) {
+  int64_t b = 0, bi = 0, bo = 0;
+  LOOM_CHECK_USER(data.ndim() == 6 && kernel.ndim() == 6 && IsConstInt(data.shape()[4], &b) &&
+                  IsConstInt(data.shape()[5], &bi) && IsConstInt(kernel.shape()[4], &bo) &&
+                  b > 0 && bi > 0 && bo > 0 && w.batch % b == 0 && w.in_channels % bi == 0 &&
+                  w.out_channels % bo == 0)
+      << "Conv2DPacked: '" << data.name() << "' and '" << kernel.name() << "' must be 6-d, in "
+      << "the blocked layouts [N/b][C/bi][H][W][b][bi] and [O/bo][C/bi][KH][KW][bo][bi] with "
+      << "constant blocks dividing the workload's batch and channels";
   auto expect_shape = [](const te::Tensor& t, std::vector<int64_t> shape, DataType dtype) {
     bool same = t.ndim() == static_cast<int>(shape.size()) && t.dtype() == dtype;
     for (size_t d = 0; same && d < shape.size(); ++d) {
@@ -145,10 +151,14 @@ te::Tensor Conv2DPacked(const Environment& env, const te::Tensor& data, const te
     LOOM_CHECK_USER(same) << "Conv2DPacked: '" << t.name() << "' must be " << dtype.str()
                           << expected.str() << " for this workload and configuration";
   };
-  expect_shape(data, {w.batch / b, w.in_channels / bi, w.height, w.width, b, bi},
-               env.inp_dtype());
+  expect_shape(data, {w.batch / b, w.in_channels / bi, w.height, w.width, b, bi}, data.dtype());
   expect_shape(kernel, {w.out_channels / bo, w.in_channels / bi, w.kernel_h, w.kernel_w, bo, bi},
-               env.wgt_dtype());
+               kernel.dtype());
+  LOOM_CHECK_USER(data.dtype().is_int() && data.dtype().bits() <= 8 && kernel.dtype().is_int() &&
+                  kernel.dtype().bits() <= 8)
+      << "Conv2DPacked: '" << data.name() << "' and '" << kernel.name() << "' must be int8 (VTA's "
+      << "input and weight types), not " << data.dtype().str() << " and "
+      << kernel.dtype().str();
   te::Tensor padded = data;
   if (w.pad_h > 0 || w.pad_w > 0) {
     padded = topi::pad(data, {0, 0, w.pad_h, w.pad_w, 0, 0}, {0, 0, w.pad_h, w.pad_w, 0, 0},
@@ -158,7 +168,6 @@ te::Tensor Conv2DPacked(const Environment& env, const te::Tensor& data, const te
   IterVar dy = te::reduce_axis(Range(0, Extent(w.kernel_h)), "dy");
   IterVar dx = te::reduce_axis(Range(0, Extent(w.kernel_w)), "dx");
   IterVar ic_tns = te::reduce_axis(Range(0, Extent(bi)), "ic_tns");
-  const DataType acc = env.acc_dtype();
   return te::compute(
       {Extent(w.batch / b), Extent(w.out_channels / bo), Extent(w.out_height()),
        Extent(w.out_width()), Extent(b), Extent(bo)},
@@ -183,12 +192,12 @@ Conv2DFootprint FootprintOf(const Conv2DWorkload& w, const Conv2DTiling& t,
 }
 
 Conv2DTiling DefaultConv2DTiling(const Environment& env, const Conv2DWorkload& w,
-                                 int64_t acc_operands) {
+                                 int64_t acc_operands, int64_t max_virtual_threads) {
   w.Check(env);
   const int64_t out_blocks = w.out_channels / env.block_out();
   std::optional<Conv2DTiling> best;
   int64_t best_bytes = std::numeric_limits<int64_t>::max();
-  for (int64_t threads : {2, 1}) {
+  for (int64_t threads = max_virtual_threads; threads >= 1; --threads) {
     for (int64_t oc_blocks : Divisors(out_blocks)) {
       if ((out_blocks / oc_blocks) % threads != 0) continue;
       for (int64_t rows : Divisors(w.out_height())) {
@@ -276,6 +285,19 @@ te::Schedule ScheduleConv2DPacked(const Environment& env, const te::Tensor& outp
   c.tensorize(caxis[4], env.gemm());
   r.pragma(oc_in, Environment::kDmaCopy);
   return s;
+}
+
+int64_t TailAccOperands(const te::Tensor& output) {
+  int64_t operands = 0;
+  for (const te::Tensor& load : FindTail(output).loads) {
+    operands += load.shape().size() == output.shape().size() &&
+                std::equal(load.shape().begin(), load.shape().end(), output.shape().begin(),
+                           [](const PrimExpr& a, const PrimExpr& b) {
+                             int64_t x = 0, y = 0;
+                             return IsConstInt(a, &x) && IsConstInt(b, &y) && x == y;
+                           });
+  }
+  return operands;
 }
 
 }  // namespace loom::vta

@@ -357,7 +357,7 @@ TEST(GraphExecutor, AnUnallocatableSlotIsAnErrorNamingIt) {
   std::string json = Edit(GraphJson(), R"({"bytes": 64}])", R"({"bytes": 4611686018427387904}])");
   ExpectContains(ErrorOf([&] { GraphExecutor exec(FromJson(json)); }),
                  "GraphExecutor: cannot allocate storages[3] of the memory plan "
-                 "(4611686018427387904 bytes): ");
+                 "(4611686018427387904 bytes) on cpu: ");
 }
 
 TEST(GraphExecutor, InputAndOutputEntriesAreTheGraphs) {

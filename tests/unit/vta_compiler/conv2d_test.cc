@@ -49,7 +49,7 @@ Built BuildConv(const Environment& env, const Conv2DWorkload& w, const Tail& tai
       Shape({w.out_channels / bo, w.in_channels / bi, w.kernel_h, w.kernel_w, bo, bi}), kI8,
       "kernel");
   g.bias = te::placeholder(Shape({1, w.out_channels / bo, 1, 1, 1, bo}), kI32, "bias");
-  te::Tensor conv = Conv2DPacked(env, g.data, g.kernel, w);
+  te::Tensor conv = Conv2DPacked(g.data, g.kernel, w, env.acc_dtype());
   const Array<PrimExpr> shape = conv.shape();
   auto stage = [&](const char* name, auto f) { return te::compute(shape, f, name); };
   te::Tensor bias = te::compute(g.bias.shape(), [&](const Array<Var>& i) { return g.bias(i); },
@@ -143,7 +143,8 @@ class VtaConv2D : public ::testing::Test {
   SimReport Check(const Conv2DWorkload& w, const Tail& tail, Conv2DTiling tiling = {0, 0, 0}) {
     const Environment env(VTAConfig::Default());
     Built g = BuildConv(env, w, tail);
-    if (tiling.rows == 0) tiling = DefaultConv2DTiling(env, w, tail.residual ? 1 : 0);
+    if (tiling.rows == 0) tiling = DefaultConv2DTiling(env, w, TailAccOperands(g.out));
+    EXPECT_EQ(TailAccOperands(g.out), tail.residual ? 1 : 0);
     Array<te::Tensor> args = {g.data, g.kernel, g.bias};
     if (tail.residual) args.push_back(g.residual);
     args.push_back(g.out);

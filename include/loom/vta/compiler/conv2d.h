@@ -4,7 +4,7 @@
 //
 //   Conv2DWorkload w{.in_channels = 64, .out_channels = 64, .height = 56, .width = 56,
 //                    .kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1};
-//   te::Tensor conv = Conv2DPacked(env, data, kernel, w);         // int32, blocked
+//   te::Tensor conv = Conv2DPacked(data, kernel, w, env.acc_dtype());  // blocked
 //   te::Tensor out = ...;  // element-wise stages of conv (and of int32 or widened int8
 //                          // operands), the last a cast to the output type
 //   te::Schedule s = ScheduleConv2DPacked(env, out, DefaultConv2DTiling(env, w, 0));
@@ -34,11 +34,12 @@ struct Conv2DWorkload {
   void Check(const Environment& env) const;
 };
 
-// The int32 convolution of the int8 `data` and `kernel`, in the layouts above, named
-// "conv2d_packed". The padding, when there is any, is a stage of its own ("data_pad") that the
-// schedule turns into padded LOADs.
-te::Tensor Conv2DPacked(const Environment& env, const te::Tensor& data, const te::Tensor& kernel,
-                        const Conv2DWorkload& workload);
+// The convolution of the 8-bit `data` and `kernel`, in the layouts above (the blocks are their
+// last dimensions), summed in `acc` (the configuration's accumulator type), named
+// "conv2d_packed". The padding, when there is any, is a stage of its own that the schedule
+// turns into padded LOADs. Shapes that do not match `workload` are a loom::Error.
+te::Tensor Conv2DPacked(const te::Tensor& data, const te::Tensor& kernel,
+                        const Conv2DWorkload& workload, DataType acc);
 
 // How the schedule tiles the output: tiles of `rows` output rows by `oc_blocks` blocks of output
 // channels (each a divisor of the output's), the channel tiles split between
@@ -58,10 +59,11 @@ Conv2DFootprint FootprintOf(const Conv2DWorkload& workload, const Conv2DTiling& 
                             int64_t acc_operands);
 
 // Among the tilings whose tiles fit the on-chip buffers, the one that loads the fewest bytes
-// from DRAM (the input once per channel tile, the weights once per row tile), two virtual
-// threads preferred; a loom::Error saying what the smallest tile needs when none fits.
+// from DRAM (the input once per channel tile, the weights once per row tile), with
+// `max_virtual_threads` (1 or 2) where any tiling allows them, else fewer; a loom::Error
+// saying what the smallest tile needs when none fits.
 Conv2DTiling DefaultConv2DTiling(const Environment& env, const Conv2DWorkload& workload,
-                                 int64_t acc_operands);
+                                 int64_t acc_operands, int64_t max_virtual_threads = 2);
 
 // The schedule of `output`: the last of element-wise stages that start from a Conv2DPacked
 // result (int32), ending in a cast to the configuration's output type, which the STORE does.
@@ -72,5 +74,9 @@ Conv2DTiling DefaultConv2DTiling(const Environment& env, const Conv2DWorkload& w
 // directly or the output is not of the output type.
 te::Schedule ScheduleConv2DPacked(const Environment& env, const te::Tensor& output,
                                   const Conv2DTiling& tiling);
+
+// The number of the tail's LOAD stages of `output` that hold a value per output element (a
+// residual), the `acc_operands` of its tiling.
+int64_t TailAccOperands(const te::Tensor& output);
 
 }  // namespace loom::vta

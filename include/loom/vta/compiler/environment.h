@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/target/target.h"
 #include "loom/te/tensor_intrin.h"
 #include "loom/tir/transform.h"
 #include "loom/vta/config.h"
@@ -35,6 +36,9 @@ struct MemoryInfo {
   int64_t depth = 0;      // elements the buffer holds
   int64_t bits() const { return unit_bits * depth; }
 };
+
+// The configuration a vta target compiles for: its -config file, else the default.
+VTAConfig ConfigOf(const Target& target);
 
 class Environment {
  public:

@@ -1,0 +1,410 @@
+// PackGraph (loom/vta/compiler/graph.h): quantized convolutions and their integer tails into
+// VTA's layouts and operators.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+#include "loom/graph/functor.h"
+#include "loom/support/error.h"
+#include "loom/vta/compiler/conv2d.h"
+#include "loom/vta/compiler/graph.h"
+
+namespace loom::vta {
+namespace {
+
+using graph::Call;
+using graph::CallNode;
+using graph::ConstantNode;
+using graph::Expr;
+using graph::MakeCall;
+
+const DataType kI8 = DataType::Int(8), kI32 = DataType::Int(32);
+
+bool IsOp(const CallNode* call, const char* name) {
+  return call != nullptr && call->op != nullptr && call->op->name == name;
+}
+
+std::string NameOf(const CallNode& call) {
+  return call.name_hint.empty() ? call.op->name : call.name_hint;
+}
+
+// The values an int32 tensor may take.
+struct Range {
+  int64_t lo = 0, hi = 0;
+};
+
+// The integer value of a one-element int32 constant.
+std::optional<int64_t> ScalarInt(const Expr& e) {
+  const auto* constant = e.as<ConstantNode>();
+  if (constant == nullptr || constant->data.NumElements() != 1 ||
+      constant->data.dtype() != kI32) {
+    return std::nullopt;
+  }
+  return *static_cast<const int32_t*>(constant->data.data());
+}
+
+bool FitsImmediate(int64_t v) {
+  return v >= std::numeric_limits<int16_t>::min() && v <= std::numeric_limits<int16_t>::max();
+}
+
+// One step of a convolution's tail, as PackGraph will emit it.
+struct Step {
+  enum Kind { kAluImm, kBias, kResidual } kind = kAluImm;
+  std::string op;   // kAluImm: add, shr, min, max
+  int64_t imm = 0;  // kAluImm: the immediate; kResidual: the left shift of the residual
+  Expr operand;     // kBias: the int32 per-channel constant; kResidual: the int8 tensor
+  std::string name;
+};
+
+// A convolution the pass moves to VTA: its tail from the convolution to the cast to int8.
+struct Plan {
+  const CallNode* conv = nullptr;
+  Conv2DWorkload workload;
+  std::vector<Step> steps;
+};
+
+// What the pass decides for one convolution: a plan, or the reason it stays on the CPU.
+struct Decision {
+  std::optional<Plan> plan;
+  std::string reason;
+};
+
+class Planner {
+ public:
+  Planner(const Environment& env, const graph::Function& main) : env_(env) {
+    graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
+      if (const auto* call = e.as<CallNode>()) {
+        for (const Expr& arg : call->args) users_[arg.get()].push_back(call);
+      }
+    });
+    users_[main->body.get()].push_back(nullptr);  // the model's result is used
+  }
+
+  // The decision for each qnn.conv2d, keyed by the tail's last call (the cast to int8).
+  Decision Decide(const CallNode& conv) {
+    Decision d;
+    Plan plan;
+    plan.conv = &conv;
+    auto fail = [&](std::string why) {
+      d.reason = std::move(why);
+      return d;
+    };
+    const graph::Type& data = conv.args[0].type();
+    const auto* weight = conv.args[1].as<ConstantNode>();
+    std::optional<std::vector<int64_t>> shape = data.ConstShape();
+    if (data.dtype() != kI8 || !shape || shape->size() != 4) {
+      return fail("its data is not an int8 NCHW tensor of constant shape");
+    }
+    if (weight == nullptr || weight->data.dtype() != kI8 || weight->data.Shape().size() != 4) {
+      return fail("its weight is not a constant int8 OIHW tensor");
+    }
+    if (conv.attrs.GetInt("groups") != 1) return fail("it is grouped");
+    if (conv.attrs.GetInt("data_zero_point") != 0 || conv.attrs.GetInt("weight_zero_point") != 0) {
+      return fail("its zero points are not 0 (quantize with the power-of-two scheme)");
+    }
+    const graph::Ints& dilation = conv.attrs.GetInts("dilation");
+    const graph::Ints& strides = conv.attrs.GetInts("strides");
+    const graph::Ints& padding = conv.attrs.GetInts("padding");
+    if (dilation != graph::Ints{1, 1}) return fail("it is dilated");
+    if (padding.size() != 4 || padding[0] != padding[2] || padding[1] != padding[3]) {
+      return fail("its padding is not the same on both sides");
+    }
+    const std::vector<int64_t> w = weight->data.Shape();
+    Conv2DWorkload& work = plan.workload;
+    work.batch = (*shape)[0], work.in_channels = (*shape)[1];
+    work.height = (*shape)[2], work.width = (*shape)[3];
+    work.out_channels = w[0], work.kernel_h = w[2], work.kernel_w = w[3];
+    work.stride_h = strides[0], work.stride_w = strides[1];
+    work.pad_h = padding[0], work.pad_w = padding[1];
+    try {
+      work.Check(env_);
+    } catch (const Error& error) {
+      return fail(error.what());
+    }
+    Range range = ProductRange(*weight);
+    // Walk the tail while each value has one user.
+    const CallNode* at = &conv;
+    while (true) {
+      const std::vector<const CallNode*>& users = users_[at];
+      if (users.size() != 1 || users[0] == nullptr) {
+        return fail("its int32 result is used before it is requantized to int8");
+      }
+      const CallNode* next = users[0];
+      const std::string name = NameOf(*next);
+      if (IsOp(next, "cast")) {
+        if (next->checked_type.dtype() != kI8) {
+          return fail("'" + name + "' casts its int32 values to " +
+                      next->checked_type.dtype().str() + ", not int8");
+        }
+        if (range.lo < -128 || range.hi > 127) {
+          return fail("'" + name + "' narrows values that may lie beyond int8");
+        }
+        int64_t operands = 0;
+        for (const Step& step : plan.steps) operands += step.kind == Step::kResidual;
+        try {
+          DefaultConv2DTiling(env_, work, operands);
+        } catch (const Error& error) {
+          return fail(error.what());
+        }
+        tails_[next] = plan;
+        d.plan = plan;
+        return d;
+      }
+      std::optional<std::string> why = AddStep(*at, *next, &plan, &range);
+      if (why) return fail("'" + name + "': " + *why);
+      at = next;
+    }
+  }
+
+  const std::unordered_map<const CallNode*, Plan>& tails() const { return tails_; }
+
+ private:
+  // The sums of products of int8 data ([-128, 127]) with the weights, per output channel.
+  static Range ProductRange(const ConstantNode& weight) {
+    const std::vector<int64_t> shape = weight.data.Shape();
+    const int64_t per_channel = shape[1] * shape[2] * shape[3];
+    const auto* w = static_cast<const int8_t*>(weight.data.data());
+    Range range;
+    for (int64_t o = 0; o < shape[0]; ++o) {
+      int64_t positive = 0, negative = 0;
+      for (int64_t k = 0; k < per_channel; ++k) {
+        const int64_t v = w[o * per_channel + k];
+        (v > 0 ? positive : negative) += v;
+      }
+      // data in [-128, 127]: the sum is at most 127 * positive - 128 * negative, ...
+      range.hi = std::max(range.hi, 127 * positive - 128 * negative);
+      range.lo = std::min(range.lo, -128 * positive + 127 * negative);
+    }
+    return range;
+  }
+
+  // Adds `next` (which reads `at`) to the plan, or says why the ALU cannot compute it.
+  std::optional<std::string> AddStep(const CallNode& at, const CallNode& next, Plan* plan,
+                                     Range* range) {
+    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+    auto alu = [&](const std::string& op, int64_t imm) {
+      plan->steps.push_back({Step::kAluImm, op, imm, Expr(), NameOf(next)});
+    };
+    const int64_t out_channels = plan->workload.out_channels;
+    if (IsOp(&next, "nn.relu")) {
+      alu("max", 0);
+      range->lo = std::max<int64_t>(range->lo, 0), range->hi = std::max<int64_t>(range->hi, 0);
+      return std::nullopt;
+    }
+    if (IsOp(&next, "clip")) {
+      const double low = next.attrs.GetFloat("a_min"), high = next.attrs.GetFloat("a_max");
+      // A bound the values never pass is no operation; a saturating clip below int32's
+      // largest value before a rounding add is one whenever the values stay far from it.
+      if (range->hi > high) {
+        if (!FitsImmediate(static_cast<int64_t>(high)) || high != std::floor(high)) {
+          return "its upper bound " + std::to_string(high) + " is no 16-bit immediate";
+        }
+        alu("min", static_cast<int64_t>(high));
+        range->hi = static_cast<int64_t>(high);
+      }
+      if (range->lo < low) {
+        if (!FitsImmediate(static_cast<int64_t>(low)) || low != std::floor(low)) {
+          return "its lower bound " + std::to_string(low) + " is no 16-bit immediate";
+        }
+        alu("max", static_cast<int64_t>(low));
+        range->lo = static_cast<int64_t>(low);
+      }
+      return std::nullopt;
+    }
+    const bool shift_right = IsOp(&next, "right_shift"), shift_left = IsOp(&next, "left_shift");
+    if (shift_right || shift_left) {
+      std::optional<int64_t> bits = ScalarInt(next.args[1]);
+      if (!bits || next.args[0].get() != &at || *bits < 0 || *bits > 31) {
+        return std::string("it shifts by something other than a constant of 0 to 31 bits");
+      }
+      if (shift_right) {
+        alu("shr", *bits);
+        range->lo >>= *bits, range->hi >>= *bits;
+      } else {
+        if (std::max(std::abs(range->lo), std::abs(range->hi)) > (kInt32Max >> *bits)) {
+          return std::string("its values may overflow int32 shifted left");
+        }
+        alu("shr", -*bits);
+        range->lo *= int64_t{1} << *bits, range->hi *= int64_t{1} << *bits;
+      }
+      return std::nullopt;
+    }
+    const bool bias_add = IsOp(&next, "nn.bias_add");
+    if (!bias_add && !IsOp(&next, "add")) {
+      return "the ALU does not compute " + next.op->name;
+    }
+    const Expr& other = next.args[0].get() == &at ? next.args[1] : next.args[0];
+    if (std::optional<int64_t> scalar = ScalarInt(other)) {
+      if (!FitsImmediate(*scalar)) return "it adds " + std::to_string(*scalar) + ", no 16-bit immediate";
+      alu("add", *scalar);
+      range->lo += *scalar, range->hi += *scalar;
+      return std::nullopt;
+    }
+    if (const auto* constant = other.as<ConstantNode>()) {
+      // A bias: one int32 per output channel ([C], [C, 1, 1] or [1, C, 1, 1]).
+      if (constant->data.dtype() != kI32 || constant->data.NumElements() != out_channels ||
+          (bias_add && next.attrs.GetInt("axis") != 1) ||
+          (!bias_add && constant->data.Shape().size() != 1 &&
+           constant->data.Shape().size() != 3 && constant->data.Shape().size() != 4)) {
+        return std::string("it adds a constant that is not one int32 per output channel");
+      }
+      if (!bias_add && constant->data.Shape().size() == 1) {
+        return std::string("it adds a 1-d constant along the columns, not the channels");
+      }
+      const auto* values = static_cast<const int32_t*>(constant->data.data());
+      const auto [lo, hi] = std::minmax_element(values, values + out_channels);
+      plan->steps.push_back({Step::kBias, "", 0, other, NameOf(next)});
+      range->lo += *lo, range->hi += *hi;
+      return std::nullopt;
+    }
+    // A residual: [left_shift(] cast(int32, t) [, s)] of an int8 tensor of the output's shape.
+    int64_t shift = 0;
+    const auto* widened = other.as<CallNode>();
+    if (IsOp(widened, "left_shift")) {
+      std::optional<int64_t> bits = ScalarInt(widened->args[1]);
+      if (!bits || *bits < 0 || *bits > 23) return std::string("it adds a residual shifted oddly");
+      shift = *bits;
+      widened = widened->args[0].as<CallNode>();
+    }
+    if (!IsOp(widened, "cast") || widened->args[0].type().dtype() != kI8 ||
+        widened->args[0].type().ConstShape() != next.checked_type.ConstShape()) {
+      return std::string("it adds a value that is neither a constant nor a widened int8 tensor "
+                         "of its shape");
+    }
+    plan->steps.push_back({Step::kResidual, "", shift, widened->args[0], NameOf(next)});
+    range->lo += -128 * (int64_t{1} << shift), range->hi += 127 * (int64_t{1} << shift);
+    if (std::max(std::abs(range->lo), std::abs(range->hi)) > kInt32Max) {
+      return std::string("its sum may overflow int32");
+    }
+    return std::nullopt;
+  }
+
+  const Environment& env_;
+  std::unordered_map<const Object*, std::vector<const CallNode*>> users_;
+  std::unordered_map<const CallNode*, Plan> tails_;
+};
+
+// The rewrite: each planned tail's cast becomes the packed convolution and tail, unpacked.
+class Packer : public graph::ExprMutator {
+ public:
+  Packer(const Environment& env, const Planner& planner) : env_(env), planner_(planner) {}
+
+  using graph::ExprMutator::VisitExpr_;
+  Expr VisitExpr_(const CallNode* op) override {
+    auto planned = planner_.tails().find(op);
+    if (planned == planner_.tails().end()) return graph::ExprMutator::VisitExpr_(op);
+    const Plan& plan = planned->second;
+    const CallNode& conv = *plan.conv;
+    Expr packed = MakeCall(
+        "vta.conv2d_packed", {Packed(VisitExpr(conv.args[0])), PackedWeight(conv)},
+        {{"strides", graph::Ints{plan.workload.stride_h, plan.workload.stride_w}},
+         {"padding", graph::Ints{plan.workload.pad_h, plan.workload.pad_w}},
+         {"out_dtype", env_.acc_dtype().str()}},
+        NameOf(conv));
+    for (const Step& step : plan.steps) {
+      switch (step.kind) {
+        case Step::kAluImm:
+          packed = MakeCall("vta.alu_imm", {packed},
+                            {{"op", step.op}, {"imm", step.imm}}, step.name);
+          break;
+        case Step::kBias:
+          // Copied by a stage of the kernel: the accumulator LOADs it.
+          packed = MakeCall("add", {packed, MakeCall("copy", {PackedBias(step.operand)})}, {},
+                            step.name);
+          break;
+        case Step::kResidual:
+          packed = MakeCall("vta.add_residual", {packed, Packed(VisitExpr(step.operand))},
+                            {{"shift", step.imm}}, step.name);
+          break;
+      }
+    }
+    packed = graph::MakeCast(packed, kI8);
+    Expr unpacked = Unpacked(packed, op->checked_type);
+    packed_of_[unpacked.get()] = packed;
+    return unpacked;
+  }
+
+ private:
+  // x (int8 NCHW) in VTA's layout [N/b][C/bi][H][W][b][bi]; the packed value itself when x is
+  // a packed convolution's unpacked output.
+  Expr Packed(const Expr& x) {
+    auto known = packed_of_.find(x.get());
+    if (known != packed_of_.end()) return known->second;
+    const std::vector<int64_t> s = *x.type().ConstShape();
+    const int64_t b = env_.batch(), bi = env_.block_in();
+    Expr split = MakeCall("reshape", {x},
+                          {{"newshape", graph::Ints{s[0] / b, b, s[1] / bi, bi, s[2], s[3]}}});
+    Expr packed = MakeCall("transpose", {split}, {{"axes", graph::Ints{0, 2, 4, 5, 1, 3}}});
+    packed_of_[x.get()] = packed;
+    return packed;
+  }
+
+  // The packed value back in NCHW (`type`).
+  static Expr Unpacked(const Expr& packed, const graph::Type& type) {
+    const std::vector<int64_t> s = *type.ConstShape();
+    Expr moved = MakeCall("transpose", {packed}, {{"axes", graph::Ints{0, 4, 1, 5, 2, 3}}});
+    return MakeCall("reshape", {moved}, {{"newshape", graph::Ints(s.begin(), s.end())}});
+  }
+
+  // The OIHW weight as [O/bo][C/bi][KH][KW][bo][bi].
+  Expr PackedWeight(const CallNode& conv) const {
+    const runtime::NDArray& w = conv.args[1].as<ConstantNode>()->data;
+    const std::vector<int64_t> s = w.Shape();
+    const int64_t bo = env_.block_out(), bi = env_.block_in();
+    runtime::NDArray packed =
+        runtime::NDArray::Empty({s[0] / bo, s[1] / bi, s[2], s[3], bo, bi}, kI8);
+    const auto* from = static_cast<const int8_t*>(w.data());
+    auto* to = static_cast<int8_t*>(packed.data());
+    for (int64_t o = 0; o < s[0]; ++o) {
+      for (int64_t c = 0; c < s[1]; ++c) {
+        for (int64_t k = 0; k < s[2] * s[3]; ++k) {
+          const int64_t at = (((o / bo) * (s[1] / bi) + c / bi) * s[2] * s[3] + k) * bo * bi +
+                             (o % bo) * bi + c % bi;
+          to[at] = from[(o * s[1] + c) * s[2] * s[3] + k];
+        }
+      }
+    }
+    return graph::MakeConstant(packed, conv.args[1].as<ConstantNode>()->name_hint + ".vta");
+  }
+
+  // A per-channel int32 constant as [1][O/bo][1][1][1][bo].
+  Expr PackedBias(const Expr& bias) const {
+    const runtime::NDArray& c = bias.as<ConstantNode>()->data;
+    const int64_t channels = c.NumElements(), bo = env_.block_out();
+    runtime::NDArray packed = runtime::NDArray::Empty({1, channels / bo, 1, 1, 1, bo}, kI32);
+    std::copy_n(static_cast<const int32_t*>(c.data()), channels,
+                static_cast<int32_t*>(packed.data()));
+    return graph::MakeConstant(packed, bias.as<ConstantNode>()->name_hint + ".vta");
+  }
+
+  const Environment& env_;
+  const Planner& planner_;
+  std::unordered_map<const Object*, Expr> packed_of_;
+};
+
+}  // namespace
+
+graph::Pass PackGraph(const Environment& env, std::vector<Placement>* placements) {
+  return {"vta.PackGraph", [env, placements](const graph::IRModule& module) {
+            const graph::Function& main = module.main();
+            Planner planner(env, main);
+            graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
+              const auto* call = e.as<CallNode>();
+              if (!IsOp(call, "qnn.conv2d")) return;
+              Decision d = planner.Decide(*call);
+              if (placements) placements->push_back({NameOf(*call), d.plan.has_value(), d.reason});
+            });
+            if (planner.tails().empty()) return module;
+            Packer packer(env, planner);
+            graph::Expr body = packer.VisitExpr(main->body);
+            graph::IRModule result = module;
+            result.Add("main", graph::MakeFunction(main->params, body, main->attrs),
+                       /*replace=*/true);
+            return result;
+          }};
+}
+
+}  // namespace loom::vta

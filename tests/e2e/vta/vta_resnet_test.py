@@ -1,0 +1,159 @@
+"""A reduced ResNet on VTA, end to end through the CLI: a model built here with onnx.helper (a
+3-channel stem convolution, max pooling, a residual block of 16 channels, a strided block of 32
+channels with a 1x1 downsample, global average pooling and a classifier; random weights),
+quantized with the power-of-two scheme and compiled twice from the same calibration: for
+`--target vta` (the convolutions on VTA's simulator, the rest on the host) and for the host
+alone. On seeded inputs the two artifacts must give the same logits bit for bit; `loom
+inspect` must list the packed convolutions, and `loom bench` the simulator's counters.
+
+The same with the smaller buffers (half of each) of vta/configs/small_buffers.json (compiled with -config,
+run on a device configured with --vta-config) and with one virtual thread; a model run on a
+device of another configuration is refused with a message naming both.
+
+Usage: vta_resnet_test.py LOOM_BINARY CONFIG_DIR. Exits 77 (skipped) without numpy or onnx.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as error:
+    print(f"SKIP: {error}")
+    sys.exit(77)
+
+LOOM = sys.argv[1]
+SMALL_BUFFERS = os.path.join(sys.argv[2], "small_buffers.json")
+RNG = np.random.RandomState(7)
+
+
+def conv(nodes, inits, name, x, cin, cout, k, stride):
+    w = (RNG.randn(cout, cin, k, k) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+    b = (RNG.randn(cout) * 0.1).astype(np.float32)
+    inits += [numpy_helper.from_array(w, f"{name}.w"), numpy_helper.from_array(b, f"{name}.b")]
+    nodes.append(helper.make_node("Conv", [x, f"{name}.w", f"{name}.b"], [name], name=name,
+                                  kernel_shape=[k, k], strides=[stride, stride],
+                                  pads=[k // 2] * 4))
+    return name
+
+
+def relu(nodes, x, name):
+    nodes.append(helper.make_node("Relu", [x], [name], name=name))
+    return name
+
+
+def block(nodes, inits, name, x, cin, cout, stride):
+    y = relu(nodes, conv(nodes, inits, f"{name}.conv1", x, cin, cout, 3, stride), f"{name}.relu1")
+    y = conv(nodes, inits, f"{name}.conv2", y, cout, cout, 3, 1)
+    shortcut = x if stride == 1 and cin == cout else conv(nodes, inits, f"{name}.down", x, cin,
+                                                          cout, 1, stride)
+    nodes.append(helper.make_node("Add", [y, shortcut], [f"{name}.add"], name=f"{name}.add"))
+    return relu(nodes, f"{name}.add", f"{name}.relu2")
+
+
+def reduced_resnet(path):
+    nodes, inits = [], []
+    x = relu(nodes, conv(nodes, inits, "stem", "image", 3, 16, 3, 2), "stem.relu")
+    nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="pool", kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1]))
+    x = block(nodes, inits, "layer1", "pool", 16, 16, 1)
+    x = block(nodes, inits, "layer2", x, 16, 32, 2)
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flat"))
+    fc_w = (RNG.randn(10, 32) * 0.2).astype(np.float32)
+    inits += [numpy_helper.from_array(fc_w, "fc.w"),
+              numpy_helper.from_array(np.zeros(10, np.float32), "fc.b")]
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc",
+                                  transB=1))
+    graph = helper.make_graph(
+        nodes, "reduced_resnet",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 64, 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def loom(*args, status=0):
+    result = subprocess.run([LOOM, *args], capture_output=True, text=True, timeout=600)
+    if status != 0:
+        return result.returncode, result.stderr
+    if result.returncode != 0:
+        print(f"FAIL: `loom {' '.join(args)}` exited {result.returncode}:\n{result.stderr}")
+        sys.exit(1)
+    return result.stdout
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "resnet.onnx")
+        reduced_resnet(model)
+        samples = os.path.join(tmp, "calibration.npy")
+        np.save(samples, RNG.rand(4, 1, 3, 64, 64).astype(np.float32) * 2 - 1)
+        quantize = ["--quantize", "int8", "--quantize-scheme", "power-of-two",
+                    "--calibration", f"image={samples}", "--quantize-every-layer", "-q"]
+        on_vta, on_host = os.path.join(tmp, "vta.so"), os.path.join(tmp, "host.so")
+        small, one_thread = os.path.join(tmp, "small.so"), os.path.join(tmp, "one_thread.so")
+        loom("compile", model, "-o", on_vta, "--target", "vta", *quantize)
+        loom("compile", model, "-o", on_host, *quantize)
+        loom("compile", model, "-o", small, "--target", f"vta -config={SMALL_BUFFERS}", *quantize)
+        loom("compile", model, "-o", one_thread, "--target", "vta -virtual-threads=1", *quantize)
+
+        listing = loom("inspect", on_vta)
+        packed = re.findall(r"fused_vta_conv2d_packed\S*", listing)
+        # Five convolutions on VTA: the stem's 3 input channels are no whole block.
+        if len(packed) != 5:
+            failures.append(f"{len(packed)} packed convolutions in the listing, expected 5:\n"
+                            f"{listing}")
+        if "fused_qnn_conv2d" not in listing:
+            failures.append("the stem convolution is not on the host")
+
+        for seed in range(3):
+            image = os.path.join(tmp, f"image{seed}.npy")
+            np.save(image, np.random.RandomState(seed).rand(1, 3, 64, 64).astype(np.float32) * 2 - 1)
+            outputs = {}
+            for name, artifact, device in (("vta", on_vta, []), ("host", on_host, []),
+                                           ("small", small, ["--vta-config", SMALL_BUFFERS]),
+                                           ("one_thread", one_thread, [])):
+                out_dir = os.path.join(tmp, f"{name}{seed}")
+                loom("run", artifact, "--input", f"image={image}", "--output-dir", out_dir,
+                     *device)
+                outputs[name] = np.load(os.path.join(out_dir, "logits.npy"))
+            for name in ("vta", "small", "one_thread"):
+                if not np.array_equal(outputs[name], outputs["host"]):
+                    failures.append(f"input {seed}: {name} logits {outputs[name]} differ from "
+                                    f"the host's {outputs['host']}")
+
+        status, error = loom("run", on_vta, "--vta-config", SMALL_BUFFERS, status=1)
+        if status != 1 or "compiled for the vta configuration" not in error or \
+                '"LOG_ACC_BUFF_SIZE": 17' not in error or '"LOG_ACC_BUFF_SIZE": 16' not in error:
+            failures.append(f"a device of another configuration was not refused naming both: "
+                            f"exit {status}, {error}")
+
+        report = loom("bench", on_vta, "--repeat", "1", "--warmup", "0")
+        counters = dict(re.findall(r"counter (\w+)=(\d+)", report))
+        if re.search(r"vta_kernel_runs=5\b", report) is None:
+            failures.append(f"bench reports no 5 VTA kernel runs:\n{report}")
+        # Every multiply-accumulate of the five convolutions, 16x16 per GEMM micro-op.
+        macs = (16 * 16 * 16 * 16 * 9 * 2 + 16 * 32 * 8 * 8 * 9 + 32 * 32 * 8 * 8 * 9 +
+                16 * 32 * 8 * 8)
+        if int(counters.get("gemm_counter", 0)) * 16 * 16 != macs:
+            failures.append(f"gemm_counter {counters.get('gemm_counter')} is not {macs} / 256")
+        if re.search(r"cycles total=\d+ gemm_utilization=0\.\d+", report) is None:
+            failures.append(f"bench reports no cycles:\n{report}")
+
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    if failures:
+        sys.exit(1)
+    print("the reduced ResNet on VTA matches the host bit for bit")
+
+
+if __name__ == "__main__":
+    main()
