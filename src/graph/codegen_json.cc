@@ -166,7 +166,8 @@ std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
                                const std::vector<size_t>& param_offsets, const std::string& target,
                                const std::string& precision, int device_type,
-                               const std::string& device_config) {
+                               const std::string& device_config,
+                               const std::vector<LayerPlacement>& placements) {
   nlohmann::ordered_json doc;
   doc["format"] = "loom-graph-1";
   doc["target"] = target;
@@ -215,6 +216,13 @@ std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& pl
                   [](const ExecutionGraph::Kernel& kernel) { return kernel.on_device; });
   if (any_on_device && !device_config.empty()) doc["device_config"] = device_config;
   doc["kernels"] = std::move(kernels);
+  if (!placements.empty()) {
+    nlohmann::ordered_json items = nlohmann::ordered_json::array();
+    for (const LayerPlacement& p : placements) {
+      items.push_back({{"layer", p.layer}, {"device", p.device}, {"reason", p.reason}});
+    }
+    doc["placements"] = std::move(items);
+  }
   return doc.dump(1);
 }
 

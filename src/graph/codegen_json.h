@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/graph/lower.h"
+#include "loom/graph/strategy.h"
 #include "loom/graph/memory_plan.h"
 
 namespace loom::graph {
@@ -51,10 +52,12 @@ std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>
 
 // The "loom-graph-1" document; `precision` is CompileOptions::precision; `device_type` the
 // DLPack device of the kernels built for the device (Kernel::on_device), `device_config` the
-// configuration they were compiled for (recorded when there are any).
+// configuration they were compiled for (recorded when there are any); `placements` where the
+// target's graph passes put layers.
 std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& plan,
                                const std::vector<size_t>& param_offsets, const std::string& target,
                                const std::string& precision, int device_type,
-                               const std::string& device_config);
+                               const std::string& device_config,
+                               const std::vector<LayerPlacement>& placements);
 
 }  // namespace loom::graph

@@ -164,8 +164,11 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);
   // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
-  // The strategies take tuned configurations from options.configs.
+  // The strategies take tuned configurations from options.configs; the target's passes
+  // record where they placed layers.
+  TakePlacements();
   IRModule fused = OptimizeGraph(module, options);
+  std::vector<LayerPlacement> placements = TakePlacements();
   timer.Done("graph passes");
   // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower); with a
   // device target, the groups its implementations take to the device, the rest to the host.
@@ -191,7 +194,9 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                          target.kind_def().device_type,
                          target.kind_def().device_configuration
                              ? target.kind_def().device_configuration(target)
-                             : "");
+                             : "",
+                         placements);
+  model.placements = std::move(placements);
   model.memory = plan.stats;
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
     model.kernel_names.push_back(kernel.func);

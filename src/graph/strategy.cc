@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "loom/support/error.h"
 #include "loom/topi/transform.h"
@@ -58,6 +59,16 @@ std::vector<Pass> TargetGraphPasses(const Target& target) {
   for (const TargetGraphPassFn& make : makers) passes.push_back(make(target));
   return passes;
 }
+
+namespace {
+thread_local std::vector<LayerPlacement> recorded_placements;
+}  // namespace
+
+void RecordPlacement(LayerPlacement placement) {
+  recorded_placements.push_back(std::move(placement));
+}
+
+std::vector<LayerPlacement> TakePlacements() { return std::exchange(recorded_placements, {}); }
 
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
                            LayoutRewriteFn rewrite) {

@@ -195,7 +195,8 @@ NDArray GraphExecutor::GetOutput(int index) const {
   return NDArray::FromDLPack(managed);
 }
 
-std::vector<GraphExecutor::KernelTime> GraphExecutor::ProfileKernels(int repeat) {
+std::vector<GraphExecutor::KernelTime> GraphExecutor::ProfileKernels(
+    int repeat, const std::function<void(size_t kernel)>& after_kernel) {
   LOOM_CHECK_USER(repeat >= 1) << "GraphExecutor::ProfileKernels: repeat must be >= 1, got "
                                << repeat;
   size_t num_kernels = model_->kernels().size();
@@ -206,6 +207,7 @@ std::vector<GraphExecutor::KernelTime> GraphExecutor::ProfileKernels(int repeat)
       RunKernel(calls_, k);
       std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
       samples[k].push_back(elapsed.count());
+      if (after_kernel) after_kernel(k);
     }
   }
   std::vector<KernelTime> times;

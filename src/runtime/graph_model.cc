@@ -173,7 +173,10 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
   }
   if (item.contains("device_type")) {
     const int64_t type = Count(item, "device_type", where);
-    LOOM_CHECK_USER(type != kDLCPU && FindDeviceAPI(static_cast<DLDeviceType>(type)) != nullptr)
+    LOOM_CHECK_USER(type != kDLCPU)
+        << "graph JSON: " << where << ".device_type = " << type << " ('" << kernel.name
+        << "') is the host's; only a device's kernel has a device_type";
+    LOOM_CHECK_USER(FindDeviceAPI(static_cast<DLDeviceType>(type)) != nullptr)
         << "graph JSON: " << where << ".device_type = " << type << " ('" << kernel.name
         << "') is not a device this runtime has (" << DeviceName(static_cast<DLDeviceType>(type))
         << "); link or load the device's library (libloom_vta for VTA)";
@@ -367,6 +370,16 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
         << DeviceName(model->memory_device_.device_type) << " and "
         << DeviceName(kernel.device_type) << "; a model has one device besides the host";
     model->memory_device_ = {kernel.device_type, 0};
+  }
+  if (doc.contains("placements")) {
+    const json& placements = Array(doc, "placements", "the document");
+    for (size_t i = 0; i < placements.size(); ++i) {
+      const std::string where = "placements[" + std::to_string(i) + "]";
+      Object(placements[i], where);
+      model->placements_.push_back({Text(placements[i], "layer", where),
+                                    Text(placements[i], "device", where),
+                                    Text(placements[i], "reason", where)});
+    }
   }
   if (doc.contains("device_config") && model->memory_device_.device_type != kDLCPU) {
     const std::string compiled = Text(doc, "device_config", "the document");

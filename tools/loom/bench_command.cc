@@ -63,16 +63,33 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// Each kernel's median wall time; for a model with VTA kernels also each one's simulated
+// cycles (the last run's).
 void PrintProfile(runtime::GraphExecutor& executor, int repeat) {
-  std::vector<runtime::GraphExecutor::KernelTime> times = executor.ProfileKernels(repeat);
+  const bool vta = executor.model().memory_device().device_type == kDLExtDev;
+  std::vector<uint64_t> cycles(executor.model().kernels().size(), 0);
+  VTACommandHandle cmd = vta ? VTATLSCommandHandle() : nullptr;
+  if (vta) vta::ResetRunTotals(cmd);
+  std::vector<runtime::GraphExecutor::KernelTime> times =
+      executor.ProfileKernels(repeat, [&](size_t k) {
+        if (!vta) return;
+        cycles[k] = vta::RunTotalsOf(cmd).timing.total_cycles;
+        vta::ResetRunTotals(cmd);
+      });
   double total = 0;
   for (const auto& time : times) total += time.ms;
   std::printf("per-kernel profile (median of %d runs, execution order; total %.3f ms):\n", repeat,
               total);
-  std::printf("%5s %10s %7s  %s\n", "#", "ms", "%", "kernel (graph node)");
+  std::printf("%5s %10s %7s%s  %s\n", "#", "ms", "%", vta ? "   vta_cycles" : "",
+              "kernel (graph node)");
   for (size_t k = 0; k < times.size(); ++k) {
-    std::printf("%5zu %10.3f %6.1f%%  %s (%s)\n", k, times[k].ms,
-                total > 0 ? 100 * times[k].ms / total : 0.0, times[k].func.c_str(),
+    char simulated[32] = "";
+    if (vta) {
+      std::snprintf(simulated, sizeof(simulated), " %12llu",
+                    static_cast<unsigned long long>(cycles[k]));
+    }
+    std::printf("%5zu %10.3f %6.1f%%%s  %s (%s)\n", k, times[k].ms,
+                total > 0 ? 100 * times[k].ms / total : 0.0, simulated, times[k].func.c_str(),
                 times[k].name.c_str());
   }
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "loom/runtime/device_api.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/vta/runtime.h"
 
@@ -180,7 +181,17 @@ void PrintPlan(const runtime::GraphModel& model) {
     const runtime::GraphKernel& kernel = model.kernels()[k];
     std::string nodes;
     for (const std::string& node : kernel.nodes) nodes += (nodes.empty() ? "" : ", ") + node;
-    std::printf("  %4zu  %s  [%s]\n", k, kernel.func.c_str(), nodes.c_str());
+    const std::string device =
+        kernel.device_type == kDLCPU ? "" : " on " + runtime::DeviceName(kernel.device_type);
+    std::printf("  %4zu  %s%s  [%s]\n", k, kernel.func.c_str(), device.c_str(), nodes.c_str());
+  }
+  if (!model.placements().empty()) {
+    std::printf("placement of the layers the device could take (%zu):\n",
+                model.placements().size());
+    for (const runtime::GraphPlacement& p : model.placements()) {
+      std::printf("  %-5s %s%s\n", p.device.c_str(), p.layer.c_str(),
+                  p.reason.empty() ? "" : (": " + p.reason).c_str());
+    }
   }
   int64_t planned = 0;
   for (size_t bytes : model.storages()) planned += static_cast<int64_t>(bytes);

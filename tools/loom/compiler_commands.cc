@@ -231,6 +231,20 @@ void PrintRecordsUse(const autotune::BestRecords& best, const CompileCommandOpti
   }
 }
 
+// How many layers the target's device took, and why each other one stays on the host (stderr;
+// also in the artifact, for `loom inspect`).
+void PrintPlacements(const std::vector<graph::LayerPlacement>& placements, bool quiet) {
+  if (placements.empty() || quiet) return;
+  std::map<std::string, int> per_device;
+  for (const graph::LayerPlacement& p : placements) ++per_device[p.device];
+  std::cerr << "placement:";
+  for (const auto& [device, count] : per_device) std::cerr << " " << count << " on " << device;
+  std::cerr << " (of " << placements.size() << " layers the device could take)\n";
+  for (const graph::LayerPlacement& p : placements) {
+    if (!p.reason.empty()) std::cerr << "  " << p.layer << " on " << p.device << ": " << p.reason << "\n";
+  }
+}
+
 void RunCompile(const CompileCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   CheckExecutorAndRuntime(options);
@@ -311,6 +325,7 @@ void RunCompile(const CompileCommandOptions& options) {
       imported.module, compile_options,
       [&progress](const std::string& stage, double seconds) { progress.Print(stage, seconds); });
   if (records) PrintRecordsUse(*records, options);
+  PrintPlacements(compiled.placements, options.quiet);
   if (aot) {
     std::string name = AotName(options);
     graph::AotSummary summary = graph::ExportAot(compiled, options.output_path, {.name = name});

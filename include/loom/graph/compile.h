@@ -14,6 +14,7 @@
 
 #include "loom/graph/memory_plan.h"
 #include "loom/graph/module.h"
+#include "loom/graph/strategy.h"
 #include "loom/graph/tuning.h"
 #include "loom/ir/module.h"
 #include "loom/runtime/graph_executor.h"
@@ -46,6 +47,8 @@ struct CompiledModel {
   std::vector<uint8_t> params;     // the blob (64-byte aligned offsets)
   MemoryPlanStats memory;
   std::vector<std::string> kernel_names;  // fused groups in execution order
+  // Where the target's graph passes placed layers (VTA's packing), in the graph's order.
+  std::vector<LayerPlacement> placements;
 };
 
 // Compile's first stage alone: the graph passes, ending with fusion (main calls one

@@ -40,7 +40,7 @@ struct OpImplementation {
   // the target's host.
   std::function<PrimFunc(const te::Schedule& schedule, const Array<te::Tensor>& args,
                          const std::string& name, const Target& target)>
-      lower;
+      lower = nullptr;
 };
 
 // A call rewritten into the layout a target's kernels prefer (AlterOpLayout): the new
@@ -77,6 +77,18 @@ using TargetGraphPassFn = std::function<Pass(const Target& target)>;
 void RegisterTargetGraphPass(const std::string& target_key, TargetGraphPassFn make);
 // The passes registered under `target`'s keys, in registration order.
 std::vector<Pass> TargetGraphPasses(const Target& target);
+
+// Where a target's graph pass placed a layer: on the device, or on the host and why. Compile
+// records them in the compiled model (`loom inspect` lists them).
+struct LayerPlacement {
+  std::string layer;   // the layer's name
+  std::string device;  // "vta", "host"
+  std::string reason;  // why not on the device; empty when on it
+};
+// Records a placement for the compile running on this thread.
+void RecordPlacement(LayerPlacement placement);
+// The placements recorded on this thread since the last call (which it takes).
+std::vector<LayerPlacement> TakePlacements();
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
                            LayoutRewriteFn rewrite);
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct GraphParam {
   std::string name;
   size_t offset = 0;
   size_t bytes = 0;
+};
+
+// Where the compiler placed a layer a device could take ("vta", or "host" with the reason).
+struct GraphPlacement {
+  std::string layer, device, reason;
 };
 
 // A named model input or output.
@@ -70,6 +76,7 @@ class GraphModel {
   const std::vector<GraphIO>& inputs() const { return inputs_; }
   const std::vector<GraphIO>& outputs() const { return outputs_; }
   const std::vector<GraphKernel>& kernels() const { return kernels_; }
+  const std::vector<GraphPlacement>& placements() const { return placements_; }
   const Module& module() const { return module_; }
   // Where every tensor lives: the host, or the device of the model's device kernels (one
   // that shares the host's memory: DeviceAPI::SharesHostMemory).
@@ -93,6 +100,7 @@ class GraphModel {
   std::vector<GraphIO> inputs_;
   std::vector<GraphIO> outputs_;
   std::vector<GraphKernel> kernels_;
+  std::vector<GraphPlacement> placements_;
   DLDevice memory_device_{kDLCPU, 0};
   Module module_;
   const uint8_t* params_data_ = nullptr;
@@ -157,12 +165,15 @@ class GraphExecutor {
   NDArray GetOutput(int index) const;
 
   // Debug: per-kernel wall time over `repeat` runs (the median), in kernel order.
+  // `after_kernel`, when given, is called with each kernel's index right after it ran (what
+  // a device's own counters then hold is that kernel's).
   struct KernelTime {
     std::string func;
     std::string name;
     double ms;
   };
-  std::vector<KernelTime> ProfileKernels(int repeat);
+  std::vector<KernelTime> ProfileKernels(
+      int repeat, const std::function<void(size_t kernel)>& after_kernel = {});
   // Debug: runs once and writes every entry a kernel produces as <dir>/<entry name>.npy
   // (names sanitized, made unique with the entry id), each from its own buffer: with
   // storage sharing a later kernel may overwrite an earlier value, so this mode gives every

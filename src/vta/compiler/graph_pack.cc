@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "loom/graph/functor.h"
+#include "loom/graph/strategy.h"
 #include "loom/support/error.h"
 #include "loom/vta/compiler/conv2d.h"
 #include "loom/vta/compiler/graph.h"
@@ -387,15 +388,16 @@ class Packer : public graph::ExprMutator {
 
 }  // namespace
 
-graph::Pass PackGraph(const Environment& env, std::vector<Placement>* placements) {
-  return {"vta.PackGraph", [env, placements](const graph::IRModule& module) {
+graph::Pass PackGraph(const Environment& env) {
+  return {"vta.PackGraph", [env](const graph::IRModule& module) {
             const graph::Function& main = module.main();
             Planner planner(env, main);
             graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
               const auto* call = e.as<CallNode>();
               if (!IsOp(call, "qnn.conv2d")) return;
               Decision d = planner.Decide(*call);
-              if (placements) placements->push_back({NameOf(*call), d.plan.has_value(), d.reason});
+              graph::RecordPlacement(
+                  {NameOf(*call), d.plan.has_value() ? "vta" : "host", d.reason});
             });
             if (planner.tails().empty()) return module;
             Packer packer(env, planner);

@@ -113,6 +113,13 @@ def main():
                             f"{listing}")
         if "fused_qnn_conv2d" not in listing:
             failures.append("the stem convolution is not on the host")
+        placed = re.findall(r"^  (vta|host)\s+(\S+?)(?:: (.*))?$", listing, re.MULTILINE)
+        vta_layers = [layer for device, layer, _ in placed if device == "vta"]
+        host_layers = {layer: why for device, layer, why in placed if device == "host"}
+        if len(vta_layers) != 5 or \
+                "channels must come in whole blocks" not in host_layers.get("stem", ""):
+            failures.append(f"the placement listing is not 5 layers on vta and the stem on the "
+                            f"host for its channels:\n{listing}")
 
         for seed in range(3):
             image = os.path.join(tmp, f"image{seed}.npy")
@@ -147,6 +154,11 @@ def main():
             failures.append(f"gemm_counter {counters.get('gemm_counter')} is not {macs} / 256")
         if re.search(r"cycles total=\d+ gemm_utilization=0\.\d+", report) is None:
             failures.append(f"bench reports no cycles:\n{report}")
+        profile = loom("bench", on_vta, "--repeat", "1", "--warmup", "0", "--profile")
+        per_kernel = [int(c) for c in re.findall(r"^\s+\d+\s+[\d.]+\s+[\d.]+%\s+(\d+)  fused_vta",
+                                                 profile, re.MULTILINE)]
+        if len(per_kernel) != 5 or min(per_kernel) == 0:
+            failures.append(f"the profile has no simulated cycles for each VTA kernel:\n{profile}")
 
     for failure in failures:
         print(f"FAIL: {failure}")

@@ -158,6 +158,15 @@ TEST(GraphModel, EachInvalidGraphIsAnErrorNamingTheField) {
        "args (3)"},
       {R"("num_outputs": 1, "nodes": ["add1"])", R"("num_outputs": "1", "nodes": ["add1"])",
        "graph JSON: kernels[0].num_outputs must be an integer >= 0, got \"1\""},
+      // A kernel of a device the runtime does not have (libloom_vta registers ext_dev).
+      {R"("num_outputs": 1, "nodes": ["add1"])",
+       R"("num_outputs": 1, "device_type": 12, "nodes": ["add1"])",
+       "graph JSON: kernels[0].device_type = 12 ('add1') is not a device this runtime has "
+       "(dlpack-device-12); link or load the device's library (libloom_vta for VTA)"},
+      {R"("num_outputs": 1, "nodes": ["add1"])",
+       R"("num_outputs": 1, "device_type": 1, "nodes": ["add1"])",
+       "graph JSON: kernels[0].device_type = 1 ('add1') is the host's; only a device's kernel "
+       "has a device_type"},
       // Would pass as 1 if narrowed to int before the range check.
       {R"("num_outputs": 1, "nodes": ["mul1"])",
        R"("num_outputs": 4294967297, "nodes": ["mul1"])",

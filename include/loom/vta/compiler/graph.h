@@ -21,13 +21,6 @@
 
 namespace loom::vta {
 
-// Where one convolution of the model runs, and why it stays on the CPU when it does.
-struct Placement {
-  std::string layer;   // the convolution's name
-  bool on_vta = false;
-  std::string reason;  // empty on VTA
-};
-
 // PackGraph: each int8 convolution of a power-of-two quantized model (qnn.conv2d of an int8
 // NCHW tensor by a constant int8 OIHW weight, zero points 0, groups and dilation 1) whose
 // int32 tail requantizes to int8 with operations the ALU computes becomes vta.conv2d_packed
@@ -41,10 +34,11 @@ struct Placement {
 //     as is a saturating clip before a rounding add;
 //   - a residual add of an int8 tensor widened (and shifted left) on the way in;
 //   - the final cast to int8 as the STORE.
-// Anything else keeps the convolution on the CPU, with the reason recorded in `placements`
-// (channels not in whole blocks, an operation the ALU lacks, an immediate beyond 16 bits, no
-// tiling that fits the on-chip buffers, ...).
-graph::Pass PackGraph(const Environment& env, std::vector<Placement>* placements = nullptr);
+// Anything else keeps the convolution on the CPU. Each convolution's placement is recorded
+// (graph::RecordPlacement), with the reason for the CPU (channels not in whole blocks, an
+// operation the ALU lacks, an immediate beyond 16 bits, no tiling that fits the on-chip
+// buffers, ...).
+graph::Pass PackGraph(const Environment& env);
 
 // Registers the operators, the implementation under the "vta" target key and PackGraph as the
 // vta target's graph pass. Done when the library loads; a program that compiles for VTA calls
