@@ -56,6 +56,8 @@ bench: build
 	@$(BUILD_DIR)/bench/loom-bench-graph
 	@.venv/bin/python3 bench/models/run_models.py --loom $(BUILD_DIR)/tools/loom/loom \
 	  --workdir $(BUILD_DIR)/bench-models
+	@.venv/bin/python3 bench/vta/resnet18.py --loom $(BUILD_DIR)/tools/loom/loom \
+	  --workdir $(BUILD_DIR)/bench-vta
 
 clean:
 	rm -rf build build-sanitize
