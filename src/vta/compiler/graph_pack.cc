@@ -84,7 +84,8 @@ class Planner {
     users_[main->body.get()].push_back(nullptr);  // the model's result is used
   }
 
-  // The decision for each qnn.conv2d, keyed by the tail's last call (the cast to int8).
+  // The decision for a qnn.conv2d or qnn.dense (a 1x1 convolution of a 1x1 image); a plan is
+  // kept by the tail's last call (the cast to int8).
   Decision Decide(const CallNode& conv) {
     Decision d;
     Plan plan;
@@ -93,6 +94,26 @@ class Planner {
       d.reason = std::move(why);
       return d;
     };
+    if (IsOp(&conv, "qnn.dense")) {
+      const graph::Type& data = conv.args[0].type();
+      const auto* weight = conv.args[1].as<ConstantNode>();
+      std::optional<std::vector<int64_t>> shape = data.ConstShape();
+      if (data.dtype() != kI8 || !shape || shape->size() != 2) {
+        return fail("its data is not a 2-d int8 tensor of constant shape");
+      }
+      if (weight == nullptr || weight->data.dtype() != kI8 || weight->data.Shape().size() != 2) {
+        return fail("its weight is not a constant 2-d int8 tensor");
+      }
+      if (conv.attrs.GetInt("data_zero_point") != 0 ||
+          conv.attrs.GetInt("weight_zero_point") != 0) {
+        return fail("its zero points are not 0 (quantize with the power-of-two scheme)");
+      }
+      Conv2DWorkload& work = plan.workload;
+      work.batch = (*shape)[0], work.in_channels = (*shape)[1];
+      work.height = work.width = 1;
+      work.out_channels = weight->data.Shape()[0];
+      return DecideTail(std::move(plan), *weight);
+    }
     const graph::Type& data = conv.args[0].type();
     const auto* weight = conv.args[1].as<ConstantNode>();
     std::optional<std::vector<int64_t>> shape = data.ConstShape();
@@ -120,12 +141,27 @@ class Planner {
     work.out_channels = w[0], work.kernel_h = w[2], work.kernel_w = w[3];
     work.stride_h = strides[0], work.stride_w = strides[1];
     work.pad_h = padding[0], work.pad_w = padding[1];
+    return DecideTail(std::move(plan), *weight);
+  }
+
+  const std::unordered_map<const CallNode*, Plan>& tails() const { return tails_; }
+
+ private:
+  // The rest of Decide, for either layer: the workload checked, the tail walked.
+  Decision DecideTail(Plan plan, const ConstantNode& weight) {
+    Decision d;
+    auto fail = [&](std::string why) {
+      d.reason = std::move(why);
+      return d;
+    };
+    const CallNode& conv = *plan.conv;
+    const Conv2DWorkload& work = plan.workload;
     try {
       work.Check(env_);
     } catch (const Error& error) {
       return fail(error.what());
     }
-    Range range = ProductRange(*weight);
+    Range range = ProductRange(weight);
     // Walk the tail while each value has one user.
     const CallNode* at = &conv;
     while (true) {
@@ -160,13 +196,10 @@ class Planner {
     }
   }
 
-  const std::unordered_map<const CallNode*, Plan>& tails() const { return tails_; }
-
- private:
   // The sums of products of int8 data ([-128, 127]) with the weights, per output channel.
   static Range ProductRange(const ConstantNode& weight) {
     const std::vector<int64_t> shape = weight.data.Shape();
-    const int64_t per_channel = shape[1] * shape[2] * shape[3];
+    const int64_t per_channel = weight.data.NumElements() / shape[0];
     const auto* w = static_cast<const int8_t*>(weight.data.data());
     Range range;
     for (int64_t o = 0; o < shape[0]; ++o) {
@@ -252,7 +285,10 @@ class Planner {
            constant->data.Shape().size() != 3 && constant->data.Shape().size() != 4)) {
         return std::string("it adds a constant that is not one int32 per output channel");
       }
-      if (!bias_add && constant->data.Shape().size() == 1) {
+      // A 1-d constant runs along the last axis: the channels of a dense layer's [N, C], the
+      // columns of a convolution's NCHW.
+      const bool dense = IsOp(plan->conv, "qnn.dense");
+      if (!bias_add && constant->data.Shape().size() == 1 && !dense) {
         return std::string("it adds a 1-d constant along the columns, not the channels");
       }
       const auto* values = static_cast<const int32_t*>(constant->data.data());
@@ -301,6 +337,7 @@ class Packer : public graph::ExprMutator {
     const CallNode& conv = *plan.conv;
     Expr packed = MakeCall(
         "vta.conv2d_packed", {Packed(VisitExpr(conv.args[0])), PackedWeight(conv)},
+        // A dense layer is a 1x1 convolution of a 1x1 image.
         {{"strides", graph::Ints{plan.workload.stride_h, plan.workload.stride_w}},
          {"padding", graph::Ints{plan.workload.pad_h, plan.workload.pad_w}},
          {"out_dtype", env_.acc_dtype().str()}},
@@ -334,7 +371,8 @@ class Packer : public graph::ExprMutator {
   Expr Packed(const Expr& x) {
     auto known = packed_of_.find(x.get());
     if (known != packed_of_.end()) return known->second;
-    const std::vector<int64_t> s = *x.type().ConstShape();
+    std::vector<int64_t> s = *x.type().ConstShape();
+    s.resize(4, 1);  // a dense layer's [N, C] as NCHW of 1x1 images
     const int64_t b = env_.batch(), bi = env_.block_in();
     Expr split = MakeCall("reshape", {x},
                           {{"newshape", graph::Ints{s[0] / b, b, s[1] / bi, bi, s[2], s[3]}}});
@@ -353,7 +391,8 @@ class Packer : public graph::ExprMutator {
   // The OIHW weight as [O/bo][C/bi][KH][KW][bo][bi].
   Expr PackedWeight(const CallNode& conv) const {
     const runtime::NDArray& w = conv.args[1].as<ConstantNode>()->data;
-    const std::vector<int64_t> s = w.Shape();
+    std::vector<int64_t> s = w.Shape();
+    s.resize(4, 1);  // a dense layer's [M, K] as OIHW of 1x1 windows
     const int64_t bo = env_.block_out(), bi = env_.block_in();
     runtime::NDArray packed =
         runtime::NDArray::Empty({s[0] / bo, s[1] / bi, s[2], s[3], bo, bi}, kI8);
@@ -394,7 +433,7 @@ graph::Pass PackGraph(const Environment& env) {
             Planner planner(env, main);
             graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
               const auto* call = e.as<CallNode>();
-              if (!IsOp(call, "qnn.conv2d")) return;
+              if (!IsOp(call, "qnn.conv2d") && !IsOp(call, "qnn.dense")) return;
               Decision d = planner.Decide(*call);
               graph::RecordPlacement(
                   {NameOf(*call), d.plan.has_value() ? "vta" : "host", d.reason});

@@ -1,10 +1,11 @@
-"""A reduced ResNet on VTA, end to end through the CLI: a model built here with onnx.helper (a
+"""A reduced ResNet (and a small MLP) on VTA, end to end through the CLI: a model built here with onnx.helper (a
 3-channel stem convolution, max pooling, a residual block of 16 channels, a strided block of 32
 channels with a 1x1 downsample, global average pooling and a classifier; random weights),
 quantized with the power-of-two scheme and compiled twice from the same calibration: for
 `--target vta` (the convolutions on VTA's simulator, the rest on the host) and for the host
 alone. On seeded inputs the two artifacts must give the same logits bit for bit; `loom
-inspect` must list the packed convolutions, and `loom bench` the simulator's counters.
+inspect` must list the packed convolutions, and `loom bench` the simulator's counters. The
+MLP's two inner dense layers run on VTA as 1x1 convolutions, also bit for bit.
 
 The same with the smaller buffers (half of each) of vta/configs/small_buffers.json (compiled with -config,
 run on a device configured with --vta-config) and with one virtual thread; a model run on a
@@ -74,6 +75,27 @@ def reduced_resnet(path):
         nodes, "reduced_resnet",
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 64, 64])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def mlp(path):
+    """Three dense layers (64 -> 64 -> 32 -> 10) with ReLUs: the first two requantize to int8
+    for the next (VTA's), the last one's float output stays on the host."""
+    nodes, inits, x = [], [], "features"
+    for i, (k, m) in enumerate(((64, 64), (64, 32), (32, 10))):
+        w = (RNG.randn(m, k) * np.sqrt(2.0 / k)).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"fc{i}.w"),
+                  numpy_helper.from_array((RNG.randn(m) * 0.1).astype(np.float32), f"fc{i}.b")]
+        nodes.append(helper.make_node("Gemm", [x, f"fc{i}.w", f"fc{i}.b"], [f"fc{i}"],
+                                      name=f"fc{i}", transB=1))
+        x = f"fc{i}"
+        if i < 2:
+            x = relu(nodes, x, f"relu{i}")
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, path)
@@ -159,6 +181,30 @@ def main():
                                                  profile, re.MULTILINE)]
         if len(per_kernel) != 5 or min(per_kernel) == 0:
             failures.append(f"the profile has no simulated cycles for each VTA kernel:\n{profile}")
+
+        # Dense layers on VTA: 1x1 convolutions of a 1x1 image.
+        dense = os.path.join(tmp, "mlp.onnx")
+        mlp(dense)
+        features = os.path.join(tmp, "features.npy")
+        np.save(features, RNG.rand(4, 1, 64).astype(np.float32) * 2 - 1)
+        dense_quantize = quantize[:5] + [f"features={features}"] + quantize[6:]
+        mlp_vta, mlp_host = os.path.join(tmp, "mlp_vta.so"), os.path.join(tmp, "mlp_host.so")
+        loom("compile", dense, "-o", mlp_vta, "--target", "vta", *dense_quantize)
+        loom("compile", dense, "-o", mlp_host, *dense_quantize)
+        placed = re.findall(r"^  (vta|host)\s+(\S+?)(?::|$)", loom("inspect", mlp_vta),
+                            re.MULTILINE)
+        if placed != [("vta", "fc0"), ("vta", "fc1"), ("host", "fc2")]:
+            failures.append(f"the dense layers were placed {placed}, expected fc0 and fc1 on vta")
+        outputs = []
+        sample = os.path.join(tmp, "sample.npy")
+        np.save(sample, RNG.rand(1, 64).astype(np.float32) * 2 - 1)
+        for artifact in (mlp_vta, mlp_host):
+            out_dir = artifact + ".out"
+            loom("run", artifact, "--input", f"features={sample}", "--output-dir", out_dir)
+            outputs.append(np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
+        if not np.array_equal(outputs[0], outputs[1]):
+            failures.append(f"the MLP's VTA output {outputs[0]} differs from the host's "
+                            f"{outputs[1]}")
 
     for failure in failures:
         print(f"FAIL: {failure}")

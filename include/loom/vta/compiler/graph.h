@@ -22,7 +22,8 @@
 namespace loom::vta {
 
 // PackGraph: each int8 convolution of a power-of-two quantized model (qnn.conv2d of an int8
-// NCHW tensor by a constant int8 OIHW weight, zero points 0, groups and dilation 1) whose
+// NCHW tensor by a constant int8 OIHW weight, zero points 0, groups and dilation 1; or
+// qnn.dense of [N, K] by a constant [M, K], as a 1x1 convolution of a 1x1 image) whose
 // int32 tail requantizes to int8 with operations the ALU computes becomes vta.conv2d_packed
 // and that tail in VTA's layouts:
 //   - the data packed to [N/b][C/bi][H][W][b][bi] (reshape, transpose, reshape; none when it
