@@ -25,6 +25,9 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
+  LOOM_CHECK_USER(options.opt_level >= 1 || TargetGraphPasses(Target::Parse(options.target)).empty())
+      << "Compile: target '" << options.target << "' needs -O1 or higher: its device's kernels "
+      << "fuse each layer with its tail";
   LOOM_CHECK_USER(module.Contains("main"))
       << "Compile: the module has no function \"main\" (the model to compile)";
   const std::vector<Var>& inputs = module.main()->params;

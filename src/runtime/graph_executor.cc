@@ -29,15 +29,15 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
                  << error.what();
     }
   }
-  // Device kernels read the weights from the device's memory: a copy of each there, at a
-  // page boundary (an accelerator addresses DRAM in whole elements of its buffers: VTA's
-  // weight element is 256 bytes at the default configuration's blocks of 16).
+  // Device kernels read the weights from the device's memory: a copy of each there, at the
+  // device's alignment (DeviceAPI::DataAlignment).
   if (memory.device_type != kDLCPU && !model_->params().empty()) {
-    constexpr size_t kDevicePageBytes = 4096;
+    const size_t alignment =
+        std::max<size_t>(kCPUAllocAlignment, GetDeviceAPI(memory.device_type)->DataAlignment());
     size_t bytes = 0;
     for (const GraphParam& param : model_->params()) {
       device_param_offsets_.push_back(bytes);
-      bytes += (param.bytes + kDevicePageBytes - 1) / kDevicePageBytes * kDevicePageBytes;
+      bytes += (param.bytes + alignment - 1) / alignment * alignment;
     }
     device_params_ = NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8), memory);
     for (size_t p = 0; p < model_->params().size(); ++p) {

@@ -4,6 +4,7 @@
 // as TVM's VTA library registers "device_api.ext_dev". Memory handles are VTA buffers
 // (host-visible DRAM of the simulator), so AllocDataSpace results can be passed straight
 // to VTALoadBuffer2D / VTAStoreBuffer2D.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -56,6 +57,12 @@ class VTADeviceAPI final : public runtime::DeviceAPI {
   // VTA's DRAM is the host's (the boards' shared memory, the simulator's host pages): a
   // model's host kernels use its tensors in place.
   bool SharesHostMemory() const override { return true; }
+  // A DRAM address of a LOAD is a whole number of the buffer's elements: the largest.
+  size_t DataAlignment() const override {
+    const VTAConfig& c = RuntimeConfig();
+    return static_cast<size_t>(std::max({c.inp_elem_bytes(), c.wgt_elem_bytes(),
+                                         c.acc_elem_bytes(), c.out_elem_bytes()}));
+  }
   // What a model compiled for VTA recorded (the vta target's device_configuration).
   std::string Configuration() const override { return RuntimeConfig().ToJson(); }
   // Runs whatever the calling thread queued, with no cycle limit.

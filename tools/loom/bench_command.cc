@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "loom/runtime/device_api.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/vta/runtime.h"
 #include "model_commands.h"
@@ -57,6 +58,12 @@ runtime::NDArray RandomInput(const runtime::GraphExecutor& executor, int index, 
   return array;
 }
 
+// Whether the model's device kernels run on VTA (the vta device, whose counters bench reads).
+bool OnVta(const runtime::GraphModel& model) {
+  const DLDeviceType device = model.memory_device().device_type;
+  return device != kDLCPU && runtime::DeviceName(device) == "vta";
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t n = values.size();
@@ -66,7 +73,7 @@ double Median(std::vector<double> values) {
 // Each kernel's median wall time; for a model with VTA kernels also each one's simulated
 // cycles (the last run's).
 void PrintProfile(runtime::GraphExecutor& executor, int repeat) {
-  const bool vta = executor.model().memory_device().device_type == kDLExtDev;
+  const bool vta = OnVta(executor.model());
   std::vector<uint64_t> cycles(executor.model().kernels().size(), 0);
   VTACommandHandle cmd = vta ? VTATLSCommandHandle() : nullptr;
   if (vta) vta::ResetRunTotals(cmd);
@@ -120,7 +127,7 @@ void RunBench(const BenchCommandOptions& options) {
               Median(ms), *std::min_element(ms.begin(), ms.end()),
               *std::max_element(ms.begin(), ms.end()), mean, options.repeat, threads);
   std::fflush(stdout);
-  if (executor.model().memory_device().device_type == kDLExtDev) {
+  if (OnVta(executor.model())) {
     // The simulator's counters and cycles of one inference, all VTA kernels summed.
     vta::ResetRunTotals(VTATLSCommandHandle());
     executor.Run();

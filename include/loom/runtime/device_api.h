@@ -31,6 +31,10 @@ class DeviceAPI {
   // shares the host's DRAM (VTA on its boards, and its simulator). A model whose kernels run
   // on such a device keeps all its tensors there, and its host kernels use them directly.
   virtual bool SharesHostMemory() const { return false; }
+  // The alignment in bytes every tensor a device kernel reads needs (an accelerator that
+  // addresses DRAM in whole elements of its buffers: VTA's weight element, 256 bytes at its
+  // default configuration).
+  virtual size_t DataAlignment() const { return 64; }
   // The configuration of this runtime's device, for a device that comes in configurations
   // (TargetKind::device_configuration); empty for the others.
   virtual std::string Configuration() const { return ""; }

@@ -229,13 +229,29 @@ te::Schedule ScheduleConv2DPacked(const Environment& env, const te::Tensor& outp
                                   const Conv2DTiling& tiling) {
   LOOM_CHECK_USER(output.dtype() == env.out_dtype())
       << "ScheduleConv2DPacked: '" << output.name() << "' is " << output.dtype().str()
-      << "; the STORE writes " << env.out_dtype().str() << " (end the tail with a cast)";
+      << "; the STORE writes " << env.out_dtype().str() << " (end the tail with a cast; in a "
+      << "compiled model, the kernel ends before its tail's cast to int8: a max_fuse_group "
+      << "too small to hold the tail)";
   LOOM_CHECK_USER(output.ndim() == 6)
       << "ScheduleConv2DPacked: '" << output.name() << "' must be in the blocked layout "
       << "[N/b][O/bo][OH][OW][b][bo]";
   LOOM_CHECK_USER(tiling.virtual_threads == 1 || tiling.virtual_threads == 2)
       << "ScheduleConv2DPacked: " << tiling.virtual_threads << " virtual threads; 1 or 2";
   const Tail tail = FindTail(output);
+  {
+    // The tiling must divide the output and fit the buffers.
+    const auto* conv = dynamic_cast<const te::ComputeOpNode*>(tail.conv.op().get());
+    int64_t rows = 0, blocks = 0;
+    LOOM_ICHECK(conv != nullptr && IsConstInt(tail.conv.shape()[2], &rows) &&
+                IsConstInt(tail.conv.shape()[1], &blocks))
+        << "ScheduleConv2DPacked: '" << tail.conv.name() << "' has no constant shape";
+    LOOM_CHECK_USER(tiling.rows >= 1 && rows % tiling.rows == 0 && tiling.oc_blocks >= 1 &&
+                    blocks % tiling.oc_blocks == 0 &&
+                    (blocks / tiling.oc_blocks) % tiling.virtual_threads == 0)
+        << "ScheduleConv2DPacked: a tiling of " << tiling.rows << " rows by " << tiling.oc_blocks
+        << " channel blocks in " << tiling.virtual_threads << " threads does not divide the "
+        << "output's " << rows << " rows and " << blocks << " channel blocks";
+  }
   te::Schedule s = te::create_schedule({output.op()});
   te::Stage r = s[output];
   const Array<IterVar> axis = r->leaf_iter_vars;  // n, oc, y, x, b, bo

@@ -88,4 +88,11 @@ const MemoryInfo& Environment::Memory(const std::string& scope) const {
              << ")";
 }
 
+bool Environment::AluImmediateFits(AluOpcode opcode, int64_t imm) const {
+  if (imm < -(int64_t{1} << 15) || imm >= (int64_t{1} << 15)) return false;
+  if (opcode != AluOpcode::kShr) return true;
+  const int64_t half = int64_t{1} << (config_.log_acc_width - 1);
+  return imm >= -half && imm < half;
+}
+
 }  // namespace loom::vta

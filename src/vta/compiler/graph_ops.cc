@@ -59,9 +59,10 @@ Conv2DWorkload WorkloadOf(const CallInfo& info) {
 const Environment& EnvironmentOf(const Target& target) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Environment>> environments;
+  const VTAConfig config = ConfigOf(target);  // what the artifact records: the file as read now
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<Environment>& env = environments[target.GetString("config")];
-  if (env == nullptr) env = std::make_unique<Environment>(ConfigOf(target));
+  std::unique_ptr<Environment>& env = environments[config.ToJson()];
+  if (env == nullptr) env = std::make_unique<Environment>(config);
   return *env;
 }
 
@@ -105,6 +106,11 @@ void Register() {
         LOOM_CHECK_USER(info.input_types[0].is_tensor() &&
                         info.input_types[0].dtype().is_int())
             << info.where << ": x must be an integer tensor, not " << info.input_types[0].str();
+        // The hardware reads a shift amount of log2(bits) bits, signed.
+        const int64_t half_shift = info.input_types[0].dtype().bits() / 2;
+        LOOM_CHECK_USER(op != "shr" || (imm >= -half_shift && imm < half_shift))
+            << info.where << ": a shift of " << imm << " on " << info.input_types[0].dtype().str()
+            << " is outside " << -half_shift << " to " << half_shift - 1;
         return info.input_types[0];
       })
       .Compute([](const CallInfo& info, const std::vector<te::Tensor>& in) {
@@ -117,7 +123,10 @@ void Register() {
               if (op == "add") return x(i) + imm;
               if (op == "min") return min(x(i), imm);
               if (op == "max") return max(x(i), imm);
-              return call_intrin(x.dtype(), "shift_right", {x(i), imm});
+              const int64_t bits = info.attrs.GetInt("imm");
+              return bits >= 0 ? call_intrin(x.dtype(), "shift_right", {x(i), imm})
+                               : call_intrin(x.dtype(), "shift_left",
+                                             {x(i), make_const(x.dtype(), -bits)});
             },
             "alu_" + op, "elemwise")};
       });
@@ -130,11 +139,14 @@ void Register() {
                 "(an ACC_8BIT LOAD) and shifted left by the ALU")
       .Inputs({"x", "r"})
       .Pattern(OpPattern::kElemWise)
-      .Attr("shift", AttrKind::kInt, int64_t{0}, "the left shift of r, 0 to 23")
+      .Attr("shift", AttrKind::kInt, int64_t{0}, "the left shift of r, 0 to 16 (int32)")
       .TypeRelation([](const CallInfo& info) {
         const int64_t shift = info.attrs.GetInt("shift");
-        LOOM_CHECK_USER(shift >= 0 && shift <= 23)
-            << info.where << ": shift " << shift << " is outside 0 to 23";
+        // The ALU shifts left by at most half the accumulator's bits (a signed amount).
+        const int64_t widest = info.input_types[0].is_tensor()
+                                   ? info.input_types[0].dtype().bits() / 2 : 0;
+        LOOM_CHECK_USER(shift >= 0 && shift <= widest)
+            << info.where << ": shift " << shift << " is outside 0 to " << widest;
         LOOM_CHECK_USER(info.input_types[1].is_tensor() &&
                         info.input_types[1].dtype() == DataType::Int(8) &&
                         info.input_types[0].is_tensor() &&

@@ -29,7 +29,8 @@ bool IsOp(const CallNode* call, const char* name) {
 }
 
 std::string NameOf(const CallNode& call) {
-  return call.name_hint.empty() ? call.op->name : call.name_hint;
+  if (!call.name_hint.empty()) return call.name_hint;
+  return call.op ? call.op->name : std::string("a call");
 }
 
 // The values an int32 tensor may take.
@@ -45,10 +46,6 @@ std::optional<int64_t> ScalarInt(const Expr& e) {
     return std::nullopt;
   }
   return *static_cast<const int32_t*>(constant->data.data());
-}
-
-bool FitsImmediate(int64_t v) {
-  return v >= std::numeric_limits<int16_t>::min() && v <= std::numeric_limits<int16_t>::max();
 }
 
 // One step of a convolution's tail, as PackGraph will emit it.
@@ -76,9 +73,15 @@ struct Decision {
 class Planner {
  public:
   Planner(const Environment& env, const graph::Function& main) : env_(env) {
+    // Every use: a call's argument, a tuple's field, a projection's tuple (users the walk
+    // of a tail cannot follow count as null).
     graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
       if (const auto* call = e.as<CallNode>()) {
         for (const Expr& arg : call->args) users_[arg.get()].push_back(call);
+      } else if (const auto* tuple = e.as<graph::TupleNode>()) {
+        for (const Expr& field : tuple->fields) users_[field.get()].push_back(nullptr);
+      } else if (const auto* item = e.as<graph::TupleGetItemNode>()) {
+        users_[item->tuple.get()].push_back(nullptr);
       }
     });
     users_[main->body.get()].push_back(nullptr);  // the model's result is used
@@ -156,6 +159,13 @@ class Planner {
     };
     const CallNode& conv = *plan.conv;
     const Conv2DWorkload& work = plan.workload;
+    if (env_.inp_dtype() != kI8 || env_.wgt_dtype() != kI8 || env_.out_dtype() != kI8 ||
+        env_.acc_dtype() != kI32) {
+      return fail("the configuration computes " + env_.inp_dtype().str() + " x " +
+                  env_.wgt_dtype().str() + " into " + env_.acc_dtype().str() + ", stored as " +
+                  env_.out_dtype().str() + "; the packing takes int8 x int8 into int32, as the "
+                  "power-of-two quantization computes");
+    }
     try {
       work.Check(env_);
     } catch (const Error& error) {
@@ -218,10 +228,23 @@ class Planner {
   // Adds `next` (which reads `at`) to the plan, or says why the ALU cannot compute it.
   std::optional<std::string> AddStep(const CallNode& at, const CallNode& next, Plan* plan,
                                      Range* range) {
-    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
     auto alu = [&](const std::string& op, int64_t imm) {
       plan->steps.push_back({Step::kAluImm, op, imm, Expr(), NameOf(next)});
     };
+    std::optional<std::string> why = Translate(at, next, plan, range, alu);
+    if (why) return why;
+    // The values must stay within int32 for the wrapping arithmetic to be exact and the
+    // bounds to hold.
+    if (range->lo < std::numeric_limits<int32_t>::min() ||
+        range->hi > std::numeric_limits<int32_t>::max()) {
+      return std::string("its values may overflow int32");
+    }
+    return std::nullopt;
+  }
+
+  template <typename Alu>
+  std::optional<std::string> Translate(const CallNode& at, const CallNode& next, Plan* plan,
+                                   Range* range, const Alu& alu) {
     const int64_t out_channels = plan->workload.out_channels;
     if (IsOp(&next, "nn.relu")) {
       alu("max", 0);
@@ -230,37 +253,39 @@ class Planner {
     }
     if (IsOp(&next, "clip")) {
       const double low = next.attrs.GetFloat("a_min"), high = next.attrs.GetFloat("a_max");
-      // A bound the values never pass is no operation; a saturating clip below int32's
-      // largest value before a rounding add is one whenever the values stay far from it.
+      if (!std::isfinite(low) || !std::isfinite(high) || low > high) {
+        return std::string("its bounds are not finite and ordered");
+      }
+      // A bound the values never pass is no operation (the requantization's saturating clip
+      // below int32's largest value, before its rounding add, is one while they stay small).
       if (range->hi > high) {
-        if (!FitsImmediate(static_cast<int64_t>(high)) || high != std::floor(high)) {
+        if (high != std::floor(high) || !env_.AluImmediateFits(AluOpcode::kMin, int64_t(high))) {
           return "its upper bound " + std::to_string(high) + " is no 16-bit immediate";
         }
         alu("min", static_cast<int64_t>(high));
-        range->hi = static_cast<int64_t>(high);
+        range->hi = static_cast<int64_t>(high), range->lo = std::min(range->lo, range->hi);
       }
       if (range->lo < low) {
-        if (!FitsImmediate(static_cast<int64_t>(low)) || low != std::floor(low)) {
+        if (low != std::floor(low) || !env_.AluImmediateFits(AluOpcode::kMax, int64_t(low))) {
           return "its lower bound " + std::to_string(low) + " is no 16-bit immediate";
         }
         alu("max", static_cast<int64_t>(low));
-        range->lo = static_cast<int64_t>(low);
+        range->lo = static_cast<int64_t>(low), range->hi = std::max(range->hi, range->lo);
       }
       return std::nullopt;
     }
     const bool shift_right = IsOp(&next, "right_shift"), shift_left = IsOp(&next, "left_shift");
     if (shift_right || shift_left) {
       std::optional<int64_t> bits = ScalarInt(next.args[1]);
-      if (!bits || next.args[0].get() != &at || *bits < 0 || *bits > 31) {
-        return std::string("it shifts by something other than a constant of 0 to 31 bits");
+      if (!bits || next.args[0].get() != &at || *bits < 0 ||
+          !env_.AluImmediateFits(AluOpcode::kShr, shift_right ? *bits : -*bits)) {
+        return std::string("it shifts by something other than a constant the ALU takes (") +
+               (shift_right ? "0 to 15" : "0 to 16") + " bits)";
       }
       if (shift_right) {
         alu("shr", *bits);
         range->lo >>= *bits, range->hi >>= *bits;
       } else {
-        if (std::max(std::abs(range->lo), std::abs(range->hi)) > (kInt32Max >> *bits)) {
-          return std::string("its values may overflow int32 shifted left");
-        }
         alu("shr", -*bits);
         range->lo *= int64_t{1} << *bits, range->hi *= int64_t{1} << *bits;
       }
@@ -268,28 +293,30 @@ class Planner {
     }
     const bool bias_add = IsOp(&next, "nn.bias_add");
     if (!bias_add && !IsOp(&next, "add")) {
-      return "the ALU does not compute " + next.op->name;
+      return "the ALU does not compute " + (next.op ? next.op->name : std::string("a call"));
     }
     const Expr& other = next.args[0].get() == &at ? next.args[1] : next.args[0];
     if (std::optional<int64_t> scalar = ScalarInt(other)) {
-      if (!FitsImmediate(*scalar)) return "it adds " + std::to_string(*scalar) + ", no 16-bit immediate";
+      if (!env_.AluImmediateFits(AluOpcode::kAdd, *scalar)) {
+        return "it adds " + std::to_string(*scalar) + ", no 16-bit immediate";
+      }
       alu("add", *scalar);
       range->lo += *scalar, range->hi += *scalar;
       return std::nullopt;
     }
     if (const auto* constant = other.as<ConstantNode>()) {
-      // A bias: one int32 per output channel ([C], [C, 1, 1] or [1, C, 1, 1]).
-      if (constant->data.dtype() != kI32 || constant->data.NumElements() != out_channels ||
-          (bias_add && next.attrs.GetInt("axis") != 1) ||
-          (!bias_add && constant->data.Shape().size() != 1 &&
-           constant->data.Shape().size() != 3 && constant->data.Shape().size() != 4)) {
-        return std::string("it adds a constant that is not one int32 per output channel");
-      }
-      // A 1-d constant runs along the last axis: the channels of a dense layer's [N, C], the
-      // columns of a convolution's NCHW.
+      // A bias: one int32 per output channel, along the channels: [C] for nn.bias_add on
+      // axis 1 and for a dense layer's add, [C, 1, 1] or [1, C, 1, 1] for a convolution's.
+      const std::vector<int64_t> shape = constant->data.Shape();
       const bool dense = IsOp(plan->conv, "qnn.dense");
-      if (!bias_add && constant->data.Shape().size() == 1 && !dense) {
-        return std::string("it adds a 1-d constant along the columns, not the channels");
+      const bool per_channel =
+          bias_add ? next.attrs.GetInt("axis") == 1 && shape == std::vector<int64_t>{out_channels}
+          : dense  ? shape == std::vector<int64_t>{out_channels} ||
+                        shape == std::vector<int64_t>{1, out_channels}
+                   : shape == std::vector<int64_t>{out_channels, 1, 1} ||
+                        shape == std::vector<int64_t>{1, out_channels, 1, 1};
+      if (constant->data.dtype() != kI32 || !per_channel) {
+        return std::string("it adds a constant that is not one int32 per output channel");
       }
       const auto* values = static_cast<const int32_t*>(constant->data.data());
       const auto [lo, hi] = std::minmax_element(values, values + out_channels);
@@ -302,7 +329,9 @@ class Planner {
     const auto* widened = other.as<CallNode>();
     if (IsOp(widened, "left_shift")) {
       std::optional<int64_t> bits = ScalarInt(widened->args[1]);
-      if (!bits || *bits < 0 || *bits > 23) return std::string("it adds a residual shifted oddly");
+      if (!bits || *bits < 0 || !env_.AluImmediateFits(AluOpcode::kShr, -*bits)) {
+        return std::string("it adds a residual shifted by other than 0 to 16 bits");
+      }
       shift = *bits;
       widened = widened->args[0].as<CallNode>();
     }
@@ -313,9 +342,6 @@ class Planner {
     }
     plan->steps.push_back({Step::kResidual, "", shift, widened->args[0], NameOf(next)});
     range->lo += -128 * (int64_t{1} << shift), range->hi += 127 * (int64_t{1} << shift);
-    if (std::max(std::abs(range->lo), std::abs(range->hi)) > kInt32Max) {
-      return std::string("its sum may overflow int32");
-    }
     return std::nullopt;
   }
 

@@ -2,7 +2,6 @@
 // accumulator becomes an ALU micro-op kernel: the loops over one element's values collapse
 // into one micro-op, the loops over elements stay around the kernel (FoldUopLoop makes them
 // the kernel's loops).
-#include <limits>
 #include <vector>
 
 #include "loom/arith/analyzer.h"
@@ -157,10 +156,12 @@ class AluInjector : public StmtExprMutator {
     if (update.updated == nullptr) stage.Fail("the first operand must be an accumulator element");
     if (IsConstInt(b, &update.immediate)) {
       if (negate) update.immediate = -update.immediate;
-      if (update.immediate < std::numeric_limits<int16_t>::min() ||
-          update.immediate > std::numeric_limits<int16_t>::max()) {
+      if (!env_.AluImmediateFits(update.opcode, update.immediate)) {
         stage.Fail("the immediate " + std::to_string(update.immediate) +
-                   " does not fit the ALU's 16 bits");
+                   (update.opcode == AluOpcode::kShr
+                        ? " is no shift amount the ALU takes (a signed " +
+                              std::to_string(env_.config().log_acc_width) + "-bit number)"
+                        : " does not fit the ALU's 16 bits"));
       }
       return update;
     }

@@ -55,22 +55,46 @@ struct Pattern {
            y_pad_after = I32(0);
 };
 
-// A padded copy's read with the pad stage's clamps taken out: max(e, 0) and min(e, c) (the
-// simplifier drops either where it cannot act) keep the reads of padding iterations inside
-// the tensor; in the interior, where the copy reads, e is already within it.
+// A padded copy's read with the pad stage's clamps taken out: max(e, 0) and min(e, c) keep
+// the reads of padding iterations inside the tensor. A clamp goes only where the copy's
+// condition proves it idle: a conjunct `difference <= 0` with e - difference (for min) or
+// e + difference (for max) a constant that keeps e within it. Any other clamp stays (and the
+// read is then not linear: an error naming the copy).
 class RemovePadClamps : public ExprMutator {
  public:
+  RemovePadClamps(const std::vector<PrimExpr>& conditions, arith::Analyzer* analyzer)
+      : conditions_(conditions), analyzer_(analyzer) {}
+
   using ExprMutator::VisitExpr_;
+  // Inner clamps first: min(max(e, 0), c) is proven on e.
   PrimExpr VisitExpr_(const MinNode* op) override {
+    const PrimExpr a = VisitExpr(op->a);
     int64_t high = 0;
-    if (IsConstInt(op->b, &high)) return VisitExpr(op->a);
-    return ExprMutator::VisitExpr_(op);
+    if (IsConstInt(op->b, &high) && Proves(a, /*upper=*/true, high)) return a;
+    return min(a, VisitExpr(op->b));
   }
   PrimExpr VisitExpr_(const MaxNode* op) override {
-    int64_t low = -1;
-    if (IsConstInt(op->b, &low) && low == 0) return VisitExpr(op->a);
-    return ExprMutator::VisitExpr_(op);
+    const PrimExpr a = VisitExpr(op->a);
+    int64_t low = 0;
+    if (IsConstInt(op->b, &low) && Proves(a, /*upper=*/false, low)) return a;
+    return max(a, VisitExpr(op->b));
   }
+
+ private:
+  // Whether a condition `d <= 0` gives e <= bound (upper) or e >= bound.
+  bool Proves(const PrimExpr& e, bool upper, int64_t bound) const {
+    const PrimExpr e32 = cast(kI32, e);
+    for (const PrimExpr& d : conditions_) {
+      int64_t k = 0;
+      // upper: d = e - k, so e <= k; lower: d = k - e, so e >= k.
+      const PrimExpr rest = analyzer_->Simplify(upper ? e32 - d : e32 + d);
+      if (IsConstInt(rest, &k) && (upper ? k <= bound : k >= bound)) return true;
+    }
+    return false;
+  }
+
+  const std::vector<PrimExpr>& conditions_;
+  arith::Analyzer* analyzer_;
 };
 
 class DmaInjector : public StmtExprMutator {
@@ -162,8 +186,9 @@ class DmaInjector : public StmtExprMutator {
     std::vector<Interior> interior;
     for (const Loop& loop : loops) interior.push_back({I32(0), I32(loop.extent)});
     if (inside.defined()) ParseInterior(copy, inside, loops, &interior);
-    const PrimExpr dram_at = inside.defined() ? RemovePadClamps().VisitExpr(load->indices[0])
-                                              : (to_chip ? load->indices[0] : store->indices[0]);
+    const PrimExpr dram_at =
+        inside.defined() ? RemovePadClamps(conditions_, &analyzer_).VisitExpr(load->indices[0])
+                         : (to_chip ? load->indices[0] : store->indices[0]);
     LinearIndex sram_index =
         copy.Linear(to_chip ? store->indices[0] : load->indices[0], &analyzer_);
     LinearIndex dram_index = copy.Linear(dram_at, &analyzer_);
@@ -220,11 +245,13 @@ class DmaInjector : public StmtExprMutator {
   // copy (what a pad stage's condition becomes).
   void ParseInterior(const LoopNest& copy, const PrimExpr& inside, const std::vector<Loop>& loops,
                      std::vector<Interior>* interior) {
+    conditions_.clear();
     ParseConditions(copy, inside, loops, interior);
     for (size_t l = 0; l < loops.size(); ++l) {
       Interior& range = (*interior)[l];
-      range.lo = analyzer_.Simplify(max(range.lo, I32(0)));
-      range.hi = analyzer_.Simplify(max(min(range.hi, I32(loops[l].extent)), range.lo));
+      const PrimExpr extent = I32(loops[l].extent);
+      range.lo = analyzer_.Simplify(min(max(range.lo, I32(0)), extent));
+      range.hi = analyzer_.Simplify(max(min(range.hi, extent), range.lo));
     }
   }
 
@@ -235,29 +262,29 @@ class DmaInjector : public StmtExprMutator {
       ParseConditions(copy, both->b, loops, interior);
       return;
     }
-    // As `difference < 0` (strict) or `difference <= 0`.
+    // As `difference <= 0` (over integers, a < b is a - b + 1 <= 0).
     PrimExpr difference;
-    bool strict = false;
-    if (const auto* lt = inside.as<LTNode>()) difference = lt->a - lt->b, strict = true;
+    if (const auto* lt = inside.as<LTNode>()) difference = lt->a - lt->b + 1;
     if (const auto* le = inside.as<LENode>()) difference = le->a - le->b;
-    if (const auto* gt = inside.as<GTNode>()) difference = gt->b - gt->a, strict = true;
+    if (const auto* gt = inside.as<GTNode>()) difference = gt->b - gt->a + 1;
     if (const auto* ge = inside.as<GENode>()) difference = ge->b - ge->a;
     auto fail = [&](const std::string& why) {
       copy.Fail("the padding condition " + ToScript(inside) + " " + why);
     };
     if (!difference.defined()) fail("is not a conjunction of comparisons");
+    difference = analyzer_.Simplify(cast(kI32, difference));
+    conditions_.push_back(difference);
     // difference = coefficient * var + rest, rest free of the copy's loops.
     tir::VarMap zero;
     for (const Loop& loop : loops) zero[loop.var] = I32(0);
-    const PrimExpr rest = analyzer_.Simplify(tir::Substitute(cast(kI32, difference), zero));
+    const PrimExpr rest = analyzer_.Simplify(tir::Substitute(difference, zero));
     std::optional<size_t> bounded;
     int64_t coefficient = 0;
     for (size_t l = 0; l < loops.size(); ++l) {
       tir::VarMap one = zero;
       one[loops[l].var] = I32(1);
       int64_t c = 0;
-      if (!IsConstInt(analyzer_.Simplify(tir::Substitute(cast(kI32, difference), one) - rest),
-                      &c)) {
+      if (!IsConstInt(analyzer_.Simplify(tir::Substitute(difference, one) - rest), &c)) {
         fail("is not linear in loop '" + loops[l].var.name() + "'");
       }
       if (c == 0) continue;
@@ -267,11 +294,15 @@ class DmaInjector : public StmtExprMutator {
       bounded = l, coefficient = c;
     }
     if (!bounded) fail("does not bound a loop of the copy");
+    const Var& var = loops[*bounded].var;
+    if (!analyzer_.CanProveEqual(difference, I32(coefficient) * cast(kI32, var) + rest)) {
+      fail("is not linear in loop '" + var.name() + "'");
+    }
     Interior& range = (*interior)[*bounded];
-    if (coefficient == 1) {  // var + rest < 0: var < -rest
-      range.hi = min(range.hi, strict ? I32(0) - rest : I32(1) - rest);
-    } else {  // rest - var < 0: var > rest
-      range.lo = max(range.lo, strict ? rest + I32(1) : rest);
+    if (coefficient == 1) {  // var + rest <= 0: var < 1 - rest
+      range.hi = min(range.hi, I32(1) - rest);
+    } else {  // rest - var <= 0: var >= rest
+      range.lo = max(range.lo, rest);
     }
   }
 
@@ -420,6 +451,8 @@ class DmaInjector : public StmtExprMutator {
   const Environment& env_;
   SramPlaces places_;
   arith::Analyzer analyzer_;
+  // The padding condition of the copy being injected, each conjunct as `difference <= 0`.
+  std::vector<PrimExpr> conditions_;
 };
 
 }  // namespace

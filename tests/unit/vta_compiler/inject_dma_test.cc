@@ -209,6 +209,16 @@ TEST_F(VtaInjectDmaNest, CopiesThatAreNoLoadOrStoreAreErrors) {
       error({{x, 16}, {l, 16}}, BufferStore(inp, BufferLoad(a8, {l * 16 + x}), {x * 16 + l}), inp),
       "VTA dma_copy: the innermost loops contiguous on both sides copy 1 values, not a "
       "whole number of local.inp_buffer elements of 16 values");
+  // A padded read clamped tighter than its condition (rows 1 to 14 read rows up to 5): the
+  // clamp acts inside the interior, so it is no pad clamp to drop, and the read is no LOAD.
+  const PrimExpr row = min(max(x - 1, 0), 5);
+  EXPECT_EQ(error({{x, 16}, {l, 16}},
+                  BufferStore(inp,
+                              Select(1 <= x && x < 15, BufferLoad(a8, {row * 16 + l}),
+                                     make_const(kI8, int64_t{0})),
+                              {x * 16 + l}),
+                  inp),
+            "VTA dma_copy: index T.min(x - 1, 5) * 16 + l is not linear in the loops");
   EXPECT_EQ(
       error({{y, 2}, {x, 2}, {l, 16}},
             BufferStore(inp, BufferLoad(a8, {y * 1024 + x * 128 + l}), {y * 32 + x * 16 + l}), inp),

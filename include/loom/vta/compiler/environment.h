@@ -24,6 +24,7 @@
 #include "loom/te/tensor_intrin.h"
 #include "loom/tir/transform.h"
 #include "loom/vta/config.h"
+#include "loom/vta/isa.h"
 
 namespace loom::vta {
 
@@ -83,6 +84,11 @@ class Environment {
 
   // The GEMM intrinsic (see above), named "vta_gemm".
   const te::TensorIntrin& gemm() const { return gemm_; }
+
+  // Whether the ALU takes `imm` as the immediate of `opcode`: a signed 16-bit value, and for
+  // a shift a signed log2(accumulator width)-bit amount (-16 to 15 at int32: the hardware
+  // reads no more bits). A negative shift right shifts left.
+  bool AluImmediateFits(AluOpcode opcode, int64_t imm) const;
 
  private:
   VTAConfig config_;
