@@ -19,6 +19,27 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
   LOOM_CHECK_USER(model_ != nullptr) << "GraphExecutor: the model is null";
   const std::vector<size_t>& slots = model_->storages();
   const DLDevice memory = model_->memory_device();
+  if (!model_->device_config().empty()) {
+    // On one line: the configurations are JSON documents.
+    auto one_line = [](std::string text) {
+      std::string line;
+      for (char c : text) {
+        if (c == '\n') continue;
+        if (c == ' ' && !line.empty() && (line.back() == ' ' || line.back() == '{' ||
+                                          line.back() == ',')) {
+          continue;
+        }
+        line += c;
+      }
+      return line;
+    };
+    const std::string present = GetDeviceAPI(memory.device_type)->Configuration();
+    LOOM_CHECK_USER(model_->device_config() == present)
+        << "GraphExecutor: the model was compiled for the " << DeviceName(memory.device_type)
+        << " configuration " << one_line(model_->device_config()) << ", but this runtime's "
+        << "device has " << one_line(present) << "; compile for this device's configuration, "
+        << "or configure the runtime as the model was compiled";
+  }
   for (size_t s = 0; s < slots.size(); ++s) {
     try {
       storage_.push_back(

@@ -382,13 +382,7 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
     }
   }
   if (doc.contains("device_config") && model->memory_device_.device_type != kDLCPU) {
-    const std::string compiled = Text(doc, "device_config", "the document");
-    const std::string present = GetDeviceAPI(model->memory_device_.device_type)->Configuration();
-    LOOM_CHECK_USER(compiled == present)
-        << "the model was compiled for the " << DeviceName(model->memory_device_.device_type)
-        << " configuration " << compiled << ", but this runtime's device has " << present
-        << "; compile for this device's configuration, or configure the runtime as the model "
-        << "was compiled";
+    model->device_config_ = Text(doc, "device_config", "the document");
   }
   return model;
 }

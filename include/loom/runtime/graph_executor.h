@@ -81,6 +81,9 @@ class GraphModel {
   // Where every tensor lives: the host, or the device of the model's device kernels (one
   // that shares the host's memory: DeviceAPI::SharesHostMemory).
   DLDevice memory_device() const { return memory_device_; }
+  // The device configuration the device kernels were compiled for (DeviceAPI::Configuration);
+  // an executor refuses a device of another. Empty: any.
+  const std::string& device_config() const { return device_config_; }
   // Where parameter entry `entry` lives (inside the parameters blob).
   const void* ParamData(const GraphEntry& entry) const { return params_data_ + entry.offset; }
   // The parameters blob (GraphParam::offset counts from here).
@@ -102,6 +105,7 @@ class GraphModel {
   std::vector<GraphKernel> kernels_;
   std::vector<GraphPlacement> placements_;
   DLDevice memory_device_{kDLCPU, 0};
+  std::string device_config_;
   Module module_;
   const uint8_t* params_data_ = nullptr;
   size_t params_size_ = 0;

@@ -436,13 +436,19 @@ class Packer : public graph::ExprMutator {
     return graph::MakeConstant(packed, conv.args[1].as<ConstantNode>()->name_hint + ".vta");
   }
 
-  // A per-channel int32 constant as [1][O/bo][1][1][1][bo].
+  // A per-channel int32 constant as [1][O/bo][1][1][b][bo], the same for each of the
+  // batch's b lanes (an accumulator element holds b x bo values).
   Expr PackedBias(const Expr& bias) const {
     const runtime::NDArray& c = bias.as<ConstantNode>()->data;
-    const int64_t channels = c.NumElements(), bo = env_.block_out();
-    runtime::NDArray packed = runtime::NDArray::Empty({1, channels / bo, 1, 1, 1, bo}, kI32);
-    std::copy_n(static_cast<const int32_t*>(c.data()), channels,
-                static_cast<int32_t*>(packed.data()));
+    const int64_t channels = c.NumElements(), bo = env_.block_out(), b = env_.batch();
+    runtime::NDArray packed = runtime::NDArray::Empty({1, channels / bo, 1, 1, b, bo}, kI32);
+    const auto* from = static_cast<const int32_t*>(c.data());
+    auto* to = static_cast<int32_t*>(packed.data());
+    for (int64_t block = 0; block < channels / bo; ++block) {
+      for (int64_t lane = 0; lane < b; ++lane) {
+        std::copy_n(from + block * bo, bo, to + (block * b + lane) * bo);
+      }
+    }
     return graph::MakeConstant(packed, bias.as<ConstantNode>()->name_hint + ".vta");
   }
 

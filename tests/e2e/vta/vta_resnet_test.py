@@ -8,8 +8,9 @@ inspect` must list the packed convolutions, and `loom bench` the simulator's cou
 MLP's two inner dense layers run on VTA as 1x1 convolutions, also bit for bit.
 
 The same with the smaller buffers (half of each) of vta/configs/small_buffers.json (compiled with -config,
-run on a device configured with --vta-config) and with one virtual thread; a model run on a
-device of another configuration is refused with a message naming both.
+run on a device configured with --vta-config), with one virtual thread, and a batch of 2 on
+a core of batch 2 (vta/configs/batch2.json); a model run on a device of another
+configuration is refused with a message naming both.
 
 Usage: vta_resnet_test.py LOOM_BINARY CONFIG_DIR. Exits 77 (skipped) without numpy or onnx.
 """
@@ -29,7 +30,8 @@ except ImportError as error:
     sys.exit(77)
 
 LOOM = sys.argv[1]
-SMALL_BUFFERS = os.path.join(sys.argv[2], "small_buffers.json")
+CONFIGS = sys.argv[2]
+SMALL_BUFFERS = os.path.join(CONFIGS, "small_buffers.json")
 RNG = np.random.RandomState(7)
 
 
@@ -57,7 +59,7 @@ def block(nodes, inits, name, x, cin, cout, stride):
     return relu(nodes, f"{name}.add", f"{name}.relu2")
 
 
-def reduced_resnet(path):
+def reduced_resnet(path, batch=1):
     nodes, inits = [], []
     x = relu(nodes, conv(nodes, inits, "stem", "image", 3, 16, 3, 2), "stem.relu")
     nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="pool", kernel_shape=[3, 3],
@@ -73,8 +75,8 @@ def reduced_resnet(path):
                                   transB=1))
     graph = helper.make_graph(
         nodes, "reduced_resnet",
-        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 64, 64])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, 64, 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, path)
@@ -181,6 +183,30 @@ def main():
                                                  profile, re.MULTILINE)]
         if len(per_kernel) != 5 or min(per_kernel) == 0:
             failures.append(f"the profile has no simulated cycles for each VTA kernel:\n{profile}")
+
+        # A batch of 2 on a core of batch 2 (vta/configs/batch2.json): blocks of 2 images.
+        batched = os.path.join(tmp, "resnet_batch2.onnx")
+        reduced_resnet(batched, batch=2)
+        batch_config = os.path.join(CONFIGS, "batch2.json")
+        batch_samples = os.path.join(tmp, "calibration2.npy")
+        np.save(batch_samples, RNG.rand(2, 2, 3, 64, 64).astype(np.float32) * 2 - 1)
+        batch_quantize = quantize[:5] + [f"image={batch_samples}"] + quantize[6:]
+        b2_vta, b2_host = os.path.join(tmp, "b2_vta.so"), os.path.join(tmp, "b2_host.so")
+        loom("compile", batched, "-o", b2_vta, "--target", f"vta -config={batch_config}",
+             *batch_quantize)
+        loom("compile", batched, "-o", b2_host, *batch_quantize)
+        images = os.path.join(tmp, "images2.npy")
+        np.save(images, RNG.rand(2, 3, 64, 64).astype(np.float32) * 2 - 1)
+        outputs = []
+        for artifact, device in ((b2_vta, ["--vta-config", batch_config]), (b2_host, [])):
+            out_dir = artifact + ".out"
+            loom("run", artifact, "--input", f"image={images}", "--output-dir", out_dir, *device)
+            outputs.append(np.load(os.path.join(out_dir, "logits.npy")))
+        if not np.array_equal(outputs[0], outputs[1]):
+            failures.append(f"batch 2: the VTA logits {outputs[0]} differ from the host's "
+                            f"{outputs[1]}")
+        if len(re.findall(r"^  vta ", loom("inspect", b2_vta), re.MULTILINE)) != 5:
+            failures.append("batch 2: not 5 convolutions on VTA")
 
         # Dense layers on VTA: 1x1 convolutions of a 1x1 image.
         dense = os.path.join(tmp, "mlp.onnx")
