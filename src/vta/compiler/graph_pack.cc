@@ -97,39 +97,32 @@ class Planner {
       d.reason = std::move(why);
       return d;
     };
-    if (IsOp(&conv, "qnn.dense")) {
-      const graph::Type& data = conv.args[0].type();
-      const auto* weight = conv.args[1].as<ConstantNode>();
-      std::optional<std::vector<int64_t>> shape = data.ConstShape();
-      if (data.dtype() != kI8 || !shape || shape->size() != 2) {
-        return fail("its data is not a 2-d int8 tensor of constant shape");
-      }
-      if (weight == nullptr || weight->data.dtype() != kI8 || weight->data.Shape().size() != 2) {
-        return fail("its weight is not a constant 2-d int8 tensor");
-      }
-      if (conv.attrs.GetInt("data_zero_point") != 0 ||
-          conv.attrs.GetInt("weight_zero_point") != 0) {
-        return fail("its zero points are not 0 (quantize with the power-of-two scheme)");
-      }
+    // The operands: int8 data of constant shape (NCHW, or [N, K] for a dense layer), a
+    // constant int8 weight (OIHW, or [M, K]), zero points 0.
+    const bool dense = IsOp(&conv, "qnn.dense");
+    const size_t rank = dense ? 2 : 4;
+    const graph::Type& data = conv.args[0].type();
+    const auto* weight = conv.args[1].as<ConstantNode>();
+    std::optional<std::vector<int64_t>> shape = data.ConstShape();
+    if (data.dtype() != kI8 || !shape || shape->size() != rank) {
+      return fail(std::string("its data is not an int8 ") + (dense ? "2-d" : "NCHW") +
+                  " tensor of constant shape");
+    }
+    if (weight == nullptr || weight->data.dtype() != kI8 || weight->data.Shape().size() != rank) {
+      return fail(std::string("its weight is not a constant int8 ") + (dense ? "2-d" : "OIHW") +
+                  " tensor");
+    }
+    if (conv.attrs.GetInt("data_zero_point") != 0 || conv.attrs.GetInt("weight_zero_point") != 0) {
+      return fail("its zero points are not 0 (quantize with the power-of-two scheme)");
+    }
+    if (dense) {
       Conv2DWorkload& work = plan.workload;
       work.batch = (*shape)[0], work.in_channels = (*shape)[1];
       work.height = work.width = 1;
       work.out_channels = weight->data.Shape()[0];
       return DecideTail(std::move(plan), *weight);
     }
-    const graph::Type& data = conv.args[0].type();
-    const auto* weight = conv.args[1].as<ConstantNode>();
-    std::optional<std::vector<int64_t>> shape = data.ConstShape();
-    if (data.dtype() != kI8 || !shape || shape->size() != 4) {
-      return fail("its data is not an int8 NCHW tensor of constant shape");
-    }
-    if (weight == nullptr || weight->data.dtype() != kI8 || weight->data.Shape().size() != 4) {
-      return fail("its weight is not a constant int8 OIHW tensor");
-    }
     if (conv.attrs.GetInt("groups") != 1) return fail("it is grouped");
-    if (conv.attrs.GetInt("data_zero_point") != 0 || conv.attrs.GetInt("weight_zero_point") != 0) {
-      return fail("its zero points are not 0 (quantize with the power-of-two scheme)");
-    }
     const graph::Ints& dilation = conv.attrs.GetInts("dilation");
     const graph::Ints& strides = conv.attrs.GetInts("strides");
     const graph::Ints& padding = conv.attrs.GetInts("padding");
