@@ -25,9 +25,6 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
-  LOOM_CHECK_USER(options.opt_level >= 1 || TargetGraphPasses(Target::Parse(options.target)).empty())
-      << "Compile: target '" << options.target << "' needs -O1 or higher: its device's kernels "
-      << "fuse each layer with its tail";
   LOOM_CHECK_USER(module.Contains("main"))
       << "Compile: the module has no function \"main\" (the model to compile)";
   const std::vector<Var>& inputs = module.main()->params;
@@ -130,7 +127,11 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
       AtLevel(3, FoldConstant(target)),  // the scaled, re-laid-out and transformed weights
   };
   // The target's own rewrites (VTA's graph packing), on the folded graph.
-  for (const Pass& pass : TargetGraphPasses(target)) rest.push_back(AtLevel(1, pass));
+  std::vector<Pass> target_passes = TargetGraphPasses(target);
+  LOOM_CHECK_USER(options.opt_level >= 1 || target_passes.empty())
+      << "Compile: target '" << options.target << "' needs -O1 or higher: its device's kernels "
+      << "fuse each layer with its tail";
+  for (const Pass& pass : target_passes) rest.push_back(AtLevel(1, pass));
   std::vector<Pass> last = {
       AtLevel(2, DeadCodeElimination()),
       CopyConstantOutputs(),  // after folding, which may make outputs constant

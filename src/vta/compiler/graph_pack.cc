@@ -2,7 +2,6 @@
 // VTA's layouts and operators.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -16,7 +15,6 @@
 namespace loom::vta {
 namespace {
 
-using graph::Call;
 using graph::CallNode;
 using graph::ConstantNode;
 using graph::Expr;
@@ -34,7 +32,7 @@ std::string NameOf(const CallNode& call) {
 }
 
 // The values an int32 tensor may take.
-struct Range {
+struct ValueRange {
   int64_t lo = 0, hi = 0;
 };
 
@@ -64,9 +62,10 @@ struct Plan {
   std::vector<Step> steps;
 };
 
-// What the pass decides for one convolution: a plan, or the reason it stays on the CPU.
+// What the pass decides for one convolution: packed (its plan kept by the planner), or the
+// reason it stays on the CPU.
 struct Decision {
-  std::optional<Plan> plan;
+  bool packed = false;
   std::string reason;
 };
 
@@ -164,7 +163,7 @@ class Planner {
     } catch (const Error& error) {
       return fail(error.what());
     }
-    Range range = ProductRange(weight);
+    ValueRange range = ProductRange(weight);
     // Walk the tail while each value has one user.
     const CallNode* at = &conv;
     while (true) {
@@ -190,7 +189,7 @@ class Planner {
           return fail(error.what());
         }
         tails_[next] = plan;
-        d.plan = plan;
+        d.packed = true;
         return d;
       }
       std::optional<std::string> why = AddStep(*at, *next, &plan, &range);
@@ -200,11 +199,11 @@ class Planner {
   }
 
   // The sums of products of int8 data ([-128, 127]) with the weights, per output channel.
-  static Range ProductRange(const ConstantNode& weight) {
+  static ValueRange ProductRange(const ConstantNode& weight) {
     const std::vector<int64_t> shape = weight.data.Shape();
     const int64_t per_channel = weight.data.NumElements() / shape[0];
     const auto* w = static_cast<const int8_t*>(weight.data.data());
-    Range range;
+    ValueRange range;
     for (int64_t o = 0; o < shape[0]; ++o) {
       int64_t positive = 0, negative = 0;
       for (int64_t k = 0; k < per_channel; ++k) {
@@ -218,26 +217,24 @@ class Planner {
     return range;
   }
 
-  // Adds `next` (which reads `at`) to the plan, or says why the ALU cannot compute it.
+  // Adds `next` (which reads `at`) to the plan, or says why the ALU cannot compute it. The
+  // values must stay within int32 for the wrapping arithmetic to be exact and the bounds to
+  // hold.
   std::optional<std::string> AddStep(const CallNode& at, const CallNode& next, Plan* plan,
-                                     Range* range) {
+                                     ValueRange* range) {
+    std::optional<std::string> why = Translate(at, next, plan, range);
+    if (!why && (range->lo < std::numeric_limits<int32_t>::min() ||
+                 range->hi > std::numeric_limits<int32_t>::max())) {
+      why = "its values may overflow int32";
+    }
+    return why;
+  }
+
+  std::optional<std::string> Translate(const CallNode& at, const CallNode& next, Plan* plan,
+                                       ValueRange* range) {
     auto alu = [&](const std::string& op, int64_t imm) {
       plan->steps.push_back({Step::kAluImm, op, imm, Expr(), NameOf(next)});
     };
-    std::optional<std::string> why = Translate(at, next, plan, range, alu);
-    if (why) return why;
-    // The values must stay within int32 for the wrapping arithmetic to be exact and the
-    // bounds to hold.
-    if (range->lo < std::numeric_limits<int32_t>::min() ||
-        range->hi > std::numeric_limits<int32_t>::max()) {
-      return std::string("its values may overflow int32");
-    }
-    return std::nullopt;
-  }
-
-  template <typename Alu>
-  std::optional<std::string> Translate(const CallNode& at, const CallNode& next, Plan* plan,
-                                   Range* range, const Alu& alu) {
     const int64_t out_channels = plan->workload.out_channels;
     if (IsOp(&next, "nn.relu")) {
       alu("max", 0);
@@ -461,7 +458,7 @@ graph::Pass PackGraph(const Environment& env) {
               if (!IsOp(call, "qnn.conv2d") && !IsOp(call, "qnn.dense")) return;
               Decision d = planner.Decide(*call);
               graph::RecordPlacement(
-                  {NameOf(*call), d.plan.has_value() ? "vta" : "host", d.reason});
+                  {NameOf(*call), d.packed ? "vta" : "host", d.reason});
             });
             if (planner.tails().empty()) return module;
             Packer packer(env, planner);

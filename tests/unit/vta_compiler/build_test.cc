@@ -7,6 +7,7 @@
 
 #include "blocked_gemm.h"
 #include "error_of.h"
+#include "hazard_checked_test.h"
 #include "loom/ir/functor.h"
 #include "loom/tir/transform.h"
 #include "matrix_multiply.h"
@@ -30,14 +31,8 @@ std::vector<int8_t> ToHost(const runtime::NDArray& device) {
   return std::vector<int8_t>(Values(host), Values(host) + host.NumElements());
 }
 
-class VtaBuild : public ::testing::Test {
+class VtaBuild : public testing::HazardCheckedTest {
  protected:
-  void SetUp() override { VTASetDebugMode(VTATLSCommandHandle(), VTA_DEBUG_CHECK_HAZARDS); }
-  void TearDown() override {
-    VTASetDebugMode(VTATLSCommandHandle(), 0);
-    VTAClearLastError();
-  }
-
   // The tutorial's matrix multiply built for vta and run; its result against the reference.
   static void RunTutorialGemm(const example::TutorialGemm& g) {
     runtime::Module module =

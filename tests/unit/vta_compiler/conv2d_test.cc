@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "error_of.h"
+#include "hazard_checked_test.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/te/operation.h"
 #include "loom/vta/compiler/conv2d.h"
@@ -130,14 +131,8 @@ std::vector<int8_t> Reference(const Environment& env, const Conv2DWorkload& w, c
   return out;
 }
 
-class VtaConv2D : public ::testing::Test {
+class VtaConv2D : public testing::HazardCheckedTest {
  protected:
-  void SetUp() override { VTASetDebugMode(VTATLSCommandHandle(), VTA_DEBUG_CHECK_HAZARDS); }
-  void TearDown() override {
-    VTASetDebugMode(VTATLSCommandHandle(), 0);
-    VTAClearLastError();
-  }
-
   // Builds, runs and checks `w` with `tail` under `tiling` (the default when rows is 0);
   // returns the run's report.
   SimReport Check(const Conv2DWorkload& w, const Tail& tail, Conv2DTiling tiling = {0, 0, 0}) {

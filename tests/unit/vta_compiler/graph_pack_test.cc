@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "hazard_checked_test.h"
 #include "loom/graph/compile.h"
 #include "loom/graph/strategy.h"
 #include "loom/runtime/graph_executor.h"
@@ -90,9 +91,10 @@ TEST(VtaPackGraph, TheAluTakesShiftsOfFiveBitsAtInt32) {
   EXPECT_TRUE(env.AluImmediateFits(AluOpcode::kMin, -32768));
 }
 
+class VtaPackGraphRun : public testing::HazardCheckedTest {};
+
 // Compiled for vta and for the host, the model computes the same values bit for bit.
-TEST(VtaPackGraph, ThePackedModelEqualsTheHostsBitForBit) {
-  VTASetDebugMode(VTATLSCommandHandle(), VTA_DEBUG_CHECK_HAZARDS);
+TEST_F(VtaPackGraphRun, ThePackedModelEqualsTheHostsBitForBit) {
   const graph::IRModule module = QuantizedConv(9, /*weight_limit=*/127);
   runtime::NDArray x = runtime::NDArray::Empty({1, 32, 8, 8}, kI8);
   std::mt19937 rng(3);
@@ -110,7 +112,6 @@ TEST(VtaPackGraph, ThePackedModelEqualsTheHostsBitForBit) {
     results.emplace_back(v, v + out.NumElements());
   }
   EXPECT_EQ(results[0], results[1]);
-  VTASetDebugMode(VTATLSCommandHandle(), 0);
 }
 
 // At -O0 nothing fuses, and a VTA kernel needs its tail: a clear error.
