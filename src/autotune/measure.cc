@@ -21,15 +21,18 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 #include <thread>
 
+#include "loom/runtime/device_api.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
+#include "loom/target/target_kind.h"
 
 namespace loom::autotune {
 
@@ -161,8 +164,8 @@ void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& 
   };
   out << kernel.buffers.size() << "\n";
   for (const auto& buffer : kernel.buffers) {
-    LOOM_ICHECK(buffer.dtype == DataType::Float(32)) << "measured kernels take float32 buffers";
-    out << buffer.input << " " << buffer.weight << " " << buffer.shape.size();
+    out << buffer.dtype.str() << " " << buffer.input << " " << buffer.weight << " "
+        << buffer.shape.size();
     for (int64_t extent : buffer.shape) out << " " << extent;
     out << "\n";
   }
@@ -176,6 +179,7 @@ void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& 
 
 struct Description {
   struct Buffer {
+    DataType dtype = DataType::Float(32);
     bool input = false, weight = false;
     std::vector<int64_t> shape;
   };
@@ -200,8 +204,10 @@ Description ReadDescription(const std::string& path) {
   in >> count;
   for (size_t i = 0; i < count; ++i) {
     Description::Buffer buffer;
+    std::string dtype;
     size_t rank = 0;
-    in >> buffer.input >> buffer.weight >> rank;
+    in >> dtype >> buffer.input >> buffer.weight >> rank;
+    buffer.dtype = DataType::Parse(dtype);
     buffer.shape.resize(rank);
     for (int64_t& extent : buffer.shape) in >> extent;
     d.buffers.push_back(std::move(buffer));
@@ -216,15 +222,41 @@ Description ReadDescription(const std::string& path) {
   return d;
 }
 
-// Values in [-1, 1] from a fixed sequence: every candidate sees the same inputs.
+// Values from a fixed sequence, so that every candidate sees the same inputs: in [-1, 1] for
+// float32, integers in [-128, 127] (int8's range) for an integer type.
 void FillRandom(const runtime::NDArray& array, uint64_t seed) {
-  float* data = static_cast<float*>(array.data());
+  const DataType dtype = array.dtype();
   const int64_t n = array.NumElements();
   uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
   for (int64_t i = 0; i < n; ++i) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    data[i] = static_cast<float>(static_cast<double>(state >> 40) / double(1 << 23) - 1.0);
+    const double unit = static_cast<double>(state >> 40) / double(1 << 23) - 1.0;  // [-1, 1)
+    const int64_t integer = static_cast<int64_t>(std::floor(unit * 128));
+    if (dtype == DataType::Float(32))
+      static_cast<float*>(array.data())[i] = float(unit);
+    else if (dtype == DataType::Int(8))
+      static_cast<int8_t*>(array.data())[i] = int8_t(integer);
+    else if (dtype == DataType::Int(32))
+      static_cast<int32_t*>(array.data())[i] = int32_t(integer);
+    else
+      LOOM_THROW << "a measured kernel's input is " << dtype.str() << "; float32, int8 or int32";
   }
+}
+
+// The values of a host array of a type FillRandom fills, as doubles (to compare results).
+std::vector<double> ValuesOf(const runtime::NDArray& array) {
+  const DataType dtype = array.dtype();
+  std::vector<double> values(static_cast<size_t>(array.NumElements()));
+  auto read = [&](const auto* data) { std::copy(data, data + values.size(), values.begin()); };
+  if (dtype == DataType::Float(32))
+    read(static_cast<const float*>(array.data()));
+  else if (dtype == DataType::Int(8))
+    read(static_cast<const int8_t*>(array.data()));
+  else if (dtype == DataType::Int(32))
+    read(static_cast<const int32_t*>(array.data()));
+  else
+    LOOM_THROW << "a measured kernel's result is " << dtype.str() << "; float32, int8 or int32";
+  return values;
 }
 
 std::vector<runtime::NDArray> Arguments(const std::vector<runtime::NDArray>& buffers,
@@ -284,45 +316,55 @@ void EvictFromCaches(const std::vector<const runtime::NDArray*>& arrays) {
       << "evicting the weights from the caches failed";
 }
 
-// The runner's child: loads the library, runs the kernel, checks and times it.
+// The runner's child: loads the library, runs the kernel, checks and times it. The kernel's
+// tensors live on `device` (configured as `configuration` when it comes in several); a
+// simulated device's modelled time replaces the host's wall time.
 std::string RunKernel(const std::string& library, const std::string& description,
                       const std::string& reference, bool write_reference,
-                      const MeasureOptions& options) {
+                      const MeasureOptions& options, DLDevice device,
+                      const std::string& configuration) {
   const Description d = ReadDescription(description);
+  runtime::DeviceAPI* api = runtime::GetDeviceAPI(static_cast<DLDeviceType>(device.device_type));
+  if (!configuration.empty()) api->SetConfiguration(configuration);
   runtime::Module module = runtime::LoadModuleFromFile(library);
   std::vector<runtime::NDArray> buffers;
   for (size_t i = 0; i < d.buffers.size(); ++i) {
-    buffers.push_back(runtime::NDArray::Empty(d.buffers[i].shape, DataType::Float(32)));
+    runtime::NDArray host = runtime::NDArray::Empty(d.buffers[i].shape, d.buffers[i].dtype);
     // Inputs random, the rest zeros: a run never depends on what the heap held before.
-    if (d.buffers[i].input) FillRandom(buffers.back(), i + 1);
+    if (d.buffers[i].input)
+      FillRandom(host, i + 1);
     else
-      std::memset(buffers.back().data(), 0, buffers.back().NumElements() * sizeof(float));
+      std::memset(host.data(), 0, host.NumBytes());
+    buffers.push_back(device.device_type == kDLCPU ? host : host.CopyTo(device));
   }
   auto call = [&](const graph::MeasurableKernel::Step& step) {
     module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));
+    if (device.device_type != kDLCPU) api->StreamSync(device);
   };
   for (const auto& step : d.setup) call(step);
+  api->TakeSimulatedSeconds();  // the setup's
   Clock::time_point first = Clock::now();
   call(d.timed);
   const double first_seconds = SecondsSince(first);
+  const std::optional<double> simulated = api->TakeSimulatedSeconds();
   for (const auto& step : d.finish) call(step);
 
-  const runtime::NDArray& result = buffers[d.result];
-  const float* got = static_cast<const float*>(result.data());
-  const int64_t n = result.NumElements();
+  const std::vector<double> got = ValuesOf(buffers[d.result].CopyTo(runtime::kHostDevice));
+  const size_t n = got.size();
   if (write_reference) {
     std::ofstream(reference, std::ios::binary)
-        .write(reinterpret_cast<const char*>(got), static_cast<std::streamsize>(n * sizeof(float)));
+        .write(reinterpret_cast<const char*>(got.data()),
+               static_cast<std::streamsize>(n * sizeof(double)));
   } else {
-    std::vector<float> want(static_cast<size_t>(n));
+    std::vector<double> want(n);
     std::ifstream(reference, std::ios::binary)
         .read(reinterpret_cast<char*>(want.data()),
-              static_cast<std::streamsize>(n * sizeof(float)));
+              static_cast<std::streamsize>(n * sizeof(double)));
     double largest = 0, worst = 0;
-    int64_t worst_at = 0;
-    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(double(want[i])));
-    for (int64_t i = 0; i < n; ++i) {
-      const double diff = std::fabs(double(got[i]) - double(want[i]));
+    size_t worst_at = 0;
+    for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(want[i]));
+    for (size_t i = 0; i < n; ++i) {
+      const double diff = std::fabs(got[i] - want[i]);
       if (!(diff <= worst)) worst = diff, worst_at = i;  // NaN counts as the worst
     }
     if (!(worst <= options.tolerance * std::max(largest, 1.0))) {
@@ -331,6 +373,13 @@ std::string RunKernel(const std::string& library, const std::string& description
            << "point computes " << want[worst_at] << " (|diff| " << worst << ")";
       return text.str();
     }
+  }
+  std::ostringstream text;
+  text << std::setprecision(17) << "ok";
+  if (simulated) {
+    // The model's time is the same on every run: one is the measurement.
+    for (int r = 0; r < options.repeat; ++r) text << " " << *simulated;
+    return text.str();
   }
   // Enough calls per timing to last min_repeat_ms.
   const int64_t number = std::max<int64_t>(
@@ -342,8 +391,6 @@ std::string RunKernel(const std::string& library, const std::string& description
   }
   runtime::PackedFunc timed = module.GetRequiredFunction(d.timed.function);
   const std::vector<runtime::NDArray> timed_arguments = Arguments(buffers, d.timed);
-  std::ostringstream text;
-  text << "ok";
   for (int r = 0; r < options.repeat; ++r) {
     if (options.flush_cache) FlushCaches();
     double seconds = 0;
@@ -421,6 +468,9 @@ Measurer::Measurer(graph::TuningWorkload workload, Target target, MeasureOptions
   LOOM_CHECK_USER(mkdtemp(pattern.data()) != nullptr)
       << "Measurer: cannot make a temporary folder: " << std::strerror(errno);
   folder_ = pattern;
+  const TargetKind& kind = target_.kind_def();
+  device_ = DLDevice{static_cast<DLDeviceType>(kind.device_type), 0};
+  if (kind.device_configuration) configuration_ = kind.device_configuration(target_);
 }
 
 Measurer::~Measurer() {
@@ -473,7 +523,8 @@ MeasureResult Measurer::Run(const Built& built, bool reference) {
   const std::string reference_path = folder_ + "/reference.bin";
   Child child = StartChild([&] {
     try {
-      return RunKernel(built.library, built.description, reference_path, reference, options_);
+      return RunKernel(built.library, built.description, reference_path, reference, options_,
+                       device_, configuration_);
     } catch (const std::exception& e) {
       std::string message = e.what();
       std::replace(message.begin(), message.end(), '\n', ' ');

@@ -88,6 +88,11 @@ class Registry {
 
 }  // namespace
 
+void DeviceAPI::SetConfiguration(const std::string& configuration) {
+  LOOM_CHECK_USER(configuration.empty())
+      << "this device comes in one configuration; it cannot take " << configuration;
+}
+
 void RegisterDeviceAPI(DLDeviceType device_type, const std::string& name, DeviceAPI* api) {
   Registry::Global().Register(device_type, name, api);
 }

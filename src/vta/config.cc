@@ -29,10 +29,12 @@ constexpr Parameter kParameters[] = {
     {"LOG_WGT_BUFF_SIZE", &VTAConfig::log_wgt_buff_size, true},
     {"LOG_ACC_BUFF_SIZE", &VTAConfig::log_acc_buff_size, true},
     {"LOG_BUS_WIDTH", &VTAConfig::log_bus_width, false},
+    {"HW_FREQ", &VTAConfig::hw_freq_mhz, false},
 };
 
 // Keys of TVM's vta_config.json that describe the build, not the hardware model.
-constexpr std::string_view kIgnoredKeys[] = {"TARGET", "HW_VER", "ACC_DEP_DISTANCE"};
+constexpr std::string_view kIgnoredKeys[] = {"TARGET", "HW_VER", "ACC_DEP_DISTANCE",
+                                             "HW_CLK_TARGET"};
 
 void CheckRange(const char* key, int value, int low, int high, const char* why) {
   LOOM_CHECK_USER(value >= low && value <= high)
@@ -62,7 +64,8 @@ VTAConfig VTAConfig::Default() {
 }
 
 void VTAConfig::Validate() const {
-  // Every parameter is a log2; the bounds keep all derived sizes well inside int64.
+  // Every parameter but the clock is a log2; the bounds keep all derived sizes well inside
+  // int64.
   CheckRange("LOG_INP_WIDTH", log_inp_width, 3, 5,
              "inputs are whole-byte integers of 8 to 32 bits");
   CheckRange("LOG_WGT_WIDTH", log_wgt_width, 3, 5,
@@ -81,6 +84,7 @@ void VTAConfig::Validate() const {
   CheckRange("LOG_WGT_BUFF_SIZE", log_wgt_buff_size, 0, 30, "at most 1 GiB");
   CheckRange("LOG_ACC_BUFF_SIZE", log_acc_buff_size, 0, 30, "at most 1 GiB");
   CheckRange("LOG_BUS_WIDTH", log_bus_width, 3, 10, "the memory bus is 8 to 1024 bits wide");
+  CheckRange("HW_FREQ", hw_freq_mhz, 1, 10000, "the clock in MHz");
 
   CheckBufferHoldsOneElement("micro-op", "LOG_UOP_BUFF_SIZE", log_uop_buff_depth());
   CheckBufferHoldsOneElement("input", "LOG_INP_BUFF_SIZE", log_inp_buff_depth());
@@ -129,9 +133,9 @@ VTAConfig VTAConfig::FromJson(const std::string& text) {
         << "VTA config: parameter \"" << parameter.key << "\" must be an integer, got "
         << found->dump();
     int64_t value = found->get<int64_t>();
-    LOOM_CHECK_USER(value >= -1024 && value <= 1024)
+    LOOM_CHECK_USER(value >= -1000000 && value <= 1000000)
         << "VTA config: parameter \"" << parameter.key << "\" = " << value
-        << " is not a plausible log2 value";
+        << " is out of any plausible range";
     config.*parameter.member = static_cast<int>(value);
   }
   for (const auto& [key, value] : json.items()) {
@@ -160,6 +164,27 @@ std::string VTAConfig::ToJson() const {
   nlohmann::ordered_json json;
   for (const Parameter& parameter : kParameters) json[parameter.key] = this->*parameter.member;
   return json.dump(2) + "\n";
+}
+
+std::vector<int64_t> VTAConfig::Parameters() const {
+  std::vector<int64_t> values;
+  for (const Parameter& parameter : kParameters) values.push_back(this->*parameter.member);
+  return values;
+}
+
+VTAConfig VTAConfig::FromParameters(const std::vector<int64_t>& parameters) {
+  constexpr size_t kCount = std::size(kParameters);
+  LOOM_CHECK_USER(parameters.size() == kCount)
+      << "VTA config: " << parameters.size() << " parameters, expected " << kCount;
+  VTAConfig config;
+  for (size_t i = 0; i < kCount; ++i) {
+    LOOM_CHECK_USER(parameters[i] >= -1000000 && parameters[i] <= 1000000)
+        << "VTA config: parameter \"" << kParameters[i].key << "\" = " << parameters[i]
+        << " is out of any plausible range";
+    config.*kParameters[i].member = static_cast<int>(parameters[i]);
+  }
+  config.Validate();
+  return config;
 }
 
 }  // namespace loom::vta

@@ -349,6 +349,9 @@ void CommandQueue::Synchronize(uint32_t wait_cycles) {
                   "building it failed: "
                << reason;
   }
+  // Nothing queued: nothing to wait for (a FINISH alone would count as a run of the device,
+  // and its cycles in the run totals).
+  if (insns_.insns().empty() && !insns_.HasPendingPop() && uop_staging_.empty()) return;
   // Commit pops first so that the token count sees them on instructions.
   for (Stage stage : {Stage::kLoad, Stage::kCompute, Stage::kStore}) {
     insns_.CommitPendingPop(stage);

@@ -65,6 +65,17 @@ class VTADeviceAPI final : public runtime::DeviceAPI {
   }
   // What a model compiled for VTA recorded (the vta target's device_configuration).
   std::string Configuration() const override { return RuntimeConfig().ToJson(); }
+  void SetConfiguration(const std::string& configuration) override {
+    const VTAConfig config = VTAConfig::FromJson(configuration);
+    if (!(config == RuntimeConfig())) SetRuntimeConfig(config);
+  }
+  // The simulator's cycles of this thread's runs, at the configuration's clock.
+  std::optional<double> TakeSimulatedSeconds() override {
+    const VTACommandHandle cmd = VTATLSCommandHandle();
+    const uint64_t cycles = RunTotalsOf(cmd).timing.total_cycles;
+    ResetRunTotals(cmd);
+    return RuntimeConfig().SecondsOf(static_cast<int64_t>(cycles));
+  }
   // Runs whatever the calling thread queued, with no cycle limit.
   void StreamSync(DLDevice) override {
     VTAClearLastError();

@@ -15,6 +15,55 @@
 #include "model_commands.h"
 
 namespace loom::cli {
+
+void AddQuantizeOptions(CLI::App& command, QuantizeCommandOptions& options) {
+  command
+      .add_option("--quantize", options.quantize,
+                  "int8: quantize the convolutions (groups 1) and dense layers to int8 before "
+                  "compiling, calibrated on --calibration (uint8 data with a scale and zero "
+                  "point per tensor, int8 weights with a scale per output channel); the "
+                  "report of each layer's rounding error goes to stderr")
+      ->check(CLI::IsMember({"int8"}));
+  command.add_option("--calibration", options.calibration,
+                     "NAME=FILE.npy: calibration samples of input NAME, stacked along a first "
+                     "axis ([S, ...the input's shape]) or one sample of its shape; one per "
+                     "input, with --quantize");
+  command
+      .add_option("--calibration-method", options.calibration_method,
+                  "With --quantize: how each layer's data range is chosen from the values it "
+                  "takes on the samples: max (all of them, the default) or percentile (all "
+                  "but the rarest, --percentile; outliers then saturate)")
+      ->check(CLI::IsMember({"max", "percentile"}));
+  command
+      .add_option("--percentile", options.percentile,
+                  "With --calibration-method percentile: the share of each layer's values "
+                  "kept in range, in percent (default 99.999; half of the rest is left out "
+                  "at each end)")
+      ->check(CLI::Range(0.0, 100.0));
+  command
+      .add_option("--quantize-scheme", options.quantize_scheme,
+                  "With --quantize: affine (the default; like ONNX Runtime's quantizer: uint8 "
+                  "data with a zero point, a weight scale per output channel, float between "
+                  "the quantized layers) or power-of-two (the form integer-only accelerators "
+                  "such as VTA compute: int8 values with power-of-two scales and no zero "
+                  "points, integer arithmetic between the layers, requantized by shift and "
+                  "clip)")
+      ->check(CLI::IsMember({"affine", "power-of-two"}));
+  command
+      .add_option("--keep-float", options.keep_float,
+                  "With --quantize: layers to leave in float, by the names the quantize report "
+                  "gives them (the model's node names; repeat the option or separate names "
+                  "with commas)")
+      ->delimiter(',');
+  command.add_flag("--quantize-every-layer", options.quantize_every_layer,
+                   "With --quantize int8: quantize even the layers whose rounding error is an "
+                   "outlier while they do a small share of the work (by default they stay "
+                   "float: they would cost more accuracy than they save time)");
+  command.add_option("--global-scale", options.global_scale,
+                     "With --quantize-scheme power-of-two: every activation on the one scale "
+                     "S/128 (S a power of two, such as 8) instead of its calibrated one");
+}
+
 void AddCompileCommand(CLI::App& app) {
   auto options = std::make_shared<CompileCommandOptions>();
   CLI::App* command = app.add_subcommand("compile", "Compile an ONNX model into a shared library");
@@ -66,52 +115,7 @@ void AddCompileCommand(CLI::App& app) {
   command->add_flag("!--no-shipped-records", options->shipped_records,
                     "Do not use the tuning records shipped with Loom (used by default for the "
                     "kernels they cover, where they apply to the target's CPU)");
-  command
-      ->add_option("--quantize", options->quantize,
-                   "int8: quantize the convolutions (groups 1) and dense layers to int8 before "
-                   "compiling, calibrated on --calibration (uint8 data with a scale and zero "
-                   "point per tensor, int8 weights with a scale per output channel); the "
-                   "report of each layer's rounding error goes to stderr")
-      ->check(CLI::IsMember({"int8"}));
-  command->add_option("--calibration", options->calibration,
-                      "NAME=FILE.npy: calibration samples of input NAME, stacked along a first "
-                      "axis ([S, ...the input's shape]) or one sample of its shape; one per "
-                      "input, with --quantize");
-  command
-      ->add_option("--calibration-method", options->calibration_method,
-                   "With --quantize: how each layer's data range is chosen from the values it "
-                   "takes on the samples: max (all of them, the default) or percentile (all "
-                   "but the rarest, --percentile; outliers then saturate)")
-      ->check(CLI::IsMember({"max", "percentile"}));
-  command
-      ->add_option("--percentile", options->percentile,
-                   "With --calibration-method percentile: the share of each layer's values "
-                   "kept in range, in percent (default 99.999; half of the rest is left out "
-                   "at each end)")
-      ->check(CLI::Range(0.0, 100.0));
-  command
-      ->add_option("--quantize-scheme", options->quantize_scheme,
-                   "With --quantize: affine (the default; like ONNX Runtime's quantizer: uint8 "
-                   "data with a zero point, a weight scale per output channel, float between "
-                   "the quantized layers) or power-of-two (the form integer-only accelerators "
-                   "such as VTA compute: int8 values with power-of-two scales and no zero "
-                   "points, integer arithmetic between the layers, requantized by shift and "
-                   "clip)")
-      ->check(CLI::IsMember({"affine", "power-of-two"}));
-  command
-      ->add_option("--keep-float", options->keep_float,
-                   "With --quantize: layers to leave in float, by the names the quantize report "
-                   "gives them (the model's node names; repeat the option or separate names "
-                   "with commas)")
-      ->delimiter(',');
-  command->add_flag("--quantize-every-layer", options->quantize_every_layer,
-                    "With --quantize int8: quantize even the layers whose rounding error is an "
-                    "outlier while they do a small share of the work (by default they stay "
-                    "float: they would cost more accuracy than they save time)");
-  command
-      ->add_option("--global-scale", options->global_scale,
-                   "With --quantize-scheme power-of-two: every activation on the one scale "
-                   "S/128 (S a power of two, such as 8) instead of its calibrated one");
+  AddQuantizeOptions(*command, options->quantization);
   command
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1), dense layers and matmuls multiply "

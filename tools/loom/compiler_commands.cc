@@ -245,6 +245,46 @@ void PrintPlacements(const std::vector<graph::LayerPlacement>& placements, bool 
   }
 }
 
+// The option combinations --quantize takes (before any slow work).
+void CheckQuantizeOptions(const QuantizeCommandOptions& options) {
+  LOOM_CHECK_USER(!options.percentile || options.calibration_method == "percentile")
+      << "--percentile is for --calibration-method percentile; give both";
+  LOOM_CHECK_USER(options.quantize_scheme == "affine" || !options.quantize.empty())
+      << "--quantize-scheme is for --quantize int8; give both";
+  LOOM_CHECK_USER(options.keep_float.empty() || !options.quantize.empty())
+      << "--keep-float is for --quantize int8; give both";
+  LOOM_CHECK_USER(!options.quantize_every_layer || !options.quantize.empty())
+      << "--quantize-every-layer is for --quantize int8; give both";
+  LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
+      << "--global-scale is for --quantize-scheme power-of-two; give both";
+  LOOM_CHECK_USER(!options.global_scale || *options.global_scale > 0)
+      << "--global-scale " << *options.global_scale
+      << ": the global scale must be a power of two (such as 4, 8 or 16)";
+  LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
+      << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
+                                   : "--quantize int8 needs --calibration NAME=FILE.npy for "
+                                     "each input");
+}
+
+// `module` quantized as the options say (their report on stderr unless `quiet`); the
+// calibration runs on the host of `target`.
+graph::IRModule Quantized(const QuantizeCommandOptions& options, const std::string& target,
+                          const graph::IRModule& module, bool quiet) {
+  graph::QuantizeReport report;
+  // Calibration runs the float model on this machine: the host of a device target.
+  graph::QuantizeOptions quantize_options{.target = Target::Parse(target).host().str(),
+                                          .calibration = options.calibration_method,
+                                          .scheme = options.quantize_scheme};
+  if (options.percentile) quantize_options.percentile = *options.percentile;
+  if (options.global_scale) quantize_options.global_scale = *options.global_scale;
+  quantize_options.keep_float = options.keep_float;
+  quantize_options.auto_keep_float = !options.quantize_every_layer;
+  graph::IRModule quantized = graph::QuantizeInt8(
+      module, CalibrationSamples(module.main(), options.calibration), quantize_options, &report);
+  if (!quiet) PrintQuantizeReport(report);
+  return quantized;
+}
+
 void RunCompile(const CompileCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   CheckExecutorAndRuntime(options);
@@ -264,23 +304,7 @@ void RunCompile(const CompileCommandOptions& options) {
       << "' does not exist";
 
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
-  LOOM_CHECK_USER(!options.percentile || options.calibration_method == "percentile")
-      << "--percentile is for --calibration-method percentile; give both";
-  LOOM_CHECK_USER(options.quantize_scheme == "affine" || !options.quantize.empty())
-      << "--quantize-scheme is for --quantize int8; give both";
-  LOOM_CHECK_USER(options.keep_float.empty() || !options.quantize.empty())
-      << "--keep-float is for --quantize int8; give both";
-  LOOM_CHECK_USER(!options.quantize_every_layer || !options.quantize.empty())
-      << "--quantize-every-layer is for --quantize int8; give both";
-  LOOM_CHECK_USER(!options.global_scale || options.quantize_scheme == "power-of-two")
-      << "--global-scale is for --quantize-scheme power-of-two; give both";
-  LOOM_CHECK_USER(!options.global_scale || *options.global_scale > 0)
-      << "--global-scale " << *options.global_scale
-      << ": the global scale must be a power of two (such as 4, 8 or 16)";
-  LOOM_CHECK_USER(options.quantize.empty() == options.calibration.empty())
-      << (options.quantize.empty() ? "--calibration is for --quantize int8; give both"
-                                   : "--quantize int8 needs --calibration NAME=FILE.npy for "
-                                     "each input");
+  CheckQuantizeOptions(options.quantization);
   if (!options.records_path.empty()) CheckReadableFile(options.records_path, "tuning records");
 
   frontend::onnx::ImportOptions import_options;
@@ -290,21 +314,10 @@ void RunCompile(const CompileCommandOptions& options) {
       frontend::onnx::ImportFile(options.model_path, import_options);
   progress.Stage("import");
 
-  if (!options.quantize.empty()) {
-    graph::QuantizeReport report;
-    // Calibration runs the float model on this machine: the host of a device target.
-    graph::QuantizeOptions quantize_options{.target = Target::Parse(options.target).host().str(),
-                                            .calibration = options.calibration_method,
-                                            .scheme = options.quantize_scheme};
-    if (options.percentile) quantize_options.percentile = *options.percentile;
-    if (options.global_scale) quantize_options.global_scale = *options.global_scale;
-    quantize_options.keep_float = options.keep_float;
-    quantize_options.auto_keep_float = !options.quantize_every_layer;
-    imported.module = graph::QuantizeInt8(
-        imported.module, CalibrationSamples(imported.module.main(), options.calibration),
-        quantize_options, &report);
+  if (!options.quantization.quantize.empty()) {
+    imported.module =
+        Quantized(options.quantization, options.target, imported.module, options.quiet);
     progress.Stage("quantize");
-    if (!options.quiet) PrintQuantizeReport(report);
   }
 
   // --target vta: VTA's operators, their implementation and its graph packing (this links
@@ -434,18 +447,26 @@ void RunTune(const TuneCommandOptions& options) {
   tune.records_path = options.records_path;
   tune.resume = options.resume;
   autotune::CheckTuneOptions(tune);
+  CheckQuantizeOptions(options.quantization);
   const double budget = tune.budget_seconds;
   const Target target = Target::Parse(options.target);
   frontend::onnx::ImportOptions import_options;
   import_options.input_shapes = ParseInputShapes(options.input_shapes);
   frontend::onnx::ImportedModel imported =
       frontend::onnx::ImportFile(options.model_path, import_options);
+  if (!options.quantization.quantize.empty()) {
+    imported.module = Quantized(options.quantization, options.target, imported.module,
+                                /*quiet=*/true);
+  }
+  // --target vta: the VTA convolutions' template (this links libloom_vta_compiler in).
+  vta::RegisterGraphIntegration();
   std::vector<autotune::Task> tasks =
       autotune::ExtractTasks(imported.module, {.target = options.target});
   if (tasks.empty()) {
     std::cout << "tune " << options.model_path << ": no tunable kernels for target '"
               << options.target << "' (tunable: the x86 blocked convolutions and dense "
-              << "layers, on CPUs with AVX-512); nothing to do\n";
+              << "layers, on CPUs with AVX-512; VTA's convolutions, with --target vta and "
+              << "--quantize int8 --quantize-scheme power-of-two); nothing to do\n";
     return;
   }
   int kernels = 0;

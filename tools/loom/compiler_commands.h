@@ -12,6 +12,19 @@
 
 namespace loom::cli {
 
+// --quantize and the options that go with it: compile's, and tune's (a model is tuned as it
+// will be compiled).
+struct QuantizeCommandOptions {
+  std::string quantize;                    // "int8": Loom's quantizer (graph/quantize.h); "": none
+  std::vector<std::string> calibration;    // NAME=FILE.npy: samples of an input, for --quantize
+  std::string calibration_method = "max";  // or "percentile" (graph::QuantizeOptions)
+  std::optional<double> percentile;        // with "percentile"; unset: QuantizeOptions' default
+  std::string quantize_scheme = "affine";  // or "power-of-two" (graph::QuantizeOptions::scheme)
+  std::optional<double> global_scale;      // with "power-of-two"
+  std::vector<std::string> keep_float;     // layers --quantize leaves in float
+  bool quantize_every_layer = false;       // not graph::QuantizeOptions::auto_keep_float
+};
+
 struct CompileCommandOptions {
   std::string model_path;
   std::string output_path;
@@ -24,14 +37,7 @@ struct CompileCommandOptions {
   std::string name;                // the AOT entry point's prefix; empty: the model file's stem
   std::string records_path;        // tuning records to take configurations from; "": defaults
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
-  std::string quantize;            // "int8": Loom's quantizer (graph/quantize.h); "": none
-  std::vector<std::string> calibration;  // NAME=FILE.npy: samples of an input, for --quantize
-  std::string calibration_method = "max";  // or "percentile" (graph::QuantizeOptions)
-  std::optional<double> percentile;        // with "percentile"; unset: QuantizeOptions' default
-  std::string quantize_scheme = "affine";  // or "power-of-two" (graph::QuantizeOptions::scheme)
-  std::optional<double> global_scale;      // with "power-of-two"
-  std::vector<std::string> keep_float;     // layers --quantize leaves in float
-  bool quantize_every_layer = false;       // not graph::QuantizeOptions::auto_keep_float
+  QuantizeCommandOptions quantization;
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
 };
 
@@ -46,6 +52,7 @@ struct TuneCommandOptions {
   int trials_per_task = 0;
   int batch_size = 16;
   bool quiet = false;
+  QuantizeCommandOptions quantization;
 };
 
 struct InspectCommandOptions {

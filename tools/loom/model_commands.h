@@ -9,6 +9,9 @@ namespace loom::cli {
 
 // `loom compile model.onnx -o model.so`: import, graph passes, lowering, codegen, export.
 void AddCompileCommand(CLI::App& app);
+struct QuantizeCommandOptions;
+// --quantize int8 and its options (compile_command.cc), for compile and tune.
+void AddQuantizeOptions(CLI::App& command, QuantizeCommandOptions& options);
 // `loom tune model.onnx --budget 20m --records tune.jsonl`: schedule search per task.
 void AddTuneCommand(CLI::App& app);
 // `loom run model.so --input name=x.npy --output-dir out/`: one inference, outputs as .npy.

@@ -22,6 +22,9 @@ void AddTuneCommand(CLI::App& app) {
       "slowed). Every measurement is appended to the records file as it is made; `loom compile "
       "--records` uses the best of each task, a point timed again ranked by its median ahead of "
       "points timed once. One progress line per batch goes to stderr.\n\n"
+      "On VTA (--target vta, a model quantized as compile quantizes it: the same --quantize "
+      "options) each convolution's tiling is searched, its cost the simulator's cycles at the "
+      "configuration's clock.\n\n"
       "Example: loom tune resnet18.onnx --budget 20m --records resnet18.jsonl\n"
       "         loom compile resnet18.onnx --records resnet18.jsonl -o resnet18.so\n");
   command->add_option("model", options->model_path, "ONNX model file (.onnx)")->required();
@@ -54,6 +57,7 @@ void AddTuneCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--input-shape", options->input_shapes,
                       "NAME=DxDx...: the shape of an input with a symbolic dimension; repeatable");
+  AddQuantizeOptions(*command, options->quantization);
   command->add_flag("-q,--quiet", options->quiet, "Do not print a progress line per batch");
   command->callback([options] { RunTuneInModule(*options); });
 }

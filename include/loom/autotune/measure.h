@@ -2,7 +2,10 @@
 // in parallel child processes, and a runner times each in a child process of its own, one at a
 // time, after checking its result against the template's default point. A candidate that fails to
 // compile, crashes, hangs or computes something else is recorded with the kind of failure; the
-// tuner's process never runs candidate code itself.
+// tuner's process never runs candidate code itself. A target kind's device holds the kernel's
+// tensors (configured as the target says, for a device that comes in configurations); on a
+// simulated device (runtime::DeviceAPI::TakeSimulatedSeconds: VTA's simulator) the cost is the
+// modelled time of one call, which does not vary between runs.
 //
 //   Measurer measurer(task.workload, Target::Parse("llvm -mcpu=native"), {});
 //   std::vector<MeasureResult> results = measurer.Measure({config_a,
@@ -90,6 +93,8 @@ class Measurer {
 
   graph::TuningWorkload workload_;
   Target target_;
+  DLDevice device_;            // where the kernels' tensors live: the target kind's device
+  std::string configuration_;  // the device's configuration the target compiles for
   MeasureOptions options_;
   std::string folder_;
   bool have_reference_ = false;

@@ -42,14 +42,16 @@ struct TuningWorkload {
 };
 
 // A template's kernel for one point, standing alone so that it can be built and timed: the
-// functions of `module` run in order on `buffers` (inputs filled with random values), the `timed`
-// step is measured, and `result` is compared across points (every point of a workload computes the
-// same result, in the same layout).
+// functions of `module` run in order on `buffers` (inputs filled with random values; on the
+// target's device), the `timed` step is measured, and `result` is compared across points (every
+// point of a workload computes the same result, in the same layout).
 struct MeasurableKernel {
   struct Buffer {
     std::vector<int64_t> shape;
-    DataType dtype = DataType::Float(32);
-    bool input = false;  // filled with random values in [-1, 1] before the first step
+    DataType dtype = DataType::Float(32);  // float32, int8 or int32
+    // Filled with random values before the first step: in [-1, 1] (float32), integers in
+    // [-128, 127] (int8, int32).
+    bool input = false;
     // In a model this buffer is a weight (or a weight's packed form): read once per inference,
     // so it comes from memory, not from a cache (MeasureOptions::cold_weights).
     bool weight = false;

@@ -8,6 +8,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace loom::runtime {
@@ -38,6 +39,14 @@ class DeviceAPI {
   // The configuration of this runtime's device, for a device that comes in configurations
   // (TargetKind::device_configuration); empty for the others.
   virtual std::string Configuration() const { return ""; }
+  // Makes `configuration` (what Configuration returns) this runtime's, for a process that
+  // runs a kernel compiled for it (a tuner's measurement); a loom::Error when it is invalid or
+  // the device cannot change now. A device without configurations takes only "".
+  virtual void SetConfiguration(const std::string& configuration);
+  // A simulated device's time: the seconds the work this thread ran on it since the last call
+  // took on the hardware it models (at the configuration's clock), which a measurement takes
+  // instead of the host's wall time. Empty for a device that runs for real.
+  virtual std::optional<double> TakeSimulatedSeconds() { return std::nullopt; }
 };
 
 // Installs `api` (not owned; it must outlive every use) as the implementation for

@@ -1,6 +1,7 @@
 // VTAConfig: the parameters of one VTA hardware instance and everything derived from them.
 //
-// VTA is parameterized by a handful of log2 values (the same keys as TVM's vta_config.json).
+// VTA is parameterized by a handful of log2 values and its clock (the same keys as TVM's
+// vta_config.json).
 // Every size the simulator, the runtime and the instruction encoder need is derived here, in
 // one place, so that they cannot disagree.
 //
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace loom::vta {
 
@@ -53,6 +55,9 @@ struct VTAConfig {
   int log_wgt_buff_size = 18;
   int log_acc_buff_size = 17;
   int log_bus_width = 6;  // bits of the DRAM bus; optional in JSON
+  // The clock in MHz ("HW_FREQ", TVM's key; optional in JSON, 100 as on the PYNQ board): what
+  // turns the simulator's cycles into the seconds a tuner compares.
+  int hw_freq_mhz = 100;
 
   // The standard simulator configuration (the defaults above).
   static VTAConfig Default();
@@ -64,6 +69,14 @@ struct VTAConfig {
   static VTAConfig FromFile(const std::string& path);
   // JSON with every parameter; FromJson(ToJson()) == *this.
   std::string ToJson() const;
+  // Every parameter as integers, in a fixed order (a tuning workload's description of the
+  // hardware), and back; FromParameters validates and names what is wrong.
+  std::vector<int64_t> Parameters() const;
+  static VTAConfig FromParameters(const std::vector<int64_t>& parameters);
+  // Seconds of `cycles` at the clock.
+  double SecondsOf(int64_t cycles) const {
+    return static_cast<double>(cycles) / (hw_freq_mhz * 1e6);
+  }
 
   // Throws loom::Error when this configuration cannot exist: parameters out of range, a
   // buffer smaller than one element, a buffer deeper than the 16-bit SRAM address reaches,

@@ -118,7 +118,8 @@ void VTASetDebugMode(VTACommandHandle cmd, int debug_flag);
 
 // Runs everything queued since the last synchronize and waits for it. If the program takes
 // more than wait_cycles simulated cycles, an error says it timed out (its results are still
-// in DRAM, as the simulator ran it to the end).
+// in DRAM, as the simulator ran it to the end). With nothing queued it returns at once (no
+// run: LastRun and the run totals stay as they were).
 void VTASynchronize(VTACommandHandle cmd, uint32_t wait_cycles);
 
 // The calling thread's last error message, "" when none; VTAClearLastError resets it.

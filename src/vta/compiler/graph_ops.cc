@@ -1,8 +1,8 @@
 // VTA's graph operators and their implementation for the vta target (loom/vta/compiler/graph.h):
 // vta.conv2d_packed, a convolution in VTA's blocked layouts, and vta.alu_imm, one ALU
 // instruction with an immediate. A group whose master is vta.conv2d_packed runs on VTA: its
-// tail of element-wise operators on the ALU, lowered by vta::lower for the configuration of
-// the target.
+// tail of element-wise operators on the ALU, tiled as its "tiling" attribute says (which
+// PackGraph chose), lowered by vta::lower for the configuration of the target.
 #include <limits>
 #include <map>
 #include <memory>
@@ -13,6 +13,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/support/error.h"
 #include "loom/vta/compiler/conv2d.h"
+#include "loom/vta/compiler/conv2d_tuning.h"
 #include "loom/vta/compiler/graph.h"
 #include "loom/vta/compiler/passes.h"
 
@@ -68,14 +69,19 @@ const Environment& EnvironmentOf(const Target& target) {
 
 void Register() {
   graph::OpBuilder(graph::OpRegistry::Register("vta.conv2d_packed"))
-      .Describe("a 2-d convolution in VTA's blocked layouts: data [N/b][C/bi][H][W][b][bi] and "
-                "weight [O/bo][C/bi][KH][KW][bo][bi] (int8) to [N/b][O/bo][OH][OW][b][bo] in "
-                "out_dtype")
+      .Describe(
+          "a 2-d convolution in VTA's blocked layouts: data [N/b][C/bi][H][W][b][bi] and "
+          "weight [O/bo][C/bi][KH][KW][bo][bi] (int8) to [N/b][O/bo][OH][OW][b][bo] in "
+          "out_dtype")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
       .Attr("strides", AttrKind::kInts, graph::Ints{1, 1}, "(rows, columns)")
       .Attr("padding", AttrKind::kInts, graph::Ints{0, 0}, "zeros around the image (rows, columns)")
       .Attr("out_dtype", AttrKind::kString, std::string("int32"), "the accumulator's type")
+      .Attr("tiling", AttrKind::kInts, graph::Ints{},
+            "(rows, oc_blocks, virtual_threads) of the output's tiles (conv2d.h: Conv2DTiling; "
+            "PackGraph chooses it, from the tuning records or by default); none: the default "
+            "tiling for the target")
       .TypeRelation([](const CallInfo& info) {
         const Conv2DWorkload w = WorkloadOf(info);
         const std::vector<int64_t> data = ShapeOfType(info, 0), weight = ShapeOfType(info, 1);
@@ -190,10 +196,20 @@ void Register() {
                  << master.where << ": a VTA convolution's group has one output, not "
                  << outputs.size();
              const Environment& env = EnvironmentOf(target);
-             const Conv2DTiling tiling =
-                 DefaultConv2DTiling(env, WorkloadOf(master), TailAccOperands(outputs[0]),
-                                     target.GetInt("virtual-threads"));
-             return ScheduleConv2DPacked(env, outputs[0], tiling);
+             const Conv2DWorkload workload = WorkloadOf(master);
+             const int64_t acc_operands = TailAccOperands(outputs[0]);
+             const graph::Ints& tiling = master.attrs.GetInts("tiling");
+             LOOM_CHECK_USER(tiling.empty() || tiling.size() == 3)
+                 << master.where << ": tiling needs 3 values (rows, oc_blocks, "
+                 << "virtual_threads) or none";
+             return ScheduleConv2DPacked(
+                 env, outputs[0],
+                 tiling.empty() ? DefaultConv2DTiling(env, workload, acc_operands,
+                                                      target.GetInt("virtual-threads"))
+                                : TilingOf(env, workload, acc_operands,
+                                           topi::Config({{"rows", tiling[0]},
+                                                         {"oc_blocks", tiling[1]},
+                                                         {"virtual_threads", tiling[2]}})));
            },
        .lower = [](const te::Schedule& schedule, const Array<te::Tensor>& args,
                    const std::string& name, const Target& target) {
@@ -201,7 +217,8 @@ void Register() {
        }});
 
   graph::RegisterTargetGraphPass(
-      "vta", [](const Target& target) { return PackGraph(EnvironmentOf(target)); });
+      "vta", [](const Target& target) { return PackGraph(EnvironmentOf(target), target); });
+  RegisterConv2DTuningTemplate();
 }
 
 [[maybe_unused]] const bool kRegistered = RegisterGraphIntegration();

@@ -2,14 +2,19 @@
 // VTA's layouts and operators.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <iomanip>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <unordered_map>
 
 #include "loom/graph/functor.h"
 #include "loom/graph/strategy.h"
+#include "loom/graph/tuning.h"
 #include "loom/support/error.h"
 #include "loom/vta/compiler/conv2d.h"
+#include "loom/vta/compiler/conv2d_tuning.h"
 #include "loom/vta/compiler/graph.h"
 
 namespace loom::vta {
@@ -30,6 +35,11 @@ std::string NameOf(const CallNode& call) {
   if (!call.name_hint.empty()) return call.name_hint;
   return call.op ? call.op->name : std::string("a call");
 }
+
+// Padding a layer's channels to whole blocks may multiply its work by this much at most.
+constexpr double kMaxPaddedWork = 2.0;
+
+int64_t RoundUp(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
 
 // The values an int32 tensor may take.
 struct ValueRange {
@@ -58,20 +68,23 @@ struct Step {
 // A convolution the pass moves to VTA: its tail from the convolution to the cast to int8.
 struct Plan {
   const CallNode* conv = nullptr;
-  Conv2DWorkload workload;
+  Conv2DWorkload workload;  // channels padded to whole blocks
+  std::string note;         // for the placement: the padding, if any
   std::vector<Step> steps;
+  Conv2DTiling tiling;  // the tuned one, else the default
 };
 
 // What the pass decides for one convolution: packed (its plan kept by the planner), or the
 // reason it stays on the CPU.
 struct Decision {
   bool packed = false;
-  std::string reason;
+  std::string reason;  // the CPU's; on VTA, what the packing changed (padded channels)
 };
 
 class Planner {
  public:
-  Planner(const Environment& env, const graph::Function& main) : env_(env) {
+  Planner(const Environment& env, const Target& target, const graph::Function& main)
+      : env_(env), target_(target) {
     // Every use: a call's argument, a tuple's field, a projection's tuple (users the walk
     // of a tail cannot follow count as null).
     graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
@@ -150,6 +163,30 @@ class Planner {
       return d;
     };
     const CallNode& conv = *plan.conv;
+    // Channels padded to whole blocks (zero weights, sliced off after), unless that more than
+    // doubles the layer's work (an RGB image's 3 channels padded to 16: better on the CPU).
+    const int64_t in_channels = plan.workload.in_channels,
+                  out_channels = plan.workload.out_channels;
+    plan.workload.in_channels = RoundUp(in_channels, env_.block_in());
+    plan.workload.out_channels = RoundUp(out_channels, env_.block_out());
+    const double padded_work =
+        static_cast<double>(plan.workload.in_channels * plan.workload.out_channels) /
+        static_cast<double>(in_channels * out_channels);
+    if (padded_work > kMaxPaddedWork) {
+      std::ostringstream why;
+      why << "padding its " << in_channels << " input and " << out_channels
+          << " output channels to whole blocks of " << env_.block_in() << " would multiply "
+          << "its work by " << std::setprecision(2) << padded_work << " (more than "
+          << kMaxPaddedWork << ")";
+      return fail(why.str());
+    }
+    if (padded_work > 1) {
+      std::ostringstream note;
+      note << "channels padded to whole blocks: " << in_channels << " -> "
+           << plan.workload.in_channels << " in, " << out_channels << " -> "
+           << plan.workload.out_channels << " out";
+      plan.note = note.str();
+    }
     const Conv2DWorkload& work = plan.workload;
     if (env_.inp_dtype() != kI8 || env_.wgt_dtype() != kI8 || env_.out_dtype() != kI8 ||
         env_.acc_dtype() != kI32) {
@@ -183,11 +220,21 @@ class Planner {
         }
         int64_t operands = 0;
         for (const Step& step : plan.steps) operands += step.kind == Step::kResidual;
-        try {
-          DefaultConv2DTiling(env_, work, operands);
-        } catch (const Error& error) {
-          return fail(error.what());
+        // The tuning records' tiling (a record that does not fit the space is an error
+        // naming it), else the default; none fits: the CPU.
+        const int64_t threads = target_.GetInt("virtual-threads");
+        const std::optional<topi::Config> tuned =
+            graph::QueryTunedConfig(target_, Conv2DTuningWorkload(env_, work, operands, threads));
+        if (tuned) {
+          plan.tiling = TilingOf(env_, work, operands, *tuned);
+        } else {
+          try {
+            plan.tiling = DefaultConv2DTiling(env_, work, operands, threads);
+          } catch (const Error& error) {
+            return fail(error.what());
+          }
         }
+        d.reason = plan.note;
         tails_[next] = plan;
         d.packed = true;
         return d;
@@ -235,7 +282,8 @@ class Planner {
     auto alu = [&](const std::string& op, int64_t imm) {
       plan->steps.push_back({Step::kAluImm, op, imm, Expr(), NameOf(next)});
     };
-    const int64_t out_channels = plan->workload.out_channels;
+    // The layer's own channels (the workload's are padded).
+    const int64_t out_channels = plan->conv->args[1].as<ConstantNode>()->data.Shape()[0];
     if (IsOp(&next, "nn.relu")) {
       alu("max", 0);
       range->lo = std::max<int64_t>(range->lo, 0), range->hi = std::max<int64_t>(range->hi, 0);
@@ -336,6 +384,7 @@ class Planner {
   }
 
   const Environment& env_;
+  const Target& target_;
   std::unordered_map<const Object*, std::vector<const CallNode*>> users_;
   std::unordered_map<const CallNode*, Plan> tails_;
 };
@@ -356,7 +405,9 @@ class Packer : public graph::ExprMutator {
         // A dense layer is a 1x1 convolution of a 1x1 image.
         {{"strides", graph::Ints{plan.workload.stride_h, plan.workload.stride_w}},
          {"padding", graph::Ints{plan.workload.pad_h, plan.workload.pad_w}},
-         {"out_dtype", env_.acc_dtype().str()}},
+         {"out_dtype", env_.acc_dtype().str()},
+         {"tiling",
+          graph::Ints{plan.tiling.rows, plan.tiling.oc_blocks, plan.tiling.virtual_threads}}},
         NameOf(conv));
     for (const Step& step : plan.steps) {
       switch (step.kind) {
@@ -382,42 +433,60 @@ class Packer : public graph::ExprMutator {
   }
 
  private:
-  // x (int8 NCHW) in VTA's layout [N/b][C/bi][H][W][b][bi]; the packed value itself when x is
-  // a packed convolution's unpacked output.
+  // x (int8 NCHW) in VTA's layout [N/b][C/bi][H][W][b][bi], its channels padded with zeros to
+  // whole blocks; the packed value itself when x is a packed convolution's unpacked output.
   Expr Packed(const Expr& x) {
     auto known = packed_of_.find(x.get());
     if (known != packed_of_.end()) return known->second;
     std::vector<int64_t> s = *x.type().ConstShape();
+    const size_t rank = s.size();
     s.resize(4, 1);  // a dense layer's [N, C] as NCHW of 1x1 images
     const int64_t b = env_.batch(), bi = env_.block_in();
-    Expr split = MakeCall("reshape", {x},
+    Expr padded = x;
+    if (s[1] % bi != 0) {
+      graph::Ints widths(2 * rank, 0);
+      widths[rank + 1] = RoundUp(s[1], bi) - s[1];  // the end of the channels
+      padded = MakeCall("nn.pad", {x}, {{"pad_width", widths}});
+      s[1] = RoundUp(s[1], bi);
+    }
+    Expr split = MakeCall("reshape", {padded},
                           {{"newshape", graph::Ints{s[0] / b, b, s[1] / bi, bi, s[2], s[3]}}});
     Expr packed = MakeCall("transpose", {split}, {{"axes", graph::Ints{0, 2, 4, 5, 1, 3}}});
     packed_of_[x.get()] = packed;
     return packed;
   }
 
-  // The packed value back in NCHW (`type`).
-  static Expr Unpacked(const Expr& packed, const graph::Type& type) {
+  // The packed value back in NCHW (`type`), its padded channels sliced off.
+  Expr Unpacked(const Expr& packed, const graph::Type& type) const {
     const std::vector<int64_t> s = *type.ConstShape();
+    const int64_t channels = RoundUp(s[1], env_.block_out());
+    std::vector<int64_t> padded = s;
+    padded[1] = channels;
     Expr moved = MakeCall("transpose", {packed}, {{"axes", graph::Ints{0, 4, 1, 5, 2, 3}}});
-    return MakeCall("reshape", {moved}, {{"newshape", graph::Ints(s.begin(), s.end())}});
+    Expr unpacked =
+        MakeCall("reshape", {moved}, {{"newshape", graph::Ints(padded.begin(), padded.end())}});
+    if (channels == s[1]) return unpacked;
+    return MakeCall(
+        "strided_slice", {unpacked},
+        {{"begin", graph::Ints{0}}, {"end", graph::Ints{s[1]}}, {"axes", graph::Ints{1}}});
   }
 
-  // The OIHW weight as [O/bo][C/bi][KH][KW][bo][bi].
+  // The OIHW weight as [O/bo][C/bi][KH][KW][bo][bi], zero in the padded channels.
   Expr PackedWeight(const CallNode& conv) const {
     const runtime::NDArray& w = conv.args[1].as<ConstantNode>()->data;
     std::vector<int64_t> s = w.Shape();
     s.resize(4, 1);  // a dense layer's [M, K] as OIHW of 1x1 windows
     const int64_t bo = env_.block_out(), bi = env_.block_in();
+    const int64_t out_blocks = RoundUp(s[0], bo) / bo, in_blocks = RoundUp(s[1], bi) / bi;
     runtime::NDArray packed =
-        runtime::NDArray::Empty({s[0] / bo, s[1] / bi, s[2], s[3], bo, bi}, kI8);
+        runtime::NDArray::Empty({out_blocks, in_blocks, s[2], s[3], bo, bi}, kI8);
+    std::memset(packed.data(), 0, packed.NumBytes());
     const auto* from = static_cast<const int8_t*>(w.data());
     auto* to = static_cast<int8_t*>(packed.data());
     for (int64_t o = 0; o < s[0]; ++o) {
       for (int64_t c = 0; c < s[1]; ++c) {
         for (int64_t k = 0; k < s[2] * s[3]; ++k) {
-          const int64_t at = (((o / bo) * (s[1] / bi) + c / bi) * s[2] * s[3] + k) * bo * bi +
+          const int64_t at = (((o / bo) * in_blocks + c / bi) * s[2] * s[3] + k) * bo * bi +
                              (o % bo) * bi + c % bi;
           to[at] = from[(o * s[1] + c) * s[2] * s[3] + k];
         }
@@ -431,12 +500,15 @@ class Packer : public graph::ExprMutator {
   Expr PackedBias(const Expr& bias) const {
     const runtime::NDArray& c = bias.as<ConstantNode>()->data;
     const int64_t channels = c.NumElements(), bo = env_.block_out(), b = env_.batch();
-    runtime::NDArray packed = runtime::NDArray::Empty({1, channels / bo, 1, 1, b, bo}, kI32);
+    const int64_t blocks = RoundUp(channels, bo) / bo;
+    runtime::NDArray packed = runtime::NDArray::Empty({1, blocks, 1, 1, b, bo}, kI32);
     const auto* from = static_cast<const int32_t*>(c.data());
     auto* to = static_cast<int32_t*>(packed.data());
-    for (int64_t block = 0; block < channels / bo; ++block) {
+    for (int64_t block = 0; block < blocks; ++block) {
+      const int64_t first = block * bo, count = std::min(bo, channels - first);
       for (int64_t lane = 0; lane < b; ++lane) {
-        std::copy_n(from + block * bo, bo, to + (block * b + lane) * bo);
+        int32_t* row = to + (block * b + lane) * bo;
+        std::fill_n(std::copy_n(from + first, count, row), bo - count, 0);  // zero padding
       }
     }
     return graph::MakeConstant(packed, bias.as<ConstantNode>()->name_hint + ".vta");
@@ -449,10 +521,10 @@ class Packer : public graph::ExprMutator {
 
 }  // namespace
 
-graph::Pass PackGraph(const Environment& env) {
-  return {"vta.PackGraph", [env](const graph::IRModule& module) {
+graph::Pass PackGraph(const Environment& env, const Target& target) {
+  return {"vta.PackGraph", [env, target](const graph::IRModule& module) {
             const graph::Function& main = module.main();
-            Planner planner(env, main);
+            Planner planner(env, target, main);
             graph::PostOrderVisitDataflow(main->body, [&](const Expr& e) {
               const auto* call = e.as<CallNode>();
               if (!IsOp(call, "qnn.conv2d") && !IsOp(call, "qnn.dense")) return;

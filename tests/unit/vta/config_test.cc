@@ -132,6 +132,39 @@ TEST(VtaConfig, JsonRoundTrip) {
       << config.ToJson();
 }
 
+// The clock: TVM's "HW_FREQ" in MHz, optional (100), what the simulator's cycles take.
+TEST(VtaConfig, TheClockTurnsCyclesIntoSeconds) {
+  EXPECT_EQ(VTAConfig::Default().hw_freq_mhz, 100);
+  EXPECT_DOUBLE_EQ(VTAConfig::Default().SecondsOf(250), 2.5e-6);
+  VTAConfig fast = VTAConfig::Default();
+  fast.hw_freq_mhz = 250;
+  EXPECT_EQ(VTAConfig::FromJson(fast.ToJson()), fast);
+  EXPECT_NE(fast.ToJson().find("\"HW_FREQ\": 250"), std::string::npos) << fast.ToJson();
+  fast.hw_freq_mhz = 0;
+  try {
+    fast.Validate();
+    FAIL() << "a clock of 0 MHz validated";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("HW_FREQ"), std::string::npos) << error.what();
+  }
+}
+
+// Parameters() and FromParameters: every parameter, round trip; a wrong count or an
+// impossible value is an error.
+TEST(VtaConfig, ParametersRoundTrip) {
+  VTAConfig config = VTAConfig::Default();
+  config.log_batch = 1;
+  config.hw_freq_mhz = 150;
+  config.Validate();
+  EXPECT_EQ(VTAConfig::FromParameters(config.Parameters()), config);
+  std::vector<int64_t> parameters = config.Parameters();
+  parameters.pop_back();
+  EXPECT_THROW(VTAConfig::FromParameters(parameters), Error);
+  parameters = config.Parameters();
+  parameters[0] = 9;  // LOG_INP_WIDTH
+  EXPECT_THROW(VTAConfig::FromParameters(parameters), Error);
+}
+
 TEST(VtaConfig, FromFile) {
   std::string path = ::testing::TempDir() + "vta_config_test.json";
   {

@@ -34,12 +34,20 @@ namespace loom::vta {
 //     provably never pass (from the weights' sums and the operations before it) is dropped,
 //     as is a saturating clip before a rounding add;
 //   - a residual add of an int8 tensor widened (and shifted left) on the way in;
-//   - the final cast to int8 as the STORE.
+//   - the final cast to int8 as the STORE;
+//   - channels that are no whole number of blocks padded to one: zero weights (and biases)
+//     for the padded channels, the data padded with zeros on the way in and the padded
+//     output channels sliced off on the way out (a packed consumer takes them as they are:
+//     its weights for them are zero). A layer whose work padding would more than double (an
+//     RGB image's 3 channels in blocks of 16) stays on the CPU.
 // Anything else keeps the convolution on the CPU. Each convolution's placement is recorded
-// (graph::RecordPlacement), with the reason for the CPU (channels not in whole blocks, an
-// operation the ALU lacks, an immediate beyond 16 bits, no tiling that fits the on-chip
-// buffers, ...).
-graph::Pass PackGraph(const Environment& env);
+// (graph::RecordPlacement), with the reason for the CPU (padding that would more than double
+// its work, an operation the ALU lacks, an immediate beyond 16 bits, no tiling that fits the
+// on-chip buffers, ...) or, on VTA, the channels it padded. Each packed convolution's tiling (its
+// "tiling" attribute) is the one the current tuning records give for `target`
+// (graph::QueryTunedConfig; conv2d_tuning.h), else DefaultConv2DTiling with the target's
+// -virtual-threads.
+graph::Pass PackGraph(const Environment& env, const Target& target);
 
 // Registers the operators, the implementation under the "vta" target key and PackGraph as the
 // vta target's graph pass. Done when the library loads; a program that compiles for VTA calls
