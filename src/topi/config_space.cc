@@ -155,4 +155,12 @@ const std::vector<int64_t>& ConfigSpace::ValidIndices() const {
   return valid_;
 }
 
+std::vector<int64_t> DivisorsUpTo(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
 }  // namespace loom::topi

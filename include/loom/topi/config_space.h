@@ -93,4 +93,9 @@ class ConfigSpace {
   mutable bool enumerated_ = false;
 };
 
+// The divisors of n up to `limit`, ascending: a split knob's candidates (tile sizes that
+// divide an extent).
+std::vector<int64_t> DivisorsUpTo(int64_t n, int64_t limit);
+inline std::vector<int64_t> Divisors(int64_t n) { return DivisorsUpTo(n, n); }
+
 }  // namespace loom::topi

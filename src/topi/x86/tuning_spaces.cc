@@ -20,14 +20,6 @@ using detail::kMaxTileRegisters;
 // AVX-512's 32 zmm registers.
 constexpr int64_t kVectorRegisters = 32;
 
-std::vector<int64_t> DivisorsUpTo(int64_t n, int64_t limit) {
-  std::vector<int64_t> out;
-  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
-    if (n % d == 0) out.push_back(d);
-  }
-  return out;
-}
-
 // The last `count` values of an ascending list (the largest candidates).
 std::vector<int64_t> Largest(std::vector<int64_t> values, size_t count) {
   if (values.size() > count) values.erase(values.begin(), values.end() - count);

@@ -11,6 +11,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/support/error.h"
 #include "loom/te/operation.h"
+#include "loom/topi/config_space.h"
 #include "loom/topi/transform.h"
 
 namespace loom::vta {
@@ -18,14 +19,6 @@ namespace {
 
 // Shapes and extents here are small (a layer's), int as PrimExpr takes them.
 PrimExpr Extent(int64_t v) { return PrimExpr(static_cast<int>(v)); }
-
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> divisors;
-  for (int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0) divisors.push_back(d);
-  }
-  return divisors;
-}
 
 // The input rows and columns one tile of `rows` output rows reads, padding included.
 int64_t InputRows(const Conv2DWorkload& w, int64_t rows) {
@@ -198,9 +191,9 @@ Conv2DTiling DefaultConv2DTiling(const Environment& env, const Conv2DWorkload& w
   std::optional<Conv2DTiling> best;
   int64_t best_bytes = std::numeric_limits<int64_t>::max();
   for (int64_t threads = max_virtual_threads; threads >= 1; --threads) {
-    for (int64_t oc_blocks : Divisors(out_blocks)) {
+    for (int64_t oc_blocks : topi::Divisors(out_blocks)) {
       if ((out_blocks / oc_blocks) % threads != 0) continue;
-      for (int64_t rows : Divisors(w.out_height())) {
+      for (int64_t rows : topi::Divisors(w.out_height())) {
         Conv2DTiling t{rows, oc_blocks, threads};
         if (!Fits(env, FootprintOf(w, t, acc_operands))) continue;
         const int64_t bytes = LoadedBytes(env, w, t);

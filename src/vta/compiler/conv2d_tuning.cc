@@ -40,14 +40,6 @@ Args ArgsOf(const std::vector<int64_t>& args) {
   return a;
 }
 
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> divisors;
-  for (int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0) divisors.push_back(d);
-  }
-  return divisors;
-}
-
 Conv2DTiling TilingOfConfig(const topi::Config& config) {
   return {config["rows"], config["oc_blocks"], config["virtual_threads"]};
 }
@@ -57,8 +49,8 @@ topi::ConfigSpace SpaceOf(const Environment& env, const Conv2DWorkload& w, int64
   w.Check(env);
   const int64_t out_blocks = w.out_channels / env.block_out();
   topi::ConfigSpace space;
-  space.AddKnob("rows", topi::KnobKind::kSplit, Divisors(w.out_height()));
-  space.AddKnob("oc_blocks", topi::KnobKind::kSplit, Divisors(out_blocks));
+  space.AddKnob("rows", topi::KnobKind::kSplit, topi::Divisors(w.out_height()));
+  space.AddKnob("oc_blocks", topi::KnobKind::kSplit, topi::Divisors(out_blocks));
   std::vector<int64_t> threads;
   for (int64_t t = 1; t <= max_virtual_threads; ++t) threads.push_back(t);
   space.AddKnob("virtual_threads", topi::KnobKind::kChoice, threads);

@@ -8,7 +8,8 @@ inspect` must list the packed convolutions, and `loom bench` the simulator's cou
 MLP's two inner dense layers run on VTA as 1x1 convolutions, also bit for bit.
 
 The same with tilings tuned on the simulator (`loom tune --target vta`, then `loom compile
---records`), with the smaller buffers (half of each) of vta/configs/small_buffers.json (compiled with -config,
+--records`), with a GEMM core of 32x32 (vta/configs/block32.json: 16-channel layers padded
+to 32 where that at most doubles their work), with the smaller buffers (half of each) of vta/configs/small_buffers.json (compiled with -config,
 run on a device configured with --vta-config), with one virtual thread, and a batch of 2 on
 a core of batch 2 (vta/configs/batch2.json); a model run on a device of another
 configuration is refused with a message naming both.
@@ -33,6 +34,7 @@ except ImportError as error:
 LOOM = sys.argv[1]
 CONFIGS = sys.argv[2]
 SMALL_BUFFERS = os.path.join(CONFIGS, "small_buffers.json")
+BLOCK32 = os.path.join(CONFIGS, "block32.json")
 RNG = np.random.RandomState(7)
 
 
@@ -130,6 +132,15 @@ def main():
         loom("compile", model, "-o", on_host, *quantize)
         loom("compile", model, "-o", small, "--target", f"vta -config={SMALL_BUFFERS}", *quantize)
         loom("compile", model, "-o", one_thread, "--target", "vta -virtual-threads=1", *quantize)
+        # Blocks of 32 channels: the 16-channel layers would be padded to 32, four times the
+        # work for layer1's convolutions (the host), twice for layer2's first ones (VTA).
+        block32 = os.path.join(tmp, "block32.so")
+        loom("compile", model, "-o", block32, "--target", f"vta -config={BLOCK32}", *quantize)
+        placed32 = re.findall(r"^  (vta|host)\s+(\S+?)(?::|$)", loom("inspect", block32),
+                              re.MULTILINE)
+        if sorted(layer for device, layer in placed32 if device == "vta") != \
+                ["layer2.conv1", "layer2.conv2", "layer2.down"]:
+            failures.append(f"with blocks of 32 the layers were placed {placed32}")
         # The tilings tuned on the simulator (every space is small: the run ends early), then
         # compiled from the records.
         records, tuned = os.path.join(tmp, "vta.jsonl"), os.path.join(tmp, "tuned.so")
@@ -163,12 +174,13 @@ def main():
             for name, artifact, device in (("vta", on_vta, []), ("host", on_host, []),
                                            ("small", small, ["--vta-config", SMALL_BUFFERS]),
                                            ("one_thread", one_thread, []),
-                                           ("tuned", tuned, [])):
+                                           ("tuned", tuned, []),
+                                           ("block32", block32, ["--vta-config", BLOCK32])):
                 out_dir = os.path.join(tmp, f"{name}{seed}")
                 loom("run", artifact, "--input", f"image={image}", "--output-dir", out_dir,
                      *device)
                 outputs[name] = np.load(os.path.join(out_dir, "logits.npy"))
-            for name in ("vta", "small", "one_thread", "tuned"):
+            for name in ("vta", "small", "one_thread", "tuned", "block32"):
                 if not np.array_equal(outputs[name], outputs["host"]):
                     failures.append(f"input {seed}: {name} logits {outputs[name]} differ from "
                                     f"the host's {outputs['host']}")

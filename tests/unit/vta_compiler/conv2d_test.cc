@@ -2,17 +2,19 @@
 // shapes (their channels and image sizes reduced where the simulator would take long), with
 // the quantized tail of a bias, a rounding shift, a clip or ReLU and an optional residual, run on
 // the simulator with the hazard checker on and compared bit for bit with a CPU reference.
+#include "loom/vta/compiler/conv2d.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 #include <vector>
 
+#include "conv_workload.h"
 #include "error_of.h"
 #include "hazard_checked_test.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/te/operation.h"
-#include "loom/vta/compiler/conv2d.h"
 #include "loom/vta/compiler/passes.h"
 #include "vta_example.h"
 
@@ -169,13 +171,7 @@ class VtaConv2D : public testing::HazardCheckedTest {
   }
 };
 
-Conv2DWorkload Conv(int64_t in, int64_t out, int64_t size, int64_t kernel, int64_t stride) {
-  Conv2DWorkload w;
-  w.in_channels = in, w.out_channels = out, w.height = w.width = size;
-  w.kernel_h = w.kernel_w = kernel, w.stride_h = w.stride_w = stride;
-  w.pad_h = w.pad_w = kernel / 2;
-  return w;
-}
+using loom::vta::testing::Conv;
 
 // A 3x3 convolution over an image larger than one tile: tiles of rows whose padding differs
 // (the first and last row tiles padded, the middle ones not).

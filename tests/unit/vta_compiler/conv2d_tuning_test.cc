@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "conv_workload.h"
 #include "error_of.h"
 #include "loom/autotune/measure.h"
 #include "loom/runtime/device_api.h"
@@ -22,13 +23,7 @@ namespace {
 
 using loom::testing::ErrorOf;
 
-Conv2DWorkload Conv(int64_t in, int64_t out, int64_t size, int64_t kernel, int64_t stride) {
-  Conv2DWorkload w;
-  w.in_channels = in, w.out_channels = out, w.height = w.width = size;
-  w.kernel_h = w.kernel_w = kernel, w.stride_h = w.stride_w = stride;
-  w.pad_h = w.pad_w = kernel / 2;
-  return w;
-}
+using loom::vta::testing::Conv;
 
 const graph::TuningTemplate& Template() {
   RegisterGraphIntegration();
