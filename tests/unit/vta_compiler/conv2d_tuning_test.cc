@@ -82,7 +82,9 @@ TEST(VtaConv2DTuning, TheWorkloadNamesTheConfigurationAndTheThreads) {
   // One virtual thread at most: the knob has no second value.
   const topi::ConfigSpace one = Template().space(Conv2DTuningWorkload(standard, w, 0, 1).args);
   for (const topi::Knob& knob : one.knobs()) {
-    if (knob.name == "virtual_threads") EXPECT_EQ(knob.values, std::vector<int64_t>{1});
+    if (knob.name == "virtual_threads") {
+      EXPECT_EQ(knob.values, std::vector<int64_t>{1});
+    }
   }
   EXPECT_NE(Template().describe(Conv2DTuningWorkload(standard, w, 1, 2).args).find("residual"),
             std::string::npos);
