@@ -1,13 +1,19 @@
 // Compile: the graph compiler's pipeline, top to bottom.
 #include "loom/graph/compile.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <new>
+#include <optional>
 
 #include "graph/codegen_json.h"
+#include "loom/graph/functor.h"
 #include "loom/graph/lower.h"
 #include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
@@ -17,6 +23,55 @@
 namespace loom::graph {
 namespace {
 
+// The bytes a compile may plan for: the options' limit, else this machine's memory.
+int64_t MemoryLimit(const CompileOptions& options) {
+  if (options.memory_limit_bytes > 0) return options.memory_limit_bytes;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page
+                               : std::numeric_limits<int64_t>::max();
+}
+
+// "12 B", "3.5 KiB", ..., "4096.0 GiB".
+std::string SizeText(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024) bytes /= 1024, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return text;
+}
+
+// A loom::Error when `bytes` (what `what` needs) exceed the limit.
+void CheckMemoryFits(double bytes, const std::string& what, const CompileOptions& options) {
+  const int64_t limit = MemoryLimit(options);
+  LOOM_CHECK_USER(bytes <= static_cast<double>(limit))
+      << "Compile: " << what << " " << SizeText(bytes) << ", more than "
+      << (options.memory_limit_bytes > 0 ? "the memory limit of " : "this machine's memory, ")
+      << SizeText(static_cast<double>(limit))
+      << "; give the inputs smaller shapes (--input-shape), "
+      << "or raise the limit to compile for a larger machine (CompileOptions::"
+      << "memory_limit_bytes, loom compile --memory-limit)";
+}
+
+// Before lowering: no single tensor of the fused graph may exceed the memory limit (a model
+// whose input has a dimension of 2^40, say).
+void CheckTensorsFit(const Function& main, const CompileOptions& options) {
+  auto check = [&](const Type& type, const std::string& name) {
+    std::vector<Type> tensors = type.is_tuple() ? type.fields() : std::vector<Type>{type};
+    for (const Type& t : tensors) {
+      std::optional<std::vector<int64_t>> shape = t.is_tensor() ? t.ConstShape() : std::nullopt;
+      if (!shape) continue;
+      double bytes = t.dtype().bytes();
+      for (int64_t d : *shape) bytes *= static_cast<double>(d);
+      CheckMemoryFits(bytes, "the tensor '" + name + "' (" + t.str() + ") needs", options);
+    }
+  };
+  for (const Var& input : main->params) check(input.type(), input->name_hint);
+  PostOrderVisitDataflow(main->body, [&](const Expr& e) {
+    if (const auto* call = e.as<CallNode>()) check(call->checked_type, call->name_hint);
+  });
+}
+
 void CheckOptions(const IRModule& module, const CompileOptions& options) {
   LOOM_CHECK_USER(options.opt_level >= 0 && options.opt_level <= 3)
       << "Compile: opt_level must be 0, 1, 2 or 3, got " << options.opt_level;
@@ -25,6 +80,9 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
+  LOOM_CHECK_USER(options.memory_limit_bytes >= 0)
+      << "Compile: memory_limit_bytes must not be negative (0: this machine's memory), got "
+      << options.memory_limit_bytes;
   LOOM_CHECK_USER(module.Contains("main"))
       << "Compile: the module has no function \"main\" (the model to compile)";
   const std::vector<Var>& inputs = module.main()->params;
@@ -173,6 +231,7 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   TakePlacements();
   IRModule fused = OptimizeGraph(module, options);
   std::vector<LayerPlacement> placements = TakePlacements();
+  CheckTensorsFit(fused.main(), options);
   timer.Done("graph passes");
   // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower); with a
   // device target, the groups its implementations take to the device, the rest to the host.
@@ -181,6 +240,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   // 3. The execution graph and its static memory plan.
   ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered, module.output_names());
   MemoryPlan plan = PlanMemory(graph.PlanProblem());
+  CheckMemoryFits(static_cast<double>(plan.stats.planned_bytes),
+                  "the memory plan of the model's tensors needs", options);
   timer.Done("memory plan");
   // 4. Code generation (host and device kernels in one module), the weights and the graph's
   // text.
@@ -218,9 +279,12 @@ std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& m
 }
 
 void ExportModel(const CompiledModel& model, const std::string& path) {
+  const uint64_t unsealed = 0;  // SealArtifact writes the digest of the file as linked
   ExportLibrary(model.kernels, path,
                 {{"loom_graph_json", model.graph_json.data(), model.graph_json.size()},
-                 {"loom_params", model.params.data(), model.params.size()}});
+                 {"loom_params", model.params.data(), model.params.size()},
+                 {"loom_digest", &unsealed, sizeof(unsealed)}});
+  runtime::SealArtifact(path);
 }
 
 }  // namespace loom::graph

@@ -59,7 +59,9 @@ void CheckFitsInFile(const std::string& path, const char* what, uint64_t offset,
       << file_size << " bytes; re-export or re-copy the library";
 }
 
-void CheckElfSharedObject(const std::string& path) {
+}  // namespace
+
+void CheckLibraryFile(const std::string& path) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
   LOOM_CHECK_USER(std::filesystem::exists(status))
@@ -108,6 +110,8 @@ void CheckElfSharedObject(const std::string& path) {
   }
 }
 
+namespace {
+
 class DSOModuleNode final : public ModuleNode,
                             public std::enable_shared_from_this<DSOModuleNode> {
  public:
@@ -123,7 +127,23 @@ class DSOModuleNode final : public ModuleNode,
   PackedFunc GetFunction(const std::string& name) override {
     void* symbol = FindOwnSymbol(name.c_str());
     if (symbol == nullptr) return PackedFunc();
+    // Called, a symbol that names data (the weights' blob, a .bss array) would jump into it.
+    LOOM_CHECK_USER(IsFunction(symbol))
+        << "library '" << path_ << "': '" << name << "' is not a function but data; the "
+        << "artifact is corrupt or not a Loom model";
     return WrapPackedCFunc(reinterpret_cast<LoomBackendPackedCFunc>(symbol), shared_from_this());
+  }
+
+  // Whether the library's symbol at `symbol` is code (its ELF symbol type).
+  static bool IsFunction(void* symbol) {
+    Dl_info info{};
+    ElfW(Sym)* entry = nullptr;
+    if (dladdr1(symbol, &info, reinterpret_cast<void**>(&entry), RTLD_DL_SYMENT) == 0 ||
+        entry == nullptr) {
+      return false;
+    }
+    const int type = ELF64_ST_TYPE(entry->st_info);
+    return type == STT_FUNC || type == STT_GNU_IFUNC;
   }
 
   // dlsym also searches the library's dependencies (libc, ...); only symbols the library
@@ -185,7 +205,7 @@ void LoadImports(DSOModuleNode& node, const std::string& path) {
 }  // namespace
 
 Module LoadModuleFromFile(const std::string& path) {
-  CheckElfSharedObject(path);
+  CheckLibraryFile(path);
   // Without a slash dlopen would search the system library path instead of this file.
   std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -17,6 +17,9 @@ namespace loom::runtime {
 
 GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(std::move(model)) {
   LOOM_CHECK_USER(model_ != nullptr) << "GraphExecutor: the model is null";
+  LOOM_CHECK_USER(model_->module().defined())
+      << "GraphExecutor: the model was described from its file (DescribeModel), not loaded; "
+      << "LoadModel it to run it";
   const std::vector<size_t>& slots = model_->storages();
   const DLDevice memory = model_->memory_device();
   if (!model_->device_config().empty()) {

@@ -194,6 +194,7 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
       kernel.nodes.push_back(nodes[n].get<std::string>());
     }
   }
+  if (!module.defined()) return kernel;  // described, not loaded: no code to find
   kernel.packed = module.GetFunction(kernel.func, /*query_imports=*/true);
   LOOM_CHECK_USER(kernel.packed.defined())
       << "graph JSON: " << where << ".func: kernel '" << kernel.name << "' calls function '"
@@ -257,6 +258,13 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
                                                  const void* params, size_t params_size,
                                                  std::shared_ptr<const void> params_owner) {
   LOOM_CHECK_USER(kernels.defined()) << "MakeGraphModel: the kernel module is undefined";
+  return detail::ParseGraphModel(std::move(kernels), graph_json, params, params_size,
+                                 std::move(params_owner));
+}
+
+std::shared_ptr<const GraphModel> detail::ParseGraphModel(
+    Module kernels, const std::string& graph_json, const void* params, size_t params_size,
+    std::shared_ptr<const void> params_owner) {
   LOOM_CHECK_USER(params_size == 0 || params != nullptr)
       << "MakeGraphModel: the parameters are null but params_size is " << params_size;
   LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
@@ -285,7 +293,8 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
   model->params_owner_ = std::move(params_owner);
   if (doc.contains("target")) {
     model->target_ = Text(doc, "target", "the document");
-    CheckCpuFeatures(model->target_);
+    // Only a model that runs needs this CPU's features.
+    if (model->module_.defined()) CheckCpuFeatures(model->target_);
   }
   if (doc.contains("precision")) model->precision_ = Text(doc, "precision", "the document");
 
@@ -407,6 +416,9 @@ const void* FindOwnData(void* handle, const char* name) {
 }  // namespace
 
 std::shared_ptr<const GraphModel> LoadModel(const std::string& path) {
+  // The file, then its digest: a corrupt library must not reach the dynamic loader.
+  CheckLibraryFile(path);
+  CheckArtifact(path);
   // Checks the file and points the library's backend-service globals at this runtime.
   Module kernels = LoadModuleFromFile(path);
   // The same library again (already loaded: this only takes a reference) to read its data.

@@ -12,6 +12,7 @@
 
 #include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
+#include "loom/support/file.h"
 
 namespace loom::runtime {
 
@@ -279,12 +280,8 @@ void NDArray::SaveNpy(const std::string& path) const {
   }
   std::string data(NumBytes(), '\0');
   CopyToBytes(data.data(), data.size());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  LOOM_CHECK_USER(out.good()) << "SaveNpy('" << path << "'): cannot create the file ("
-                              << std::strerror(errno) << ")";
-  out << header << data;
-  out.close();
-  LOOM_CHECK_USER(out.good()) << "SaveNpy('" << path << "'): writing the file failed";
+  // A new file renamed over the path: a symbolic link there is replaced, not followed.
+  WriteFileReplacing(path, header + data, "SaveNpy");
 }
 
 }  // namespace loom::runtime

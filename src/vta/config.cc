@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "loom/support/error.h"
+#include "loom/support/file.h"
 #include "vta/field_layout.h"
 
 namespace loom::vta {
@@ -149,12 +150,10 @@ VTAConfig VTAConfig::FromJson(const std::string& text) {
 }
 
 VTAConfig VTAConfig::FromFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  LOOM_CHECK_USER(file.good()) << "VTA config: cannot open '" << path << "'";
-  std::ostringstream contents;
-  contents << file.rdbuf();
+  // A configuration is a few hundred bytes; a megabyte is no configuration.
+  const std::string contents = ReadRegularFile(path, size_t{1} << 20, "VTA config");
   try {
-    return FromJson(contents.str());
+    return FromJson(contents);
   } catch (const Error& error) {
     LOOM_THROW << path << ": " << error.what();
   }

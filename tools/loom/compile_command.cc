@@ -124,6 +124,10 @@ void AddCompileCommand(CLI::App& app) {
                    "(the logits) and everything else stay float32, as the inputs and outputs do. "
                    "Default float32")
       ->check(CLI::IsMember({"float32", "bf16"}));
+  command->add_option("--memory-limit", options->memory_limit,
+                      "The most memory the model's tensors may need (any one tensor, and the "
+                      "memory plan): 64G, 512M or bytes; more is an error. Default: this "
+                      "machine's memory (raise it to compile for a larger one)");
   command->add_flag("-q,--quiet", options->quiet, "Do not print the progress of each stage");
   command->callback([options] { RunCompileInModule(*options); });
 }

@@ -4,29 +4,30 @@
 // tune`: the model's tasks searched within a budget (autotune/tune.h); `loom inspect
 // model.onnx`: what the importer (and, with --opt-level, a compile) makes of a model. The helpers of cli_common.h come from the `loom`
 // executable, which exports its symbols.
-#include <chrono>
+#include "compiler_commands.h"
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli_common.h"
-#include "compiler_commands.h"
 #include "loom/autotune/tune.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/aot.h"
 #include "loom/graph/compile.h"
 #include "loom/graph/quantize.h"
 #include "loom/graph/strategy.h"
+#include "loom/support/stack.h"
 #include "loom/vta/compiler/graph.h"
 
 namespace loom::cli {
@@ -132,6 +133,45 @@ std::map<std::string, std::vector<int64_t>> ParseInputShapes(
         << "--input-shape: input '" << name << "' is given twice";
   }
   return shapes;
+}
+
+// A positive number followed by one of `units` (each with its scale), scaled; anything else
+// is a loom::Error: "OPTION 'TEXT': expected a positive EXAMPLES".
+double ParseScaled(const std::string& text, const std::map<std::string, double>& units,
+                   const std::string& option, const std::string& examples) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  auto unit = units.find(text.substr(std::min(used, text.size())));
+  LOOM_CHECK_USER(used > 0 && unit != units.end() && value > 0 && value * unit->second < 9.2e18)
+      << option << " '" << text << "': expected a positive " << examples;
+  return value * unit->second;
+}
+
+// "64G", "512M", "2K" or bytes.
+int64_t ParseByteSize(const std::string& text, const std::string& option) {
+  const double kibi = 1024;
+  return static_cast<int64_t>(ParseScaled(text,
+                                          {{"", 1},
+                                           {"K", kibi},
+                                           {"M", kibi * kibi},
+                                           {"G", kibi * kibi * kibi},
+                                           {"T", kibi * kibi * kibi * kibi}},
+                                          option, "size such as 64G, 512M or bytes"));
+}
+
+// The ONNX model at `path` with the --input-shape options, the importer's warnings on stderr.
+frontend::onnx::ImportedModel ImportModel(const std::string& path,
+                                          const std::vector<std::string>& input_shapes) {
+  frontend::onnx::ImportOptions import_options;
+  import_options.input_shapes = ParseInputShapes(input_shapes);
+  frontend::onnx::ImportedModel model = frontend::onnx::ImportFile(path, import_options);
+  for (const std::string& warning : model.warnings) std::cerr << "warning: " << warning << "\n";
+  return model;
 }
 
 // Prints "<stage>  <seconds> s" lines on stderr unless quiet; `Stage` takes the time since
@@ -303,15 +343,16 @@ void RunCompile(const CompileCommandOptions& options) {
       << "-o " << options.output_path << ": the directory '" << output_dir.string()
       << "' does not exist";
 
+  std::error_code same_error;
+  LOOM_CHECK_USER(!std::filesystem::equivalent(options.model_path, options.output_path, same_error))
+      << "-o " << options.output_path << " is the model '" << options.model_path
+      << "' itself; give the compiled model another name (model.so)";
   if (aot) graph::CheckAotOptions({.name = AotName(options)}, options.target);
   CheckQuantizeOptions(options.quantization);
   if (!options.records_path.empty()) CheckReadableFile(options.records_path, "tuning records");
 
-  frontend::onnx::ImportOptions import_options;
-  import_options.input_shapes = ParseInputShapes(options.input_shapes);
   ProgressPrinter progress(options.quiet);
-  frontend::onnx::ImportedModel imported =
-      frontend::onnx::ImportFile(options.model_path, import_options);
+  frontend::onnx::ImportedModel imported = ImportModel(options.model_path, options.input_shapes);
   progress.Stage("import");
 
   if (!options.quantization.quantize.empty()) {
@@ -327,6 +368,9 @@ void RunCompile(const CompileCommandOptions& options) {
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;
   compile_options.precision = options.precision;
+  if (!options.memory_limit.empty()) {
+    compile_options.memory_limit_bytes = ParseByteSize(options.memory_limit, "--memory-limit");
+  }
   if (options.precision == "bf16" && !graph::HasBFloat16Products(Target::Parse(options.target))) {
     std::cerr << "note: target '" << options.target << "' has no bfloat16 product kernels (AMX "
               << "bf16 tiles or AVX-512 BF16): --precision bf16 rounds the products' operands to bfloat16 and "
@@ -376,10 +420,7 @@ std::string TypeText(const graph::Type& type) {
 }
 
 void InspectOnnx(const InspectCommandOptions& options) {
-  frontend::onnx::ImportOptions import_options;
-  import_options.input_shapes = ParseInputShapes(options.input_shapes);
-  frontend::onnx::ImportedModel model =
-      frontend::onnx::ImportFile(options.model_path, import_options);
+  frontend::onnx::ImportedModel model = ImportModel(options.model_path, options.input_shapes);
   const graph::Function& main = model.module.main();
   std::printf("%s: ONNX model, producer %s, opset %lld\n", options.model_path.c_str(),
               model.producer.empty() ? "(none)" : ("'" + model.producer + "'").c_str(),
@@ -410,18 +451,8 @@ void InspectOnnx(const InspectCommandOptions& options) {
 
 // "90s", "20m", "1.5h" or plain seconds, in seconds; a loom::Error for anything else.
 double ParseBudget(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
-  LOOM_CHECK_USER(used > 0 && scale > 0 && value > 0)
-      << "--budget " << text << ": expected a positive time such as 90s, 20m or 1h";
-  return value * scale;
+  return ParseScaled(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}}, "--budget",
+                     "time such as 90s, 20m or 1h");
 }
 
 // "1m05s", "42s"
@@ -450,10 +481,7 @@ void RunTune(const TuneCommandOptions& options) {
   CheckQuantizeOptions(options.quantization);
   const double budget = tune.budget_seconds;
   const Target target = Target::Parse(options.target);
-  frontend::onnx::ImportOptions import_options;
-  import_options.input_shapes = ParseInputShapes(options.input_shapes);
-  frontend::onnx::ImportedModel imported =
-      frontend::onnx::ImportFile(options.model_path, import_options);
+  frontend::onnx::ImportedModel imported = ImportModel(options.model_path, options.input_shapes);
   if (!options.quantization.quantize.empty()) {
     imported.module = Quantized(options.quantization, options.target, imported.module,
                                 /*quiet=*/true);
@@ -521,12 +549,16 @@ void RunTune(const TuneCommandOptions& options) {
 }  // namespace
 }  // namespace loom::cli
 
-void loom_cli_tune(const loom::cli::TuneCommandOptions* options) { loom::cli::RunTune(*options); }
+// Each command runs on a thread with a stack deep enough for the graph's recursion on any
+// practical model (support/stack.h).
+void loom_cli_tune(const loom::cli::TuneCommandOptions* options) {
+  loom::RunWithStack(loom::kCompilerStackBytes, [&] { loom::cli::RunTune(*options); });
+}
 
 void loom_cli_compile(const loom::cli::CompileCommandOptions* options) {
-  loom::cli::RunCompile(*options);
+  loom::RunWithStack(loom::kCompilerStackBytes, [&] { loom::cli::RunCompile(*options); });
 }
 
 void loom_cli_inspect_onnx(const loom::cli::InspectCommandOptions* options) {
-  loom::cli::InspectOnnx(*options);
+  loom::RunWithStack(loom::kCompilerStackBytes, [&] { loom::cli::InspectOnnx(*options); });
 }

@@ -39,6 +39,7 @@ struct CompileCommandOptions {
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
   QuantizeCommandOptions quantization;
   std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
+  std::string memory_limit;              // "64G", "512M", bytes; "": this machine's memory
 };
 
 struct TuneCommandOptions {

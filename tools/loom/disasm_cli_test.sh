@@ -62,7 +62,11 @@ cp "$dir/program.bin" "$dir/bad_opcode.bin"
 printf '\x07' | dd of="$dir/bad_opcode.bin" bs=1 seek=16 conv=notrunc status=none
 expect_error "unknown opcode" "instruction 1: unknown VTA opcode 7" vta disasm "$dir/bad_opcode.bin"
 
-expect_error "missing file" "cannot open" vta disasm "$dir/no_such_file.bin"
+expect_error "missing file" "cannot be opened" vta disasm "$dir/no_such_file.bin"
+expect_error "a device" "instruction file '/dev/zero' is not a regular file" vta disasm /dev/zero
+expect_error "a folder" "is not a regular file" vta disasm "$dir"
+expect_error "a device as config" "VTA config '/dev/zero' is not a regular file" \
+  vta disasm "$dir/program.bin" --config /dev/zero
 echo '{"LOG_INP_WIDTH": 3}' >"$dir/bad_config.json"
 expect_error "bad config" "missing parameter \"LOG_WGT_WIDTH\"" \
   vta disasm "$dir/program.bin" --config "$dir/bad_config.json"

@@ -1,7 +1,8 @@
 // `loom inspect model.onnx|model.so`: what a model holds. For an ONNX model: its producer,
 // opset, inputs and outputs, operator counts and (with --opt-level) the kernels a compile
-// fuses it into. For a compiled model: its target, inputs and outputs, the kernels in
-// execution order, the memory plan and the weights.
+// fuses it into. For a compiled model (read from the file, its code never loaded): its
+// target, inputs and outputs, the kernels in execution order, the memory plan and the
+// weights.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,8 @@ void InspectCompiled(const InspectCommandOptions& options) {
   LOOM_CHECK_USER(options.input_shapes.empty() && !options.opt_level)
       << "--input-shape and --opt-level apply to ONNX models; '" << options.model_path
       << "' is a compiled model, whose shapes and kernels are fixed";
-  std::shared_ptr<const runtime::GraphModel> model = runtime::LoadModel(options.model_path);
+  // Read from the file, not loaded: inspecting a library runs none of its code.
+  std::shared_ptr<const runtime::GraphModel> model = runtime::DescribeModel(options.model_path);
   std::printf("%s: compiled model\ntarget: %s\nprecision: %s\n", options.model_path.c_str(),
               model->target().c_str(), model->precision().c_str());
   std::printf("inputs:\n");

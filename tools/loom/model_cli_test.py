@@ -123,6 +123,10 @@ def test_compile(tmp, model):
           "the aarch64-neon artifact is not an AArch64 ELF library")
     expect_error("running an AArch64 artifact here",
                  ["built for aarch64, and this runtime runs on"], "run", arm)
+    # inspect reads the file without loading its code: any architecture's artifact.
+    listing, _ = expect_success("inspect", arm)
+    check("target: llvm" in listing and "aarch64" in listing and "inputs:" in listing,
+          f"inspect of the AArch64 artifact: {listing!r}")
 
     # Ahead of time, for the micro runtime: C sources in a new folder, named after the model.
     aot = os.path.join(tmp, "model_c")
@@ -152,7 +156,7 @@ def test_tune(tmp, model):
     shape = ["--input-shape", "image=2x3x8x8"]
     expect_error("tiny budget", "a tuning budget of 5 s is smaller than one measurement",
                  "tune", model, "--budget", "5s", "--records", records, *shape)
-    expect_error("unreadable budget", "--budget soon: expected a positive time", "tune", model,
+    expect_error("unreadable budget", "--budget 'soon': expected a positive time", "tune", model,
                  "--budget", "soon", "--records", records, *shape)
     out, err = expect_success("tune", model, "--budget", "2m", "--records", records,
                               "--trials-per-task", "4", "--batch", "2", *shape)
@@ -268,6 +272,16 @@ def test_errors(tmp, model, artifact, image_path):
     expect_error("run of a corrupt .so", corrupt, "run", corrupt, "--input",
                  f"image={image_path}")
     expect_error("inspect of a corrupt .so", corrupt, "inspect", corrupt)
+    # One flipped byte of a real artifact: refused before loading, by its digest.
+    with open(artifact, "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0x10
+    flipped = os.path.join(tmp, "flipped.so")
+    with open(flipped, "wb") as f:
+        f.write(bytes(data))
+    for command in ("run", "inspect"):
+        expect_error(f"{command} of an artifact with a flipped byte",
+                     "differs from what was exported", command, flipped)
     expect_error("inspect --opt-level of a .so", "apply to ONNX models", "inspect", artifact,
                  "--opt-level", "1")
     not_onnx = os.path.join(tmp, "text.onnx")
@@ -291,6 +305,22 @@ def test_errors(tmp, model, artifact, image_path):
                  "--input", f"image={os.path.join(tmp, 'none.npy')}")
     expect_error("unknown flag", "--bogus", "run", artifact, "--bogus")
     expect_error("compile without -o", "--output", "compile", model)
+    expect_error("-o the model itself", "is the model", "compile", model, "-o", model)
+    check(open(model, "rb").read(4) != b"\x7fELF", "compile -o MODEL overwrote the model")
+    expect_error("--memory-limit too small", ["more than the memory limit of 100 B"],
+                 "compile", model, "-o", os.path.join(tmp, "x.so"), "--input-shape",
+                 "image=2x3x8x8", "--memory-limit", "100", "-q")
+    # An output file planted as a symbolic link is replaced, its target left alone.
+    out_dir = os.path.join(tmp, "planted")
+    os.makedirs(out_dir, exist_ok=True)
+    victim = os.path.join(tmp, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("keep me")
+    os.symlink(victim, os.path.join(out_dir, "probs.npy"))
+    expect_success("run", artifact, "--input", f"image={image_path}", "--output-dir", out_dir)
+    check(open(victim).read() == "keep me" and
+          not os.path.islink(os.path.join(out_dir, "probs.npy")),
+          "run followed a symbolic link planted at its output")
     expect_error("bad --input-shape", "image=2xA", "compile", model, "-o",
                  os.path.join(tmp, "x.so"), "--input-shape", "image=2xA")
     expect_error("bad --opt-level", "--opt-level", "compile", model, "-o",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/support/error.h"
+#include "loom/support/file.h"
 #include "loom/vta/config.h"
 #include "loom/vta/disasm.h"
 
@@ -20,10 +21,12 @@ struct DisasmOptions {
   bool uops = false;
 };
 
+// An instruction stream is at most this long (16 million instructions).
+constexpr size_t kMaxStreamBytes = size_t{256} << 20;
+
 std::vector<uint8_t> ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  LOOM_CHECK_USER(file.good()) << "cannot open '" << path << "'";
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const std::string bytes = ReadRegularFile(path, kMaxStreamBytes, "instruction file");
+  return {bytes.begin(), bytes.end()};
 }
 
 void RunDisasm(const DisasmOptions& options) {

@@ -36,6 +36,8 @@ struct ImportedModel {
   int64_t opset = 0;                    // the default ("ai.onnx") domain's opset
   std::string producer;                 // "pytorch 1.13.1", or empty
   std::map<std::string, int> op_counts;  // ONNX operator type -> nodes in the model
+  // What the importer accepted but doubts (an opset newer than it knows), for people.
+  std::vector<std::string> warnings;
 };
 
 // Reads and imports `path`; external-data files are found relative to the model's folder.

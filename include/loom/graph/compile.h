@@ -34,6 +34,9 @@ struct CompileOptions {
   std::string precision = "float32";
   // Tuned configurations the strategies use (graph/tuning.h); none: their defaults.
   std::shared_ptr<ConfigDispatcher> configs = nullptr;
+  // The memory a model's tensors may need at most (any one tensor, and the memory plan);
+  // more is a compile error with the figures. 0: this machine's physical memory.
+  int64_t memory_limit_bytes = 0;
 };
 
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "loom/graph/expr.h"
+#include "loom/support/stack.h"
 
 namespace loom::graph {
 
@@ -26,6 +27,7 @@ class ExprFunctor<R(const Expr&, Args...)> {
   virtual ~ExprFunctor() = default;
   virtual R VisitExpr(const Expr& e, Args... args) {
     LOOM_ICHECK(e.defined()) << "visiting an undefined graph expression";
+    CheckStackSpace("a walk of the graph");  // its recursion is as deep as the graph
     switch (e->expr_kind) {
 #define LOOM_GRAPH_EXPR(Name) \
   case ExprKind::k##Name:     \

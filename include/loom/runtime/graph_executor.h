@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/runtime/data_type.h"
@@ -65,6 +66,15 @@ struct GraphKernel {
 
 // The checked execution graph with its kernels and parameters. Built only by MakeGraphModel
 // and LoadModel; read-only afterwards (tools print the plan from it).
+class GraphModel;
+namespace detail {
+// MakeGraphModel, the kernel module may be undefined: a model that describes (DescribeModel)
+// and does not run.
+std::shared_ptr<const GraphModel> ParseGraphModel(Module kernels, const std::string& graph_json,
+                                                  const void* params, size_t params_size,
+                                                  std::shared_ptr<const void> params_owner);
+}  // namespace detail
+
 class GraphModel {
  public:
   const std::string& target() const { return target_; }
@@ -90,9 +100,9 @@ class GraphModel {
   const void* params_data() const { return params_data_; }
 
  private:
-  friend std::shared_ptr<const GraphModel> MakeGraphModel(Module, const std::string&,
-                                                          const void*, size_t,
-                                                          std::shared_ptr<const void>);
+  friend std::shared_ptr<const GraphModel> detail::ParseGraphModel(Module, const std::string&,
+                                                                   const void*, size_t,
+                                                                   std::shared_ptr<const void>);
   GraphModel() = default;
 
   std::string target_;
@@ -124,8 +134,27 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
 // From an artifact written by ExportModel: a shared library whose kernels are its functions
 // and whose execution graph and parameters are the read-only data behind the symbols
 // loom_graph_json, loom_params and loom_params_size. The weights are used in place (mapped
-// from the file, never copied).
+// from the file, never copied). Before the library is loaded, the file's digest is checked
+// (CheckArtifact): a changed byte anywhere (a corrupt copy) is an error, not a crash in the
+// loader or changed outputs. (It guards against corruption, not against a malicious author:
+// an artifact is code, to be run only from trusted sources.)
 std::shared_ptr<const GraphModel> LoadModel(const std::string& path);
+
+// What LoadModel reads of an artifact, from the file alone (its dynamic symbol table and the
+// bytes behind it), without loading its code: the graph and the weights, the digest checked.
+// The model describes the artifact (`loom inspect`), of any architecture; it has no kernels,
+// and a GraphExecutor refuses it. A file that is no model library is a loom::Error saying
+// what is missing.
+std::shared_ptr<const GraphModel> DescribeModel(const std::string& path);
+
+// The digest of a model library: ContentDigest of the whole file with the 8 bytes of its
+// loom_digest symbol taken as zero, stored in those bytes. SealArtifact writes it (ExportModel
+// does, last); CheckArtifact verifies it, a loom::Error when the file changed.
+void SealArtifact(const std::string& path);
+void CheckArtifact(const std::string& path);
+// A 64-bit digest of `size` bytes (multiply-rotate in four lanes, about 8 GB/s); not a
+// cryptographic hash.
+uint64_t ContentDigest(const void* data, size_t size);
 
 class GraphExecutor {
  public:

@@ -69,6 +69,9 @@ class Module {
 // A missing file, a file that is not a shared library for this machine, and a truncated or
 // corrupt library are loom::Errors naming the path.
 Module LoadModuleFromFile(const std::string& path);
+// The checks LoadModuleFromFile makes of the file before loading it: a regular file, an ELF
+// shared library for this machine whose headers fit in the file.
+void CheckLibraryFile(const std::string& path);
 
 // Makes a module from the bytes a code generator serialized it to (one import of an exported
 // library). Loaders register by the type key the serializer wrote; "dso" (a shared library's

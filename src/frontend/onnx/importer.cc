@@ -5,6 +5,7 @@
 // from constants only, so shape arithmetic (Shape -> Gather -> Concat -> Reshape) becomes
 // constants that later converters can read.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,6 +32,58 @@ std::string ConverterKey(const ::onnx::NodeProto& node) {
 // "'Conv_3'", or "#3" for a node without a name.
 std::string NodeLabel(const ::onnx::NodeProto& node, int index) {
   return node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
+}
+
+// The newest opset of the default domain whose operator changes the converters know.
+constexpr int64_t kNewestKnownOpset = 22;
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF).
+bool IsUtf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    int extra = 0;
+    uint32_t code = 0;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1, code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2, code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3, code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (end - p <= extra) return false;
+    for (int k = 1; k <= extra; ++k) {
+      if ((p[k] & 0xC0) != 0x80) return false;
+      code = (code << 6) | (p[k] & 0x3F);
+    }
+    constexpr uint32_t kSmallest[] = {0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    p += extra + 1;
+  }
+  return true;
+}
+
+// `text` with bytes outside printable ASCII as \xNN.
+std::string Escaped(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return "'" + out + "'";
 }
 
 std::string NodeWhere(const ::onnx::NodeProto& node, int index) {
@@ -84,16 +137,29 @@ std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) 
 
   std::filesystem::path file = std::filesystem::path(dir) / location;
   std::error_code error;
-  uintmax_t file_size = std::filesystem::file_size(file, error);
+  // Symbolic links resolved: the file itself must be inside the model's folder too.
+  const std::filesystem::path real = std::filesystem::canonical(file, error);
   LOOM_CHECK_USER(!error) << where << ": cannot read its external data file '" << file.string()
                           << "' (" << error.message()
                           << "); external data files are found relative to the model's folder";
+  const std::filesystem::path folder = std::filesystem::canonical(
+      dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir), error);
+  const std::filesystem::path within = real.lexically_relative(folder);
+  LOOM_CHECK_USER(!error && !within.empty() && *within.begin() != "..")
+      << where << ": its external data file '" << file.string() << "' is '" << real.string()
+      << "', outside the model's folder '" << folder.string()
+      << "' (through a symbolic link); copy the data into the folder";
+  LOOM_CHECK_USER(std::filesystem::is_regular_file(real))
+      << where << ": its external data '" << file.string() << "' is not a regular file";
+  uintmax_t file_size = std::filesystem::file_size(real, error);
+  LOOM_CHECK_USER(!error) << where << ": cannot read its external data file '" << file.string()
+                          << "' (" << error.message() << ")";
   LOOM_CHECK_USER(static_cast<uintmax_t>(offset) <= file_size &&
                   static_cast<uintmax_t>(bytes) <= file_size - static_cast<uintmax_t>(offset))
       << where << ": its external data (offset " << offset << ", " << bytes
       << " bytes) runs past the end of '" << file.string() << "' (" << file_size
       << " bytes): the file is truncated or not the model's";
-  std::ifstream in(file, std::ios::binary);
+  std::ifstream in(real, std::ios::binary);
   std::string data(static_cast<size_t>(bytes), '\0');
   in.seekg(offset);
   in.read(data.data(), bytes);
@@ -298,10 +364,11 @@ class Importer {
         options_(options) {}
 
   ImportedModel Run() {
-    ReadOpsets();
+    ImportedModel result;
+    ReadOpsets(&result.warnings);
+    CheckNamesAreUtf8();
     CheckOperatorsSupported();
     CheckNodeOrder();
-    ImportedModel result;
     result.opset = opsets_.at("");
     if (!model_.producer_name().empty()) {
       result.producer = model_.producer_name();
@@ -330,13 +397,44 @@ class Importer {
   }
 
  private:
-  void ReadOpsets() {
+  void ReadOpsets(std::vector<std::string>* warnings) {
     for (const ::onnx::OperatorSetIdProto& opset : model_.opset_import()) {
       opsets_[IsDefaultDomain(opset.domain()) ? "" : opset.domain()] = opset.version();
     }
     LOOM_CHECK_USER(opsets_.count("") != 0)
         << "the model imports no opset of the default ONNX domain (opset_import lists "
         << model_.opset_import_size() << " other domains)";
+    const int64_t version = opsets_.at("");
+    LOOM_CHECK_USER(version >= 1) << "the model imports opset " << version
+                                  << " of the default ONNX domain; opsets "
+                                  << "start at 1 (the model is malformed: re-export it)";
+    if (version > kNewestKnownOpset) {
+      warnings->push_back("the model imports opset " + std::to_string(version) +
+                          " of the default ONNX domain, newer than the newest this importer "
+                          "knows (" +
+                          std::to_string(kNewestKnownOpset) +
+                          "): its operators are read as that opset defines them");
+    }
+  }
+
+  // Every name the model gives (graph inputs, outputs, initializers, nodes and the values
+  // they read and write) is UTF-8, as ONNX requires: names reach the artifact's JSON.
+  void CheckNamesAreUtf8() const {
+    auto check = [](const std::string& name, const std::string& what) {
+      LOOM_CHECK_USER(IsUtf8(name)) << what << " has a name that is not UTF-8 (" << Escaped(name)
+                                    << "); ONNX names are UTF-8 strings";
+    };
+    for (const ::onnx::ValueInfoProto& v : graph_.input()) check(v.name(), "a graph input");
+    for (const ::onnx::ValueInfoProto& v : graph_.output()) check(v.name(), "a graph output");
+    for (const ::onnx::TensorProto& t : graph_.initializer()) check(t.name(), "an initializer");
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const ::onnx::NodeProto& node = graph_.node(i);
+      const std::string where = "node #" + std::to_string(i);
+      check(node.name(), where);
+      check(node.op_type(), where + "'s operator type");
+      for (const std::string& input : node.input()) check(input, where + "'s input");
+      for (const std::string& output : node.output()) check(output, where + "'s output");
+    }
   }
 
   int64_t OpsetOf(const ::onnx::NodeProto& node, int index) const {

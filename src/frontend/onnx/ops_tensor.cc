@@ -274,6 +274,18 @@ Outputs ConvertSlice(NodeContext& ctx) {
 Converter Gather(const std::string& op) {
   return [op](NodeContext& ctx) -> Outputs {
     int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), ctx.InputRank(0));
+    // Constant indices must lie in [-extent, extent): ONNX leaves anything else undefined,
+    // and a kernel would clamp them silently.
+    if (ctx.ConstantInput(1).has_value()) {
+      const int64_t extent = ctx.InputShape(0)[axis];
+      for (int64_t index : ctx.ConstantInts(1)) {
+        if (index < -extent || index >= extent) {
+          ctx.Fail("index " + std::to_string(index) + " is outside [" + std::to_string(-extent) +
+                   ", " + std::to_string(extent - 1) + "], the range of axis " +
+                   std::to_string(axis) + " of data " + Text(ctx.InputShape(0)));
+        }
+      }
+    }
     return {ctx.Call(op, {ctx.Input(0), ctx.Input(1)}, {{"axis", axis}})};
   };
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "loom/support/error.h"
+#include "loom/support/file.h"
 #include "loom/target/codegen.h"
 
 namespace loom::codegen {
@@ -108,10 +109,14 @@ void RunTool(const std::vector<std::string>& argv_text, const std::string& what)
 
 void LinkSharedLibrary(const std::string& compiler, const std::vector<std::string>& inputs,
                        const std::string& path) {
-  std::vector<std::string> argv{compiler, "-shared", "-o", path};
+  // Linked into a new file renamed over the path: a symbolic link there is replaced, not
+  // followed, and a failed link leaves what was there.
+  ReplacingFile library(path);
+  std::vector<std::string> argv{compiler, "-shared", "-o", library.temp_path()};
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   argv.push_back("-lm");
   RunTool(argv, "ExportLibrary: linking '" + path + "'");
+  library.Commit(/*executable=*/true);
 }
 
 }  // namespace loom::codegen

@@ -37,10 +37,11 @@ runtime::NDArray PReluRows(const runtime::NDArray& x, const runtime::NDArray& sl
 // A fresh directory for one test's files, removed when the test ends.
 class TestDir {
  public:
-  TestDir()
+  // `suffix` tells two folders of one test apart.
+  explicit TestDir(const std::string& suffix = "")
       : path_(fs::temp_directory_path() /
               ("loom_importer_test_" + std::to_string(getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+               ::testing::UnitTest::GetInstance()->current_test_info()->name() + suffix)) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -390,6 +391,58 @@ TEST(Importer, ErrorsNameTheNode) {
             "node #0 (LRN): attribute 'size' must be INT, got FLOAT");
 }
 
+// Opsets start at 1; one newer than the importer knows is imported with a warning.
+TEST(Importer, OpsetsOutsideTheKnownRange) {
+  for (int64_t opset : {0, -1}) {
+    ModelBuilder model(opset);
+    model.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
+    EXPECT_TRUE(Contains(ErrorOf([&] { model.Import(); }),
+                         "imports opset " + std::to_string(opset) +
+                             " of the default ONNX domain; opsets start at 1"));
+  }
+  ModelBuilder future(1000);
+  future.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
+  const ImportedModel imported = future.Import();
+  ASSERT_EQ(imported.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(imported.warnings[0],
+                       "opset 1000 of the default ONNX domain, newer "
+                       "than the newest this importer knows"))
+      << imported.warnings[0];
+  ModelBuilder current(17);
+  current.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");
+  EXPECT_TRUE(current.Import().warnings.empty());
+}
+
+// Names are UTF-8 (they reach the artifact's JSON): another byte sequence is an error that
+// shows it escaped.
+TEST(Importer, NamesMustBeUtf8) {
+  for (const std::string& bad : {std::string("r\xff"), std::string("\xc0\xaf"),
+                                 std::string("\xed\xa0\x80"), std::string("cut\xe2\x82")}) {
+    ModelBuilder model;
+    model.Input("x", {2}).Node("Relu", {"x"}, {bad}).Node("Relu", {bad}, {"y"}).Output("y");
+    const std::string message = ErrorOf([&] { model.Import(); });
+    EXPECT_TRUE(Contains(message, "node #0's output has a name that is not UTF-8")) << message;
+  }
+  ModelBuilder fine;  // multi-byte UTF-8 is a name like any other
+  fine.Input("x", {2})
+      .Node("Relu", {"x"}, {"\xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82"})
+      .Node("Relu", {"\xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82"}, {"y"})
+      .Output("y");
+  EXPECT_NO_THROW(fine.Import());
+}
+
+// Gather's constant indices must lie in [-extent, extent): a kernel would clamp others.
+TEST(Importer, GatherIndicesOutOfRangeAreAnError) {
+  for (int64_t index : {4, -5, 100}) {
+    ModelBuilder model;
+    model.Input("x", {2, 4}).Initializer("idx", ArrayOf({2}, kI64, {1, double(index)}));
+    model.Node("Gather", {"x", "idx"}, {"y"}, {IntAttr("axis", 1)}, "g").Output("y");
+    EXPECT_EQ(ErrorOf([&] { model.Import(); }),
+              "node 'g' (Gather): index " + std::to_string(index) +
+                  " is outside [-4, 3], the range of axis 1 of data [2, 4]");
+  }
+}
+
 TEST(Importer, NonConstantInputsWhereConstantsAreNeeded) {
   ModelBuilder model(13);
   model.Input("x", {2, 2}).Input("pads", {4}, kI64);
@@ -638,6 +691,19 @@ TEST(ImportFile, ExternalDataStaysInTheModelsFolderAndWithinItsFile) {
               "initializer 'slope': external data location '" + location +
                   "' must be a path relative to the model's folder, without '..'");
   }
+  // A file of the folder that is a symbolic link to one outside: refused, naming both.
+  TestDir outside("_outside");
+  WriteFile(outside / "secret.bin", std::string(16, '\0'));
+  std::filesystem::create_symlink(outside / "secret.bin", dir / "link.bin");
+  WriteFile(dir / "model.onnx", ExternalSlopeModel(0, "link.bin").Bytes());
+  std::string linked = ErrorOf([&] { ImportFile((dir / "model.onnx").string()); });
+  EXPECT_TRUE(Contains(linked, "outside the model's folder")) << linked;
+  EXPECT_TRUE(Contains(linked, "secret.bin")) << linked;
+  // A folder is no data file.
+  std::filesystem::create_directory(dir / "folder.bin");
+  WriteFile(dir / "model.onnx", ExternalSlopeModel(0, "folder.bin").Bytes());
+  EXPECT_TRUE(Contains(ErrorOf([&] { ImportFile((dir / "model.onnx").string()); }),
+                       "is not a regular file"));
   // An offset near INT64_MAX must not wrap around the end-of-file check.
   WriteFile(dir / "model.onnx",
             ExternalSlopeModel(std::numeric_limits<int64_t>::max() - 4).Bytes());

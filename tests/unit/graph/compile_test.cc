@@ -1,15 +1,21 @@
 // Compile end to end: models built through the graph API compile at -O0 and -O3, run in the
 // graph executor, and agree with every operator call compiled and run alone.
-#include <gtest/gtest.h>
+#include "loom/graph/compile.h"
 
-#include <nlohmann/json.hpp>
+#include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "compile_test_models.h"
 #include "graph_test_util.h"
-#include "pass_test_util.h"
-#include "loom/graph/compile.h"
 #include "loom/graph/functor.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/support/stack.h"
+#include "loom/target/build.h"
+#include "pass_test_util.h"
 
 namespace loom::graph {
 namespace {
@@ -180,6 +186,77 @@ TEST(Compile, ExportedModelLoadsAndRunsLikeTheInProcessOne) {
   ExpectExportedRunsLikeInProcess(Compile(IRModule::FromFunction(ResidualNet()), {.opt_level = 3}));
 }
 
+// A byte changed anywhere in the file (a corrupt copy) is refused before the library is
+// loaded, by the digest ExportModel recorded, instead of crashing or computing other outputs.
+TEST(Compile, ACorruptedArtifactIsRefusedAtLoad) {
+  CompiledModel model = Compile(IRModule::FromFunction(ResidualNet()), {.opt_level = 3});
+  const std::string path =
+      ::testing::TempDir() + "loom_corrupt_test_" + std::to_string(getpid()) + ".so";
+  ExportModel(model, path);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // The weights are in the file as they are in memory: find them, and the graph's text.
+  const size_t weights = bytes.find(std::string(reinterpret_cast<const char*>(model.params.data()),
+                                                std::min<size_t>(64, model.params.size())));
+  const size_t graph = bytes.find(model.graph_json.substr(0, 64));
+  ASSERT_NE(weights, std::string::npos);
+  ASSERT_NE(graph, std::string::npos);
+  // Weights, graph, the middle of the file (code), the ELF tables near its start: each is
+  // refused before the library is loaded.
+  for (size_t at : {weights + 17, graph + model.graph_json.find("\"shape\"") + 9, bytes.size() / 2,
+                    size_t{0x300}}) {
+    std::string corrupt = bytes;
+    corrupt[at] ^= 0x04;
+    const std::string copy = path + "." + std::to_string(at) + ".so";
+    std::ofstream(copy, std::ios::binary) << corrupt;
+    for (const std::string& message : {ErrorOf([&] { runtime::LoadModel(copy); }),
+                                       ErrorOf([&] { runtime::DescribeModel(copy); })}) {
+      EXPECT_TRUE(message.find("differs from what was exported") != std::string::npos ||
+                  message.find("corrupt") != std::string::npos)
+          << "byte " << at << ": " << message;
+    }
+    std::remove(copy.c_str());
+  }
+  EXPECT_NO_THROW(runtime::LoadModel(path));
+  std::remove(path.c_str());
+}
+
+// DescribeModel reads an artifact from the file alone: the same graph as LoadModel's, no
+// kernels to run (an executor refuses it), and the digest checked as at load.
+TEST(Compile, AnArtifactIsDescribedWithoutLoadingIt) {
+  CompiledModel model = Compile(IRModule::FromFunction(ResidualNet()), {.opt_level = 3});
+  const std::string path =
+      ::testing::TempDir() + "loom_describe_test_" + std::to_string(getpid()) + ".so";
+  ExportModel(model, path);
+  std::shared_ptr<const runtime::GraphModel> described = runtime::DescribeModel(path);
+  std::shared_ptr<const runtime::GraphModel> loaded = runtime::LoadModel(path);
+  EXPECT_FALSE(described->module().defined());
+  EXPECT_EQ(described->target(), loaded->target());
+  ASSERT_EQ(described->kernels().size(), loaded->kernels().size());
+  for (size_t k = 0; k < described->kernels().size(); ++k) {
+    EXPECT_EQ(described->kernels()[k].func, loaded->kernels()[k].func);
+  }
+  EXPECT_EQ(described->inputs().size(), loaded->inputs().size());
+  EXPECT_EQ(described->storages(), loaded->storages());
+  EXPECT_NE(ErrorOf([&] {
+              runtime::GraphExecutor executor(described);
+            }).find("described from its file (DescribeModel), not loaded"),
+            std::string::npos);
+  // A library of kernels alone is no model.
+  const std::string kernels = path + ".kernels.so";
+  ExportLibrary(model.kernels, kernels);
+  EXPECT_NE(
+      ErrorOf([&] { runtime::DescribeModel(kernels); }).find("has no symbol 'loom_graph_json'"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { runtime::DescribeModel("/dev/null"); }).find("DescribeModel"),
+            std::string::npos);
+  std::remove(kernels.c_str());
+  std::remove(path.c_str());
+}
+
 // The c target through the whole compiler: the generic schedules (it has no x86 key, so no
 // blocked kernels), each kernel C compiled by the system compiler, and an exported artifact
 // that the runtime loads as it loads llvm's.
@@ -254,6 +331,53 @@ TEST(Compile, BadOptionsAndModelsAreUserErrors) {
                 .find("model input 'x' is Tensor[(batch, 4), float32]; every input needs a "
                       "constant shape"),
             std::string::npos);
+}
+
+// More memory than the limit (by default this machine's) is a compile error with the figures:
+// any one tensor before lowering, the memory plan after.
+TEST(Compile, MemoryBeyondTheLimitIsAnError) {
+  Var huge = MakeVar("x", TensorType({int64_t{1} << 20, int64_t{1} << 20}, kF32));
+  const std::string message = ErrorOf(
+      [&] { Compile(IRModule::FromFunction(MakeFunction({huge}, MakeCall("exp", {huge}))), {}); });
+  EXPECT_NE(message.find("the tensor 'x' (Tensor[(1048576, 1048576), float32]) needs 4096.0 GiB, "
+                         "more than this machine's memory"),
+            std::string::npos)
+      << message;
+  IRModule mlp = IRModule::FromFunction(Mlp());
+  EXPECT_NE(ErrorOf([&] {
+              Compile(mlp, {.memory_limit_bytes = 100});
+            }).find("more than the memory limit of 100 B"),
+            std::string::npos);
+  EXPECT_NO_THROW(Compile(mlp, {.memory_limit_bytes = int64_t{1} << 20}));
+  EXPECT_NE(ErrorOf([&] {
+              Compile(mlp, {.memory_limit_bytes = -1});
+            }).find("memory_limit_bytes must not be negative"),
+            std::string::npos);
+}
+
+// A chain of 100,000 operators: on a thread with the tool's stack it compiles and runs; on
+// an ordinary 8 MiB stack the graph walk stops with an error instead of overflowing.
+TEST(Compile, DeepChainsCompileWithALargeStackAndFailCleanlyWithout) {
+  Var x = MakeVar("x", TensorType({4}, kF32));
+  Expr chain = x;
+  for (int i = 0; i < 100000; ++i) chain = MakeCall(i % 2 == 0 ? "nn.relu" : "negative", {chain});
+  const IRModule deep = IRModule::FromFunction(MakeFunction({x}, chain));
+  std::string message;
+  RunWithStack(size_t{8} << 20, [&] { message = ErrorOf([&] { Compile(deep, {}); }); });
+  EXPECT_NE(message.find("the graph is too deep for this thread's stack"), std::string::npos)
+      << message;
+  RunWithStack(kCompilerStackBytes, [&] {
+    runtime::GraphExecutor executor(MakeGraphModel(Compile(deep, {})));
+    runtime::NDArray in = runtime::NDArray::Empty({4}, kF32);
+    const float values[4] = {-2, -1, 1, 2};
+    std::memcpy(in.data(), values, sizeof(values));
+    executor.SetInput(0, in);
+    executor.Run();
+    // relu then negate, 50,000 times: every value ends as -relu(x) after the first pair, then
+    // relu(-relu(x)) = 0.
+    const auto* out = static_cast<const float*>(executor.GetOutput(0).data());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 0.0f) << i;
+  });
 }
 
 }  // namespace

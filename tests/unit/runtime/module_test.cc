@@ -89,6 +89,16 @@ TEST_F(ModuleTest, OnlyTheLibrarysOwnSymbolsAreFunctions) {
                          "name the function was compiled under");
 }
 
+// A symbol that names data (a corrupt or hostile graph document's kernel) is refused: called,
+// it would jump into the data.
+TEST_F(ModuleTest, ASymbolThatIsDataIsNoFunction) {
+  Module module = LoadModuleFromFile(kFixture);
+  EXPECT_EQ(ErrorOf([&] { module.GetFunction("loom_fixture_data"); }),
+            "library '" + std::string(kFixture) +
+                "': 'loom_fixture_data' is not a function but data; the artifact is corrupt or "
+                "not a Loom model");
+}
+
 TEST_F(ModuleTest, FunctionsKeepTheirLibraryLoaded) {
   PackedFunc greeting = LoadModuleFromFile(kFixture).GetFunction("loom_fixture_greeting");
   EXPECT_EQ(greeting().AsString(), "hello from the fixture");
