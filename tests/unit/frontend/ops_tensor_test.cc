@@ -267,6 +267,18 @@ TEST(OnnxTensor, GatherWithNegativeIndicesAndGatherElements) {
                  ArrayOf({3, 2}, kF32, {0, 3, 5, 7, 10, 10})});
 }
 
+// Indices given at run time outside [-n, n) are clamped into it (ONNX leaves them undefined;
+// constant ones are a compile error, Importer.GatherIndicesOutOfRangeAreAnError): a high one
+// reads the last element, a low one the first (docs/security.md documents it).
+TEST(OnnxTensor, GatherClampsRuntimeIndicesOutsideTheAxis) {
+  runtime::NDArray x = Iota({2, 4});
+  runtime::NDArray columns = Int64s({100, -100, -1, 4, -5});
+  ModelBuilder model(13);
+  model.Input("x", {2, 4}).Input("columns", {5}, kI64);
+  model.Node("Gather", {"x", "columns"}, {"g"}, {IntAttr("axis", 1)}).Output("g");
+  ExpectOutputs(model, {x, columns}, {ArrayOf({2, 5}, kF32, {3, 0, 3, 3, 0, 7, 4, 7, 7, 4})});
+}
+
 TEST(OnnxTensor, ExpandTileConstantOfShapeAndRange) {
   runtime::NDArray x = ArrayOf({3, 1}, kF32, {1, 2, 3});
   ModelBuilder model(13);
