@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -18,6 +17,7 @@
 #include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
 #include "loom/ir/pass_context.h"
+#include "loom/support/bytes_text.h"
 #include "loom/target/build.h"
 
 namespace loom::graph {
@@ -31,23 +31,13 @@ int64_t MemoryLimit(const CompileOptions& options) {
                                : std::numeric_limits<int64_t>::max();
 }
 
-// "12 B", "3.5 KiB", ..., "4096.0 GiB".
-std::string SizeText(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int unit = 0;
-  while (unit < 3 && bytes >= 1024) bytes /= 1024, ++unit;
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return text;
-}
-
 // A loom::Error when `bytes` (what `what` needs) exceed the limit.
 void CheckMemoryFits(double bytes, const std::string& what, const CompileOptions& options) {
   const int64_t limit = MemoryLimit(options);
   LOOM_CHECK_USER(bytes <= static_cast<double>(limit))
-      << "Compile: " << what << " " << SizeText(bytes) << ", more than "
+      << "Compile: " << what << " " << BytesText(bytes) << ", more than "
       << (options.memory_limit_bytes > 0 ? "the memory limit of " : "this machine's memory, ")
-      << SizeText(static_cast<double>(limit))
+      << BytesText(static_cast<double>(limit))
       << "; give the inputs smaller shapes (--input-shape), "
       << "or raise the limit to compile for a larger machine (CompileOptions::"
       << "memory_limit_bytes, loom compile --memory-limit)";

@@ -21,19 +21,6 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return text;
 }
 
-std::string BytesText(int64_t bytes) {
-  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit + 1 < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
-  return text;
-}
-
 int64_t WeightBytes(const runtime::GraphModel& model) {
   int64_t bytes = 0;
   for (const runtime::GraphParam& param : model.params())

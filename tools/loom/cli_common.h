@@ -12,14 +12,13 @@
 #include "loom/runtime/float_codec.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/ndarray.h"
+#include "loom/support/bytes_text.h"
 #include "loom/support/error.h"
 
 namespace loom::cli {
 
 // "1x3x224x224" ("scalar" for a 0-d shape), the form --input-shape takes.
 std::string ShapeText(const std::vector<int64_t>& shape);
-// "1.5 MiB", "312 KiB", "96 B".
-std::string BytesText(int64_t bytes);
 
 // The bytes of a model's weights (its parameter tensors, without the blob's alignment gaps).
 int64_t WeightBytes(const runtime::GraphModel& model);

@@ -41,12 +41,6 @@ int64_t LoadedBytes(const Environment& env, const Conv2DWorkload& w, const Conv2
   return inp + wgt;
 }
 
-bool Fits(const Environment& env, const Conv2DFootprint& f) {
-  return f.inp <= env.Memory(Environment::kInpScope).depth &&
-         f.wgt <= env.Memory(Environment::kWgtScope).depth &&
-         f.acc <= env.Memory(Environment::kAccScope).depth;
-}
-
 // The stages of a schedule's tail: what ScheduleConv2DPacked finds walking back from the output.
 struct Tail {
   te::Tensor conv;                  // the Conv2DPacked result
@@ -174,6 +168,12 @@ te::Tensor Conv2DPacked(const te::Tensor& data, const te::Tensor& kernel, const 
       "conv2d_packed");
 }
 
+bool Conv2DFootprint::FitsIn(const Environment& env) const {
+  return inp <= env.Memory(Environment::kInpScope).depth &&
+         wgt <= env.Memory(Environment::kWgtScope).depth &&
+         acc <= env.Memory(Environment::kAccScope).depth;
+}
+
 Conv2DFootprint FootprintOf(const Conv2DWorkload& w, const Conv2DTiling& t,
                             int64_t acc_operands) {
   Conv2DFootprint f;
@@ -195,7 +195,7 @@ Conv2DTiling DefaultConv2DTiling(const Environment& env, const Conv2DWorkload& w
       if ((out_blocks / oc_blocks) % threads != 0) continue;
       for (int64_t rows : topi::Divisors(w.out_height())) {
         Conv2DTiling t{rows, oc_blocks, threads};
-        if (!Fits(env, FootprintOf(w, t, acc_operands))) continue;
+        if (!FootprintOf(w, t, acc_operands).FitsIn(env)) continue;
         const int64_t bytes = LoadedBytes(env, w, t);
         // Fewer bytes; among equals the larger tile (fewer instructions).
         if (bytes < best_bytes ||

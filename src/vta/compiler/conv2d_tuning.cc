@@ -58,19 +58,12 @@ topi::ConfigSpace SpaceOf(const Environment& env, const Conv2DWorkload& w, int64
                       [out_blocks](const topi::Config& c) {
                         return (out_blocks / c["oc_blocks"]) % c["virtual_threads"] == 0;
                       });
-  const int64_t inp = env.Memory(Environment::kInpScope).depth;
-  const int64_t wgt = env.Memory(Environment::kWgtScope).depth;
-  const int64_t acc = env.Memory(Environment::kAccScope).depth;
-  space.AddConstraint("a tile fits the on-chip buffers", [=](const topi::Config& c) {
-    const Conv2DFootprint f = FootprintOf(w, TilingOfConfig(c), acc_operands);
-    return f.inp <= inp && f.wgt <= wgt && f.acc <= acc;
-  });
+  // A copy of the environment: the space outlives the one it is made with.
+  space.AddConstraint("a tile fits the on-chip buffers",
+                      [w, acc_operands, env](const topi::Config& c) {
+                        return FootprintOf(w, TilingOfConfig(c), acc_operands).FitsIn(env);
+                      });
   return space;
-}
-
-topi::Config ConfigOfTiling(const Conv2DTiling& t) {
-  return topi::Config(
-      {{"rows", t.rows}, {"oc_blocks", t.oc_blocks}, {"virtual_threads", t.virtual_threads}});
 }
 
 // The convolution with its representative tail, lowered for the point's tiling: arguments data,
@@ -169,6 +162,11 @@ std::string Describe(const std::vector<int64_t>& args) {
 
 }  // namespace
 
+topi::Config TuningPointOf(const Conv2DTiling& t) {
+  return topi::Config(
+      {{"rows", t.rows}, {"oc_blocks", t.oc_blocks}, {"virtual_threads", t.virtual_threads}});
+}
+
 graph::TuningWorkload Conv2DTuningWorkload(const Environment& env, const Conv2DWorkload& w,
                                            int64_t acc_operands, int64_t max_virtual_threads) {
   std::vector<int64_t> args = {w.batch,    w.in_channels, w.out_channels,     w.height,   w.width,
@@ -207,8 +205,8 @@ void RegisterConv2DTuningTemplate() {
          .default_config =
              [](const std::vector<int64_t>& args) {
                const Args a = ArgsOf(args);
-               return ConfigOfTiling(DefaultConv2DTiling(Environment(a.config), a.workload,
-                                                         a.acc_operands, a.max_virtual_threads));
+               return TuningPointOf(DefaultConv2DTiling(Environment(a.config), a.workload,
+                                                        a.acc_operands, a.max_virtual_threads));
              },
          .instantiate = KernelOf,
          .describe = Describe});

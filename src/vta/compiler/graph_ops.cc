@@ -207,9 +207,7 @@ void Register() {
                  tiling.empty() ? DefaultConv2DTiling(env, workload, acc_operands,
                                                       target.GetInt("virtual-threads"))
                                 : TilingOf(env, workload, acc_operands,
-                                           topi::Config({{"rows", tiling[0]},
-                                                         {"oc_blocks", tiling[1]},
-                                                         {"virtual_threads", tiling[2]}})));
+                                           TuningPointOf({tiling[0], tiling[1], tiling[2]})));
            },
        .lower = [](const te::Schedule& schedule, const Array<te::Tensor>& args,
                    const std::string& name, const Target& target) {

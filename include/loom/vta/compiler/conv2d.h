@@ -54,6 +54,8 @@ struct Conv2DTiling {
 // (a residual: 1); a per-channel operand (a bias) counts as part of every tail.
 struct Conv2DFootprint {
   int64_t inp = 0, wgt = 0, acc = 0;
+  // Whether each buffer of `env` holds its part.
+  bool FitsIn(const Environment& env) const;
 };
 Conv2DFootprint FootprintOf(const Conv2DWorkload& workload, const Conv2DTiling& tiling,
                             int64_t acc_operands);

@@ -38,6 +38,9 @@ graph::TuningWorkload Conv2DTuningWorkload(const Environment& env, const Conv2DW
 Conv2DTiling TilingOf(const Environment& env, const Conv2DWorkload& workload, int64_t acc_operands,
                       const topi::Config& config);
 
+// The point of the space that stands for `tiling` (its knobs' values).
+topi::Config TuningPointOf(const Conv2DTiling& tiling);
+
 // Registers the template (once; RegisterGraphIntegration does).
 void RegisterConv2DTuningTemplate();
 
