@@ -3,6 +3,8 @@
 #   make build                configure and build (build/)
 #   make test                 the whole suite through ctest; exit code is the verdict
 #   make test SANITIZE=1      the unit tests under AddressSanitizer + UBSan (build-sanitize/)
+#   make test SANITIZE=thread the runtime's concurrency tests under ThreadSanitizer (build-tsan/)
+#   make fuzz                 the libFuzzer harnesses, FUZZ_SECONDS (default 600) each
 #   make demo                 the main job on the bundled default
 #   make bench                the benchmarks (kernels against OpenBLAS and oneDNN, whole models)
 # CI=true makes warnings errors.
@@ -13,6 +15,14 @@ ifeq ($(SANITIZE),1)
   BUILD_DIR ?= build-sanitize
   CMAKE_FLAGS += -DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   CTEST_FLAGS += -L unit
+else ifeq ($(SANITIZE),thread)
+  # The thread pool, the backend services and executors sharing a model (their own tests and
+  # the parallel stress of generated kernels), with the pool on every core.
+  BUILD_DIR ?= build-tsan
+  CMAKE_FLAGS += -DLOOM_SANITIZE=thread
+  BUILD_TARGETS = test_runtime test_runtime_graph_c_api test_target
+  CTEST_FLAGS += -R '^(ThreadPool|BackendServices|GraphExecutor|ParallelStress)\.|^runtime_graph_c_api$$|^parallel_stress'
+  export LOOM_NUM_THREADS ?= $(JOBS)
 else
   BUILD_DIR ?= build
   # Label `slow` (dense sweeps) runs only when asked: cd build && ctest -L slow
@@ -28,8 +38,10 @@ endif
 # the tests of huge allocations (a fuzzed model asking for exabytes) see the clear error.
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
+FUZZ_SECONDS ?= 600
 
-.PHONY: deps configure build test demo bench clean
+.PHONY: deps configure build test demo bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -38,7 +50,7 @@ configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
 
 build: configure
-	@cmake --build $(BUILD_DIR) -j $(JOBS)
+	@cmake --build $(BUILD_DIR) -j $(JOBS) $(if $(BUILD_TARGETS),--target $(BUILD_TARGETS))
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
@@ -59,5 +71,14 @@ bench: build
 	@.venv/bin/python3 bench/vta/resnet18.py --loom $(BUILD_DIR)/tools/loom/loom \
 	  --workdir $(BUILD_DIR)/bench-vta
 
+# Both libFuzzer harnesses at once (one per core), FUZZ_SECONDS each; new inputs and findings
+# under $(BUILD_DIR)/fuzz/. The last lines of each are the executions run and the coverage.
+fuzz: build
+	@tests/fuzz/run_fuzzer.sh $(BUILD_DIR)/fuzz-build/tests/fuzz/model_fuzz $(FUZZ_SECONDS) \
+	  $(BUILD_DIR)/fuzz/model tests/fuzz/corpus/model tests/fuzz/findings/model & \
+	tests/fuzz/run_fuzzer.sh $(BUILD_DIR)/fuzz-build/tests/fuzz/artifact_fuzz $(FUZZ_SECONDS) \
+	  $(BUILD_DIR)/fuzz/artifact $(BUILD_DIR)/tests/graph_fixture tests/fuzz/findings/artifact; \
+	artifact=$$?; wait $$!; model=$$?; test $$artifact -eq 0 -a $$model -eq 0
+
 clean:
-	rm -rf build build-sanitize
+	rm -rf build build-sanitize build-tsan

@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <new>
-#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "loom/runtime/graph_executor.h"
 #include "loom/support/error.h"
+#include "loom/support/file.h"
 
 namespace loom::runtime {
 namespace {
@@ -22,20 +26,24 @@ constexpr const char* kDigestSymbol = "loom_digest";
 // and the file).
 class LibraryBytes {
  public:
-  LibraryBytes(const std::string& path, std::string what) : what_(std::move(what)) {
-    std::ifstream in(path, std::ios::binary);
-    LOOM_CHECK_USER(in.good()) << what_ << ": the file cannot be read";
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    bytes_ = contents.str();
-  }
+  // A model library holds its weights: no cap but the file's own size; a directory or a
+  // device is refused.
+  LibraryBytes(const std::string& path, std::string what)
+      : what_(std::move(what)),
+        bytes_(ReadRegularFile(path, std::numeric_limits<size_t>::max(), what_ + ": the model")) {}
 
-  void Read(uint64_t offset, uint64_t size, void* out, const std::string& part) const {
+  // The `size` bytes at `offset`, checked to lie in the file before anything is allocated
+  // for them (a corrupt header can claim exabytes).
+  std::string_view Bytes(uint64_t offset, uint64_t size, const std::string& part) const {
     LOOM_CHECK_USER(offset <= bytes_.size() && size <= bytes_.size() - offset)
         << what_ << ": its " << part << " (" << size << " bytes at " << offset
         << ") runs past the end of the file (" << bytes_.size() << " bytes): the file is "
         << "truncated or corrupt";
-    if (size > 0) std::memcpy(out, bytes_.data() + offset, size);
+    return std::string_view(bytes_).substr(offset, size);
+  }
+  void Read(uint64_t offset, uint64_t size, void* out, const std::string& part) const {
+    const std::string_view bytes = Bytes(offset, size, part);
+    if (size > 0) std::memcpy(out, bytes.data(), size);
   }
   template <typename T>
   T Read(uint64_t offset, const std::string& part) const {
@@ -67,9 +75,10 @@ std::map<std::string, Located> DynamicSymbols(const LibraryBytes& file) {
       << "compile)";
   LOOM_CHECK_USER(header.e_shentsize == sizeof(Elf64_Shdr) && header.e_shnum > 0)
       << what << ": the library has no section table it can read: the file is corrupt";
+  const std::string_view section_table = file.Bytes(
+      header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr), "section header table");
   std::vector<Elf64_Shdr> sections(header.e_shnum);
-  file.Read(header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr), sections.data(),
-            "section header table");
+  std::memcpy(sections.data(), section_table.data(), section_table.size());
   const Elf64_Shdr* symtab = nullptr;
   for (const Elf64_Shdr& section : sections) {
     if (section.sh_type == SHT_DYNSYM) symtab = &section;
@@ -78,11 +87,12 @@ std::map<std::string, Located> DynamicSymbols(const LibraryBytes& file) {
                   symtab->sh_entsize == sizeof(Elf64_Sym))
       << what << ": the library has no dynamic symbol table it can read: the file is corrupt";
   const Elf64_Shdr& strtab = sections[symtab->sh_link];
-  std::string names(strtab.sh_size, '\0');
-  file.Read(strtab.sh_offset, strtab.sh_size, names.data(), "symbol names");
-  std::vector<Elf64_Sym> symbols(symtab->sh_size / sizeof(Elf64_Sym));
-  file.Read(symtab->sh_offset, symbols.size() * sizeof(Elf64_Sym), symbols.data(),
-            "dynamic symbol table");
+  const std::string names(file.Bytes(strtab.sh_offset, strtab.sh_size, "symbol names"));
+  const std::string_view symbol_table =
+      file.Bytes(symtab->sh_offset, symtab->sh_size / sizeof(Elf64_Sym) * sizeof(Elf64_Sym),
+                 "dynamic symbol table");
+  std::vector<Elf64_Sym> symbols(symbol_table.size() / sizeof(Elf64_Sym));
+  std::memcpy(symbols.data(), symbol_table.data(), symbol_table.size());
 
   std::map<std::string, Located> found;
   for (const Elf64_Sym& symbol : symbols) {
@@ -192,17 +202,17 @@ std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {
   const Located json_at = Require(symbols, "loom_graph_json", what);
   LOOM_CHECK_USER(json_size <= json_at.room)
       << what << ": its graph (" << json_size << " bytes) does not fit its section";
-  std::string graph_json(json_size, '\0');
-  file.Read(json_at.offset, json_size, graph_json.data(), "execution graph");
+  const std::string graph_json(file.Bytes(json_at.offset, json_size, "execution graph"));
   const uint64_t params_size =
       file.Read<uint64_t>(Require(symbols, "loom_params_size", what).offset, "weights size");
   const Located params_at = Require(symbols, "loom_params", what);
   LOOM_CHECK_USER(params_size <= params_at.room)
       << what << ": its weights (" << params_size << " bytes) do not fit their section";
+  const std::string_view weights = file.Bytes(params_at.offset, params_size, "weights");
   constexpr std::align_val_t kAlignment{64};  // as kernels require of every tensor
   std::shared_ptr<uint8_t> params(new (kAlignment) uint8_t[std::max<uint64_t>(params_size, 1)],
                                   [](uint8_t* p) { operator delete[](p, kAlignment); });
-  file.Read(params_at.offset, params_size, params.get(), "weights");
+  std::memcpy(params.get(), weights.data(), weights.size());
   try {
     return detail::ParseGraphModel(Module(), graph_json, params.get(), params_size, params);
   } catch (const Error& error) {

@@ -1,9 +1,13 @@
 // The CPU features the runtime checks an artifact's target against (cpu_features.h).
 #include "loom/runtime/cpu_features.h"
 
+#include <cstdint>
 #include <sstream>
 #include <utility>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,32 +17,93 @@
 
 namespace loom::runtime {
 
+#if defined(__x86_64__)
+namespace {
+
+enum class CpuidRegister { kEax, kEbx, kEcx, kEdx };
+
+// Where CPUID reports a feature (leaf, sub-leaf, register, bit) and the register state the
+// OS must save for it (XCR0 bits): a CPU's AVX-512 is unusable under an OS that does not
+// save the ZMM registers. Read from CPUID directly rather than __builtin_cpu_supports,
+// whose list of names differs between compilers and their versions.
+struct CpuidFeature {
+  const char* name;
+  unsigned leaf;
+  unsigned subleaf;
+  CpuidRegister reg;
+  unsigned bit;
+  uint64_t os_state;
+};
+
+constexpr uint64_t kNoState = 0;
+constexpr uint64_t kAvxState = 0x6;      // XCR0: SSE, AVX (YMM upper halves)
+constexpr uint64_t kAvx512State = 0xe6;  // and opmask, ZMM upper halves, ZMM16-31
+constexpr uint64_t kAmxState = 0x60000;  // XTILECFG, XTILEDATA
+
+// One entry per feature a kernel may use (Intel SDM vol. 2A, CPUID).
+constexpr CpuidFeature kCpuidFeatures[] = {
+    {"sse4.2", 1, 0, CpuidRegister::kEcx, 20, kNoState},
+    {"fma", 1, 0, CpuidRegister::kEcx, 12, kAvxState},
+    {"avx", 1, 0, CpuidRegister::kEcx, 28, kAvxState},
+    {"f16c", 1, 0, CpuidRegister::kEcx, 29, kAvxState},
+    {"avx2", 7, 0, CpuidRegister::kEbx, 5, kAvxState},
+    {"bmi2", 7, 0, CpuidRegister::kEbx, 8, kNoState},
+    {"avx512f", 7, 0, CpuidRegister::kEbx, 16, kAvx512State},
+    {"avx512dq", 7, 0, CpuidRegister::kEbx, 17, kAvx512State},
+    {"avx512cd", 7, 0, CpuidRegister::kEbx, 28, kAvx512State},
+    {"avx512bw", 7, 0, CpuidRegister::kEbx, 30, kAvx512State},
+    {"avx512vl", 7, 0, CpuidRegister::kEbx, 31, kAvx512State},
+    {"avx512vbmi", 7, 0, CpuidRegister::kEcx, 1, kAvx512State},
+    {"avx512vnni", 7, 0, CpuidRegister::kEcx, 11, kAvx512State},
+    {"amx-bf16", 7, 0, CpuidRegister::kEdx, 22, kAmxState},
+    {"avx512fp16", 7, 0, CpuidRegister::kEdx, 23, kAvx512State},
+    {"amx-tile", 7, 0, CpuidRegister::kEdx, 24, kAmxState},
+    {"amx-int8", 7, 0, CpuidRegister::kEdx, 25, kAmxState},
+    {"avxvnni", 7, 1, CpuidRegister::kEax, 4, kAvxState},
+    {"avx512bf16", 7, 1, CpuidRegister::kEax, 5, kAvx512State},
+};
+
+// The register `reg` of CPUID(leaf, subleaf); zero for a leaf or sub-leaf this CPU lacks.
+uint32_t Cpuid(unsigned leaf, unsigned subleaf, CpuidRegister reg) {
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf) return 0;
+  if (leaf == 7 && subleaf > 0) {
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (eax < subleaf) return 0;  // EAX of sub-leaf 0: the highest sub-leaf
+  }
+  __cpuid_count(leaf, subleaf, eax, ebx, ecx, edx);
+  switch (reg) {
+    case CpuidRegister::kEax:
+      return eax;
+    case CpuidRegister::kEbx:
+      return ebx;
+    case CpuidRegister::kEcx:
+      return ecx;
+    case CpuidRegister::kEdx:
+      return edx;
+  }
+  return 0;
+}
+
+// The register state the OS saves (XCR0); zero when it has not enabled XSAVE.
+uint64_t OsSavedState() {
+  constexpr unsigned kOsXsaveBit = 27;  // CPUID.1:ECX.OSXSAVE
+  if (((Cpuid(1, 0, CpuidRegister::kEcx) >> kOsXsaveBit) & 1) == 0) return 0;
+  uint32_t low = 0, high = 0;
+  __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+  return (uint64_t{high} << 32) | low;
+}
+
+}  // namespace
+#endif
+
 std::optional<bool> HostHasCpuFeature(const std::string& name) {
 #if defined(__x86_64__)
-  // __builtin_cpu_supports takes literals: one entry per feature a kernel may use.
-  static const std::pair<const char*, bool> kFeatures[] = {
-      {"sse4.2", __builtin_cpu_supports("sse4.2") != 0},
-      {"avx", __builtin_cpu_supports("avx") != 0},
-      {"avx2", __builtin_cpu_supports("avx2") != 0},
-      {"fma", __builtin_cpu_supports("fma") != 0},
-      {"f16c", __builtin_cpu_supports("f16c") != 0},
-      {"bmi2", __builtin_cpu_supports("bmi2") != 0},
-      {"avxvnni", __builtin_cpu_supports("avxvnni") != 0},
-      {"avx512f", __builtin_cpu_supports("avx512f") != 0},
-      {"avx512bw", __builtin_cpu_supports("avx512bw") != 0},
-      {"avx512cd", __builtin_cpu_supports("avx512cd") != 0},
-      {"avx512dq", __builtin_cpu_supports("avx512dq") != 0},
-      {"avx512vl", __builtin_cpu_supports("avx512vl") != 0},
-      {"avx512vnni", __builtin_cpu_supports("avx512vnni") != 0},
-      {"avx512vbmi", __builtin_cpu_supports("avx512vbmi") != 0},
-      {"avx512bf16", __builtin_cpu_supports("avx512bf16") != 0},
-      {"avx512fp16", __builtin_cpu_supports("avx512fp16") != 0},
-      {"amx-tile", __builtin_cpu_supports("amx-tile") != 0},
-      {"amx-int8", __builtin_cpu_supports("amx-int8") != 0},
-      {"amx-bf16", __builtin_cpu_supports("amx-bf16") != 0},
-  };
-  for (const auto& [feature, present] : kFeatures) {
-    if (name == feature) return present;
+  static const uint64_t os_state = OsSavedState();
+  for (const CpuidFeature& feature : kCpuidFeatures) {
+    if (name != feature.name) continue;
+    bool in_cpu = ((Cpuid(feature.leaf, feature.subleaf, feature.reg) >> feature.bit) & 1) != 0;
+    return in_cpu && (os_state & feature.os_state) == feature.os_state;
   }
 #endif
   (void)name;

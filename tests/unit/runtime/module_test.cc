@@ -179,6 +179,37 @@ TEST(CpuFeatures, FeaturesTheCpuLacksAreFoundInTheTarget) {
   EXPECT_EQ(HostHasCpuFeature("made-up"), std::nullopt);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+// The runtime reads CPUID itself (a table of leaves and bits); GCC 12's own reading, which
+// knows every name in that table, agrees with it on this CPU.
+TEST(CpuFeatures, CpuidTableAgreesWithTheCompilersReading) {
+  const std::pair<const char*, bool> compiler[] = {
+      {"sse4.2", __builtin_cpu_supports("sse4.2") != 0},
+      {"avx", __builtin_cpu_supports("avx") != 0},
+      {"avx2", __builtin_cpu_supports("avx2") != 0},
+      {"fma", __builtin_cpu_supports("fma") != 0},
+      {"f16c", __builtin_cpu_supports("f16c") != 0},
+      {"bmi2", __builtin_cpu_supports("bmi2") != 0},
+      {"avxvnni", __builtin_cpu_supports("avxvnni") != 0},
+      {"avx512f", __builtin_cpu_supports("avx512f") != 0},
+      {"avx512bw", __builtin_cpu_supports("avx512bw") != 0},
+      {"avx512cd", __builtin_cpu_supports("avx512cd") != 0},
+      {"avx512dq", __builtin_cpu_supports("avx512dq") != 0},
+      {"avx512vl", __builtin_cpu_supports("avx512vl") != 0},
+      {"avx512vnni", __builtin_cpu_supports("avx512vnni") != 0},
+      {"avx512vbmi", __builtin_cpu_supports("avx512vbmi") != 0},
+      {"avx512bf16", __builtin_cpu_supports("avx512bf16") != 0},
+      {"avx512fp16", __builtin_cpu_supports("avx512fp16") != 0},
+      {"amx-tile", __builtin_cpu_supports("amx-tile") != 0},
+      {"amx-int8", __builtin_cpu_supports("amx-int8") != 0},
+      {"amx-bf16", __builtin_cpu_supports("amx-bf16") != 0},
+  };
+  for (const auto& [name, present] : compiler) {
+    EXPECT_EQ(HostHasCpuFeature(name), present) << name;
+  }
+}
+#endif
+
 class TableModule final : public ModuleNode {
  public:
   explicit TableModule(std::map<std::string, int> values) : values_(std::move(values)) {}
