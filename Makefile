@@ -38,6 +38,7 @@ endif
 # the tests of huge allocations (a fuzzed model asking for exabytes) see the clear error.
 export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS ?= suppressions=$(CURDIR)/scripts/lsan-suppressions.txt
 # (allocator_may_return_null: as for ASan above.)
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1
 FUZZ_SECONDS ?= 600
