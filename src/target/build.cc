@@ -59,7 +59,8 @@ runtime::Module build(const std::vector<BuildPart>& parts) {
       }
     }
     // The packed calling convention with its argument checks.
-    part_host = MakePackedAPI(target.kind_def().device_type)(part_host);
+    part_host =
+        MakePackedAPI(target.kind_def().device_type, target.kind_def().opaque_memory)(part_host);
     for (const auto& [name, func] : part_host.functions()) {
       LOOM_CHECK_USER(!host.Contains(name))
           << "build: function '" << name << "' is in two parts of the build";

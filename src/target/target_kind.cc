@@ -122,6 +122,11 @@ TargetKindBuilder& TargetKindBuilder::Device() {
   return *this;
 }
 
+TargetKindBuilder& TargetKindBuilder::OpaqueMemory() {
+  kind_.opaque_memory = true;
+  return *this;
+}
+
 TargetKindBuilder& TargetKindBuilder::Attr(std::string name, TargetAttrType type,
                                            TargetAttrValue default_value, std::string doc) {
   LOOM_ICHECK(!kind_.FindAttr(name)) << "target kind '" << kind_.name << "' declares -" << name

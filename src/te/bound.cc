@@ -23,17 +23,32 @@ bool Contains(const std::vector<IterVar>& loops, const IterVar& iv) {
   return std::any_of(loops.begin(), loops.end(), [&](const IterVar& l) { return l.same_as(iv); });
 }
 
-// Loops bound to threads run all at once, so a stage in memory the threads share, computed
-// inside them, must cover what every thread needs: they are relaxed too. Virtual threads
-// are the exception for thread-private ("local...") storage: InjectVirtualThread gives each
-// of them its own copy, so the region stays per thread.
+// Who shares memory of a storage scope: every thread (global, 0), the threads of one block
+// (shared, 1), or one thread alone (local, 2); and the level of a thread axis: blockIdx 0,
+// threadIdx 1.
+int StorageRank(const std::string& scope) {
+  if (scope.rfind("shared", 0) == 0) return 1;
+  if (scope.rfind("local", 0) == 0) return 2;
+  return 0;
+}
+int ThreadRank(const std::string& tag) { return tag.rfind("blockIdx", 0) == 0 ? 0 : 1; }
+
+// Loops bound to threads run all at once, so a stage computed inside them in memory those
+// threads share must cover what every one of them needs: such a loop is relaxed when its
+// threads share the producer's storage -- all of them for global memory, the threads of a
+// block (threadIdx, not blockIdx) for shared memory, none for local memory, which each thread
+// has its own of (as TVM's bound inference does). Virtual threads are relaxed except for
+// thread-private ("local...") storage: InjectVirtualThread gives each of them its own copy.
 bool StaysSymbolic(const StageNode& stage, const std::vector<IterVar>& fixed, const IterVar& leaf,
                    const std::string& producer_scope) {
   if (!Contains(fixed, leaf)) return false;
   const IterVarAttr* attr = stage.Attr(leaf);
   if (!attr || attr->for_kind != ForKind::kThreadBinding) return true;
-  return attr->bind_thread->iter_type == IterVarType::kVirtualThread &&
-         producer_scope.rfind("local", 0) == 0;
+  const IterVar& thread = attr->bind_thread;
+  if (thread->iter_type == IterVarType::kVirtualThread) {
+    return producer_scope.rfind("local", 0) == 0;
+  }
+  return ThreadRank(thread->thread_tag) < StorageRank(producer_scope);
 }
 
 // The sets of `indices` (read by `reader`, over its root variables) over every loop of the

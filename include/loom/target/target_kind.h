@@ -51,6 +51,9 @@ struct TargetKind {
   // Device kinds run kernels launched from a host target (`-host=...`, default "llvm");
   // the others are their own host.
   bool is_device = false;
+  // A device whose memory handles the host cannot address (a GPU's: cl_mem, CUdeviceptr): the
+  // host code passes tensors' data to its kernels as they are, never offset.
+  bool opaque_memory = false;
   std::string doc;
   // Fills in what the string left open and checks values against the machine (the llvm
   // kind: the host's triple, CPU and features; known CPU and feature names). Errors are
@@ -92,6 +95,7 @@ class TargetKindBuilder {
   TargetKindBuilder& DeviceType(int device_type);
   TargetKindBuilder& Keys(std::vector<std::string> keys);
   TargetKindBuilder& Device();
+  TargetKindBuilder& OpaqueMemory();  // see TargetKind::opaque_memory
   TargetKindBuilder& Attr(std::string name, TargetAttrType type, TargetAttrValue default_value,
                           std::string doc);
   TargetKindBuilder& Choices(std::vector<std::string> choices);  // of the last Attr

@@ -230,7 +230,10 @@ Pass LoopPartition();
 // the scalar parameters, and runs the
 // original body inside AttrStmt "compute_scope" (codegen compiles that part as a function
 // whose buffer pointers are noalias: distinct buffer parameters must not overlap).
-Pass MakePackedAPI(int device_type = 1 /* kDLCPU */);
+// With `opaque_memory` (a device whose memory handles the host cannot address, a GPU's), the
+// data handle is passed on as it is: the tensor's byte_offset must be 0, and no alignment
+// is checked (the device aligns its buffers).
+Pass MakePackedAPI(int device_type = 1 /* kDLCPU */, bool opaque_memory = false);
 
 // SplitHostDevice: for a device target (loom::build runs it then). Each outermost loop bound
 // to a thread axis (blockIdx.*, threadIdx.*), with everything inside it, becomes a device

@@ -90,7 +90,7 @@ void BindExtent(PackedBodyBuilder& builder, std::vector<std::function<void()>>& 
 
 void UnpackBuffer(PackedBodyBuilder& builder, std::vector<std::function<void()>>& deferred,
                   const Var& args, int index, const Buffer& buffer, const PrimExpr& type_code,
-                  int device_type) {
+                  int device_type, bool opaque_memory) {
   std::string arg = Describe(index, buffer->name);
   DataType i32 = DataType::Int(32), i64 = DataType::Int(64);
   builder.Check(type_code == kLoomDLTensorHandle,
@@ -122,25 +122,36 @@ void UnpackBuffer(PackedBodyBuilder& builder, std::vector<std::function<void()>>
                     "' (device type " + std::to_string(device_type) + "), got device type %lld",
                 {device});
 
-  // The elements start byte_offset bytes past `data` (a view into a larger allocation):
-  // the buffer's data is the address of that byte, taken through a byte buffer over `data`,
-  // and the alignment check applies to it.
   Var base(buffer->name + ".base", DataType::Handle());
   builder.Bind(base, StructGet(DataType::Handle(), handle, 0, StructField::kTensorData));
   builder.Check(!IsNull(base), arg + " has a null data pointer");
   PrimExpr byte_offset = cast(
       i64, StructGet(DataType::UInt(64), handle, 0, StructField::kTensorByteOffset));
-  Buffer bytes(base, DataType::UInt(8), {byte_offset + 1}, {}, make_zero(i64),
-               buffer->name + ".bytes", "global", 1, 1);
-  builder.Bind(buffer->data,
-               call_intrin(DataType::Handle(), "address_of", {BufferLoad(bytes, {byte_offset})}));
-  PrimExpr address = call_intrin(DataType::UInt(64), "reinterpret", {buffer->data});
-  builder.Check(
-      floormod(address, make_const(DataType::UInt(64), int64_t{buffer->data_alignment})) ==
-          make_const(DataType::UInt(64), int64_t{0}),
-      arg + " must have data aligned to " + std::to_string(buffer->data_alignment) +
-          " bytes, got address %lld",
-      {address});
+  if (opaque_memory) {
+    // A handle the host cannot offset (a cl_mem): the device's kernels take whole buffers,
+    // which the device allocated aligned.
+    builder.Check(byte_offset == make_zero(i64),
+                  arg +
+                      " must start at its device buffer (byte_offset 0): this device's "
+                      "kernels take whole buffers, got byte_offset %lld",
+                  {byte_offset});
+    builder.Bind(buffer->data, base);
+  } else {
+    // The elements start byte_offset bytes past `data` (a view into a larger allocation):
+    // the buffer's data is the address of that byte, taken through a byte buffer over
+    // `data`, and the alignment check applies to it.
+    Buffer bytes(base, DataType::UInt(8), {byte_offset + 1}, {}, make_zero(i64),
+                 buffer->name + ".bytes", "global", 1, 1);
+    builder.Bind(buffer->data,
+                 call_intrin(DataType::Handle(), "address_of", {BufferLoad(bytes, {byte_offset})}));
+    PrimExpr address = call_intrin(DataType::UInt(64), "reinterpret", {buffer->data});
+    builder.Check(
+        floormod(address, make_const(DataType::UInt(64), int64_t{buffer->data_alignment})) ==
+            make_const(DataType::UInt(64), int64_t{0}),
+        arg + " must have data aligned to " + std::to_string(buffer->data_alignment) +
+            " bytes, got address %lld",
+        {address});
+  }
   if (const auto* offset = buffer->elem_offset.as<VarNode>()) {
     builder.Bind(Var(offset), make_zero(buffer->elem_offset.dtype()));
   }
@@ -202,7 +213,8 @@ void UnpackScalar(PackedBodyBuilder& builder, const Var& args, int index, const 
   }
 }
 
-PrimFunc MakePacked(const PrimFunc& func, const std::string& name, int device_type) {
+PrimFunc MakePacked(const PrimFunc& func, const std::string& name, int device_type,
+                    bool opaque_memory) {
   Var args("args", DataType::Handle());
   Var type_codes("arg_type_ids", DataType::Handle());
   Var num_args("num_args", DataType::Int(32));
@@ -224,7 +236,7 @@ PrimFunc MakePacked(const PrimFunc& func, const std::string& name, int device_ty
       if (var.same_as(param)) buffer = &b;
     }
     if (buffer != nullptr) {
-      UnpackBuffer(builder, deferred, args, i, *buffer, code, device_type);
+      UnpackBuffer(builder, deferred, args, i, *buffer, code, device_type, opaque_memory);
     } else {
       UnpackScalar(builder, args, i, param, code);
     }
@@ -248,15 +260,17 @@ bool IsPacked(const PrimFunc& func) {
 
 }  // namespace
 
-Pass MakePackedAPI(int device_type) {
+Pass MakePackedAPI(int device_type, bool opaque_memory) {
   return CreateModulePass(
-      [device_type](const IRModule& module, const PassContext&) {
+      [device_type, opaque_memory](const IRModule& module, const PassContext&) {
         IRModule out = module;
         for (const auto& [name, func] : module.functions()) {
           LOOM_CHECK_USER(func->ret_type.is_void() || IsPacked(func))
               << "MakePackedAPI: function '" << name << "' returns " << func->ret_type
               << "; packed functions return results through buffers, so declare it void";
-          if (!IsPacked(func)) out.Add(name, MakePacked(func, name, device_type), /*replace=*/true);
+          if (!IsPacked(func)) {
+            out.Add(name, MakePacked(func, name, device_type, opaque_memory), /*replace=*/true);
+          }
         }
         return out;
       },

@@ -11,28 +11,14 @@
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/opencl_module.h"
 #include "loom/support/error.h"
+#include "opencl_device.h"
 
 namespace loom::runtime {
 namespace {
 
 using testing::ErrorOf;
 
-constexpr DLDevice kOpenCL{kDLOpenCL, 0};
-
-// Whether an OpenCL device is there; the reason when not.
-std::string OpenCLMissing() {
-  try {
-    NDArray::Empty({1}, DataType::Float(32), kOpenCL);
-    return "";
-  } catch (const Error& error) {
-    return error.what();
-  }
-}
-
-#define SKIP_WITHOUT_OPENCL()                            \
-  if (std::string why = OpenCLMissing(); !why.empty()) { \
-    GTEST_SKIP() << "no OpenCL device here: " << why;    \
-  }
+constexpr DLDevice kOpenCL = testing::kOpenCLDevice;
 
 // out[i] = a[i] * scale + i, one work-item per element, groups of `threadIdx.x` items.
 const char* kScaleSource = R"(
@@ -63,7 +49,7 @@ std::vector<float> RunScale(const Module& module, int n) {
 }
 
 TEST(OpenCLRuntime, RunsAKernelOnTheDevice) {
-  SKIP_WITHOUT_OPENCL();
+  LOOM_SKIP_WITHOUT_OPENCL();
   Module module = OpenCLModuleCreate(kScaleSource, {ScaleKernel()});
   const int n = 100;  // not a whole number of groups: the kernel guards
   std::vector<float> out = RunScale(module, n);
@@ -74,7 +60,7 @@ TEST(OpenCLRuntime, RunsAKernelOnTheDevice) {
 }
 
 TEST(OpenCLRuntime, AModuleSurvivesItsBytes) {
-  SKIP_WITHOUT_OPENCL();
+  LOOM_SKIP_WITHOUT_OPENCL();
   Module module = OpenCLModuleCreate(kScaleSource, {ScaleKernel()});
   Module loaded = LoadModuleFromBytes("opencl", SerializeOpenCLModule(module), "a test");
   EXPECT_EQ(OpenCLModuleSource(loaded), kScaleSource);
@@ -82,7 +68,7 @@ TEST(OpenCLRuntime, AModuleSurvivesItsBytes) {
 }
 
 TEST(OpenCLRuntime, CopiesBetweenDeviceBuffersAndAtOffsets) {
-  SKIP_WITHOUT_OPENCL();
+  LOOM_SKIP_WITHOUT_OPENCL();
   std::vector<int32_t> data = {1, 2, 3, 4, 5, 6};
   NDArray a = NDArray::Empty({6}, DataType::Int(32), kOpenCL);
   NDArray b = NDArray::Empty({6}, DataType::Int(32), kOpenCL);
@@ -99,7 +85,7 @@ TEST(OpenCLRuntime, CopiesBetweenDeviceBuffersAndAtOffsets) {
 }
 
 TEST(OpenCLRuntime, BadCallsAndBadSourcesAreErrors) {
-  SKIP_WITHOUT_OPENCL();
+  LOOM_SKIP_WITHOUT_OPENCL();
   Module module = OpenCLModuleCreate(kScaleSource, {ScaleKernel()});
   EXPECT_FALSE(module->GetFunction("missing").defined());
   NDArray a = NDArray::Empty({4}, DataType::Float(32), kOpenCL);

@@ -138,6 +138,25 @@ TEST(TeComputeAt, ThreadBoundLoopsAreRelaxedForAGlobalProducer) {
   ExpectSame(t.Run(s), t.Reference(), "thread bound");
 }
 
+// Scope-aware bound inference: shared memory is shared by the threads of one block, so only
+// threadIdx is relaxed (B covers the block's 4 threads, 4 + 1 rows); local memory is each
+// thread's own, so nothing is (B covers one thread's 2 rows).
+TEST(TeComputeAt, ThreadBoundLoopsAreRelaxedOnlyAsFarAsTheStorageIsShared) {
+  for (const auto& [scope, rows] : {std::pair<std::string, int64_t>{"shared", 5}, {"local", 2}}) {
+    Stencil t;
+    Schedule s = create_schedule({t.C.op()});
+    auto [bx, tx] = s[t.C].split(s[t.C]->leaf_iter_vars[0], 4);
+    s[t.C].bind(bx, thread_axis("blockIdx.x"));
+    s[t.C].bind(tx, thread_axis("threadIdx.x"));
+    s[t.B].set_scope(scope);
+    s[t.B].compute_at(s[t.C], tx);
+    PrimFunc f = ScheduleToPrimFunc(s, {t.A, t.C}, "f");
+    EXPECT_EQ(AllocatedExtents(f, "B"), (std::vector<int64_t>{rows, 6})) << scope << "\n"
+                                                                         << ToScript(f);
+    ExpectSame(t.Run(s), t.Reference(), scope);
+  }
+}
+
 TEST(TeComputeAt, InlineSubstitutesTheBodyAndComputeRootUndoesAnAttachment) {
   Stencil t;
   Schedule s = create_schedule({t.C.op()});

@@ -64,12 +64,19 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   void UseCallPacked() { uses_call_packed_ = true; }
   // The address of element `index` of `buffer`.
   std::string ElementAddress(const Buffer& buffer, const PrimExpr& index);
+  // The float16/bfloat16 conversions and popcount every dialect's preamble ends with, over the
+  // bit casts (loom_bits_f32, loom_f32_bits, loom_bits_f64, loom_f64_bits) it defines.
+  static const char* ScalarHelpersSource();
   const std::string& function_name() const { return function_name_; }
 
   std::string VisitExpr(const PrimExpr& e) override;
   void VisitStmt(const Stmt& s) override;
 
- private:
+ protected:
+  // What a dialect of C (OpenCL C: codegen/opencl/) changes, besides the visitors it
+  // overrides: the pointer type `buffer`'s elements are addressed through.
+  virtual std::string PointerType(const Buffer& buffer);
+
 #define LOOM_EXPR(Name, ...) std::string VisitExpr_(const Name##Node* op) override;
 #include "loom/ir/node_table.def"
 #undef LOOM_EXPR

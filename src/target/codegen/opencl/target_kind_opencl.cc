@@ -1,0 +1,21 @@
+// The opencl target kind: kernels in OpenCL C, launched from the host target's code on
+// DLPack's kDLOpenCL device (loom/runtime/opencl_module.h).
+#include <dlpack/dlpack.h>
+
+#include "loom/target/target_kind.h"
+
+namespace loom {
+
+LOOM_REGISTER_TARGET_KIND("opencl")
+    .Describe(
+        "OpenCL C kernels (thread-bound loops), compiled by the OpenCL driver when the "
+        "module first runs, launched from the host target (-host, default llvm)")
+    .DeviceType(kDLOpenCL)
+    .Keys({"opencl", "gpu"})
+    .Device()
+    .OpaqueMemory()
+    .Attr("max-threads-per-block", TargetAttrType::kInt, int64_t{256},
+          "work-items per work-group at most, checked when kernels are built")
+    .Range(1, int64_t{1} << 20);
+
+}  // namespace loom
