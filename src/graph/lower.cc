@@ -75,6 +75,15 @@ PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target&
                                        ? SelectImplementation(master->Info(), outputs, target)
                                        : nullptr;
   *on_device = device != nullptr;
+  if (device == nullptr && target.kind_def().is_device) {
+    std::string keys;
+    for (const std::string& key : target.keys()) keys += (keys.empty() ? "" : ", ") + key;
+    LOOM_CHECK_USER(target.kind_def().layers_on_host)
+        << master->Where() << " (kernel " << name << "): the " << target.kind()
+        << " target has no schedule for operator " << master->op->name << " (strategy keys " << keys
+        << "), and it runs no layer on the host instead; compile the model for a "
+        << "target that has one (llvm)";
+  }
   if (device == nullptr) {
     return te::lower(ScheduleGroup(master->Info(), outputs, target.host()), args, name);
   }

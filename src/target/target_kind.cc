@@ -127,6 +127,11 @@ TargetKindBuilder& TargetKindBuilder::OpaqueMemory() {
   return *this;
 }
 
+TargetKindBuilder& TargetKindBuilder::LayersOnHost() {
+  kind_.layers_on_host = true;
+  return *this;
+}
+
 TargetKindBuilder& TargetKindBuilder::Attr(std::string name, TargetAttrType type,
                                            TargetAttrValue default_value, std::string doc) {
   LOOM_ICHECK(!kind_.FindAttr(name)) << "target kind '" << kind_.name << "' declares -" << name

@@ -54,6 +54,11 @@ struct TargetKind {
   // A device whose memory handles the host cannot address (a GPU's: cl_mem, CUdeviceptr): the
   // host code passes tensors' data to its kernels as they are, never offset.
   bool opaque_memory = false;
+  // A device kind whose graph compiler runs the layers it has no implementation for on the
+  // host, by design (VTA's: convolutions on the accelerator, the rest on the CPU, each
+  // placement reported). For other device kinds such a layer is a compile error, never a
+  // silent fallback.
+  bool layers_on_host = false;
   std::string doc;
   // Fills in what the string left open and checks values against the machine (the llvm
   // kind: the host's triple, CPU and features; known CPU and feature names). Errors are
@@ -96,6 +101,7 @@ class TargetKindBuilder {
   TargetKindBuilder& Keys(std::vector<std::string> keys);
   TargetKindBuilder& Device();
   TargetKindBuilder& OpaqueMemory();  // see TargetKind::opaque_memory
+  TargetKindBuilder& LayersOnHost();  // see TargetKind::layers_on_host
   TargetKindBuilder& Attr(std::string name, TargetAttrType type, TargetAttrValue default_value,
                           std::string doc);
   TargetKindBuilder& Choices(std::vector<std::string> choices);  // of the last Attr

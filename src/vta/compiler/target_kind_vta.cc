@@ -23,6 +23,7 @@ LOOM_REGISTER_TARGET_KIND("vta")
     .DeviceType(kDLExtDev)
     .Keys({"vta"})
     .Device()
+    .LayersOnHost()
     .Attr("config", TargetAttrType::kString, std::string(),
           "the VTA configuration compiled for (a JSON file, vta/default_config.json's format); "
           "empty: the default configuration")

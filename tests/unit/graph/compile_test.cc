@@ -257,6 +257,21 @@ TEST(Compile, AnArtifactIsDescribedWithoutLoadingIt) {
   std::remove(path.c_str());
 }
 
+// A device target runs no layer on the host unless its kind says so (VTA's does, reporting
+// each placement): a layer it has no schedule for is a compile error naming the operator,
+// not a silent fallback to the CPU.
+TEST(Compile, ALayerADeviceTargetCannotScheduleIsAnError) {
+  CompileOptions options;
+  options.target = "opencl";
+  const std::string message =
+      ErrorOf([&] { Compile(IRModule::FromFunction(ResidualNet()), options); });
+  EXPECT_NE(message.find("the opencl target has no schedule for operator "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("(strategy keys opencl, gpu), and it runs no layer on the host"),
+            std::string::npos)
+      << message;
+}
+
 // The c target through the whole compiler: the generic schedules (it has no x86 key, so no
 // blocked kernels), each kernel C compiled by the system compiler, and an exported artifact
 // that the runtime loads as it loads llvm's.
