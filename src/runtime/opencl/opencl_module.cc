@@ -44,8 +44,10 @@ class OpenCLModuleNode final : public ModuleNode,
  public:
   OpenCLModuleNode(std::string source, std::vector<OpenCLKernelInfo> kernels)
       : source_(std::move(source)), kernels_(std::move(kernels)) {
+    // Parsed once here, so a bad tag fails at load and a launch reads no strings.
     for (const OpenCLKernelInfo& kernel : kernels_) {
-      for (const std::string& tag : kernel.thread_tags) AxisOf(kernel.name, tag);
+      std::vector<ThreadAxis>& axes = axes_.emplace_back();
+      for (const std::string& tag : kernel.thread_tags) axes.push_back(AxisOf(kernel.name, tag));
     }
   }
 
@@ -140,7 +142,7 @@ class OpenCLModuleNode final : public ModuleNode,
     size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
     cl_uint dims = 1;
     for (size_t t = 0; t < kernel.thread_tags.size(); ++t) {
-      const ThreadAxis axis = AxisOf(kernel.name, kernel.thread_tags[t]);
+      const ThreadAxis axis = axes_[k][t];
       const int64_t extent = args[static_cast<int>(num_params + t)].AsInt();
       LOOM_CHECK_USER(extent > 0) << "OpenCL kernel '" << kernel.name << "': launch extent "
                                   << extent << " of " << kernel.thread_tags[t];
@@ -156,6 +158,7 @@ class OpenCLModuleNode final : public ModuleNode,
 
   std::string source_;
   std::vector<OpenCLKernelInfo> kernels_;
+  std::vector<std::vector<ThreadAxis>> axes_;  // of each kernel's thread tags
   std::mutex mutex_;
   cl_program program_ = nullptr;
   std::vector<cl_kernel> compiled_;
