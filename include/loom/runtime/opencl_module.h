@@ -28,6 +28,14 @@ struct OpenCLKernelInfo {
   std::vector<std::string> thread_tags;
 };
 
+// A thread tag's launch dimension (x 0, y 1, z 2) and whether it counts work-groups
+// (blockIdx) or the work-items of one (threadIdx); another tag is a loom::Error naming `kernel`.
+struct OpenCLThreadAxis {
+  int dim;
+  bool is_block;
+};
+OpenCLThreadAxis OpenCLThreadAxisOf(const std::string& kernel, const std::string& tag);
+
 // A module of `kernels`, all defined in the OpenCL C `source`. Each kernel is a function of
 // the module (GetFunction): a call launches it on device 0's queue and returns without
 // waiting (a copy to the host, or DeviceAPI::StreamSync, waits). The program is compiled

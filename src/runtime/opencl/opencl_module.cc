@@ -22,23 +22,6 @@ using opencl::Check;
 
 constexpr const char* kFormat = "loom-opencl-1";
 
-// The tag's launch dimension (x 0, y 1, z 2) and whether it counts work-groups (blockIdx)
-// or work-items in a group (threadIdx).
-struct ThreadAxis {
-  int dim;
-  bool is_block;
-};
-
-ThreadAxis AxisOf(const std::string& kernel, const std::string& tag) {
-  const bool is_block = tag.rfind("blockIdx.", 0) == 0;
-  const bool is_thread = tag.rfind("threadIdx.", 0) == 0;
-  const std::string axis = tag.substr(tag.find('.') + 1);
-  LOOM_CHECK_USER((is_block || is_thread) && (axis == "x" || axis == "y" || axis == "z"))
-      << "OpenCL kernel '" << kernel << "': unknown thread axis '" << tag << "' (expected "
-      << "blockIdx.x/y/z or threadIdx.x/y/z)";
-  return {axis[0] - 'x', is_block};
-}
-
 class OpenCLModuleNode final : public ModuleNode,
                                public std::enable_shared_from_this<OpenCLModuleNode> {
  public:
@@ -46,8 +29,10 @@ class OpenCLModuleNode final : public ModuleNode,
       : source_(std::move(source)), kernels_(std::move(kernels)) {
     // Parsed once here, so a bad tag fails at load and a launch reads no strings.
     for (const OpenCLKernelInfo& kernel : kernels_) {
-      std::vector<ThreadAxis>& axes = axes_.emplace_back();
-      for (const std::string& tag : kernel.thread_tags) axes.push_back(AxisOf(kernel.name, tag));
+      std::vector<OpenCLThreadAxis>& axes = axes_.emplace_back();
+      for (const std::string& tag : kernel.thread_tags) {
+        axes.push_back(OpenCLThreadAxisOf(kernel.name, tag));
+      }
     }
   }
 
@@ -142,7 +127,7 @@ class OpenCLModuleNode final : public ModuleNode,
     size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
     cl_uint dims = 1;
     for (size_t t = 0; t < kernel.thread_tags.size(); ++t) {
-      const ThreadAxis axis = axes_[k][t];
+      const OpenCLThreadAxis axis = axes_[k][t];
       const int64_t extent = args[static_cast<int>(num_params + t)].AsInt();
       LOOM_CHECK_USER(extent > 0) << "OpenCL kernel '" << kernel.name << "': launch extent "
                                   << extent << " of " << kernel.thread_tags[t];
@@ -158,7 +143,7 @@ class OpenCLModuleNode final : public ModuleNode,
 
   std::string source_;
   std::vector<OpenCLKernelInfo> kernels_;
-  std::vector<std::vector<ThreadAxis>> axes_;  // of each kernel's thread tags
+  std::vector<std::vector<OpenCLThreadAxis>> axes_;  // of each kernel's thread tags
   std::mutex mutex_;
   cl_program program_ = nullptr;
   std::vector<cl_kernel> compiled_;
@@ -197,6 +182,16 @@ Module LoadOpenCLModule(const std::string& bytes) {
 const bool registered = (RegisterModuleLoader("opencl", LoadOpenCLModule), true);
 
 }  // namespace
+
+OpenCLThreadAxis OpenCLThreadAxisOf(const std::string& kernel, const std::string& tag) {
+  const bool is_block = tag.rfind("blockIdx.", 0) == 0;
+  const bool is_thread = tag.rfind("threadIdx.", 0) == 0;
+  const std::string axis = tag.substr(tag.find('.') + 1);
+  LOOM_CHECK_USER((is_block || is_thread) && (axis == "x" || axis == "y" || axis == "z"))
+      << "OpenCL kernel '" << kernel << "': unknown thread axis '" << tag << "' (expected "
+      << "blockIdx.x/y/z or threadIdx.x/y/z)";
+  return {axis[0] - 'x', is_block};
+}
 
 Module OpenCLModuleCreate(std::string source, std::vector<OpenCLKernelInfo> kernels) {
   return Module(std::make_shared<OpenCLModuleNode>(std::move(source), std::move(kernels)));

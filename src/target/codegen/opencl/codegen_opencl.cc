@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "loom/runtime/opencl_module.h"
 #include "loom/support/error.h"
 #include "loom/target/codegen.h"
 #include "loom/tir/transform.h"
@@ -93,17 +94,10 @@ std::string CodeGenOpenCL::PointerType(const Buffer& buffer) {
 
 void CodeGenOpenCL::VisitStmt_(const ForNode* op) {
   if (op->for_kind != ForKind::kThreadBinding) return CodeGenC::VisitStmt_(op);
-  const std::string& tag = op->thread_binding->thread_tag;
-  const bool block = tag.rfind("blockIdx.", 0) == 0;
-  const bool thread = tag.rfind("threadIdx.", 0) == 0;
-  const char axis = tag.empty() ? '?' : tag.back();
-  LOOM_CHECK_USER((block || thread) && tag.size() >= 2 && tag[tag.size() - 2] == '.' &&
-                  axis >= 'x' && axis <= 'z')
-      << "codegen of '" << function_name_ << "': loop '" << op->loop_var->name_hint
-      << "' is bound to '" << tag << "', which the opencl target does not know (blockIdx.x/y/z "
-      << "and threadIdx.x/y/z)";
-  const std::string index =
-      std::string(block ? "get_group_id(" : "get_local_id(") + std::to_string(axis - 'x') + ")";
+  const runtime::OpenCLThreadAxis axis =
+      runtime::OpenCLThreadAxisOf(function_name_, op->thread_binding->thread_tag);
+  const std::string index = std::string(axis.is_block ? "get_group_id(" : "get_local_id(") +
+                            std::to_string(axis.dim) + ")";
   OpenBlock("");
   const DataType t = op->loop_var.dtype();
   std::string begin = VisitExpr(op->min);
