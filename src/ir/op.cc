@@ -81,6 +81,9 @@ constexpr OpSpec kBuiltinOps[] = {
     // calling module imports (a device kernel, with its launch extents as the last
     // arguments; SplitHostDevice makes these) and fails the caller when it fails.
     {"loom_call_packed", CallEffect::kOpaque, -1},
+    // loom_thread_sync(): every thread of a GPU block waits here until all have arrived and
+    // their shared-memory writes before it are visible to all (tir::transform::ThreadSync).
+    {"loom_thread_sync", CallEffect::kOpaque, 0},
 };
 
 class OpRegistry {

@@ -49,7 +49,8 @@ runtime::Module build(const std::vector<BuildPart>& parts) {
       // A device target: thread-bound loop nests become kernels for the device's generator;
       // the rest, which launches them, is built for the host target, whose module imports
       // the device's (and finds the kernels there when it launches them).
-      lowered = SplitHostDevice()(lowered);
+      // Barriers go in once the kernels are whole, with the shared memory their threads share.
+      lowered = ThreadSync()(SplitHostDevice()(lowered));
       IRModule kernels;
       for (const auto& [name, func] : lowered.functions()) {
         (IsDeviceKernel(func) ? kernels : part_host).Add(name, func);

@@ -56,6 +56,9 @@ inline constexpr const char* kCoprocUopScope = "coproc_uop_scope";
 // kThreadTags, the thread axes whose extents the launch passes ("blockIdx.x,threadIdx.x").
 inline constexpr const char* kDeviceKernel = "device_kernel";
 inline constexpr const char* kThreadTags = "thread_tags";
+// The operator of a barrier of a GPU block's threads over its shared memory (ThreadSync
+// inserts its calls; the GPU code generators lower them).
+inline constexpr const char* kThreadSync = "loom_thread_sync";
 
 }  // namespace loom::tir::builtin
 
@@ -243,6 +246,12 @@ Pass MakePackedAPI(int device_type = 1 /* kDLCPU */, bool opaque_memory = false)
 // the extent of each thread axis in kThreadTags order). A thread axis bound twice with
 // different extents, or an extent that reads a variable of the kernel, is a loom::Error.
 Pass SplitHostDevice();
+// ThreadSync: for each device kernel with shared allocations, barriers (loom_thread_sync)
+// between the block's threads wherever a thread may read shared memory written, or write
+// shared memory read, since the last barrier, within a sequence of statements and across the
+// iterations of a serial loop. A barrier needed inside a branch that depends on a thread index
+// (which not every thread would reach) is a loom::Error naming the kernel and the buffer.
+Pass ThreadSync();
 // Whether SplitHostDevice made `func` a device kernel.
 bool IsDeviceKernel(const PrimFunc& func);
 

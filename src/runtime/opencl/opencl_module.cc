@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "loom/support/error.h"
+#include "runtime/device_kernel_json.h"
 #include "runtime/opencl/opencl_context.h"
 
 namespace loom::runtime {
@@ -25,16 +25,11 @@ constexpr const char* kFormat = "loom-opencl-1";
 class OpenCLModuleNode final : public ModuleNode,
                                public std::enable_shared_from_this<OpenCLModuleNode> {
  public:
-  OpenCLModuleNode(std::string source, std::vector<OpenCLKernelInfo> kernels)
-      : source_(std::move(source)), kernels_(std::move(kernels)) {
-    // Parsed once here, so a bad tag fails at load and a launch reads no strings.
-    for (const OpenCLKernelInfo& kernel : kernels_) {
-      std::vector<OpenCLThreadAxis>& axes = axes_.emplace_back();
-      for (const std::string& tag : kernel.thread_tags) {
-        axes.push_back(OpenCLThreadAxisOf(kernel.name, tag));
-      }
-    }
-  }
+  OpenCLModuleNode(std::string source, std::vector<DeviceKernelInfo> kernels)
+      : source_(std::move(source)),
+        kernels_(std::move(kernels)),
+        // Parsed once here, so a bad tag fails at load and a launch reads no strings.
+        axes_(ThreadAxesOf(kernels_)) {}
 
   ~OpenCLModuleNode() override {
     if (program_ == nullptr) return;
@@ -48,7 +43,7 @@ class OpenCLModuleNode final : public ModuleNode,
   std::string type_key() const override { return "opencl"; }
   std::string description() const override { return "an OpenCL module"; }
   const std::string& source() const { return source_; }
-  const std::vector<OpenCLKernelInfo>& kernels() const { return kernels_; }
+  const std::vector<DeviceKernelInfo>& kernels() const { return kernels_; }
 
   PackedFunc GetFunction(const std::string& name) override {
     for (size_t k = 0; k < kernels_.size(); ++k) {
@@ -91,7 +86,7 @@ class OpenCLModuleNode final : public ModuleNode,
   }
 
   void Launch(size_t k, PackedArgs args) {
-    const OpenCLKernelInfo& kernel = kernels_[k];
+    const DeviceKernelInfo& kernel = kernels_[k];
     const size_t num_params = kernel.params.size();
     LOOM_CHECK_USER(static_cast<size_t>(args.size()) == num_params + kernel.thread_tags.size())
         << "OpenCL kernel '" << kernel.name << "' takes " << num_params << " arguments and "
@@ -124,26 +119,26 @@ class OpenCLModuleNode final : public ModuleNode,
       }
       Check(status, "clSetKernelArg", what);
     }
-    size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
-    cl_uint dims = 1;
+    std::vector<int64_t> extents;
     for (size_t t = 0; t < kernel.thread_tags.size(); ++t) {
-      const OpenCLThreadAxis axis = axes_[k][t];
-      const int64_t extent = args[static_cast<int>(num_params + t)].AsInt();
-      LOOM_CHECK_USER(extent > 0) << "OpenCL kernel '" << kernel.name << "': launch extent "
-                                  << extent << " of " << kernel.thread_tags[t];
-      (axis.is_block ? global : local)[axis.dim] = static_cast<size_t>(extent);
-      dims = std::max<cl_uint>(dims, static_cast<cl_uint>(axis.dim + 1));
+      extents.push_back(args[static_cast<int>(num_params + t)].AsInt());
     }
+    const LaunchShape shape = LaunchShapeOf(kernel, axes_[k], extents);
     // OpenCL's global size counts work-items: groups times the items of each.
-    for (int d = 0; d < 3; ++d) global[d] *= local[d];
+    size_t global[3], local[3];
+    for (int d = 0; d < 3; ++d) {
+      local[d] = static_cast<size_t>(shape.threads[d]);
+      global[d] = static_cast<size_t>(shape.blocks[d]) * local[d];
+    }
+    const auto dims = static_cast<cl_uint>(shape.dims);
     Check(cl.clEnqueueNDRangeKernel(opencl::QueueOf(0), compiled, dims, nullptr, global, local, 0,
                                     nullptr, nullptr),
           "clEnqueueNDRangeKernel", "kernel '" + kernel.name + "'");
   }
 
   std::string source_;
-  std::vector<OpenCLKernelInfo> kernels_;
-  std::vector<std::vector<OpenCLThreadAxis>> axes_;  // of each kernel's thread tags
+  std::vector<DeviceKernelInfo> kernels_;
+  std::vector<std::vector<ThreadAxis>> axes_;  // of each kernel's thread tags
   std::mutex mutex_;
   cl_program program_ = nullptr;
   std::vector<cl_kernel> compiled_;
@@ -156,58 +151,21 @@ const OpenCLModuleNode& AsOpenCL(const Module& module) {
 }
 
 Module LoadOpenCLModule(const std::string& bytes) {
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(bytes);
-    LOOM_CHECK_USER(document.at("format") == kFormat)
-        << "an OpenCL module of format " << document.at("format").dump() << "; this runtime reads "
-        << kFormat << " (compile the model again)";
-    std::vector<OpenCLKernelInfo> kernels;
-    for (const nlohmann::json& entry : document.at("kernels")) {
-      OpenCLKernelInfo kernel;
-      kernel.name = entry.at("name").get<std::string>();
-      for (const nlohmann::json& param : entry.at("params")) {
-        kernel.params.push_back(DataType::Parse(param.get<std::string>()));
-      }
-      kernel.thread_tags = entry.at("thread_tags").get<std::vector<std::string>>();
-      kernels.push_back(std::move(kernel));
-    }
-    return OpenCLModuleCreate(document.at("source").get<std::string>(), std::move(kernels));
-  } catch (const nlohmann::json::exception& error) {
-    LOOM_THROW << "an OpenCL module that cannot be read (" << error.what()
-               << "): the artifact is corrupt; compile the model again";
-  }
+  DeviceModuleParts parts = ParseDeviceModule(bytes, kFormat, "source", "an OpenCL module");
+  return OpenCLModuleCreate(std::move(parts.code), std::move(parts.kernels));
 }
 
 const bool registered = (RegisterModuleLoader("opencl", LoadOpenCLModule), true);
 
 }  // namespace
 
-OpenCLThreadAxis OpenCLThreadAxisOf(const std::string& kernel, const std::string& tag) {
-  const bool is_block = tag.rfind("blockIdx.", 0) == 0;
-  const bool is_thread = tag.rfind("threadIdx.", 0) == 0;
-  const std::string axis = tag.substr(tag.find('.') + 1);
-  LOOM_CHECK_USER((is_block || is_thread) && (axis == "x" || axis == "y" || axis == "z"))
-      << "OpenCL kernel '" << kernel << "': unknown thread axis '" << tag << "' (expected "
-      << "blockIdx.x/y/z or threadIdx.x/y/z)";
-  return {axis[0] - 'x', is_block};
-}
-
-Module OpenCLModuleCreate(std::string source, std::vector<OpenCLKernelInfo> kernels) {
+Module OpenCLModuleCreate(std::string source, std::vector<DeviceKernelInfo> kernels) {
   return Module(std::make_shared<OpenCLModuleNode>(std::move(source), std::move(kernels)));
 }
 
 std::string SerializeOpenCLModule(const Module& module) {
   const OpenCLModuleNode& node = AsOpenCL(module);
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const OpenCLKernelInfo& kernel : node.kernels()) {
-    std::vector<std::string> params;
-    for (DataType t : kernel.params) params.push_back(t.str());
-    kernels.push_back(
-        {{"name", kernel.name}, {"params", params}, {"thread_tags", kernel.thread_tags}});
-  }
-  return nlohmann::json{{"format", kFormat}, {"source", node.source()}, {"kernels", kernels}}
-      .dump();
+  return SerializeDeviceModule(kFormat, "source", {node.source(), node.kernels()});
 }
 
 const std::string& OpenCLModuleSource(const Module& module) { return AsOpenCL(module).source(); }

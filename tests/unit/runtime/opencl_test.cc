@@ -11,7 +11,7 @@
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/opencl_module.h"
 #include "loom/support/error.h"
-#include "opencl_device.h"
+#include "gpu_device.h"
 
 namespace loom::runtime {
 namespace {
@@ -28,7 +28,7 @@ __kernel void scale_add(__global const float* a, __global float* out, float scal
 }
 )";
 
-OpenCLKernelInfo ScaleKernel() {
+DeviceKernelInfo ScaleKernel() {
   return {"scale_add",
           {DataType::Handle(), DataType::Handle(), DataType::Float(32), DataType::Int(32)},
           {"blockIdx.x", "threadIdx.x"}};
@@ -100,7 +100,7 @@ TEST(OpenCLRuntime, BadCallsAndBadSourcesAreErrors) {
   EXPECT_EQ(ErrorOf([] {
               OpenCLModuleCreate("", {{"f", {}, {"warpIdx.x"}}});
             }),
-            "OpenCL kernel 'f': unknown thread axis 'warpIdx.x' (expected blockIdx.x/y/z or "
+            "kernel 'f': unknown thread axis 'warpIdx.x' (expected blockIdx.x/y/z or "
             "threadIdx.x/y/z)");
   EXPECT_EQ(ErrorOf([] {
               NDArray::Empty({1}, DataType::Float(32), DLDevice{kDLOpenCL, 7});

@@ -62,6 +62,7 @@ LOOM_EXPORT void* (*__LoomBackendAllocWorkspace)(int32_t, int32_t, uint64_t, int
 LOOM_EXPORT int32_t (*__LoomBackendFreeWorkspace)(int32_t, int32_t, void*) = 0;
 LOOM_EXPORT void (*__LoomAPISetLastError)(const char*) = 0;
 
+#define LOOM_INLINE static inline
 static inline float loom_bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 static inline uint32_t loom_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
 static inline double loom_bits_f64(uint64_t b) { double f; memcpy(&f, &b, 8); return f; }
@@ -69,17 +70,19 @@ static inline uint64_t loom_f64_bits(double f) { uint64_t b; memcpy(&b, &f, 8); 
 )";
 
 // The conversions of float16 and bfloat16 (rounding to nearest even, as the interpreter does)
-// and popcount, over the loom_bits_* / loom_*_bits functions each dialect defines first.
+// and popcount, over the loom_bits_* / loom_*_bits functions each dialect defines first, with
+// the linkage of a helper function LOOM_INLINE means in the dialect (static inline in C, a
+// device function in CUDA).
 constexpr const char* kScalarHelpers =
-    R"(static inline float loom_bf16_to_f32(uint16_t h) { return loom_bits_f32((uint32_t)h << 16); }
-static inline uint16_t loom_f32_to_bf16(float x) { return (uint16_t)(loom_f32_bits(x) >> 16); }
-static inline float loom_round_bf16(float x) {
+    R"(LOOM_INLINE float loom_bf16_to_f32(uint16_t h) { return loom_bits_f32((uint32_t)h << 16); }
+LOOM_INLINE uint16_t loom_f32_to_bf16(float x) { return (uint16_t)(loom_f32_bits(x) >> 16); }
+LOOM_INLINE float loom_round_bf16(float x) {
   uint32_t b = loom_f32_bits(x);
   if (x != x) return loom_bits_f32((b | 0x400000u) & 0xffff0000u);
   b = b + 0x7fffu + ((b >> 16) & 1u);
   return loom_bits_f32(b & 0xffff0000u);
 }
-static inline float loom_f16_to_f32(uint16_t h) {
+LOOM_INLINE float loom_f16_to_f32(uint16_t h) {
   const uint32_t shifted_exp = 0x7c00u << 13;
   uint32_t o = ((uint32_t)h & 0x7fffu) << 13;
   uint32_t exp = shifted_exp & o;
@@ -92,7 +95,7 @@ static inline float loom_f16_to_f32(uint16_t h) {
   }
   return loom_bits_f32(o | (((uint32_t)h & 0x8000u) << 16));
 }
-static inline uint16_t loom_f32_to_f16(float f) {
+LOOM_INLINE uint16_t loom_f32_to_f16(float f) {
   uint32_t x = loom_f32_bits(f), sign = x & 0x80000000u;
   uint16_t o;
   x ^= sign;
@@ -108,8 +111,8 @@ static inline uint16_t loom_f32_to_f16(float f) {
   }
   return (uint16_t)(o | (sign >> 16));
 }
-static inline float loom_round_f16(float x) { return loom_f16_to_f32(loom_f32_to_f16(x)); }
-static inline int32_t loom_popcount(uint64_t x) {
+LOOM_INLINE float loom_round_f16(float x) { return loom_f16_to_f32(loom_f32_to_f16(x)); }
+LOOM_INLINE int32_t loom_popcount(uint64_t x) {
   int32_t n = 0;
   for (; x != 0; x &= x - 1) ++n;
   return n;

@@ -65,7 +65,8 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   // The address of element `index` of `buffer`.
   std::string ElementAddress(const Buffer& buffer, const PrimExpr& index);
   // The float16/bfloat16 conversions and popcount every dialect's preamble ends with, over the
-  // bit casts (loom_bits_f32, loom_f32_bits, loom_bits_f64, loom_f64_bits) it defines.
+  // bit casts (loom_bits_f32, loom_f32_bits, loom_bits_f64, loom_f64_bits) and the helpers'
+  // linkage (LOOM_INLINE) it defines.
   static const char* ScalarHelpersSource();
   const std::string& function_name() const { return function_name_; }
 

@@ -1,13 +1,7 @@
 // CodeGenOpenCL (codegen_opencl.h).
 #include "target/codegen/opencl/codegen_opencl.h"
 
-#include <algorithm>
-
-#include "loom/runtime/opencl_module.h"
-#include "loom/support/error.h"
-#include "loom/target/codegen.h"
-#include "loom/tir/transform.h"
-#include "target/codegen/codegen_util.h"
+#include <string>
 
 namespace loom::codegen {
 
@@ -48,6 +42,7 @@ typedef ulong uint64_t;
 #define cosf cos
 #define fmaf fma
 #define fmodf fmod
+#define LOOM_INLINE static inline
 static inline float loom_bits_f32(uint32_t b) { return as_float(b); }
 static inline uint32_t loom_f32_bits(float f) { return as_uint(f); }
 static inline double loom_bits_f64(uint64_t b) { return as_double(b); }
@@ -56,80 +51,17 @@ static inline uint64_t loom_f64_bits(double f) { return as_ulong(f); }
 
 }  // namespace
 
-void CodeGenOpenCL::AddKernel(const std::string& name, const PrimFunc& func) {
-  LOOM_CHECK_USER(IsCIdentifier(name))
-      << "the opencl target: kernel name '" << name << "' is not a C identifier";
-  function_name_ = name;
-  names_.clear();
-  global_buffers_.clear();
-  next_temp_ = 0;
-  next_name_ = 0;
-  std::string signature = "__kernel void " + name + "(";
-  for (size_t i = 0; i < func->params.size(); ++i) {
-    const Var& param = func->params[i];
-    const DataType t = param.dtype();
-    std::string type;
-    if (t.is_handle()) {
-      type = "__global void*";
-      global_buffers_.insert(param.get());
-    } else {
-      type = ComputeType(t);
-    }
-    signature += std::string(i ? ", " : "") + type + " " + Bind(param);
-  }
-  OpenBlock(signature + ")");
-  VisitStmt(func->body);
-  CloseBlock();
-  Line("");
+std::string CodeGenOpenCL::Preamble() const { return kPreamble; }
+
+std::string CodeGenOpenCL::KernelHead(int64_t /*threads_per_block*/) const {
+  // reqd_work_group_size would need the block's shape per dimension; the driver sees the
+  // launch's anyway.
+  return "__kernel void";
 }
 
-std::string CodeGenOpenCL::Finish() const {
-  return std::string(kPreamble) + ScalarHelpersSource() + "\n" + body_.str();
-}
-
-std::string CodeGenOpenCL::PointerType(const Buffer& buffer) {
-  const std::string element = CStorageType(buffer->dtype) + "*";
-  return global_buffers_.count(buffer->data.get()) ? "__global " + element : element;
-}
-
-void CodeGenOpenCL::VisitStmt_(const ForNode* op) {
-  if (op->for_kind != ForKind::kThreadBinding) return CodeGenC::VisitStmt_(op);
-  const runtime::OpenCLThreadAxis axis =
-      runtime::OpenCLThreadAxisOf(function_name_, op->thread_binding->thread_tag);
-  const std::string index = std::string(axis.is_block ? "get_group_id(" : "get_local_id(") +
-                            std::to_string(axis.dim) + ")";
-  OpenBlock("");
-  const DataType t = op->loop_var.dtype();
-  std::string begin = VisitExpr(op->min);
-  Line(ComputeType(t) + " " + Bind(op->loop_var) + " = " + begin + " + (" + ComputeType(t) + ")" +
-       index + ";");
-  VisitStmt(op->body);
-  CloseBlock();
-}
-
-void CodeGenOpenCL::VisitStmt_(const AllocateNode* op) {
-  auto [elements, constant, count] = SizeOf(*op);
-  LOOM_CHECK_USER(constant)
-      << "codegen of '" << function_name_ << "': the allocation of '" << op->buffer_var->name_hint
-      << "' has a size known only at run time; a kernel's "
-      << "allocations must have constant sizes (make the schedule's tile sizes constant)";
-  LOOM_CHECK_USER(op->storage_scope == "local" || op->storage_scope == "global")
-      << "codegen of '" << function_name_ << "': the allocation of '" << op->buffer_var->name_hint
-      << "' is in scope '" << op->storage_scope
-      << "'; the opencl target allocates per work-item ('local') only so far";
-  // Words of 8 bytes, as CodeGenC's stack arrays: storage any element type may use.
-  OpenBlock("");
-  std::string array = Bind(op->buffer_var) + "_storage";
-  int64_t words = std::max<int64_t>((count * op->dtype.bytes() + 7) / 8, 1);
-  Line("uint64_t " + array + "[" + std::to_string(words) + "];");
-  Line("void* " + Name(op->buffer_var.get()) + " = " + array + ";");
-  VisitStmt(op->body);
-  CloseBlock();
-}
-
-void CodeGenOpenCL::VisitStmt_(const AssertStmtNode*) {
-  LOOM_THROW << "codegen of '" << function_name_ << "': a kernel cannot check at run time ("
-             << "an assertion inside a thread-bound loop); check on the host, before the launch";
+std::string CodeGenOpenCL::ThreadIndex(runtime::ThreadAxis axis) const {
+  return std::string(axis.is_block ? "get_group_id(" : "get_local_id(") +
+         std::to_string(axis.dim) + ")";
 }
 
 }  // namespace loom::codegen

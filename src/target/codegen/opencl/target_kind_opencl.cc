@@ -16,6 +16,10 @@ LOOM_REGISTER_TARGET_KIND("opencl")
     .OpaqueMemory()
     .Attr("max-threads-per-block", TargetAttrType::kInt, int64_t{256},
           "work-items per work-group at most, checked when kernels are built")
-    .Range(1, int64_t{1} << 20);
+    .Range(1, int64_t{1} << 20)
+    .Attr("max-shared-memory-per-block", TargetAttrType::kInt, int64_t{32768},
+          "bytes of __local memory per work-group at most (OpenCL's minimum is 32 KiB), checked "
+          "when kernels are built")
+    .Range(0, int64_t{1} << 30);
 
 }  // namespace loom

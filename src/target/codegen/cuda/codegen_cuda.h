@@ -1,0 +1,24 @@
+// CodeGenCUDA: device kernels in CUDA C++, the dialect of CodeGenGPU (codegen_gpu.h) whose
+// kernels are `extern "C" __global__` with launch bounds, whose shared memory is `__shared__`
+// (pointers need no address space), whose thread indices are blockIdx / threadIdx and whose
+// helpers are device functions. NVRTC compiles it (nvrtc.h). Private to src/target.
+#pragma once
+
+#include <string>
+
+#include "target/codegen/gpu/codegen_gpu.h"
+
+namespace loom::codegen {
+
+class CodeGenCUDA final : public CodeGenGPU {
+ protected:
+  std::string Preamble() const override;
+  std::string KernelHead(int64_t threads_per_block) const override;
+  std::string GlobalSpace() const override { return ""; }
+  std::string SharedSpace() const override { return "__shared__ "; }
+  std::string SharedPointerSpace() const override { return ""; }
+  std::string ThreadIndex(runtime::ThreadAxis axis) const override;
+  std::string Barrier() const override { return "__syncthreads();"; }
+};
+
+}  // namespace loom::codegen

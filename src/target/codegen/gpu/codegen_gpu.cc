@@ -1,0 +1,123 @@
+// CodeGenGPU (codegen_gpu.h).
+#include "target/codegen/gpu/codegen_gpu.h"
+
+#include <algorithm>
+
+#include "loom/ir/functor.h"
+#include "loom/support/error.h"
+#include "loom/target/codegen.h"
+#include "loom/tir/transform.h"
+#include "target/codegen/codegen_util.h"
+#include "target/codegen/gpu/gpu_kernels.h"
+
+namespace loom::codegen {
+
+namespace {
+
+// Words of 8 bytes, as CodeGenC's stack arrays: storage any element type may use.
+int64_t StorageWords(const AllocateNode& op, int64_t count) {
+  return std::max<int64_t>((count * op.dtype.bytes() + 7) / 8, 1);
+}
+
+}  // namespace
+
+void CodeGenGPU::AddKernel(const std::string& name, const PrimFunc& func) {
+  LOOM_CHECK_USER(IsCIdentifier(name))
+      << "a GPU target: kernel name '" << name << "' is not a C identifier";
+  function_name_ = name;
+  names_.clear();
+  global_buffers_.clear();
+  shared_buffers_.clear();
+  next_temp_ = 0;
+  next_name_ = 0;
+  std::string signature = KernelHead(ThreadsPerBlock(func)) + " " + name + "(";
+  for (size_t i = 0; i < func->params.size(); ++i) {
+    const Var& param = func->params[i];
+    const DataType t = param.dtype();
+    std::string type;
+    if (t.is_handle()) {
+      type = GlobalSpace() + "void*";
+      global_buffers_.insert(param.get());
+    } else {
+      type = ComputeType(t);
+    }
+    signature += std::string(i ? ", " : "") + type + " " + Bind(param);
+  }
+  OpenBlock(signature + ")");
+  // Shared memory is the block's: declared once, at the kernel's top (OpenCL allows __local
+  // variables nowhere else), for every allocation of it in the kernel.
+  PostOrderVisit(func->body, [&](const ObjectRef& node) {
+    const auto* op = node.as<AllocateNode>();
+    if (op == nullptr || op->storage_scope != "shared") return;
+    auto [elements, constant, count] = SizeOf(*op);
+    LOOM_CHECK_USER(constant)
+        << "codegen of '" << function_name_ << "': the shared allocation of '"
+        << op->buffer_var->name_hint << "' has a size known only at run time; shared memory "
+        << "is sized when the kernel is compiled (make the schedule's tile sizes constant)";
+    const std::string pointer = Bind(op->buffer_var);
+    Line(SharedSpace() + "uint64_t " + pointer + "_storage[" +
+         std::to_string(StorageWords(*op, count)) + "];");
+    Line(SharedPointerSpace() + "void* " + pointer + " = " + pointer + "_storage;");
+    shared_buffers_.insert(op->buffer_var.get());
+  });
+  VisitStmt(func->body);
+  CloseBlock();
+  Line("");
+}
+
+std::string CodeGenGPU::Finish() const {
+  return Preamble() + ScalarHelpersSource() + "\n" + body_.str();
+}
+
+std::string CodeGenGPU::PointerType(const Buffer& buffer) {
+  const std::string element = CStorageType(buffer->dtype) + "*";
+  if (global_buffers_.count(buffer->data.get())) return GlobalSpace() + element;
+  if (shared_buffers_.count(buffer->data.get())) return SharedPointerSpace() + element;
+  return element;
+}
+
+std::string CodeGenGPU::VisitExpr_(const CallNode* op) {
+  if (op->op.name() != tir::builtin::kThreadSync) return CodeGenC::VisitExpr_(op);
+  Line(Barrier());
+  return "0";
+}
+
+void CodeGenGPU::VisitStmt_(const ForNode* op) {
+  if (op->for_kind != ForKind::kThreadBinding) return CodeGenC::VisitStmt_(op);
+  const std::string index =
+      ThreadIndex(runtime::ThreadAxisOf(function_name_, op->thread_binding->thread_tag));
+  OpenBlock("");
+  const DataType t = op->loop_var.dtype();
+  std::string begin = VisitExpr(op->min);
+  Line(ComputeType(t) + " " + Bind(op->loop_var) + " = " + begin + " + (" + ComputeType(t) + ")" +
+       index + ";");
+  VisitStmt(op->body);
+  CloseBlock();
+}
+
+void CodeGenGPU::VisitStmt_(const AllocateNode* op) {
+  // Declared at the kernel's top (AddKernel).
+  if (shared_buffers_.count(op->buffer_var.get())) return VisitStmt(op->body);
+  auto [elements, constant, count] = SizeOf(*op);
+  LOOM_CHECK_USER(constant)
+      << "codegen of '" << function_name_ << "': the allocation of '" << op->buffer_var->name_hint
+      << "' has a size known only at run time; a kernel's "
+      << "allocations must have constant sizes (make the schedule's tile sizes constant)";
+  LOOM_CHECK_USER(op->storage_scope == "local" || op->storage_scope == "global")
+      << "codegen of '" << function_name_ << "': the allocation of '" << op->buffer_var->name_hint
+      << "' is in scope '" << op->storage_scope
+      << "'; a kernel allocates per thread ('local') or per block ('shared')";
+  OpenBlock("");
+  std::string array = Bind(op->buffer_var) + "_storage";
+  Line("uint64_t " + array + "[" + std::to_string(StorageWords(*op, count)) + "];");
+  Line("void* " + Name(op->buffer_var.get()) + " = " + array + ";");
+  VisitStmt(op->body);
+  CloseBlock();
+}
+
+void CodeGenGPU::VisitStmt_(const AssertStmtNode*) {
+  LOOM_THROW << "codegen of '" << function_name_ << "': a kernel cannot check at run time ("
+             << "an assertion inside a thread-bound loop); check on the host, before the launch";
+}
+
+}  // namespace loom::codegen

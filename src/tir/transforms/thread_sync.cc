@@ -1,0 +1,223 @@
+// ThreadSync: barriers between the threads of a GPU block wherever one thread may read, or
+// overwrite, shared memory another thread wrote, or read, since the last barrier.
+//
+// Each statement is summarized by the shared buffers it reads and writes: all of them, those
+// before its first barrier (its head) and those after its last (its tail). In a sequence, a
+// statement whose head reads a buffer written since the last barrier (read after write), or
+// writes one read since then (write after read), gets a barrier before it. A serial loop is
+// a sequence of its iterations: when the tail of one iteration conflicts with the head of the
+// next (the next tile's fetch overwriting what this one computes from), the body ends with a
+// barrier. Writes after writes need none: threads that fetch cooperatively write different
+// elements. Which elements a thread touches is not analyzed, so a barrier may be one more than
+// needed, never one fewer.
+//
+// A barrier must be reached by every thread of the block. One needed inside a branch whose
+// condition depends on a thread index is a loom::Error naming the kernel, the buffer and the
+// condition: such a branch is what a non-dividing split leaves around a block's work.
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "loom/ir/expr_ops.h"
+#include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
+#include "loom/tir/transform.h"
+
+namespace loom::tir::transform {
+
+namespace {
+
+using BufferSet = std::set<const VarNode*>;
+
+struct Accesses {
+  BufferSet reads, writes;
+
+  void Add(const Accesses& other) {
+    reads.insert(other.reads.begin(), other.reads.end());
+    writes.insert(other.writes.begin(), other.writes.end());
+  }
+};
+
+// The buffer of `b` that both sets hold, or null.
+const VarNode* Common(const BufferSet& a, const BufferSet& b) {
+  for (const VarNode* var : a) {
+    if (b.count(var)) return var;
+  }
+  return nullptr;
+}
+
+// The buffer through which `next` conflicts with `pending` (read after write or write after
+// read), or null.
+const VarNode* Conflict(const Accesses& pending, const Accesses& next) {
+  if (const VarNode* var = Common(next.reads, pending.writes)) return var;
+  return Common(next.writes, pending.reads);
+}
+
+struct Summary {
+  Accesses head, tail, all;
+  bool has_barrier = false;
+};
+
+Stmt Barrier() { return Evaluate(call_intrin(DataType::Int(32), builtin::kThreadSync, {})); }
+
+bool IsBarrier(const Stmt& s) {
+  const auto* eval = s.as<EvaluateNode>();
+  const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
+  return call != nullptr && call->op.name() == builtin::kThreadSync;
+}
+
+class BarrierPlanner : public StmtExprMutator {
+ public:
+  BarrierPlanner(std::string kernel, const Stmt& body) : kernel_(std::move(kernel)) {
+    PostOrderVisit(body, [&](const ObjectRef& node) {
+      if (const auto* op = node.as<AllocateNode>()) {
+        if (op->storage_scope == "shared") shared_.insert(op->buffer_var.get());
+      }
+    });
+  }
+
+  bool HasShared() const { return !shared_.empty(); }
+
+  Stmt VisitStmt(const Stmt& s) override {
+    if (IsBarrier(s)) {
+      summary_ = Summary{};
+      summary_.has_barrier = true;
+      return s;
+    }
+    if (s.as<BufferStoreNode>() != nullptr || s.as<EvaluateNode>() != nullptr) {
+      summary_ = Summary{};
+      summary_.all = AccessesOf(s);
+      summary_.head = summary_.tail = summary_.all;
+      return s;
+    }
+    // Wrappers (allocations, lets, attributes) pass their body's summary on.
+    return StmtExprMutator::VisitStmt(s);
+  }
+
+  Stmt VisitStmt_(const SeqStmtNode* op) override {
+    Array<Stmt> seq;
+    Summary whole;
+    Accesses pending;  // since the last barrier
+    for (const Stmt& stmt : op->seq) {
+      Stmt visited = VisitStmt(stmt);
+      const Summary part = summary_;
+      if (const VarNode* var = Conflict(pending, part.head)) {
+        seq.push_back(PlaceBarrier(var));
+        whole.has_barrier = true;
+        pending = Accesses{};
+      }
+      if (!whole.has_barrier) whole.head.Add(part.head);
+      if (part.has_barrier) {
+        whole.has_barrier = true;
+        pending = part.tail;
+      } else {
+        pending.Add(part.all);
+      }
+      whole.all.Add(part.all);
+      seq.push_back(visited);
+    }
+    whole.tail = pending;
+    summary_ = whole;
+    return SeqStmt(seq);
+  }
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    const bool thread_index = op->for_kind == ForKind::kThreadBinding &&
+                              op->thread_binding->thread_tag.rfind("threadIdx.", 0) == 0;
+    if (thread_index) thread_vars_.insert(op->loop_var.get());
+    Stmt body = VisitStmt(op->body);
+    if (thread_index) thread_vars_.erase(op->loop_var.get());
+    Summary summary = summary_;
+    // Thread-bound loops are the block's threads side by side, not one after another.
+    if (op->for_kind != ForKind::kThreadBinding) {
+      const Accesses& previous_iteration = summary.has_barrier ? summary.tail : summary.all;
+      if (const VarNode* var = Conflict(previous_iteration, summary.head)) {
+        body = SeqStmt({body, PlaceBarrier(var)});
+        summary.has_barrier = true;
+        summary.tail = Accesses{};
+      }
+    }
+    summary_ = summary;
+    if (body.same_as(op->body)) return Stmt(op);
+    return For(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_binding,
+               op->annotations);
+  }
+
+  Stmt VisitStmt_(const IfThenElseNode* op) override {
+    const bool divergent = ReadsThreadIndex(op->condition);
+    if (divergent) divergent_conditions_.push_back(op->condition);
+    Stmt then_case = VisitStmt(op->then_case);
+    Summary summary = summary_;
+    Stmt else_case = op->else_case;
+    if (else_case.defined()) {
+      else_case = VisitStmt(else_case);
+      summary.head.Add(summary_.head);
+      summary.tail.Add(summary_.tail);
+      summary.all.Add(summary_.all);
+      summary.has_barrier |= summary_.has_barrier;
+    }
+    if (divergent) divergent_conditions_.pop_back();
+    summary_ = summary;
+    if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return Stmt(op);
+    return IfThenElse(op->condition, then_case, else_case);
+  }
+
+ private:
+  Accesses AccessesOf(const Stmt& s) const {
+    Accesses accesses;
+    PostOrderVisit(s, [&](const ObjectRef& node) {
+      if (const auto* load = node.as<BufferLoadNode>()) {
+        if (shared_.count(load->buffer->data.get())) accesses.reads.insert(load->buffer->data.get());
+      } else if (const auto* store = node.as<BufferStoreNode>()) {
+        if (shared_.count(store->buffer->data.get())) {
+          accesses.writes.insert(store->buffer->data.get());
+        }
+      }
+    });
+    return accesses;
+  }
+
+  bool ReadsThreadIndex(const PrimExpr& e) const {
+    bool reads = false;
+    PostOrderVisit(e, [&](const ObjectRef& node) {
+      if (const auto* var = node.as<VarNode>()) reads |= thread_vars_.count(var) > 0;
+    });
+    return reads;
+  }
+
+  Stmt PlaceBarrier(const VarNode* buffer) const {
+    LOOM_CHECK_USER(divergent_conditions_.empty())
+        << "ThreadSync: kernel '" << kernel_ << "' needs a barrier over the shared buffer '"
+        << buffer->name_hint << "' inside `if "
+        << ToScript(ObjectRef(divergent_conditions_.back()))
+        << "`, which depends on the thread index, so not every thread of the block would "
+        << "reach it; split the loops by factors that divide their extents (no guard), or keep "
+        << "the shared memory's writes and reads out of the guarded part";
+    return Barrier();
+  }
+
+  std::string kernel_;
+  BufferSet shared_;
+  std::unordered_set<const VarNode*> thread_vars_;
+  std::vector<PrimExpr> divergent_conditions_;
+  Summary summary_;
+};
+
+}  // namespace
+
+Pass ThreadSync() {
+  return CreatePrimFuncPass(
+      [](const PrimFunc& func, const IRModule&, const PassContext&) {
+        if (!IsDeviceKernel(func)) return func;
+        auto symbol = func->attrs.find("global_symbol");
+        const auto* name =
+            symbol == func->attrs.end() ? nullptr : symbol->second.as<StringImmNode>();
+        BarrierPlanner planner(name != nullptr ? name->value : "kernel", func->body);
+        if (!planner.HasShared()) return func;
+        return WithBody(func, planner.VisitStmt(func->body));
+      },
+      0, "ThreadSync");
+}
+
+}  // namespace loom::tir::transform
