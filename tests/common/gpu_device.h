@@ -29,7 +29,7 @@ inline std::string DeviceMissing(DLDevice device) {
 
 #define LOOM_SKIP_WITHOUT_DEVICE(device, what)                                    \
   if (std::string why = ::loom::testing::DeviceMissing(device); !why.empty()) { \
-    GTEST_SKIP() << "no " what " device here: " << why;                           \
+    GTEST_SKIP() << "no " << (what) << " device here: " << why;                   \
   }
 #define LOOM_SKIP_WITHOUT_OPENCL() LOOM_SKIP_WITHOUT_DEVICE(::loom::testing::kOpenCLDevice, "OpenCL")
 #define LOOM_SKIP_WITHOUT_CUDA() LOOM_SKIP_WITHOUT_DEVICE(::loom::testing::kCUDADevice, "CUDA")

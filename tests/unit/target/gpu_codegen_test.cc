@@ -13,6 +13,7 @@
 
 #include "error_of.h"
 #include "gpu_device.h"
+#include "gpu_test_kernels.h"
 #include "loom/runtime/cuda_module.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -21,23 +22,23 @@
 #include "loom/te/lower.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
-#include "loom/topi/gpu/matmul.h"
 
 namespace loom {
 namespace {
 
 using runtime::NDArray;
 using testing::ErrorOf;
+using testing::Elementwise;
+using testing::Matmul;
+using testing::RandomInputs;
+using testing::RunOnHost;
+using testing::SharedMatmul;
 
 // One GPU target under test: its kind, its device, and how its modules show their code.
 struct GpuTarget {
   std::string kind;
   DLDevice device;
 };
-
-std::string DeviceMissingFor(const GpuTarget& target) {
-  return testing::DeviceMissing(target.device);
-}
 
 // What NVRTC needs to compile cuda kernels here; empty when it is there.
 std::string CompilerMissingFor(const GpuTarget& target);
@@ -46,79 +47,6 @@ std::string CompilerMissingFor(const GpuTarget& target);
   if (std::string why = CompilerMissingFor(target); !why.empty()) {            \
     GTEST_SKIP() << "cannot compile for " << (target).kind << " here: " << why; \
   }
-#define LOOM_SKIP_WITHOUT_GPU(target)                                                \
-  LOOM_SKIP_WITHOUT_COMPILER(target)                                                 \
-  if (std::string why = DeviceMissingFor(target); !why.empty()) {                    \
-    GTEST_SKIP() << "no " << (target).kind << " device here: " << why;               \
-  }
-
-// C[i] = exp(A[i] * 0.25) + B[i] * i over n elements, in blocks of `threads` threads.
-PrimFunc Elementwise(int n, int threads, bool bind) {
-  te::Tensor a = te::placeholder({n}, DataType::Float(32), "A");
-  te::Tensor b = te::placeholder({n}, DataType::Float(32), "B");
-  te::Tensor c = te::compute(
-      {n}, [&](Var i) { return exp(a(i) * 0.25f) + b(i) * cast(DataType::Float(32), i); }, "C");
-  te::Schedule s = te::create_schedule({c.op()});
-  if (bind) {
-    auto [block, thread] = s[c].split(s[c]->leaf_iter_vars[0], threads);
-    s[c].bind(block, te::thread_axis("blockIdx.x"));
-    s[c].bind(thread, te::thread_axis("threadIdx.x"));
-  }
-  return te::lower(s, {a, b, c}, "elementwise");
-}
-
-// C = A x B (m x k times k x n): one thread per element of C in 8 x 8 blocks, the k loop
-// serial inside it, accumulating in a private scalar.
-PrimFunc Matmul(int m, int n, int k, bool bind) {
-  te::Tensor a = te::placeholder({m, k}, DataType::Float(32), "A");
-  te::Tensor b = te::placeholder({k, n}, DataType::Float(32), "B");
-  IterVar r = te::reduce_axis(Range(0, k), "r");
-  te::Tensor c = te::compute(
-      {m, n}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); }, "C");
-  te::Schedule s = te::create_schedule({c.op()});
-  if (bind) {
-    te::Tensor local = s.cache_write(c, "local");
-    auto [io, ii] = s[c].split(s[c]->leaf_iter_vars[0], 8);
-    auto [jo, ji] = s[c].split(s[c]->leaf_iter_vars[2], 8);
-    s[c].reorder({io, jo, ii, ji});
-    s[c].bind(io, te::thread_axis("blockIdx.y"));
-    s[c].bind(jo, te::thread_axis("blockIdx.x"));
-    s[c].bind(ii, te::thread_axis("threadIdx.y"));
-    s[c].bind(ji, te::thread_axis("threadIdx.x"));
-    s[local].compute_at(s[c], ji);
-  }
-  return te::lower(s, {a, b, c}, "matmul");
-}
-
-// topi's shared-memory matmul (topi::gpu::ScheduleSharedMatmul): blocks of ty x tx threads,
-// each thread 4 x 4 elements of C, fetching tiles of `tile_k` along the reduction.
-PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k) {
-  te::Tensor a = te::placeholder({m, k}, DataType::Float(32), "A");
-  te::Tensor b = te::placeholder({k, n}, DataType::Float(32), "B");
-  IterVar r = te::reduce_axis(Range(0, k), "r");
-  te::Tensor c = te::compute(
-      {m, n}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); }, "C");
-  te::Schedule s = te::create_schedule({c.op()});
-  topi::gpu::ScheduleSharedMatmul(s, c, a, b, {ty, tx, 4, 4, tile_k});
-  return te::lower(s, {a, b, c}, "shared_matmul");
-}
-
-std::vector<NDArray> RandomInputs(const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<NDArray> arrays;
-  uint32_t state = 12345;
-  for (const auto& shape : shapes) {
-    NDArray array = NDArray::Empty(shape, DataType::Float(32));
-    int64_t size = 1;
-    for (int64_t d : shape) size *= d;
-    for (int64_t i = 0; i < size; ++i) {
-      state = state * 1664525u + 1013904223u;
-      static_cast<float*>(array->data)[i] = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
-    }
-    arrays.push_back(array);
-  }
-  return arrays;
-}
-
 // Runs `module`'s `name` on `device` with `inputs` and an output of `out_shape`
 // (copied there and back); the output on the host.
 NDArray RunOnDevice(DLDevice device, const runtime::Module& module, const std::string& name,
@@ -128,15 +56,6 @@ NDArray RunOnDevice(DLDevice device, const runtime::Module& module, const std::s
   args.push_back(NDArray::Empty(out_shape, DataType::Float(32), device));
   module.GetRequiredFunction(name).CallWithArrays(args);
   return args.back().CopyTo(DLDevice{kDLCPU, 0});
-}
-
-NDArray RunOnHost(const PrimFunc& func, const std::string& name, const std::vector<NDArray>& inputs,
-                  const std::vector<int64_t>& out_shape) {
-  runtime::Module module = build(func, Target::Parse("llvm"));
-  std::vector<NDArray> args = inputs;
-  args.push_back(NDArray::Empty(out_shape, DataType::Float(32)));
-  module.GetRequiredFunction(name).CallWithArrays(args);
-  return args.back();
 }
 
 void ExpectNear(const NDArray& got, const NDArray& want, int64_t size, float tolerance) {
@@ -168,14 +87,22 @@ std::string DeviceCode(const runtime::Module& module) {
 
 class GpuTargetTest : public ::testing::TestWithParam<GpuTarget> {};
 
+// Every kernel is compiled wherever the target's compiler is (NVRTC for cuda); it runs where
+// the device is.
 TEST_P(GpuTargetTest, ElementwiseKernelsMatchTheCpu) {
   const GpuTarget& gpu = GetParam();
-  LOOM_SKIP_WITHOUT_GPU(gpu);
-  for (int n : {1, 200, 4096}) {  // 200: the last block is partly outside the tensor
+  LOOM_SKIP_WITHOUT_COMPILER(gpu);
+  const std::vector<int> sizes = {1, 200, 4096};  // 200: the last block is partly outside
+  std::vector<runtime::Module> modules;
+  for (int n : sizes) {
+    modules.push_back(build(Elementwise(n, 64, true), Target::Parse(gpu.kind)));
+    EXPECT_EQ(modules.back()->type_key(), "llvm");  // the host, which imports the device's
+  }
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int n = sizes[i];
     std::vector<NDArray> inputs = RandomInputs({{n}, {n}});
-    runtime::Module module = build(Elementwise(n, 64, true), Target::Parse(gpu.kind));
-    EXPECT_EQ(module->type_key(), "llvm");  // the host, which imports the device's module
-    NDArray got = RunOnDevice(gpu.device, module, "elementwise", inputs, {n});
+    NDArray got = RunOnDevice(gpu.device, modules[i], "elementwise", inputs, {n});
     NDArray want = RunOnHost(Elementwise(n, 64, false), "elementwise", inputs, {n});
     ExpectNear(got, want, n, 1e-6f);
   }
@@ -183,10 +110,11 @@ TEST_P(GpuTargetTest, ElementwiseKernelsMatchTheCpu) {
 
 TEST_P(GpuTargetTest, TwoDimensionalBlocksWithAPrivateAccumulator) {
   const GpuTarget& gpu = GetParam();
-  LOOM_SKIP_WITHOUT_GPU(gpu);
+  LOOM_SKIP_WITHOUT_COMPILER(gpu);
   const int m = 24, n = 40, k = 33;
-  std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
   runtime::Module module = build(Matmul(m, n, k, true), Target::Parse(gpu.kind));
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
+  std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
   NDArray got = RunOnDevice(gpu.device, module, "matmul", inputs, {m, n});
   NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});
   ExpectNear(got, want, m * n, 1e-5f);
@@ -194,13 +122,19 @@ TEST_P(GpuTargetTest, TwoDimensionalBlocksWithAPrivateAccumulator) {
 
 TEST_P(GpuTargetTest, SharedMemoryTilesFetchedCooperativelyWithBarriers) {
   const GpuTarget& gpu = GetParam();
-  LOOM_SKIP_WITHOUT_GPU(gpu);
+  LOOM_SKIP_WITHOUT_COMPILER(gpu);
   // 64 x 96 of C in 32 x 32 tiles of 8 x 8 threads, k = 48 in steps of 8; and sizes the
   // tiles do not divide (the fetch and the output guarded) with a step that does not divide k.
-  for (auto [m, n, k, tile_k] : {std::tuple{64, 96, 48, 8}, std::tuple{50, 70, 45, 4}}) {
+  const std::vector<std::tuple<int, int, int, int>> cases = {{64, 96, 48, 8}, {50, 70, 45, 4}};
+  std::vector<runtime::Module> modules;
+  for (auto [m, n, k, tile_k] : cases) {
+    modules.push_back(build(SharedMatmul(m, n, k, 8, 8, tile_k), Target::Parse(gpu.kind)));
+  }
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto [m, n, k, tile_k] = cases[i];
     std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
-    runtime::Module module = build(SharedMatmul(m, n, k, 8, 8, tile_k), Target::Parse(gpu.kind));
-    NDArray got = RunOnDevice(gpu.device, module, "shared_matmul", inputs, {m, n});
+    NDArray got = RunOnDevice(gpu.device, modules[i], "shared_matmul", inputs, {m, n});
     NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});
     ExpectNear(got, want, m * n, 1e-5f);
   }
@@ -218,7 +152,7 @@ TEST_P(GpuTargetTest, AnExportedLibraryCarriesItsKernels) {
   ASSERT_EQ(loaded->imports().size(), 1u);
   EXPECT_EQ(loaded->imports()[0]->type_key(), gpu.kind);
   EXPECT_EQ(DeviceCode(loaded), DeviceCode(built));
-  LOOM_SKIP_WITHOUT_GPU(gpu);
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
   std::vector<NDArray> inputs = RandomInputs({{n}, {n}});
   NDArray got = RunOnDevice(gpu.device, loaded, "elementwise", inputs, {n});
   NDArray want = RunOnDevice(gpu.device, built, "elementwise", inputs, {n});

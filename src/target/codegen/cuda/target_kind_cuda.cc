@@ -24,6 +24,11 @@ LOOM_REGISTER_TARGET_KIND("cuda")
     .Range(1, 1024)
     .Attr("max-shared-memory-per-block", TargetAttrType::kInt, int64_t{49152},
           "bytes of static __shared__ memory per block at most, checked when kernels are built")
-    .Range(0, 49152);
+    .Range(0, 49152)
+    .Attr("fp-contract", TargetAttrType::kString, std::string("fast"),
+          "fast: a * b + c becomes one fma (decided in TIR; every GPU has it); off: only "
+          "explicit fma calls fuse")
+    .Choices({"fast", "off"})
+    .HasFeature([](const Target&, const std::string& name) { return name == "fma"; });
 
 }  // namespace loom

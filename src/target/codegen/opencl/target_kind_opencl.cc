@@ -20,6 +20,11 @@ LOOM_REGISTER_TARGET_KIND("opencl")
     .Attr("max-shared-memory-per-block", TargetAttrType::kInt, int64_t{32768},
           "bytes of __local memory per work-group at most (OpenCL's minimum is 32 KiB), checked "
           "when kernels are built")
-    .Range(0, int64_t{1} << 30);
+    .Range(0, int64_t{1} << 30)
+    .Attr("fp-contract", TargetAttrType::kString, std::string("fast"),
+          "fast: a * b + c becomes one fma (decided in TIR; OpenCL C's fma rounds once on every device); off: only "
+          "explicit fma calls fuse")
+    .Choices({"fast", "off"})
+    .HasFeature([](const Target&, const std::string& name) { return name == "fma"; });
 
 }  // namespace loom

@@ -1,0 +1,134 @@
+// loom-gpu-prepare OUT [--arch sm_90]: what scripts/gpu-check.sh runs on a lent GPU, compiled
+// here (the GPU machine has no LLVM): artifacts built for the cuda target, each a library
+// whose host code launches PTX kernels, as a deployment ships them, and a manifest
+// (OUT/manifest.json) that loom-gpu-check reads there.
+//  - "check" entries: the GPU target tests' kernels (tests/common/gpu_test_kernels.h) with
+//    their inputs and the host's (llvm) outputs as .npy files;
+//  - "gemm" entries: float32 C = A x B of 4096^3 (and smaller) with topi's shared-memory
+//    schedule at several tilings, timed there against cuBLAS in the same process.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpu_test_kernels.h"
+#include "loom/support/error.h"
+#include "loom/target/build.h"
+
+namespace loom {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::NDArray;
+
+struct CheckCase {
+  std::string name;
+  PrimFunc device, host;  // the same computation with and without thread bindings
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<int64_t> output;
+  double tolerance;
+};
+
+std::vector<CheckCase> CheckCases() {
+  using namespace testing;
+  std::vector<CheckCase> cases;
+  for (int n : {1, 200, 4097}) {
+    cases.push_back({"elementwise_" + std::to_string(n), Elementwise(n, 64, true),
+                     Elementwise(n, 64, false), {{n}, {n}}, {n}, 1e-6});
+  }
+  cases.push_back({"matmul_24x40x33", Matmul(24, 40, 33, true), Matmul(24, 40, 33, false),
+                   {{24, 33}, {33, 40}}, {24, 40}, 1e-5});
+  for (auto [m, n, k, tile_k] : {std::tuple{64, 96, 48, 8}, std::tuple{50, 70, 45, 4},
+                                 std::tuple{256, 256, 256, 8}}) {
+    const std::string shape =
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    cases.push_back({"shared_matmul_" + shape, SharedMatmul(m, n, k, 8, 8, tile_k),
+                     Matmul(m, n, k, false), {{m, k}, {k, n}}, {m, n}, 1e-5});
+  }
+  return cases;
+}
+
+// The function a PrimFunc is exported as.
+std::string SymbolOf(const PrimFunc& func) {
+  return func->attrs.at("global_symbol").as<StringImmNode>()->value;
+}
+
+nlohmann::json PrepareCheck(const CheckCase& c, const fs::path& out, const Target& target) {
+  const std::string library = c.name + ".so";
+  ExportLibrary(build(c.device, target), (out / library).string());
+  std::vector<NDArray> inputs = testing::RandomInputs(c.inputs);
+  NDArray expected = testing::RunOnHost(c.host, SymbolOf(c.host), inputs, c.output);
+  nlohmann::json entry = {{"kind", "check"},  {"name", c.name},
+                          {"library", library}, {"function", SymbolOf(c.device)},
+                          {"tolerance", c.tolerance}};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string file = c.name + "_in" + std::to_string(i) + ".npy";
+    inputs[i].SaveNpy((out / file).string());
+    entry["inputs"].push_back(file);
+  }
+  expected.SaveNpy((out / (c.name + "_expected.npy")).string());
+  entry["expected"] = c.name + "_expected.npy";
+  return entry;
+}
+
+nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs::path& out,
+                           const Target& target) {
+  te::Tensor a = te::placeholder({size, size}, DataType::Float(32), "A");
+  te::Tensor b = te::placeholder({size, size}, DataType::Float(32), "B");
+  IterVar r = te::reduce_axis(Range(0, size), "r");
+  te::Tensor c = te::compute(
+      {size, size}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); },
+      "C");
+  te::Schedule s = te::create_schedule({c.op()});
+  topi::gpu::ScheduleSharedMatmul(s, c, a, b, t);
+  const std::string tiling = std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) +
+                             " threads, " + std::to_string(t.rows_per_thread) + "x" +
+                             std::to_string(t.cols_per_thread) + " each, k step " +
+                             std::to_string(t.tile_k);
+  const std::string name = "sgemm_" + std::to_string(size) + "_" + std::to_string(t.threads_y) +
+                           "x" + std::to_string(t.threads_x) + "_" +
+                           std::to_string(t.rows_per_thread) + "x" +
+                           std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k);
+  ExportLibrary(build(te::lower(s, {a, b, c}, "sgemm"), target), (out / (name + ".so")).string());
+  return {{"kind", "gemm"}, {"name", name},     {"library", name + ".so"},
+          {"function", "sgemm"}, {"size", size}, {"tiling", tiling}};
+}
+
+int Main(int argc, char** argv) {
+  LOOM_CHECK_USER(argc == 2 || (argc == 4 && std::string(argv[2]) == "--arch"))
+      << "usage: loom-gpu-prepare OUT_DIR [--arch sm_XY]";
+  const fs::path out = argv[1];
+  const std::string arch = argc == 4 ? argv[3] : "sm_90";
+  fs::create_directories(out);
+  const Target target = Target::Parse("cuda -arch=" + arch);
+  nlohmann::json manifest = {{"arch", arch}, {"entries", nlohmann::json::array()}};
+  for (const CheckCase& c : CheckCases()) {
+    manifest["entries"].push_back(PrepareCheck(c, out, target));
+  }
+  for (int size : {1024, 4096}) {
+    for (topi::gpu::MatmulTiling t : {topi::gpu::MatmulTiling{16, 16, 8, 8, 8},
+                                      topi::gpu::MatmulTiling{16, 16, 8, 8, 16},
+                                      topi::gpu::MatmulTiling{16, 16, 4, 4, 8},
+                                      topi::gpu::MatmulTiling{8, 32, 8, 4, 8}}) {
+      manifest["entries"].push_back(PrepareGemm(size, t, out, target));
+    }
+  }
+  std::ofstream(out / "manifest.json") << manifest.dump(2) << "\n";
+  std::cout << "prepared " << manifest["entries"].size() << " artifacts for cuda -arch=" << arch
+            << " in " << out.string() << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace loom
+
+int main(int argc, char** argv) {
+  try {
+    return loom::Main(argc, argv);
+  } catch (const loom::Error& error) {
+    std::cerr << "loom-gpu-prepare: " << error.what() << "\n";
+    return 1;
+  }
+}

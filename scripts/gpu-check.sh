@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The CUDA check for a machine with an NVIDIA GPU, in two steps, because such a machine may
+# lack what Loom's compiler needs (LLVM) while this project's machines lack a GPU:
+#
+#   scripts/gpu-check.sh prepare [BUNDLE]   here: builds Loom, compiles the checks' kernels
+#                                           for cuda (NVRTC, -arch=sm_90 unless GPU_ARCH is set)
+#                                           into BUNDLE (default gpu-bundle/) with the runtime
+#                                           and loom-gpu-check, stripped (a few MiB)
+#   scripts/gpu-check.sh run [BUNDLE]       on the GPU machine: runs every kernel there and
+#                                           compares it with the host's output, then times
+#                                           float32 GEMM (1024^3, 4096^3) at several tilings
+#                                           against cuBLAS in the same process; then the
+#                                           shared-memory kernels under compute-sanitizer's
+#                                           race detector; under 3 minutes
+#
+# What `run` prints is also written to $OUT/gpu-check.log when OUT is set (the device tool's
+# output folder). Exit status: 0 when every output is correct.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-}"
+bundle="${2:-gpu-bundle}"
+
+case "$mode" in
+  prepare)
+    cmake --build build -j"$(nproc)" --target loom-gpu-prepare loom-gpu-check
+    rm -rf "$bundle"
+    mkdir -p "$bundle/lib"
+    build/bench/loom-gpu-prepare "$bundle/cases" --arch "${GPU_ARCH:-sm_90}"
+    cp build/bench/loom-gpu-check "$bundle/"
+    cp -L build/libloom_runtime.so "$bundle/lib/"
+    strip --strip-debug "$bundle/loom-gpu-check" "$bundle/lib/libloom_runtime.so"
+    du -sh "$bundle"
+    ;;
+  run)
+    [[ -x "$bundle/loom-gpu-check" ]] || {
+      echo "gpu-check: $bundle/loom-gpu-check is missing; run 'scripts/gpu-check.sh prepare' first" >&2
+      exit 2
+    }
+    log="${OUT:-/tmp}/gpu-check.log"
+    {
+      nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
+      # cuBLAS: the toolkit's, else PyTorch's copy.
+      cublas_dir=""
+      for candidate in /usr/local/cuda/lib64 $(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + "/lib")' 2>/dev/null); do
+        if ls "$candidate"/libcublas.so* >/dev/null 2>&1; then cublas_dir="$candidate"; break; fi
+      done
+      echo "cuBLAS from: ${cublas_dir:-not found}"
+      export LD_LIBRARY_PATH="$bundle/lib:${cublas_dir}:${LD_LIBRARY_PATH:-}"
+      "$bundle/loom-gpu-check" "$bundle/cases"
+      # The barriers ThreadSync placed, checked by the hardware's race detector where it runs.
+      if command -v compute-sanitizer >/dev/null; then
+        compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 3 \
+          "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul
+      fi
+    } 2>&1 | tee "$log"
+    exit "${PIPESTATUS[0]}"
+    ;;
+  *)
+    echo "usage: scripts/gpu-check.sh prepare|run [BUNDLE]" >&2
+    exit 2
+    ;;
+esac
