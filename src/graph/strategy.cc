@@ -17,6 +17,7 @@ struct Tables {
   std::mutex mutex;
   // (op, target key) -> entries, in registration order.
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
+  std::map<std::string, std::vector<OpImplementation>> fallbacks;  // target key -> entries
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
   std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
   std::map<std::string, IntegerKernelPredicate> integer_kernels;  // target key -> predicate
@@ -37,6 +38,15 @@ void RegisterImplementation(const std::string& op, const std::string& target_key
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
   tables.implementations[{op, target_key}].push_back(std::move(implementation));
+}
+
+void RegisterFallbackImplementation(const std::string& target_key,
+                                    OpImplementation implementation) {
+  LOOM_ICHECK(implementation.applies && implementation.schedule)
+      << "fallback implementation '" << implementation.name << "' needs applies and schedule";
+  Tables& tables = GlobalTables();
+  std::lock_guard<std::mutex> lock(tables.mutex);
+  tables.fallbacks[target_key].push_back(std::move(implementation));
 }
 
 void RegisterTargetGraphPass(const std::string& target_key, TargetGraphPassFn make) {
@@ -80,25 +90,37 @@ void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
 const OpImplementation* SelectImplementation(const CallInfo& master,
                                              const std::vector<te::Tensor>& outputs,
                                              const Target& target) {
-  std::vector<const OpImplementation*> candidates;
+  std::vector<const OpImplementation*> candidates, fallbacks;
   {
     Tables& tables = GlobalTables();
     std::lock_guard<std::mutex> lock(tables.mutex);
     for (const std::string& key : target.keys()) {
       auto it = tables.implementations.find({master.op->name, key});
-      if (it == tables.implementations.end()) continue;
-      for (const OpImplementation& implementation : it->second) candidates.push_back(&implementation);
+      if (it != tables.implementations.end()) {
+        for (const OpImplementation& implementation : it->second) {
+          candidates.push_back(&implementation);
+        }
+      }
+      auto fallback = tables.fallbacks.find(key);
+      if (fallback == tables.fallbacks.end()) continue;
+      for (const OpImplementation& implementation : fallback->second) {
+        fallbacks.push_back(&implementation);
+      }
     }
   }
   // Outside the lock: a condition may compile or look up other operators.
-  const OpImplementation* best = nullptr;
-  for (const OpImplementation* candidate : candidates) {
-    if ((best == nullptr || candidate->priority > best->priority) &&
-        candidate->applies(master, outputs, target)) {
-      best = candidate;
+  auto best_of = [&](const std::vector<const OpImplementation*>& entries) {
+    const OpImplementation* best = nullptr;
+    for (const OpImplementation* candidate : entries) {
+      if ((best == nullptr || candidate->priority > best->priority) &&
+          candidate->applies(master, outputs, target)) {
+        best = candidate;
+      }
     }
-  }
-  return best;
+    return best;
+  };
+  const OpImplementation* best = best_of(candidates);
+  return best != nullptr ? best : best_of(fallbacks);
 }
 
 std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target) {

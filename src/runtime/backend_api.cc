@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/runtime/c_backend_api.h"
@@ -94,6 +98,70 @@ class CPUWorkspacePool {
 
 thread_local CPUWorkspacePool tls_cpu_workspaces;
 
+// Workspaces of devices the host cannot address (a GPU's): kept, per device, for the
+// process's life and handed out again. A kernel group's host code allocates its
+// intermediates on every call and frees them when it has launched its kernels, before they
+// ran: a block freed so must not go back to the driver (OpenCL would release a buffer queued
+// work still uses, and CUDA would wait for the device), and is reused only by work queued
+// after it on the device's one in-order queue, which runs after the work that used it.
+class DeviceWorkspacePool {
+ public:
+  void* Alloc(DLDevice device, size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Block>& free = free_[Key(device)];
+    // The smallest free block that fits without wasting more than half of it.
+    auto best = free.end();
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      if (it->capacity >= nbytes && it->capacity / 2 <= nbytes &&
+          (best == free.end() || it->capacity < best->capacity)) {
+        best = it;
+      }
+    }
+    if (best != free.end()) {
+      Block block = *best;
+      free.erase(best);
+      capacity_[block.data] = block.capacity;
+      return block.data;
+    }
+    void* data = loom::runtime::GetDeviceAPI(device.device_type)
+                     ->AllocDataSpace(device, nbytes, loom::runtime::kCPUAllocAlignment);
+    capacity_[data] = nbytes;
+    return data;
+  }
+
+  void Free(DLDevice device, void* data) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = capacity_.find(data);
+    LOOM_CHECK_USER(it != capacity_.end())
+        << "LoomBackendFreeWorkspace: " << data << " is not a workspace of "
+        << loom::runtime::DeviceName(device.device_type) << " in use";
+    free_[Key(device)].push_back({data, it->second});
+    capacity_.erase(it);
+  }
+
+ private:
+  struct Block {
+    void* data;
+    size_t capacity;
+  };
+  static std::pair<int, int> Key(DLDevice device) {
+    return {static_cast<int>(device.device_type), device.device_id};
+  }
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, std::vector<Block>> free_;
+  std::unordered_map<void*, size_t> capacity_;  // the blocks in use
+};
+
+DeviceWorkspacePool& DeviceWorkspaces() {
+  static auto* pool = new DeviceWorkspacePool();  // the blocks outlive every static user
+  return *pool;
+}
+
+// Whether `device`'s workspaces come from DeviceWorkspaces (else straight from its API).
+bool PooledDevice(DLDevice device) {
+  return !loom::runtime::GetDeviceAPI(device.device_type)->SharesHostMemory();
+}
+
 }  // namespace
 
 extern "C" {
@@ -113,6 +181,7 @@ void* LoomBackendAllocWorkspace(int32_t device_type, int32_t device_id, uint64_t
   try {
     if (device_type == kDLCPU) return tls_cpu_workspaces.Alloc(static_cast<size_t>(nbytes));
     DLDevice device{static_cast<DLDeviceType>(device_type), device_id};
+    if (PooledDevice(device)) return DeviceWorkspaces().Alloc(device, static_cast<size_t>(nbytes));
     return loom::runtime::GetDeviceAPI(device.device_type)
         ->AllocDataSpace(device, static_cast<size_t>(nbytes), loom::runtime::kCPUAllocAlignment);
   } catch (const std::exception& error) {
@@ -136,7 +205,11 @@ int32_t LoomBackendFreeWorkspace(int32_t device_type, int32_t device_id, void* p
       return 0;
     }
     DLDevice device{static_cast<DLDeviceType>(device_type), device_id};
-    loom::runtime::GetDeviceAPI(device.device_type)->FreeDataSpace(device, ptr);
+    if (PooledDevice(device)) {
+      DeviceWorkspaces().Free(device, ptr);
+    } else {
+      loom::runtime::GetDeviceAPI(device.device_type)->FreeDataSpace(device, ptr);
+    }
     return 0;
   } catch (const std::exception& error) {
     LoomAPISetLastError((std::string("LoomBackendFreeWorkspace: ") + error.what()).c_str());

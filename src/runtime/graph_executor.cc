@@ -43,31 +43,58 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
         << "device has " << one_line(present) << "; compile for this device's configuration, "
         << "or configure the runtime as the model was compiled";
   }
-  for (size_t s = 0; s < slots.size(); ++s) {
+  DeviceAPI* memory_api = GetDeviceAPI(memory.device_type);
+  device_memory_ = memory.device_type != kDLCPU && !memory_api->SharesHostMemory();
+  const bool per_entry = device_memory_ && !memory_api->AddressableOffsets();
+  auto allocate = [&](size_t bytes, const std::string& what) {
     try {
-      storage_.push_back(
-          NDArray::Empty({static_cast<int64_t>(slots[s])}, DataType::UInt(8), memory));
+      return NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8), memory);
     } catch (const Error& error) {
-      LOOM_THROW << "GraphExecutor: cannot allocate storages[" << s << "] of the memory plan ("
-                 << slots[s] << " bytes) on " << DeviceName(memory.device_type) << ": "
-                 << error.what();
+      LOOM_THROW << "GraphExecutor: cannot allocate " << what << " (" << bytes << " bytes) on "
+                 << DeviceName(memory.device_type) << ": " << error.what();
+    }
+  };
+  if (per_entry) {
+    std::map<std::pair<int, size_t>, size_t> sizes;
+    for (const GraphEntry& e : model_->entries()) {
+      if (e.storage < 0) continue;
+      size_t& size = sizes[{e.storage, e.offset}];
+      size = std::max(size, e.bytes);
+    }
+    for (const auto& [key, bytes] : sizes) {
+      entry_buffers_[key] = allocate(bytes, "the tensor at storages[" +
+                                                std::to_string(key.first) + "] + " +
+                                                std::to_string(key.second));
+    }
+  } else {
+    for (size_t s = 0; s < slots.size(); ++s) {
+      storage_.push_back(
+          allocate(slots[s], "storages[" + std::to_string(s) + "] of the memory plan"));
     }
   }
   // Device kernels read the weights from the device's memory: a copy of each there, at the
-  // device's alignment (DeviceAPI::DataAlignment).
+  // device's alignment (DeviceAPI::DataAlignment), uploaded once.
   if (memory.device_type != kDLCPU && !model_->params().empty()) {
-    const size_t alignment =
-        std::max<size_t>(kCPUAllocAlignment, GetDeviceAPI(memory.device_type)->DataAlignment());
-    size_t bytes = 0;
-    for (const GraphParam& param : model_->params()) {
-      device_param_offsets_.push_back(bytes);
-      bytes += (param.bytes + alignment - 1) / alignment * alignment;
-    }
-    device_params_ = NDArray::Empty({static_cast<int64_t>(bytes)}, DataType::UInt(8), memory);
-    for (size_t p = 0; p < model_->params().size(); ++p) {
-      const GraphParam& param = model_->params()[p];
-      std::memcpy(static_cast<uint8_t*>(device_params_.data()) + device_param_offsets_[p],
-                  static_cast<const uint8_t*>(model_->params_data()) + param.offset, param.bytes);
+    const auto* host_params = static_cast<const uint8_t*>(model_->params_data());
+    if (per_entry) {
+      for (const GraphParam& param : model_->params()) {
+        param_buffers_.push_back(allocate(param.bytes, "a weight"));
+        CopyDataFromTo(host_params + param.offset, 0, param_buffers_.back().data(), 0,
+                       param.bytes, kHostDevice, memory);
+      }
+    } else {
+      const size_t alignment = std::max<size_t>(kCPUAllocAlignment, memory_api->DataAlignment());
+      size_t bytes = 0;
+      for (const GraphParam& param : model_->params()) {
+        device_param_offsets_.push_back(bytes);
+        bytes += (param.bytes + alignment - 1) / alignment * alignment;
+      }
+      device_params_ = allocate(bytes, "the weights");
+      for (size_t p = 0; p < model_->params().size(); ++p) {
+        const GraphParam& param = model_->params()[p];
+        CopyDataFromTo(host_params + param.offset, 0, device_params_.data(),
+                       device_param_offsets_[p], param.bytes, kHostDevice, memory);
+      }
     }
   }
   std::vector<void*> entry_data;
@@ -78,12 +105,19 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
 void* GraphExecutor::EntryData(int entry) const {
   const GraphEntry& e = model_->entries()[entry];
   if (e.storage < 0) {
+    if (!param_buffers_.empty()) return param_buffers_[e.param].data();
     if (device_params_.defined()) {
       return static_cast<uint8_t*>(device_params_.data()) + device_param_offsets_[e.param];
     }
     return const_cast<void*>(model_->ParamData(e));
   }
+  if (!entry_buffers_.empty()) return entry_buffers_.at({e.storage, e.offset}).data();
   return static_cast<uint8_t*>(storage_[e.storage].data()) + e.offset;
+}
+
+void GraphExecutor::CopyToEntry(const void* from, DLDevice from_device, int entry,
+                                size_t bytes) const {
+  CopyDataFromTo(from, 0, EntryData(entry), 0, bytes, from_device, model_->memory_device());
 }
 
 void GraphExecutor::BuildCallTable(const std::vector<void*>& entry_data, CallTable* table) const {
@@ -163,6 +197,7 @@ DataType GraphExecutor::OutputDtype(int i) const { return OutputEntry(i).dtype; 
 size_t GraphExecutor::StorageBytes() const {
   size_t total = 0;
   for (const NDArray& slot : storage_) total += slot.NumBytes();
+  for (const auto& [key, buffer] : entry_buffers_) total += buffer.NumBytes();
   return total;
 }
 
@@ -189,11 +224,17 @@ void GraphExecutor::SetInput(int index, const NDArray& value) {
   LOOM_CHECK_USER(value.Shape() == entry.shape)
       << "GraphExecutor::SetInput: input '" << input.name << "' expects shape "
       << ShapeString(entry.shape) << ", got " << ShapeString(value.Shape());
-  value.CopyToBytes(EntryData(input.entry), entry.bytes);
+  if (device_memory_) {
+    CopyToEntry(static_cast<const uint8_t*>(value.data()) + value->byte_offset, value.device(),
+                input.entry, entry.bytes);
+  } else {
+    value.CopyToBytes(EntryData(input.entry), entry.bytes);
+  }
 }
 
 void GraphExecutor::Run() {
   for (size_t k = 0; k < model_->kernels().size(); ++k) RunKernel(calls_, k);
+  if (device_memory_) GetDeviceAPI(model_->memory_device().device_type)->StreamSync(model_->memory_device());
 }
 
 void GraphExecutor::SetNumThreads(int num_threads) {
@@ -208,6 +249,12 @@ void GraphExecutor::SetNumThreads(int num_threads) {
 NDArray GraphExecutor::GetOutput(int index) const {
   const GraphIO& output = model_->outputs()[CheckIndex("output", index, NumOutputs())];
   const GraphEntry& entry = model_->entries()[output.entry];
+  if (device_memory_) {
+    NDArray copy = NDArray::Empty(entry.shape, entry.dtype);
+    CopyDataFromTo(EntryData(output.entry), 0, copy.data(), 0, entry.bytes,
+                   model_->memory_device(), kHostDevice);
+    return copy;
+  }
   // A view whose deleter keeps the slot's memory alive, even past this executor.
   auto* managed = new DLManagedTensor{};
   managed->dl_tensor = calls_.tensors[output.entry];
@@ -229,6 +276,9 @@ std::vector<GraphExecutor::KernelTime> GraphExecutor::ProfileKernels(
     for (size_t k = 0; k < num_kernels; ++k) {
       auto start = std::chrono::steady_clock::now();
       RunKernel(calls_, k);
+      if (device_memory_) {
+        GetDeviceAPI(model_->memory_device().device_type)->StreamSync(model_->memory_device());
+      }
       std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
       samples[k].push_back(elapsed.count());
       if (after_kernel) after_kernel(k);
@@ -291,11 +341,13 @@ void GraphExecutor::DumpIntermediates(const std::string& dir) {
     // A repeated name gets the entry id; that can meet another entry's name ("a" twice and
     // "a_5"), so suffixes grow until the name is free.
     while (!used.insert(file).second) file += "_" + std::to_string(e);
-    own[e].SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
+    own[e].CopyTo(kHostDevice).SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
   }
   for (const GraphIO& output : model_->outputs()) {
     const NDArray& value = own[output.entry];
-    if (value.defined()) value.CopyToBytes(EntryData(output.entry), entries[output.entry].bytes);
+    if (value.defined()) {
+      CopyToEntry(value.data(), value.device(), output.entry, entries[output.entry].bytes);
+    }
   }
 }
 

@@ -180,10 +180,6 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
         << "graph JSON: " << where << ".device_type = " << type << " ('" << kernel.name
         << "') is not a device this runtime has (" << DeviceName(static_cast<DLDeviceType>(type))
         << "); link or load the device's library (libloom_vta for VTA)";
-    LOOM_CHECK_USER(GetDeviceAPI(static_cast<DLDeviceType>(type))->SharesHostMemory())
-        << "graph JSON: " << where << " ('" << kernel.name << "') runs on "
-        << DeviceName(static_cast<DLDeviceType>(type)) << ", whose memory the host cannot use "
-        << "in place; the graph executor runs device kernels only on such devices";
     kernel.device_type = static_cast<DLDeviceType>(type);
   }
   if (item.contains("nodes")) {

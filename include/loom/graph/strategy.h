@@ -69,6 +69,11 @@ using LayoutRewriteFn = std::function<std::optional<LayoutRewrite>(
 
 void RegisterImplementation(const std::string& op, const std::string& target_key,
                             OpImplementation implementation);
+// An implementation for every operator on targets with `target_key`, taken when none
+// registered for the operator itself applies: a GPU's generic schedule (a device runs no
+// schedule written for a CPU).
+void RegisterFallbackImplementation(const std::string& target_key,
+                                    OpImplementation implementation);
 
 // A graph rewrite that targets with a key add to the compile, made for the target: VTA's
 // graph packing, which moves the convolutions it can run into its layouts and operators.
@@ -93,7 +98,8 @@ void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
                            LayoutRewriteFn rewrite);
 
 // The implementation that schedules a group on `target`: the highest-priority applicable one
-// registered under any of its keys; none when only the generic schedule applies.
+// registered under any of its keys for the master's operator, else an applicable fallback of
+// a key; none when only the generic schedule applies.
 const OpImplementation* SelectImplementation(const CallInfo& master,
                                              const std::vector<te::Tensor>& outputs,
                                              const Target& target);

@@ -32,6 +32,10 @@ class DeviceAPI {
   // shares the host's DRAM (VTA on its boards, and its simulator). A model whose kernels run
   // on such a device keeps all its tensors there, and its host kernels use them directly.
   virtual bool SharesHostMemory() const { return false; }
+  // Whether a handle plus a byte offset addresses memory inside the allocation, so that one
+  // allocation can hold several tensors (CUDA's device pointers do; OpenCL's cl_mem handles
+  // are opaque, so each tensor there is an allocation of its own).
+  virtual bool AddressableOffsets() const { return true; }
   // The alignment in bytes every tensor a device kernel reads needs (an accelerator that
   // addresses DRAM in whole elements of its buffers: VTA's weight element, 256 bytes at its
   // default configuration).

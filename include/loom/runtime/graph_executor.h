@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -88,8 +89,9 @@ class GraphModel {
   const std::vector<GraphKernel>& kernels() const { return kernels_; }
   const std::vector<GraphPlacement>& placements() const { return placements_; }
   const Module& module() const { return module_; }
-  // Where every tensor lives: the host, or the device of the model's device kernels (one
-  // that shares the host's memory: DeviceAPI::SharesHostMemory).
+  // Where every tensor lives: the host, or the device of the model's device kernels (VTA's,
+  // which shares the host's memory; a GPU's, whose memory the executor copies inputs to,
+  // outputs from and the weights to once).
   DLDevice memory_device() const { return memory_device_; }
   // The device configuration the device kernels were compiled for (DeviceAPI::Configuration);
   // an executor refuses a device of another. Empty: any.
@@ -187,14 +189,15 @@ class GraphExecutor {
   // message naming the input, the expected and the given.
   void SetInput(const std::string& name, const NDArray& value);
   void SetInput(int index, const NDArray& value);
-  // Runs every kernel in order; allocates nothing.
+  // Runs every kernel in order and waits for a device's to finish; allocates nothing.
   void Run();
   // The threads this executor's kernels run on: 1 to the runtime pool's count
   // (ThreadPool::Global, sized by ThreadPool::SetGlobalThreads or LOOM_NUM_THREADS), or 0 for
   // all of them (the default). Another count is a loom::Error naming the pool's.
   void SetNumThreads(int num_threads);
   int num_threads() const { return num_threads_; }
-  // The output: a view of the executor's storage, valid until the next Run (CopyTo to keep).
+  // The output: a view of the executor's storage, valid until the next Run (CopyTo to keep);
+  // for a model on a device the host cannot address (a GPU), a copy on the host.
   NDArray GetOutput(int index) const;
 
   // Debug: per-kernel wall time over `repeat` runs (the median), in kernel order.
@@ -227,12 +230,22 @@ class GraphExecutor {
   int CheckIndex(const char* what, int index, size_t count) const;
   void* EntryData(int entry) const;
 
+  // Copies `bytes` from `from` (on `from_device`) to entry `entry`'s memory.
+  void CopyToEntry(const void* from, DLDevice from_device, int entry, size_t bytes) const;
+
   std::shared_ptr<const GraphModel> model_;
+  // Whether the tensors live on a device the host cannot address (a GPU): inputs, outputs
+  // and weights are copied there and back, and Run waits for the device.
+  bool device_memory_ = false;
   std::vector<NDArray> storage_;
-  // The parameters in the memory device's memory, when that is not the host's, each at its
-  // offset there.
+  // On a device whose allocations cannot be offset into (OpenCL), each planned tensor is an
+  // allocation of its own, one per (storage, offset) of the plan, instead of the slots.
+  std::map<std::pair<int, size_t>, NDArray> entry_buffers_;
+  // The parameters in the memory device's memory, when that is not the host's: each at its
+  // offset in one allocation, or (no offsets) each an allocation of its own.
   NDArray device_params_;
   std::vector<size_t> device_param_offsets_;
+  std::vector<NDArray> param_buffers_;
   CallTable calls_;
   int num_threads_ = 0;
 };

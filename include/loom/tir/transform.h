@@ -45,6 +45,10 @@ enum class StructField : int {
 // Names of the attributes MakePackedAPI sets and codegen reads.
 inline constexpr const char* kCallingConv = "calling_conv";
 inline constexpr const char* kComputeScope = "compute_scope";
+// The DLPack device type (IntImm) whose workspace a packed function's allocations come from,
+// set by MakePackedAPI for a device the host cannot address (its kernels' buffers live there);
+// absent: the host's.
+inline constexpr const char* kWorkspaceDevice = "workspace_device_type";
 // AttrStmt(value = StringImm naming a runtime function `int f(void** handle, int (*init)(void*),
 // void* signature, int nbytes)`) around statements that generate something a co-processor's
 // runtime caches (VTA's micro-op kernels: "VTAPushGEMMOp", "VTAPushALUOp"). Codegen outlines
@@ -235,7 +239,8 @@ Pass LoopPartition();
 // whose buffer pointers are noalias: distinct buffer parameters must not overlap).
 // With `opaque_memory` (a device whose memory handles the host cannot address, a GPU's), the
 // data handle is passed on as it is: the tensor's byte_offset must be 0, and no alignment
-// is checked (the device aligns its buffers).
+// is checked (the device aligns its buffers); the function's own allocations (intermediate
+// results its kernels pass between them) come from the device (kWorkspaceDevice).
 Pass MakePackedAPI(int device_type = 1 /* kDLCPU */, bool opaque_memory = false);
 
 // SplitHostDevice: for a device target (loom::build runs it then). Each outermost loop bound

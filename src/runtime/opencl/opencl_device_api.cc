@@ -60,6 +60,8 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     }
   }
 
+  bool AddressableOffsets() const override { return false; }
+
   void StreamSync(DLDevice device) override {
     Check(GlobalContext().cl.clFinish(QueueOf(device.device_id)), "clFinish", Where(device));
   }

@@ -247,6 +247,7 @@ PrimFunc MakePacked(const PrimFunc& func, const std::string& name, int device_ty
   Annotations attrs = func->attrs;
   attrs[builtin::kCallingConv] = StringImm("packed");
   attrs["global_symbol"] = StringImm(name);
+  if (opaque_memory) attrs[builtin::kWorkspaceDevice] = make_const(DataType::Int(32), int64_t{device_type});
   return PrimFunc({args, type_codes, num_args, ret_value, ret_type_code, resource}, {}, body,
                   DataType::Int(32), attrs);
 }

@@ -57,6 +57,9 @@ void CodeGenLLVM::AddFunction(const std::string& name, const PrimFunc& func) {
   auto* type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr, ptr, ptr}, false);
   function_name_ = name;
   state_ = FunctionState();
+  if (auto device = func->attrs.find(tir::builtin::kWorkspaceDevice); device != func->attrs.end()) {
+    state_.workspace_device_type = static_cast<int>(device->second.as<IntImmNode>()->value);
+  }
   state_.function = NewFunction(name, type, /*exported=*/true);
   state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);
   builder_->SetInsertPoint(state_.entry);
@@ -250,7 +253,8 @@ void CodeGenLLVM::FreeLiveWorkspaces() {
   llvm::FunctionType* free_type = ServiceType(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
   llvm::Value* free_workspace = LoadService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
   for (auto it = live.rbegin(); it != live.rend(); ++it) {
-    builder_->CreateCall(free_type, free_workspace, {Int32(kDLCPU), Int32(0), *it});
+    builder_->CreateCall(free_type, free_workspace,
+                         {Int32(state_.workspace_device_type), Int32(0), *it});
   }
 }
 
@@ -307,6 +311,8 @@ void CodeGenLLVM::EmitComputeScope(const AttrStmtNode* op) {
   FunctionState saved = std::move(state_);
   llvm::BasicBlock* resume = builder_->GetInsertBlock();
   state_ = FunctionState();
+  // Outlined code allocates where its function does.
+  state_.workspace_device_type = saved.workspace_device_type;
   state_.function = NewFunction(function_name_ + "_compute_", type, /*exported=*/false);
   state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);
   builder_->SetInsertPoint(state_.entry);
@@ -361,6 +367,8 @@ void CodeGenLLVM::EmitCoprocUopScope(const AttrStmtNode* op) {
   FunctionState saved = std::move(state_);
   llvm::BasicBlock* resume = builder_->GetInsertBlock();
   state_ = FunctionState();
+  // Outlined code allocates where its function does.
+  state_.workspace_device_type = saved.workspace_device_type;
   state_.function = NewFunction(function_name_ + "_uop_kernel" + std::to_string(outlined_count_++),
                                 init_type, /*exported=*/false);
   state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);
@@ -418,6 +426,8 @@ void CodeGenLLVM::EmitParallelFor(const ForNode* op) {
   FunctionState saved = std::move(state_);
   llvm::BasicBlock* resume = builder_->GetInsertBlock();
   state_ = FunctionState();
+  // Outlined code allocates where its function does.
+  state_.workspace_device_type = saved.workspace_device_type;
   state_.function = NewFunction(
       function_name_ + "_parallel_" + std::to_string(outlined_count_++), lambda_type, false);
   state_.entry = llvm::BasicBlock::Create(context_, "entry", state_.function);

@@ -168,6 +168,9 @@ class CodeGenLLVM : public ExprFunctor<llvm::Value*(const PrimExpr&)>,
     llvm::Value* message_buffer = nullptr;
     // Workspaces allocated by the Allocates enclosing the insertion point, outermost first.
     std::vector<llvm::Value*> live_workspaces;
+    // Where the function's allocations live: the host, or the device of a function whose
+    // kernels run on one that the host cannot address (kWorkspaceDevice; a GPU's).
+    int workspace_device_type = kDLCPU;
   };
 
   llvm::LLVMContext& context_;

@@ -82,7 +82,9 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
   int64_t element_bytes = t.bytes() * t.lanes();
   auto [elements, constant, count] = SizeOf(*op);
   pointer_alignment_[op->buffer_var.get()] = 64;
-  if (constant && count * element_bytes <= kMaxStackAllocationBytes) {
+  // A device's buffer (what the function's kernels read and write) is the device's workspace.
+  const int device_type = state_.workspace_device_type;
+  if (device_type == kDLCPU && constant && count * element_bytes <= kMaxStackAllocationBytes) {
     llvm::Value* storage =
         EntryAlloca(StorageType(t), Int32(std::max<int64_t>(count, 1)), 64);
     state_.vars[op->buffer_var.get()] = storage;
@@ -95,7 +97,7 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
   llvm::FunctionType* alloc_type = ServiceType(LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL);
   llvm::Value* storage = builder_->CreateCall(
       alloc_type, LoadService(LOOM_BACKEND_ALLOC_WORKSPACE_SYMBOL),
-      {Int32(kDLCPU), Int32(0), nbytes, llvm::ConstantInt::get(i32, static_cast<int>(t.code())),
+      {Int32(device_type), Int32(0), nbytes, llvm::ConstantInt::get(i32, static_cast<int>(t.code())),
        Int32(t.bits())});
   llvm::BasicBlock* fail = llvm::BasicBlock::Create(context_, "alloc_fail", state_.function);
   llvm::BasicBlock* ok = llvm::BasicBlock::Create(context_, "alloc_ok", state_.function);
@@ -112,7 +114,7 @@ void CodeGenLLVM::VisitStmt_(const AllocateNode* op) {
   state_.live_workspaces.pop_back();
   llvm::FunctionType* free_type = ServiceType(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL);
   builder_->CreateCall(free_type, LoadService(LOOM_BACKEND_FREE_WORKSPACE_SYMBOL),
-                       {Int32(kDLCPU), Int32(0), storage});
+                       {Int32(device_type), Int32(0), storage});
 }
 
 void CodeGenLLVM::EmitSerialLoop(const Var& loop_var, llvm::Value* begin, llvm::Value* end,
