@@ -11,7 +11,10 @@
 #                                           float32 GEMM (1024^3, 4096^3) at several tilings
 #                                           against cuBLAS in the same process; then the
 #                                           shared-memory kernels under compute-sanitizer's
-#                                           race detector; under 3 minutes
+#                                           race detector; then each model of
+#                                           GPU_CHECK_MODELS (default resnet18) against ONNX
+#                                           Runtime and its latency beside PyTorch's (cuDNN);
+#                                           under 4 minutes
 #
 # What `run` prints is also written to $OUT/gpu-check.log when OUT is set (the device tool's
 # output folder). Exit status: 0 when every output is correct.
@@ -26,9 +29,16 @@ case "$mode" in
     rm -rf "$bundle"
     mkdir -p "$bundle/lib"
     build/bench/loom-gpu-prepare "$bundle/cases" --arch "${GPU_ARCH:-sm_90}"
-    cp build/bench/loom-gpu-check "$bundle/"
-    cp -L build/libloom_runtime.so "$bundle/lib/"
-    strip --strip-debug "$bundle/loom-gpu-check" "$bundle/lib/libloom_runtime.so"
+    cp build/bench/loom-gpu-check build/tools/loom/loom "$bundle/"
+    cp -L build/libloom_runtime.so build/libloom_vta.so "$bundle/lib/"
+    strip --strip-debug "$bundle/loom-gpu-check" "$bundle/loom" "$bundle/lib/"*.so
+    cp bench/gpu/compare_outputs.py bench/gpu/torch_latency.py "$bundle/"
+    # Whole models (each artifact holds its weights: ResNet-18's 47 MB is about what one
+    # device call can carry).
+    if [[ -n "${GPU_CHECK_MODELS:-resnet18}" ]]; then
+      .venv/bin/python3 bench/gpu/prepare_models.py --loom build/tools/loom/loom \
+        --out "$bundle/models" --arch "${GPU_ARCH:-sm_90}" ${GPU_CHECK_MODELS:-resnet18}
+    fi
     du -sh "$bundle"
     ;;
   run)
@@ -48,6 +58,22 @@ case "$mode" in
       export LD_LIBRARY_PATH="$bundle/lib:${cublas_dir}:${LD_LIBRARY_PATH:-}"
       "$bundle/loom-gpu-check" "$bundle/cases"
       # The barriers ThreadSync placed, checked by the hardware's race detector where it runs.
+      # Whole models: Loom's outputs against ONNX Runtime's (computed when prepared), then
+      # batch-1 latency beside PyTorch's (cuDNN) on the same GPU.
+      for model_dir in "$bundle"/models/*/; do
+        [[ -f "$model_dir/model.so" ]] || continue
+        model="$(basename "$model_dir")"
+        inputs=()
+        for input in "$model_dir"/inputs/*.npy; do
+          inputs+=(--input "$(basename "$input" .npy)=$input")
+        done
+        echo "== $model"
+        "$bundle/loom" run "$model_dir/model.so" "${inputs[@]}" --output-dir "/tmp/$model.out" \
+          --values 4
+        python3 "$bundle/compare_outputs.py" "/tmp/$model.out" "$model_dir/expected"
+        "$bundle/loom" bench "$model_dir/model.so" --repeat 50 --warmup 10 --profile | head -40
+        python3 "$bundle/torch_latency.py" "$model" || true
+      done
       if command -v compute-sanitizer >/dev/null; then
         compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 3 \
           "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul

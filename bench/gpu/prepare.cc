@@ -107,11 +107,13 @@ int Main(int argc, char** argv) {
   for (const CheckCase& c : CheckCases()) {
     manifest["entries"].push_back(PrepareCheck(c, out, target));
   }
+  using topi::gpu::MatmulTiling;
   for (int size : {1024, 4096}) {
-    for (topi::gpu::MatmulTiling t : {topi::gpu::MatmulTiling{16, 16, 8, 8, 8},
-                                      topi::gpu::MatmulTiling{16, 16, 8, 8, 16},
-                                      topi::gpu::MatmulTiling{16, 16, 4, 4, 8},
-                                      topi::gpu::MatmulTiling{8, 32, 8, 4, 8}}) {
+    for (MatmulTiling t : {MatmulTiling{16, 16, 8, 8, 8}, MatmulTiling{16, 16, 8, 8, 16},
+                           MatmulTiling{16, 16, 4, 4, 8}, MatmulTiling{8, 32, 8, 4, 8},
+                           MatmulTiling{8, 32, 8, 8, 8}, MatmulTiling{16, 16, 8, 4, 8},
+                           MatmulTiling{16, 16, 4, 8, 8}, MatmulTiling{32, 8, 4, 8, 8},
+                           MatmulTiling{8, 16, 8, 8, 8}, MatmulTiling{16, 8, 8, 8, 8}}) {
       manifest["entries"].push_back(PrepareGemm(size, t, out, target));
     }
   }

@@ -13,6 +13,7 @@ models the outputs must agree in direction (cosine similarity >= INT8_MIN_COSINE
 classifier's scores ([batch, classes]), in their top-1 class. So must a model compiled with
 --precision bf16, whose products round their operands to bfloat16 (8 significant bits):
 cosine similarity >= BF16_MIN_COSINE, and a float16 model (<model>_fp16): FP16_MIN_COSINE.
+With --compile-only (a cuda target on a machine without a GPU) it only compiles.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
@@ -112,6 +113,9 @@ def main():
     parser.add_argument("--precision", choices=["float32", "bf16"], default="float32",
                         help="loom compile --precision (bf16: compared on cosine similarity "
                              "and top-1)")
+    parser.add_argument("--compile-only", action="store_true",
+                        help="compile, and run only when the target's device is here (a "
+                             "cuda target on a machine without a GPU: the compile is the test)")
     parser.add_argument("--runner",
                         help="the command line that runs `loom`, for `loom run` (default: "
                              "--loom itself)")
@@ -143,6 +147,9 @@ def main():
         compile_s = loom_tool.compile_model(args.loom, model_path, artifact, args.opt_level,
                                             extra_args=extra_args)
         print(f"{args.model}: loom compile took {compile_s:.1f} s", flush=True)
+        if args.compile_only:
+            print(f"{args.model}: compiled for {args.target}; not run (--compile-only)")
+            return 0
         inputs = models.random_inputs(args.model, args.seed)
         loom_outputs = loom_tool.run_model(
             shlex.split(args.runner) if args.runner else args.loom, artifact, inputs,
