@@ -88,7 +88,10 @@ std::vector<runtime::NDArray> EvaluateCallOutputs(const CallNode& call,
 
   std::vector<Type> output_types =
       info.output_type.is_tuple() ? info.output_type.fields() : std::vector<Type>{info.output_type};
-  runtime::Module module = CompiledKernel(info, target);
+  // The arrays are the host's: a device whose memory the host cannot address (a GPU)
+  // evaluates on its host instead.
+  runtime::Module module =
+      CompiledKernel(info, target.kind_def().opaque_memory ? target.host() : target);
 
   std::vector<runtime::NDArray> results;
   for (const Type& type : output_types) {

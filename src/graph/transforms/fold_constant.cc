@@ -1,7 +1,8 @@
 // FoldConstant: a call whose inputs are all constants (after folding its operands, so whole
 // constant subgraphs fold) becomes a constant, computed by compiling and running the call
 // with Loom itself (EvaluateCall) for the model's target: the code generator and float
-// semantics that would have computed it at run time.
+// semantics that would have computed it at run time (a GPU target's host, whose arrays the
+// folding holds).
 //
 // A call producing a tuple (split) is not a value the graph can hold as one constant; a
 // projection of it with constant inputs folds to that field (the call is evaluated once for

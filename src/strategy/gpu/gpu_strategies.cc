@@ -1,11 +1,13 @@
 // The GPU implementations (key "gpu": the cuda and opencl targets). Every operator has one:
 // the generic schedule of topi/gpu/schedule.h (one thread per output element) takes whatever
-// nothing more specific does, and a matrix product of two operands that are large enough gets
-// the shared-memory tiling of topi/gpu/matmul.h.
+// nothing more specific does; a matrix product of two operands that are large enough gets
+// the shared-memory tiling of topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct
+// schedule of topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
 #include "loom/graph/strategy.h"
+#include "loom/topi/gpu/conv2d.h"
 #include "loom/topi/gpu/matmul.h"
 #include "loom/topi/gpu/schedule.h"
 
@@ -62,6 +64,42 @@ graph::OpImplementation TiledProduct() {
           }};
 }
 
+// Channels per thread: 8, else 4 or 2 where they divide the output channels (a remainder
+// would be guarded in every thread), else 1.
+int ChannelsPerThread(int64_t channels) {
+  for (int c : {8, 4, 2}) {
+    if (channels % c == 0) return c;
+  }
+  return 1;
+}
+
+// Pixels per block: the output's pixels rounded up to a warp, 128 at most.
+int PixelsPerBlock(int64_t pixels, const Target& target) {
+  const int64_t warps = (pixels + 31) / 32;
+  return static_cast<int>(std::min<int64_t>(
+      {warps * 32, 128, target.GetInt("max-threads-per-block")}));
+}
+
+graph::OpImplementation DirectConv2D() {
+  return {.name = "gpu.conv2d_nchw_direct",
+          .priority = 10,
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target&) {
+                std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
+                return outputs.size() == 1 && shape && shape->size() == 4 &&
+                       outputs[0].ndim() == 4 &&
+                       graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
+                                    graph::TensorType(info.output_type.shape(),
+                                                      outputs[0].dtype()));
+              },
+          .schedule = [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+            std::vector<int64_t> shape = *info.output_type.ConstShape();
+            return topi::gpu::schedule_conv2d_nchw_direct(
+                outputs[0], PixelsPerBlock(shape[2] * shape[3], target),
+                ChannelsPerThread(shape[1]));
+          }};
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterFallbackImplementation(
       "gpu", {.name = "gpu.thread_per_element",
@@ -76,6 +114,7 @@ graph::OpImplementation TiledProduct() {
                 return topi::gpu::schedule_thread_per_element(
                     Array<te::Tensor>(outputs.begin(), outputs.end()), ThreadsPerBlock(target));
               }});
+  graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
   for (const char* op : {"nn.dense", "nn.matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
   }
