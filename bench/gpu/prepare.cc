@@ -75,12 +75,7 @@ nlohmann::json PrepareCheck(const CheckCase& c, const fs::path& out, const Targe
 
 nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs::path& out,
                            const Target& target) {
-  te::Tensor a = te::placeholder({size, size}, DataType::Float(32), "A");
-  te::Tensor b = te::placeholder({size, size}, DataType::Float(32), "B");
-  IterVar r = te::reduce_axis(Range(0, size), "r");
-  te::Tensor c = te::compute(
-      {size, size}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); },
-      "C");
+  auto [a, b, c] = testing::MatmulCompute(size, size, size);
   te::Schedule s = te::create_schedule({c.op()});
   topi::gpu::ScheduleSharedMatmul(s, c, a, b, t);
   const std::string tiling = std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) +

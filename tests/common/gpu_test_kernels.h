@@ -33,14 +33,23 @@ inline PrimFunc Elementwise(int n, int threads, bool bind) {
   return te::lower(s, {a, b, c}, "elementwise");
 }
 
-// C = A x B (m x k times k x n): one thread per element of C in 8 x 8 blocks, the k loop
-// serial inside it, accumulating in a private scalar.
-inline PrimFunc Matmul(int m, int n, int k, bool bind) {
+// C = A x B, float32, A m x k and B k x n.
+struct MatmulTensors {
+  te::Tensor a, b, c;
+};
+inline MatmulTensors MatmulCompute(int m, int n, int k) {
   te::Tensor a = te::placeholder({m, k}, DataType::Float(32), "A");
   te::Tensor b = te::placeholder({k, n}, DataType::Float(32), "B");
   IterVar r = te::reduce_axis(Range(0, k), "r");
   te::Tensor c = te::compute(
       {m, n}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); }, "C");
+  return {a, b, c};
+}
+
+// C = A x B: one thread per element of C in 8 x 8 blocks, the k loop serial inside it,
+// accumulating in a private scalar.
+inline PrimFunc Matmul(int m, int n, int k, bool bind) {
+  auto [a, b, c] = MatmulCompute(m, n, k);
   te::Schedule s = te::create_schedule({c.op()});
   if (bind) {
     te::Tensor local = s.cache_write(c, "local");
@@ -59,11 +68,7 @@ inline PrimFunc Matmul(int m, int n, int k, bool bind) {
 // topi's shared-memory matmul (topi::gpu::ScheduleSharedMatmul): blocks of ty x tx threads,
 // each thread 4 x 4 elements of C, fetching tiles of `tile_k` along the reduction.
 inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k) {
-  te::Tensor a = te::placeholder({m, k}, DataType::Float(32), "A");
-  te::Tensor b = te::placeholder({k, n}, DataType::Float(32), "B");
-  IterVar r = te::reduce_axis(Range(0, k), "r");
-  te::Tensor c = te::compute(
-      {m, n}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); }, "C");
+  auto [a, b, c] = MatmulCompute(m, n, k);
   te::Schedule s = te::create_schedule({c.op()});
   topi::gpu::ScheduleSharedMatmul(s, c, a, b, {ty, tx, 4, 4, tile_k});
   return te::lower(s, {a, b, c}, "shared_matmul");

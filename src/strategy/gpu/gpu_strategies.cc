@@ -64,11 +64,15 @@ graph::OpImplementation TiledProduct() {
           }};
 }
 
-// Channels per thread: 8, else 4 or 2 where they divide the output channels (a remainder
-// would be guarded in every thread), else 1.
-int ChannelsPerThread(int64_t channels) {
+// Channels per thread: the most of 8, 4 and 2 that divides the output channels (a remainder
+// would be guarded in every thread) and leaves the launch at least the target's
+// -parallel-threads threads; 1 (no direct schedule: the generic one spreads the outputs over
+// more threads, with no idle lanes in small images) when none does. On an H200 the generic
+// schedule ran ResNet-18's 7 x 7 layers 2.2x faster than 8 channels per thread.
+int ChannelsPerThread(const std::vector<int64_t>& shape, const Target& target) {
+  const int64_t outputs = shape[0] * shape[1] * shape[2] * shape[3];
   for (int c : {8, 4, 2}) {
-    if (channels % c == 0) return c;
+    if (shape[1] % c == 0 && outputs / c >= target.GetInt("parallel-threads")) return c;
   }
   return 1;
 }
@@ -84,9 +88,10 @@ graph::OpImplementation DirectConv2D() {
   return {.name = "gpu.conv2d_nchw_direct",
           .priority = 10,
           .applies =
-              [](const CallInfo& info, const Tensors& outputs, const Target&) {
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
                 std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
                 return outputs.size() == 1 && shape && shape->size() == 4 &&
+                       ChannelsPerThread(*shape, target) > 1 &&
                        outputs[0].ndim() == 4 &&
                        graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
                                     graph::TensorType(info.output_type.shape(),
@@ -96,7 +101,7 @@ graph::OpImplementation DirectConv2D() {
             std::vector<int64_t> shape = *info.output_type.ConstShape();
             return topi::gpu::schedule_conv2d_nchw_direct(
                 outputs[0], PixelsPerBlock(shape[2] * shape[3], target),
-                ChannelsPerThread(shape[1]));
+                ChannelsPerThread(shape, target));
           }};
 }
 

@@ -272,7 +272,7 @@ TEST(ModuleLoaders, LoadByTypeKeyAndNameTheUnknownOnes) {
   std::string error =
       ErrorOf([&] { LoadModuleFromBytes("test_gpu", "", "library 'x.so' (import 1)"); });
   EXPECT_NE(error.find("library 'x.so' (import 1) holds a 'test_gpu' module, and no loader for "
-                       "it is registered in this process (known: dso,"),
+                       "it is registered in this process (known: cuda, dso,"),
             std::string::npos)
       << error;
 }

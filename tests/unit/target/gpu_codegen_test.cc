@@ -39,6 +39,7 @@ struct GpuTarget {
   std::string kind;
   DLDevice device;
 };
+void PrintTo(const GpuTarget& target, std::ostream* os) { *os << target.kind; }
 
 // What NVRTC needs to compile cuda kernels here; empty when it is there.
 std::string CompilerMissingFor(const GpuTarget& target);

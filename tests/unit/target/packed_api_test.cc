@@ -218,7 +218,7 @@ TEST(PackedAPI, ExportingAForeignModuleIsAnError) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     ExpectError(e.what(), "ExportLibrary('/tmp/never.so'): the module is undefined; only modules "
-                          "made by loom::build can be exported (types: c, llvm");
+                          "made by loom::build can be exported (types: c, cuda, llvm");
   }
 }
 
@@ -248,7 +248,7 @@ TEST(PackedAPI, BuildingForAKindWithoutCodeGeneratorIsAnError) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     ExpectError(e.what(), "build: no code generator for target kind 'test_no_codegen'");
-    ExpectError(e.what(), "code generators exist for: c, llvm");
+    ExpectError(e.what(), "code generators exist for: c, cuda, llvm");
   }
 }
 
