@@ -22,6 +22,10 @@
 #include "loom/te/lower.h"
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/topi/elementwise.h"
+#include "loom/topi/gpu/conv2d.h"
+#include "loom/topi/nn.h"
+#include "loom/topi/schedule.h"
 
 namespace loom {
 namespace {
@@ -138,6 +142,41 @@ TEST_P(GpuTargetTest, SharedMemoryTilesFetchedCooperativelyWithBarriers) {
     NDArray got = RunOnDevice(gpu.device, modules[i], "shared_matmul", inputs, {m, n});
     NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});
     ExpectNear(got, want, m * n, 1e-5f);
+  }
+}
+
+// relu(conv2d(x, w) + x) (a residual block's end: the epilogue reads an input again), NCHW,
+// 2 images of 12 -> 12 channels, 5 x 5, 3 x 3 kernel, pad 1, groups `groups`.
+PrimFunc ResidualConv(int groups, bool gpu, int threads, int channels_per_thread) {
+  te::Tensor x = te::placeholder({2, 12, 5, 5}, DataType::Float(32), "x");
+  te::Tensor w = te::placeholder({12, 12 / groups, 3, 3}, DataType::Float(32), "w");
+  topi::Conv2DAttrs attrs;
+  attrs.pads = {1, 1, 1, 1};
+  attrs.groups = groups;
+  te::Tensor out = topi::relu(topi::add(topi::conv2d_nchw(x, w, attrs), x));
+  te::Schedule s = gpu ? topi::gpu::schedule_conv2d_nchw_direct(out, threads, channels_per_thread)
+                       : topi::schedule_conv2d_nchw(out);
+  return te::lower(s, {x, w, out}, "residual_conv");
+}
+
+TEST_P(GpuTargetTest, DirectConvolutionsKeepSeveralChannelsPerThread) {
+  const GpuTarget& gpu = GetParam();
+  LOOM_SKIP_WITHOUT_COMPILER(gpu);
+  // 8 channels per thread of 12 and blocks of 16 of the 25 pixels: both guarded; grouped too.
+  const std::vector<std::tuple<int, int, int>> cases = {{1, 16, 8}, {1, 32, 4}, {3, 16, 2}};
+  std::vector<runtime::Module> modules;
+  for (auto [groups, threads, channels] : cases) {
+    modules.push_back(
+        build(ResidualConv(groups, true, threads, channels), Target::Parse(gpu.kind)));
+  }
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const int groups = std::get<0>(cases[i]);
+    std::vector<NDArray> inputs = RandomInputs({{2, 12, 5, 5}, {12, 12 / groups, 3, 3}});
+    NDArray got = RunOnDevice(gpu.device, modules[i], "residual_conv", inputs, {2, 12, 5, 5});
+    NDArray want =
+        RunOnHost(ResidualConv(groups, false, 0, 0), "residual_conv", inputs, {2, 12, 5, 5});
+    ExpectNear(got, want, 2 * 12 * 25, 1e-5f);
   }
 }
 
