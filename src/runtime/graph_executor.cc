@@ -97,6 +97,13 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const GraphModel> model) : model_(s
       }
     }
   }
+  // A host kernel cannot read a GPU's memory: such a model runs every kernel on the device.
+  for (const GraphKernel& kernel : model_->kernels()) {
+    LOOM_CHECK_USER(!device_memory_ || kernel.device_type != kDLCPU)
+        << "GraphExecutor: kernel '" << kernel.name << "' runs on the host, but the model's "
+        << "tensors live on " << DeviceName(memory.device_type)
+        << ", which the host cannot address; the artifact is inconsistent (compile it again)";
+  }
   std::vector<void*> entry_data;
   for (size_t e = 0; e < model_->entries().size(); ++e) entry_data.push_back(EntryData(e));
   BuildCallTable(entry_data, &calls_);
@@ -225,8 +232,8 @@ void GraphExecutor::SetInput(int index, const NDArray& value) {
       << "GraphExecutor::SetInput: input '" << input.name << "' expects shape "
       << ShapeString(entry.shape) << ", got " << ShapeString(value.Shape());
   if (device_memory_) {
-    CopyToEntry(static_cast<const uint8_t*>(value.data()) + value->byte_offset, value.device(),
-                input.entry, entry.bytes);
+    CopyDataFromTo(value.data(), value->byte_offset, EntryData(input.entry), 0, entry.bytes,
+                   value.device(), model_->memory_device());
   } else {
     value.CopyToBytes(EntryData(input.entry), entry.bytes);
   }

@@ -28,9 +28,15 @@ class CUDADeviceAPI final : public DeviceAPI {
     return reinterpret_cast<void*>(ptr);
   }
 
+  // Never throws (it runs in destructors): after a kernel faulted, every driver call fails
+  // with that fault, which the next synchronizing call reports; the memory goes with the
+  // context then.
   void FreeDataSpace(DLDevice device, void* ptr) override {
-    UseDevice(device.device_id);
-    Check(GlobalDriver().cuMemFree(Address(ptr, 0)), "cuMemFree", "a buffer of " + Where(device));
+    try {
+      UseDevice(device.device_id);
+      GlobalDriver().cuMemFree(Address(ptr, 0));
+    } catch (const Error&) {
+    }
   }
 
   void CopyDataFromTo(const void* from, size_t from_offset, void* to, size_t to_offset,

@@ -117,6 +117,8 @@ void Check(CUresult result, const char* call, const std::string& what) {
     }
     dlclose(handle);
   }
+  if (name == nullptr) name = "an unknown error";
+  if (text == nullptr) text = "";
   LOOM_THROW << "CUDA: " << call << " failed with " << name << " (" << result << ": " << text
              << ") in " << what;
 }

@@ -46,8 +46,14 @@ class CUDAModuleNode final : public ModuleNode,
   }
 
   ~CUDAModuleNode() override {
-    // The driver may be gone at exit; a module still loaded then is released with the context.
-    if (module_ != nullptr) cuda::GlobalDriver().cuModuleUnload(module_);
+    // Errors ignored: the driver may be gone at exit, and a module still loaded then is
+    // released with the context.
+    if (module_ == nullptr) return;
+    try {
+      cuda::UseDevice(kLaunchDevice);
+      cuda::GlobalDriver().cuModuleUnload(module_);
+    } catch (const Error&) {
+    }
   }
 
   std::string type_key() const override { return "cuda"; }
@@ -72,20 +78,27 @@ class CUDAModuleNode final : public ModuleNode,
     cuda::CUjit_option options[] = {cuda::CU_JIT_ERROR_LOG_BUFFER,
                                     cuda::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {log.data(), reinterpret_cast<void*>(log.size())};
-    const cuda::CUresult loaded = cu.cuModuleLoadDataEx(&module_, ptx_.c_str(), 2, options, values);
+    cuda::CUmodule module = nullptr;
+    const cuda::CUresult loaded = cu.cuModuleLoadDataEx(&module, ptx_.c_str(), 2, options, values);
     if (loaded != cuda::CUDA_SUCCESS) {
-      module_ = nullptr;
       log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
       Check(loaded, "cuModuleLoadDataEx",
             "loading the module's PTX on '" + device.name + "' (compute capability " +
-                std::to_string(device.compute_capability) + "; compile for an -arch it has):\n" +
-                log);
+                std::to_string(device.compute_capability) + "; the PTX must be for an -arch it " +
+                "has, by an NVRTC no newer than the driver):\n" + log);
     }
-    functions_.assign(kernels_.size(), nullptr);
+    // Published only whole: a kernel missing from the PTX leaves the module unloaded.
+    std::vector<cuda::CUfunction> functions(kernels_.size(), nullptr);
     for (size_t k = 0; k < kernels_.size(); ++k) {
-      Check(cu.cuModuleGetFunction(&functions_[k], module_, kernels_[k].name.c_str()),
-            "cuModuleGetFunction", "kernel '" + kernels_[k].name + "'");
+      const cuda::CUresult found =
+          cu.cuModuleGetFunction(&functions[k], module, kernels_[k].name.c_str());
+      if (found != cuda::CUDA_SUCCESS) {
+        cu.cuModuleUnload(module);
+        Check(found, "cuModuleGetFunction", "kernel '" + kernels_[k].name + "'");
+      }
     }
+    module_ = module;
+    functions_ = std::move(functions);
   }
 
   void Launch(size_t k, PackedArgs args) {
@@ -122,6 +135,14 @@ class CUDAModuleNode final : public ModuleNode,
       extents.push_back(args[static_cast<int>(num_params + t)].AsInt());
     }
     const LaunchShape shape = LaunchShapeOf(kernel, axes_[k], extents);
+    // CUDA's grid: x up to 2^31 - 1 blocks, y and z up to 65535.
+    const int64_t grid_limit[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
+    for (int d = 0; d < 3; ++d) {
+      LOOM_CHECK_USER(shape.blocks[d] <= grid_limit[d])
+          << "CUDA kernel '" << kernel.name << "': " << shape.blocks[d] << " blocks along "
+          << static_cast<char>('x' + d) << ", more than CUDA's " << grid_limit[d]
+          << "; bind the larger loop to blockIdx.x";
+    }
     auto dim = [](int64_t extent) { return static_cast<unsigned>(extent); };
     Check(cuda::GlobalDriver().cuLaunchKernel(
               functions_[k], dim(shape.blocks[0]), dim(shape.blocks[1]), dim(shape.blocks[2]),

@@ -54,6 +54,11 @@ const VarNode* Conflict(const Accesses& pending, const Accesses& next) {
   return Common(next.writes, pending.reads);
 }
 
+Accesses Combine(Accesses a, const Accesses& b) {
+  a.Add(b);
+  return a;
+}
+
 struct Summary {
   Accesses head, tail, all;
   bool has_barrier = false;
@@ -91,8 +96,24 @@ class BarrierPlanner : public StmtExprMutator {
       summary_.head = summary_.tail = summary_.all;
       return s;
     }
-    // Wrappers (allocations, lets, attributes) pass their body's summary on.
-    return StmtExprMutator::VisitStmt(s);
+    if (const auto* let = s.as<LetStmtNode>()) {
+      // A value computed from a thread index makes a branch on it divergent too.
+      if (ReadsThreadIndex(let->value)) thread_vars_.insert(let->var.get());
+    }
+    // Wrappers (allocations, lets, attributes, assertions) pass their body's summary on,
+    // after what their own expressions read (a let's value, loaded from shared memory, say).
+    Stmt visited = StmtExprMutator::VisitStmt(s);
+    if (s.as<LetStmtNode>() != nullptr || s.as<AssertStmtNode>() != nullptr ||
+        s.as<WhileNode>() != nullptr) {
+      Accesses own;
+      if (const auto* let = s.as<LetStmtNode>()) own = AccessesOf(let->value);
+      if (const auto* assert = s.as<AssertStmtNode>()) own = AccessesOf(assert->condition);
+      if (const auto* loop = s.as<WhileNode>()) own = AccessesOf(loop->condition);
+      summary_.head.Add(own);
+      summary_.all.Add(own);
+      if (!summary_.has_barrier) summary_.tail.Add(own);
+    }
+    return visited;
   }
 
   Stmt VisitStmt_(const SeqStmtNode* op) override {
@@ -138,6 +159,10 @@ class BarrierPlanner : public StmtExprMutator {
         summary.tail = Accesses{};
       }
     }
+    const Accesses bounds = Combine(AccessesOf(op->min), AccessesOf(op->extent));
+    summary.head.Add(bounds);
+    summary.all.Add(bounds);
+    if (!summary.has_barrier) summary.tail.Add(bounds);
     summary_ = summary;
     if (body.same_as(op->body)) return Stmt(op);
     return For(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_binding,
@@ -148,24 +173,32 @@ class BarrierPlanner : public StmtExprMutator {
     const bool divergent = ReadsThreadIndex(op->condition);
     if (divergent) divergent_conditions_.push_back(op->condition);
     Stmt then_case = VisitStmt(op->then_case);
-    Summary summary = summary_;
+    const Summary then_summary = summary_;
     Stmt else_case = op->else_case;
+    Summary else_summary;  // an empty path when there is no else
     if (else_case.defined()) {
       else_case = VisitStmt(else_case);
-      summary.head.Add(summary_.head);
-      summary.tail.Add(summary_.tail);
-      summary.all.Add(summary_.all);
-      summary.has_barrier |= summary_.has_barrier;
+      else_summary = summary_;
     }
     if (divergent) divergent_conditions_.pop_back();
+    // Either path may run: the accesses of both, and a barrier only when both have one (a
+    // path without one leaves everything it did pending).
+    Summary summary;
+    const Accesses condition = AccessesOf(op->condition);
+    summary.has_barrier = then_summary.has_barrier && else_summary.has_barrier;
+    summary.head = Combine(condition, Combine(then_summary.head, else_summary.head));
+    summary.all = Combine(condition, Combine(then_summary.all, else_summary.all));
+    summary.tail = summary.has_barrier ? Combine(then_summary.tail, else_summary.tail)
+                                       : summary.all;
     summary_ = summary;
     if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return Stmt(op);
     return IfThenElse(op->condition, then_case, else_case);
   }
 
  private:
-  Accesses AccessesOf(const Stmt& s) const {
+  Accesses AccessesOf(const ObjectRef& s) const {
     Accesses accesses;
+    if (!s.defined()) return accesses;
     PostOrderVisit(s, [&](const ObjectRef& node) {
       if (const auto* load = node.as<BufferLoadNode>()) {
         if (shared_.count(load->buffer->data.get())) accesses.reads.insert(load->buffer->data.get());

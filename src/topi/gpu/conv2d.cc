@@ -30,8 +30,9 @@ te::Schedule schedule_conv2d_nchw_direct(const te::Tensor& out, int threads,
   auto [pixel_block, pixel_thread] = output.split(pixel, threads);
   output.reorder({n, channel_group, pixel_block, pixel_thread, channel});
   IterVar image_channels = output.fuse(n, channel_group);
-  output.bind(image_channels, te::thread_axis("blockIdx.y"));
-  output.bind(pixel_block, te::thread_axis("blockIdx.x"));
+  // Images x channel groups can be many (CUDA allows 65535 blocks along y only).
+  output.bind(image_channels, te::thread_axis("blockIdx.x"));
+  output.bind(pixel_block, te::thread_axis("blockIdx.y"));
   output.bind(pixel_thread, te::thread_axis("threadIdx.x"));
 
   // Each input element loaded once per reduction step, for all the thread's channels.

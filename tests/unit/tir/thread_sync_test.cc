@@ -79,6 +79,23 @@ TEST(ThreadSync, TheNextIterationsWriteWaitsForThisOnesReads) {
   EXPECT_EQ(Barriers(writes), 0) << ToScript(writes);
 }
 
+TEST(ThreadSync, ABarrierOnOnePathOfABranchIsNoBarrierAfterIt) {
+  Kernel k;
+  // The branch's own barrier (between its write and read) is on one path only: when `flag`
+  // is 0 nothing waited for the first write, so the read after the if needs one of its own.
+  Var flag("flag", DataType::Int(32));
+  Stmt branch =
+      IfThenElse(flag > 0, SeqStmt({k.WriteShared(k.tx + 32), k.ReadShared(k.tx)}), Stmt());
+  PrimFunc synced =
+      Synced(k.Wrap(SeqStmt({k.WriteShared(k.tx), branch, k.ReadShared(k.tx + 64)})));
+  EXPECT_EQ(Barriers(synced), 2) << ToScript(synced);
+  // A shared load in a let's value counts as a read.
+  Var loaded("loaded", kF32);
+  Stmt let = LetStmt(loaded, BufferLoad(k.s, {31 - k.tx}),
+                     BufferStore(k.b, loaded, {k.tx}));
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({k.WriteShared(k.tx), let})))), 1);
+}
+
 TEST(ThreadSync, KernelsWithoutSharedMemoryAreLeftAlone) {
   Kernel k;
   PrimFunc local = k.Wrap(SeqStmt({k.WriteShared(k.tx), k.ReadShared(k.tx)}), "local");

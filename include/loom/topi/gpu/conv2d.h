@@ -1,8 +1,8 @@
 // Direct conv2d (NCHW, any groups) on GPUs, with its elementwise epilogue: each thread
 // computes `channels_per_thread` output channels of one output pixel in registers, so every
 // input element it loads feeds that many products; neighbouring threads take neighbouring
-// pixels (coalesced loads and stores), blocks of `threads` pixels (blockIdx.x) times groups
-// of channels and images (blockIdx.y). Reductions are serial per thread.
+// pixels (coalesced loads and stores), blocks of `threads` pixels (blockIdx.y) times groups
+// of channels and images (blockIdx.x). Reductions are serial per thread.
 #pragma once
 
 #include "loom/te/schedule.h"

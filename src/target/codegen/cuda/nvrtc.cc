@@ -102,6 +102,12 @@ std::string CompileToPTX(const std::string& source, const std::string& arch) {
   Check(nvrtc, nvrtc.nvrtcCreateProgram(&program, source.c_str(), "loom_kernels.cu", 0, nullptr,
                                         nullptr),
         "nvrtcCreateProgram");
+  // Destroyed however this returns.
+  struct ProgramGuard {
+    const NVRTC& nvrtc;
+    nvrtcProgram& program;
+    ~ProgramGuard() { nvrtc.nvrtcDestroyProgram(&program); }
+  } guard{nvrtc, program};
   const std::string architecture = "--gpu-architecture=compute_" + arch.substr(3);
   const char* options[] = {architecture.c_str(), "--fmad=false", "--std=c++17"};
   const nvrtcResult compiled = nvrtc.nvrtcCompileProgram(program, 3, options);
@@ -120,7 +126,6 @@ std::string CompileToPTX(const std::string& source, const std::string& arch) {
     Check(nvrtc, nvrtc.nvrtcGetPTX(program, ptx.data()), "nvrtcGetPTX");
     if (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
   }
-  nvrtc.nvrtcDestroyProgram(&program);
   LOOM_CHECK_USER(compiled == NVRTC_SUCCESS)
       << "NVRTC could not compile the kernels for " << arch << " ("
       << nvrtc.nvrtcGetErrorString(compiled) << "):\n"
