@@ -234,6 +234,13 @@ INSTANTIATE_TEST_SUITE_P(Gpu, GpuTargetTest,
                                            GpuTarget{"cuda", testing::kCUDADevice}),
                          [](const auto& info) { return info.param.kind; });
 
+TEST(CUDATarget, AnArchitectureNotNamedSmIsABuildError) {
+  // Checked before NVRTC is looked for: no toolkit needed.
+  EXPECT_EQ(ErrorOf([] { build(Elementwise(64, 64, true), Target::Parse("cuda -arch=90")); }),
+            "the cuda target's -arch is '90'; expected sm_<major><minor> (sm_90 for an H100 "
+            "or H200)");
+}
+
 TEST(OpenCLTarget, KernelsAreOpenCLCWithLocalMemoryAndBarriers) {
   const std::string source = runtime::OpenCLModuleSource(
       build(SharedMatmul(64, 64, 64, 8, 8, 8), Target::Parse("opencl"))->imports()[0]);
