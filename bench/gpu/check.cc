@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_tool.h"
 #include "loom/runtime/device_api.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -181,10 +182,5 @@ int Main(int argc, char** argv) {
 }  // namespace loom
 
 int main(int argc, char** argv) {
-  try {
-    return loom::Main(argc, argv);
-  } catch (const loom::Error& error) {
-    std::cerr << "loom-gpu-check: " << error.what() << "\n";
-    return 2;
-  }
+  return loom::RunGpuTool("loom-gpu-check", loom::Main, argc, argv, 2);
 }

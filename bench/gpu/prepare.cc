@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_test_kernels.h"
+#include "gpu_tool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
 
@@ -122,10 +123,5 @@ int Main(int argc, char** argv) {
 }  // namespace loom
 
 int main(int argc, char** argv) {
-  try {
-    return loom::Main(argc, argv);
-  } catch (const loom::Error& error) {
-    std::cerr << "loom-gpu-prepare: " << error.what() << "\n";
-    return 1;
-  }
+  return loom::RunGpuTool("loom-gpu-prepare", loom::Main, argc, argv, 1);
 }

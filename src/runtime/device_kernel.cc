@@ -32,13 +32,17 @@ std::vector<std::vector<ThreadAxis>> ThreadAxesOf(const std::vector<DeviceKernel
   return axes;
 }
 
-LaunchShape LaunchShapeOf(const DeviceKernelInfo& kernel, const std::vector<ThreadAxis>& axes,
-                          const std::vector<int64_t>& extents) {
+LaunchShape LaunchShapeOf(const char* device, const DeviceKernelInfo& kernel,
+                          const std::vector<ThreadAxis>& axes, PackedArgs args) {
+  const size_t num_params = kernel.params.size();
+  LOOM_CHECK_USER(static_cast<size_t>(args.size()) == num_params + axes.size())
+      << device << " kernel '" << kernel.name << "' takes " << num_params << " arguments and "
+      << axes.size() << " launch extents, got " << args.size() << " values";
   LaunchShape shape;
   for (size_t t = 0; t < axes.size(); ++t) {
-    const int64_t extent = extents[t];
-    LOOM_CHECK_USER(extent > 0) << "kernel '" << kernel.name << "': launch extent " << extent
-                                << " of " << kernel.thread_tags[t];
+    const int64_t extent = args[static_cast<int>(num_params + t)].AsInt();
+    LOOM_CHECK_USER(extent > 0) << device << " kernel '" << kernel.name << "': launch extent "
+                                << extent << " of " << kernel.thread_tags[t];
     (axes[t].is_block ? shape.blocks : shape.threads)[axes[t].dim] = extent;
     shape.dims = std::max(shape.dims, axes[t].dim + 1);
   }

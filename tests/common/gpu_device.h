@@ -31,5 +31,5 @@ inline std::string DeviceMissing(DLDevice device) {
   if (std::string why = ::loom::testing::DeviceMissing(device); !why.empty()) { \
     GTEST_SKIP() << "no " << (what) << " device here: " << why;                   \
   }
-#define LOOM_SKIP_WITHOUT_OPENCL() LOOM_SKIP_WITHOUT_DEVICE(::loom::testing::kOpenCLDevice, "OpenCL")
-#define LOOM_SKIP_WITHOUT_CUDA() LOOM_SKIP_WITHOUT_DEVICE(::loom::testing::kCUDADevice, "CUDA")
+#define LOOM_SKIP_WITHOUT_OPENCL() \
+  LOOM_SKIP_WITHOUT_DEVICE(::loom::testing::kOpenCLDevice, "OpenCL")

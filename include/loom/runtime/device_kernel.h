@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loom/runtime/data_type.h"
+#include "loom/runtime/packed_func.h"
 
 namespace loom::runtime {
 
@@ -36,10 +37,11 @@ struct LaunchShape {
   int dims = 1;  // the highest dimension used, plus one
 };
 
-// The launch shape of `kernel` from a call's trailing extents (`extents`, one per thread tag,
-// in `axes` order), each a positive value; a loom::Error naming the kernel otherwise.
-LaunchShape LaunchShapeOf(const DeviceKernelInfo& kernel, const std::vector<ThreadAxis>& axes,
-                          const std::vector<int64_t>& extents);
+// The launch shape of a call of `kernel` (whose thread tags parsed to `axes`) on `device`
+// ("CUDA"): `args` must be its parameters then one positive extent per thread tag; a
+// loom::Error naming the device and the kernel otherwise.
+LaunchShape LaunchShapeOf(const char* device, const DeviceKernelInfo& kernel,
+                          const std::vector<ThreadAxis>& axes, PackedArgs args);
 
 // The axes of each kernel's thread tags, parsed once when a module is made.
 std::vector<std::vector<ThreadAxis>> ThreadAxesOf(const std::vector<DeviceKernelInfo>& kernels);

@@ -59,10 +59,6 @@ State MakeState() {
                                   device.handle),
           "cuDeviceGetAttribute", where);
     device.compute_capability = major * 10 + minor;
-    Check(cu.cuDeviceGetAttribute(&device.max_shared_memory_per_block,
-                                  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                  device.handle),
-          "cuDeviceGetAttribute", where);
     Check(cu.cuDevicePrimaryCtxRetain(&device.context, device.handle), "cuDevicePrimaryCtxRetain",
           where);
     state.devices.push_back(device);

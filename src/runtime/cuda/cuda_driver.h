@@ -21,37 +21,33 @@ using CUstream = struct CUstream_st*;
 using CUjit_option = int;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
-inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
-inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
-inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 // name, the symbol the driver exports (the _v2 ABI where there is one), the signature.
-#define LOOM_CUDA_FUNCTIONS(X)                                                                   \
-  X(cuInit, "cuInit", CUresult (*)(unsigned))                                                    \
-  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult (*)(int*))                                    \
-  X(cuDeviceGet, "cuDeviceGet", CUresult (*)(CUdevice*, int))                                    \
-  X(cuDeviceGetName, "cuDeviceGetName", CUresult (*)(char*, int, CUdevice))                      \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", CUresult (*)(int*, int, CUdevice))             \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult (*)(CUcontext*, CUdevice))    \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult (*)(CUcontext))                                 \
-  X(cuCtxSynchronize, "cuCtxSynchronize", CUresult (*)())                                        \
-  X(cuMemAlloc, "cuMemAlloc_v2", CUresult (*)(CUdeviceptr*, size_t))                             \
-  X(cuMemFree, "cuMemFree_v2", CUresult (*)(CUdeviceptr))                                        \
-  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void*, size_t))             \
-  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult (*)(void*, CUdeviceptr, size_t))                   \
-  X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult (*)(CUdeviceptr, CUdeviceptr, size_t))             \
-  X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                                    \
-    CUresult (*)(CUmodule*, const void*, unsigned, CUjit_option*, void**))                       \
-  X(cuModuleUnload, "cuModuleUnload", CUresult (*)(CUmodule))                                    \
-  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult (*)(CUfunction*, CUmodule, const char*)) \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult (*)(CUfunction, int, int))                \
-  X(cuLaunchKernel, "cuLaunchKernel",                                                            \
-    CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,         \
-                 unsigned, CUstream, void**, void**))
+#define LOOM_CUDA_FUNCTIONS(X)                                                                     \
+  X(cuInit, "cuInit", CUresult (*)(unsigned))                                                      \
+  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult (*)(int*))                                      \
+  X(cuDeviceGet, "cuDeviceGet", CUresult (*)(CUdevice*, int))                                      \
+  X(cuDeviceGetName, "cuDeviceGetName", CUresult (*)(char*, int, CUdevice))                        \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", CUresult (*)(int*, int, CUdevice))               \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult (*)(CUcontext*, CUdevice))      \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult (*)(CUcontext))                                   \
+  X(cuCtxSynchronize, "cuCtxSynchronize", CUresult (*)())                                          \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult (*)(CUdeviceptr*, size_t))                               \
+  X(cuMemFree, "cuMemFree_v2", CUresult (*)(CUdeviceptr))                                          \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void*, size_t))               \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult (*)(void*, CUdeviceptr, size_t))                     \
+  X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult (*)(CUdeviceptr, CUdeviceptr, size_t))               \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                                      \
+    CUresult (*)(CUmodule*, const void*, unsigned, CUjit_option*, void**))                         \
+  X(cuModuleUnload, "cuModuleUnload", CUresult (*)(CUmodule))                                      \
+  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult (*)(CUfunction*, CUmodule, const char*))  \
+  X(cuLaunchKernel, "cuLaunchKernel",                                                              \
+    CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                 CUstream, void**, void**))
 
 template <typename Pointer>
 using FunctionPointer = Pointer;
@@ -62,13 +58,12 @@ struct Driver {
 #undef LOOM_CUDA_POINTER
 };
 
-// One device: its primary context and what kernels are checked against.
+// One device: its primary context, and what a load error names.
 struct Device {
   CUdevice handle = 0;
   CUcontext context = nullptr;
   std::string name;
   int compute_capability = 0;  // major * 10 + minor
-  int max_shared_memory_per_block = 0;  // opted in: what a kernel may ask for at most
 };
 
 // The driver, initialized once; a loom::Error when libcuda.so.1 cannot be loaded or has no

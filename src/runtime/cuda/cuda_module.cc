@@ -104,9 +104,7 @@ class CUDAModuleNode final : public ModuleNode,
   void Launch(size_t k, PackedArgs args) {
     const DeviceKernelInfo& kernel = kernels_[k];
     const size_t num_params = kernel.params.size();
-    LOOM_CHECK_USER(static_cast<size_t>(args.size()) == num_params + kernel.thread_tags.size())
-        << "CUDA kernel '" << kernel.name << "' takes " << num_params << " arguments and "
-        << kernel.thread_tags.size() << " launch extents, got " << args.size() << " values";
+    const LaunchShape shape = LaunchShapeOf("CUDA", kernel, axes_[k], args);
     const cuda::Device& device = cuda::UseDevice(kLaunchDevice);
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -130,11 +128,6 @@ class CUDAModuleNode final : public ModuleNode,
       }
       pointers[i] = &value;
     }
-    std::vector<int64_t> extents;
-    for (size_t t = 0; t < kernel.thread_tags.size(); ++t) {
-      extents.push_back(args[static_cast<int>(num_params + t)].AsInt());
-    }
-    const LaunchShape shape = LaunchShapeOf(kernel, axes_[k], extents);
     // CUDA's grid: x up to 2^31 - 1 blocks, y and z up to 65535.
     const int64_t grid_limit[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
     for (int d = 0; d < 3; ++d) {

@@ -88,9 +88,7 @@ class OpenCLModuleNode final : public ModuleNode,
   void Launch(size_t k, PackedArgs args) {
     const DeviceKernelInfo& kernel = kernels_[k];
     const size_t num_params = kernel.params.size();
-    LOOM_CHECK_USER(static_cast<size_t>(args.size()) == num_params + kernel.thread_tags.size())
-        << "OpenCL kernel '" << kernel.name << "' takes " << num_params << " arguments and "
-        << kernel.thread_tags.size() << " launch extents, got " << args.size() << " values";
+    const LaunchShape shape = LaunchShapeOf("OpenCL", kernel, axes_[k], args);
     std::lock_guard<std::mutex> lock(mutex_);  // kernel arguments are per kernel object
     if (program_ == nullptr) Build();
     const opencl::Library& cl = opencl::GlobalContext().cl;
@@ -119,11 +117,6 @@ class OpenCLModuleNode final : public ModuleNode,
       }
       Check(status, "clSetKernelArg", what);
     }
-    std::vector<int64_t> extents;
-    for (size_t t = 0; t < kernel.thread_tags.size(); ++t) {
-      extents.push_back(args[static_cast<int>(num_params + t)].AsInt());
-    }
-    const LaunchShape shape = LaunchShapeOf(kernel, axes_[k], extents);
     // OpenCL's global size counts work-items: groups times the items of each.
     size_t global[3], local[3];
     for (int d = 0; d < 3; ++d) {

@@ -27,6 +27,17 @@ void ForEachKernelStage(const te::Schedule& s, Visit&& visit) {
 
 bool IsDataParallel(const IterVar& iv) { return iv->iter_type == IterVarType::kDataPar; }
 
+// Why a kernel stage cannot have a thread per output element, or nothing.
+std::optional<std::string> StageUnsupported(const te::Stage& stage) {
+  if (dynamic_cast<const te::ComputeOpNode*>(stage->op.get()) == nullptr) {
+    return "stage '" + stage->name() + "' is not a te::compute";
+  }
+  if (stage->leaf_iter_vars.empty() || !IsDataParallel(stage->leaf_iter_vars[0])) {
+    return "stage '" + stage->name() + "' has no data-parallel loop to spread over threads";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> ThreadPerElementUnsupported(const Array<te::Tensor>& outs) {
@@ -34,12 +45,7 @@ std::optional<std::string> ThreadPerElementUnsupported(const Array<te::Tensor>& 
   detail::InlineInjective(s, OpsOf(outs));
   std::optional<std::string> why;
   ForEachKernelStage(s, [&](const te::Stage& stage) {
-    if (why) return;
-    if (dynamic_cast<const te::ComputeOpNode*>(stage->op.get()) == nullptr) {
-      why = "stage '" + stage->name() + "' is not a te::compute";
-    } else if (stage->leaf_iter_vars.empty() || !IsDataParallel(stage->leaf_iter_vars[0])) {
-      why = "stage '" + stage->name() + "' has no data-parallel loop to spread over threads";
-    }
+    if (!why) why = StageUnsupported(stage);
   });
   return why;
 }
@@ -47,12 +53,12 @@ std::optional<std::string> ThreadPerElementUnsupported(const Array<te::Tensor>& 
 te::Schedule schedule_thread_per_element(const Array<te::Tensor>& outs, int threads_per_block) {
   LOOM_CHECK_USER(threads_per_block > 0)
       << "schedule_thread_per_element: threads_per_block must be positive";
-  if (std::optional<std::string> why = ThreadPerElementUnsupported(outs)) {
-    LOOM_THROW << "schedule_thread_per_element: " << *why;
-  }
   te::Schedule s = te::create_schedule(OpsOf(outs));
   detail::InlineInjective(s, OpsOf(outs));
   ForEachKernelStage(s, [&](te::Stage stage) {
+    if (std::optional<std::string> why = StageUnsupported(stage)) {
+      LOOM_THROW << "schedule_thread_per_element: " << *why;
+    }
     IterVar fused = stage->leaf_iter_vars[0];
     while (stage->leaf_iter_vars.size() > 1 && IsDataParallel(stage->leaf_iter_vars[1])) {
       fused = stage.fuse(fused, stage->leaf_iter_vars[1]);

@@ -94,6 +94,18 @@ TEST(GpuModels, EverySeedModelOnOpenCLMatchesTheCpu) {
   }
 }
 
+// The host code through the c target: the intermediates its kernels pass (softmax's maximum
+// and sum) must be the device's workspaces there too.
+TEST(GpuModels, AHostInCKeepsIntermediatesOnTheDevice) {
+  LOOM_SKIP_WITHOUT_DEVICE(testing::kOpenCLDevice, "OpenCL");
+  const std::string path = std::string(LOOM_FUZZ_MODEL_CORPUS) + "/conv_relu_pool_gemm.onnx";
+  frontend::onnx::ImportedModel model = frontend::onnx::ImportFile(path);
+  graph::CompiledModel cpu = graph::Compile(model.module, {.target = "llvm"});
+  graph::CompiledModel gpu = graph::Compile(model.module, {.target = "opencl -host=c"});
+  std::vector<NDArray> inputs = InputsOf(runtime::GraphExecutor(graph::MakeGraphModel(cpu)));
+  ExpectSame(RunCompiled(gpu, inputs), RunCompiled(cpu, inputs), "opencl -host=c");
+}
+
 TEST(GpuModels, EverySeedModelCompilesForCuda) {
   for (const fs::path& path : SeedModels()) {
     frontend::onnx::ImportedModel model = frontend::onnx::ImportFile(path.string());

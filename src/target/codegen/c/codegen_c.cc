@@ -211,7 +211,8 @@ void CodeGenC::EmitFailure(const std::string& message_expr) {
   }
   // After the message is recorded: freeing succeeds silently, so the message survives.
   for (auto it = live_workspaces_.rbegin(); it != live_workspaces_.rend(); ++it) {
-    Line("__LoomBackendFreeWorkspace(1, 0, " + *it + ");");
+    Line("__LoomBackendFreeWorkspace(" + std::to_string(workspace_device_type_) + ", 0, " + *it +
+         ");");
   }
   Line("return -1;");
 }
@@ -221,6 +222,10 @@ void CodeGenC::AddFunction(const std::string& name, const PrimFunc& func) {
       << "the c target: function name '" << name << "' is not a C identifier";
   function_name_ = name;
   function_scratch_bytes_ = 0;
+  workspace_device_type_ = 1;  // kDLCPU
+  if (auto device = func->attrs.find(tir::builtin::kWorkspaceDevice); device != func->attrs.end()) {
+    workspace_device_type_ = static_cast<int>(device->second.as<IntImmNode>()->value);
+  }
   names_.clear();
   next_temp_ = 0;
   next_name_ = 0;
@@ -497,7 +502,9 @@ void CodeGenC::VisitStmt_(const AllocateNode* op) {
   DataType t = op->dtype;
   auto [elements, constant, count] = SizeOf(*op);
   OpenBlock("");
-  if (constant && count * t.bytes() <= kMaxStackAllocationBytes) {
+  // A device's buffer (what the function's kernels read and write) is the device's workspace.
+  const std::string device = std::to_string(workspace_device_type_);
+  if (workspace_device_type_ == 1 && constant && count * t.bytes() <= kMaxStackAllocationBytes) {
     // Words of 8 bytes: storage any element type may be read from, aligned for all of them
     // (StorageRewrite may give one allocation several element types).
     std::string array = Bind(op->buffer_var) + "_storage";
@@ -516,9 +523,9 @@ void CodeGenC::VisitStmt_(const AllocateNode* op) {
   }
   std::string nbytes = VisitExpr(elements);
   std::string name = Bind(op->buffer_var);
-  Line("void* " + name + " = __LoomBackendAllocWorkspace(1, 0, (uint64_t)" + nbytes + " * " +
-       std::to_string(t.bytes()) + ", " + std::to_string(static_cast<int>(t.code())) + ", " +
-       std::to_string(t.bits()) + ");");
+  Line("void* " + name + " = __LoomBackendAllocWorkspace(" + device + ", 0, (uint64_t)" + nbytes +
+       " * " + std::to_string(t.bytes()) + ", " + std::to_string(static_cast<int>(t.code())) +
+       ", " + std::to_string(t.bits()) + ");");
   OpenBlock("if (" + name + " == NULL)");
   EmitFailure(Quote(function_name_ + ": could not allocate the workspace of '" +
                     op->buffer_var->name_hint + "'"));
@@ -526,7 +533,7 @@ void CodeGenC::VisitStmt_(const AllocateNode* op) {
   live_workspaces_.push_back(name);
   VisitStmt(op->body);
   live_workspaces_.pop_back();
-  Line("__LoomBackendFreeWorkspace(1, 0, " + name + ");");
+  Line("__LoomBackendFreeWorkspace(" + device + ", 0, " + name + ");");
   CloseBlock();
 }
 

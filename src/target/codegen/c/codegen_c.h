@@ -99,6 +99,9 @@ class CodeGenC : public ExprFunctor<std::string(const PrimExpr&)>,
   std::unordered_map<const VarNode*, std::string> names_;
   std::vector<std::string> live_workspaces_;  // freed on every failure return
   int64_t function_scratch_bytes_ = 0;         // the sum over the current function's blocks
+  // Where the current function's workspaces come from (tir::builtin::kWorkspaceDevice; the
+  // host, kDLCPU = 1, unless its kernels run on a device the host cannot address).
+  int workspace_device_type_ = 1;
   ScratchNeed scratch_need_;
   bool uses_call_packed_ = false;
   // The C value of each expression node computed in the current statement, per open block.

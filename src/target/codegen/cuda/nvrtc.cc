@@ -23,7 +23,6 @@ constexpr const char* kLibraries[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc
                                       "/usr/local/cuda/lib64/libnvrtc.so"};
 
 struct NVRTC {
-  nvrtcResult (*nvrtcVersion)(int*, int*) = nullptr;
   const char* (*nvrtcGetErrorString)(nvrtcResult) = nullptr;
   nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int,
                                     const char* const*, const char* const*) = nullptr;
@@ -48,11 +47,10 @@ NVRTC Open() {
       << tried << "); install the CUDA toolkit's NVRTC (libnvrtc) or add its folder to "
       << "LD_LIBRARY_PATH";
   NVRTC nvrtc;
-#define LOOM_NVRTC_RESOLVE(name)                                                              \
-  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name));                  \
+#define LOOM_NVRTC_RESOLVE(name)                                                             \
+  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(handle, #name));                 \
   LOOM_CHECK_USER(nvrtc.name != nullptr) << "NVRTC: the library has no " #name " (the CUDA " \
                                          << "toolkit is too old)";
-  LOOM_NVRTC_RESOLVE(nvrtcVersion)
   LOOM_NVRTC_RESOLVE(nvrtcGetErrorString)
   LOOM_NVRTC_RESOLVE(nvrtcCreateProgram)
   LOOM_NVRTC_RESOLVE(nvrtcCompileProgram)
@@ -86,12 +84,6 @@ void Check(const NVRTC& nvrtc, nvrtcResult result, const char* call) {
 }
 
 }  // namespace
-
-std::string NVRTCVersion() {
-  int major = 0, minor = 0;
-  Check(Library(), Library().nvrtcVersion(&major, &minor), "nvrtcVersion");
-  return std::to_string(major) + "." + std::to_string(minor);
-}
 
 std::string CompileToPTX(const std::string& source, const std::string& arch) {
   LOOM_CHECK_USER(arch.rfind("sm_", 0) == 0 && arch.size() > 3)

@@ -13,7 +13,4 @@ namespace loom::codegen {
 // missing.
 std::string CompileToPTX(const std::string& source, const std::string& arch);
 
-// The NVRTC version ("13.0"); a loom::Error when NVRTC is missing.
-std::string NVRTCVersion();
-
 }  // namespace loom::codegen

@@ -29,7 +29,7 @@ std::vector<std::string> ThreadTagsOf(const PrimFunc& func) {
   return tags;
 }
 
-// Each threadIdx tag's extent, in tag order, and the block's shape in words.
+// Each threadIdx tag's extent, by tag.
 std::map<std::string, int64_t> ThreadExtents(const PrimFunc& func) {
   std::map<std::string, int64_t> extents;
   PostOrderVisit(func->body, [&](const ObjectRef& node) {
