@@ -2,8 +2,9 @@
 // here (the GPU machine has no LLVM): artifacts built for the cuda target, each a library
 // whose host code launches PTX kernels, as a deployment ships them, and a manifest
 // (OUT/manifest.json) that loom-gpu-check reads there.
-//  - "check" entries: the GPU target tests' kernels (tests/common/gpu_test_kernels.h) with
-//    their inputs and the host's (llvm) outputs as .npy files;
+//  - "check" entries: the GPU target tests' kernels (tests/common/gpu_test_kernels.h: shared
+//    memory tiles, cross-thread reductions) with their inputs and the host's (llvm) outputs
+//    as .npy files;
 //  - "gemm" entries: float32 C = A x B of 4096^3 (and smaller) with topi's shared-memory
 //    schedule at several tilings, timed there against cuBLAS in the same process.
 #include <filesystem>
@@ -41,13 +42,36 @@ std::vector<CheckCase> CheckCases() {
   }
   cases.push_back({"matmul_24x40x33", Matmul(24, 40, 33, true), Matmul(24, 40, 33, false),
                    {{24, 33}, {33, 40}}, {24, 40}, 1e-5});
-  for (auto [m, n, k, tile_k] : {std::tuple{64, 96, 48, 8}, std::tuple{50, 70, 45, 4},
-                                 std::tuple{256, 256, 256, 8}}) {
-    const std::string shape =
-        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    cases.push_back({"shared_matmul_" + shape, SharedMatmul(m, n, k, 8, 8, tile_k),
-                     Matmul(m, n, k, false), {{m, k}, {k, n}}, {m, n}, 1e-5});
+  for (bool strided : {false, true}) {
+    for (auto [m, n, k, tile_k] :
+         {std::tuple{64, 96, 48, 8}, std::tuple{50, 70, 45, 4}, std::tuple{256, 256, 256, 8}}) {
+      const std::string shape =
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      cases.push_back({"shared_matmul_" + shape + (strided ? "_strided" : ""),
+                       SharedMatmul(m, n, k, 8, 8, tile_k, strided),
+                       Matmul(m, n, k, false),
+                       {{m, k}, {k, n}},
+                       {m, n},
+                       1e-5});
+    }
   }
+  // Cross-thread reductions: warp shuffles alone (16 threads, 4 rows a block), shuffles and
+  // shared memory (128), shared memory alone (48, not warp-shaped).
+  for (auto [m, n, rows, threads] :
+       {std::tuple{5, 1000, 4, 16}, std::tuple{3, 999, 1, 128}, std::tuple{7, 130, 2, 48}}) {
+    cases.push_back({"row_sum_" + std::to_string(threads) + "_threads",
+                     RowReduction(m, n, rows, threads, RowReducer::kSum, true),
+                     RowReduction(m, n, rows, threads, RowReducer::kSum, false),
+                     {{m, n}},
+                     {m},
+                     1e-5});
+  }
+  cases.push_back({"total_sum",
+                   TotalSum(37, 41, 256, true),
+                   TotalSum(37, 41, 256, false),
+                   {{37, 41}},
+                   {},
+                   1e-5});
   return cases;
 }
 
@@ -81,12 +105,13 @@ nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs:
   topi::gpu::ScheduleSharedMatmul(s, c, a, b, t);
   const std::string tiling = std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) +
                              " threads, " + std::to_string(t.rows_per_thread) + "x" +
-                             std::to_string(t.cols_per_thread) + " each, k step " +
-                             std::to_string(t.tile_k);
+                             std::to_string(t.cols_per_thread) + (t.strided ? " strided" : "") +
+                             " each, k step " + std::to_string(t.tile_k);
   const std::string name = "sgemm_" + std::to_string(size) + "_" + std::to_string(t.threads_y) +
                            "x" + std::to_string(t.threads_x) + "_" +
                            std::to_string(t.rows_per_thread) + "x" +
-                           std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k);
+                           std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k) +
+                           (t.strided ? "_strided" : "");
   ExportLibrary(build(te::lower(s, {a, b, c}, "sgemm"), target), (out / (name + ".so")).string());
   return {{"kind", "gemm"}, {"name", name},     {"library", name + ".so"},
           {"function", "sgemm"}, {"size", size}, {"tiling", tiling}};
@@ -105,11 +130,16 @@ int Main(int argc, char** argv) {
   }
   using topi::gpu::MatmulTiling;
   for (int size : {1024, 4096}) {
-    for (MatmulTiling t : {MatmulTiling{16, 16, 8, 8, 8}, MatmulTiling{16, 16, 8, 8, 16},
-                           MatmulTiling{16, 16, 4, 4, 8}, MatmulTiling{8, 32, 8, 4, 8},
-                           MatmulTiling{8, 32, 8, 8, 8}, MatmulTiling{16, 16, 8, 4, 8},
-                           MatmulTiling{16, 16, 4, 8, 8}, MatmulTiling{32, 8, 4, 8, 8},
-                           MatmulTiling{8, 16, 8, 8, 8}, MatmulTiling{16, 8, 8, 8, 8}}) {
+    for (MatmulTiling t :
+         {MatmulTiling{16, 16, 8, 8, 8}, MatmulTiling{16, 16, 8, 8, 16},
+          MatmulTiling{16, 16, 4, 4, 8}, MatmulTiling{8, 32, 8, 4, 8}, MatmulTiling{8, 32, 8, 8, 8},
+          MatmulTiling{16, 16, 8, 4, 8}, MatmulTiling{16, 16, 4, 8, 8},
+          MatmulTiling{32, 8, 4, 8, 8}, MatmulTiling{8, 16, 8, 8, 8}, MatmulTiling{16, 8, 8, 8, 8},
+          // Strided parts (virtual threads): conflict-free shared reads,
+          // coalesced stores; not yet measured.
+          MatmulTiling{16, 16, 4, 4, 8, true}, MatmulTiling{16, 16, 8, 8, 8, true},
+          MatmulTiling{16, 16, 8, 4, 8, true}, MatmulTiling{8, 32, 8, 4, 8, true},
+          MatmulTiling{16, 16, 8, 8, 16, true}}) {
       manifest["entries"].push_back(PrepareGemm(size, t, out, target));
     }
   }

@@ -84,6 +84,15 @@ constexpr OpSpec kBuiltinOps[] = {
     // loom_thread_sync(): every thread of a GPU block waits here until all have arrived and
     // their shared-memory writes before it are visible to all (tir::transform::ThreadSync).
     {"loom_thread_sync", CallEffect::kOpaque, 0},
+    // loom_thread_allreduce(k, values..., thread variables...): a reduction across a block's
+    // threads, in place (te lowering emits it, LowerThreadAllreduce lowers it);
+    // loom_warp_shuffle_down(value, offset, width) and loom_warp_shuffle(value, lane, width):
+    // a lane's value read by another lane of the warp, which every lane must execute (so the
+    // shuffles are opaque: no pass may move one into a branch or drop it). See
+    // tir::builtin in tir/transform.h.
+    {"loom_thread_allreduce", CallEffect::kOpaque, -1},
+    {"loom_warp_shuffle_down", CallEffect::kOpaque, 3},
+    {"loom_warp_shuffle", CallEffect::kOpaque, 3},
 };
 
 class OpRegistry {

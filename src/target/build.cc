@@ -49,8 +49,12 @@ runtime::Module build(const std::vector<BuildPart>& parts) {
       // A device target: thread-bound loop nests become kernels for the device's generator;
       // the rest, which launches them, is built for the host target, whose module imports
       // the device's (and finds the kernels there when it launches them).
-      // Barriers go in once the kernels are whole, with the shared memory their threads share.
-      lowered = ThreadSync()(SplitHostDevice()(lowered));
+      // Cross-thread reductions become the target's shuffles or shared memory once each
+      // kernel's threads are known; barriers go in once the kernels are whole, with the
+      // shared memory their threads share.
+      lowered = SplitHostDevice()(lowered);
+      lowered = LowerThreadAllreduce(static_cast<int>(target.GetInt("thread-warp-size")))(lowered);
+      lowered = ThreadSync()(lowered);
       IRModule kernels;
       for (const auto& [name, func] : lowered.functions()) {
         (IsDeviceKernel(func) ? kernels : part_host).Add(name, func);

@@ -84,7 +84,7 @@ void SetKind(StageNode* stage, const IterVar& iv, ForKind kind, const char* prim
   LOOM_SCHEDULE_CHECK(attr.for_kind == ForKind::kSerial || attr.for_kind == kind, primitive,
                       *stage)
       << "axis '" << iv->var.name() << "' is already " << ForKindName(attr.for_kind);
-  if (kind == ForKind::kParallel || kind == ForKind::kThreadBinding) {
+  if (kind == ForKind::kParallel) {
     LOOM_SCHEDULE_CHECK(iv->iter_type != IterVarType::kCommReduce, primitive, *stage)
         << "axis '" << iv->var.name() << "' is a reduction axis; its iterations depend on "
         << "each other and cannot run in parallel";
@@ -255,9 +255,27 @@ void Stage::bind(const IterVar& var, const IterVar& thread) {
       << "bind '" << var->var.name() << "' to a thread axis made by thread_axis()";
   StageNode* stage = node_.get();
   for (const auto& [key, attr] : stage->iter_var_attrs) {
+    if (!attr.bind_thread.defined() || key == var.get()) continue;
     LOOM_SCHEDULE_CHECK(!attr.bind_thread.same_as(thread), "bind", *stage)
-        << "thread axis '" << thread->thread_tag << "' is already bound to another loop";
+        << "thread axis '" << thread->thread_tag << "' is already bound to loop '"
+        << static_cast<const IterVarNode*>(key)->var.name() << "'";
+    // Virtual threads of one tag may nest (each axis is replicated on its own); a launch
+    // axis indexes one loop.
+    if (thread->iter_type == IterVarType::kVirtualThread) continue;
+    LOOM_SCHEDULE_CHECK(attr.bind_thread->thread_tag != thread->thread_tag, "bind", *stage)
+        << "thread axis '" << thread->thread_tag << "' is already bound to loop '"
+        << static_cast<const IterVarNode*>(key)->var.name() << "'; each thread axis indexes "
+        << "one loop of a stage";
   }
+  // Threads of one block combine their partial results (LowerThreadAllreduce); blocks and
+  // virtual threads cannot.
+  LOOM_SCHEDULE_CHECK(
+      var->iter_type != IterVarType::kCommReduce || thread->thread_tag.rfind("threadIdx.", 0) == 0,
+      "bind", *stage)
+      << "axis '" << var->var.name() << "' is a reduction axis, which only threadIdx axes "
+      << "can run (a cross-thread reduction), not " << thread->thread_tag
+      << "; bind it to a threadIdx axis, or rfactor the reduction and bind the partial "
+      << "reductions' axis";
   SetKind(stage, var, ForKind::kThreadBinding, "bind");
   AttrOf(stage, var).bind_thread = thread;
 }

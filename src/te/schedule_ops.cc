@@ -257,11 +257,21 @@ class NestBuilder {
     }
     Array<PrimExpr> data_checks = BoundChecks(stage, values, &analyzer, false);
     const auto* reduce = bodies[0].as<ReduceNode>();
+    const int tensorized = TensorizedLeaf(stage);
+    if (reduce != nullptr && HasThreadBoundReduction(stage)) {
+      LOOM_CHECK_USER(tensorized < 0)
+          << "tensorize of stage '" << stage.name() << "': its reduction runs across threads "
+          << "(a reduction loop is bound to a threadIdx axis), which an intrinsic cannot do";
+      Array<PrimExpr> checks = data_checks;
+      Array<PrimExpr> reduce_checks = BoundChecks(stage, values, &analyzer, true);
+      checks.insert(checks.end(), reduce_checks.begin(), reduce_checks.end());
+      return MakeCrossThreadReduction(stage, *compute, reduce, indices, checks, data_checks);
+    }
     Stmt inner;
     Stmt init;
     int first_reduce_leaf = -1;
     int loop_count = static_cast<int>(stage.leaf_iter_vars.size());
-    if (int tensorized = TensorizedLeaf(stage); tensorized >= 0) {
+    if (tensorized >= 0) {
       loop_count = tensorized;
       inner = MakeTensorized(stage, values, data_checks, &analyzer, tensorized, &init,
                              &first_reduce_leaf);
@@ -275,7 +285,7 @@ class NestBuilder {
       Array<PrimExpr> checks = data_checks;
       Array<PrimExpr> reduce_checks = BoundChecks(stage, values, &analyzer, true);
       checks.insert(checks.end(), reduce_checks.begin(), reduce_checks.end());
-      inner = Guard(checks, MakeUpdate(*compute, reduce, indices));
+      inner = Guard(checks, MakeUpdate(compute->output_buffers, reduce, indices));
       for (size_t i = 0; i < stage.leaf_iter_vars.size(); ++i) {
         if (stage.leaf_iter_vars[i]->iter_type == IterVarType::kCommReduce) {
           first_reduce_leaf = static_cast<int>(i);
@@ -288,44 +298,132 @@ class NestBuilder {
     }
     Stmt nest = inner;
     for (int pos = loop_count - 1; pos >= 0; --pos) {
-      const IterVar& leaf = stage.leaf_iter_vars[pos];
-      auto attached = attached_.find({&stage, leaf.get()});
-      size_t hoisted_before = hoisted_.size();
-      if (attached != attached_.end()) nest = RealizeAll(attached->second, nest);
-      nest = MakeLoop(stage, leaf, leaf->var, nest);
-      while (hoisted_.size() > hoisted_before) {
-        nest = AllocateRegion(*hoisted_.back().first, hoisted_.back().second, nest);
-        hoisted_.pop_back();
-      }
+      nest = MakeLeafLoop(stage, pos, nest);
       if (pos == first_reduce_leaf) nest = Seq(init, nest);
     }
     return nest;
   }
 
-  Stmt MakeUpdate(const ComputeOpNode& compute, const ReduceNode* reduce,
-                  const Array<PrimExpr>& indices) {
-    const CommReducer& combiner = reduce->combiner;
-    tir::VarMap operands;
-    for (size_t k = 0; k < reduce->source.size(); ++k) {
-      operands[combiner->lhs[k]] = BufferLoad(compute.output_buffers[k], indices);
-      operands[combiner->rhs[k]] = reduce->source[k];
+  // The loop of leaf `pos` around `body`, with the stages attached at it realized inside.
+  Stmt MakeLeafLoop(const StageNode& stage, int pos, Stmt body) {
+    const IterVar& leaf = stage.leaf_iter_vars[pos];
+    auto attached = attached_.find({&stage, leaf.get()});
+    size_t hoisted_before = hoisted_.size();
+    if (attached != attached_.end()) body = RealizeAll(attached->second, body);
+    body = MakeLoop(stage, leaf, leaf->var, body);
+    while (hoisted_.size() > hoisted_before) {
+      body = AllocateRegion(*hoisted_.back().first, hoisted_.back().second, body);
+      hoisted_.pop_back();
     }
+    return body;
+  }
+
+  static bool IsThreadBound(const StageNode& stage, const IterVar& leaf) {
+    const IterVarAttr* attr = stage.Attr(leaf);
+    return attr != nullptr && attr->for_kind == ForKind::kThreadBinding;
+  }
+
+  static bool HasThreadBoundReduction(const StageNode& stage) {
+    return std::any_of(
+        stage.leaf_iter_vars.begin(), stage.leaf_iter_vars.end(), [&](const IterVar& leaf) {
+          return leaf->iter_type == IterVarType::kCommReduce && IsThreadBound(stage, leaf);
+        });
+  }
+
+  // A reduction whose reduction loops include threadIdx-bound ones (Stage::bind allows no
+  // other thread axis there): each thread reduces its share -- the serial reduction loops --
+  // into partial results of its own ("local"), the block's threads combine theirs (a
+  // thread_allreduce, lowered for the target by LowerThreadAllreduce), and every thread, which
+  // then holds the result, stores it: the same value to the same element, and where the
+  // stage's buffer is each thread's own (a stage computed inside a kernel, whose readers
+  // there run in every thread) each reader finds it. The reduction itself is never guarded,
+  // as every thread of the block must take part: a thread outside the data or reduction range
+  // contributes the identity. The nest keeps the data-parallel and thread-bound leaves in
+  // order and moves the serial reduction leaves inside, around the update (moving a loop
+  // outward only widens what the stages attached at it cover).
+  Stmt MakeCrossThreadReduction(const StageNode& stage, const ComputeOpNode& compute,
+                                const ReduceNode* reduce, const Array<PrimExpr>& indices,
+                                const Array<PrimExpr>& checks, const Array<PrimExpr>& data_checks) {
+    std::vector<int> outer, serial;
+    Array<PrimExpr> reduce_threads;
+    for (size_t i = 0; i < stage.leaf_iter_vars.size(); ++i) {
+      const IterVar& leaf = stage.leaf_iter_vars[i];
+      const bool reduction = leaf->iter_type == IterVarType::kCommReduce;
+      const bool thread = IsThreadBound(stage, leaf);
+      (reduction && !thread ? serial : outer).push_back(static_cast<int>(i));
+      if (reduction && thread) reduce_threads.push_back(leaf->var);
+    }
+    const Array<PrimExpr> element{IntImm(DataType::Int(32), 0)};
+    Array<Buffer> partials;
+    Array<PrimExpr> partial_values;
+    Array<Stmt> inits, stores;
+    for (size_t k = 0; k < reduce->source.size(); ++k) {
+      const Buffer& output = compute.output_buffers[k];
+      const std::string name = output->name + ".partial";
+      partials.push_back(Buffer(Var(name, DataType::Handle()), output->dtype, element, {},
+                                IntImm(DataType::Int(32), 0), name, "local", 64, 1));
+      partial_values.push_back(BufferLoad(partials[k], element));
+      inits.push_back(BufferStore(partials[k], reduce->combiner->identity_element[k], element));
+    }
+    Stmt update = Guard(checks, MakeUpdate(partials, reduce, element));
+    for (auto it = serial.rbegin(); it != serial.rend(); ++it)
+      update = MakeLeafLoop(stage, *it, update);
+
+    Array<PrimExpr> args{IntImm(DataType::Int(32), static_cast<int64_t>(partials.size()))};
+    args.insert(args.end(), partial_values.begin(), partial_values.end());
+    args.insert(args.end(), reduce_threads.begin(), reduce_threads.end());
+    Stmt allreduce = AttrStmt(
+        reduce->combiner, tir::transform::attr::kThreadAllreduce, IntImm(DataType::Int(32), 0),
+        Evaluate(call_intrin(DataType::Int(32), tir::builtin::kThreadAllreduce, args)));
+    // An explicit initial value is combined once, with the block's result.
+    Array<PrimExpr> results = reduce->init.empty()
+                                  ? partial_values
+                                  : Combined(reduce->combiner, reduce->init, partial_values);
+    for (size_t k = 0; k < partials.size(); ++k) {
+      stores.push_back(BufferStore(compute.output_buffers[k], results[k], indices));
+    }
+    Stmt body = SeqStmt({SeqOf(inits), update, allreduce, Guard(data_checks, SeqOf(stores))});
+    for (auto it = partials.rbegin(); it != partials.rend(); ++it) {
+      body = Allocate((*it)->data, (*it)->dtype, element, const_true(), body, "local");
+    }
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) body = MakeLeafLoop(stage, *it, body);
+    return body;
+  }
+
+  // The combiner's results for left operands `lhs` and right operands `rhs`.
+  static Array<PrimExpr> Combined(const CommReducer& combiner, const Array<PrimExpr>& lhs,
+                                  const Array<PrimExpr>& rhs) {
+    tir::VarMap operands;
+    for (size_t k = 0; k < lhs.size(); ++k) {
+      operands[combiner->lhs[k]] = lhs[k];
+      operands[combiner->rhs[k]] = rhs[k];
+    }
+    Array<PrimExpr> results;
+    for (const PrimExpr& result : combiner->result)
+      results.push_back(tir::Substitute(result, operands));
+    return results;
+  }
+
+  // The update of the accumulators `buffers` at `indices` with the reduction's sources.
+  static Stmt MakeUpdate(const Array<Buffer>& buffers, const ReduceNode* reduce,
+                         const Array<PrimExpr>& indices) {
+    Array<PrimExpr> accumulators;
+    for (const Buffer& buffer : buffers) accumulators.push_back(BufferLoad(buffer, indices));
+    Array<PrimExpr> combined = Combined(reduce->combiner, accumulators, reduce->source);
     Stmt update;
     if (reduce->source.size() == 1) {
-      update = BufferStore(compute.output_buffers[0],
-                           tir::Substitute(combiner->result[0], operands), indices);
+      update = BufferStore(buffers[0], combined[0], indices);
     } else {
       // Every combined value reads the old accumulators: compute all, then store all.
       Array<Var> temps;
       Array<Stmt> stores;
       for (size_t k = 0; k < reduce->source.size(); ++k) {
-        temps.push_back(Var(compute.output_buffers[k]->name + "_next", combiner->result[k].dtype()));
-        stores.push_back(BufferStore(compute.output_buffers[k], temps[k], indices));
+        temps.push_back(Var(buffers[k]->name + "_next", combined[k].dtype()));
+        stores.push_back(BufferStore(buffers[k], temps[k], indices));
       }
       update = SeqStmt(stores);
-      for (size_t k = reduce->source.size(); k-- > 0;) {
-        update = LetStmt(temps[k], tir::Substitute(combiner->result[k], operands), update);
-      }
+      for (size_t k = reduce->source.size(); k-- > 0;)
+        update = LetStmt(temps[k], combined[k], update);
     }
     if (!is_const_true(reduce->condition)) update = IfThenElse(reduce->condition, update, Stmt());
     return update;

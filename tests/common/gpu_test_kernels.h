@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/runtime/ndarray.h"
@@ -66,12 +67,70 @@ inline PrimFunc Matmul(int m, int n, int k, bool bind) {
 }
 
 // topi's shared-memory matmul (topi::gpu::ScheduleSharedMatmul): blocks of ty x tx threads,
-// each thread 4 x 4 elements of C, fetching tiles of `tile_k` along the reduction.
-inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k) {
+// each thread 4 x 4 elements of C (contiguous, or strided by the threads), fetching tiles of
+// `tile_k` along the reduction.
+inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k,
+                             bool strided = false) {
   auto [a, b, c] = MatmulCompute(m, n, k);
   te::Schedule s = te::create_schedule({c.op()});
-  topi::gpu::ScheduleSharedMatmul(s, c, a, b, {ty, tx, 4, 4, tile_k});
+  topi::gpu::ScheduleSharedMatmul(s, c, a, b, {ty, tx, 4, 4, tile_k, strided});
   return te::lower(s, {a, b, c}, "shared_matmul");
+}
+
+enum class RowReducer { kSum, kMax, kSumOfPositives };
+
+// B[i] = the reduction of row i of A (m x n). Bound: blocks of `rows` rows (threadIdx.y) by
+// `threads` threads along the row (threadIdx.x), each thread reducing every threads-th
+// element before the block combines.
+inline PrimFunc RowReduction(int m, int n, int rows, int threads, RowReducer op, bool bind) {
+  te::Tensor a = te::placeholder({m, n}, DataType::Float(32), "A");
+  IterVar k = te::reduce_axis(Range(0, n), "k");
+  te::Tensor b = te::compute(
+      {m},
+      [&](Var i) {
+        PrimExpr x = a(i, k->var);
+        switch (op) {
+          case RowReducer::kSum:
+            return te::sum(x, {k});
+          case RowReducer::kMax:
+            return te::max(x, {k});
+          case RowReducer::kSumOfPositives:
+            return te::sum(x, {k}, x > 0.0f);
+        }
+        return PrimExpr();
+      },
+      "B");
+  te::Schedule s = te::create_schedule({b.op()});
+  if (bind) {
+    te::Stage stage = s[b];
+    auto [block, row] = stage.split(stage->leaf_iter_vars[0], rows);
+    auto [serial, thread] = stage.split(k, threads);
+    stage.bind(block, te::thread_axis("blockIdx.x"));
+    stage.bind(row, te::thread_axis("threadIdx.y"));
+    stage.bind(thread, te::thread_axis("threadIdx.x"));
+  }
+  return te::lower(s, {a, b}, "row_reduction");
+}
+
+// The sum of every element of A (n1 x n2) into a 0-d tensor, by one block of `threads`.
+inline PrimFunc TotalSum(int n1, int n2, int threads, bool bind) {
+  te::Tensor a = te::placeholder({n1, n2}, DataType::Float(32), "A");
+  IterVar k1 = te::reduce_axis(Range(0, n1), "k1");
+  IterVar k2 = te::reduce_axis(Range(0, n2), "k2");
+  te::Tensor total = te::compute(
+      Array<PrimExpr>{},
+      [&](const Array<Var>&) {
+        return te::sum(a(k1->var, k2->var), {k1, k2});
+      },
+      "total");
+  te::Schedule s = te::create_schedule({total.op()});
+  if (bind) {
+    te::Stage stage = s[total];
+    IterVar fused = stage.fuse(k1, k2);
+    auto [serial, thread] = stage.split(fused, threads);
+    stage.bind(thread, te::thread_axis("threadIdx.x"));
+  }
+  return te::lower(s, {a, total}, "total_sum");
 }
 
 inline std::vector<NDArray> RandomInputs(const std::vector<std::vector<int64_t>>& shapes) {
@@ -90,13 +149,28 @@ inline std::vector<NDArray> RandomInputs(const std::vector<std::vector<int64_t>>
   return arrays;
 }
 
-inline NDArray RunOnHost(const PrimFunc& func, const std::string& name, const std::vector<NDArray>& inputs,
-                  const std::vector<int64_t>& out_shape) {
-  runtime::Module module = build(func, Target::Parse("llvm"));
-  std::vector<NDArray> args = inputs;
-  args.push_back(NDArray::Empty(out_shape, DataType::Float(32)));
+// Runs `module`'s `name` on `device` with `inputs` (copied there) and outputs of the given
+// shapes and types; the outputs, copied back to the host.
+inline std::vector<NDArray> RunOn(
+    DLDevice device, const runtime::Module& module, const std::string& name,
+    const std::vector<NDArray>& inputs,
+    const std::vector<std::pair<std::vector<int64_t>, DataType>>& outputs) {
+  std::vector<NDArray> args;
+  for (const NDArray& input : inputs) args.push_back(input.CopyTo(device));
+  for (const auto& [shape, dtype] : outputs) args.push_back(NDArray::Empty(shape, dtype, device));
   module.GetRequiredFunction(name).CallWithArrays(args);
-  return args.back();
+  std::vector<NDArray> results;
+  for (size_t i = inputs.size(); i < args.size(); ++i)
+    results.push_back(args[i].CopyTo({kDLCPU, 0}));
+  return results;
+}
+
+// `func` built for llvm and run with `inputs`; its float32 output, of `out_shape`.
+inline NDArray RunOnHost(const PrimFunc& func, const std::string& name,
+                         const std::vector<NDArray>& inputs,
+                         const std::vector<int64_t>& out_shape) {
+  return RunOn({kDLCPU, 0}, build(func, Target::Parse("llvm")), name, inputs,
+               {{out_shape, DataType::Float(32)}})[0];
 }
 
 }  // namespace loom::testing

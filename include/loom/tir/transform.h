@@ -63,6 +63,21 @@ inline constexpr const char* kThreadTags = "thread_tags";
 // The operator of a barrier of a GPU block's threads over its shared memory (ThreadSync
 // inserts its calls; the GPU code generators lower them).
 inline constexpr const char* kThreadSync = "loom_thread_sync";
+// A reduction across the threads of a block, in place: loom_thread_allreduce(k, v_1, ..., v_k,
+// r_1, ..., r_m), each v_i a BufferLoad of one element of a thread's own ("local") buffer,
+// each r_j the variable of an enclosing loop bound to a threadIdx axis that the reduction
+// runs over; afterwards every v_i of every thread holds the combination of that value over
+// the threads that differ only in r_1..r_m. Always inside a kThreadAllreduce AttrStmt, which
+// carries the combiner; LowerThreadAllreduce replaces both.
+inline constexpr const char* kThreadAllreduce = "loom_thread_allreduce";
+// Warp shuffles (CUDA's __shfl_down_sync, __shfl_sync over the whole warp):
+// loom_warp_shuffle_down(value, offset, width) is `value` of the lane `offset` above this one
+// within its group of `width` lanes (this lane's own past the group's end);
+// loom_warp_shuffle(value, lane, width) is `value` of lane `lane` of this lane's group. Every
+// lane of the warp must execute them. Only LowerThreadAllreduce emits them, for a target with
+// a -thread-warp-size above 1.
+inline constexpr const char* kWarpShuffleDown = "loom_warp_shuffle_down";
+inline constexpr const char* kWarpShuffle = "loom_warp_shuffle";
 
 }  // namespace loom::tir::builtin
 
@@ -163,6 +178,9 @@ inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
 // load, compute and store queues). Under a "cthread" virtual thread the group is replicated
 // whole, so that each thread's instructions keep their tokens.
 inline constexpr const char* kCoprocScope = "coproc_scope";
+// AttrStmt(node = the CommReducer, value = 0) around Evaluate(builtin::kThreadAllreduce(...)):
+// what te lowering emits for a reduction whose reduction loops are bound to threadIdx axes.
+inline constexpr const char* kThreadAllreduce = "thread_allreduce";
 }  // namespace attr
 
 // InjectVirtualThread: each virtual_thread scope becomes code one thread runs, with the
@@ -257,8 +275,20 @@ Pass SplitHostDevice();
 // iterations of a serial loop. A barrier needed inside a branch that depends on a thread index
 // (which not every thread would reach) is a loom::Error naming the kernel and the buffer.
 Pass ThreadSync();
+// LowerThreadAllreduce: for each device kernel, each kThreadAllreduce becomes code over shared
+// memory (each thread's values in a block-shared buffer, then a tree of halving steps, the
+// result read back by every thread; ThreadSync places the barriers), or, on a target whose
+// warps exchange registers (`warp_size` > 1, a power of two), warp shuffles: when the
+// reduction runs over threadIdx.x alone, its extent is a power of two up to `warp_size` or a
+// multiple of it up to warp_size^2, the block is whole warps, and the values are 32- or 64-bit
+// scalars. Each thread axis of the kernel must enclose the reduction (else a loom::Error), as
+// must every thread that takes part: the reduction must not sit in a branch on a thread
+// index. Runs after SplitHostDevice, before ThreadSync.
+Pass LowerThreadAllreduce(int warp_size);
 // Whether SplitHostDevice made `func` a device kernel.
 bool IsDeviceKernel(const PrimFunc& func);
+// A device kernel's thread axes (its kThreadTags), in launch order; none for other functions.
+std::vector<std::string> KernelThreadTags(const PrimFunc& func);
 
 // ContractMultiplyAdd: float32 and float64 (scalar or vector) a * b + c and c + a * b become
 // fma(a, b, c), a * b - c becomes fma(a, b, -c) and c - a * b becomes fma(-a, b, c): one

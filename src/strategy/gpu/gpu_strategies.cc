@@ -1,8 +1,9 @@
 // The GPU implementations (key "gpu": the cuda and opencl targets). Every operator has one:
-// the generic schedule of topi/gpu/schedule.h (one thread per output element) takes whatever
-// nothing more specific does; a matrix product of two operands that are large enough gets
-// the shared-memory tiling of topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct
-// schedule of topi/gpu/conv2d.h.
+// the generic schedule of topi/gpu/schedule.h (one thread per output element, or one block
+// per output of a long reduction) takes whatever nothing more specific does; a matrix
+// product of two operands that are large enough gets the shared-memory tiling of
+// topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct schedule of
+// topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
@@ -107,18 +108,21 @@ graph::OpImplementation DirectConv2D() {
 
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterFallbackImplementation(
-      "gpu", {.name = "gpu.thread_per_element",
+      "gpu", {.name = "gpu.generic",
               .priority = 0,
               .applies =
                   [](const CallInfo&, const Tensors& outputs, const Target&) {
-                    return !topi::gpu::ThreadPerElementUnsupported(
+                    return !topi::gpu::GenericScheduleUnsupported(
                                 Array<te::Tensor>(outputs.begin(), outputs.end()))
                                 .has_value();
                   },
-              .schedule = [](const CallInfo&, const Tensors& outputs, const Target& target) {
-                return topi::gpu::schedule_thread_per_element(
-                    Array<te::Tensor>(outputs.begin(), outputs.end()), ThreadsPerBlock(target));
-              }});
+              .schedule =
+                  [](const CallInfo&, const Tensors& outputs, const Target& target) {
+                    return topi::gpu::schedule_generic(
+                        Array<te::Tensor>(outputs.begin(), outputs.end()),
+                        {.threads_per_block = ThreadsPerBlock(target),
+                         .parallel_threads = target.GetInt("parallel-threads")});
+                  }});
   graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
   for (const char* op : {"nn.dense", "nn.matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());

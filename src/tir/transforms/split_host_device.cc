@@ -1,6 +1,7 @@
 // SplitHostDevice: thread-bound loop nests become device kernels, launched from the host
 // function through loom_call_packed (see transform.h).
 #include <set>
+#include <sstream>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -142,6 +143,15 @@ bool IsDeviceKernel(const PrimFunc& func) {
   if (it == func->attrs.end()) return false;
   const auto* conv = it->second.as<StringImmNode>();
   return conv != nullptr && conv->value == builtin::kDeviceKernel;
+}
+
+std::vector<std::string> KernelThreadTags(const PrimFunc& func) {
+  std::vector<std::string> tags;
+  auto it = func->attrs.find(builtin::kThreadTags);
+  if (it == func->attrs.end()) return tags;
+  std::istringstream list(it->second.as<StringImmNode>()->value);
+  for (std::string tag; std::getline(list, tag, ',');) tags.push_back(tag);
+  return tags;
 }
 
 Pass SplitHostDevice() {

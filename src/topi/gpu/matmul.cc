@@ -20,11 +20,26 @@ void ScheduleSharedMatmul(te::Schedule& s, const te::Tensor& c, const te::Tensor
   const IterVar rows = s[c]->leaf_iter_vars[0], columns = s[c]->leaf_iter_vars[1];
   auto [block_y, in_block_y] = s[c].split(rows, tiling.threads_y * tiling.rows_per_thread);
   auto [block_x, in_block_x] = s[c].split(columns, tiling.threads_x * tiling.cols_per_thread);
-  // Each thread owns a contiguous rows_per_thread x cols_per_thread part: its accumulators
-  // are then one compact array (bound inference covers a strided part with its whole span).
-  auto [thread_y, row] = s[c].split(in_block_y, tiling.rows_per_thread);
-  auto [thread_x, column] = s[c].split(in_block_x, tiling.cols_per_thread);
-  s[c].reorder({block_y, block_x, thread_y, thread_x, row, column});
+  IterVar thread_y, thread_x;
+  if (tiling.strided) {
+    // Rows and columns strided by the threads' count: the strides are virtual threads, so
+    // that bound inference gives each its own accumulator (it would cover a strided part of
+    // one thread with its whole span).
+    auto [vthread_y, inner_y] = s[c].split(in_block_y, tiling.threads_y);
+    auto [vthread_x, inner_x] = s[c].split(in_block_x, tiling.threads_x);
+    thread_y = inner_y;
+    thread_x = inner_x;
+    s[c].reorder({block_y, block_x, vthread_y, vthread_x, thread_y, thread_x});
+    s[c].bind(vthread_y, te::thread_axis("vthread"));
+    s[c].bind(vthread_x, te::thread_axis("vthread"));
+  } else {
+    // A contiguous rows_per_thread x cols_per_thread part: one compact array.
+    auto [outer_y, row] = s[c].split(in_block_y, tiling.rows_per_thread);
+    auto [outer_x, column] = s[c].split(in_block_x, tiling.cols_per_thread);
+    thread_y = outer_y;
+    thread_x = outer_x;
+    s[c].reorder({block_y, block_x, thread_y, thread_x, row, column});
+  }
   s[c].bind(block_y, te::thread_axis("blockIdx.y"));
   s[c].bind(block_x, te::thread_axis("blockIdx.x"));
   s[c].bind(thread_y, te::thread_axis("threadIdx.y"));

@@ -1,6 +1,8 @@
 // The generic GPU schedule (loom/topi/gpu/schedule.h).
 #include "loom/topi/gpu/schedule.h"
 
+#include <vector>
+
 #include "loom/support/error.h"
 #include "topi/topi_util.h"
 
@@ -27,20 +29,79 @@ void ForEachKernelStage(const te::Schedule& s, Visit&& visit) {
 
 bool IsDataParallel(const IterVar& iv) { return iv->iter_type == IterVarType::kDataPar; }
 
-// Why a kernel stage cannot have a thread per output element, or nothing.
+// Why a kernel stage cannot be scheduled, or nothing.
 std::optional<std::string> StageUnsupported(const te::Stage& stage) {
   if (dynamic_cast<const te::ComputeOpNode*>(stage->op.get()) == nullptr) {
     return "stage '" + stage->name() + "' is not a te::compute";
   }
-  if (stage->leaf_iter_vars.empty() || !IsDataParallel(stage->leaf_iter_vars[0])) {
-    return "stage '" + stage->name() + "' has no data-parallel loop to spread over threads";
+  if (stage->leaf_iter_vars.empty()) {
+    return "stage '" + stage->name() +
+           "' has no loop to spread over threads (a 0-d tensor "
+           "that is not a reduction)";
   }
   return std::nullopt;
 }
 
+// The product of the constant extents of the leaves of one kind, or nothing when one is not
+// constant.
+std::optional<int64_t> ConstantProduct(const te::Stage& stage, bool reduction) {
+  int64_t product = 1;
+  for (const IterVar& leaf : stage->leaf_iter_vars) {
+    if (IsDataParallel(leaf) == reduction) continue;
+    const auto* extent = leaf->dom->extent.as<IntImmNode>();
+    if (extent == nullptr) return std::nullopt;
+    product *= extent->value;
+  }
+  return product;
+}
+
+// The threads of one block that share a reduction of `length` iterations: the largest
+// power of two not above either.
+int ReductionThreads(int64_t length, int threads_per_block) {
+  int threads = 1;
+  while (threads * 2 <= threads_per_block && threads * 2 <= length) threads *= 2;
+  return threads;
+}
+
+// The leaves of one kind (data-parallel or reduction) fused into one, or nothing without
+// any: a stage not yet scheduled has its data-parallel leaves first, then its reduction
+// leaves, so each kind's are adjacent.
+std::optional<IterVar> FuseAll(te::Stage& stage, bool reduction) {
+  std::vector<IterVar> leaves;
+  for (const IterVar& leaf : stage->leaf_iter_vars) {
+    if (IsDataParallel(leaf) != reduction) leaves.push_back(leaf);
+  }
+  if (leaves.empty()) return std::nullopt;
+  IterVar fused = leaves[0];
+  for (size_t i = 1; i < leaves.size(); ++i) fused = stage.fuse(fused, leaves[i]);
+  return fused;
+}
+
+void ScheduleStage(te::Stage stage, const GenericSchedule& options) {
+  const std::optional<int64_t> length = ConstantProduct(stage, /*reduction=*/true);
+  const std::optional<int64_t> count = ConstantProduct(stage, /*reduction=*/false);
+  std::optional<IterVar> outputs = FuseAll(stage, /*reduction=*/false);
+  std::optional<IterVar> reduction = FuseAll(stage, /*reduction=*/true);
+  const bool share_reduction =
+      reduction &&
+      (!outputs || (length && *length >= 32 && count && *count < options.parallel_threads));
+  if (share_reduction) {
+    if (outputs) stage.bind(*outputs, te::thread_axis("blockIdx.x"));
+    // A reduction of unknown length (only one with no data-parallel loop) gets a full block.
+    const int threads =
+        ReductionThreads(length.value_or(options.threads_per_block), options.threads_per_block);
+    auto [serial, thread] = stage.split(*reduction, threads);
+    stage.bind(thread, te::thread_axis("threadIdx.x"));
+    return;
+  }
+  auto [block, thread] = stage.split(*outputs, options.threads_per_block);
+  stage.bind(block, te::thread_axis("blockIdx.x"));
+  stage.bind(thread, te::thread_axis("threadIdx.x"));
+}
+
 }  // namespace
 
-std::optional<std::string> ThreadPerElementUnsupported(const Array<te::Tensor>& outs) {
+std::optional<std::string> GenericScheduleUnsupported(const Array<te::Tensor>& outs) {
   te::Schedule s = te::create_schedule(OpsOf(outs));
   detail::InlineInjective(s, OpsOf(outs));
   std::optional<std::string> why;
@@ -50,22 +111,16 @@ std::optional<std::string> ThreadPerElementUnsupported(const Array<te::Tensor>& 
   return why;
 }
 
-te::Schedule schedule_thread_per_element(const Array<te::Tensor>& outs, int threads_per_block) {
-  LOOM_CHECK_USER(threads_per_block > 0)
-      << "schedule_thread_per_element: threads_per_block must be positive";
+te::Schedule schedule_generic(const Array<te::Tensor>& outs, const GenericSchedule& options) {
+  LOOM_CHECK_USER(options.threads_per_block > 0)
+      << "schedule_generic: threads_per_block must be positive";
   te::Schedule s = te::create_schedule(OpsOf(outs));
   detail::InlineInjective(s, OpsOf(outs));
   ForEachKernelStage(s, [&](te::Stage stage) {
     if (std::optional<std::string> why = StageUnsupported(stage)) {
-      LOOM_THROW << "schedule_thread_per_element: " << *why;
+      LOOM_THROW << "schedule_generic: " << *why;
     }
-    IterVar fused = stage->leaf_iter_vars[0];
-    while (stage->leaf_iter_vars.size() > 1 && IsDataParallel(stage->leaf_iter_vars[1])) {
-      fused = stage.fuse(fused, stage->leaf_iter_vars[1]);
-    }
-    auto [block, thread] = stage.split(fused, threads_per_block);
-    stage.bind(block, te::thread_axis("blockIdx.x"));
-    stage.bind(thread, te::thread_axis("threadIdx.x"));
+    ScheduleStage(stage, options);
   });
   return s;
 }

@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "error_of.h"
-#include "gpu_device.h"
-#include "gpu_test_kernels.h"
+#include "gpu_target_test.h"
 #include "loom/runtime/cuda_module.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -31,64 +30,16 @@ namespace loom {
 namespace {
 
 using runtime::NDArray;
-using testing::ErrorOf;
+using testing::DeviceCode;
 using testing::Elementwise;
+using testing::ErrorOf;
+using testing::ExpectNear;
+using testing::GpuTarget;
 using testing::Matmul;
 using testing::RandomInputs;
+using testing::RunOnDevice;
 using testing::RunOnHost;
 using testing::SharedMatmul;
-
-// One GPU target under test: its kind, its device, and how its modules show their code.
-struct GpuTarget {
-  std::string kind;
-  DLDevice device;
-};
-void PrintTo(const GpuTarget& target, std::ostream* os) { *os << target.kind; }
-
-// What NVRTC needs to compile cuda kernels here; empty when it is there.
-std::string CompilerMissingFor(const GpuTarget& target);
-
-#define LOOM_SKIP_WITHOUT_COMPILER(target)                                     \
-  if (std::string why = CompilerMissingFor(target); !why.empty()) {            \
-    GTEST_SKIP() << "cannot compile for " << (target).kind << " here: " << why; \
-  }
-// Runs `module`'s `name` on `device` with `inputs` and an output of `out_shape`
-// (copied there and back); the output on the host.
-NDArray RunOnDevice(DLDevice device, const runtime::Module& module, const std::string& name,
-                    const std::vector<NDArray>& inputs, const std::vector<int64_t>& out_shape) {
-  std::vector<NDArray> args;
-  for (const NDArray& input : inputs) args.push_back(input.CopyTo(device));
-  args.push_back(NDArray::Empty(out_shape, DataType::Float(32), device));
-  module.GetRequiredFunction(name).CallWithArrays(args);
-  return args.back().CopyTo(DLDevice{kDLCPU, 0});
-}
-
-void ExpectNear(const NDArray& got, const NDArray& want, int64_t size, float tolerance) {
-  for (int64_t i = 0; i < size; ++i) {
-    const float g = static_cast<const float*>(got->data)[i];
-    const float w = static_cast<const float*>(want->data)[i];
-    ASSERT_NEAR(g, w, tolerance * (1 + std::fabs(w))) << "element " << i;
-  }
-}
-
-std::string CompilerMissingFor(const GpuTarget& target) {
-  if (target.kind != "cuda") return "";
-  try {
-    build(Elementwise(32, 32, true), Target::Parse("cuda"));
-    return "";
-  } catch (const Error& error) {
-    const std::string message = error.what();
-    if (message.find("NVRTC, which is not installed") == std::string::npos) throw;
-    return message;
-  }
-}
-
-// The device code of a module built for a GPU target: OpenCL C, or CUDA's PTX.
-std::string DeviceCode(const runtime::Module& module) {
-  const runtime::Module& device = module->imports().at(0);
-  return device->type_key() == "opencl" ? runtime::OpenCLModuleSource(device)
-                                        : runtime::CUDAModulePTX(device);
-}
 
 class GpuTargetTest : public ::testing::TestWithParam<GpuTarget> {};
 
@@ -129,15 +80,18 @@ TEST_P(GpuTargetTest, SharedMemoryTilesFetchedCooperativelyWithBarriers) {
   const GpuTarget& gpu = GetParam();
   LOOM_SKIP_WITHOUT_COMPILER(gpu);
   // 64 x 96 of C in 32 x 32 tiles of 8 x 8 threads, k = 48 in steps of 8; and sizes the
-  // tiles do not divide (the fetch and the output guarded) with a step that does not divide k.
-  const std::vector<std::tuple<int, int, int, int>> cases = {{64, 96, 48, 8}, {50, 70, 45, 4}};
+  // tiles do not divide (the fetch and the output guarded) with a step that does not divide k;
+  // each with contiguous and with strided (virtual-thread) parts per thread.
+  const std::vector<std::tuple<int, int, int, int, bool>> cases = {
+      {64, 96, 48, 8, false}, {50, 70, 45, 4, false}, {64, 96, 48, 8, true}, {50, 70, 45, 4, true}};
   std::vector<runtime::Module> modules;
-  for (auto [m, n, k, tile_k] : cases) {
-    modules.push_back(build(SharedMatmul(m, n, k, 8, 8, tile_k), Target::Parse(gpu.kind)));
+  for (auto [m, n, k, tile_k, strided] : cases) {
+    modules.push_back(build(SharedMatmul(m, n, k, 8, 8, tile_k, strided), Target::Parse(gpu.kind)));
   }
   LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
   for (size_t i = 0; i < cases.size(); ++i) {
-    auto [m, n, k, tile_k] = cases[i];
+    auto [m, n, k, tile_k, strided] = cases[i];
+    SCOPED_TRACE(strided ? "strided" : "contiguous");
     std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
     NDArray got = RunOnDevice(gpu.device, modules[i], "shared_matmul", inputs, {m, n});
     NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});
@@ -229,10 +183,7 @@ TEST_P(GpuTargetTest, ABlockOverTheTargetsLimitsIsABuildError) {
             "in shared memory smaller");
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpu, GpuTargetTest,
-                         ::testing::Values(GpuTarget{"opencl", testing::kOpenCLDevice},
-                                           GpuTarget{"cuda", testing::kCUDADevice}),
-                         [](const auto& info) { return info.param.kind; });
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuTargetTest, testing::kGpuTargets, testing::GpuTargetName);
 
 TEST(CUDATarget, AnArchitectureNotNamedSmIsABuildError) {
   // Checked before NVRTC is looked for: no toolkit needed.

@@ -38,8 +38,16 @@ TEST(TeScheduleErrors, LoopPrimitives) {
   auto [bo, bi] = g.s[g.B].split(g.s[g.B]->leaf_iter_vars[0], 2);
   g.s[g.B].bind(bi, tx);
   EXPECT_ERROR(g.s[g.B].bind(bo, tx),
-               "bind of stage 'B': thread axis 'threadIdx.x' is already bound to another loop");
+               "bind of stage 'B': thread axis 'threadIdx.x' is already bound to loop 'i.inner'");
+  // Another axis of the same tag indexes the same threads.
+  EXPECT_ERROR(g.s[g.B].bind(bo, thread_axis("threadIdx.x")),
+               "bind of stage 'B': thread axis 'threadIdx.x' is already bound to loop 'i.inner'");
   g.s[g.D].bind(g.s[g.D]->leaf_iter_vars[0], tx);  // another stage may use the same axis
+  // A reduction runs across the threads of a block, not across blocks.
+  EXPECT_ERROR(c.bind(g.k, thread_axis("blockIdx.x")),
+               "bind of stage 'C': axis 'k' is a reduction axis, which only threadIdx axes can "
+               "run (a cross-thread reduction), not blockIdx.x");
+  c.bind(g.k, thread_axis("threadIdx.x"));
 }
 
 TEST(TeScheduleErrors, AttachmentPrimitives) {

@@ -19,6 +19,12 @@ class CodeGenCUDA final : public CodeGenGPU {
   std::string SharedPointerSpace() const override { return ""; }
   std::string ThreadIndex(runtime::ThreadAxis axis) const override;
   std::string Barrier() const override { return "__syncthreads();"; }
+  // Over the whole warp: LowerThreadAllreduce shuffles only in blocks of whole warps.
+  std::string WarpShuffle(bool down, const std::string& value, const std::string& lane,
+                          const std::string& width) const override {
+    return std::string(down ? "__shfl_down_sync" : "__shfl_sync") + "(0xffffffffu, " + value +
+           ", " + lane + ", " + width + ")";
+  }
 };
 
 }  // namespace loom::codegen

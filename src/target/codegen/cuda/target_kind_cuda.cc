@@ -15,7 +15,8 @@ namespace {
                             .max_threads_limit = 1024,
                             .max_shared_bytes = 49152,
                             .max_shared_limit = 49152,
-                            .shared_memory = "static __shared__"})
+                            .shared_memory = "static __shared__",
+                            .warp_size = 32})
         .Describe(
             "CUDA C++ kernels (thread-bound loops), compiled to PTX with NVRTC when the model is "
             "built and loaded by the driver on the GPU, launched from the host target (-host, "

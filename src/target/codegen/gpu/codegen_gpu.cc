@@ -77,9 +77,24 @@ std::string CodeGenGPU::PointerType(const Buffer& buffer) {
 }
 
 std::string CodeGenGPU::VisitExpr_(const CallNode* op) {
-  if (op->op.name() != tir::builtin::kThreadSync) return CodeGenC::VisitExpr_(op);
-  Line(Barrier());
-  return "0";
+  const std::string& name = op->op.name();
+  if (name == tir::builtin::kThreadSync) {
+    Line(Barrier());
+    return "0";
+  }
+  if (name == tir::builtin::kWarpShuffleDown || name == tir::builtin::kWarpShuffle) {
+    return WarpShuffle(name == tir::builtin::kWarpShuffleDown, VisitExpr(op->args[0]),
+                       VisitExpr(op->args[1]), VisitExpr(op->args[2]));
+  }
+  return CodeGenC::VisitExpr_(op);
+}
+
+std::string CodeGenGPU::WarpShuffle(bool, const std::string&, const std::string&,
+                                    const std::string&) const {
+  LOOM_ICHECK(false) << "codegen of '" << function_name_ << "': a warp shuffle for a target "
+                     << "without them (LowerThreadAllreduce emits them only where "
+                     << "-thread-warp-size is above 1)";
+  return "";
 }
 
 void CodeGenGPU::VisitStmt_(const ForNode* op) {

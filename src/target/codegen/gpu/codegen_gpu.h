@@ -48,6 +48,11 @@ class CodeGenGPU : public CodeGenC {
   virtual std::string ThreadIndex(runtime::ThreadAxis axis) const = 0;
   // A barrier of the block's threads over its shared memory, as a statement.
   virtual std::string Barrier() const = 0;
+  // loom_warp_shuffle_down (`down`) or loom_warp_shuffle of `value` by `lane` within groups
+  // of `width` lanes, as an expression: a dialect whose target has a -thread-warp-size above 1
+  // (the only one LowerThreadAllreduce emits them for) declares it.
+  virtual std::string WarpShuffle(bool down, const std::string& value, const std::string& lane,
+                                  const std::string& width) const;
 
   std::string PointerType(const Buffer& buffer) override;
   std::string VisitExpr_(const CallNode* op) override;

@@ -2,7 +2,6 @@
 #include "target/codegen/gpu/gpu_kernels.h"
 
 #include <map>
-#include <sstream>
 
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
@@ -18,15 +17,6 @@ std::string KernelName(const PrimFunc& func) {
   auto it = func->attrs.find("global_symbol");
   const auto* name = it == func->attrs.end() ? nullptr : it->second.as<StringImmNode>();
   return name != nullptr ? name->value : "a kernel";
-}
-
-std::vector<std::string> ThreadTagsOf(const PrimFunc& func) {
-  std::vector<std::string> tags;
-  auto it = func->attrs.find(tir::builtin::kThreadTags);
-  if (it == func->attrs.end()) return tags;
-  std::istringstream list(it->second.as<StringImmNode>()->value);
-  for (std::string tag; std::getline(list, tag, ',');) tags.push_back(tag);
-  return tags;
 }
 
 // Each threadIdx tag's extent, by tag.
@@ -95,7 +85,7 @@ std::vector<runtime::DeviceKernelInfo> GenerateKernels(const IRModule& kernels,
   for (const auto& [name, func] : scalar.functions()) {
     CheckLaunchLimits(name, func, target);
     codegen.AddKernel(name, func);
-    runtime::DeviceKernelInfo info{name, {}, ThreadTagsOf(func)};
+    runtime::DeviceKernelInfo info{name, {}, tir::transform::KernelThreadTags(func)};
     for (const Var& param : func->params) info.params.push_back(param.dtype());
     infos.push_back(std::move(info));
   }

@@ -17,6 +17,7 @@ struct GpuKindLimits {
   int64_t max_shared_bytes;      // -max-shared-memory-per-block's default and upper bound
   int64_t max_shared_limit;
   std::string shared_memory;     // what the dialect calls it ("__shared__", "__local")
+  int64_t warp_size;             // -thread-warp-size's default: 1 where kernels cannot shuffle
 };
 
 // The kind `name`, registered with those declarations; its description and own attributes

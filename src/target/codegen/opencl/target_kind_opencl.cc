@@ -16,7 +16,8 @@ namespace {
                               .max_threads_limit = int64_t{1} << 20,
                               .max_shared_bytes = 32768,
                               .max_shared_limit = int64_t{1} << 30,
-                              .shared_memory = "__local"})
+                              .shared_memory = "__local",
+                              .warp_size = 1})
         .Describe(
             "OpenCL C kernels (thread-bound loops), compiled by the OpenCL driver when the "
             "module first runs, launched from the host target (-host, default llvm)");

@@ -1,0 +1,69 @@
+// The GPU targets' generic schedule on reductions: long reductions with few outputs (softmax
+// over classes, layer norm over features, global pooling, a batch-1 dense, reductions to a
+// scalar) are shared by the threads of a block, which combine their partial results; short
+// ones keep a thread per output. Compiled for opencl and run on its device (PoCL here),
+// against the graph's reference.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compile_test_models.h"
+#include "gpu_device.h"
+#include "graph_test_util.h"
+#include "loom/runtime/opencl_module.h"
+
+namespace loom::graph::test {
+namespace {
+
+using models::kF32;
+
+struct Case {
+  std::string name;
+  Function main;
+  bool cross_thread;  // whether a kernel combines partial results across threads
+};
+
+Function Unary(const std::vector<int64_t>& shape, const std::string& op, Attrs attrs = {}) {
+  Var x = MakeVar("x", TensorType(shape, kF32));
+  return MakeFunction({x}, MakeCall(op, {x}, std::move(attrs), op));
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  cases.push_back(
+      {"softmax over 1000 classes", Unary({2, 1000}, "nn.softmax", {{"axis", int64_t{1}}}), true});
+  cases.push_back({"log_softmax", Unary({3, 130}, "nn.log_softmax", {{"axis", int64_t{1}}}), true});
+  {
+    Var x = MakeVar("x", TensorType({4, 768}, kF32));
+    Expr norm = MakeCall("nn.layer_norm",
+                         {x, models::Weight({768}, "gamma", 1), models::Weight({768}, "beta", 2)},
+                         {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}, "ln");
+    cases.push_back({"layer_norm over 768 features", MakeFunction({x}, norm), true});
+  }
+  cases.push_back({"global average pooling", Unary({1, 64, 7, 7}, "nn.global_avg_pool2d"), true});
+  cases.push_back({"sum to a scalar", Unary({37, 41}, "sum", {{"axis", Ints{}}}), true});
+  cases.push_back({"max over the outer axis", Unary({300, 20}, "max", {{"axis", Ints{0}}}), true});
+  cases.push_back({"argmax", Unary({3, 500}, "argmax", {{"axis", int64_t{1}}}), true});
+  {
+    Var x = MakeVar("x", TensorType({1, 512}, kF32));
+    Expr dense = MakeCall("nn.dense", {x, models::Weight({100, 512}, "w", 3)}, {}, "fc");
+    cases.push_back({"batch-1 dense", MakeFunction({x}, dense), true});
+  }
+  // Short reductions keep one thread per output.
+  cases.push_back({"mean over 8", Unary({64, 8}, "mean", {{"axis", Ints{1}}}), false});
+  return cases;
+}
+
+TEST(GpuReductions, LongReductionsShareABlockShortOnesAThread) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    CompiledModel compiled = models::ExpectMatchesReference(c.main, 3, "opencl");
+    const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
+    EXPECT_EQ(source.find("red_buf") != std::string::npos, c.cross_thread) << source;
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph::test
