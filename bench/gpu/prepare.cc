@@ -101,8 +101,7 @@ nlohmann::json PrepareCheck(const CheckCase& c, const fs::path& out, const Targe
 nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs::path& out,
                            const Target& target) {
   auto [a, b, c] = testing::MatmulCompute(size, size, size);
-  te::Schedule s = te::create_schedule({c.op()});
-  topi::gpu::ScheduleSharedMatmul(s, c, a, b, t);
+  te::Schedule s = topi::gpu::schedule_matmul_shared(c, t);
   const std::string tiling = std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) +
                              " threads, " + std::to_string(t.rows_per_thread) + "x" +
                              std::to_string(t.cols_per_thread) + (t.strided ? " strided" : "") +

@@ -14,6 +14,7 @@
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
 #include "loom/topi/gpu/matmul.h"
+#include "loom/topi/matmul.h"
 
 namespace loom::testing {
 
@@ -34,17 +35,14 @@ inline PrimFunc Elementwise(int n, int threads, bool bind) {
   return te::lower(s, {a, b, c}, "elementwise");
 }
 
-// C = A x B, float32, A m x k and B k x n.
+// C = A x B (topi::matmul), float32, A m x k and B k x n.
 struct MatmulTensors {
   te::Tensor a, b, c;
 };
 inline MatmulTensors MatmulCompute(int m, int n, int k) {
   te::Tensor a = te::placeholder({m, k}, DataType::Float(32), "A");
   te::Tensor b = te::placeholder({k, n}, DataType::Float(32), "B");
-  IterVar r = te::reduce_axis(Range(0, k), "r");
-  te::Tensor c = te::compute(
-      {m, n}, [&](Var i, Var j) { return te::sum(a(i, r->var) * b(r->var, j), {r}); }, "C");
-  return {a, b, c};
+  return {a, b, topi::matmul(a, b)};
 }
 
 // C = A x B: one thread per element of C in 8 x 8 blocks, the k loop serial inside it,
@@ -66,14 +64,13 @@ inline PrimFunc Matmul(int m, int n, int k, bool bind) {
   return te::lower(s, {a, b, c}, "matmul");
 }
 
-// topi's shared-memory matmul (topi::gpu::ScheduleSharedMatmul): blocks of ty x tx threads,
+// topi's shared-memory matmul (topi::gpu::schedule_matmul_shared): blocks of ty x tx threads,
 // each thread 4 x 4 elements of C (contiguous, or strided by the threads), fetching tiles of
 // `tile_k` along the reduction.
 inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k,
                              bool strided = false) {
   auto [a, b, c] = MatmulCompute(m, n, k);
-  te::Schedule s = te::create_schedule({c.op()});
-  topi::gpu::ScheduleSharedMatmul(s, c, a, b, {ty, tx, 4, 4, tile_k, strided});
+  te::Schedule s = topi::gpu::schedule_matmul_shared(c, {ty, tx, 4, 4, tile_k, strided});
   return te::lower(s, {a, b, c}, "shared_matmul");
 }
 

@@ -1,9 +1,9 @@
 // The GPU implementations (key "gpu": the cuda and opencl targets). Every operator has one:
 // the generic schedule of topi/gpu/schedule.h (one thread per output element, or one block
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
-// product of two operands that are large enough gets the shared-memory tiling of
-// topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct schedule of
-// topi/gpu/conv2d.h.
+// product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
+// shared-memory tiling of topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct
+// schedule of topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
@@ -23,26 +23,17 @@ int ThreadsPerBlock(const Target& target) {
   return static_cast<int>(std::min<int64_t>(256, target.GetInt("max-threads-per-block")));
 }
 
-// The product's operands when the group is a float32 product of two dimensions alone, read
-// straight from the group's parameters, with at least one full tile each way.
-std::optional<std::pair<te::Tensor, te::Tensor>> TiledProductOperands(const Tensors& outputs,
-                                                                      const topi::gpu::MatmulTiling& t) {
-  if (outputs.size() != 1 || outputs[0].op()->tag != "matmul" || outputs[0].ndim() != 2 ||
-      outputs[0].dtype() != DataType::Float(32)) {
-    return std::nullopt;
+// Whether the group (a product, with or without an elementwise epilogue of its shape) is a
+// float32 product whose last two dimensions hold at least one full tile each way.
+bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t) {
+  std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
+  if (outputs.size() != 1 || !shape || shape->size() < 2 ||
+      info.output_type.dtype() != DataType::Float(32) ||
+      !graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()), info.output_type)) {
+    return false;
   }
-  Array<te::Tensor> inputs = outputs[0].op()->InputTensors();
-  if (inputs.size() != 2) return std::nullopt;
-  for (const te::Tensor& input : inputs) {
-    if (dynamic_cast<const te::PlaceholderOpNode*>(input.op().get()) == nullptr) return std::nullopt;
-  }
-  const auto* rows = outputs[0].shape()[0].as<IntImmNode>();
-  const auto* columns = outputs[0].shape()[1].as<IntImmNode>();
-  if (rows == nullptr || columns == nullptr || rows->value < t.threads_y * t.rows_per_thread ||
-      columns->value < t.threads_x * t.cols_per_thread) {
-    return std::nullopt;
-  }
-  return std::make_pair(inputs[0], inputs[1]);
+  const int64_t rows = (*shape)[shape->size() - 2], columns = shape->back();
+  return rows >= t.threads_y * t.rows_per_thread && columns >= t.threads_x * t.cols_per_thread;
 }
 
 // 16 x 16 threads of 4 x 4 elements each, steps of 8 along the reduction: the best of the
@@ -53,16 +44,12 @@ constexpr topi::gpu::MatmulTiling kDefaultTiling{16, 16, 4, 4, 8};
 graph::OpImplementation TiledProduct() {
   return {.name = "gpu.matmul_shared_tiled",
           .priority = 10,
-          .applies =
+          .applies = [](const CallInfo& info, const Tensors& outputs,
+                        const Target&) { return TilesProduct(info, outputs, kDefaultTiling); },
+          .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
-                return TiledProductOperands(outputs, kDefaultTiling).has_value();
-              },
-          .schedule = [](const CallInfo&, const Tensors& outputs, const Target&) {
-            auto [a, b] = *TiledProductOperands(outputs, kDefaultTiling);
-            te::Schedule s = te::create_schedule({outputs[0].op()});
-            topi::gpu::ScheduleSharedMatmul(s, outputs[0], a, b, kDefaultTiling);
-            return s;
-          }};
+                return topi::gpu::schedule_matmul_shared(outputs[0], kDefaultTiling);
+              }};
 }
 
 // Channels per thread: 8 where they divide the output channels (a remainder would be guarded
@@ -124,7 +111,7 @@ graph::OpImplementation DirectConv2D() {
                          .parallel_threads = target.GetInt("parallel-threads")});
                   }});
   graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
-  for (const char* op : {"nn.dense", "nn.matmul"}) {
+  for (const char* op : {"nn.dense", "nn.matmul", "nn.batch_matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
   }
   return true;

@@ -5,10 +5,10 @@
 // and threads_x-th column of the tile, so that neighbouring threads read neighbouring
 // elements of the shared tiles and write neighbouring elements of C (the rows and columns
 // are virtual threads, each with its own accumulator, interleaved in the thread).
-// Every step of tile_k along the reduction, the block's threads copy the
-// A and B tiles it needs into shared memory together (each thread a few elements,
-// neighbouring threads neighbouring elements), and ThreadSync puts the barriers between the
-// copies and the products that read them.
+// Every step of tile_k along the reduction, the block's threads copy the A and B tiles it
+// needs into shared memory together (each thread a few elements, neighbouring threads
+// neighbouring elements), and ThreadSync puts the barriers between the copies and the
+// products that read them. Batch dimensions (all but the last two, fused) are blockIdx.z.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,11 @@ struct MatmulTiling {
   bool strided = false;
 };
 
-// Schedules `c`, a 2-D te::compute of one te::sum over a 1-D reduction axis whose source
-// reads exactly two placeholders `a` and `b` (C[i, j] = sum_k A[i, k] * B[k, j] and its
-// transposed forms), for a GPU target with `tiling`. Sizes the tiles do not divide are
-// guarded.
-void ScheduleSharedMatmul(te::Schedule& s, const te::Tensor& c, const te::Tensor& a,
-                          const te::Tensor& b, const MatmulTiling& tiling);
+// A schedule of `out`: topi::matmul's output (tag "matmul": C[..., i, j] = sum_k A[..., i, k]
+// * B[..., k, j], operands of at least two dimensions, broadcast batch dimensions), or an
+// elementwise epilogue of one that keeps its shape (bias, activation), tiled with `tiling`.
+// The operands may be injective stages of the inputs (nn.dense's transposed weight): they
+// are inlined into the copies to shared memory. Sizes the tiles do not divide are guarded.
+te::Schedule schedule_matmul_shared(const te::Tensor& out, const MatmulTiling& tiling);
 
 }  // namespace loom::topi::gpu

@@ -1,8 +1,11 @@
-// The GPU targets' generic schedule on reductions: long reductions with few outputs (softmax
-// over classes, layer norm over features, global pooling, a batch-1 dense, reductions to a
-// scalar) are shared by the threads of a block, which combine their partial results; short
-// ones keep a thread per output. Compiled for opencl and run on its device (PoCL here),
-// against the graph's reference.
+// The GPU targets' schedules of graph operators, compiled for opencl and run on its device
+// (PoCL here) against the graph's reference:
+//  - the generic schedule on reductions: long reductions with few outputs (softmax over
+//    classes, layer norm over features, global pooling, a batch-1 dense, reductions to a
+//    scalar) are shared by the threads of a block, which combine their partial results;
+//    short ones keep a thread per output;
+//  - the shared-memory tiled products: dense (its weight transposed on the way into shared
+//    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,6 +65,38 @@ TEST(GpuReductions, LongReductionsShareABlockShortOnesAThread) {
     CompiledModel compiled = models::ExpectMatchesReference(c.main, 3, "opencl");
     const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
     EXPECT_EQ(source.find("red_buf") != std::string::npos, c.cross_thread) << source;
+  }
+}
+
+TEST(GpuProducts, DenseMatmulAndBatchMatmulTileThroughSharedMemory) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  std::vector<std::pair<std::string, Function>> cases;
+  {
+    Var x = MakeVar("x", TensorType({130, 96}, kF32));
+    Expr dense = MakeCall("nn.dense", {x, models::Weight({80, 96}, "w", 4)}, {}, "fc");
+    Expr biased = MakeCall("nn.bias_add", {dense, models::Weight({80}, "b", 5)},
+                           {{"axis", int64_t{1}}}, "fc_bias");
+    cases.emplace_back("dense, bias, relu", MakeFunction({x}, MakeCall("nn.relu", {biased})));
+  }
+  {
+    Var a = MakeVar("a", TensorType({3, 70, 33}, kF32));
+    Var b = MakeVar("b", TensorType({3, 33, 90}, kF32));
+    cases.emplace_back("batch_matmul",
+                       MakeFunction({a, b}, MakeCall("nn.batch_matmul", {a, b}, {}, "bmm")));
+  }
+  {
+    Var a = MakeVar("a", TensorType({2, 2, 64, 40}, kF32));
+    Var b = MakeVar("b", TensorType({40, 65}, kF32));
+    cases.emplace_back("matmul, b broadcast over two batch dimensions",
+                       MakeFunction({a, b}, MakeCall("nn.matmul", {a, b}, {}, "mm")));
+  }
+  for (const auto& [name, main] : cases) {
+    SCOPED_TRACE(name);
+    CompiledModel compiled = models::ExpectMatchesReference(main, 3, "opencl");
+    const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
+    // The operands' tiles (cache_read "shared"), not a reduction's buffer.
+    EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
+    EXPECT_EQ(source.find("red_buf"), std::string::npos) << source;
   }
 }
 
