@@ -9,12 +9,16 @@
 #   scripts/gpu-check.sh run [BUNDLE]       on the GPU machine: runs every kernel there and
 #                                           compares it with the host's output, then times
 #                                           float32 GEMM (1024^3, 4096^3) at several tilings
-#                                           against cuBLAS in the same process; then the
-#                                           shared-memory kernels under compute-sanitizer's
-#                                           race detector; then each model of
-#                                           GPU_CHECK_MODELS (default resnet18) against ONNX
-#                                           Runtime and its latency beside PyTorch's (cuDNN);
-#                                           under 4 minutes
+#                                           against cuBLAS in the same process; then each
+#                                           model of GPU_CHECK_MODELS (default resnet18)
+#                                           against ONNX Runtime and its latency beside
+#                                           PyTorch's (cuDNN); then each distinct
+#                                           convolution of ResNet-50 against cuDNN's
+#                                           (output, latency, geometric mean of the
+#                                           ratios); then the shared-memory kernels (tiles,
+#                                           cross-thread reductions) under
+#                                           compute-sanitizer's race detector; under 5
+#                                           minutes
 #
 # What `run` prints is also written to $OUT/gpu-check.log when OUT is set (the device tool's
 # output folder). Exit status: 0 when every output is correct.
@@ -32,12 +36,17 @@ case "$mode" in
     cp build/bench/loom-gpu-check build/tools/loom/loom "$bundle/"
     cp -L build/libloom_runtime.so build/libloom_vta.so "$bundle/lib/"
     strip --strip-debug "$bundle/loom-gpu-check" "$bundle/loom" "$bundle/lib/"*.so
-    cp bench/gpu/compare_outputs.py bench/gpu/torch_latency.py "$bundle/"
+    cp bench/gpu/compare_outputs.py bench/gpu/torch_latency.py bench/gpu/conv_layers.py "$bundle/"
     # Whole models (each artifact holds its weights: ResNet-18's 47 MB is about what one
     # device call can carry).
     if [[ -n "${GPU_CHECK_MODELS:-resnet18}" ]]; then
       .venv/bin/python3 bench/gpu/prepare_models.py --loom build/tools/loom/loom \
         --out "$bundle/models" --arch "${GPU_ARCH:-sm_90}" ${GPU_CHECK_MODELS:-resnet18}
+    fi
+    # ResNet-50's convolutions, data and weights both inputs (no weights carried).
+    if [[ "${GPU_CHECK_CONV_LAYERS:-1}" == 1 ]]; then
+      .venv/bin/python3 bench/gpu/prepare_conv_layers.py --loom build/tools/loom/loom \
+        --out "$bundle/conv_layers" --arch "${GPU_ARCH:-sm_90}"
     fi
     du -sh "$bundle"
     ;;
@@ -74,10 +83,16 @@ case "$mode" in
         "$bundle/loom" bench "$model_dir/model.so" --repeat 50 --warmup 10 --profile | head -40
         python3 "$bundle/torch_latency.py" "$model" || true
       done
+      status=0
+      if [[ -f "$bundle/conv_layers/layers.json" ]]; then
+        echo "== resnet50 convolutions against cuDNN"
+        python3 "$bundle/conv_layers.py" "$bundle/loom" "$bundle/conv_layers" || status=1
+      fi
       if command -v compute-sanitizer >/dev/null; then
         compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 3 \
-          "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul
+          "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul row_sum total_sum
       fi
+      exit "$status"
     } 2>&1 | tee "$log"
     exit "${PIPESTATUS[0]}"
     ;;

@@ -149,10 +149,16 @@ bool RunGemm(const nlohmann::json& entry, const std::string& dir, Cublas& cublas
 }
 
 int Main(int argc, char** argv) {
-  LOOM_CHECK_USER(argc == 2 || argc == 3)
-      << "usage: loom-gpu-check DIR [PREFIX] (DIR made by loom-gpu-prepare)";
+  LOOM_CHECK_USER(argc >= 2)
+      << "usage: loom-gpu-check DIR [PREFIX...] (DIR made by loom-gpu-prepare; with prefixes, "
+         "only the entries whose names start with one)";
   const std::string dir = argv[1];
-  const std::string prefix = argc == 3 ? argv[2] : "";
+  const std::vector<std::string> prefixes(argv + 2, argv + argc);
+  auto selected = [&](const std::string& name) {
+    return prefixes.empty() ||
+           std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](const std::string& p) { return name.rfind(p, 0) == 0; });
+  };
   std::ifstream file(dir + "/manifest.json");
   LOOM_CHECK_USER(file.good()) << dir << "/manifest.json cannot be read";
   const nlohmann::json manifest = nlohmann::json::parse(file);
@@ -160,7 +166,7 @@ int Main(int argc, char** argv) {
   bool all_ok = true;
   Cublas* cublas = nullptr;
   for (const nlohmann::json& entry : manifest["entries"]) {
-    if (entry["name"].get<std::string>().rfind(prefix, 0) != 0) continue;
+    if (!selected(entry["name"].get<std::string>())) continue;
     try {
       if (entry["kind"] == "check") {
         all_ok &= RunCheck(entry, dir);

@@ -53,7 +53,10 @@ runtime::Module build(const std::vector<BuildPart>& parts) {
       // kernel's threads are known; barriers go in once the kernels are whole, with the
       // shared memory their threads share.
       lowered = SplitHostDevice()(lowered);
-      lowered = LowerThreadAllreduce(static_cast<int>(target.GetInt("thread-warp-size")))(lowered);
+      // A device kind without warps (VTA) reduces across no threads: a warp of one.
+      const int warp_size =
+          target.Has("thread-warp-size") ? static_cast<int>(target.GetInt("thread-warp-size")) : 1;
+      lowered = LowerThreadAllreduce(warp_size)(lowered);
       lowered = ThreadSync()(lowered);
       IRModule kernels;
       for (const auto& [name, func] : lowered.functions()) {

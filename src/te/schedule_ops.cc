@@ -352,6 +352,16 @@ class NestBuilder {
       const bool thread = IsThreadBound(stage, leaf);
       (reduction && !thread ? serial : outer).push_back(static_cast<int>(i));
       if (reduction && thread) reduce_threads.push_back(leaf->var);
+      // A stage attached at a loop that moves outside a serial reduction loop would be
+      // realized where that loop's variable, which its region may use, is not defined.
+      const bool moves_out = !(reduction && !thread) && !serial.empty();
+      LOOM_CHECK_USER(!moves_out || attached_.count({&stage, leaf.get()}) == 0)
+          << "compute_at of stage '" << attached_.at({&stage, leaf.get()})[0]->name() << "' into '"
+          << stage.name() << "': loop '" << leaf->var.name()
+          << "' lies inside the serial reduction loop '"
+          << stage.leaf_iter_vars[serial[0]]->var.name() << "', which a reduction across "
+          << "threads moves inside the thread loops; reorder the serial reduction loops "
+          << "innermost, or compute the stage at one of them";
     }
     const Array<PrimExpr> element{IntImm(DataType::Int(32), 0)};
     Array<Buffer> partials;

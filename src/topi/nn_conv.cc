@@ -73,7 +73,10 @@ te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const C
   return te::compute(
       {int(N), int(K), int(P), int(Q)},
       [&](Var n, Var k, Var p, Var q) {
-        PrimExpr channel = floordiv(k, int(out_per_group)) * int(CG) + rc->var;
+        // One group reads channel rc whatever k is: said so, not floordiv(k, K) * C + rc,
+        // which a schedule's region of k past K (a guarded tile) would not fold.
+        PrimExpr channel =
+            a.groups == 1 ? PrimExpr(rc->var) : floordiv(k, int(out_per_group)) * int(CG) + rc->var;
         PrimExpr x = padded(n, channel, p * int(a.strides[0]) + rr->var * int(a.dilations[0]),
                             q * int(a.strides[1]) + rs->var * int(a.dilations[1]));
         PrimExpr w = weight(k, rc->var, rr->var, rs->var);

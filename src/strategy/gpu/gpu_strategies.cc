@@ -2,8 +2,8 @@
 // the generic schedule of topi/gpu/schedule.h (one thread per output element, or one block
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
-// shared-memory tiling of topi/gpu/matmul.h, and a conv2d (with its epilogue) the direct
-// schedule of topi/gpu/conv2d.h.
+// shared-memory tiling of topi/gpu/matmul.h, a 1 x 1 conv2d large enough the same tiling, and
+// another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
@@ -23,17 +23,30 @@ int ThreadsPerBlock(const Target& target) {
   return static_cast<int>(std::min<int64_t>(256, target.GetInt("max-threads-per-block")));
 }
 
-// Whether the group (a product, with or without an elementwise epilogue of its shape) is a
-// float32 product whose last two dimensions hold at least one full tile each way.
-bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t) {
+// The master call's constant output shape when the group has one output of that shape (the
+// call's, or an elementwise epilogue's), of `dtype`; else nothing.
+std::optional<std::vector<int64_t>> GroupShape(const CallInfo& info, const Tensors& outputs,
+                                               DataType dtype) {
   std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
-  if (outputs.size() != 1 || !shape || shape->size() < 2 ||
-      info.output_type.dtype() != DataType::Float(32) ||
-      !graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()), info.output_type)) {
-    return false;
+  if (outputs.size() != 1 || !shape || outputs[0].dtype() != dtype ||
+      !graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
+                    graph::TensorType(info.output_type.shape(), dtype))) {
+    return std::nullopt;
   }
-  const int64_t rows = (*shape)[shape->size() - 2], columns = shape->back();
+  return shape;
+}
+
+// Whether a product of `rows` x `columns` holds at least one full tile each way.
+bool HoldsTile(int64_t rows, int64_t columns, const topi::gpu::MatmulTiling& t) {
   return rows >= t.threads_y * t.rows_per_thread && columns >= t.threads_x * t.cols_per_thread;
+}
+
+// Whether the group (a product, with or without an elementwise epilogue of its shape) is a
+// float32 product whose last two dimensions hold a tile.
+bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t) {
+  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs, DataType::Float(32));
+  return shape && shape->size() >= 2 && info.output_type.dtype() == DataType::Float(32) &&
+         HoldsTile((*shape)[shape->size() - 2], shape->back(), t);
 }
 
 // 16 x 16 threads of 4 x 4 elements each, steps of 8 along the reduction: the best of the
@@ -73,24 +86,48 @@ int PixelsPerBlock(int64_t pixels, const Target& target) {
 }
 
 graph::OpImplementation DirectConv2D() {
-  return {.name = "gpu.conv2d_nchw_direct",
-          .priority = 10,
-          .applies =
-              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
-                std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
-                return outputs.size() == 1 && shape && shape->size() == 4 &&
-                       ChannelsPerThread(*shape, target) > 1 &&
-                       outputs[0].ndim() == 4 &&
-                       graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
-                                    graph::TensorType(info.output_type.shape(),
-                                                      outputs[0].dtype()));
-              },
-          .schedule = [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+  return {
+      .name = "gpu.conv2d_nchw_direct",
+      .priority = 10,
+      .applies =
+          [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+            std::optional<std::vector<int64_t>> shape =
+                GroupShape(info, outputs, outputs.empty() ? DataType() : outputs[0].dtype());
+            return shape && shape->size() == 4 && ChannelsPerThread(*shape, target) > 1;
+          },
+      .schedule =
+          [](const CallInfo& info, const Tensors& outputs, const Target& target) {
             std::vector<int64_t> shape = *info.output_type.ConstShape();
             return topi::gpu::schedule_conv2d_nchw_direct(
                 outputs[0], PixelsPerBlock(shape[2] * shape[3], target),
                 ChannelsPerThread(shape, target));
           }};
+}
+
+// A float32 1 x 1 convolution of one group whose output channels and pixels hold a tile: a
+// matrix product per image (weight x data), tiled through shared memory as the products are.
+// Preferred to the direct schedule by its reuse (each fetched element feeds a whole tile's
+// rows or columns); not yet timed against it on a GPU.
+graph::OpImplementation Conv2D1x1Tiled() {
+  return {.name = "gpu.conv2d_nchw_1x1_shared_tiled",
+          .priority = 20,
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target&) {
+                std::optional<std::vector<int64_t>> shape =
+                    GroupShape(info, outputs, DataType::Float(32));
+                std::optional<std::vector<int64_t>> weight =
+                    info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
+                return shape && shape->size() == 4 && weight && weight->size() == 4 &&
+                       info.output_type.dtype() == DataType::Float(32) &&
+                       info.attrs.GetInt("groups") == 1 && (*weight)[2] == 1 && (*weight)[3] == 1 &&
+                       HoldsTile((*shape)[1], (*shape)[2] * (*shape)[3], kDefaultTiling);
+              },
+          .schedule =
+              [](const CallInfo&, const Tensors& outputs, const Target&) {
+                topi::gpu::MatmulTiling strided = kDefaultTiling;
+                strided.strided = true;
+                return topi::gpu::schedule_conv2d_nchw_1x1_shared(outputs[0], strided);
+              }};
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -111,6 +148,7 @@ graph::OpImplementation DirectConv2D() {
                          .parallel_threads = target.GetInt("parallel-threads")});
                   }});
   graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
+  graph::RegisterImplementation("nn.conv2d", "gpu", Conv2D1x1Tiled());
   for (const char* op : {"nn.dense", "nn.matmul", "nn.batch_matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
   }

@@ -120,6 +120,8 @@ class AllreduceLowerer : public StmtExprMutator {
   Stmt VisitStmt_(const AttrStmtNode* op) override {
     if (op->attr_key != attr::kThreadAllreduce) return StmtExprMutator::VisitStmt_(op);
     Allreduce reduction = Describe(*op);
+    // One thread holds the whole result already.
+    if (reduction.reduce_extent == 1) return Evaluate(0);
     return CanShuffle(reduction) ? LowerWithShuffles(reduction) : LowerWithSharedMemory(reduction);
   }
 
@@ -142,6 +144,9 @@ class AllreduceLowerer : public StmtExprMutator {
     std::map<std::string, const ThreadLoop*> by_tag;
     for (const ThreadLoop& loop : loops_) by_tag[loop.tag] = &loop;
     for (size_t i = count + 1; i < call->args.size(); ++i) {
+      // A thread variable of extent 1 may have been simplified to its only value: it adds
+      // no threads.
+      if (call->args[i].as<IntImmNode>() != nullptr) continue;
       const auto* var = call->args[i].as<VarNode>();
       auto it = std::find_if(loops_.begin(), loops_.end(),
                              [&](const ThreadLoop& loop) { return loop.var.get() == var; });

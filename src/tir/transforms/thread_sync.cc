@@ -11,9 +11,10 @@
 // elements. Which elements a thread touches is not analyzed, so a barrier may be one more than
 // needed, never one fewer.
 //
-// A barrier must be reached by every thread of the block. One needed inside a branch whose
-// condition depends on a thread index is a loom::Error naming the kernel, the buffer and the
-// condition: such a branch is what a non-dividing split leaves around a block's work.
+// A barrier must be reached by every thread of the block, as often. One needed inside a
+// branch whose condition depends on a thread index, or inside a loop whose bounds do, is a
+// loom::Error naming the kernel, the buffer and the condition or loop: such a branch is what
+// a non-dividing split leaves around a block's work.
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -146,9 +147,18 @@ class BarrierPlanner : public StmtExprMutator {
   Stmt VisitStmt_(const ForNode* op) override {
     const bool thread_index = op->for_kind == ForKind::kThreadBinding &&
                               op->thread_binding->thread_tag.rfind("threadIdx.", 0) == 0;
+    // A loop whose trip count differs between threads (a loop partitioned on a condition
+    // that reads a thread index) reaches a barrier in its body a different number of times.
+    const bool divergent = ReadsThreadIndex(op->min) || ReadsThreadIndex(op->extent);
+    if (divergent) {
+      divergent_contexts_.push_back("loop '" + op->loop_var->name_hint + "' from " +
+                                    ToScript(ObjectRef(op->min)) + " for " +
+                                    ToScript(ObjectRef(op->extent)));
+    }
     if (thread_index) thread_vars_.insert(op->loop_var.get());
     Stmt body = VisitStmt(op->body);
     if (thread_index) thread_vars_.erase(op->loop_var.get());
+    if (divergent) divergent_contexts_.pop_back();
     Summary summary = summary_;
     // Thread-bound loops are the block's threads side by side, not one after another.
     if (op->for_kind != ForKind::kThreadBinding) {
@@ -171,7 +181,7 @@ class BarrierPlanner : public StmtExprMutator {
 
   Stmt VisitStmt_(const IfThenElseNode* op) override {
     const bool divergent = ReadsThreadIndex(op->condition);
-    if (divergent) divergent_conditions_.push_back(op->condition);
+    if (divergent) divergent_contexts_.push_back("`if " + ToScript(ObjectRef(op->condition)) + "`");
     Stmt then_case = VisitStmt(op->then_case);
     const Summary then_summary = summary_;
     Stmt else_case = op->else_case;
@@ -180,7 +190,7 @@ class BarrierPlanner : public StmtExprMutator {
       else_case = VisitStmt(else_case);
       else_summary = summary_;
     }
-    if (divergent) divergent_conditions_.pop_back();
+    if (divergent) divergent_contexts_.pop_back();
     // Either path may run: the accesses of both, and a barrier only when both have one (a
     // path without one leaves everything it did pending).
     Summary summary;
@@ -220,20 +230,20 @@ class BarrierPlanner : public StmtExprMutator {
   }
 
   Stmt PlaceBarrier(const VarNode* buffer) const {
-    LOOM_CHECK_USER(divergent_conditions_.empty())
+    LOOM_CHECK_USER(divergent_contexts_.empty())
         << "ThreadSync: kernel '" << kernel_ << "' needs a barrier over the shared buffer '"
-        << buffer->name_hint << "' inside `if "
-        << ToScript(ObjectRef(divergent_conditions_.back()))
-        << "`, which depends on the thread index, so not every thread of the block would "
-        << "reach it; split the loops by factors that divide their extents (no guard), or keep "
-        << "the shared memory's writes and reads out of the guarded part";
+        << buffer->name_hint << "' inside " << divergent_contexts_.back()
+        << ", which depends on the thread index, so not every thread of the block would "
+        << "reach it as often; split the loops by factors that divide their extents (no "
+        << "guard), or keep the shared memory's writes and reads out of the guarded part";
     return Barrier();
   }
 
   std::string kernel_;
   BufferSet shared_;
   std::unordered_set<const VarNode*> thread_vars_;
-  std::vector<PrimExpr> divergent_conditions_;
+  // The branches and loops on a thread index around the statement visited, described.
+  std::vector<std::string> divergent_contexts_;
   Summary summary_;
 };
 

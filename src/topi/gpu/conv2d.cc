@@ -1,7 +1,8 @@
-// Direct conv2d on GPUs (loom/topi/gpu/conv2d.h).
+// conv2d on GPUs: direct, and 1 x 1 as a tiled matrix product (loom/topi/gpu/conv2d.h).
 #include "loom/topi/gpu/conv2d.h"
 
 #include "loom/support/error.h"
+#include "topi/gpu/shared_tiling.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi::gpu {
@@ -43,6 +44,65 @@ te::Schedule schedule_conv2d_nchw_direct(const te::Tensor& out, int threads,
   for (size_t i = 4; i < leaves.size(); ++i) order.push_back(leaves[i]);  // rc, rr, rs
   for (size_t i = 0; i < 4; ++i) order.push_back(leaves[i]);              // n, k, p, q
   local.reorder(order);
+  return s;
+}
+
+te::Schedule schedule_conv2d_nchw_1x1_shared(const te::Tensor& out, const MatmulTiling& tiling) {
+  const std::string schedule = "schedule_conv2d_nchw_1x1_shared";
+  shared_tiling::CheckTiling(tiling, schedule);
+  LOOM_CHECK_USER(tiling.strided)
+      << schedule << ": the tiling must be strided: a thread's contiguous pixels may straddle "
+      << "two rows of the image, a region of accumulators of no fixed size";
+  te::Operation conv = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == "conv2d_nchw"; }, schedule,
+      "the output of conv2d_nchw");
+  detail::CheckEpilogueKeepsShape(out, conv, schedule);
+  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(conv.get());
+  const Array<te::Tensor> operands = conv->InputTensors();
+  const auto* data_channels = operands[0].shape()[1].as<IntImmNode>();
+  const auto* weight_channels = operands[1].shape()[1].as<IntImmNode>();
+  int64_t kernel_rows = 0, kernel_columns = 0;
+  LOOM_CHECK_USER(compute->reduce_axis.size() == 3 &&
+                  IsConstInt(compute->reduce_axis[1]->dom->extent, &kernel_rows) &&
+                  kernel_rows == 1 &&
+                  IsConstInt(compute->reduce_axis[2]->dom->extent, &kernel_columns) &&
+                  kernel_columns == 1 && data_channels != nullptr && weight_channels != nullptr &&
+                  data_channels->value == weight_channels->value)
+      << schedule << ": '" << conv->name << "' is not a 1 x 1 convolution of one group";
+  te::Schedule s = te::create_schedule({out.op()});
+  detail::InlineInjective(s, {out.op()});
+  // The product of the weight (output channels x input channels) and the data (input
+  // channels x pixels), per image.
+  te::Tensor weight_shared = s.cache_read(operands[1], "shared", {conv});
+  te::Tensor data_shared = s.cache_read(operands[0], "shared", {conv});
+  te::Tensor accumulators = out.op() == conv ? s.cache_write(out, "local") : te::Tensor(conv, 0);
+  if (out.op() != conv) s[accumulators].set_scope("local");
+  // A block's pixels are whole image rows, so that the data each tile reads is a rectangle
+  // of one size: as many rows as a tile's columns hold, fused, in one tile; or one row (longer
+  // than a tile) in blocks of columns.
+  te::Stage output = s[out];
+  const IterVar n = output->leaf_iter_vars[0], k = output->leaf_iter_vars[1];
+  const IterVar p = output->leaf_iter_vars[2], q = output->leaf_iter_vars[3];
+  int64_t row_length = 0;
+  LOOM_CHECK_USER(IsConstInt(q->dom->extent, &row_length))
+      << schedule << ": the output rows of '" << conv->name << "' have no constant length";
+  const int64_t tile_columns = int64_t{tiling.threads_x} * tiling.cols_per_thread;
+  const int64_t rows_per_tile = tile_columns / row_length;
+  IterVar row_group = p, pixels = q;
+  if (rows_per_tile > 1) {
+    auto [group, row] = output.split(p, static_cast<int>(rows_per_tile));
+    row_group = group;
+    pixels = output.fuse(row, q);
+  }
+  te::Stage local = s[accumulators];
+  const IterVar input_channels =
+      static_cast<const te::ComputeOpNode*>(local->op.get())->reduce_axis[0];
+  const IterVar images = n, row_groups = row_group;
+  shared_tiling::TileThroughSharedMemory(
+      output, {images, row_groups}, k, pixels, local, input_channels,
+      {s[weight_shared], s[data_shared]},
+      static_cast<const te::ComputeOpNode*>(weight_shared.op().get())->axis[0], tiling,
+      /*columns_in_one_tile=*/row_length <= tile_columns);
   return s;
 }
 

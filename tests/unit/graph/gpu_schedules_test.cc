@@ -5,7 +5,8 @@
 //    scalar) are shared by the threads of a block, which combine their partial results;
 //    short ones keep a thread per output;
 //  - the shared-memory tiled products: dense (its weight transposed on the way into shared
-//    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand.
+//    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand, 1 x 1
+//    convolutions.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,7 +69,7 @@ TEST(GpuReductions, LongReductionsShareABlockShortOnesAThread) {
   }
 }
 
-TEST(GpuProducts, DenseMatmulAndBatchMatmulTileThroughSharedMemory) {
+TEST(GpuProducts, DenseMatmulBatchMatmulAnd1x1ConvTileThroughSharedMemory) {
   LOOM_SKIP_WITHOUT_OPENCL();
   std::vector<std::pair<std::string, Function>> cases;
   {
@@ -89,6 +90,15 @@ TEST(GpuProducts, DenseMatmulAndBatchMatmulTileThroughSharedMemory) {
     Var b = MakeVar("b", TensorType({40, 65}, kF32));
     cases.emplace_back("matmul, b broadcast over two batch dimensions",
                        MakeFunction({a, b}, MakeCall("nn.matmul", {a, b}, {}, "mm")));
+  }
+  {
+    // 1 x 1 convolutions: weight x data per image, output channels and pixels a tile does not
+    // divide, strides 1 and 2, with the bias.
+    Var x = MakeVar("x", TensorType({2, 32, 18, 18}, kF32));
+    Expr wide = models::Conv(x, 32, 96, 1, 1, 6, "wide");
+    Expr strided = models::Conv(x, 32, 64, 1, 2, 8, "strided");
+    cases.emplace_back("1x1 conv2d",
+                       MakeFunction({x}, MakeTuple({MakeCall("nn.relu", {wide}), strided})));
   }
   for (const auto& [name, main] : cases) {
     SCOPED_TRACE(name);

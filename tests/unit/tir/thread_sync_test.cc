@@ -109,8 +109,20 @@ TEST(ThreadSync, ABarrierSomeThreadsWouldSkipIsAnError) {
   EXPECT_EQ(testing::ErrorOf([&] { Synced(k.Wrap(guarded)); }),
             "ThreadSync: kernel 'k_kernel0' needs a barrier over the shared buffer 'S' inside "
             "`if tx < 16`, which depends on the thread index, so not every thread of the block "
-            "would reach it; split the loops by factors that divide their extents (no guard), or "
-            "keep the shared memory's writes and reads out of the guarded part");
+            "would reach it as often; split the loops by factors that divide their extents (no "
+            "guard), or keep the shared memory's writes and reads out of the guarded part");
+  // So is one in a loop whose trip count differs between threads.
+  Var i("i", DataType::Int(32));
+  Stmt uneven =
+      For(i, 0, 4 - k.tx / 8, ForKind::kSerial,
+          SeqStmt({k.WriteShared(i * 32 + k.tx), k.ReadShared(i * 32 + k.tx)}), IterVar(), {});
+  EXPECT_EQ(
+      testing::ErrorOf([&] { Synced(k.Wrap(uneven)); }),
+      "ThreadSync: kernel 'k_kernel0' needs a barrier over the shared buffer 'S' inside "
+      "loop 'i' from 0 for 4 - T.truncdiv(tx, 8), which depends on the thread index, so not every "
+      "thread of the block would reach it as often; split the loops by factors that "
+      "divide their extents (no guard), or keep the shared memory's writes and reads out "
+      "of the guarded part");
   // A guard around the write alone is fine: the barrier goes after the whole if.
   Stmt guarded_write = IfThenElse(k.tx < 16, k.WriteShared(k.tx), Stmt());
   EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({guarded_write, k.ReadShared(k.tx)})))), 1);

@@ -9,6 +9,9 @@
 // needs into shared memory together (each thread a few elements, neighbouring threads
 // neighbouring elements), and ThreadSync puts the barriers between the copies and the
 // products that read them. Batch dimensions (all but the last two, fused) are blockIdx.z.
+// `pad_rows` pads each row of the rows operand's shared tile by one element
+// (Stage::storage_align), so that threads reading different rows at one reduction step
+// (contiguous parts: rows rows_per_thread apart) fall on different memory banks.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,7 @@ struct MatmulTiling {
   int cols_per_thread = 8;
   int tile_k = 8;
   bool strided = false;
+  bool pad_rows = false;
 };
 
 // A schedule of `out`: topi::matmul's output (tag "matmul": C[..., i, j] = sum_k A[..., i, k]

@@ -22,10 +22,9 @@ TargetKindBuilder DeclareGpuKind(const std::string& name, const GpuKindLimits& l
             "conv2d channels per thread beat one on an H200)")
       .Range(1, int64_t{1} << 31)
       .Attr("thread-warp-size", TargetAttrType::kInt, limits.warp_size,
-            "threads that run in lockstep and exchange registers (warp shuffles), a power of "
-            "two; cross-thread reductions shuffle within warps, or go through shared memory "
-            "alone where it is 1")
-      .Range(1, 64)
+            "the device's warp, whose threads exchange registers (cross-thread reductions "
+            "shuffle within warps), or 1: reductions through shared memory alone")
+      .Range(1, limits.warp_size)
       .Attr("fp-contract", TargetAttrType::kString, std::string("fast"),
             "fast: a * b + c becomes one fma, decided in TIR (GPUs have it, and OpenCL C's fma "
             "rounds once everywhere); off: only explicit fma calls fuse")

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""conv_layers.py LOOM LAYERS_DIR: on the GPU machine, each ResNet-50 convolution that
+bench/gpu/prepare_conv_layers.py compiled, run by Loom (`loom run`, `loom bench`) and by
+PyTorch (cuDNN, float32 without TF32, cudnn.benchmark) on the same seeded inputs: Loom's
+output against cuDNN's (max|diff| <= 1e-4 * max|cuDNN| + 1e-5), then each one's median
+latency over 50 runs after 10, their ratio, and the geometric mean of the ratios over the
+distinct layers and over the network's layers (each weighted by how often it occurs). Exit
+status 1 when an output differs."""
+
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+
+def cudnn_latency_ms(x, w, layer):
+    def conv():
+        return torch.nn.functional.conv2d(x, w, stride=layer["stride"], padding=layer["padding"],
+                                          groups=layer["groups"])
+
+    times = []
+    with torch.no_grad():
+        for i in range(60):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            conv()
+            torch.cuda.synchronize()
+            if i >= 10:
+                times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), conv().cpu().numpy()
+
+
+def loom_run(loom, artifact, inputs, workdir):
+    args = [loom, "run", artifact, "--output-dir", workdir, "--values", "0"]
+    for name, path in inputs.items():
+        args += ["--input", f"{name}={path}"]
+    subprocess.run(args, check=True, capture_output=True)
+    return np.load(os.path.join(workdir, "y.npy"))
+
+
+def loom_latency_ms(loom, artifact, inputs):
+    args = [loom, "bench", artifact, "--repeat", "50", "--warmup", "10"]
+    for name, path in inputs.items():
+        args += ["--input", f"{name}={path}"]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"median_ms=([0-9.]+)", out).group(1))
+
+
+def main():
+    loom, folder = sys.argv[1], sys.argv[2]
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    with open(os.path.join(folder, "layers.json")) as f:
+        layers = json.load(f)
+    rng = np.random.default_rng(1)
+    ok = True
+    ratios, weights = [], []
+    loom_total = cudnn_total = 0.0
+    print(f"torch {torch.__version__} cuDNN {torch.backends.cudnn.version()}")
+    print(f"{'layer':40} {'count':>5} {'loom ms':>9} {'cudnn ms':>9} {'ratio':>6}  check")
+    with tempfile.TemporaryDirectory() as workdir:
+        for layer in layers:
+            x = rng.uniform(-1, 1, layer["input"]).astype(np.float32)
+            w = rng.uniform(-1, 1, layer["weight"]).astype(np.float32)
+            inputs = {"x": os.path.join(workdir, "x.npy"), "w": os.path.join(workdir, "w.npy")}
+            np.save(inputs["x"], x)
+            np.save(inputs["w"], w)
+            artifact = os.path.join(folder, layer["name"] + ".so")
+            got = loom_run(loom, artifact, inputs, workdir)
+            cudnn_ms, expected = cudnn_latency_ms(torch.from_numpy(x).cuda(),
+                                                  torch.from_numpy(w).cuda(), layer)
+            diff = float(np.abs(got.astype(np.float64) - expected).max())
+            bound = 1e-4 * float(np.abs(expected).max()) + 1e-5
+            passed = got.shape == expected.shape and diff <= bound
+            ok &= passed
+            loom_ms = loom_latency_ms(loom, artifact, inputs)
+            ratio = loom_ms / cudnn_ms
+            ratios.append(ratio)
+            weights.append(layer["count"])
+            loom_total += loom_ms * layer["count"]
+            cudnn_total += cudnn_ms * layer["count"]
+            print(f"{layer['name']:40} {layer['count']:5d} {loom_ms:9.4f} {cudnn_ms:9.4f} "
+                  f"{ratio:6.2f}  {'PASS' if passed else 'FAIL'} max|diff|={diff:.3g}")
+    distinct = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    weighted = math.exp(sum(c * math.log(r) for r, c in zip(ratios, weights)) / sum(weights))
+    print(f"geometric mean of loom/cudnn: {distinct:.3f} over {len(ratios)} distinct layers, "
+          f"{weighted:.3f} over resnet50's {sum(weights)} convolutions; summed time "
+          f"{loom_total:.3f} ms vs {cudnn_total:.3f} ms")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""ResNet-50's convolutions, one artifact each, for scripts/gpu-check.sh: every distinct conv2d
+of torchvision's resnet50 at batch 1 (224 x 224), found by running the model here, becomes an
+ONNX model of that convolution alone (no bias) with the data and the weight both inputs, so
+that the artifacts carry no weights; each is compiled by `loom compile --target "cuda
+-arch=ARCH"` into OUT/<layer>.so. OUT/layers.json lists the layers (shape, stride, padding,
+groups and how many times the network has each), which bench/gpu/conv_layers.py times there
+against PyTorch's cuDNN convolution."""
+
+import argparse
+import json
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+
+def resnet50_convolutions():
+    """The distinct convolutions of torchvision's resnet50 at batch 1, in order of first use,
+    each with how many times it occurs."""
+    import torch
+    import torchvision
+
+    model = torchvision.models.resnet50().eval()
+    layers = {}
+
+    def record(module, inputs, _output):
+        x = inputs[0]
+        key = (tuple(x.shape), module.out_channels, module.kernel_size, module.stride,
+               module.padding, module.groups)
+        layers[key] = layers.get(key, 0) + 1
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.Conv2d):
+            module.register_forward_hook(record)
+    with torch.no_grad():
+        model(torch.zeros(1, 3, 224, 224))
+    return layers
+
+
+def conv_model(path, input_shape, out_channels, kernel, stride, padding, groups):
+    import onnx
+    from onnx import TensorProto, helper
+
+    n, c, h, w = input_shape
+    weight_shape = [out_channels, c // groups, kernel[0], kernel[1]]
+    out_h = (h + 2 * padding[0] - kernel[0]) // stride[0] + 1
+    out_w = (w + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=list(kernel),
+                            strides=list(stride), group=groups,
+                            pads=[padding[0], padding[1], padding[0], padding[1]])
+    graph = helper.make_graph(
+        [node], "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_shape)),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, weight_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, out_channels, out_h, out_w])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return weight_shape
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loom", required=True, help="the loom binary")
+    parser.add_argument("--out", required=True, help="the bundle's conv_layers folder")
+    parser.add_argument("--arch", default="sm_90", help="the cuda target's -arch")
+    args = parser.parse_args()
+
+    from loom_models import loom_tool
+
+    os.makedirs(args.out, exist_ok=True)
+    manifest = []
+    for index, (key, count) in enumerate(resnet50_convolutions().items()):
+        input_shape, out_channels, kernel, stride, padding, groups = key
+        name = (f"conv{index:02d}_c{input_shape[1]}_{input_shape[2]}x{input_shape[3]}"
+                f"_k{out_channels}_{kernel[0]}x{kernel[1]}_s{stride[0]}")
+        onnx_path = os.path.join(args.out, name + ".onnx")
+        weight_shape = conv_model(onnx_path, input_shape, out_channels, kernel, stride, padding,
+                                  groups)
+        loom_tool.compile_model(args.loom, onnx_path, os.path.join(args.out, name + ".so"),
+                                extra_args=["--target", f"cuda -arch={args.arch}"])
+        os.remove(onnx_path)
+        manifest.append({"name": name, "input": list(input_shape), "weight": weight_shape,
+                         "stride": list(stride), "padding": list(padding), "groups": groups,
+                         "count": count})
+        print(f"{name}: x {list(input_shape)} w {weight_shape} stride {stride[0]} "
+              f"(x{count} in resnet50)")
+    with open(os.path.join(args.out, "layers.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
