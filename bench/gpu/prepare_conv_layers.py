@@ -5,7 +5,9 @@ ONNX model of that convolution alone (no bias) with the data and the weight both
 that the artifacts carry no weights; each is compiled by `loom compile --target "cuda
 -arch=ARCH"` into OUT/<layer>.so. OUT/layers.json lists the layers (shape, stride, padding,
 groups and how many times the network has each), which bench/gpu/conv_layers.py times there
-against PyTorch's cuDNN convolution."""
+against PyTorch's cuDNN convolution. Each layer is compiled twice: with the target's default
+schedules (OUT/<layer>.so) and with the tiled implicit product turned off
+(`-conv2d-tiled=false`, OUT/<layer>_untiled.so), so that the run shows which is faster where."""
 
 import argparse
 import json
@@ -77,8 +79,9 @@ def main():
         onnx_path = os.path.join(args.out, name + ".onnx")
         weight_shape = conv_model(onnx_path, input_shape, out_channels, kernel, stride, padding,
                                   groups)
-        loom_tool.compile_model(args.loom, onnx_path, os.path.join(args.out, name + ".so"),
-                                extra_args=["--target", f"cuda -arch={args.arch}"])
+        for suffix, options in (("", ""), ("_untiled", " -conv2d-tiled=false")):
+            loom_tool.compile_model(args.loom, onnx_path, os.path.join(args.out, name + suffix + ".so"),
+                                    extra_args=["--target", f"cuda -arch={args.arch}{options}"])
         os.remove(onnx_path)
         manifest.append({"name": name, "input": list(input_shape), "weight": weight_shape,
                          "stride": list(stride), "padding": list(padding), "groups": groups,

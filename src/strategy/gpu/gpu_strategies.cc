@@ -2,8 +2,9 @@
 // the generic schedule of topi/gpu/schedule.h (one thread per output element, or one block
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
-// shared-memory tiling of topi/gpu/matmul.h, a 1 x 1 conv2d large enough the same tiling, and
-// another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h.
+// shared-memory tiling of topi/gpu/matmul.h, a conv2d of one group large enough the same
+// tiling as an implicit matrix product, and another conv2d (with its epilogue) the direct
+// schedule of topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
@@ -104,29 +105,52 @@ graph::OpImplementation DirectConv2D() {
           }};
 }
 
-// A float32 1 x 1 convolution of one group whose output channels and pixels hold a tile: a
-// matrix product per image (weight x data), tiled through shared memory as the products are.
-// Preferred to the direct schedule by its reuse (each fetched element feeds a whole tile's
-// rows or columns); not yet timed against it on a GPU.
-graph::OpImplementation Conv2D1x1Tiled() {
-  return {.name = "gpu.conv2d_nchw_1x1_shared_tiled",
+// The shared memory of a tiled conv2d's two tiles: the weight's (a tile's output channels x
+// tile_k input channels x the window) and the data's (tile_k channels x the rectangle under a
+// block's pixels, stretched by the stride and the window; a row more for blocks of several
+// image rows, which a tile's strided columns may reach).
+int64_t TiledConvSharedBytes(const CallInfo& info, const std::vector<int64_t>& out,
+                             const std::vector<int64_t>& weight, const topi::gpu::MatmulTiling& t) {
+  const graph::Ints& strides = info.attrs.GetInts("strides");
+  const graph::Ints& dilation = info.attrs.GetInts("dilation");
+  const int64_t tile_rows = t.threads_y * t.rows_per_thread;
+  const int64_t tile_columns = t.threads_x * t.cols_per_thread;
+  const int64_t row_length = out[3];
+  const int64_t image_rows = row_length <= tile_columns ? tile_columns / row_length + 1 : 1;
+  const int64_t columns = std::min(row_length, tile_columns);
+  const int64_t data_rows = (image_rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
+  const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
+  return 4 * t.tile_k * (tile_rows * weight[2] * weight[3] + data_rows * data_columns);
+}
+
+// The tiling of the tiled conv2d: the products' default, strided (each thread's pixels strided
+// by the threads, as schedule_conv2d_nchw_tiled needs).
+constexpr topi::gpu::MatmulTiling kConvTiling{16, 16, 4, 4, 8, /*strided=*/true};
+
+// A float32 conv2d of one group whose output channels and pixels hold a tile and whose tiles
+// fit the target's shared memory: a matrix product per image (weight x the data's windows),
+// tiled through shared memory as the products are. Preferred to the direct schedule for its
+// reuse (each element fetched into shared memory feeds a whole tile's rows or columns); not
+// yet timed against it on a GPU.
+graph::OpImplementation TiledConv2D() {
+  return {.name = "gpu.conv2d_nchw_tiled",
           .priority = 20,
           .applies =
-              [](const CallInfo& info, const Tensors& outputs, const Target&) {
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
                 std::optional<std::vector<int64_t>> shape =
                     GroupShape(info, outputs, DataType::Float(32));
                 std::optional<std::vector<int64_t>> weight =
                     info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
-                return shape && shape->size() == 4 && weight && weight->size() == 4 &&
-                       info.output_type.dtype() == DataType::Float(32) &&
-                       info.attrs.GetInt("groups") == 1 && (*weight)[2] == 1 && (*weight)[3] == 1 &&
-                       HoldsTile((*shape)[1], (*shape)[2] * (*shape)[3], kDefaultTiling);
+                return target.GetBool("conv2d-tiled") && shape && shape->size() == 4 && weight &&
+                       weight->size() == 4 && info.output_type.dtype() == DataType::Float(32) &&
+                       info.attrs.GetInt("groups") == 1 &&
+                       HoldsTile((*shape)[1], (*shape)[2] * (*shape)[3], kConvTiling) &&
+                       TiledConvSharedBytes(info, *shape, *weight, kConvTiling) <=
+                           target.GetInt("max-shared-memory-per-block");
               },
           .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
-                topi::gpu::MatmulTiling strided = kDefaultTiling;
-                strided.strided = true;
-                return topi::gpu::schedule_conv2d_nchw_1x1_shared(outputs[0], strided);
+                return topi::gpu::schedule_conv2d_nchw_tiled(outputs[0], kConvTiling);
               }};
 }
 
@@ -148,7 +172,7 @@ graph::OpImplementation Conv2D1x1Tiled() {
                          .parallel_threads = target.GetInt("parallel-threads")});
                   }});
   graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
-  graph::RegisterImplementation("nn.conv2d", "gpu", Conv2D1x1Tiled());
+  graph::RegisterImplementation("nn.conv2d", "gpu", TiledConv2D());
   for (const char* op : {"nn.dense", "nn.matmul", "nn.batch_matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
   }

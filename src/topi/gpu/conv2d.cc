@@ -1,4 +1,4 @@
-// conv2d on GPUs: direct, and 1 x 1 as a tiled matrix product (loom/topi/gpu/conv2d.h).
+// conv2d on GPUs: direct, and tiled as an implicit matrix product (loom/topi/gpu/conv2d.h).
 #include "loom/topi/gpu/conv2d.h"
 
 #include "loom/support/error.h"
@@ -47,8 +47,8 @@ te::Schedule schedule_conv2d_nchw_direct(const te::Tensor& out, int threads,
   return s;
 }
 
-te::Schedule schedule_conv2d_nchw_1x1_shared(const te::Tensor& out, const MatmulTiling& tiling) {
-  const std::string schedule = "schedule_conv2d_nchw_1x1_shared";
+te::Schedule schedule_conv2d_nchw_tiled(const te::Tensor& out, const MatmulTiling& tiling) {
+  const std::string schedule = "schedule_conv2d_nchw_tiled";
   shared_tiling::CheckTiling(tiling, schedule);
   LOOM_CHECK_USER(tiling.strided)
       << schedule << ": the tiling must be strided: a thread's contiguous pixels may straddle "
@@ -57,22 +57,17 @@ te::Schedule schedule_conv2d_nchw_1x1_shared(const te::Tensor& out, const Matmul
       out, [](const te::Operation& op) { return op->tag == "conv2d_nchw"; }, schedule,
       "the output of conv2d_nchw");
   detail::CheckEpilogueKeepsShape(out, conv, schedule);
-  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(conv.get());
   const Array<te::Tensor> operands = conv->InputTensors();
   const auto* data_channels = operands[0].shape()[1].as<IntImmNode>();
   const auto* weight_channels = operands[1].shape()[1].as<IntImmNode>();
-  int64_t kernel_rows = 0, kernel_columns = 0;
-  LOOM_CHECK_USER(compute->reduce_axis.size() == 3 &&
-                  IsConstInt(compute->reduce_axis[1]->dom->extent, &kernel_rows) &&
-                  kernel_rows == 1 &&
-                  IsConstInt(compute->reduce_axis[2]->dom->extent, &kernel_columns) &&
-                  kernel_columns == 1 && data_channels != nullptr && weight_channels != nullptr &&
+  LOOM_CHECK_USER(data_channels != nullptr && weight_channels != nullptr &&
                   data_channels->value == weight_channels->value)
-      << schedule << ": '" << conv->name << "' is not a 1 x 1 convolution of one group";
+      << schedule << ": '" << conv->name << "' is not a convolution of one group";
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
-  // The product of the weight (output channels x input channels) and the data (input
-  // channels x pixels), per image.
+  // The product of the weight (output channels x input channels and their windows) and the
+  // data's windows (input channels and windows x pixels), per image; each reduction step's
+  // tiles are tile_k input channels of the weight and of the data, whole windows.
   te::Tensor weight_shared = s.cache_read(operands[1], "shared", {conv});
   te::Tensor data_shared = s.cache_read(operands[0], "shared", {conv});
   te::Tensor accumulators = out.op() == conv ? s.cache_write(out, "local") : te::Tensor(conv, 0);

@@ -5,8 +5,8 @@
 //    scalar) are shared by the threads of a block, which combine their partial results;
 //    short ones keep a thread per output;
 //  - the shared-memory tiled products: dense (its weight transposed on the way into shared
-//    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand, 1 x 1
-//    convolutions.
+//    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand,
+//    convolutions of one group (implicit products).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -69,7 +69,7 @@ TEST(GpuReductions, LongReductionsShareABlockShortOnesAThread) {
   }
 }
 
-TEST(GpuProducts, DenseMatmulBatchMatmulAnd1x1ConvTileThroughSharedMemory) {
+TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
   LOOM_SKIP_WITHOUT_OPENCL();
   std::vector<std::pair<std::string, Function>> cases;
   {
@@ -92,13 +92,19 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAnd1x1ConvTileThroughSharedMemory) {
                        MakeFunction({a, b}, MakeCall("nn.matmul", {a, b}, {}, "mm")));
   }
   {
-    // 1 x 1 convolutions: weight x data per image, output channels and pixels a tile does not
-    // divide, strides 1 and 2, with the bias.
+    // Convolutions as implicit products: weight x the data's windows per image, output
+    // channels and pixels a tile does not divide, 1 x 1 and 3 x 3 (padded), strides 1 and 2,
+    // rows shorter and longer than a tile, with the bias.
     Var x = MakeVar("x", TensorType({2, 32, 18, 18}, kF32));
     Expr wide = models::Conv(x, 32, 96, 1, 1, 6, "wide");
     Expr strided = models::Conv(x, 32, 64, 1, 2, 8, "strided");
-    cases.emplace_back("1x1 conv2d",
-                       MakeFunction({x}, MakeTuple({MakeCall("nn.relu", {wide}), strided})));
+    Expr window = models::Conv(x, 32, 64, 3, 1, 10, "window");
+    Expr strided_window = models::Conv(x, 32, 80, 3, 2, 12, "strided_window");
+    cases.emplace_back("conv2d", MakeFunction({x}, MakeTuple({MakeCall("nn.relu", {wide}), strided,
+                                                              window, strided_window})));
+    Var long_rows = MakeVar("long_rows", TensorType({1, 8, 3, 150}, kF32));
+    cases.emplace_back("conv2d of rows longer than a tile",
+                       MakeFunction({long_rows}, models::Conv(long_rows, 8, 64, 3, 1, 14, "long")));
   }
   for (const auto& [name, main] : cases) {
     SCOPED_TRACE(name);

@@ -4,6 +4,7 @@
 // here on PoCL; CUDA compiles through NVRTC and runs where a GPU is.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,38 @@ TEST_P(GpuReductionTest, AWholeTensorReducedToAScalarByOneBlock) {
   NDArray got = testing::RunOnDevice(gpu.device, module, "total_sum", inputs, {});
   NDArray want = testing::RunOnHost(TotalSum(37, 41, 256, false), "total_sum", inputs, {});
   testing::ExpectNear(got, want, 1, 1e-5f);
+}
+
+// Random shapes and blocks: any thread count (warp-shaped or not, up to a block), rows per
+// block, row lengths shorter or longer than the block, each reducer.
+TEST_P(GpuReductionTest, RandomShapesAndBlocksMatchTheHost) {
+  const GpuTarget& gpu = GetParam();
+  LOOM_SKIP_WITHOUT_COMPILER(gpu);
+  std::mt19937 rng(2026);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<RowCase> cases;
+  for (int i = 0; i < 16; ++i) {
+    const int rows = pick(1, 4);
+    const int threads = pick(1, 256 / rows);
+    cases.push_back({pick(1, 9), pick(1, 600), rows, threads, static_cast<RowReducer>(pick(0, 2))});
+  }
+  std::vector<runtime::Module> modules;
+  for (const RowCase& c : cases) {
+    modules.push_back(
+        build(RowReduction(c.m, c.n, c.rows, c.threads, c.op, true), Target::Parse(gpu.kind)));
+  }
+  LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const RowCase& c = cases[i];
+    SCOPED_TRACE("m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+                 " rows=" + std::to_string(c.rows) + " threads=" + std::to_string(c.threads) +
+                 " reducer=" + std::to_string(static_cast<int>(c.op)));
+    std::vector<NDArray> inputs = testing::RandomInputs({{c.m, c.n}});
+    NDArray got = testing::RunOnDevice(gpu.device, modules[i], "row_reduction", inputs, {c.m});
+    NDArray want = testing::RunOnHost(RowReduction(c.m, c.n, c.rows, c.threads, c.op, false),
+                                      "row_reduction", inputs, {c.m});
+    testing::ExpectNear(got, want, c.m, 1e-5f);
+  }
 }
 
 // topi's argmax along rows: a reducer of two values (index, value), whose ties take the

@@ -4,12 +4,15 @@
 // pixels (coalesced loads and stores), blocks of `threads` pixels (blockIdx.y) times groups
 // of channels and images (blockIdx.x). Reductions are serial per thread.
 //
-// A 1 x 1 convolution of one group is a matrix product per image: the weight (output
-// channels x input channels) times the data (input channels x pixels); the 1x1 schedule
-// tiles it through shared memory as schedule_matmul_shared does (loom/topi/gpu/matmul.h),
-// output channels as rows and pixels as columns: each block takes whole image rows (as many
-// as a tile's columns hold, at least one; blockIdx.z with the images), so that every tile
-// reads a rectangle of the data of one size.
+// A convolution of one group is a matrix product per image (an implicit GEMM): the weight
+// (output channels x input channels and their R x S windows) times the data's windows (input
+// channels and windows x pixels). The tiled schedule tiles it through shared memory as
+// schedule_matmul_shared does (loom/topi/gpu/matmul.h), output channels as rows and pixels
+// as columns, each reduction step tile_k input channels with whole windows: the weight's
+// tile_k x R x S per output channel and the data's rectangle under the block's pixels (the
+// windows are never materialized). Each block takes whole image rows (as many as a tile's
+// columns hold, at least one; blockIdx.z with the images), so that the rectangle has one
+// size.
 #pragma once
 
 #include "loom/te/schedule.h"
@@ -22,9 +25,9 @@ namespace loom::topi::gpu {
 te::Schedule schedule_conv2d_nchw_direct(const te::Tensor& out, int threads,
                                          int channels_per_thread);
 
-// `out` as above, its convolution 1 x 1 and of one group (else a loom::Error), any strides;
-// `tiling` strided (each thread's pixels strided by the threads: contiguous ones could span
-// two rows of the image), else a loom::Error.
-te::Schedule schedule_conv2d_nchw_1x1_shared(const te::Tensor& out, const MatmulTiling& tiling);
+// `out` as above, its convolution of one group (else a loom::Error), any kernel, strides,
+// dilations and padding; `tiling` strided (each thread's pixels strided by the threads:
+// contiguous ones could span two rows of the image), else a loom::Error.
+te::Schedule schedule_conv2d_nchw_tiled(const te::Tensor& out, const MatmulTiling& tiling);
 
 }  // namespace loom::topi::gpu

@@ -25,6 +25,9 @@ TargetKindBuilder DeclareGpuKind(const std::string& name, const GpuKindLimits& l
             "the device's warp, whose threads exchange registers (cross-thread reductions "
             "shuffle within warps), or 1: reductions through shared memory alone")
       .Range(1, limits.warp_size)
+      .Attr("conv2d-tiled", TargetAttrType::kBool, true,
+            "conv2d of one group as a shared-memory tiled implicit matrix product where its "
+            "tiles fit (false: the direct schedule, or the generic one)")
       .Attr("fp-contract", TargetAttrType::kString, std::string("fast"),
             "fast: a * b + c becomes one fma, decided in TIR (GPUs have it, and OpenCL C's fma "
             "rounds once everywhere); off: only explicit fma calls fuse")
