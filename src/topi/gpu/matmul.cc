@@ -93,6 +93,7 @@ void TileThroughSharedMemory(te::Stage output, const std::vector<IterVar>& batch
     auto [copy_y, copy_x] = copy.split(by_thread, tiling.threads_x);
     copy.bind(copy_y, te::thread_axis("threadIdx.y"));
     copy.bind(copy_x, te::thread_axis("threadIdx.x"));
+    if (tiling.double_buffer) copy.double_buffer();
   }
 }
 

@@ -81,24 +81,28 @@ TEST_P(GpuTargetTest, SharedMemoryTilesFetchedCooperativelyWithBarriers) {
   LOOM_SKIP_WITHOUT_COMPILER(gpu);
   // 64 x 96 of C in 32 x 32 tiles of 8 x 8 threads, k = 48 in steps of 8; and sizes the
   // tiles do not divide (the fetch and the output guarded) with a step that does not divide k;
-  // each with contiguous and with strided (virtual-thread) parts per thread, and with A's
-  // shared rows padded.
+  // each with contiguous and with strided (virtual-thread) parts per thread, with A's shared
+  // rows padded, and with the tiles double-buffered.
   struct Case {
     int m, n, k, tile_k;
-    bool strided, pad_rows;
+    bool strided, pad_rows, double_buffer;
   };
-  const std::vector<Case> cases = {{64, 96, 48, 8, false, false}, {50, 70, 45, 4, false, false},
-                                   {64, 96, 48, 8, true, false},  {50, 70, 45, 4, true, false},
-                                   {64, 96, 48, 8, false, true},  {50, 70, 45, 4, true, true}};
+  const std::vector<Case> cases = {
+      {64, 96, 48, 8, false, false, false}, {50, 70, 45, 4, false, false, false},
+      {64, 96, 48, 8, true, false, false},  {50, 70, 45, 4, true, false, false},
+      {64, 96, 48, 8, false, true, false},  {50, 70, 45, 4, true, true, false},
+      {64, 96, 48, 8, false, false, true},  {50, 70, 45, 4, true, true, true}};
   std::vector<runtime::Module> modules;
   for (const Case& c : cases) {
-    modules.push_back(build(SharedMatmul(c.m, c.n, c.k, 8, 8, c.tile_k, c.strided, c.pad_rows),
-                            Target::Parse(gpu.kind)));
+    modules.push_back(
+        build(SharedMatmul(c.m, c.n, c.k, 8, 8, c.tile_k, c.strided, c.pad_rows, c.double_buffer),
+              Target::Parse(gpu.kind)));
   }
   LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto [m, n, k, tile_k, strided, pad_rows] = cases[i];
-    SCOPED_TRACE(std::string(strided ? "strided" : "contiguous") + (pad_rows ? ", padded" : ""));
+    const auto [m, n, k, tile_k, strided, pad_rows, double_buffer] = cases[i];
+    SCOPED_TRACE(std::string(strided ? "strided" : "contiguous") + (pad_rows ? ", padded" : "") +
+                 (double_buffer ? ", double-buffered" : ""));
     std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
     NDArray got = RunOnDevice(gpu.device, modules[i], "shared_matmul", inputs, {m, n});
     NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});

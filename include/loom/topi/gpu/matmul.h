@@ -12,6 +12,8 @@
 // `pad_rows` pads each row of the rows operand's shared tile by one element
 // (Stage::storage_align), so that threads reading different rows at one reduction step
 // (contiguous parts: rows rows_per_thread apart) fall on different memory banks.
+// `double_buffer` allocates each shared tile twice (Stage::double_buffer), so that the next
+// step's fetch writes one copy while this step's products read the other.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct MatmulTiling {
   int tile_k = 8;
   bool strided = false;
   bool pad_rows = false;
+  bool double_buffer = false;
 };
 
 // A schedule of `out`: topi::matmul's output (tag "matmul": C[..., i, j] = sum_k A[..., i, k]
