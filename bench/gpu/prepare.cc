@@ -102,16 +102,16 @@ nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs:
                            const Target& target) {
   auto [a, b, c] = testing::MatmulCompute(size, size, size);
   te::Schedule s = topi::gpu::schedule_matmul_shared(c, t);
-  const std::string tiling = std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) +
-                             " threads, " + std::to_string(t.rows_per_thread) + "x" +
-                             std::to_string(t.cols_per_thread) + (t.strided ? " strided" : "") +
-                             " each, k step " + std::to_string(t.tile_k) +
-                             (t.pad_rows ? ", A rows padded" : "");
-  const std::string name = "sgemm_" + std::to_string(size) + "_" + std::to_string(t.threads_y) +
-                           "x" + std::to_string(t.threads_x) + "_" +
-                           std::to_string(t.rows_per_thread) + "x" +
-                           std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k) +
-                           (t.strided ? "_strided" : "") + (t.pad_rows ? "_pad" : "");
+  const std::string tiling =
+      std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) + " threads, " +
+      std::to_string(t.rows_per_thread) + "x" + std::to_string(t.cols_per_thread) +
+      (t.strided ? " strided" : "") + " each, k step " + std::to_string(t.tile_k) +
+      (t.pad_rows ? ", A rows padded" : "") + (t.double_buffer ? ", double-buffered" : "");
+  const std::string name =
+      "sgemm_" + std::to_string(size) + "_" + std::to_string(t.threads_y) + "x" +
+      std::to_string(t.threads_x) + "_" + std::to_string(t.rows_per_thread) + "x" +
+      std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k) +
+      (t.strided ? "_strided" : "") + (t.pad_rows ? "_pad" : "") + (t.double_buffer ? "_db" : "");
   ExportLibrary(build(te::lower(s, {a, b, c}, "sgemm"), target), (out / (name + ".so")).string());
   return {{"kind", "gemm"}, {"name", name},     {"library", name + ".so"},
           {"function", "sgemm"}, {"size", size}, {"tiling", tiling}};
@@ -141,7 +141,11 @@ int Main(int argc, char** argv) {
           MatmulTiling{16, 16, 8, 4, 8, true}, MatmulTiling{8, 32, 8, 4, 8, true},
           MatmulTiling{16, 16, 8, 8, 16, true},
           // A's shared rows padded off one bank.
-          MatmulTiling{16, 16, 4, 4, 8, false, true}, MatmulTiling{16, 16, 8, 8, 8, false, true}}) {
+          MatmulTiling{16, 16, 4, 4, 8, false, true}, MatmulTiling{16, 16, 8, 8, 8, false, true},
+          // Tiles double-buffered.
+          MatmulTiling{16, 16, 4, 4, 8, false, false, true},
+          MatmulTiling{16, 16, 4, 4, 8, true, false, true},
+          MatmulTiling{16, 16, 8, 8, 8, true, false, true}}) {
       manifest["entries"].push_back(PrepareGemm(size, t, out, target));
     }
   }
