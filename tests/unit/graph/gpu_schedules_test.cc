@@ -9,6 +9,7 @@
 //    convolutions of one group (implicit products).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,38 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
     // The operands' tiles (cache_read "shared"), not a reduction's buffer.
     EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
     EXPECT_EQ(source.find("red_buf"), std::string::npos) << source;
+  }
+}
+
+// Random convolutions of one group: kernels 1 to 5 wide (not square), strides, dilations and
+// asymmetric padding, channels around a tile, images shorter and longer than a tile's row:
+// whichever schedule takes each (tiled where its tiles fit, direct or generic otherwise), the
+// model builds and matches the reference.
+TEST(GpuProducts, RandomConvolutionsBuildAndMatchTheReference) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  std::mt19937 rng(21);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < 10; ++i) {
+    const int64_t channels = pick(1, 24), filters = pick(40, 140);
+    const int64_t r = pick(1, 5), s = pick(1, 5), stride_h = pick(1, 3), stride_w = pick(1, 3);
+    const int64_t dilation_h = pick(1, 2), dilation_w = pick(1, 2);
+    const Ints padding{pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+    const int64_t height = pick((r - 1) * dilation_h + 1, 20);
+    const int64_t width = pick((s - 1) * dilation_w + 1, 90);
+    SCOPED_TRACE("x [1, " + std::to_string(channels) + ", " + std::to_string(height) + ", " +
+                 std::to_string(width) + "] w [" + std::to_string(filters) + ", " +
+                 std::to_string(channels) + ", " + std::to_string(r) + ", " + std::to_string(s) +
+                 "] strides " + std::to_string(stride_h) + "x" + std::to_string(stride_w) +
+                 " dilation " + std::to_string(dilation_h) + "x" + std::to_string(dilation_w));
+    Var x = MakeVar("x", TensorType({1, channels, height, width}, kF32));
+    Expr conv = MakeCall("nn.conv2d", {x, models::Weight({filters, channels, r, s}, "w", 30 + i)},
+                         {{"padding", padding},
+                          {"strides", Ints{stride_h, stride_w}},
+                          {"dilation", Ints{dilation_h, dilation_w}}},
+                         "conv");
+    models::ExpectMatchesReference(MakeFunction({x}, MakeCall("nn.relu", {conv})), 3, "opencl");
   }
 }
 
