@@ -117,6 +117,36 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
   }
 }
 
+// Random products: dense (with and without a batch of rows), matmul and batch_matmul with
+// sizes around a tile, each tiled or not as the strategy decides, match the reference.
+TEST(GpuProducts, RandomProductsMatchTheReference) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  std::mt19937 rng(22);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < 9; ++i) {
+    const int64_t batch = pick(1, 3), m = pick(1, 150), n = pick(1, 150), k = pick(1, 70);
+    Function main;
+    std::string what;
+    if (i % 3 == 0) {
+      Var x = MakeVar("x", TensorType({m, k}, kF32));
+      main = MakeFunction({x},
+                          MakeCall("nn.dense", {x, models::Weight({n, k}, "w", 40 + i)}, {}, "fc"));
+      what = "dense";
+    } else {
+      Var a = MakeVar("a", TensorType({batch, m, k}, kF32));
+      Var b = MakeVar("b", TensorType({batch, k, n}, kF32));
+      const char* op = i % 3 == 1 ? "nn.matmul" : "nn.batch_matmul";
+      main = MakeFunction({a, b}, MakeCall(op, {a, b}, {}, "product"));
+      what = op;
+    }
+    SCOPED_TRACE(what + " batch " + std::to_string(batch) + " m " + std::to_string(m) + " n " +
+                 std::to_string(n) + " k " + std::to_string(k));
+    models::ExpectMatchesReference(main, 3, "opencl");
+  }
+}
+
 // Random convolutions of one group: kernels 1 to 5 wide (not square), strides, dilations and
 // asymmetric padding, channels around a tile, images shorter and longer than a tile's row:
 // whichever schedule takes each (tiled where its tiles fit, direct or generic otherwise), the
