@@ -3,8 +3,8 @@
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
 // shared-memory tiling of topi/gpu/matmul.h, a conv2d of one group large enough the same
-// tiling as an implicit matrix product, and another conv2d (with its epilogue) the direct
-// schedule of topi/gpu/conv2d.h.
+// tiling as an implicit matrix product, a depthwise conv2d its input through shared memory,
+// and another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h.
 #include <algorithm>
 #include <optional>
 
@@ -154,6 +154,45 @@ graph::OpImplementation TiledConv2D() {
               }};
 }
 
+// The shared memory of the depthwise schedule's input rectangle: under a block of whole
+// rows (as many as `threads` hold) or `threads` columns of one, stretched by the stride and
+// the window.
+int64_t DepthwiseSharedBytes(const CallInfo& info, const std::vector<int64_t>& out,
+                             const std::vector<int64_t>& weight, int64_t threads) {
+  const graph::Ints& strides = info.attrs.GetInts("strides");
+  const graph::Ints& dilation = info.attrs.GetInts("dilation");
+  const int64_t row_length = out[3];
+  const int64_t rows = row_length <= threads ? threads / row_length : 1;
+  const int64_t columns = std::min(row_length, threads);
+  const int64_t data_rows = (rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
+  const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
+  return 4 * data_rows * data_columns;
+}
+
+// A float32 depthwise conv2d (one input channel per group) whose input rectangle fits the
+// target's shared memory: each block's input fetched once into shared memory, where its
+// threads' windows overlap. Not yet timed against the generic schedule on a GPU.
+graph::OpImplementation DepthwiseConv2D() {
+  return {.name = "gpu.depthwise_conv2d_nchw_shared",
+          .priority = 15,
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                std::optional<std::vector<int64_t>> shape =
+                    GroupShape(info, outputs, DataType::Float(32));
+                std::optional<std::vector<int64_t>> weight =
+                    info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
+                return shape && shape->size() == 4 && weight && weight->size() == 4 &&
+                       (*weight)[1] == 1 && info.output_type.dtype() == DataType::Float(32) &&
+                       DepthwiseSharedBytes(info, *shape, *weight, ThreadsPerBlock(target)) <=
+                           target.GetInt("max-shared-memory-per-block");
+              },
+          .schedule =
+              [](const CallInfo&, const Tensors& outputs, const Target& target) {
+                return topi::gpu::schedule_depthwise_conv2d_nchw_shared(outputs[0],
+                                                                        ThreadsPerBlock(target));
+              }};
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   graph::RegisterFallbackImplementation(
       "gpu", {.name = "gpu.generic",
@@ -173,6 +212,7 @@ graph::OpImplementation TiledConv2D() {
                   }});
   graph::RegisterImplementation("nn.conv2d", "gpu", DirectConv2D());
   graph::RegisterImplementation("nn.conv2d", "gpu", TiledConv2D());
+  graph::RegisterImplementation("nn.conv2d", "gpu", DepthwiseConv2D());
   for (const char* op : {"nn.dense", "nn.matmul", "nn.batch_matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
   }

@@ -1,4 +1,5 @@
-// conv2d on GPUs: direct, and tiled as an implicit matrix product (loom/topi/gpu/conv2d.h).
+// conv2d on GPUs: direct, tiled as an implicit matrix product, and depthwise
+// (loom/topi/gpu/conv2d.h).
 #include "loom/topi/gpu/conv2d.h"
 
 #include "loom/support/error.h"
@@ -98,6 +99,71 @@ te::Schedule schedule_conv2d_nchw_tiled(const te::Tensor& out, const MatmulTilin
       {s[weight_shared], s[data_shared]},
       static_cast<const te::ComputeOpNode*>(weight_shared.op().get())->axis[0], tiling,
       /*columns_in_one_tile=*/row_length <= tile_columns);
+  return s;
+}
+
+te::Schedule schedule_depthwise_conv2d_nchw_shared(const te::Tensor& out, int threads) {
+  const std::string schedule = "schedule_depthwise_conv2d_nchw_shared";
+  LOOM_CHECK_USER(threads > 0) << schedule << ": threads must be positive";
+  te::Operation conv = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == "conv2d_nchw"; }, schedule,
+      "the output of conv2d_nchw");
+  detail::CheckEpilogueKeepsShape(out, conv, schedule);
+  const Array<te::Tensor> operands = conv->InputTensors();
+  const auto* channels_per_group = operands[1].shape()[1].as<IntImmNode>();
+  LOOM_CHECK_USER(channels_per_group != nullptr && channels_per_group->value == 1)
+      << schedule << ": '" << conv->name << "' is not a depthwise convolution (one input "
+      << "channel per group)";
+  te::Schedule s = te::create_schedule({out.op()});
+  detail::InlineInjective(s, {out.op()});
+  te::Tensor data_shared = s.cache_read(operands[0], "shared", {conv});
+  te::Tensor accumulators = out.op() == conv ? s.cache_write(out, "local") : te::Tensor(conv, 0);
+  if (out.op() != conv) s[accumulators].set_scope("local");
+
+  // A block per image channel and part of the image: whole rows (as many as `threads` threads
+  // hold, a thread per pixel) or, for rows longer than that, `threads` columns of one row; its
+  // input rectangle (one channel, with the window's margins) fetched into shared memory
+  // together, then each thread's window read from there.
+  te::Stage output = s[out];
+  const IterVar n = output->leaf_iter_vars[0], k = output->leaf_iter_vars[1];
+  const IterVar p = output->leaf_iter_vars[2], q = output->leaf_iter_vars[3];
+  int64_t row_length = 0;
+  LOOM_CHECK_USER(IsConstInt(q->dom->extent, &row_length))
+      << schedule << ": the output rows of '" << conv->name << "' have no constant length";
+  IterVar block, pixels;
+  int64_t block_threads = threads;
+  if (row_length <= threads) {
+    const int64_t rows = threads / row_length;
+    block = p;
+    pixels = q;
+    if (rows > 1) {
+      auto [row_group, row] = output.split(p, static_cast<int>(rows));
+      block = row_group;
+      pixels = output.fuse(row, q);
+    }
+    block_threads = rows * row_length;
+  } else {
+    auto [column_block, column] = output.split(q, threads);
+    block = output.fuse(p, column_block);
+    pixels = column;
+  }
+  IterVar image_channels = output.fuse(n, k);
+  output.bind(image_channels, te::thread_axis("blockIdx.x"));
+  output.bind(block, te::thread_axis("blockIdx.y"));
+  output.bind(pixels, te::thread_axis("threadIdx.x"));
+
+  // Fetched inside the threads' loop, at the accumulators' first loop (their reader), by all
+  // the block's threads: bound inference covers every thread's window there.
+  te::Stage local = s[accumulators];
+  local.compute_at(output, pixels);
+  te::Stage copy = s[data_shared];
+  copy.compute_at(local, local->leaf_iter_vars[0]);
+  IterVar element = copy->leaf_iter_vars[0];
+  for (size_t d = 1, rank = copy->leaf_iter_vars.size(); d < rank; ++d) {
+    element = copy.fuse(element, copy->leaf_iter_vars[1]);
+  }
+  auto [step, by_thread] = copy.split(element, static_cast<int>(block_threads));
+  copy.bind(by_thread, te::thread_axis("threadIdx.x"));
   return s;
 }
 

@@ -6,7 +6,7 @@
 //    short ones keep a thread per output;
 //  - the shared-memory tiled products: dense (its weight transposed on the way into shared
 //    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand,
-//    convolutions of one group (implicit products).
+//    convolutions of one group (implicit products), depthwise convolutions.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -176,6 +176,45 @@ TEST(GpuProducts, RandomConvolutionsBuildAndMatchTheReference) {
                           {"dilation", Ints{dilation_h, dilation_w}}},
                          "conv");
     models::ExpectMatchesReference(MakeFunction({x}, MakeCall("nn.relu", {conv})), 3, "opencl");
+  }
+}
+
+// Random depthwise convolutions (channel multipliers 1 and 2, kernels 1 to 5, strides,
+// dilations, padding, rows shorter and longer than a block) through the shared-memory
+// schedule, against the reference; the first also checked to read its input from shared
+// memory.
+TEST(GpuProducts, RandomDepthwiseConvolutionsMatchTheReference) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  std::mt19937 rng(23);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < 8; ++i) {
+    const int64_t channels = pick(1, 12), multiplier = pick(1, 2);
+    const int64_t r = pick(1, 5), s = pick(1, 5), stride = pick(1, 2), dilation = pick(1, 2);
+    const Ints padding{pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+    const int64_t height = pick((r - 1) * dilation + 1, 12);
+    const int64_t width = i == 0 ? 20 : pick((s - 1) * dilation + 1, 300);
+    SCOPED_TRACE("x [1, " + std::to_string(channels) + ", " + std::to_string(height) + ", " +
+                 std::to_string(width) + "] multiplier " + std::to_string(multiplier) + " kernel " +
+                 std::to_string(r) + "x" + std::to_string(s) + " stride " + std::to_string(stride) +
+                 " dilation " + std::to_string(dilation));
+    Var x = MakeVar("x", TensorType({1, channels, height, width}, kF32));
+    Expr conv =
+        MakeCall("nn.conv2d", {x, models::Weight({channels * multiplier, 1, r, s}, "w", 50 + i)},
+                 {{"padding", padding},
+                  {"strides", Ints{stride, stride}},
+                  {"dilation", Ints{dilation, dilation}},
+                  {"groups", channels}},
+                 "depthwise");
+    // With an epilogue (the convolution's accumulators are its own stage) and without (a
+    // cache of the output holds them).
+    Expr body = i % 2 == 0 ? MakeCall("nn.relu", {conv}) : conv;
+    CompiledModel compiled = models::ExpectMatchesReference(MakeFunction({x}, body), 3, "opencl");
+    if (i == 0) {
+      const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
+      EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
+    }
   }
 }
 

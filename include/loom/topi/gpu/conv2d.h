@@ -1,4 +1,4 @@
-// Direct conv2d (NCHW, any groups) on GPUs, with its elementwise epilogue: each thread
+// conv2d (NCHW) on GPUs, with its elementwise epilogue. Direct (any groups): each thread
 // computes `channels_per_thread` output channels of one output pixel in registers, so every
 // input element it loads feeds that many products; neighbouring threads take neighbouring
 // pixels (coalesced loads and stores), blocks of `threads` pixels (blockIdx.y) times groups
@@ -29,5 +29,12 @@ te::Schedule schedule_conv2d_nchw_direct(const te::Tensor& out, int threads,
 // dilations and padding; `tiling` strided (each thread's pixels strided by the threads:
 // contiguous ones could span two rows of the image), else a loom::Error.
 te::Schedule schedule_conv2d_nchw_tiled(const te::Tensor& out, const MatmulTiling& tiling);
+
+// `out` as above, its convolution depthwise (one input channel per group, any channel
+// multiplier; else a loom::Error): a block per image channel and whole output rows (as many
+// as `threads` threads hold, a thread per pixel; or `threads` columns of a longer row), the
+// input rectangle under them (one channel, with the window's margins) fetched into shared
+// memory by the block's threads together, each thread's window then read from there.
+te::Schedule schedule_depthwise_conv2d_nchw_shared(const te::Tensor& out, int threads);
 
 }  // namespace loom::topi::gpu
