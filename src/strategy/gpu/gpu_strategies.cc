@@ -42,12 +42,40 @@ bool HoldsTile(int64_t rows, int64_t columns, const topi::gpu::MatmulTiling& t) 
   return rows >= t.threads_y * t.rows_per_thread && columns >= t.threads_x * t.cols_per_thread;
 }
 
+// CUDA's limit on a grid's y and z extents (x allows 2^31 - 1).
+constexpr int64_t kMaxGridYZ = 65535;
+
+// Whether a tiling's block fits the target: its threads, and shared tiles of `shared_bytes`.
+bool FitsTarget(const topi::gpu::MatmulTiling& t, int64_t shared_bytes, const Target& target) {
+  return t.threads_x * t.threads_y <= target.GetInt("max-threads-per-block") &&
+         shared_bytes <= target.GetInt("max-shared-memory-per-block");
+}
+
+// The bytes of one element of input `i` of the call (what its shared tiles hold).
+int64_t OperandBytes(const CallInfo& info, size_t i) {
+  return (info.input_types[i].dtype().bits() + 7) / 8;
+}
+
 // Whether the group (a product, with or without an elementwise epilogue of its shape) is a
-// float32 product whose last two dimensions hold a tile.
-bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t) {
+// float32 product of two operands of at least two dimensions, whose last two dimensions hold
+// a tile, whose batch fits a grid's z extent and whose tiles fit the target.
+bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t,
+                  const Target& target) {
   std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs, DataType::Float(32));
-  return shape && shape->size() >= 2 && info.output_type.dtype() == DataType::Float(32) &&
-         HoldsTile((*shape)[shape->size() - 2], shape->back(), t);
+  if (!shape || shape->size() < 2 || info.output_type.dtype() != DataType::Float(32) ||
+      info.input_types.size() != 2) {
+    return false;
+  }
+  for (const graph::Type& input : info.input_types) {
+    std::optional<std::vector<int64_t>> input_shape = input.ConstShape();
+    if (!input_shape || input_shape->size() < 2) return false;
+  }
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
+  const int64_t tile_bytes = t.tile_k * (t.threads_y * t.rows_per_thread * OperandBytes(info, 0) +
+                                         t.threads_x * t.cols_per_thread * OperandBytes(info, 1));
+  return HoldsTile((*shape)[shape->size() - 2], shape->back(), t) && batch <= kMaxGridYZ &&
+         FitsTarget(t, tile_bytes, target);
 }
 
 // 16 x 16 threads of 4 x 4 elements each, steps of 8 along the reduction: the best of the
@@ -58,8 +86,10 @@ constexpr topi::gpu::MatmulTiling kDefaultTiling{16, 16, 4, 4, 8};
 graph::OpImplementation TiledProduct() {
   return {.name = "gpu.matmul_shared_tiled",
           .priority = 10,
-          .applies = [](const CallInfo& info, const Tensors& outputs,
-                        const Target&) { return TilesProduct(info, outputs, kDefaultTiling); },
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                return TilesProduct(info, outputs, kDefaultTiling, target);
+              },
           .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
                 return topi::gpu::schedule_matmul_shared(outputs[0], kDefaultTiling);
@@ -107,8 +137,9 @@ graph::OpImplementation DirectConv2D() {
 
 // The shared memory of a tiled conv2d's two tiles: the weight's (a tile's output channels x
 // tile_k input channels x the window) and the data's (tile_k channels x the rectangle under a
-// block's pixels, stretched by the stride and the window; a row more for blocks of several
-// image rows, which a tile's strided columns may reach).
+// block's pixels, stretched by the stride and the window). A block of several image rows
+// (rows of at most half a tile) may reach one row further, its strided columns covering a
+// whole tile; one row of at most a tile covers the row rounded up to the threads along it.
 int64_t TiledConvSharedBytes(const CallInfo& info, const std::vector<int64_t>& out,
                              const std::vector<int64_t>& weight, const topi::gpu::MatmulTiling& t) {
   const graph::Ints& strides = info.attrs.GetInts("strides");
@@ -116,11 +147,22 @@ int64_t TiledConvSharedBytes(const CallInfo& info, const std::vector<int64_t>& o
   const int64_t tile_rows = t.threads_y * t.rows_per_thread;
   const int64_t tile_columns = t.threads_x * t.cols_per_thread;
   const int64_t row_length = out[3];
-  const int64_t image_rows = row_length <= tile_columns ? tile_columns / row_length + 1 : 1;
-  const int64_t columns = std::min(row_length, tile_columns);
+  const int64_t rows_per_tile = tile_columns / row_length;
+  const int64_t image_rows = rows_per_tile > 1 ? rows_per_tile + 1 : 1;
+  const int64_t columns =
+      rows_per_tile > 1
+          ? row_length
+          : std::min(tile_columns, (row_length + t.threads_x - 1) / t.threads_x * t.threads_x);
   const int64_t data_rows = (image_rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
   const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
-  return 4 * t.tile_k * (tile_rows * weight[2] * weight[3] + data_rows * data_columns);
+  return t.tile_k * (tile_rows * weight[2] * weight[3] * OperandBytes(info, 1) +
+                     data_rows * data_columns * OperandBytes(info, 0));
+}
+
+// The blocks along a tiled conv2d's grid z: images x groups of image rows.
+int64_t TiledConvBatchBlocks(const std::vector<int64_t>& out, const topi::gpu::MatmulTiling& t) {
+  const int64_t rows_per_tile = t.threads_x * t.cols_per_thread / out[3];
+  return out[0] * (rows_per_tile > 1 ? (out[2] + rows_per_tile - 1) / rows_per_tile : out[2]);
 }
 
 // The tiling of the tiled conv2d: the products' default, strided (each thread's pixels strided
@@ -145,8 +187,9 @@ graph::OpImplementation TiledConv2D() {
                        weight->size() == 4 && info.output_type.dtype() == DataType::Float(32) &&
                        info.attrs.GetInt("groups") == 1 &&
                        HoldsTile((*shape)[1], (*shape)[2] * (*shape)[3], kConvTiling) &&
-                       TiledConvSharedBytes(info, *shape, *weight, kConvTiling) <=
-                           target.GetInt("max-shared-memory-per-block");
+                       TiledConvBatchBlocks(*shape, kConvTiling) <= kMaxGridYZ &&
+                       FitsTarget(kConvTiling,
+                                  TiledConvSharedBytes(info, *shape, *weight, kConvTiling), target);
               },
           .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
@@ -166,7 +209,7 @@ int64_t DepthwiseSharedBytes(const CallInfo& info, const std::vector<int64_t>& o
   const int64_t columns = std::min(row_length, threads);
   const int64_t data_rows = (rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
   const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
-  return 4 * data_rows * data_columns;
+  return data_rows * data_columns * OperandBytes(info, 0);
 }
 
 // A float32 depthwise conv2d (one input channel per group) whose input rectangle fits the

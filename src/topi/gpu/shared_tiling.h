@@ -12,7 +12,8 @@ namespace loom::topi::gpu::shared_tiling {
 // Tiles `output` (a product's stage, or its epilogue's) over its loops `rows` and `columns`,
 // its loops `batch` (outside both) fused into blockIdx.z; `local`, the stage of the
 // accumulators (scope "local"), is computed in each thread over its whole reduction, split
-// by tiling.tile_k at its loop `reduction` (any other reduction loop of it has extent 1); the
+// by tiling.tile_k at its loop `reduction` (its other reduction loops, a convolution's window,
+// run whole inside each step); the
 // operands' shared caches `tiles` (the rows operand's first) are fetched at each step of
 // tile_k by all the block's threads; with tiling.pad_rows, the rows operand's tile has its
 // dimension `row_axis` (an axis of its operation) padded by one element. With

@@ -147,6 +147,34 @@ TEST(GpuProducts, RandomProductsMatchTheReference) {
   }
 }
 
+// Shapes and targets at the edges of what the tiled schedules take: a row of 49 pixels whose
+// strided columns cover 64 (its data tile just over OpenCL's shared memory: another schedule
+// takes it), blocks of at most 128 threads (the tilings' 256 do not fit), a matrix times a
+// vector with batch dimensions (its batch would be the tile's rows); each builds and matches.
+TEST(GpuProducts, ShapesAndTargetsAtTheTilingsEdgesBuildAndMatch) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  {
+    Var x = MakeVar("x", TensorType({1, 8, 10, 51}, kF32));
+    Expr conv = MakeCall("nn.conv2d", {x, models::Weight({64, 8, 4, 3}, "w", 60)}, {}, "conv");
+    models::ExpectMatchesReference(MakeFunction({x}, conv), 3, "opencl");
+  }
+  {
+    Var x = MakeVar("x", TensorType({1, 16, 12, 12}, kF32));
+    Var a = MakeVar("a", TensorType({70, 40}, kF32));
+    Var b = MakeVar("b", TensorType({40, 90}, kF32));
+    Expr conv = models::Conv(x, 16, 64, 3, 1, 61, "conv");
+    models::ExpectMatchesReference(
+        MakeFunction({x, a, b}, MakeTuple({conv, MakeCall("nn.matmul", {a, b}, {}, "mm")})), 3,
+        "opencl -max-threads-per-block=128");
+  }
+  {
+    Var a = MakeVar("a", TensorType({64, 64, 32}, kF32));
+    Var v = MakeVar("v", TensorType({32}, kF32));
+    models::ExpectMatchesReference(MakeFunction({a, v}, MakeCall("nn.matmul", {a, v}, {}, "mv")), 3,
+                                   "opencl");
+  }
+}
+
 // Random convolutions of one group: kernels 1 to 5 wide (not square), strides, dilations and
 // asymmetric padding, channels around a tile, images shorter and longer than a tile's row:
 // whichever schedule takes each (tiled where its tiles fit, direct or generic otherwise), the
