@@ -13,7 +13,8 @@
 #                                           model of GPU_CHECK_MODELS (default resnet18)
 #                                           against ONNX Runtime and its latency beside
 #                                           PyTorch's (cuDNN); then each distinct
-#                                           convolution of ResNet-50 against cuDNN's
+#                                           convolution of ResNet-50 and MobileNetV2
+#                                           (tiled and not) against cuDNN's
 #                                           (output, latency, geometric mean of the
 #                                           ratios); then the shared-memory kernels (tiles,
 #                                           cross-thread reductions) under
@@ -43,7 +44,8 @@ case "$mode" in
       .venv/bin/python3 bench/gpu/prepare_models.py --loom build/tools/loom/loom \
         --out "$bundle/models" --arch "${GPU_ARCH:-sm_90}" ${GPU_CHECK_MODELS:-resnet18}
     fi
-    # ResNet-50's convolutions, data and weights both inputs (no weights carried).
+    # ResNet-50's and MobileNetV2's convolutions, data and weights both inputs (no weights
+    # carried).
     if [[ "${GPU_CHECK_CONV_LAYERS:-1}" == 1 ]]; then
       .venv/bin/python3 bench/gpu/prepare_conv_layers.py --loom build/tools/loom/loom \
         --out "$bundle/conv_layers" --arch "${GPU_ARCH:-sm_90}"
@@ -85,7 +87,7 @@ case "$mode" in
       done
       status=0
       if [[ -f "$bundle/conv_layers/layers.json" ]]; then
-        echo "== resnet50 convolutions against cuDNN"
+        echo "== resnet50 and mobilenet_v2 convolutions against cuDNN"
         python3 "$bundle/conv_layers.py" "$bundle/loom" "$bundle/conv_layers" || status=1
       fi
       if command -v compute-sanitizer >/dev/null; then

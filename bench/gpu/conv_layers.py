@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""conv_layers.py LOOM LAYERS_DIR: on the GPU machine, each ResNet-50 convolution that
+"""conv_layers.py LOOM LAYERS_DIR: on the GPU machine, each ResNet-50 and MobileNetV2 convolution that
 bench/gpu/prepare_conv_layers.py compiled, run by Loom (`loom run`, `loom bench`; the
 default schedules and those without the tiled implicit product) and by PyTorch (cuDNN,
 float32 without TF32, cudnn.benchmark) on the same seeded inputs: Loom's outputs against
 cuDNN's (max|diff| <= 1e-4 * max|cuDNN| + 1e-5), then each one's median latency over 50 runs
-after 10, the ratios to cuDNN, and their geometric means over the distinct layers and over the
-network's layers (each weighted by how often it occurs). Exit status 1 when an output
-differs."""
+after 10, the ratios to cuDNN, and, per network, their geometric means over its distinct
+layers and over its layers (each weighted by how often it occurs). Exit status 1 when an
+output differs."""
 
 import json
 import math
@@ -100,11 +100,15 @@ def main():
             print(f"{layer['name']:40} {layer['count']:5d} {cudnn_ms:9.4f} {' '.join(cells)}  "
                   f"{', '.join(checks)}")
     best = [min(pair) for pair in zip(*ratios.values())]
-    for label, values in (("default", ratios[""]), ("untiled", ratios["_untiled"]),
-                          ("best of both", best)):
-        distinct, weighted = geometric_means(values, weights)
-        print(f"geometric mean of loom/cudnn, {label}: {distinct:.3f} over {len(values)} "
-              f"distinct layers, {weighted:.3f} over resnet50's {sum(weights)} convolutions")
+    for model in sorted({layer["model"] for layer in layers}):
+        mine = [i for i, layer in enumerate(layers) if layer["model"] == model]
+        for label, values in (("default", ratios[""]), ("untiled", ratios["_untiled"]),
+                              ("best of both", best)):
+            distinct, weighted = geometric_means([values[i] for i in mine],
+                                                 [weights[i] for i in mine])
+            print(f"{model}: geometric mean of loom/cudnn, {label}: {distinct:.3f} over "
+                  f"{len(mine)} distinct layers, {weighted:.3f} over its "
+                  f"{sum(weights[i] for i in mine)} convolutions")
     return 0 if ok else 1
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""ResNet-50's convolutions, one artifact each, for scripts/gpu-check.sh: every distinct conv2d
-of torchvision's resnet50 at batch 1 (224 x 224), found by running the model here, becomes an
-ONNX model of that convolution alone (no bias) with the data and the weight both inputs, so
-that the artifacts carry no weights; each is compiled by `loom compile --target "cuda
--arch=ARCH"` into OUT/<layer>.so. OUT/layers.json lists the layers (shape, stride, padding,
-groups and how many times the network has each), which bench/gpu/conv_layers.py times there
-against PyTorch's cuDNN convolution. Each layer is compiled twice: with the target's default
+"""ResNet-50's and MobileNetV2's convolutions, one artifact each, for scripts/gpu-check.sh:
+every distinct conv2d of torchvision's resnet50 and mobilenet_v2 at batch 1 (224 x 224), found
+by running the models here, becomes an ONNX model of that convolution alone (no bias) with
+the data and the weight both inputs, so that the artifacts carry no weights; each is compiled
+by `loom compile --target "cuda -arch=ARCH"` into OUT/<layer>.so. OUT/layers.json lists the
+layers (model, shape, stride, padding, groups and how many times the network has each),
+which bench/gpu/conv_layers.py times there against PyTorch's cuDNN convolution. Each layer is compiled twice: with the target's default
 schedules (OUT/<layer>.so) and with the tiled implicit product turned off
 (`-conv2d-tiled=false`, OUT/<layer>_untiled.so), so that the run shows which is faster where."""
 
@@ -18,13 +18,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 
-def resnet50_convolutions():
-    """The distinct convolutions of torchvision's resnet50 at batch 1, in order of first use,
-    each with how many times it occurs."""
+MODELS = ("resnet50", "mobilenet_v2")
+
+
+def convolutions(model_name):
+    """The distinct convolutions of torchvision's `model_name` at batch 1, in order of first
+    use, each with how many times it occurs."""
     import torch
     import torchvision
 
-    model = torchvision.models.resnet50().eval()
+    model = getattr(torchvision.models, model_name)().eval()
     layers = {}
 
     def record(module, inputs, _output):
@@ -72,10 +75,12 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     manifest = []
-    for index, (key, count) in enumerate(resnet50_convolutions().items()):
+    layers = [(model, key, count) for model in MODELS for key, count in convolutions(model).items()]
+    for index, (model, key, count) in enumerate(layers):
         input_shape, out_channels, kernel, stride, padding, groups = key
-        name = (f"conv{index:02d}_c{input_shape[1]}_{input_shape[2]}x{input_shape[3]}"
-                f"_k{out_channels}_{kernel[0]}x{kernel[1]}_s{stride[0]}")
+        name = (f"{model}_{index:02d}_c{input_shape[1]}_{input_shape[2]}x{input_shape[3]}"
+                f"_k{out_channels}_{kernel[0]}x{kernel[1]}_s{stride[0]}"
+                + (f"_g{groups}" if groups > 1 else ""))
         onnx_path = os.path.join(args.out, name + ".onnx")
         weight_shape = conv_model(onnx_path, input_shape, out_channels, kernel, stride, padding,
                                   groups)
@@ -83,11 +88,11 @@ def main():
             loom_tool.compile_model(args.loom, onnx_path, os.path.join(args.out, name + suffix + ".so"),
                                     extra_args=["--target", f"cuda -arch={args.arch}{options}"])
         os.remove(onnx_path)
-        manifest.append({"name": name, "input": list(input_shape), "weight": weight_shape,
-                         "stride": list(stride), "padding": list(padding), "groups": groups,
-                         "count": count})
+        manifest.append({"model": model, "name": name, "input": list(input_shape),
+                         "weight": weight_shape, "stride": list(stride), "padding": list(padding),
+                         "groups": groups, "count": count})
         print(f"{name}: x {list(input_shape)} w {weight_shape} stride {stride[0]} "
-              f"(x{count} in resnet50)")
+              f"(x{count} in {model})")
     with open(os.path.join(args.out, "layers.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     return 0
