@@ -1,6 +1,7 @@
 // The generic GPU schedule (loom/topi/gpu/schedule.h).
 #include "loom/topi/gpu/schedule.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "loom/support/error.h"
@@ -20,7 +21,9 @@ Array<te::Operation> OpsOf(const Array<te::Tensor>& outs) {
 // intermediates are inlined.
 template <typename Visit>
 void ForEachKernelStage(const te::Schedule& s, Visit&& visit) {
-  for (const te::Stage& stage : s.stages()) {
+  // A copy: scheduling a stage may add stages (rfactor).
+  const Array<te::Stage> stages = s.stages();
+  for (const te::Stage& stage : stages) {
     if (dynamic_cast<const te::PlaceholderOpNode*>(stage->op.get()) != nullptr) continue;
     if (stage->attach_type != te::AttachType::kRoot) continue;
     visit(stage);
@@ -77,11 +80,36 @@ std::optional<IterVar> FuseAll(te::Stage& stage, bool reduction) {
   return fused;
 }
 
-void ScheduleStage(te::Stage stage, const GenericSchedule& options) {
+// A reduction to a scalar at least this long runs in two kernels: partial results of many
+// blocks, then one block combining them (one block alone would leave the device idle).
+constexpr int64_t kTwoStageLength = int64_t{1} << 16;
+
+// Whether `stage` is a reduction to a scalar of one value, with no explicit initial value
+// (which each partial reduction would apply again), at least kTwoStageLength long.
+bool ReducesInTwoStages(const te::Stage& stage, const std::optional<int64_t>& length) {
+  const auto* compute = dynamic_cast<const te::ComputeOpNode*>(stage->op.get());
+  const auto* reduce = compute->body[0].as<ReduceNode>();
+  return compute->axis.empty() && compute->num_outputs() == 1 && reduce != nullptr &&
+         reduce->init.empty() && length && *length >= kTwoStageLength;
+}
+
+void ScheduleStage(te::Schedule& s, te::Stage stage, const GenericSchedule& options) {
   const std::optional<int64_t> length = ConstantProduct(stage, /*reduction=*/true);
   const std::optional<int64_t> count = ConstantProduct(stage, /*reduction=*/false);
   std::optional<IterVar> outputs = FuseAll(stage, /*reduction=*/false);
   std::optional<IterVar> reduction = FuseAll(stage, /*reduction=*/true);
+  if (ReducesInTwoStages(stage, length)) {
+    // Up to 1024 blocks, each reducing at least 16 elements per thread into a partial result
+    // (an rfactor stage over the blocks); this stage then reduces the partial results.
+    const int64_t per_block = int64_t{options.threads_per_block} * 16;
+    const int64_t blocks = std::min<int64_t>(1024, (*length + per_block - 1) / per_block);
+    auto [block, in_block] =
+        stage.split(*reduction, static_cast<int>((*length + blocks - 1) / blocks));
+    te::Tensor partial = s.rfactor(te::Tensor(stage->op, 0), block);
+    ScheduleStage(s, s[partial], options);
+    ScheduleStage(s, stage, options);
+    return;
+  }
   const bool share_reduction =
       reduction &&
       (!outputs || (length && *length >= 32 && count && *count < options.parallel_threads));
@@ -120,7 +148,7 @@ te::Schedule schedule_generic(const Array<te::Tensor>& outs, const GenericSchedu
     if (std::optional<std::string> why = StageUnsupported(stage)) {
       LOOM_THROW << "schedule_generic: " << *why;
     }
-    ScheduleStage(stage, options);
+    ScheduleStage(s, stage, options);
   });
   return s;
 }

@@ -48,6 +48,8 @@ std::vector<Case> Cases() {
   }
   cases.push_back({"global average pooling", Unary({1, 64, 7, 7}, "nn.global_avg_pool2d"), true});
   cases.push_back({"sum to a scalar", Unary({37, 41}, "sum", {{"axis", Ints{}}}), true});
+  // Long enough for two kernels: blocks' partial sums, then one block's total.
+  cases.push_back({"long sum to a scalar", Unary({256, 300}, "sum", {{"axis", Ints{}}}), true});
   cases.push_back({"max over the outer axis", Unary({300, 20}, "max", {{"axis", Ints{0}}}), true});
   cases.push_back({"argmax", Unary({3, 500}, "argmax", {{"axis", int64_t{1}}}), true});
   {
@@ -67,6 +69,14 @@ TEST(GpuReductions, LongReductionsShareABlockShortOnesAThread) {
     CompiledModel compiled = models::ExpectMatchesReference(c.main, 3, "opencl");
     const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
     EXPECT_EQ(source.find("red_buf") != std::string::npos, c.cross_thread) << source;
+    if (c.name == "long sum to a scalar") {
+      size_t kernels = 0;
+      for (size_t at = source.find("__kernel"); at != std::string::npos;
+           at = source.find("__kernel", at + 1)) {
+        ++kernels;
+      }
+      EXPECT_EQ(kernels, 2u) << source;
+    }
   }
 }
 

@@ -10,7 +10,9 @@
 //    reduction loops fused and split across a power of two of threads (at most
 //    `threads_per_block`, at most the reduction's length), which combine their partial
 //    results (a cross-thread reduction); consecutive threads read consecutive iterations of
-//    the innermost reduction loop.
+//    the innermost reduction loop. A reduction to a scalar of at least 2^16 iterations runs
+//    in two kernels: up to 1024 blocks' partial results (an rfactor stage), then one block
+//    combining them.
 #pragma once
 
 #include <cstdint>
