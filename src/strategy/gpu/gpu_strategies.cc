@@ -165,6 +165,22 @@ int64_t TiledConvBatchBlocks(const std::vector<int64_t>& out, const topi::gpu::M
   return out[0] * (rows_per_tile > 1 ? (out[2] + rows_per_tile - 1) / rows_per_tile : out[2]);
 }
 
+// A float32 conv2d group's output and weight shapes (an epilogue keeping the output's), or
+// nothing.
+struct ConvShapes {
+  std::vector<int64_t> output, weight;
+};
+std::optional<ConvShapes> Float32ConvShapes(const CallInfo& info, const Tensors& outputs) {
+  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs, DataType::Float(32));
+  std::optional<std::vector<int64_t>> weight =
+      info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
+  if (!shape || shape->size() != 4 || !weight || weight->size() != 4 ||
+      info.output_type.dtype() != DataType::Float(32)) {
+    return std::nullopt;
+  }
+  return ConvShapes{*shape, *weight};
+}
+
 // The tiling of the tiled conv2d: the products' default, strided (each thread's pixels strided
 // by the threads, as schedule_conv2d_nchw_tiled needs).
 constexpr topi::gpu::MatmulTiling kConvTiling{16, 16, 4, 4, 8, /*strided=*/true};
@@ -179,17 +195,16 @@ graph::OpImplementation TiledConv2D() {
           .priority = 20,
           .applies =
               [](const CallInfo& info, const Tensors& outputs, const Target& target) {
-                std::optional<std::vector<int64_t>> shape =
-                    GroupShape(info, outputs, DataType::Float(32));
-                std::optional<std::vector<int64_t>> weight =
-                    info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
-                return target.GetBool("conv2d-tiled") && shape && shape->size() == 4 && weight &&
-                       weight->size() == 4 && info.output_type.dtype() == DataType::Float(32) &&
-                       info.attrs.GetInt("groups") == 1 &&
-                       HoldsTile((*shape)[1], (*shape)[2] * (*shape)[3], kConvTiling) &&
-                       TiledConvBatchBlocks(*shape, kConvTiling) <= kMaxGridYZ &&
+                std::optional<ConvShapes> conv = Float32ConvShapes(info, outputs);
+                if (!conv || !target.GetBool("conv2d-tiled") || info.attrs.GetInt("groups") != 1) {
+                  return false;
+                }
+                const std::vector<int64_t>& out = conv->output;
+                return HoldsTile(out[1], out[2] * out[3], kConvTiling) &&
+                       TiledConvBatchBlocks(out, kConvTiling) <= kMaxGridYZ &&
                        FitsTarget(kConvTiling,
-                                  TiledConvSharedBytes(info, *shape, *weight, kConvTiling), target);
+                                  TiledConvSharedBytes(info, out, conv->weight, kConvTiling),
+                                  target);
               },
           .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
@@ -220,13 +235,10 @@ graph::OpImplementation DepthwiseConv2D() {
           .priority = 15,
           .applies =
               [](const CallInfo& info, const Tensors& outputs, const Target& target) {
-                std::optional<std::vector<int64_t>> shape =
-                    GroupShape(info, outputs, DataType::Float(32));
-                std::optional<std::vector<int64_t>> weight =
-                    info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
-                return shape && shape->size() == 4 && weight && weight->size() == 4 &&
-                       (*weight)[1] == 1 && info.output_type.dtype() == DataType::Float(32) &&
-                       DepthwiseSharedBytes(info, *shape, *weight, ThreadsPerBlock(target)) <=
+                std::optional<ConvShapes> conv = Float32ConvShapes(info, outputs);
+                return conv && conv->weight[1] == 1 &&
+                       DepthwiseSharedBytes(info, conv->output, conv->weight,
+                                            ThreadsPerBlock(target)) <=
                            target.GetInt("max-shared-memory-per-block");
               },
           .schedule =

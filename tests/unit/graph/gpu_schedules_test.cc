@@ -127,14 +127,23 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
   }
 }
 
+// Seeded random integers in [lo, hi].
+class Picker {
+ public:
+  explicit Picker(unsigned seed) : rng_(seed) {}
+  int64_t operator()(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+
+ private:
+  std::mt19937 rng_;
+};
+
 // Random products: dense (with and without a batch of rows), matmul and batch_matmul with
 // sizes around a tile, each tiled or not as the strategy decides, match the reference.
 TEST(GpuProducts, RandomProductsMatchTheReference) {
   LOOM_SKIP_WITHOUT_OPENCL();
-  std::mt19937 rng(22);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
+  Picker pick(22);
   for (int i = 0; i < 9; ++i) {
     const int64_t batch = pick(1, 3), m = pick(1, 150), n = pick(1, 150), k = pick(1, 70);
     Function main;
@@ -185,70 +194,75 @@ TEST(GpuProducts, ShapesAndTargetsAtTheTilingsEdgesBuildAndMatch) {
   }
 }
 
-// Random convolutions of one group: kernels 1 to 5 wide (not square), strides, dilations and
-// asymmetric padding, channels around a tile, images shorter and longer than a tile's row:
-// whichever schedule takes each (tiled where its tiles fit, direct or generic otherwise), the
-// model builds and matches the reference.
+// A random conv2d of one group (kernels 1 to 5 wide, not square; strides up to 3; filters
+// around a tile; rows up to 90) or a depthwise one (channel multipliers 1 and 2; square
+// strides up to 2; rows up to 300, shorter and longer than a block), with dilations up to 2
+// and asymmetric padding up to 2.
+struct RandomConv {
+  int64_t channels, filters, groups, r, s, stride_h, stride_w, dilation_h, dilation_w, height,
+      width;
+  Ints padding;
+
+  RandomConv(Picker& pick, bool depthwise) {
+    channels = pick(1, depthwise ? 12 : 24);
+    filters = depthwise ? channels * pick(1, 2) : pick(40, 140);
+    groups = depthwise ? channels : 1;
+    r = pick(1, 5);
+    s = pick(1, 5);
+    stride_h = pick(1, depthwise ? 2 : 3);
+    stride_w = depthwise ? stride_h : pick(1, 3);
+    dilation_h = pick(1, 2);
+    dilation_w = depthwise ? dilation_h : pick(1, 2);
+    padding = {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+    height = pick((r - 1) * dilation_h + 1, depthwise ? 12 : 20);
+    width = pick((s - 1) * dilation_w + 1, depthwise ? 300 : 90);
+  }
+
+  std::string Describe() const {
+    auto text = [](int64_t v) { return std::to_string(v); };
+    return "x [1, " + text(channels) + ", " + text(height) + ", " + text(width) + "] w [" +
+           text(filters) + ", " + text(channels / groups) + ", " + text(r) + ", " + text(s) +
+           "] groups " + text(groups) + " strides " + text(stride_h) + "x" + text(stride_w) +
+           " dilation " + text(dilation_h) + "x" + text(dilation_w);
+  }
+
+  // The convolution of an input `x`, with a ReLU after it or not.
+  Function Model(unsigned seed, bool relu) const {
+    Var x = MakeVar("x", TensorType({1, channels, height, width}, kF32));
+    Expr conv =
+        MakeCall("nn.conv2d", {x, models::Weight({filters, channels / groups, r, s}, "w", seed)},
+                 {{"padding", padding},
+                  {"strides", Ints{stride_h, stride_w}},
+                  {"dilation", Ints{dilation_h, dilation_w}},
+                  {"groups", groups}},
+                 "conv");
+    return MakeFunction({x}, relu ? MakeCall("nn.relu", {conv}) : conv);
+  }
+};
+
+// Random convolutions of one group: whichever schedule takes each (tiled where its tiles
+// fit, direct or generic otherwise), the model builds and matches the reference.
 TEST(GpuProducts, RandomConvolutionsBuildAndMatchTheReference) {
   LOOM_SKIP_WITHOUT_OPENCL();
-  std::mt19937 rng(21);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
+  Picker pick(21);
   for (int i = 0; i < 10; ++i) {
-    const int64_t channels = pick(1, 24), filters = pick(40, 140);
-    const int64_t r = pick(1, 5), s = pick(1, 5), stride_h = pick(1, 3), stride_w = pick(1, 3);
-    const int64_t dilation_h = pick(1, 2), dilation_w = pick(1, 2);
-    const Ints padding{pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
-    const int64_t height = pick((r - 1) * dilation_h + 1, 20);
-    const int64_t width = pick((s - 1) * dilation_w + 1, 90);
-    SCOPED_TRACE("x [1, " + std::to_string(channels) + ", " + std::to_string(height) + ", " +
-                 std::to_string(width) + "] w [" + std::to_string(filters) + ", " +
-                 std::to_string(channels) + ", " + std::to_string(r) + ", " + std::to_string(s) +
-                 "] strides " + std::to_string(stride_h) + "x" + std::to_string(stride_w) +
-                 " dilation " + std::to_string(dilation_h) + "x" + std::to_string(dilation_w));
-    Var x = MakeVar("x", TensorType({1, channels, height, width}, kF32));
-    Expr conv = MakeCall("nn.conv2d", {x, models::Weight({filters, channels, r, s}, "w", 30 + i)},
-                         {{"padding", padding},
-                          {"strides", Ints{stride_h, stride_w}},
-                          {"dilation", Ints{dilation_h, dilation_w}}},
-                         "conv");
-    models::ExpectMatchesReference(MakeFunction({x}, MakeCall("nn.relu", {conv})), 3, "opencl");
+    const RandomConv conv(pick, /*depthwise=*/false);
+    SCOPED_TRACE(conv.Describe());
+    models::ExpectMatchesReference(conv.Model(30 + i, /*relu=*/true), 3, "opencl");
   }
 }
 
-// Random depthwise convolutions (channel multipliers 1 and 2, kernels 1 to 5, strides,
-// dilations, padding, rows shorter and longer than a block) through the shared-memory
-// schedule, against the reference; the first also checked to read its input from shared
-// memory.
+// Random depthwise convolutions through the shared-memory schedule, with an epilogue (the
+// convolution's accumulators are its own stage) and without (a cache of the output holds
+// them), against the reference; the first also checked to read its input from shared memory.
 TEST(GpuProducts, RandomDepthwiseConvolutionsMatchTheReference) {
   LOOM_SKIP_WITHOUT_OPENCL();
-  std::mt19937 rng(23);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
+  Picker pick(23);
   for (int i = 0; i < 8; ++i) {
-    const int64_t channels = pick(1, 12), multiplier = pick(1, 2);
-    const int64_t r = pick(1, 5), s = pick(1, 5), stride = pick(1, 2), dilation = pick(1, 2);
-    const Ints padding{pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
-    const int64_t height = pick((r - 1) * dilation + 1, 12);
-    const int64_t width = i == 0 ? 20 : pick((s - 1) * dilation + 1, 300);
-    SCOPED_TRACE("x [1, " + std::to_string(channels) + ", " + std::to_string(height) + ", " +
-                 std::to_string(width) + "] multiplier " + std::to_string(multiplier) + " kernel " +
-                 std::to_string(r) + "x" + std::to_string(s) + " stride " + std::to_string(stride) +
-                 " dilation " + std::to_string(dilation));
-    Var x = MakeVar("x", TensorType({1, channels, height, width}, kF32));
-    Expr conv =
-        MakeCall("nn.conv2d", {x, models::Weight({channels * multiplier, 1, r, s}, "w", 50 + i)},
-                 {{"padding", padding},
-                  {"strides", Ints{stride, stride}},
-                  {"dilation", Ints{dilation, dilation}},
-                  {"groups", channels}},
-                 "depthwise");
-    // With an epilogue (the convolution's accumulators are its own stage) and without (a
-    // cache of the output holds them).
-    Expr body = i % 2 == 0 ? MakeCall("nn.relu", {conv}) : conv;
-    CompiledModel compiled = models::ExpectMatchesReference(MakeFunction({x}, body), 3, "opencl");
+    const RandomConv conv(pick, /*depthwise=*/true);
+    SCOPED_TRACE(conv.Describe());
+    CompiledModel compiled =
+        models::ExpectMatchesReference(conv.Model(50 + i, i % 2 == 0), 3, "opencl");
     if (i == 0) {
       const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
       EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
