@@ -68,14 +68,11 @@ PrimExpr InRange(const StageNode& stage, const detail::IterVarValueMap& values,
 Array<PrimExpr> SingleStep(const ReduceNode& reduce, const Array<PrimExpr>& sources,
                            const PrimExpr& condition) {
   const CommReducer& combiner = reduce.combiner;
-  tir::VarMap operands;
-  for (size_t k = 0; k < sources.size(); ++k) {
-    operands[combiner->lhs[k]] = combiner->identity_element[k];
-    operands[combiner->rhs[k]] = sources[k];
-  }
   Array<PrimExpr> steps;
+  const Array<PrimExpr> combined =
+      tir::ApplyCombiner(combiner, combiner->identity_element, sources);
   for (size_t k = 0; k < sources.size(); ++k) {
-    PrimExpr step = tir::Substitute(combiner->result[k], operands);
+    PrimExpr step = combined[k];
     if (!is_const_true(condition)) {
       step = if_then_else(condition, step, combiner->identity_element[k]);
     }

@@ -386,9 +386,9 @@ class NestBuilder {
         reduce->combiner, tir::transform::attr::kThreadAllreduce, IntImm(DataType::Int(32), 0),
         Evaluate(call_intrin(DataType::Int(32), tir::builtin::kThreadAllreduce, args)));
     // An explicit initial value is combined once, with the block's result.
-    Array<PrimExpr> results = reduce->init.empty()
-                                  ? partial_values
-                                  : Combined(reduce->combiner, reduce->init, partial_values);
+    Array<PrimExpr> results =
+        reduce->init.empty() ? partial_values
+                             : tir::ApplyCombiner(reduce->combiner, reduce->init, partial_values);
     for (size_t k = 0; k < partials.size(); ++k) {
       stores.push_back(BufferStore(compute.output_buffers[k], results[k], indices));
     }
@@ -400,26 +400,12 @@ class NestBuilder {
     return body;
   }
 
-  // The combiner's results for left operands `lhs` and right operands `rhs`.
-  static Array<PrimExpr> Combined(const CommReducer& combiner, const Array<PrimExpr>& lhs,
-                                  const Array<PrimExpr>& rhs) {
-    tir::VarMap operands;
-    for (size_t k = 0; k < lhs.size(); ++k) {
-      operands[combiner->lhs[k]] = lhs[k];
-      operands[combiner->rhs[k]] = rhs[k];
-    }
-    Array<PrimExpr> results;
-    for (const PrimExpr& result : combiner->result)
-      results.push_back(tir::Substitute(result, operands));
-    return results;
-  }
-
   // The update of the accumulators `buffers` at `indices` with the reduction's sources.
   static Stmt MakeUpdate(const Array<Buffer>& buffers, const ReduceNode* reduce,
                          const Array<PrimExpr>& indices) {
     Array<PrimExpr> accumulators;
     for (const Buffer& buffer : buffers) accumulators.push_back(BufferLoad(buffer, indices));
-    Array<PrimExpr> combined = Combined(reduce->combiner, accumulators, reduce->source);
+    Array<PrimExpr> combined = tir::ApplyCombiner(reduce->combiner, accumulators, reduce->source);
     Stmt update;
     if (reduce->source.size() == 1) {
       update = BufferStore(buffers[0], combined[0], indices);

@@ -50,6 +50,18 @@ Stmt Substitute(const Stmt& stmt, const VarMap& vmap) {
   return Substitute(stmt, Lookup(vmap));
 }
 
+Array<PrimExpr> ApplyCombiner(const CommReducer& combiner, const Array<PrimExpr>& lhs,
+                              const Array<PrimExpr>& rhs) {
+  VarMap operands;
+  for (size_t k = 0; k < lhs.size(); ++k) {
+    operands[combiner->lhs[k]] = lhs[k];
+    operands[combiner->rhs[k]] = rhs[k];
+  }
+  Array<PrimExpr> results;
+  for (const PrimExpr& result : combiner->result) results.push_back(Substitute(result, operands));
+  return results;
+}
+
 PrimExpr StorageRenamer::VisitExpr_(const BufferLoadNode* op) {
   PrimExpr visited = StmtExprMutator::VisitExpr_(op);
   const auto* load = visited.as<BufferLoadNode>();

@@ -23,6 +23,11 @@ PrimExpr Substitute(const PrimExpr& expr,
 Stmt Substitute(const Stmt& stmt,
                 const std::function<std::optional<PrimExpr>(const Var&)>& replace);
 
+// A reducer's results for left operands `lhs` and right operands `rhs` (one each per value
+// of its tuple): its `result` expressions with its lhs and rhs variables substituted.
+Array<PrimExpr> ApplyCombiner(const CommReducer& combiner, const Array<PrimExpr>& lhs,
+                              const Array<PrimExpr>& rhs);
+
 // A mutator for passes that rename storage: every variable use goes through RewriteVar, and
 // the buffer of every load, store and buffer-attribute statement through RewriteBuffer (an
 // attribute statement on a variable through RewriteVar). Nodes are rebuilt only where

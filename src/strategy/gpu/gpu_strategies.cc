@@ -135,6 +135,17 @@ graph::OpImplementation DirectConv2D() {
           }};
 }
 
+// The elements of the input rectangle under `image_rows` output rows of `columns` pixels:
+// stretched by the call's strides and its window (`weight`'s) with dilation.
+int64_t InputRectangle(const CallInfo& info, const std::vector<int64_t>& weight, int64_t image_rows,
+                       int64_t columns) {
+  const graph::Ints& strides = info.attrs.GetInts("strides");
+  const graph::Ints& dilation = info.attrs.GetInts("dilation");
+  const int64_t data_rows = (image_rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
+  const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
+  return data_rows * data_columns;
+}
+
 // The shared memory of a tiled conv2d's two tiles: the weight's (a tile's output channels x
 // tile_k input channels x the window) and the data's (tile_k channels x the rectangle under a
 // block's pixels, stretched by the stride and the window). A block of several image rows
@@ -142,8 +153,6 @@ graph::OpImplementation DirectConv2D() {
 // whole tile; one row of at most a tile covers the row rounded up to the threads along it.
 int64_t TiledConvSharedBytes(const CallInfo& info, const std::vector<int64_t>& out,
                              const std::vector<int64_t>& weight, const topi::gpu::MatmulTiling& t) {
-  const graph::Ints& strides = info.attrs.GetInts("strides");
-  const graph::Ints& dilation = info.attrs.GetInts("dilation");
   const int64_t tile_rows = t.threads_y * t.rows_per_thread;
   const int64_t tile_columns = t.threads_x * t.cols_per_thread;
   const int64_t row_length = out[3];
@@ -153,10 +162,8 @@ int64_t TiledConvSharedBytes(const CallInfo& info, const std::vector<int64_t>& o
       rows_per_tile > 1
           ? row_length
           : std::min(tile_columns, (row_length + t.threads_x - 1) / t.threads_x * t.threads_x);
-  const int64_t data_rows = (image_rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
-  const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
   return t.tile_k * (tile_rows * weight[2] * weight[3] * OperandBytes(info, 1) +
-                     data_rows * data_columns * OperandBytes(info, 0));
+                     InputRectangle(info, weight, image_rows, columns) * OperandBytes(info, 0));
 }
 
 // The blocks along a tiled conv2d's grid z: images x groups of image rows.
@@ -217,14 +224,9 @@ graph::OpImplementation TiledConv2D() {
 // the window.
 int64_t DepthwiseSharedBytes(const CallInfo& info, const std::vector<int64_t>& out,
                              const std::vector<int64_t>& weight, int64_t threads) {
-  const graph::Ints& strides = info.attrs.GetInts("strides");
-  const graph::Ints& dilation = info.attrs.GetInts("dilation");
   const int64_t row_length = out[3];
   const int64_t rows = row_length <= threads ? threads / row_length : 1;
-  const int64_t columns = std::min(row_length, threads);
-  const int64_t data_rows = (rows - 1) * strides[0] + (weight[2] - 1) * dilation[0] + 1;
-  const int64_t data_columns = (columns - 1) * strides[1] + (weight[3] - 1) * dilation[1] + 1;
-  return data_rows * data_columns * OperandBytes(info, 0);
+  return InputRectangle(info, weight, rows, std::min(row_length, threads)) * OperandBytes(info, 0);
 }
 
 // A float32 depthwise conv2d (one input channel per group) whose input rectangle fits the

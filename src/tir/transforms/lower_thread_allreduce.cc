@@ -57,18 +57,18 @@ PrimExpr Int(int64_t value) { return IntImm(DataType::Int(32), value); }
 // once and every store reads the values from before the first.
 Stmt CombineInto(const CommReducer& combiner, const std::vector<Slot>& targets,
                  const Array<PrimExpr>& lhs, const Array<PrimExpr>& rhs) {
-  tir::VarMap operands;
   std::vector<std::pair<Var, PrimExpr>> lets;
+  Array<PrimExpr> rights;
   for (size_t k = 0; k < targets.size(); ++k) {
     Var right("rhs" + std::to_string(k), rhs[k].dtype());
     lets.emplace_back(right, rhs[k]);
-    operands[combiner->lhs[k]] = lhs[k];
-    operands[combiner->rhs[k]] = right;
+    rights.push_back(right);
   }
+  const Array<PrimExpr> combined = ApplyCombiner(combiner, lhs, rights);
   Array<Stmt> stores;
   for (size_t k = 0; k < targets.size(); ++k) {
-    Var result("combined" + std::to_string(k), combiner->result[k].dtype());
-    lets.emplace_back(result, tir::Substitute(combiner->result[k], operands));
+    Var result("combined" + std::to_string(k), combined[k].dtype());
+    lets.emplace_back(result, combined[k]);
     stores.push_back(targets[k].Store(result));
   }
   Stmt body = stores.size() == 1 ? stores[0] : SeqStmt(stores);
