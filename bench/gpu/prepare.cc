@@ -55,6 +55,17 @@ std::vector<CheckCase> CheckCases() {
                        1e-5});
     }
   }
+  // 128-bit vector accesses (rows of 48 and 256 floats) and scalar ones (45: unaligned).
+  for (auto [m, n, k, tile_k] :
+       {std::tuple{64, 96, 48, 8}, std::tuple{50, 70, 45, 4}, std::tuple{256, 256, 256, 8}}) {
+    const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    cases.push_back({"shared_matmul_" + shape + "_v4",
+                     SharedMatmul(m, n, k, 8, 8, tile_k, false, false, true, 4),
+                     Matmul(m, n, k, false),
+                     {{m, k}, {k, n}},
+                     {m, n},
+                     1e-5});
+  }
   // Cross-thread reductions: warp shuffles alone (16 threads, 4 rows a block), shuffles and
   // shared memory (128), shared memory alone (48, not warp-shaped).
   for (auto [m, n, rows, threads] :
@@ -106,12 +117,14 @@ nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs:
       std::to_string(t.threads_y) + "x" + std::to_string(t.threads_x) + " threads, " +
       std::to_string(t.rows_per_thread) + "x" + std::to_string(t.cols_per_thread) +
       (t.strided ? " strided" : "") + " each, k step " + std::to_string(t.tile_k) +
-      (t.pad_rows ? ", A rows padded" : "") + (t.double_buffer ? ", double-buffered" : "");
+      (t.pad_rows ? ", A rows padded" : "") + (t.double_buffer ? ", double-buffered" : "") +
+      (t.vector_width > 1 ? ", vectors of " + std::to_string(t.vector_width) : "");
   const std::string name =
       "sgemm_" + std::to_string(size) + "_" + std::to_string(t.threads_y) + "x" +
       std::to_string(t.threads_x) + "_" + std::to_string(t.rows_per_thread) + "x" +
       std::to_string(t.cols_per_thread) + "_k" + std::to_string(t.tile_k) +
-      (t.strided ? "_strided" : "") + (t.pad_rows ? "_pad" : "") + (t.double_buffer ? "_db" : "");
+      (t.strided ? "_strided" : "") + (t.pad_rows ? "_pad" : "") + (t.double_buffer ? "_db" : "") +
+      (t.vector_width > 1 ? "_v" + std::to_string(t.vector_width) : "");
   ExportLibrary(build(te::lower(s, {a, b, c}, "sgemm"), target), (out / (name + ".so")).string());
   return {{"kind", "gemm"}, {"name", name},     {"library", name + ".so"},
           {"function", "sgemm"}, {"size", size}, {"tiling", tiling}};
@@ -145,7 +158,13 @@ int Main(int argc, char** argv) {
           // Tiles double-buffered.
           MatmulTiling{16, 16, 4, 4, 8, false, false, true},
           MatmulTiling{16, 16, 4, 4, 8, true, false, true},
-          MatmulTiling{16, 16, 8, 8, 8, true, false, true}}) {
+          MatmulTiling{16, 16, 8, 8, 8, true, false, true},
+          // Tiles fetched, and C accumulated and stored, 4 floats at once (128-bit accesses).
+          MatmulTiling{16, 16, 4, 4, 8, false, false, false, 4},
+          MatmulTiling{16, 16, 8, 8, 8, false, false, false, 4},
+          MatmulTiling{16, 16, 8, 8, 16, false, false, false, 4},
+          MatmulTiling{16, 16, 4, 4, 8, false, false, true, 4},
+          MatmulTiling{16, 16, 8, 8, 8, true, false, true, 4}}) {
       manifest["entries"].push_back(PrepareGemm(size, t, out, target));
     }
   }

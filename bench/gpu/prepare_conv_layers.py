@@ -7,7 +7,10 @@ by `loom compile --target "cuda -arch=ARCH"` into OUT/<layer>.so. OUT/layers.jso
 layers (model, shape, stride, padding, groups and how many times the network has each),
 which bench/gpu/conv_layers.py times there against PyTorch's cuDNN convolution. Each layer is compiled twice: with the target's default
 schedules (OUT/<layer>.so) and with the tiled implicit product turned off
-(`-conv2d-tiled=false`, OUT/<layer>_untiled.so), so that the run shows which is faster where."""
+(`-conv2d-tiled=false`, OUT/<layer>_untiled.so), and a 3x3 one of stride 1 and one group
+also as Winograd F(4x4, 3x3) (`-conv2d-winograd=true`, OUT/<layer>_winograd.so: its weight,
+an input here, is transformed by a kernel on every run, which a model's constant weight is
+not), so that the run shows which is faster where."""
 
 import argparse
 import json
@@ -84,7 +87,10 @@ def main():
         onnx_path = os.path.join(args.out, name + ".onnx")
         weight_shape = conv_model(onnx_path, input_shape, out_channels, kernel, stride, padding,
                                   groups)
-        for suffix, options in (("", ""), ("_untiled", " -conv2d-tiled=false")):
+        variants = [("", ""), ("_untiled", " -conv2d-tiled=false")]
+        if tuple(kernel) == (3, 3) and tuple(stride) == (1, 1) and groups == 1:
+            variants.append(("_winograd", " -conv2d-winograd=true"))
+        for suffix, options in variants:
             loom_tool.compile_model(args.loom, onnx_path, os.path.join(args.out, name + suffix + ".so"),
                                     extra_args=["--target", f"cuda -arch={args.arch}{options}"])
         os.remove(onnx_path)

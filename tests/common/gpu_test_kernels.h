@@ -67,12 +67,13 @@ inline PrimFunc Matmul(int m, int n, int k, bool bind) {
 // topi's shared-memory matmul (topi::gpu::schedule_matmul_shared): blocks of ty x tx threads,
 // each thread 4 x 4 elements of C (contiguous, or strided by the threads), fetching tiles of
 // `tile_k` along the reduction (A's rows padded by one element with `pad_rows`, the tiles
-// double-buffered with `double_buffer`).
+// double-buffered with `double_buffer`, fetched and stored `vector_width` elements at once).
 inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k, bool strided = false,
-                             bool pad_rows = false, bool double_buffer = false) {
+                             bool pad_rows = false, bool double_buffer = false,
+                             int vector_width = 1) {
   auto [a, b, c] = MatmulCompute(m, n, k);
   te::Schedule s = topi::gpu::schedule_matmul_shared(
-      c, {ty, tx, 4, 4, tile_k, strided, pad_rows, double_buffer});
+      c, {ty, tx, 4, 4, tile_k, strided, pad_rows, double_buffer, vector_width});
   return te::lower(s, {a, b, c}, "shared_matmul");
 }
 

@@ -11,6 +11,10 @@
 #include "loom/graph/op.h"
 #include "loom/topi/nn.h"
 
+namespace loom::graph {
+struct CallNode;
+}  // namespace loom::graph
+
 namespace loom::graph::ops {
 
 // NumPy broadcasting of every input's shape; all inputs share one dtype, the output's.
@@ -63,6 +67,11 @@ std::vector<int> IntsAttr(const CallInfo& info, const std::string& attr);
 // convolutions), with `groups`.
 topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups);
 
+// The attributes "strides", "padding" and "dilation" of the convolutions a target's layout
+// rewrite makes (strides and dilation of 2, padding of 4), with their defaults.
+OpBuilder& ConvAttrFields(OpBuilder& op);
+// A convolution call's strides, padding and dilation, as those convolutions take them.
+Attrs WindowAttrs(const CallNode& call);
 // String attribute `attr`, which must be one of `choices`; its index there.
 size_t ChoiceAttr(const CallInfo& info, const std::string& attr,
                   const std::vector<std::string>& choices);

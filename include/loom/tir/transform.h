@@ -332,6 +332,10 @@ PrimExpr LowerMathIntrinsicsInExpr(const PrimExpr& expr);
 // Shuffle's picked lane. For back ends without vector types (the C source target). A vector
 // call_llvm_pure_intrin, or a reinterpret that regroups lanes, has no lane form: a
 // loom::Error naming it.
-Pass ScalarizeVectors();
+// With `vector_access_bytes` (8 or 16: a GPU's widest load), a store's contiguous, aligned
+// accesses of 32-bit elements stay vector loads and stores of that many bytes: each chunk a
+// vector LetStmt of a load, whose lanes one-lane Shuffles read, and a store of a vector
+// variable or of a Shuffle of scalars (the file's comment says when an access qualifies).
+Pass ScalarizeVectors(int vector_access_bytes = 0);
 
 }  // namespace loom::tir::transform

@@ -1,7 +1,7 @@
-#include "loom/graph/op_util.h"
-
 #include <limits>
 
+#include "loom/graph/expr.h"
+#include "loom/graph/op_util.h"
 #include "loom/support/error.h"
 
 namespace loom::graph::ops {
@@ -107,6 +107,18 @@ std::vector<int> IntsAttr(const CallInfo& info, const std::string& attr) {
   std::vector<int> result;
   for (int64_t value : info.attrs.GetInts(attr)) result.push_back(CheckedInt(info, attr, value));
   return result;
+}
+
+OpBuilder& ConvAttrFields(OpBuilder& op) {
+  return op.Attr("strides", AttrKind::kInts, Ints{1, 1}, "step between windows (h, w)")
+      .Attr("padding", AttrKind::kInts, Ints{0, 0, 0, 0}, "zeros: top, left, bottom, right")
+      .Attr("dilation", AttrKind::kInts, Ints{1, 1}, "step between kernel taps (h, w)");
+}
+
+Attrs WindowAttrs(const CallNode& call) {
+  return {{"strides", call.attrs.GetInts("strides")},
+          {"padding", call.attrs.GetInts("padding")},
+          {"dilation", call.attrs.GetInts("dilation")}};
 }
 
 topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups) {

@@ -4,12 +4,17 @@
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
 // shared-memory tiling of topi/gpu/matmul.h, a conv2d of one group large enough the same
 // tiling as an implicit matrix product, a depthwise conv2d its input through shared memory,
-// and another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h.
+// and another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h. With
+// -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd F(4x4, 3x3)
+// (topi/gpu/conv2d_winograd.h) in AlterOpLayout: its weight transformed by an operator that
+// FoldConstant computes when the weight is a constant.
 #include <algorithm>
 #include <optional>
 
+#include "loom/graph/op_util.h"
 #include "loom/graph/strategy.h"
 #include "loom/topi/gpu/conv2d.h"
+#include "loom/topi/gpu/conv2d_winograd.h"
 #include "loom/topi/gpu/matmul.h"
 #include "loom/topi/gpu/schedule.h"
 
@@ -250,7 +255,88 @@ graph::OpImplementation DepthwiseConv2D() {
               }};
 }
 
+// The tiles of a Winograd F(4x4, 3x3) conv2d with output `out` ([N, K, P, Q]).
+int64_t WinogradTiles(const std::vector<int64_t>& out) {
+  return out[0] * ((out[2] + 3) / 4) * ((out[3] + 3) / 4);
+}
+
+// Whether the Winograd products of a conv2d with output `out` (output channels x tiles, for
+// each of the 36 transform points) hold a tile each way and their tiles fit the target.
+bool WinogradProductsFit(const std::vector<int64_t>& out, const Target& target) {
+  const topi::gpu::MatmulTiling& t = kDefaultTiling;
+  const int64_t tile_bytes =
+      t.tile_k * (t.threads_y * t.rows_per_thread + t.threads_x * t.cols_per_thread) * 4;
+  return HoldsTile(out[1], WinogradTiles(out), t) && FitsTarget(t, tile_bytes, target);
+}
+
+// With -conv2d-winograd: a float32 3x3 conv2d of stride 1, dilation 1 and one group whose
+// products fit (WinogradProductsFit) as the Winograd convolution of its transformed weight.
+std::optional<graph::LayoutRewrite> RewriteWinogradConv2D(const graph::CallNode& call,
+                                                          graph::LayoutRewriteContext& context,
+                                                          const Target& target) {
+  if (!target.GetBool("conv2d-winograd") || call.attrs.GetInt("groups") != 1 ||
+      call.attrs.GetInts("strides") != graph::Ints{1, 1} ||
+      call.attrs.GetInts("dilation") != graph::Ints{1, 1}) {
+    return std::nullopt;
+  }
+  const graph::Type& weight_type = call.args[1].type();
+  std::optional<std::vector<int64_t>> weight = weight_type.ConstShape();
+  std::optional<std::vector<int64_t>> out = call.checked_type.ConstShape();
+  const DataType f32 = DataType::Float(32);
+  if (!weight || !out || weight->size() != 4 || out->size() != 4 || (*weight)[2] != 3 ||
+      (*weight)[3] != 3 || weight_type.dtype() != f32 || call.args[0].type().dtype() != f32 ||
+      !WinogradProductsFit(*out, target)) {
+    return std::nullopt;
+  }
+  graph::Expr transformed =
+      graph::MakeCall("nn.contrib_conv2d_winograd_nchw_weight_transform", {context.Operand(1, "")});
+  return graph::LayoutRewrite{
+      graph::MakeCall("nn.contrib_conv2d_winograd_nchw", {context.Operand(0, ""), transformed},
+                      graph::ops::WindowAttrs(call), call.name_hint),
+      ""};
+}
+
+graph::OpImplementation WinogradConv2D() {
+  return {.name = "gpu.conv2d_nchw_winograd",
+          .priority = 10,
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                std::optional<std::vector<int64_t>> shape =
+                    GroupShape(info, outputs, DataType::Float(32));
+                return shape && WinogradProductsFit(*shape, target);
+              },
+          .schedule =
+              [](const CallInfo&, const Tensors& outputs, const Target& target) {
+                return topi::gpu::schedule_conv2d_nchw_winograd(outputs[0], kDefaultTiling,
+                                                                ThreadsPerBlock(target));
+              }};
+}
+
+void RegisterWinogradOps() {
+  using graph::OpPattern;
+  // Opaque: a model's weights are constants, so FoldConstant computes it at compile time.
+  graph::ops::RegisterComputedOp("nn.contrib_conv2d_winograd_nchw_weight_transform",
+                                 [](const CallInfo&, const Tensors& in) {
+                                   return Tensors{topi::gpu::winograd_weight_transform_nchw(in[0])};
+                                 })
+      .Describe("a 3x3 OIHW weight as Winograd F(4x4, 3x3)'s [6, 6, C, K] (GPU targets)")
+      .Inputs({"weight"})
+      .Pattern(OpPattern::kOpaque);
+  graph::OpBuilder winograd = graph::ops::RegisterComputedOp(
+      "nn.contrib_conv2d_winograd_nchw", [](const CallInfo& info, const Tensors& in) {
+        return Tensors{
+            topi::gpu::conv2d_nchw_winograd(in[0], in[1], graph::ops::Conv2DAttrsOf(info, 1))};
+      });
+  winograd.Describe("Winograd F(4x4, 3x3) conv2d of NCHW data (GPU targets)")
+      .Inputs({"data", "transformed_weight"})
+      .Pattern(OpPattern::kOutEWiseFusable);
+  graph::ops::ConvAttrFields(winograd);
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
+  RegisterWinogradOps();
+  graph::RegisterLayoutRewrite("nn.conv2d", "gpu", RewriteWinogradConv2D);
+  graph::RegisterImplementation("nn.contrib_conv2d_winograd_nchw", "gpu", WinogradConv2D());
   graph::RegisterFallbackImplementation(
       "gpu", {.name = "gpu.generic",
               .priority = 0,

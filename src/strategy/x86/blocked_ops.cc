@@ -77,12 +77,6 @@ te::Schedule ScheduleWinograd(const CallInfo& info, const Tensors& outputs, cons
       info, [&] { return topi::x86::schedule_conv2d_nchwc_winograd(outputs[0], config); });
 }
 
-OpBuilder& ConvAttrFields(OpBuilder& op) {
-  return op.Attr("strides", AttrKind::kInts, Ints{1, 1}, "step between windows (h, w)")
-      .Attr("padding", AttrKind::kInts, Ints{0, 0, 0, 0}, "zeros: top, left, bottom, right")
-      .Attr("dilation", AttrKind::kInts, Ints{1, 1}, "step between kernel taps (h, w)");
-}
-
 OpBuilder& TilingAttrFields(OpBuilder& op) {
   return op.Attr("oc_tile", AttrKind::kInt, int64_t{1}, "channel blocks per register tile")
       .Attr("reg_h", AttrKind::kInt, int64_t{1}, "output rows per register tile")

@@ -74,12 +74,6 @@ Conv2DWorkload WorkloadOf(const CallNode& call, const std::vector<int64_t>& x,
   return wl;
 }
 
-Attrs WindowAttrs(const CallNode& call) {
-  return {{"strides", call.attrs.GetInts("strides")},
-          {"padding", call.attrs.GetInts("padding")},
-          {"dilation", call.attrs.GetInts("dilation")}};
-}
-
 LayoutRewrite WithOutChannels(Expr conv, int64_t block, int64_t filters, int64_t out_channels) {
   const std::string blocked = graph::BlockedDataLayout(block);
   if (filters == out_channels) return LayoutRewrite{std::move(conv), blocked};

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/graph/op_util.h"
 #include "loom/graph/strategy.h"
 #include "loom/topi/x86/conv2d.h"
 #include "loom/topi/x86/dense.h"
@@ -39,8 +40,7 @@ std::optional<OperandShapes> OperandShapesOf(const graph::CallNode& call, DataTy
 // The workload of a convolution call (nn.conv2d, qnn.conv2d) with data x and weight w.
 topi::x86::Conv2DWorkload WorkloadOf(const graph::CallNode& call, const std::vector<int64_t>& x,
                                      const std::vector<int64_t>& w);
-// A convolution call's strides, padding and dilation, as the blocked convolutions take them.
-graph::Attrs WindowAttrs(const graph::CallNode& call);
+using graph::ops::WindowAttrs;
 // A blocked convolution whose filters were padded to `filters` from `out_channels`: the
 // rewrite's result, its added channels sliced off where NCHW begins (a partial block has no
 // blocked layout).

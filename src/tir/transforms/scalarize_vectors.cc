@@ -10,11 +10,21 @@
 // The vector statement computes every lane before storing any; here lane k is stored before
 // lane k + 1 is computed. The two agree because VectorizeLoop vectorizes a store only when no
 // lane reads what another lane writes.
+//
+// With a vector access size (a GPU's 8- or 16-byte loads and stores), a store's contiguous,
+// aligned loads and its contiguous, aligned destination stay vector accesses of 32-bit
+// elements, in chunks of that size: each chunk loaded into a vector variable before the
+// store (LetStmt), its lanes read by one-lane Shuffles, the store unrolled lane by lane into
+// chunks whose value is the vector variable (a copy) or a Shuffle of its scalar lanes.
+// Aligned: the index of the chunk's first element a proven multiple of its lanes, in a buffer
+// aligned to at least the chunk's size (the back end aligns its allocations to that size).
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "loom/arith/analyzer.h"
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/tir/stmt_functor.h"
@@ -32,6 +42,8 @@ class Scalarizer : public StmtExprMutator {
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
+  explicit Scalarizer(int vector_access_bytes) : vector_access_bytes_(vector_access_bytes) {}
+
   // Scalar expressions: only those reading a lane of a vector (a Shuffle picking one)
   // change.
   PrimExpr VisitExpr(const PrimExpr& e) override {
@@ -43,6 +55,7 @@ class Scalarizer : public StmtExprMutator {
     int lanes = op->value.dtype().lanes();
     for (const PrimExpr& index : op->indices) lanes = std::max(lanes, index.dtype().lanes());
     if (lanes == 1) return StmtExprMutator::VisitStmt_(op);
+    if (std::optional<Stmt> vector = WithVectorAccesses(op, lanes)) return *vector;
     try {
       Var lane("lane", DataType::Int(32));
       return For(lane, make_const(DataType::Int(32), int64_t{0}),
@@ -77,6 +90,109 @@ class Scalarizer : public StmtExprMutator {
   }
 
  private:
+  // The lanes of each chunk of a contiguous access of `lanes` 32-bit lanes (an index
+  // Ramp(base, 1, lanes)) to `buffer` that can be a vector access, or 0.
+  int AccessWidth(const Buffer& buffer, const Array<PrimExpr>& indices, int lanes) {
+    if (vector_access_bytes_ == 0 || indices.size() != 1) return 0;
+    const auto* ramp = indices[0].as<RampNode>();
+    const DataType t = buffer->dtype;
+    int64_t stride = 0;
+    if (ramp == nullptr || ramp->lanes != lanes || !IsConstInt(ramp->stride, &stride) ||
+        stride != 1 || t.bits() != 32 || t.lanes() != 1 ||
+        !(t.is_float() || t.is_int() || t.is_uint())) {
+      return 0;
+    }
+    int64_t offset = 0;
+    const bool no_offset = IsConstInt(buffer->elem_offset, &offset) && offset == 0;
+    const arith::ModularSet first = analyzer_.modular_set(
+        no_offset ? ramp->base : ramp->base + cast(ramp->base.dtype(), buffer->elem_offset));
+    for (int width = vector_access_bytes_ / 4; width >= 2; width /= 2) {
+      if (lanes % width == 0 && first.coeff % width == 0 && first.base % width == 0 &&
+          buffer->data_alignment >= width * 4) {
+        return width;
+      }
+    }
+    return 0;
+  }
+
+  // `op` (of `lanes` lanes) with its vector accesses kept (see the file's comment), or none
+  // when it has none.
+  std::optional<Stmt> WithVectorAccesses(const BufferStoreNode* op, int lanes) {
+    // Loads under a Let of the value may read its variable: they stay where they are.
+    std::unordered_set<const VarNode*> let_vars;
+    PostOrderVisit(op->value, [&](const ObjectRef& node) {
+      if (const auto* let = node.as<LetNode>()) let_vars.insert(let->var.get());
+    });
+    std::vector<std::pair<Var, PrimExpr>> chunks;
+    PostOrderVisit(op->value, [&](const ObjectRef& node) {
+      const auto* load = node.as<BufferLoadNode>();
+      if (load == nullptr || kept_lanes_.count({load, 0})) return;
+      const int width = AccessWidth(load->buffer, load->indices, lanes);
+      bool reads_let = false;
+      PostOrderVisit(load->indices[0], [&](const ObjectRef& inner) {
+        const auto* var = inner.as<VarNode>();
+        reads_let |= var != nullptr && let_vars.count(var) > 0;
+      });
+      if (width == 0 || reads_let) return;
+      const PrimExpr base = load->indices[0].as<RampNode>()->base;
+      for (int first = 0; first < lanes; first += width) {
+        Var chunk(load->buffer->name + "_vec", load->dtype.with_lanes(width));
+        chunks.emplace_back(chunk, BufferLoad(load->buffer, {Ramp(base + first, 1, width)}));
+        for (int k = 0; k < width; ++k) {
+          kept_lanes_[{load, first + k}] =
+              Shuffle(Array<PrimExpr>{chunk}, {make_const(DataType::Int(32), int64_t{k})});
+        }
+      }
+    });
+    const int store_width = AccessWidth(op->buffer, op->indices, lanes);
+    if (chunks.empty() && store_width == 0) return std::nullopt;
+    std::vector<PrimExpr> values;
+    for (int k = 0; k < lanes; ++k) {
+      values.push_back(Lane(op->value, make_const(DataType::Int(32), int64_t{k})));
+    }
+    std::vector<Stmt> stores;
+    if (store_width == 0) {
+      for (int k = 0; k < lanes; ++k) {
+        stores.push_back(StoreLane(op, make_const(DataType::Int(32), int64_t{k})));
+      }
+    } else {
+      const PrimExpr base = op->indices[0].as<RampNode>()->base;
+      for (int first = 0; first < lanes; first += store_width) {
+        Array<PrimExpr> scalars, picks;
+        for (int k = 0; k < store_width; ++k) {
+          scalars.push_back(values[static_cast<size_t>(first + k)]);
+          picks.push_back(make_const(DataType::Int(32), int64_t{k}));
+        }
+        stores.push_back(BufferStore(op->buffer, WholeChunkOrShuffle(scalars, picks),
+                                     {Ramp(base + first, 1, store_width)}));
+      }
+    }
+    kept_lanes_.clear();
+    lane_cache_.clear();
+    Stmt body = stores.size() == 1 ? stores[0] : SeqStmt(Array<Stmt>(stores.begin(), stores.end()));
+    for (size_t c = chunks.size(); c-- > 0;)
+      body = LetStmt(chunks[c].first, chunks[c].second, body);
+    return body;
+  }
+
+  // The vector of `scalars` lanes: a chunk's vector variable when they are its lanes in
+  // order (a copy), else a Shuffle of them.
+  static PrimExpr WholeChunkOrShuffle(const Array<PrimExpr>& scalars,
+                                      const Array<PrimExpr>& picks) {
+    const auto* first = scalars[0].as<ShuffleNode>();
+    const bool whole =
+        first != nullptr && first->vectors[0].dtype().lanes() == static_cast<int>(scalars.size());
+    for (size_t k = 0; whole && k < scalars.size(); ++k) {
+      const auto* lane = scalars[k].as<ShuffleNode>();
+      int64_t pick = -1;
+      if (lane == nullptr || !lane->vectors[0].same_as(first->vectors[0]) ||
+          !IsConstInt(lane->indices[0], &pick) || pick != static_cast<int64_t>(k)) {
+        return Shuffle(scalars, picks);
+      }
+    }
+    return whole ? first->vectors[0] : Shuffle(scalars, picks);
+  }
+
   // A lane: its number, or the loop variable that runs over the lanes.
   struct Key {
     const Object* node;
@@ -103,6 +219,10 @@ class Scalarizer : public StmtExprMutator {
   PrimExpr Lane(const PrimExpr& e, const PrimExpr& lane) {
     if (!ContainsVector(e)) return e;
     auto [lane_var, number] = LaneKey(lane);
+    if (lane_var == nullptr) {
+      auto kept = kept_lanes_.find({e.get(), number});
+      if (kept != kept_lanes_.end()) return kept->second;
+    }
     Key key{e.get(), lane_var, number};
     auto cached = lane_cache_.find(key);
     if (cached != lane_cache_.end()) return cached->second;
@@ -226,14 +346,21 @@ class Scalarizer : public StmtExprMutator {
   };
   std::unordered_map<const VarNode*, VectorVar> lanes_of_;
   std::map<Key, PrimExpr> lane_cache_;
+  // The store being rewritten's loads kept as vector accesses: lane k of each, a lane of one
+  // of its chunks.
+  std::map<std::pair<const Object*, int64_t>, PrimExpr> kept_lanes_;
+  const int vector_access_bytes_;
+  arith::Analyzer analyzer_;
 };
 
 }  // namespace
 
-Pass ScalarizeVectors() {
+Pass ScalarizeVectors(int vector_access_bytes) {
+  LOOM_ICHECK(vector_access_bytes == 0 || vector_access_bytes == 8 || vector_access_bytes == 16)
+      << "ScalarizeVectors: vector accesses of " << vector_access_bytes << " bytes";
   return CreatePrimFuncPass(
-      [](const PrimFunc& func, const IRModule&, const PassContext&) {
-        return WithBody(func, Scalarizer().VisitStmt(func->body));
+      [vector_access_bytes](const PrimFunc& func, const IRModule&, const PassContext&) {
+        return WithBody(func, Scalarizer(vector_access_bytes).VisitStmt(func->body));
       },
       0, "ScalarizeVectors");
 }

@@ -15,7 +15,21 @@ void CheckTiling(const MatmulTiling& tiling, const std::string& schedule) {
   LOOM_CHECK_USER(tiling.threads_y > 0 && tiling.threads_x > 0 && tiling.rows_per_thread > 0 &&
                   tiling.cols_per_thread > 0 && tiling.tile_k > 0)
       << schedule << ": every tiling factor must be positive";
+  LOOM_CHECK_USER(tiling.vector_width == 1 || tiling.vector_width == 2 || tiling.vector_width == 4)
+      << schedule << ": vector_width is " << tiling.vector_width
+      << "; a GPU thread loads 1, 2 or 4 elements at once";
 }
+
+namespace {
+
+// Whether each thread's columns (contiguous parts) are accumulated and stored vector_width at
+// a time.
+bool VectorizesColumns(const MatmulTiling& tiling) {
+  return tiling.vector_width > 1 && !tiling.strided &&
+         tiling.cols_per_thread % tiling.vector_width == 0;
+}
+
+}  // namespace
 
 void TileThroughSharedMemory(te::Stage output, const std::vector<IterVar>& batch,
                              const IterVar& rows, const IterVar& columns, te::Stage local,
@@ -48,6 +62,12 @@ void TileThroughSharedMemory(te::Stage output, const std::vector<IterVar>& batch
     thread_y = outer_y;
     thread_x = outer_x;
     order = {block_y, thread_y, thread_x, row, column};
+    if (VectorizesColumns(tiling)) {
+      auto [column_chunk, column_lane] = output.split(column, tiling.vector_width);
+      order.back() = column_chunk;
+      order.push_back(column_lane);
+      output.vectorize(column_lane);
+    }
   }
   if (block_x.defined()) order.insert(order.begin() + 1, block_x);
   order.insert(order.begin(), batch.begin(), batch.end());
@@ -74,6 +94,10 @@ void TileThroughSharedMemory(te::Stage output, const std::vector<IterVar>& batch
     }
   }
   local.reorder(local_order);
+  if (VectorizesColumns(tiling)) {
+    auto [column_chunk, column_lane] = local.split(local_order.back(), tiling.vector_width);
+    local.vectorize(column_lane);
+  }
 
   // A row of tile_k elements padded to tile_k + 1.
   if (tiling.pad_rows && tiling.tile_k > 1) {
@@ -88,6 +112,11 @@ void TileThroughSharedMemory(te::Stage output, const std::vector<IterVar>& batch
     IterVar element = copy->leaf_iter_vars[0];
     for (size_t d = 1, n = copy->leaf_iter_vars.size(); d < n; ++d) {
       element = copy.fuse(element, copy->leaf_iter_vars[1]);
+    }
+    if (tiling.vector_width > 1) {
+      auto [chunk, lane] = copy.split(element, tiling.vector_width);
+      copy.vectorize(lane);
+      element = chunk;
     }
     auto [step, by_thread] = copy.split(element, threads);
     auto [copy_y, copy_x] = copy.split(by_thread, tiling.threads_x);

@@ -1,8 +1,7 @@
 // Winograd F(4x4, 3x3) conv2d in the blocked NCHWc layouts: the computes and their schedule.
 //
-// Every transform is written row by row with only the non-zero entries of its matrix: the
-// row is chosen by a select on an axis that the schedule unrolls, so once the loop is
-// unrolled the select folds and each transform point costs only its own few adds.
+// Every transform is written row by row with only the non-zero entries of its matrix
+// (topi/winograd_transforms.h).
 #include "loom/topi/x86/conv2d_winograd.h"
 
 #include <algorithm>
@@ -11,77 +10,16 @@
 #include <vector>
 
 #include "topi/topi_util.h"
+#include "topi/winograd_transforms.h"
 
 namespace loom::topi::x86 {
 
 namespace {
 
+using namespace detail::winograd;
+
 constexpr int kLanes = detail::kAvx512Lanes;
-constexpr int kTileSize = 4;    // output positions per tile side
-constexpr int kInputTile = 6;   // input positions per tile side (kTileSize + 3 - 1)
-constexpr int kPoints = 6;      // transform points per side
-
-// B^T: transform point x input position (points 0, 1, -1, 2, -2, infinity).
-constexpr double kDataTransform[kPoints][kInputTile] = {
-    {4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-    {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1},
-};
-// G: transform point x kernel position.
-constexpr double kWeightTransform[kPoints][3] = {
-    {1.0 / 4, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-    {0, 0, 1},
-};
-// A^T: output position x transform point.
-constexpr double kOutputTransform[kTileSize][kPoints] = {
-    {1, 1, 1, 1, 1, 0},
-    {0, 1, -1, 2, -2, 0},
-    {0, 1, 1, 4, 4, 0},
-    {0, 1, -1, 8, -8, 1},
-};
-
 const char* const kTag = "conv2d_nchwc_winograd";
-
-// sum_j matrix[row][j] * term(j) over the non-zero entries of the row selected by `row`
-// (+-1 as additions and subtractions), as a select over the rows.
-template <int Rows, int Columns>
-PrimExpr CombineRow(const double (&matrix)[Rows][Columns], const PrimExpr& row,
-                    const std::function<PrimExpr(int)>& term) {
-  PrimExpr chosen;
-  for (int r = Rows - 1; r >= 0; --r) {
-    PrimExpr total;
-    for (int j = 0; j < Columns; ++j) {
-      double coefficient = matrix[r][j];
-      if (coefficient == 0) continue;
-      PrimExpr value = term(j);
-      if (!total.defined()) {
-        total = coefficient == 1 ? value : value * make_const(value.dtype(), coefficient);
-      } else if (coefficient == 1) {
-        total = total + value;
-      } else if (coefficient == -1) {
-        total = total - value;
-      } else {
-        total = total + value * make_const(value.dtype(), coefficient);
-      }
-    }
-    chosen = chosen.defined() ? select(row == r, total, chosen) : total;
-  }
-  return chosen;
-}
-
-// matrix[row][column] for symbolic indices (the weight transform, which runs once per model
-// and is not unrolled).
-template <int Rows, int Columns>
-PrimExpr Entry(const double (&matrix)[Rows][Columns], const PrimExpr& row, int column) {
-  PrimExpr value = make_const(DataType::Float(32), matrix[Rows - 1][column]);
-  for (int r = Rows - 2; r >= 0; --r) {
-    value = select(row == r, make_const(DataType::Float(32), matrix[r][column]), value);
-  }
-  return value;
-}
 
 // The largest of 16, 8, 4, 2, 1 dividing `extent`: the vector of a loop over channels whose
 // count need not be a multiple of 16, split without a remainder.
@@ -103,20 +41,13 @@ WinogradStages FindStages(const te::Tensor& out) {
       "a conv2d_nchwc_winograd output");
   detail::CheckEpilogueKeepsShape(out, anchor, schedule);
   const te::Tensor conv(anchor, 0);
-  auto input_named = [](const te::Tensor& t, const std::string& name) {
-    for (const te::Tensor& input : t.op()->InputTensors()) {
-      if (input.op()->name == name) return input;
-    }
-    LOOM_ICHECK(false) << "winograd stage '" << t.name() << "' does not read '" << name << "'";
-    return te::Tensor();
-  };
   WinogradStages stages;
   stages.conv = conv;
-  stages.output_rows = input_named(conv, "winograd_output_rows");
-  stages.product = input_named(stages.output_rows, "winograd_product");
-  stages.data_transform = input_named(stages.product, "winograd_data");
-  stages.data_rows = input_named(stages.data_transform, "winograd_data_rows");
-  stages.data_pad = input_named(stages.data_rows, "winograd_data_pad");
+  stages.output_rows = InputNamed(conv, "winograd_output_rows");
+  stages.product = InputNamed(stages.output_rows, "winograd_product");
+  stages.data_transform = InputNamed(stages.product, "winograd_data");
+  stages.data_rows = InputNamed(stages.data_transform, "winograd_data_rows");
+  stages.data_pad = InputNamed(stages.data_rows, "winograd_data_pad");
   return stages;
 }
 
@@ -124,13 +55,7 @@ WinogradStages FindStages(const te::Tensor& out) {
 
 te::Tensor winograd_weight_transform(const te::Tensor& weight_kcrs) {
   const std::string op = "winograd_weight_transform";
-  LOOM_CHECK_USER(weight_kcrs.ndim() == 4 && weight_kcrs.dtype() == DataType::Float(32))
-      << op << ": weight '" << weight_kcrs.name() << "' must be a 4-d float32 [K, C, 3, 3], got "
-      << weight_kcrs.ndim() << "-d " << weight_kcrs.dtype().str();
-  std::vector<int64_t> w = detail::ConstShape(weight_kcrs, op);
-  LOOM_CHECK_USER(w[2] == 3 && w[3] == 3)
-      << op << ": Winograd F(4x4, 3x3) needs a 3x3 kernel, weight '" << weight_kcrs.name()
-      << "' has shape " << detail::ShapeText(w) << "; use the direct convolution";
+  std::vector<int64_t> w = CheckedWeightShape(weight_kcrs, op);
   LOOM_CHECK_USER(w[0] % kLanes == 0)
       << op << ": weight '" << weight_kcrs.name() << "' has " << w[0] << " filters; the "
       << "transformed weight is laid out in panels of 16 filters, so K must be a multiple of 16";
@@ -138,17 +63,9 @@ te::Tensor winograd_weight_transform(const te::Tensor& weight_kcrs) {
   return te::compute(
       {kPoints, kPoints, panels, C, kLanes},
       [&](const Array<Var>& i) {
-        const Var &row_point = i[0], &column_point = i[1], &c = i[3];
         PrimExpr k = i[2] * kLanes + i[4];
-        PrimExpr total;
-        for (int r = 0; r < 3; ++r) {
-          for (int s = 0; s < 3; ++s) {
-            PrimExpr term = Entry(kWeightTransform, row_point, r) *
-                            Entry(kWeightTransform, column_point, s) * weight_kcrs(k, c, r, s);
-            total = total.defined() ? total + term : term;
-          }
-        }
-        return total;
+        return WeightTransformPoint(i[0], i[1],
+                                    [&](int r, int s) { return weight_kcrs(k, i[3], r, s); });
       },
       op, detail::kInjective);
 }
@@ -172,12 +89,7 @@ te::Tensor conv2d_nchwc_winograd(const te::Tensor& data, const te::Tensor& trans
       << detail::ShapeText(u) << ", expected [6, 6, K/16, " << C << ", 16] for data '"
       << data.name() << "' of " << C << " channels; transform the [K, C, 3, 3] weight with "
       << "winograd_weight_transform";
-  LOOM_CHECK_USER(attrs.strides == (std::array<int64_t, 2>{1, 1}) &&
-                  attrs.dilations == (std::array<int64_t, 2>{1, 1}) && attrs.groups == 1)
-      << op << ": Winograd needs stride 1, dilation 1 and groups 1, got strides ("
-      << attrs.strides[0] << ", " << attrs.strides[1] << ") dilations (" << attrs.dilations[0]
-      << ", " << attrs.dilations[1] << ") groups " << attrs.groups
-      << "; use the direct convolution";
+  CheckUnitStrideWindow(attrs, op);
   const auto& pads = attrs.pads;
   const detail::Conv2DOutputSize size = detail::CheckedConv2DOutputSize(op, H, W, 3, 3, attrs);
   const int64_t P = size.p, Q = size.q;

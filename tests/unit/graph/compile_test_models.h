@@ -109,7 +109,8 @@ inline std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::Gra
 // Compiles `main` at `opt_level` for `target`, runs it on random inputs and compares with
 // the reference.
 inline CompiledModel ExpectMatchesReference(const Function& main, int opt_level,
-                                     const std::string& target = "llvm") {
+                                            const std::string& target = "llvm",
+                                            double tolerance = 1e-4) {
   std::vector<runtime::NDArray> inputs;
   for (const Var& param : main->params) {
     inputs.push_back(test::RandomArray(param.type().ConstShape().value(), kF32, 100));
@@ -121,7 +122,7 @@ inline CompiledModel ExpectMatchesReference(const Function& main, int opt_level,
   EXPECT_EQ(got.size(), want.size());
   for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
     EXPECT_EQ(got[i].Shape(), want[i].Shape());
-    test::ExpectClose(got[i], test::Values(want[i]), 1e-4,
+    test::ExpectClose(got[i], test::Values(want[i]), tolerance,
                       "output " + std::to_string(i) + " at -O" + std::to_string(opt_level));
   }
   return compiled;

@@ -6,7 +6,8 @@
 //    short ones keep a thread per output;
 //  - the shared-memory tiled products: dense (its weight transposed on the way into shared
 //    memory) with a bias and activation, batch_matmul, matmul with a broadcast operand,
-//    convolutions of one group (implicit products), depthwise convolutions.
+//    convolutions of one group (implicit products), depthwise convolutions;
+//  - Winograd F(4x4, 3x3) convolutions (-conv2d-winograd).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -268,6 +269,47 @@ TEST(GpuProducts, RandomDepthwiseConvolutionsMatchTheReference) {
       EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
     }
   }
+}
+
+// With -conv2d-winograd: random 3x3 convolutions of stride 1 (sizes the 4x4 tiles do not
+// divide, asymmetric padding, one or two images, with and without a ReLU) become Winograd
+// convolutions, whose constant weight is transformed at compile time; a weight given as an
+// input is transformed by a kernel of its own. Each matches the reference within 1e-3, as the
+// x86 Winograd does (inputs up to 4 in magnitude: the transforms' sums of up to 64 times an
+// input lose that many bits of float32).
+TEST(GpuWinograd, ThreeByThreeConvolutionsMatchTheReference) {
+  LOOM_SKIP_WITHOUT_OPENCL();
+  const std::string target = "opencl -conv2d-winograd=true";
+  Picker pick(24);
+  for (int i = 0; i < 6; ++i) {
+    const int64_t images = pick(1, 2), channels = pick(1, 24), filters = pick(64, 140);
+    const int64_t height = pick(30, 38), width = pick(30, 38);
+    const Ints padding = {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+    SCOPED_TRACE("x [" + std::to_string(images) + ", " + std::to_string(channels) + ", " +
+                 std::to_string(height) + ", " + std::to_string(width) + "] filters " +
+                 std::to_string(filters));
+    Var x = MakeVar("x", TensorType({images, channels, height, width}, kF32));
+    Expr conv = MakeCall("nn.conv2d", {x, models::Weight({filters, channels, 3, 3}, "w", 70 + i)},
+                         {{"padding", padding}}, "conv");
+    CompiledModel compiled = models::ExpectMatchesReference(
+        MakeFunction({x}, i % 2 == 0 ? MakeCall("nn.relu", {conv}) : conv), 3, target, 1e-3);
+    const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
+    EXPECT_NE(source.find("winograd_product"), std::string::npos) << source;
+    EXPECT_EQ(source.find("weight_transform"), std::string::npos) << source;
+  }
+  Var x = MakeVar("x", TensorType({1, 8, 32, 32}, kF32));
+  Var w = MakeVar("w", TensorType({64, 8, 3, 3}, kF32));
+  CompiledModel compiled = models::ExpectMatchesReference(
+      MakeFunction({x, w}, MakeCall("nn.conv2d", {x, w}, {{"padding", Ints{1, 1, 1, 1}}}, "conv")),
+      3, target, 1e-3);
+  const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
+  EXPECT_NE(source.find("weight_transform"), std::string::npos) << source;
+  // Without the attribute, the same convolution is no Winograd one.
+  compiled = models::ExpectMatchesReference(
+      MakeFunction({x, w}, MakeCall("nn.conv2d", {x, w}, {{"padding", Ints{1, 1, 1, 1}}}, "conv")),
+      3, "opencl");
+  EXPECT_EQ(runtime::OpenCLModuleSource(compiled.kernels->imports().at(0)).find("winograd"),
+            std::string::npos);
 }
 
 }  // namespace

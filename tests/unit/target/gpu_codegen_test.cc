@@ -23,6 +23,7 @@
 #include "loom/te/schedule.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/gpu/conv2d.h"
+#include "loom/topi/gpu/conv2d_winograd.h"
 #include "loom/topi/nn.h"
 #include "loom/topi/schedule.h"
 
@@ -82,27 +83,32 @@ TEST_P(GpuTargetTest, SharedMemoryTilesFetchedCooperativelyWithBarriers) {
   // 64 x 96 of C in 32 x 32 tiles of 8 x 8 threads, k = 48 in steps of 8; and sizes the
   // tiles do not divide (the fetch and the output guarded) with a step that does not divide k;
   // each with contiguous and with strided (virtual-thread) parts per thread, with A's shared
-  // rows padded, and with the tiles double-buffered.
+  // rows padded, with the tiles double-buffered, and fetched and stored 4 or 2 elements at
+  // once (vector accesses where aligned: k = 48; scalar ones where not: k = 45, 46).
   struct Case {
     int m, n, k, tile_k;
     bool strided, pad_rows, double_buffer;
+    int vector_width;
   };
   const std::vector<Case> cases = {
-      {64, 96, 48, 8, false, false, false}, {50, 70, 45, 4, false, false, false},
-      {64, 96, 48, 8, true, false, false},  {50, 70, 45, 4, true, false, false},
-      {64, 96, 48, 8, false, true, false},  {50, 70, 45, 4, true, true, false},
-      {64, 96, 48, 8, false, false, true},  {50, 70, 45, 4, true, true, true}};
+      {64, 96, 48, 8, false, false, false, 1}, {50, 70, 45, 4, false, false, false, 1},
+      {64, 96, 48, 8, true, false, false, 1},  {50, 70, 45, 4, true, false, false, 1},
+      {64, 96, 48, 8, false, true, false, 1},  {50, 70, 45, 4, true, true, false, 1},
+      {64, 96, 48, 8, false, false, true, 1},  {50, 70, 45, 4, true, true, true, 1},
+      {64, 96, 48, 8, false, false, false, 4}, {50, 70, 45, 4, false, false, false, 4},
+      {64, 96, 48, 8, true, true, true, 4},    {50, 70, 46, 8, false, true, true, 2}};
   std::vector<runtime::Module> modules;
   for (const Case& c : cases) {
-    modules.push_back(
-        build(SharedMatmul(c.m, c.n, c.k, 8, 8, c.tile_k, c.strided, c.pad_rows, c.double_buffer),
-              Target::Parse(gpu.kind)));
+    modules.push_back(build(SharedMatmul(c.m, c.n, c.k, 8, 8, c.tile_k, c.strided, c.pad_rows,
+                                         c.double_buffer, c.vector_width),
+                            Target::Parse(gpu.kind)));
   }
   LOOM_SKIP_WITHOUT_DEVICE(gpu.device, gpu.kind);
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto [m, n, k, tile_k, strided, pad_rows, double_buffer] = cases[i];
+    const auto [m, n, k, tile_k, strided, pad_rows, double_buffer, vector_width] = cases[i];
     SCOPED_TRACE(std::string(strided ? "strided" : "contiguous") + (pad_rows ? ", padded" : "") +
-                 (double_buffer ? ", double-buffered" : ""));
+                 (double_buffer ? ", double-buffered" : "") + ", vectors of " +
+                 std::to_string(vector_width));
     std::vector<NDArray> inputs = RandomInputs({{m, k}, {k, n}});
     NDArray got = RunOnDevice(gpu.device, modules[i], "shared_matmul", inputs, {m, n});
     NDArray want = RunOnHost(Matmul(m, n, k, false), "matmul", inputs, {m, n});
@@ -211,11 +217,65 @@ TEST(OpenCLTarget, KernelsAreOpenCLCWithLocalMemoryAndBarriers) {
       << source;
   EXPECT_NE(source.find("get_group_id(1)"), std::string::npos) << source;
   EXPECT_NE(source.find("get_local_id(0)"), std::string::npos) << source;
-  EXPECT_NE(source.find("__local uint64_t "), std::string::npos) << source;
+  EXPECT_NE(source.find("__local uint4 "), std::string::npos) << source;
   EXPECT_NE(source.find("barrier(CLK_LOCAL_MEM_FENCE);"), std::string::npos) << source;
   // The accumulator (cache_write "local", attached inside the thread loops) is a private
-  // array of each work-item, not a buffer the host allocates.
-  EXPECT_NE(source.find("_storage[8];"), std::string::npos) << source;
+  // array of each work-item, not a buffer the host allocates: 4 x 4 floats.
+  EXPECT_NE(source.find("_storage[4];"), std::string::npos) << source;
+}
+
+// Fetched 4 elements at once, the tiles' loads are vector loads where their alignment is
+// proven: rows of 64 floats, each thread's chunk 4 floats into them; so are the accumulators'
+// and C's stores and the B tile's reads. CUDA through its vector types, OpenCL through
+// vload4/vstore4.
+TEST(GpuVectorAccess, AlignedTileAccessesAreVectorLoadsAndStores) {
+  const std::string opencl = runtime::OpenCLModuleSource(
+      build(SharedMatmul(64, 64, 64, 8, 8, 8, false, false, false, 4), Target::Parse("opencl"))
+          ->imports()[0]);
+  EXPECT_NE(opencl.find("float4 "), std::string::npos) << opencl;
+  EXPECT_NE(opencl.find(" = vload4(0, (&((__global float*)"), std::string::npos) << opencl;
+  EXPECT_NE(opencl.find("vstore4("), std::string::npos) << opencl;
+  EXPECT_NE(opencl.find(".w"), std::string::npos) << opencl;
+  // Rows of 61 floats: no chunk of A's tile is proven aligned in A.
+  const std::string unaligned = runtime::OpenCLModuleSource(
+      build(SharedMatmul(64, 64, 61, 8, 8, 8, false, false, false, 4), Target::Parse("opencl"))
+          ->imports()[0]);
+  EXPECT_EQ(unaligned.find("vload4(0, (&((__global float*)v0_A"), std::string::npos) << unaligned;
+  EXPECT_NE(unaligned.find("vload4(0, (&((__global float*)v1_B"), std::string::npos) << unaligned;
+}
+
+// The Winograd computes' bad operands are errors that name them and say what was expected.
+TEST(GpuWinograd, BadOperandsAreErrorsThatSayWhatWasExpected) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor x = te::placeholder({1, 8, 10, 10}, f32, "x");
+  te::Tensor u = te::placeholder({6, 6, 4, 16}, f32, "u");
+  EXPECT_NE(ErrorOf([&] { topi::gpu::conv2d_nchw_winograd(x, u, {}); })
+                .find("the transformed weight 'u' has shape (6, 6, 4, 16), expected (6, 6, 8, K) "
+                      "for data 'x' of 8 channels"),
+            std::string::npos);
+  topi::Conv2DAttrs strided;
+  strided.strides = {2, 2};
+  te::Tensor good = te::placeholder({6, 6, 8, 16}, f32, "good");
+  EXPECT_NE(ErrorOf([&] {
+              topi::gpu::conv2d_nchw_winograd(x, good, strided);
+            }).find("Winograd needs stride 1, dilation 1 and groups 1, got strides (2, 2)"),
+            std::string::npos);
+  te::Tensor five = te::placeholder({16, 8, 5, 5}, f32, "five");
+  EXPECT_NE(ErrorOf([&] {
+              topi::gpu::winograd_weight_transform_nchw(five);
+            }).find("needs a 3x3 kernel, weight 'five' has shape (16, 8, 5, 5)"),
+            std::string::npos);
+}
+
+TEST(CUDATarget, AlignedTileAccessesAre128BitLoadsAndStores) {
+  const GpuTarget cuda{"cuda", testing::kCUDADevice};
+  LOOM_SKIP_WITHOUT_COMPILER(cuda);
+  const std::string ptx = DeviceCode(
+      build(SharedMatmul(64, 64, 64, 8, 8, 8, false, false, false, 4), Target::Parse("cuda")));
+  EXPECT_NE(ptx.find("ld.global.v4."), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("st.shared.v4."), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("ld.shared.v4.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos) << ptx;
 }
 
 }  // namespace

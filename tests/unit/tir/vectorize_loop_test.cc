@@ -310,27 +310,60 @@ bool HasVector(const Stmt& stmt) {
   return found;
 }
 
-// ScalarizeVectors (for back ends without vectors) computes what the vector code computes,
-// with no vector left, on the same random programs.
-TEST(ScalarizeVectorsDifferentialTest, VectorizedRandomLoopsComputeTheSameAsScalars) {
+// The vectors ScalarizeVectors keeps with a vector access size: variables bound to
+// contiguous loads, the Ramps of those loads and of the stores, and stores of Shuffles of
+// scalars; no vector is computed on. `accesses` counts the kept loads and stores.
+bool OnlyVectorAccesses(const Stmt& stmt, int* accesses) {
+  bool only = true;
+  PostOrderVisit(stmt, [&](const ObjectRef& node) {
+    if (const auto* let = node.as<LetStmtNode>(); let && let->var.dtype().lanes() > 1) {
+      const auto* load = let->value.as<BufferLoadNode>();
+      only &= load != nullptr && load->indices[0].as<RampNode>() != nullptr;
+      ++*accesses;
+    }
+    if (const auto* store = node.as<BufferStoreNode>(); store && store->value.dtype().lanes() > 1) {
+      only &= store->value.as<VarNode>() != nullptr || store->value.as<ShuffleNode>() != nullptr;
+      ++*accesses;
+    }
+    const auto* e = node.as<ExprNode>();
+    if (e == nullptr || e->dtype.lanes() == 1) return;
+    only &= node.as<VarNode>() || node.as<BufferLoadNode>() || node.as<RampNode>() ||
+            node.as<ShuffleNode>();
+  });
+  return only;
+}
+
+// ScalarizeVectors computes what the vector code computes on the same random programs: with
+// no vector left (back ends without vectors), and with vector accesses of 8 or 16 bytes
+// kept (GPU kernels), nothing but those accesses a vector.
+TEST(ScalarizeVectorsDifferentialTest, VectorizedRandomLoopsComputeTheSame) {
   constexpr int kPrograms = 600;
-  int scalarized = 0;
-  for (int seed = 0; seed < kPrograms; ++seed) {
-    PrimFunc original = VectorLoopGenerator(seed).Generate();
-    std::string error;
-    std::optional<Outputs> expected = RunOn(original, seed, &error);
-    if (!expected) continue;
-    PrimFunc vector = VectorizeLoop()(original);
-    if (!HasVector(vector->body)) continue;
-    PrimFunc scalar = ScalarizeVectors()(vector);
-    EXPECT_FALSE(HasVector(scalar->body)) << ToScript(scalar);
-    std::optional<Outputs> actual = RunOn(scalar, seed, &error);
-    ASSERT_TRUE(actual && *actual == *expected)
-        << "ScalarizeVectors changed the outputs of program " << seed << " " << error
-        << "\nvector:\n" << ToScript(vector) << "scalar:\n" << ToScript(scalar);
-    ++scalarized;
+  for (int bytes : {0, 8, 16}) {
+    int scalarized = 0, accesses = 0;
+    for (int seed = 0; seed < kPrograms; ++seed) {
+      PrimFunc original = VectorLoopGenerator(seed).Generate();
+      std::string error;
+      std::optional<Outputs> expected = RunOn(original, seed, &error);
+      if (!expected) continue;
+      PrimFunc vector = VectorizeLoop()(original);
+      if (!HasVector(vector->body)) continue;
+      PrimFunc scalar = ScalarizeVectors(bytes)(vector);
+      EXPECT_TRUE(bytes == 0 ? !HasVector(scalar->body)
+                             : OnlyVectorAccesses(scalar->body, &accesses))
+          << ToScript(scalar);
+      std::optional<Outputs> actual = RunOn(scalar, seed, &error);
+      ASSERT_TRUE(actual && *actual == *expected)
+          << "ScalarizeVectors(" << bytes << ") changed the outputs of program " << seed << " "
+          << error << "\nvector:\n"
+          << ToScript(vector) << "scalar:\n"
+          << ToScript(scalar);
+      ++scalarized;
+    }
+    EXPECT_GT(scalarized, kPrograms / 5);
+    if (bytes > 0) {
+      EXPECT_GT(accesses, kPrograms / 10) << "too few vector accesses kept with " << bytes;
+    }
   }
-  EXPECT_GT(scalarized, kPrograms / 5);
 }
 
 // A Shuffle picks lanes by number: its store is unrolled lane by lane; a vector Let binds
@@ -348,6 +381,35 @@ TEST_F(VectorizeLoopTest, ScalarizeShufflesByLaneAndLetsPerLane) {
   EXPECT_EQ(Body(ScalarizeVectors()(Func(let))),
             "    for lane in range(4):\n"
             "        C[lane] = T.Let(v_lane + v_lane, where={v_lane: D[lane] * 3})\n");
+}
+
+// Kept vector accesses: a copy between aligned chunks is a vector variable stored whole; an
+// unaligned load stays scalar lanes, stored as a Shuffle of them; 16-byte chunks of 8 lanes
+// are two accesses, 8-byte ones four.
+TEST_F(VectorizeLoopTest, ScalarizeKeepsAlignedContiguousAccesses) {
+  auto ramp = [](PrimExpr base, int lanes) { return Ramp(base, IntImm(kInt32, 1), lanes); };
+  Stmt copy = BufferStore(c, BufferLoad(d, {ramp(x * 4 + 8, 4)}), {ramp(x * 4, 4)});
+  EXPECT_EQ(Body(ScalarizeVectors(16)(Func(copy))),
+            "    D_vec: T.int32x4 = D[T.Ramp(x * 4 + 8, 1, 4)]\n"
+            "    C[T.Ramp(x * 4, 1, 4)] = D_vec\n");
+  Stmt shifted = BufferStore(
+      c, BufferLoad(d, {ramp(x * 4 + 1, 8)}) * Broadcast(IntImm(kInt32, 3), 8), {ramp(x * 8, 8)});
+  EXPECT_EQ(
+      Body(ScalarizeVectors(16)(Func(shifted))),
+      "    C[T.Ramp(x * 8, 1, 4)] = T.Shuffle([D[x * 4 + 1] * 3, D[x * 4 + 1 + 1] * 3, "
+      "D[x * 4 + 1 + 2] * 3, D[x * 4 + 1 + 3] * 3], [0, 1, 2, 3])\n"
+      "    C[T.Ramp(x * 8 + 4, 1, 4)] = T.Shuffle([D[x * 4 + 1 + 4] * 3, D[x * 4 + 1 + 5] * 3, "
+      "D[x * 4 + 1 + 6] * 3, D[x * 4 + 1 + 7] * 3], [0, 1, 2, 3])\n");
+  EXPECT_EQ(Body(ScalarizeVectors(8)(Func(copy))),
+            "    D_vec: T.int32x2 = D[T.Ramp(x * 4 + 8, 1, 2)]\n"
+            "    D_vec_1: T.int32x2 = D[T.Ramp(x * 4 + 8 + 2, 1, 2)]\n"
+            "    C[T.Ramp(x * 4, 1, 2)] = D_vec\n"
+            "    C[T.Ramp(x * 4 + 2, 1, 2)] = D_vec_1\n");
+  // Lanes of 64 bits have no vector access: every lane a scalar store.
+  Buffer e = DeclBuffer({64}, DataType::Float(64), "E");
+  EXPECT_EQ(Body(ScalarizeVectors(16)(
+                Func(BufferStore(e, BufferLoad(e, {ramp(x * 4 + 16, 4)}), {ramp(x * 4, 4)})))),
+            "    for lane in range(4):\n        E[x * 4 + lane] = E[x * 4 + 16 + lane]\n");
 }
 
 }  // namespace

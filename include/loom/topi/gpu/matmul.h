@@ -14,6 +14,10 @@
 // (contiguous parts: rows rows_per_thread apart) fall on different memory banks.
 // `double_buffer` allocates each shared tile twice (Stage::double_buffer), so that the next
 // step's fetch writes one copy while this step's products read the other.
+// `vector_width` (1, 2 or 4) has each thread fetch that many neighbouring elements of a tile
+// at once, and, with contiguous parts, accumulate and store that many neighbouring columns
+// at once: vector loads and stores (float4) where the code generator proves them aligned
+// (the operands' rows a multiple of the width long), scalar ones otherwise.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@ struct MatmulTiling {
   bool strided = false;
   bool pad_rows = false;
   bool double_buffer = false;
+  int vector_width = 1;
 };
 
 // A schedule of `out`: topi::matmul's output (tag "matmul": C[..., i, j] = sum_k A[..., i, k]

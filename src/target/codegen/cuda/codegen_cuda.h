@@ -19,6 +19,17 @@ class CodeGenCUDA final : public CodeGenGPU {
   std::string SharedPointerSpace() const override { return ""; }
   std::string ThreadIndex(runtime::ThreadAxis axis) const override;
   std::string Barrier() const override { return "__syncthreads();"; }
+  // Aligned accesses (ScalarizeVectors proves the alignment) through the vector type.
+  std::string VectorLoad(const std::string& type, const std::string& address) const override {
+    return "*(const " + type + "*)" + address;
+  }
+  std::string VectorStore(const std::string& type, const std::string& address,
+                          const std::string& value) const override {
+    return "*(" + type + "*)" + address + " = " + value;
+  }
+  std::string VectorOf(const std::string& type, const std::string& lanes) const override {
+    return "make_" + type + "(" + lanes + ")";
+  }
   // Over the whole warp: LowerThreadAllreduce shuffles only in blocks of whole warps.
   std::string WarpShuffle(bool down, const std::string& value, const std::string& lane,
                           const std::string& width) const override {

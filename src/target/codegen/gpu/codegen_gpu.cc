@@ -2,6 +2,7 @@
 #include "target/codegen/gpu/codegen_gpu.h"
 
 #include <algorithm>
+#include <string>
 
 #include "loom/ir/functor.h"
 #include "loom/support/error.h"
@@ -14,9 +15,23 @@ namespace loom::codegen {
 
 namespace {
 
-// Words of 8 bytes, as CodeGenC's stack arrays: storage any element type may use.
-int64_t StorageWords(const AllocateNode& op, int64_t count) {
-  return std::max<int64_t>((count * op.dtype.bytes() + 7) / 8, 1);
+// Words of 16 bytes (uint4, a vector type of both dialects): storage any element type, and
+// any vector access, may use.
+std::string StorageArray(const std::string& name, const AllocateNode& op, int64_t count) {
+  const int64_t words = std::max<int64_t>(
+      (count * op.dtype.bytes() + kVectorAccessBytes - 1) / kVectorAccessBytes, 1);
+  return "uint4 " + name + "[" + std::to_string(words) + "]";
+}
+
+// The vector type of `t` (32-bit lanes: ScalarizeVectors keeps no other vector accesses).
+std::string VectorType(const std::string& function, DataType t) {
+  LOOM_ICHECK(t.bits() == 32 && t.lanes() >= 2 && t.lanes() <= 4 &&
+              (t.is_float() || t.is_int() || t.is_uint()))
+      << "codegen of '" << function << "': no vector type for " << t;
+  return std::string(t.is_float() ? "float"
+                     : t.is_int() ? "int"
+                                  : "uint") +
+         std::to_string(t.lanes());
 }
 
 }  // namespace
@@ -55,8 +70,7 @@ void CodeGenGPU::AddKernel(const std::string& name, const PrimFunc& func) {
         << op->buffer_var->name_hint << "' has a size known only at run time; shared memory "
         << "is sized when the kernel is compiled (make the schedule's tile sizes constant)";
     const std::string pointer = Bind(op->buffer_var);
-    Line(SharedSpace() + "uint64_t " + pointer + "_storage[" +
-         std::to_string(StorageWords(*op, count)) + "];");
+    Line(SharedSpace() + StorageArray(pointer + "_storage", *op, count) + ";");
     Line(SharedPointerSpace() + "void* " + pointer + " = " + pointer + "_storage;");
     shared_buffers_.insert(op->buffer_var.get());
   });
@@ -124,10 +138,60 @@ void CodeGenGPU::VisitStmt_(const AllocateNode* op) {
       << "'; a kernel allocates per thread ('local') or per block ('shared')";
   OpenBlock("");
   std::string array = Bind(op->buffer_var) + "_storage";
-  Line("uint64_t " + array + "[" + std::to_string(StorageWords(*op, count)) + "];");
+  Line(StorageArray(array, *op, count) + ";");
   Line("void* " + Name(op->buffer_var.get()) + " = " + array + ";");
   VisitStmt(op->body);
   CloseBlock();
+}
+
+void CodeGenGPU::VisitStmt_(const LetStmtNode* op) {
+  if (op->var.dtype().lanes() == 1) return CodeGenC::VisitStmt_(op);
+  // A chunk of a vector access (ScalarizeVectors keeps no other vector variable).
+  const auto* load = op->value.as<BufferLoadNode>();
+  const auto* ramp = load ? load->indices[0].as<RampNode>() : nullptr;
+  LOOM_ICHECK(ramp != nullptr) << "codegen of '" << function_name_ << "': vector variable "
+                               << op->var->name_hint << " is not a vector load";
+  const std::string type = VectorType(function_name_, op->var.dtype());
+  const std::string value =
+      VectorLoad(type, ElementAddress(load->buffer, FlatIndex(load->buffer, {ramp->base})));
+  Line(type + " " + Bind(op->var) + " = " + value + ";");
+  VisitStmt(op->body);
+}
+
+void CodeGenGPU::VisitStmt_(const BufferStoreNode* op) {
+  const DataType t = op->value.dtype();
+  if (t.lanes() == 1) return CodeGenC::VisitStmt_(op);
+  const auto* ramp = op->indices[0].as<RampNode>();
+  LOOM_ICHECK(ramp != nullptr) << "codegen of '" << function_name_
+                               << "': a vector store that is no vector access";
+  const std::string type = VectorType(function_name_, t);
+  std::string value;
+  if (op->value.as<VarNode>()) {
+    value = VisitExpr(op->value);
+  } else {
+    // A Shuffle of scalars, in lane order.
+    const auto* lanes = op->value.as<ShuffleNode>();
+    LOOM_ICHECK(lanes != nullptr && lanes->vectors.size() == static_cast<size_t>(t.lanes()))
+        << "codegen of '" << function_name_ << "': a vector store of neither a vector "
+        << "variable nor scalars";
+    std::string list;
+    for (const PrimExpr& lane : lanes->vectors)
+      list += (list.empty() ? "" : ", ") + VisitExpr(lane);
+    value = VectorOf(type, list);
+  }
+  Line(VectorStore(type, ElementAddress(op->buffer, FlatIndex(op->buffer, {ramp->base})), value) +
+       ";");
+}
+
+std::string CodeGenGPU::VisitExpr_(const ShuffleNode* op) {
+  // A lane of a vector variable (the only Shuffle outside a vector store's value).
+  int64_t lane = -1;
+  LOOM_ICHECK(op->dtype.lanes() == 1 && op->vectors.size() == 1 &&
+              op->vectors[0].as<VarNode>() != nullptr && IsConstInt(op->indices[0], &lane) &&
+              lane >= 0 && lane < 4)
+      << "codegen of '" << function_name_ << "': a Shuffle that reads no lane of a vector "
+      << "variable";
+  return VisitExpr(op->vectors[0]) + "." + "xyzw"[lane];
 }
 
 void CodeGenGPU::VisitStmt_(const AssertStmtNode*) {

@@ -15,6 +15,10 @@
 // fetches cooperatively into shared memory) reads the same index. A "shared" allocation is
 // storage of the whole block, declared once at the kernel's top whatever loop it was
 // allocated in; a "local" one (or "global", a kernel's scratch) is an array of each thread.
+// Every allocation is aligned to 16 bytes, so that ScalarizeVectors's vector accesses (of up
+// to 16 bytes: kVectorAccessBytes) may read it: they are the dialect's vector types (float4,
+// int2, ...), a chunk loaded into a vector variable, its lanes read as .x .. .w, a chunk
+// stored from a vector variable or a vector built of scalars.
 #pragma once
 
 #include <string>
@@ -25,6 +29,10 @@
 #include "target/codegen/c/codegen_c.h"
 
 namespace loom::codegen {
+
+// The widest load or store of a GPU kernel: ScalarizeVectors keeps accesses of up to this
+// many bytes as vector accesses.
+inline constexpr int kVectorAccessBytes = 16;
 
 class CodeGenGPU : public CodeGenC {
  public:
@@ -54,11 +62,22 @@ class CodeGenGPU : public CodeGenC {
   virtual std::string WarpShuffle(bool down, const std::string& value, const std::string& lane,
                                   const std::string& width) const;
 
+  // A vector load of type `type` (a vector type's name) from `address` (an element's, as
+  // ElementAddress spells it), as an expression; a store of `value` there, as a statement;
+  // a vector of type `type` built from `lanes`, as an expression.
+  virtual std::string VectorLoad(const std::string& type, const std::string& address) const = 0;
+  virtual std::string VectorStore(const std::string& type, const std::string& address,
+                                  const std::string& value) const = 0;
+  virtual std::string VectorOf(const std::string& type, const std::string& lanes) const = 0;
+
   std::string PointerType(const Buffer& buffer) override;
   std::string VisitExpr_(const CallNode* op) override;
   void VisitStmt_(const ForNode* op) override;
   void VisitStmt_(const AllocateNode* op) override;
   void VisitStmt_(const AssertStmtNode* op) override;
+  void VisitStmt_(const LetStmtNode* op) override;
+  void VisitStmt_(const BufferStoreNode* op) override;
+  std::string VisitExpr_(const ShuffleNode* op) override;
 
  private:
   // The kernel's buffer parameters and its shared allocations: pointers into them carry the

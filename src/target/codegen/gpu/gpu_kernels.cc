@@ -80,7 +80,7 @@ int64_t ThreadsPerBlock(const PrimFunc& func) {
 
 std::vector<runtime::DeviceKernelInfo> GenerateKernels(const IRModule& kernels,
                                                        const Target& target, CodeGenGPU& codegen) {
-  IRModule scalar = tir::transform::ScalarizeVectors()(kernels);
+  IRModule scalar = tir::transform::ScalarizeVectors(kVectorAccessBytes)(kernels);
   std::vector<runtime::DeviceKernelInfo> infos;
   for (const auto& [name, func] : scalar.functions()) {
     CheckLaunchLimits(name, func, target);

@@ -28,6 +28,9 @@ TargetKindBuilder DeclareGpuKind(const std::string& name, const GpuKindLimits& l
       .Attr("conv2d-tiled", TargetAttrType::kBool, true,
             "conv2d of one group as a shared-memory tiled implicit matrix product where its "
             "tiles fit (false: the direct schedule, or the generic one)")
+      .Attr("conv2d-winograd", TargetAttrType::kBool, false,
+            "3x3 conv2d of stride 1 and one group as Winograd F(4x4, 3x3) where its products "
+            "hold a tile (off until timed against the tiled schedule on a GPU)")
       .Attr("fp-contract", TargetAttrType::kString, std::string("fast"),
             "fast: a * b + c becomes one fma, decided in TIR (GPUs have it, and OpenCL C's fma "
             "rounds once everywhere); off: only explicit fma calls fuse")

@@ -18,6 +18,17 @@ class CodeGenOpenCL final : public CodeGenGPU {
   std::string SharedPointerSpace() const override { return "__local "; }
   std::string ThreadIndex(runtime::ThreadAxis axis) const override;
   std::string Barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
+  // vloadn and vstoren take a pointer to the elements in any address space.
+  std::string VectorLoad(const std::string& type, const std::string& address) const override {
+    return "vload" + type.substr(type.size() - 1) + "(0, " + address + ")";
+  }
+  std::string VectorStore(const std::string& type, const std::string& address,
+                          const std::string& value) const override {
+    return "vstore" + type.substr(type.size() - 1) + "(" + value + ", 0, " + address + ")";
+  }
+  std::string VectorOf(const std::string& type, const std::string& lanes) const override {
+    return "(" + type + ")(" + lanes + ")";
+  }
 };
 
 }  // namespace loom::codegen
