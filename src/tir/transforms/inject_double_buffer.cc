@@ -9,7 +9,8 @@
 //   C(min + n - 1) from half (n - 1) % 2
 //
 // so that the load of the next tile (P) can run while this tile is computed (C). Moving
-// P(i + 1) before C(i) is what the preconditions checked below make safe.
+// P(i + 1) before C(i) is what the preconditions checked below make safe. Over shared
+// buffers (a GPU block's tiles), P(i + 1) is marked double_buffer_write for ThreadSync.
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -113,8 +114,10 @@ class DoubleBufferInjector : public StmtExprMutator {
     auto copies = std::make_unique<detail::BufferCopies>(op, 2, "(double buffering)");
     Array<PrimExpr> extents = copies->Extents();
     doubled_.emplace(op->buffer_var.get(), std::move(copies));
+    if (op->storage_scope == "shared") shared_.insert(op->buffer_var.get());
     Stmt body = VisitStmt(op->body);
     doubled_.erase(op->buffer_var.get());
+    shared_.erase(op->buffer_var.get());
     return Allocate(op->buffer_var, op->dtype, extents, op->condition, body, op->storage_scope);
   }
 
@@ -251,7 +254,11 @@ class DoubleBufferInjector : public StmtExprMutator {
     PrimExpr steady_extent = analyzer_.Simplify(extent - 1);
     int64_t steady = 0;
     if (!IsConstInt(steady_extent, &steady) || steady > 0) {
-      Array<Stmt> body{at(produce, i + 1)};
+      Stmt next = at(produce, i + 1);
+      bool all_shared = true;
+      for (const Var& b : buffers) all_shared &= shared_.count(b.get()) > 0;
+      if (all_shared) next = AttrStmt(i, attr::kDoubleBufferWrite, 1, next);
+      Array<Stmt> body{next};
       if (consume.defined()) body.push_back(at(consume, i));
       pipeline.push_back(For(i, min, steady_extent, loop->for_kind, SeqOf(body),
                              loop->thread_binding, loop->annotations));
@@ -271,6 +278,8 @@ class DoubleBufferInjector : public StmtExprMutator {
 
   arith::Analyzer analyzer_;
   std::unordered_map<const Object*, std::unique_ptr<detail::BufferCopies>> doubled_;
+  // Those of them in shared memory.
+  std::unordered_set<const Object*> shared_;
   // The double-buffered allocations whose pipelined loop encloses the current statement.
   std::unordered_set<const Object*> active_;
 };

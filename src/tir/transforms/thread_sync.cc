@@ -9,7 +9,12 @@
 // next (the next tile's fetch overwriting what this one computes from), the body ends with a
 // barrier. Writes after writes need none: threads that fetch cooperatively write different
 // elements. Which elements a thread touches is not analyzed, so a barrier may be one more than
-// needed, never one fewer.
+// needed, never one fewer; except in a loop InjectDoubleBuffer pipelined over shared buffers:
+// the producer of the next iteration's tiles (marked double_buffer_write with the loop's
+// variable) writes the halves the rest of the iteration does not read, so its writes conflict
+// with nothing in the same iteration, only across iterations (the barrier at the body's end),
+// and are ordinary writes outside the loop. Once the loop is gone (unrolled, or of one
+// iteration and substituted), the mark names no enclosing loop and its writes are ordinary.
 //
 // A barrier must be reached by every thread of the block, as often. One needed inside a
 // branch whose condition depends on a thread index, or inside a loop whose bounds do, is a
@@ -33,12 +38,24 @@ using BufferSet = std::set<const VarNode*>;
 
 struct Accesses {
   BufferSet reads, writes;
+  // Writes to the half of a double-buffered tile that this iteration of the pipelined loop
+  // does not read.
+  BufferSet next_half_writes;
 
   void Add(const Accesses& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
+    next_half_writes.insert(other.next_half_writes.begin(), other.next_half_writes.end());
   }
 };
+
+// `a` seen from across the pipelined loop's iterations, or from outside it: its next-half
+// writes are writes.
+Accesses Ordinary(Accesses a) {
+  a.writes.insert(a.next_half_writes.begin(), a.next_half_writes.end());
+  a.next_half_writes.clear();
+  return a;
+}
 
 // The buffer of `b` that both sets hold, or null.
 const VarNode* Common(const BufferSet& a, const BufferSet& b) {
@@ -156,14 +173,25 @@ class BarrierPlanner : public StmtExprMutator {
                                     ToScript(ObjectRef(op->extent)));
     }
     if (thread_index) thread_vars_.insert(op->loop_var.get());
+    // Thread-bound loops are the block's threads side by side, not one after another.
+    const bool sequential = op->for_kind != ForKind::kThreadBinding;
+    if (sequential) sequential_loops_.push_back(op->loop_var.get());
     Stmt body = VisitStmt(op->body);
+    if (sequential) sequential_loops_.pop_back();
     if (thread_index) thread_vars_.erase(op->loop_var.get());
     if (divergent) divergent_contexts_.pop_back();
     Summary summary = summary_;
-    // Thread-bound loops are the block's threads side by side, not one after another.
-    if (op->for_kind != ForKind::kThreadBinding) {
-      const Accesses& previous_iteration = summary.has_barrier ? summary.tail : summary.all;
-      if (const VarNode* var = Conflict(previous_iteration, summary.head)) {
+    // The pipelined loop's next-half writes are writes from outside it. (A loop inside its
+    // producer passes them on.)
+    if (pipelined_loops_.erase(op->loop_var.get()) > 0) {
+      summary.head = Ordinary(summary.head);
+      summary.all = Ordinary(summary.all);
+      summary.tail = Ordinary(summary.tail);
+    }
+    if (sequential) {
+      const Accesses previous_iteration =
+          Ordinary(summary.has_barrier ? summary.tail : summary.all);
+      if (const VarNode* var = Conflict(previous_iteration, Ordinary(summary.head))) {
         body = SeqStmt({body, PlaceBarrier(var)});
         summary.has_barrier = true;
         summary.tail = Accesses{};
@@ -177,6 +205,18 @@ class BarrierPlanner : public StmtExprMutator {
     if (body.same_as(op->body)) return Stmt(op);
     return For(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_binding,
                op->annotations);
+  }
+
+  Stmt VisitStmt_(const AttrStmtNode* op) override {
+    // A next-half write only directly in the loop it names (no other sequential loop between).
+    const bool next_half = op->attr_key == attr::kDoubleBufferWrite && !sequential_loops_.empty() &&
+                           op->node.get() == sequential_loops_.back();
+    if (next_half) pipelined_loops_.insert(sequential_loops_.back());
+    const bool outer = in_next_half_;
+    in_next_half_ = outer || next_half;
+    Stmt visited = StmtExprMutator::VisitStmt_(op);
+    in_next_half_ = outer;
+    return visited;
   }
 
   Stmt VisitStmt_(const IfThenElseNode* op) override {
@@ -214,7 +254,8 @@ class BarrierPlanner : public StmtExprMutator {
         if (shared_.count(load->buffer->data.get())) accesses.reads.insert(load->buffer->data.get());
       } else if (const auto* store = node.as<BufferStoreNode>()) {
         if (shared_.count(store->buffer->data.get())) {
-          accesses.writes.insert(store->buffer->data.get());
+          (in_next_half_ ? accesses.next_half_writes : accesses.writes)
+              .insert(store->buffer->data.get());
         }
       }
     });
@@ -242,6 +283,13 @@ class BarrierPlanner : public StmtExprMutator {
   std::string kernel_;
   BufferSet shared_;
   std::unordered_set<const VarNode*> thread_vars_;
+  // The variables of the loops around the statement visited that run their iterations one
+  // after another, innermost last.
+  std::vector<const Object*> sequential_loops_;
+  // Whether the statement visited is a pipelined loop's producer of the next tiles.
+  bool in_next_half_ = false;
+  // The pipelined loops (named by a producer's mark) around the statement visited.
+  std::unordered_set<const Object*> pipelined_loops_;
   // The branches and loops on a thread index around the statement visited, described.
   std::vector<std::string> divergent_contexts_;
   Summary summary_;

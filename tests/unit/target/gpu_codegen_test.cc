@@ -267,6 +267,31 @@ TEST(GpuWinograd, BadOperandsAreErrorsThatSayWhatWasExpected) {
             std::string::npos);
 }
 
+// Double-buffered tiles: each step of the reduction loop fetches the next tiles into the
+// halves it does not read and waits once, at its end (twice without double buffering: after
+// the fetch and before the next one). The steady loop is the only loop with barriers.
+TEST(OpenCLTarget, DoubleBufferedTilesWaitOncePerStep) {
+  auto barriers_in_loops = [](const PrimFunc& func) {
+    const std::string source =
+        runtime::OpenCLModuleSource(build(func, Target::Parse("opencl"))->imports()[0]);
+    // The k_outer loop's body: from its header to the first loop of the products.
+    const size_t loop = source.find("_k_outer = ");
+    const size_t products = source.find("_k_inner = ", loop);
+    int count = 0;
+    for (size_t at = source.find("barrier(", loop); at < products;
+         at = source.find("barrier(", at + 1)) {
+      ++count;
+    }
+    return std::make_pair(count, source);
+  };
+  auto [single, single_source] =
+      barriers_in_loops(SharedMatmul(64, 64, 64, 8, 8, 8, false, false, false));
+  EXPECT_EQ(single, 1) << single_source;  // after the fetch, before the products
+  auto [doubled, doubled_source] =
+      barriers_in_loops(SharedMatmul(64, 64, 64, 8, 8, 8, false, false, true));
+  EXPECT_EQ(doubled, 0) << doubled_source;  // none between the next tiles' fetch and these
+}
+
 TEST(CUDATarget, AlignedTileAccessesAre128BitLoadsAndStores) {
   const GpuTarget cuda{"cuda", testing::kCUDADevice};
   LOOM_SKIP_WITHOUT_COMPILER(cuda);

@@ -24,8 +24,8 @@ Stmt Scope(const Buffer& buffer, Stmt producer) {
   return AttrStmt(buffer->data, attr::kDoubleBufferScope, 1, producer);
 }
 
-Stmt AllocateFor(const Buffer& buffer, Stmt body) {
-  return Allocate(buffer->data, buffer->dtype, buffer->shape, PrimExpr(), body, "local");
+Stmt AllocateFor(const Buffer& buffer, Stmt body, const std::string& scope = "local") {
+  return Allocate(buffer->data, buffer->dtype, buffer->shape, PrimExpr(), body, scope);
 }
 
 class InjectDoubleBufferTest : public ::testing::Test {
@@ -77,6 +77,23 @@ TEST_F(InjectDoubleBufferTest, ProducerOfTheNextTileMovesBeforeTheConsumer) {
             "        Out[2 * 4 + j] = B_1[j] * 2\n")
       << "prologue produces tile 0 into half 0; iteration i produces tile i+1 into the other "
          "half and consumes tile i; the epilogue consumes the last tile (2, in half 0)";
+}
+
+// Over shared memory (a GPU block's tiles), the next tile's producer is marked for
+// ThreadSync: it writes the half this iteration does not read.
+TEST_F(InjectDoubleBufferTest, ANextSharedTilesProducerIsMarked) {
+  EXPECT_EQ(Run(AllocateFor(b, TileLoop(3), "shared")),
+            "    B = T.allocate([8], \"int32\", \"shared\")\n"
+            "    for j in range(4):\n"
+            "        B_1[j] = X[0 * 4 + j]\n"
+            "    for i in range(2):\n"
+            "        with T.attr(i, \"double_buffer_write\", 1):\n"
+            "            for j in range(4):\n"
+            "                B_1[(i + 1) % 2 * 4 + j] = X[(i + 1) * 4 + j]\n"
+            "        for j in range(4):\n"
+            "            Out[i * 4 + j] = B_1[i % 2 * 4 + j] * 2\n"
+            "    for j in range(4):\n"
+            "        Out[2 * 4 + j] = B_1[j] * 2\n");
 }
 
 TEST_F(InjectDoubleBufferTest, OneTileHasNoSteadyLoop) {

@@ -79,6 +79,48 @@ TEST(ThreadSync, TheNextIterationsWriteWaitsForThisOnesReads) {
   EXPECT_EQ(Barriers(writes), 0) << ToScript(writes);
 }
 
+// A loop pipelined by InjectDoubleBuffer: its producer of the next tile (marked
+// double_buffer_write with the loop's variable) writes the half this iteration does not
+// read, so only the next iteration waits for it: one barrier, at the end of the body. The
+// same statements without the mark, or with one naming no enclosing loop (a loop unrolled
+// or substituted away), keep the barrier between the write and the read.
+TEST(ThreadSync, APipelinedLoopsNextTileWaitsOnlyAcrossIterations) {
+  Kernel k;
+  Var i("i", DataType::Int(32));
+  auto next_tile = [&](const ObjectRef& loop) {
+    return AttrStmt(loop, attr::kDoubleBufferWrite, 1,
+                    k.WriteShared(floormod(i + 1, 2) * 16 + floormod(k.tx, 16)));
+  };
+  Stmt read = k.ReadShared(floormod(i, 2) * 16 + floormod(k.tx, 16));
+  auto pipeline = [&](const Stmt& produce) {
+    // The prologue's tile, then the loop.
+    return SeqStmt({k.WriteShared(floormod(k.tx, 16)),
+                    For(i, 0, 3, ForKind::kSerial, SeqStmt({produce, read}), IterVar(), {})});
+  };
+  // The barriers in the loop's body.
+  auto in_loop = [](const PrimFunc& func) {
+    int count = 0;
+    PostOrderVisit(func->body, [&](const ObjectRef& node) {
+      if (const auto* loop = node.as<ForNode>(); loop && loop->for_kind == ForKind::kSerial) {
+        count = Barriers(PrimFunc({}, {}, loop->body, DataType::Void(), {}));
+      }
+    });
+    return count;
+  };
+  PrimFunc synced = Synced(k.Wrap(pipeline(next_tile(i))));
+  // Before the loop (the prologue's tile), and at the end of each iteration.
+  EXPECT_EQ(Barriers(synced), 2) << ToScript(synced);
+  EXPECT_EQ(in_loop(synced), 1) << ToScript(synced);
+  const std::string text = ToScript(synced);
+  EXPECT_LT(text.find("B_1["), text.rfind("loom_thread_sync")) << text;
+  EXPECT_EQ(in_loop(Synced(
+                k.Wrap(pipeline(k.WriteShared(floormod(i + 1, 2) * 16 + floormod(k.tx, 16)))))),
+            2);
+  Var gone("gone", DataType::Int(32));
+  EXPECT_EQ(in_loop(Synced(k.Wrap(pipeline(next_tile(gone))))), 2);
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({next_tile(i), read})))), 1);
+}
+
 TEST(ThreadSync, ABarrierOnOnePathOfABranchIsNoBarrierAfterIt) {
   Kernel k;
   // The branch's own barrier (between its write and read) is on one path only: when `flag`
