@@ -86,7 +86,7 @@ def main():
             np.save(inputs["w"], w)
             cudnn_ms, expected = cudnn_latency_ms(torch.from_numpy(x).cuda(),
                                                   torch.from_numpy(w).cuda(), layer)
-            bound = 1e-4 * float(np.abs(expected).max()) + 1e-5
+            scale = float(np.abs(expected).max())
             cells, checks = [], []
             for variant in variants:
                 artifact = os.path.join(folder, layer["name"] + variant + ".so")
@@ -96,6 +96,8 @@ def main():
                     continue
                 got = loom_run(loom, artifact, inputs, workdir)
                 diff = float(np.abs(got.astype(np.float64) - expected).max())
+                # Winograd's transforms lose more bits (as in Loom's tests: 1e-3).
+                bound = (1e-3 if variant == "_winograd" else 1e-4) * scale + 1e-5
                 passed = got.shape == expected.shape and diff <= bound
                 ok &= passed
                 checks.append(f"{'PASS' if passed else 'FAIL'} {diff:.2g}")

@@ -260,17 +260,25 @@ int64_t WinogradTiles(const std::vector<int64_t>& out) {
   return out[0] * ((out[2] + 3) / 4) * ((out[3] + 3) / 4);
 }
 
-// Whether the Winograd products of a conv2d with output `out` (output channels x tiles, for
-// each of the 36 transform points) hold a tile each way and their tiles fit the target.
-bool WinogradProductsFit(const std::vector<int64_t>& out, const Target& target) {
-  const topi::gpu::MatmulTiling& t = kDefaultTiling;
-  const int64_t tile_bytes =
-      t.tile_k * (t.threads_y * t.rows_per_thread + t.threads_x * t.cols_per_thread) * 4;
-  return HoldsTile(out[1], WinogradTiles(out), t) && FitsTarget(t, tile_bytes, target);
+// The tiling of the Winograd products of a conv2d with output `out` (output channels x
+// tiles, for each of the 36 transform points) whose tiles fit the target: the products'
+// default where the tiles fill its 64 columns, else 64 channels x 16 tiles a block; none
+// below 16 tiles (as on x86: reading the transformed weight, 4 times the weight, would cost
+// more than Winograd saves) or 64 channels.
+std::optional<topi::gpu::MatmulTiling> WinogradTiling(const std::vector<int64_t>& out,
+                                                      const Target& target) {
+  constexpr topi::gpu::MatmulTiling kNarrowTiling{16, 8, 4, 2, 8};
+  for (const topi::gpu::MatmulTiling& t : {kDefaultTiling, kNarrowTiling}) {
+    const int64_t tile_bytes =
+        t.tile_k * (t.threads_y * t.rows_per_thread + t.threads_x * t.cols_per_thread) * 4;
+    if (HoldsTile(out[1], WinogradTiles(out), t) && FitsTarget(t, tile_bytes, target)) return t;
+  }
+  return std::nullopt;
 }
 
 // With -conv2d-winograd: a float32 3x3 conv2d of stride 1, dilation 1 and one group whose
-// products fit (WinogradProductsFit) as the Winograd convolution of its transformed weight.
+// products have a tiling (WinogradTiling) as the Winograd convolution of its transformed
+// weight.
 std::optional<graph::LayoutRewrite> RewriteWinogradConv2D(const graph::CallNode& call,
                                                           graph::LayoutRewriteContext& context,
                                                           const Target& target) {
@@ -285,7 +293,7 @@ std::optional<graph::LayoutRewrite> RewriteWinogradConv2D(const graph::CallNode&
   const DataType f32 = DataType::Float(32);
   if (!weight || !out || weight->size() != 4 || out->size() != 4 || (*weight)[2] != 3 ||
       (*weight)[3] != 3 || weight_type.dtype() != f32 || call.args[0].type().dtype() != f32 ||
-      !WinogradProductsFit(*out, target)) {
+      !WinogradTiling(*out, target)) {
     return std::nullopt;
   }
   graph::Expr transformed =
@@ -303,12 +311,13 @@ graph::OpImplementation WinogradConv2D() {
               [](const CallInfo& info, const Tensors& outputs, const Target& target) {
                 std::optional<std::vector<int64_t>> shape =
                     GroupShape(info, outputs, DataType::Float(32));
-                return shape && WinogradProductsFit(*shape, target);
+                return shape && WinogradTiling(*shape, target);
               },
           .schedule =
-              [](const CallInfo&, const Tensors& outputs, const Target& target) {
-                return topi::gpu::schedule_conv2d_nchw_winograd(outputs[0], kDefaultTiling,
-                                                                ThreadsPerBlock(target));
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                return topi::gpu::schedule_conv2d_nchw_winograd(
+                    outputs[0], *WinogradTiling(*info.output_type.ConstShape(), target),
+                    ThreadsPerBlock(target));
               }};
 }
 

@@ -272,7 +272,8 @@ TEST(GpuProducts, RandomDepthwiseConvolutionsMatchTheReference) {
 }
 
 // With -conv2d-winograd: random 3x3 convolutions of stride 1 (sizes the 4x4 tiles do not
-// divide, asymmetric padding, one or two images, with and without a ReLU) become Winograd
+// divide, asymmetric padding, one or two images, with and without a ReLU) and one of too few
+// tiles for the default tiling's columns become Winograd
 // convolutions, whose constant weight is transformed at compile time; a weight given as an
 // input is transformed by a kernel of its own. Each matches the reference within 1e-3, as the
 // x86 Winograd does (inputs up to 4 in magnitude: the transforms' sums of up to 64 times an
@@ -296,6 +297,17 @@ TEST(GpuWinograd, ThreeByThreeConvolutionsMatchTheReference) {
     const std::string source = runtime::OpenCLModuleSource(compiled.kernels->imports().at(0));
     EXPECT_NE(source.find("winograd_product"), std::string::npos) << source;
     EXPECT_EQ(source.find("weight_transform"), std::string::npos) << source;
+  }
+  // 36 tiles (fewer than a default tile's 64 columns): blocks of 64 channels x 16 tiles.
+  {
+    Var x = MakeVar("x", TensorType({1, 16, 24, 24}, kF32));
+    Expr conv = MakeCall("nn.conv2d", {x, models::Weight({96, 16, 3, 3}, "w", 80)},
+                         {{"padding", Ints{1, 1, 1, 1}}}, "conv");
+    CompiledModel compiled =
+        models::ExpectMatchesReference(MakeFunction({x}, conv), 3, target, 1e-3);
+    EXPECT_NE(
+        runtime::OpenCLModuleSource(compiled.kernels->imports().at(0)).find("winograd_product"),
+        std::string::npos);
   }
   Var x = MakeVar("x", TensorType({1, 8, 32, 32}, kF32));
   Var w = MakeVar("w", TensorType({64, 8, 3, 3}, kF32));
