@@ -10,11 +10,11 @@
 #                                           compares it with the host's output, then times
 #                                           float32 GEMM (1024^3, 4096^3) at several tilings
 #                                           against cuBLAS in the same process; then each
-#                                           model of GPU_CHECK_MODELS (default resnet18)
-#                                           against ONNX Runtime and its latency beside
-#                                           PyTorch's (cuDNN); then each distinct
-#                                           convolution of ResNet-50 and MobileNetV2
-#                                           (tiled and not) against cuDNN's
+#                                           model of GPU_CHECK_MODELS (default resnet18;
+#                                           set but empty: none) against ONNX Runtime and
+#                                           its latency beside PyTorch's (cuDNN); then each
+#                                           distinct convolution of ResNet-50 and MobileNetV2
+#                                           (tiled and not, Winograd) against cuDNN's
 #                                           (output, latency, geometric mean of the
 #                                           ratios); then the shared-memory kernels (tiles,
 #                                           cross-thread reductions) under
@@ -40,9 +40,9 @@ case "$mode" in
     cp bench/gpu/compare_outputs.py bench/gpu/torch_latency.py bench/gpu/conv_layers.py "$bundle/"
     # Whole models (each artifact holds its weights: ResNet-18's 47 MB is about what one
     # device call can carry).
-    if [[ -n "${GPU_CHECK_MODELS:-resnet18}" ]]; then
+    if [[ -n "${GPU_CHECK_MODELS-resnet18}" ]]; then
       .venv/bin/python3 bench/gpu/prepare_models.py --loom build/tools/loom/loom \
-        --out "$bundle/models" --arch "${GPU_ARCH:-sm_90}" ${GPU_CHECK_MODELS:-resnet18}
+        --out "$bundle/models" --arch "${GPU_ARCH:-sm_90}" ${GPU_CHECK_MODELS-resnet18}
     fi
     # ResNet-50's and MobileNetV2's convolutions, data and weights both inputs (no weights
     # carried).
