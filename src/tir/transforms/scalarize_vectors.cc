@@ -118,15 +118,25 @@ class Scalarizer : public StmtExprMutator {
   // `op` (of `lanes` lanes) with its vector accesses kept (see the file's comment), or none
   // when it has none.
   std::optional<Stmt> WithVectorAccesses(const BufferStoreNode* op, int lanes) {
-    // Loads under a Let of the value may read its variable: they stay where they are.
+    // Loads under a Let of the value may read its variable, and those in a branch of an
+    // if_then_else may be valid only when it is taken (a guarded read of padding): they stay
+    // where they are.
     std::unordered_set<const VarNode*> let_vars;
+    std::unordered_set<const Object*> guarded;
     PostOrderVisit(op->value, [&](const ObjectRef& node) {
       if (const auto* let = node.as<LetNode>()) let_vars.insert(let->var.get());
+      const auto* call = node.as<CallNode>();
+      if (call == nullptr || call->op->name != "if_then_else") return;
+      for (size_t branch = 1; branch < call->args.size(); ++branch) {
+        PostOrderVisit(call->args[branch], [&](const ObjectRef& inner) {
+          if (inner.as<BufferLoadNode>()) guarded.insert(inner.get());
+        });
+      }
     });
     std::vector<std::pair<Var, PrimExpr>> chunks;
     PostOrderVisit(op->value, [&](const ObjectRef& node) {
       const auto* load = node.as<BufferLoadNode>();
-      if (load == nullptr || kept_lanes_.count({load, 0})) return;
+      if (load == nullptr || kept_lanes_.count({load, 0}) || guarded.count(load)) return;
       const int width = AccessWidth(load->buffer, load->indices, lanes);
       bool reads_let = false;
       PostOrderVisit(load->indices[0], [&](const ObjectRef& inner) {

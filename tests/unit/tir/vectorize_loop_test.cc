@@ -405,6 +405,16 @@ TEST_F(VectorizeLoopTest, ScalarizeKeepsAlignedContiguousAccesses) {
             "    D_vec_1: T.int32x2 = D[T.Ramp(x * 4 + 8 + 2, 1, 2)]\n"
             "    C[T.Ramp(x * 4, 1, 2)] = D_vec\n"
             "    C[T.Ramp(x * 4 + 2, 1, 2)] = D_vec_1\n");
+  // A load in a branch of an if_then_else (valid only when taken) stays in it, lane by lane.
+  Stmt guarded = BufferStore(
+      c,
+      call_intrin(kInt32.with_lanes(4), "if_then_else",
+                  {x < n, BufferLoad(d, {ramp(x * 4 + 8, 4)}), Broadcast(IntImm(kInt32, 0), 4)}),
+      {ramp(x * 4, 4)});
+  EXPECT_EQ(Body(ScalarizeVectors(16)(Func(guarded))),
+            "    C[T.Ramp(x * 4, 1, 4)] = T.Shuffle([T.if_then_else(x < n, D[x * 4 + 8], 0), "
+            "T.if_then_else(x < n, D[x * 4 + 8 + 1], 0), T.if_then_else(x < n, D[x * 4 + 8 + 2], "
+            "0), T.if_then_else(x < n, D[x * 4 + 8 + 3], 0)], [0, 1, 2, 3])\n");
   // Lanes of 64 bits have no vector access: every lane a scalar store.
   Buffer e = DeclBuffer({64}, DataType::Float(64), "E");
   EXPECT_EQ(Body(ScalarizeVectors(16)(
