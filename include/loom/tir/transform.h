@@ -173,10 +173,11 @@ inline constexpr const char* kVirtualThread = "virtual_thread";
 // AttrStmt(node = the data Var of an allocated buffer B, value = 1) around the producer of B,
 // as a leading statement of the body of the loop to pipeline; B is allocated outside it.
 inline constexpr const char* kDoubleBufferScope = "double_buffer_scope";
-// AttrStmt(node = the loop variable of a loop InjectDoubleBuffer pipelined over shared
-// buffers, value = 1) around the producer of the next iteration's tiles in the loop's body:
-// what it writes is the half of each buffer that the rest of the iteration does not read, so
-// ThreadSync needs no barrier between it and them (one at the end of the iteration).
+// AttrStmt(node = the data Var of a shared buffer, value = the variable of the loop
+// InjectDoubleBuffer pipelined over it) around the producer of the next iteration's tiles in
+// the loop's body: what it writes of the buffer is the half that the rest of the iteration
+// does not read, so ThreadSync needs no barrier between it and that rest (one at the end of
+// the iteration). One per double-buffered shared buffer, nested.
 inline constexpr const char* kDoubleBufferWrite = "double_buffer_write";
 // AttrStmt(node = a tag, value = the id of the co-processor queue that runs the body) around
 // one group of a co-processor's instructions with the dependency tokens that order them (VTA's

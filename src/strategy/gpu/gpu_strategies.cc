@@ -293,7 +293,7 @@ std::optional<graph::LayoutRewrite> RewriteWinogradConv2D(const graph::CallNode&
   const DataType f32 = DataType::Float(32);
   if (!weight || !out || weight->size() != 4 || out->size() != 4 || (*weight)[2] != 3 ||
       (*weight)[3] != 3 || weight_type.dtype() != f32 || call.args[0].type().dtype() != f32 ||
-      !WinogradTiling(*out, target)) {
+      call.checked_type.dtype() != f32 || !WinogradTiling(*out, target)) {
     return std::nullopt;
   }
   graph::Expr transformed =

@@ -257,7 +257,9 @@ class DoubleBufferInjector : public StmtExprMutator {
       Stmt next = at(produce, i + 1);
       bool all_shared = true;
       for (const Var& b : buffers) all_shared &= shared_.count(b.get()) > 0;
-      if (all_shared) next = AttrStmt(i, attr::kDoubleBufferWrite, 1, next);
+      if (all_shared) {
+        for (const Var& b : buffers) next = AttrStmt(b, attr::kDoubleBufferWrite, i, next);
+      }
       Array<Stmt> body{next};
       if (consume.defined()) body.push_back(at(consume, i));
       pipeline.push_back(For(i, min, steady_extent, loop->for_kind, SeqOf(body),

@@ -10,10 +10,11 @@
 // barrier. Writes after writes need none: threads that fetch cooperatively write different
 // elements. Which elements a thread touches is not analyzed, so a barrier may be one more than
 // needed, never one fewer; except in a loop InjectDoubleBuffer pipelined over shared buffers:
-// the producer of the next iteration's tiles (marked double_buffer_write with the loop's
-// variable) writes the halves the rest of the iteration does not read, so its writes conflict
-// with nothing in the same iteration, only across iterations (the barrier at the body's end),
-// and are ordinary writes outside the loop. Once the loop is gone (unrolled, or of one
+// the producer of the next iteration's tiles (marked double_buffer_write, per buffer, with the
+// loop's variable) writes the halves of those buffers that the rest of the iteration does not
+// read, so, seen from that rest, its writes of them conflict with nothing; they do across
+// iterations (the barrier at the body's end), outside the loop, and inside the producer
+// itself, which is synchronized as any statement. Once the loop is gone (unrolled, or of one
 // iteration and substituted), the mark names no enclosing loop and its writes are ordinary.
 //
 // A barrier must be reached by every thread of the block, as often. One needed inside a
@@ -208,14 +209,18 @@ class BarrierPlanner : public StmtExprMutator {
   }
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {
-    // A next-half write only directly in the loop it names (no other sequential loop between).
-    const bool next_half = op->attr_key == attr::kDoubleBufferWrite && !sequential_loops_.empty() &&
-                           op->node.get() == sequential_loops_.back();
-    if (next_half) pipelined_loops_.insert(sequential_loops_.back());
-    const bool outer = in_next_half_;
-    in_next_half_ = outer || next_half;
     Stmt visited = StmtExprMutator::VisitStmt_(op);
-    in_next_half_ = outer;
+    // The producer's writes of the marked buffer, seen from after it, are next-half writes;
+    // only directly in the loop the mark names (no other sequential loop between).
+    const auto* buffer = op->node.as<VarNode>();
+    const auto* loop = op->value.as<VarNode>();
+    if (op->attr_key == attr::kDoubleBufferWrite && buffer != nullptr && loop != nullptr &&
+        !sequential_loops_.empty() && loop == sequential_loops_.back()) {
+      pipelined_loops_.insert(loop);
+      for (Accesses* part : {&summary_.head, &summary_.all, &summary_.tail}) {
+        if (part->writes.erase(buffer) > 0) part->next_half_writes.insert(buffer);
+      }
+    }
     return visited;
   }
 
@@ -254,8 +259,7 @@ class BarrierPlanner : public StmtExprMutator {
         if (shared_.count(load->buffer->data.get())) accesses.reads.insert(load->buffer->data.get());
       } else if (const auto* store = node.as<BufferStoreNode>()) {
         if (shared_.count(store->buffer->data.get())) {
-          (in_next_half_ ? accesses.next_half_writes : accesses.writes)
-              .insert(store->buffer->data.get());
+          accesses.writes.insert(store->buffer->data.get());
         }
       }
     });
@@ -286,8 +290,6 @@ class BarrierPlanner : public StmtExprMutator {
   // The variables of the loops around the statement visited that run their iterations one
   // after another, innermost last.
   std::vector<const Object*> sequential_loops_;
-  // Whether the statement visited is a pipelined loop's producer of the next tiles.
-  bool in_next_half_ = false;
   // The pipelined loops (named by a producer's mark) around the statement visited.
   std::unordered_set<const Object*> pipelined_loops_;
   // The branches and loops on a thread index around the statement visited, described.

@@ -87,7 +87,7 @@ TEST_F(InjectDoubleBufferTest, ANextSharedTilesProducerIsMarked) {
             "    for j in range(4):\n"
             "        B_1[j] = X[0 * 4 + j]\n"
             "    for i in range(2):\n"
-            "        with T.attr(i, \"double_buffer_write\", 1):\n"
+            "        with T.attr(B, \"double_buffer_write\", i):\n"
             "            for j in range(4):\n"
             "                B_1[(i + 1) % 2 * 4 + j] = X[(i + 1) * 4 + j]\n"
             "        for j in range(4):\n"

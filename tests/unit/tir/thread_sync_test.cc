@@ -87,8 +87,8 @@ TEST(ThreadSync, TheNextIterationsWriteWaitsForThisOnesReads) {
 TEST(ThreadSync, APipelinedLoopsNextTileWaitsOnlyAcrossIterations) {
   Kernel k;
   Var i("i", DataType::Int(32));
-  auto next_tile = [&](const ObjectRef& loop) {
-    return AttrStmt(loop, attr::kDoubleBufferWrite, 1,
+  auto next_tile = [&](const Var& loop) {
+    return AttrStmt(k.s_data, attr::kDoubleBufferWrite, loop,
                     k.WriteShared(floormod(i + 1, 2) * 16 + floormod(k.tx, 16)));
   };
   Stmt read = k.ReadShared(floormod(i, 2) * 16 + floormod(k.tx, 16));
@@ -119,6 +119,14 @@ TEST(ThreadSync, APipelinedLoopsNextTileWaitsOnlyAcrossIterations) {
   Var gone("gone", DataType::Int(32));
   EXPECT_EQ(in_loop(Synced(k.Wrap(pipeline(next_tile(gone))))), 2);
   EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({next_tile(i), read})))), 1);
+  // A producer that reads what it wrote (another thread's element of the next tile) waits
+  // for it inside: its own accesses are synchronized as any statement's.
+  Stmt reads_own =
+      AttrStmt(k.s_data, attr::kDoubleBufferWrite, i,
+               SeqStmt({k.WriteShared(floormod(i + 1, 2) * 16 + floormod(k.tx, 16)),
+                        k.ReadShared(floormod(i + 1, 2) * 16 + floormod(k.tx, 16) + 64)}));
+  PrimFunc own = Synced(k.Wrap(pipeline(reads_own)));
+  EXPECT_EQ(in_loop(own), 2) << ToScript(own);
 }
 
 TEST(ThreadSync, ABarrierOnOnePathOfABranchIsNoBarrierAfterIt) {
