@@ -61,6 +61,14 @@ int64_t OperandBytes(const CallInfo& info, size_t i) {
   return (info.input_types[i].dtype().bits() + 7) / 8;
 }
 
+// The shared memory of a product's two tiles per step: tile_k x the block's rows of the rows
+// operand and tile_k x its columns of the columns operand, of those bytes per element.
+int64_t ProductTileBytes(const topi::gpu::MatmulTiling& t, int64_t row_bytes,
+                         int64_t column_bytes) {
+  return t.tile_k * (t.threads_y * t.rows_per_thread * row_bytes +
+                     t.threads_x * t.cols_per_thread * column_bytes);
+}
+
 // Whether the group (a product, with or without an elementwise epilogue of its shape) is a
 // float32 product of two operands of at least two dimensions, whose last two dimensions hold
 // a tile, whose batch fits a grid's z extent and whose tiles fit the target.
@@ -77,10 +85,8 @@ bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu:
   }
   int64_t batch = 1;
   for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
-  const int64_t tile_bytes = t.tile_k * (t.threads_y * t.rows_per_thread * OperandBytes(info, 0) +
-                                         t.threads_x * t.cols_per_thread * OperandBytes(info, 1));
   return HoldsTile((*shape)[shape->size() - 2], shape->back(), t) && batch <= kMaxGridYZ &&
-         FitsTarget(t, tile_bytes, target);
+         FitsTarget(t, ProductTileBytes(t, OperandBytes(info, 0), OperandBytes(info, 1)), target);
 }
 
 // 16 x 16 threads of 4 x 4 elements each, steps of 8 along the reduction: the best of the
@@ -269,9 +275,10 @@ std::optional<topi::gpu::MatmulTiling> WinogradTiling(const std::vector<int64_t>
                                                       const Target& target) {
   constexpr topi::gpu::MatmulTiling kNarrowTiling{16, 8, 4, 2, 8};
   for (const topi::gpu::MatmulTiling& t : {kDefaultTiling, kNarrowTiling}) {
-    const int64_t tile_bytes =
-        t.tile_k * (t.threads_y * t.rows_per_thread + t.threads_x * t.cols_per_thread) * 4;
-    if (HoldsTile(out[1], WinogradTiles(out), t) && FitsTarget(t, tile_bytes, target)) return t;
+    if (HoldsTile(out[1], WinogradTiles(out), t) &&
+        FitsTarget(t, ProductTileBytes(t, 4, 4), target)) {
+      return t;
+    }
   }
   return std::nullopt;
 }

@@ -16,11 +16,6 @@ using namespace detail::winograd;
 
 const char* const kTag = "conv2d_nchw_winograd";
 
-// The stages of one Winograd convolution, found from its output.
-struct WinogradStages {
-  te::Tensor data_rows, data_transform, product, output_rows, conv;
-};
-
 // A stage computed per thread: its loops unrolled in registers, attached at `thread`.
 void InRegisters(te::Stage stage, te::Stage parent, const IterVar& thread) {
   stage.set_scope("local");
@@ -131,18 +126,18 @@ te::Schedule schedule_conv2d_nchw_winograd(const te::Tensor& out, const MatmulTi
       "a conv2d_nchw_winograd output");
   detail::CheckEpilogueKeepsShape(out, anchor, schedule);
   const te::Tensor conv(anchor, 0);
-  WinogradStages st;
-  st.output_rows = InputNamed(conv, "winograd_output_rows");
-  st.product = InputNamed(st.output_rows, "winograd_product");
-  st.data_transform = InputNamed(st.product, "winograd_data");
-  st.data_rows = InputNamed(st.data_transform, "winograd_data_rows");
+  // The stages, found from the convolution back to its input.
+  const te::Tensor output_rows = InputNamed(conv, "winograd_output_rows");
+  const te::Tensor products = InputNamed(output_rows, "winograd_product");
+  const te::Tensor data_transform = InputNamed(products, "winograd_data");
+  const te::Tensor data_rows = InputNamed(data_transform, "winograd_data_rows");
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
   if (out.op() != anchor) s[conv].compute_inline();
 
   // The input transform: a thread per channel and tile, its 36 points unrolled.
-  te::Stage data = s[st.data_transform];
+  te::Stage data = s[data_transform];
   {
     const Array<IterVar> axes = data->leaf_iter_vars;  // row point, column point, c, t
     data.reorder({axes[2], axes[3], axes[0], axes[1]});
@@ -151,16 +146,16 @@ te::Schedule schedule_conv2d_nchw_winograd(const te::Tensor& out, const MatmulTi
     data.bind(thread, te::thread_axis("threadIdx.x"));
     data.unroll(axes[0]);
     data.unroll(axes[1]);
-    InRegisters(s[st.data_rows], data, thread);
+    InRegisters(s[data_rows], data, thread);
   }
 
   // The 36 products, tiled as batched matrix products.
   {
-    const Array<te::Tensor> operands = st.product.op()->InputTensors();
-    te::Tensor weight_shared = s.cache_read(operands[0], "shared", {st.product.op()});
-    te::Tensor data_shared = s.cache_read(operands[1], "shared", {st.product.op()});
-    te::Tensor accumulators = s.cache_write(st.product, "local");
-    te::Stage product = s[st.product];
+    const Array<te::Tensor> operands = products.op()->InputTensors();
+    te::Tensor weight_shared = s.cache_read(operands[0], "shared", {products.op()});
+    te::Tensor data_shared = s.cache_read(operands[1], "shared", {products.op()});
+    te::Tensor accumulators = s.cache_write(products, "local");
+    te::Stage product = s[products];
     const Array<IterVar> axes = product->leaf_iter_vars;  // row point, column point, k, t
     const Array<IterVar> local_axes = s[accumulators]->leaf_iter_vars;
     MatmulTiling unpadded = tiling;
@@ -185,7 +180,7 @@ te::Schedule schedule_conv2d_nchw_winograd(const te::Tensor& out, const MatmulTi
     output.bind(thread, te::thread_axis("threadIdx.x"));
     output.unroll(row);
     output.unroll(column);
-    InRegisters(s[st.output_rows], output, thread);
+    InRegisters(s[output_rows], output, thread);
   }
   return s;
 }
