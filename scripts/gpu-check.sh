@@ -92,7 +92,7 @@ case "$mode" in
       fi
       if command -v compute-sanitizer >/dev/null; then
         compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 3 \
-          "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul row_sum total_sum
+          "$bundle/loom-gpu-check" "$bundle/cases" shared_matmul row_sum total_sum tensor_core
       fi
       exit "$status"
     } 2>&1 | tee "$log"

@@ -1,8 +1,9 @@
-// loom-gpu-check DIR [PREFIX]: runs what loom-gpu-prepare compiled (DIR/manifest.json) on cuda:0, with
-// the runtime alone, as a deployment does (scripts/gpu-check.sh, on a lent GPU):
+// loom-gpu-check DIR [PREFIX]: runs what loom-gpu-prepare compiled (DIR/manifest.json) on cuda:0,
+// with the runtime alone, as a deployment does (scripts/gpu-check.sh, on a lent GPU):
 //  - "check" entries: the kernel's output against the host's, element by element;
-//  - "gemm" entries: C = A x B timed against cuBLAS's sgemm on the same inputs in this process
-//    (interleaved, the median of each), and checked against cuBLAS's result.
+//  - "gemm" entries: C = A x B timed against cuBLAS's sgemm (GemmEx for float16 / bfloat16
+//    operands) on the same inputs in this process (interleaved, the median of each), and
+//    checked against cuBLAS's result.
 // With PREFIX, only the entries whose names start with it. Exit status 1 when any output is
 // wrong.
 #include <dlfcn.h>
@@ -19,6 +20,7 @@
 
 #include "gpu_tool.h"
 #include "loom/runtime/device_api.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 #include "loom/support/error.h"
@@ -55,7 +57,9 @@ class Cublas {
         << "cuBLAS (libcublas.so.13) cannot be loaded; add its folder to LD_LIBRARY_PATH";
     create_ = reinterpret_cast<int (*)(void**)>(dlsym(library_, "cublasCreate_v2"));
     sgemm_ = reinterpret_cast<Sgemm>(dlsym(library_, "cublasSgemm_v2"));
-    LOOM_CHECK_USER(create_ != nullptr && sgemm_ != nullptr) << "cuBLAS lacks cublasSgemm_v2";
+    gemm_ex_ = reinterpret_cast<GemmEx>(dlsym(library_, "cublasGemmEx"));
+    LOOM_CHECK_USER(create_ != nullptr && sgemm_ != nullptr && gemm_ex_ != nullptr)
+        << "cuBLAS lacks cublasSgemm_v2 or cublasGemmEx";
     LOOM_CHECK_USER(create_(&handle_) == 0) << "cublasCreate failed";
   }
 
@@ -68,12 +72,26 @@ class Cublas {
         << "cublasSgemm failed";
   }
 
+  // The same of float16 or bfloat16 operands, summed in float32 (tensor cores).
+  void Multiply16(const NDArray& a, const NDArray& b, NDArray& c, int n) {
+    // cudaDataType and cublasComputeType_t values (library_types.h, cublas_api.h).
+    constexpr int kFloat16 = 2, kBFloat16 = 14, kFloat32 = 0, kCompute32F = 68, kDefault = -1;
+    const int type = a.dtype().is_bfloat16() ? kBFloat16 : kFloat16;
+    const float one = 1, zero = 0;
+    LOOM_CHECK_USER(gemm_ex_(handle_, 0, 0, n, n, n, &one, b->data, type, n, a->data, type, n,
+                             &zero, c->data, kFloat32, n, kCompute32F, kDefault) == 0)
+        << "cublasGemmEx failed";
+  }
+
  private:
   using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int,
                         const float*, int, const float*, float*, int);
+  using GemmEx = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int,
+                         const void*, int, int, const void*, void*, int, int, int, int);
   void* library_ = nullptr;
   int (*create_)(void**) = nullptr;
   Sgemm sgemm_ = nullptr;
+  GemmEx gemm_ex_ = nullptr;
   void* handle_ = nullptr;
 };
 
@@ -121,12 +139,27 @@ bool RunGemm(const nlohmann::json& entry, const std::string& dir, Cublas& cublas
       data[i] = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
     }
   }
+  // Operands of 16-bit floats (the tensor-core entries): the same values, rounded.
+  const DataType operand = DataType::Parse(entry.value("operand", std::string("float32")));
+  if (operand.bits() == 16) {
+    for (NDArray* array : {&a_host, &b_host}) {
+      NDArray rounded = NDArray::Empty({n, n}, operand);
+      const auto* from = static_cast<const float*>((*array)->data);
+      auto* to = static_cast<uint16_t*>(rounded->data);
+      for (int64_t i = 0; i < int64_t{n} * n; ++i) {
+        to[i] = operand.is_bfloat16() ? FloatToBFloat16Bits(from[i]) : FloatToHalfBits(from[i]);
+      }
+      *array = rounded;
+    }
+  }
   NDArray a = a_host.CopyTo(kGpu), b = b_host.CopyTo(kGpu);
   NDArray c = NDArray::Empty({n, n}, DataType::Float(32), kGpu);
   NDArray c_ref = NDArray::Empty({n, n}, DataType::Float(32), kGpu);
   std::vector<NDArray> args = {a, b, c};
   auto loom_run = [&] { sgemm.CallWithArrays(args); };
-  auto cublas_run = [&] { cublas.Multiply(a, b, c_ref, n); };
+  auto cublas_run = [&] {
+    operand.bits() == 16 ? cublas.Multiply16(a, b, c_ref, n) : cublas.Multiply(a, b, c_ref, n);
+  };
   for (int i = 0; i < 3; ++i) {
     SecondsOf(loom_run);
     SecondsOf(cublas_run);

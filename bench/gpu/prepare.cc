@@ -6,7 +6,8 @@
 //    memory tiles, cross-thread reductions) with their inputs and the host's (llvm) outputs
 //    as .npy files;
 //  - "gemm" entries: float32 C = A x B of 4096^3 (and smaller) with topi's shared-memory
-//    schedule at several tilings, timed there against cuBLAS in the same process.
+//    schedule at several tilings, and of float16 / bfloat16 operands on tensor cores, timed
+//    there against cuBLAS in the same process.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,8 @@
 #include "gpu_tool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
+#include "loom/tir/transform.h"
+#include "loom/topi/gpu/tensor_core.h"
 
 namespace loom {
 namespace {
@@ -77,6 +80,15 @@ std::vector<CheckCase> CheckCases() {
                      {m},
                      1e-5});
   }
+  // Tensor cores (warp matrix instructions; float16 from sm_70, bfloat16 from sm_80).
+  for (const TensorCoreCase& c : TensorCoreCases()) {
+    cases.push_back({"tensor_core_" + c.Name(),
+                     c.Lower(true),
+                     c.Lower(false),
+                     {c.Shape(c.m, c.k), c.Shape(c.n, c.k)},
+                     c.Shape(c.m, c.n),
+                     1e-4});
+  }
   cases.push_back({"total_sum",
                    TotalSum(37, 41, 256, true),
                    TotalSum(37, 41, 256, false),
@@ -130,6 +142,28 @@ nlohmann::json PrepareGemm(int size, const topi::gpu::MatmulTiling& t, const fs:
           {"function", "sgemm"}, {"size", size}, {"tiling", tiling}};
 }
 
+// C (float32) = A x B of float16 or bfloat16 operands on tensor cores, timed there against
+// cuBLAS's GemmEx of the same types.
+nlohmann::json PrepareTensorCoreGemm(int size, DataType operand,
+                                     const topi::gpu::TensorCoreTiling& t, const fs::path& out,
+                                     const Target& target) {
+  te::Tensor a = te::placeholder({size, size}, operand, "A");
+  te::Tensor b = te::placeholder({size, size}, operand, "B");
+  te::Tensor c = topi::matmul(a, b, DataType::Float(32));
+  te::Schedule s = topi::gpu::schedule_matmul_tensor_core(c, t);
+  const std::string tiling = std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) +
+                             " warps, " + std::to_string(t.warp_tiles_m) + "x" +
+                             std::to_string(t.warp_tiles_n) + " tiles each, k step " +
+                             std::to_string(t.tile_k()) + ", tensor cores";
+  const std::string name = std::string(operand.is_bfloat16() ? "bf16" : "f16") + "gemm_" +
+                           std::to_string(size) + "_" + std::to_string(t.warps_m) + "x" +
+                           std::to_string(t.warps_n) + "_" + std::to_string(t.warp_tiles_m) + "x" +
+                           std::to_string(t.warp_tiles_n) + "_k" + std::to_string(t.tile_k());
+  ExportLibrary(build(te::lower(s, {a, b, c}, "gemm"), target), (out / (name + ".so")).string());
+  return {{"kind", "gemm"}, {"name", name},     {"library", name + ".so"}, {"function", "gemm"},
+          {"size", size},   {"tiling", tiling}, {"operand", operand.str()}};
+}
+
 int Main(int argc, char** argv) {
   LOOM_CHECK_USER(argc == 2 || (argc == 4 && std::string(argv[2]) == "--arch"))
       << "usage: loom-gpu-prepare OUT_DIR [--arch sm_XY]";
@@ -166,6 +200,19 @@ int Main(int argc, char** argv) {
           MatmulTiling{16, 16, 4, 4, 8, false, false, true, 4},
           MatmulTiling{16, 16, 8, 8, 8, true, false, true, 4}}) {
       manifest["entries"].push_back(PrepareGemm(size, t, out, target));
+    }
+  }
+  using topi::gpu::TensorCoreTiling;
+  for (DataType operand : {DataType::Float(16), DataType::BFloat16()}) {
+    if (!target.HasFeature(tir::builtin::TensorCoreFeature(operand))) continue;
+    for (int size : {1024, 4096}) {
+      // Each within the 48 KB of static shared memory (the C tile staged there is float32).
+      for (TensorCoreTiling t :
+           {TensorCoreTiling{2, 2, 2, 2, 2}, TensorCoreTiling{2, 4, 2, 2, 2},
+            TensorCoreTiling{2, 2, 2, 4, 1}, TensorCoreTiling{4, 2, 2, 2, 1},
+            TensorCoreTiling{4, 4, 1, 1, 2}, TensorCoreTiling{2, 2, 2, 2, 4}}) {
+        manifest["entries"].push_back(PrepareTensorCoreGemm(size, operand, t, out, target));
+      }
     }
   }
   std::ofstream(out / "manifest.json") << manifest.dump(2) << "\n";

@@ -67,7 +67,9 @@ constexpr OpSpec kBuiltinOps[] = {
     // (a tile of a tensor, say) is passed to an external function. The argument is a
     // BufferLoad that is never read, so passes that rewrite buffer accesses (StorageFlatten,
     // allocation regions) keep the address right.
-    {"address_of", CallEffect::kPure, 1},
+    // An optional second argument, an int32 kAccessRead / kAccessWrite (tir/transform.h), says
+    // what the callee does through the pointer; without it, a pass must assume both.
+    {"address_of", CallEffect::kPure, -1},
     // The packed calling convention (tir::transform::MakePackedAPI, lowered by codegen):
     // loom_struct_get(ptr, index, field) reads one field of the runtime's C structs (an
     // argument slot, a DLTensor field, an element of an int32/int64 array; field is a
@@ -93,6 +95,12 @@ constexpr OpSpec kBuiltinOps[] = {
     {"loom_thread_allreduce", CallEffect::kOpaque, -1},
     {"loom_warp_shuffle_down", CallEffect::kOpaque, 3},
     {"loom_warp_shuffle", CallEffect::kOpaque, 3},
+    // Warp matrix operations on 16x16 tiles (tensor cores): loom_mma_fill, loom_mma_load,
+    // loom_mma_sync, loom_mma_store. See tir::builtin in tir/transform.h.
+    {"loom_mma_fill", CallEffect::kOpaque, 3},
+    {"loom_mma_load", CallEffect::kOpaque, 4},
+    {"loom_mma_sync", CallEffect::kOpaque, 8},
+    {"loom_mma_store", CallEffect::kOpaque, 4},
 };
 
 class OpRegistry {

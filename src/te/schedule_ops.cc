@@ -160,7 +160,7 @@ class NestBuilder {
                                    {IntImm(DataType::Int(32), align.dim),
                                     IntImm(DataType::Int(32), align.factor),
                                     IntImm(DataType::Int(32), align.offset)});
-      body = AttrStmt(region, "buffer_dim_align", tuple, body);
+      body = AttrStmt(region, tir::transform::kBufferDimAlign, tuple, body);
     }
     // A 0-d tensor (a full reduction without keepdims) is one element.
     Array<PrimExpr> extents = region->shape;

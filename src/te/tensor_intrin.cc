@@ -7,6 +7,7 @@
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
+#include "loom/tir/transform.h"
 
 namespace loom::te {
 namespace {
@@ -90,18 +91,23 @@ TensorIntrin decl_tensor_intrin(const Operation& op, const TensorIntrinBuilder& 
   return intrin;
 }
 
-PrimExpr address_of(const PrimExpr& load) {
+PrimExpr address_of(const PrimExpr& load, int access) {
   LOOM_CHECK_USER(load.defined() && load.as<BufferLoadNode>())
       << "address_of: the argument must be a buffer element (BufferLoad), got "
       << (load.defined() ? ToScript(load) : "(undefined)");
-  return call_intrin(DataType::Handle(), "address_of", {load});
+  const int both = tir::builtin::kAccessRead | tir::builtin::kAccessWrite;
+  LOOM_CHECK_USER(access >= 0 && access <= both)
+      << "address_of: access " << access << " is none of kAccessRead (1), kAccessWrite (2), "
+      << "both (3), or 0 (unknown)";
+  if (access == 0) return call_intrin(DataType::Handle(), "address_of", {load});
+  return call_intrin(DataType::Handle(), "address_of", {load, IntImm(DataType::Int(32), access)});
 }
 
-PrimExpr access_ptr(const Buffer& buffer) {
+PrimExpr access_ptr(const Buffer& buffer, int access) {
   LOOM_CHECK_USER(buffer.defined()) << "access_ptr: the buffer is undefined";
   Array<PrimExpr> origin;
   for (const PrimExpr& extent : buffer->shape) origin.push_back(make_zero(extent.dtype()));
-  return address_of(BufferLoad(buffer, origin));
+  return address_of(BufferLoad(buffer, origin), access);
 }
 
 }  // namespace loom::te

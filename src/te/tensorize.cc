@@ -16,12 +16,15 @@
 #include "te/tensorize.h"
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 
 #include "loom/ir/expr_ops.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/structural.h"
 #include "loom/tir/analysis.h"
 #include "loom/tir/stmt_functor.h"
+#include "loom/tir/transform.h"
 
 namespace loom::te {
 namespace detail {
@@ -342,6 +345,21 @@ class BufferBinder : public StmtExprMutator {
  public:
   using StmtExprMutator::VisitStmt_;
   Stmt VisitStmt_(const AttrStmtNode* op) override {
+    if (op->attr_key == tir::transform::kBufferDimAlign) {
+      // The padded strides StorageFlatten will give the buffer, inside the request's scope.
+      const auto* buffer = op->node.as<BufferNode>();
+      const auto* tuple = op->value.as<CallNode>();
+      int64_t dim = 0, factor = 0, offset = 0;
+      if (buffer != nullptr && tuple != nullptr && tuple->args.size() == 3 &&
+          IsConstInt(tuple->args[0], &dim) && IsConstInt(tuple->args[1], &factor) &&
+          IsConstInt(tuple->args[2], &offset)) {
+        std::map<int64_t, std::pair<int64_t, int64_t>>& aligns = aligns_[buffer->data.get()];
+        aligns[dim] = {factor, offset};
+        Stmt visited = StmtExprMutator::VisitStmt_(op);
+        aligns.erase(dim);
+        return visited;
+      }
+    }
     if (op->attr_key != kBufferBindScope) return StmtExprMutator::VisitStmt_(op);
     Buffer intrin_buffer = Downcast<Buffer>(op->node);
     const auto* load = op->value.as<CallNode>()->args.at(0).as<BufferLoadNode>();
@@ -351,7 +369,14 @@ class BufferBinder : public StmtExprMutator {
     if (strides.empty()) {
       PrimExpr stride = make_const(DataType::Int(32), int64_t{1});
       strides.resize(tensor_buffer->shape.size());
+      const auto aligns = aligns_.find(tensor_buffer->data.get());
       for (size_t d = strides.size(); d-- > 0;) {
+        if (aligns != aligns_.end()) {
+          if (auto align = aligns->second.find(static_cast<int64_t>(d));
+              align != aligns->second.end()) {
+            stride = tir::transform::AlignStride(stride, align->second.first, align->second.second);
+          }
+        }
         strides[d] = stride;
         stride = analyzer_.Simplify(stride * tensor_buffer->shape[d]);
       }
@@ -389,6 +414,9 @@ class BufferBinder : public StmtExprMutator {
 
  private:
   arith::Analyzer analyzer_;
+  // The enclosing buffer_dim_align requests: per buffer (its data variable), dimension ->
+  // (factor, offset).
+  std::unordered_map<const VarNode*, std::map<int64_t, std::pair<int64_t, int64_t>>> aligns_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
 #include "loom/topi/gpu/matmul.h"
+#include "loom/topi/gpu/tensor_core.h"
 #include "loom/topi/matmul.h"
 
 namespace loom::testing {
@@ -75,6 +76,77 @@ inline PrimFunc SharedMatmul(int m, int n, int k, int ty, int tx, int tile_k, bo
   te::Schedule s = topi::gpu::schedule_matmul_shared(
       c, {ty, tx, 4, 4, tile_k, strided, pad_rows, double_buffer, vector_width});
   return te::lower(s, {a, b, c}, "shared_matmul");
+}
+
+// C [batch..., m, n] = A [batch..., m, k] x B [batch..., n, k]^T (B transposed as nn.dense's
+// weight) summed in float32, then relu when `relu`; A and B are float32 inputs rounded to
+// `operand` (float16 or bfloat16) by stages a schedule inlines, so the host's reference
+// multiplies the same rounded operands.
+struct TensorCoreCase {
+  std::vector<int64_t> batch;
+  int64_t m, n, k;
+  DataType operand;
+  bool relu;
+  topi::gpu::TensorCoreTiling tiling;
+
+  std::string Name() const {
+    std::string name;
+    for (int64_t d : batch) name += std::to_string(d) + "x";
+    return name + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" +
+           operand.str() + (relu ? "_relu" : "");
+  }
+  std::vector<int64_t> Shape(int64_t rows, int64_t columns) const {
+    std::vector<int64_t> shape = batch;
+    shape.insert(shape.end(), {rows, columns});
+    return shape;
+  }
+  // On tensor cores with `tiling` (`tensor_core`), or with the default schedule.
+  PrimFunc Lower(bool tensor_core) const {
+    auto dims = [&](int64_t rows, int64_t columns) {
+      Array<PrimExpr> out;
+      for (int64_t d : Shape(rows, columns)) out.push_back(make_const(DataType::Int(32), d));
+      return out;
+    };
+    te::Tensor a = te::placeholder(dims(m, k), DataType::Float(32), "A");
+    te::Tensor b = te::placeholder(dims(n, k), DataType::Float(32), "B");
+    const size_t nd = batch.size() + 2;
+    te::Tensor rounded_a = te::compute(
+        dims(m, k),
+        [&](const Array<Var>& i) { return cast(operand, a(Array<PrimExpr>(i.begin(), i.end()))); },
+        "A_rounded", "elemwise");
+    te::Tensor rounded_bt = te::compute(
+        dims(k, n),
+        [&](const Array<Var>& i) {
+          Array<PrimExpr> index(i.begin(), i.end());
+          std::swap(index[nd - 2], index[nd - 1]);
+          return cast(operand, b(index));
+        },
+        "B_transposed", "injective");
+    te::Tensor c = topi::matmul(rounded_a, rounded_bt, DataType::Float(32));
+    if (relu) {
+      te::Tensor product = c;
+      c = te::compute(
+          product.shape(),
+          [&](const Array<Var>& i) {
+            return max(product(Array<PrimExpr>(i.begin(), i.end())),
+                       make_zero(DataType::Float(32)));
+          },
+          "relu", "elemwise");
+    }
+    te::Schedule s = tensor_core ? topi::gpu::schedule_matmul_tensor_core(c, tiling)
+                                 : te::create_schedule({c.op()});
+    return te::lower(s, {a, b, c}, tensor_core ? "tensor_core_product" : "host_product");
+  }
+};
+
+// Sizes that divide into the tilings, with batch dimensions and an epilogue.
+inline std::vector<TensorCoreCase> TensorCoreCases() {
+  return {
+      {{}, 128, 64, 64, DataType::Float(16), false, {}},
+      {{}, 64, 128, 96, DataType::BFloat16(), true, {2, 2, 2, 2, 1}},
+      {{3}, 32, 64, 48, DataType::Float(16), true, {1, 2, 2, 2, 3}},
+      {{2, 2}, 64, 32, 32, DataType::BFloat16(), false, {2, 1, 2, 2, 2}},
+  };
 }
 
 enum class RowReducer { kSum, kMax, kSumOfPositives };

@@ -80,8 +80,10 @@ TensorIntrin decl_tensor_intrin(const Operation& op, const TensorIntrinBuilder& 
 
 // The address of the element `load` reads (a BufferLoad), as a handle: the builtin
 // "address_of". Passing it to call_extern hands the callee a pointer into the buffer.
-PrimExpr address_of(const PrimExpr& load);
+// `access` (tir::builtin::kAccessRead, kAccessWrite, or both or'ed) says what the callee does
+// through it, for the passes that order memory accesses (ThreadSync); 0: unknown, so both.
+PrimExpr address_of(const PrimExpr& load, int access = 0);
 // The address of `buffer`'s first element (index 0 in every dimension).
-PrimExpr access_ptr(const Buffer& buffer);
+PrimExpr access_ptr(const Buffer& buffer, int access = 0);
 
 }  // namespace loom::te

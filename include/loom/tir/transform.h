@@ -78,6 +78,34 @@ inline constexpr const char* kThreadAllreduce = "loom_thread_allreduce";
 // a -thread-warp-size above 1.
 inline constexpr const char* kWarpShuffleDown = "loom_warp_shuffle_down";
 inline constexpr const char* kWarpShuffle = "loom_warp_shuffle";
+// Warp matrix operations (tensor cores) on 16x16 tiles held in fragments: allocations of
+// scope kMatrixA (16 rows x 16 depth), kMatrixB (16 depth x 16 columns) or kAccumulator
+// (16 x 16), each a handle whose fragments are numbered from 0 (one per 256 elements).
+// Every lane of a warp executes them, with the same operands:
+//   loom_mma_fill(accumulator, index, value): every element of that fragment is `value`;
+//   loom_mma_load(fragment, index, address_of(first element), stride): an A or B tile, rows
+//     `stride` elements apart, into that fragment;
+//   loom_mma_sync(d, d_index, a, a_index, b, b_index, c, c_index): d = a * b + c;
+//   loom_mma_store(address_of(first element), accumulator, index, stride): the fragment's
+//     tile into memory, rows `stride` elements apart.
+// Only a target with the feature "tensor-core-<operand type>" lowers them.
+inline constexpr const char* kMmaFill = "loom_mma_fill";
+inline constexpr const char* kMmaLoad = "loom_mma_load";
+inline constexpr const char* kMmaSync = "loom_mma_sync";
+inline constexpr const char* kMmaStore = "loom_mma_store";
+// The storage scopes of fragments: thread-private ("local...") as far as bound inference and
+// the passes go, a warp's together on the device.
+inline constexpr const char* kMatrixA = "local.matrix_a";
+inline constexpr const char* kMatrixB = "local.matrix_b";
+inline constexpr const char* kAccumulator = "local.accumulator";
+// The target feature of targets whose devices run warp matrix operations on fragments of
+// `operand` (float16 or bfloat16) natively: "tensor-core-float16", "tensor-core-bfloat16".
+inline std::string TensorCoreFeature(DataType operand) {
+  return operand.is_bfloat16() ? "tensor-core-bfloat16" : "tensor-core-float16";
+}
+// address_of's optional second argument: what the callee does through the pointer.
+inline constexpr int kAccessRead = 1;
+inline constexpr int kAccessWrite = 2;
 
 }  // namespace loom::tir::builtin
 
@@ -149,6 +177,12 @@ Pass UnrollLoop();
 // buffer's Allocate to match; the attribute is removed. Only compact buffers the function
 // allocates can be aligned (user error otherwise). Runs first among the TIR passes.
 Pass StorageFlatten();
+// The attribute key of those alignment requests, and the stride a request of (factor,
+// offset) gives a dimension whose compact stride is `stride`: the smallest value at least
+// `stride` equal to offset modulo factor. (Tensorize binds an intrinsic's strides with it
+// before StorageFlatten runs.)
+inline constexpr const char* kBufferDimAlign = "buffer_dim_align";
+PrimExpr AlignStride(const PrimExpr& stride, int64_t factor, int64_t offset);
 // StorageRewrite: allocations in one attach scope (the function body, or the body of a
 // parallel, vectorized or thread-bound loop: never crossed, so per-thread storage stays per
 // thread) are hoisted to the top of that scope, and two allocations of the same dtype and
@@ -343,5 +377,10 @@ PrimExpr LowerMathIntrinsicsInExpr(const PrimExpr& expr);
 // vector LetStmt of a load, whose lanes one-lane Shuffles read, and a store of a vector
 // variable or of a Shuffle of scalars (the file's comment says when an access qualifies).
 Pass ScalarizeVectors(int vector_access_bytes = 0);
+// EmulateMatrixOperations: in a device kernel with a fragment of warp matrix operations
+// (tir::builtin::kMmaLoad, ...) of an operand type for which `native` is false, each
+// fragment becomes every thread's own float32 copy of its tiles ("local") and each operation
+// loops over them: the same results, slowly, on a device without the instructions.
+Pass EmulateMatrixOperations(std::function<bool(DataType operand)> native);
 
 }  // namespace loom::tir::transform

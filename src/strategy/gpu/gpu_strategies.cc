@@ -2,8 +2,10 @@
 // the generic schedule of topi/gpu/schedule.h (one thread per output element, or one block
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
-// shared-memory tiling of topi/gpu/matmul.h, a conv2d of one group large enough the same
-// tiling as an implicit matrix product, a depthwise conv2d its input through shared memory,
+// shared-memory tiling of topi/gpu/matmul.h, or, of float16 / bfloat16 operands summed in
+// float32 on a target with tensor cores for them (--precision bf16 on cuda -arch=sm_80 and
+// up), the tensor-core schedule of topi/gpu/tensor_core.h; a conv2d of one group large enough the
+// same tiling as an implicit matrix product, a depthwise conv2d its input through shared memory,
 // and another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h. With
 // -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd F(4x4, 3x3)
 // (topi/gpu/conv2d_winograd.h) in AlterOpLayout: its weight transformed by an operator that
@@ -17,6 +19,7 @@
 #include "loom/topi/gpu/conv2d_winograd.h"
 #include "loom/topi/gpu/matmul.h"
 #include "loom/topi/gpu/schedule.h"
+#include "loom/topi/gpu/tensor_core.h"
 
 namespace loom::strategy::gpu {
 namespace {
@@ -104,6 +107,60 @@ graph::OpImplementation TiledProduct() {
           .schedule =
               [](const CallInfo&, const Tensors& outputs, const Target&) {
                 return topi::gpu::schedule_matmul_shared(outputs[0], kDefaultTiling);
+              }};
+}
+
+// Tensor-core tilings, the first whose tiles the product divides into: blocks of 64 x 64
+// (2 x 2 warps of 2 x 2 tiles of 16 x 16) over steps of 32, else 32 x 32 over steps of 16.
+// Not yet timed on a GPU (scripts/gpu-check.sh sweeps others).
+constexpr topi::gpu::TensorCoreTiling kTensorCoreTilings[] = {{2, 2, 2, 2, 2}, {2, 2, 1, 1, 1}};
+
+// The tensor-core tiling of the group: a product (with or without an elementwise epilogue of
+// its shape, which may round the result for the next product: --precision bf16's casts) of
+// two float16 or bfloat16 operands of at least two dimensions summed in float32, on a target
+// with tensor cores for them, whose sizes divide into one of kTensorCoreTilings that fits the
+// target; else nothing.
+std::optional<topi::gpu::TensorCoreTiling> TensorCoreTilingOf(const CallInfo& info,
+                                                              const Tensors& outputs,
+                                                              const Target& target) {
+  std::optional<std::vector<int64_t>> shape =
+      GroupShape(info, outputs, outputs.empty() ? DataType() : outputs[0].dtype());
+  if (!shape || shape->size() < 2 || info.output_type.dtype() != DataType::Float(32) ||
+      info.input_types.size() != 2 || info.input_types[0].dtype() != info.input_types[1].dtype()) {
+    return std::nullopt;
+  }
+  std::optional<std::string> feature = topi::gpu::TensorCoreFeature(info.input_types[0].dtype());
+  std::optional<std::vector<int64_t>> a = info.input_types[0].ConstShape();
+  std::optional<std::vector<int64_t>> b = info.input_types[1].ConstShape();
+  if (!feature || !target.HasFeature(*feature) || !a || !b || a->size() < 2 || b->size() < 2) {
+    return std::nullopt;
+  }
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
+  if (batch > kMaxGridYZ) return std::nullopt;
+  const int64_t operand_bytes = OperandBytes(info, 0);
+  for (const topi::gpu::TensorCoreTiling& tiling : kTensorCoreTilings) {
+    if (topi::gpu::TensorCoreTilingFits((*shape)[shape->size() - 2], shape->back(), a->back(),
+                                        tiling) &&
+        tiling.threads() <= target.GetInt("max-threads-per-block") &&
+        tiling.shared_bytes(operand_bytes) <= target.GetInt("max-shared-memory-per-block")) {
+      return tiling;
+    }
+  }
+  return std::nullopt;
+}
+
+graph::OpImplementation TensorCoreProduct() {
+  return {.name = "gpu.matmul_tensor_core",
+          .priority = 20,
+          .applies =
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                return TensorCoreTilingOf(info, outputs, target).has_value();
+              },
+          .schedule =
+              [](const CallInfo& info, const Tensors& outputs, const Target& target) {
+                return topi::gpu::schedule_matmul_tensor_core(
+                    outputs[0], *TensorCoreTilingOf(info, outputs, target));
               }};
 }
 
@@ -374,7 +431,11 @@ void RegisterWinogradOps() {
   graph::RegisterImplementation("nn.conv2d", "gpu", DepthwiseConv2D());
   for (const char* op : {"nn.dense", "nn.matmul", "nn.batch_matmul"}) {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
+    graph::RegisterImplementation(op, "gpu", TensorCoreProduct());
   }
+  // --precision bf16 multiplies bfloat16 operands where tensor cores do.
+  graph::RegisterBFloat16Products(
+      "gpu", [](const Target& target) { return target.HasFeature("tensor-core-bfloat16"); });
   return true;
 }();
 

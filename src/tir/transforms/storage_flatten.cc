@@ -23,8 +23,6 @@ namespace loom::tir::transform {
 
 namespace {
 
-constexpr const char* kBufferDimAlign = "buffer_dim_align";
-
 struct DimAlign {
   int64_t factor;
   int64_t offset;
@@ -55,12 +53,6 @@ struct FlatLayout {
   PrimExpr extent;
 };
 
-// The smallest s' >= stride with s' = offset (mod factor).
-PrimExpr AlignStride(const PrimExpr& stride, const DimAlign& align) {
-  DataType t = stride.dtype();
-  return stride + floormod(make_const(t, align.offset) - stride, make_const(t, align.factor));
-}
-
 FlatLayout LayoutOf(const Buffer& buffer, const std::map<int, DimAlign>* aligns) {
   const Array<PrimExpr>& shape = buffer->shape;
   DataType index_type = shape.empty() ? DataType::Int(32) : shape[0].dtype();
@@ -80,7 +72,7 @@ FlatLayout LayoutOf(const Buffer& buffer, const std::map<int, DimAlign>* aligns)
     for (size_t k = shape.size(); k-- > 0;) {
       if (aligns) {
         if (auto it = aligns->find(static_cast<int>(k)); it != aligns->end()) {
-          stride = AlignStride(stride, it->second);
+          stride = AlignStride(stride, it->second.factor, it->second.offset);
         }
       }
       layout.strides[k] = stride;
@@ -320,6 +312,11 @@ class BufferFlattener : public StmtExprMutator {
 };
 
 }  // namespace
+
+PrimExpr AlignStride(const PrimExpr& stride, int64_t factor, int64_t offset) {
+  const DataType t = stride.dtype();
+  return stride + floormod(make_const(t, offset) - stride, make_const(t, factor));
+}
 
 Pass StorageFlatten() {
   auto rewrite = [](const PrimFunc& func, const IRModule&, const PassContext&) {

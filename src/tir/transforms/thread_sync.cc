@@ -1,11 +1,12 @@
 // ThreadSync: barriers between the threads of a GPU block wherever one thread may read, or
 // overwrite, shared memory another thread wrote, or read, since the last barrier.
 //
-// Each statement is summarized by the shared buffers it reads and writes: all of them, those
-// before its first barrier (its head) and those after its last (its tail). In a sequence, a
-// statement whose head reads a buffer written since the last barrier (read after write), or
-// writes one read since then (write after read), gets a barrier before it. A serial loop is
-// a sequence of its iterations: when the tail of one iteration conflicts with the head of the
+// Each statement is summarized by the shared buffers it reads and writes (through a pointer
+// handed to a callee, address_of, as the access it declares: both when it declares none): all of
+// them, those before its first barrier (its head) and those after its last (its tail). In a
+// sequence, a statement whose head reads a buffer written since the last barrier (read after
+// write), or writes one read since then (write after read), gets a barrier before it. A serial loop
+// is a sequence of its iterations: when the tail of one iteration conflicts with the head of the
 // next (the next tile's fetch overwriting what this one computes from), the body ends with a
 // barrier. Writes after writes need none: threads that fetch cooperatively write different
 // elements. Which elements a thread touches is not analyzed, so a barrier may be one more than
@@ -254,9 +255,25 @@ class BarrierPlanner : public StmtExprMutator {
   Accesses AccessesOf(const ObjectRef& s) const {
     Accesses accesses;
     if (!s.defined()) return accesses;
+    // A pointer handed to a callee (address_of) is read or written as its access says; both
+    // when it does not say.
+    std::unordered_set<const BufferLoadNode*> addressed;
+    PostOrderVisit(s, [&](const ObjectRef& node) {
+      const auto* call = node.as<CallNode>();
+      if (call == nullptr || call->op.name() != "address_of") return;
+      const auto* load = call->args[0].as<BufferLoadNode>();
+      addressed.insert(load);
+      if (!shared_.count(load->buffer->data.get())) return;
+      int64_t access = builtin::kAccessRead | builtin::kAccessWrite;
+      if (call->args.size() > 1) IsConstInt(call->args[1], &access);
+      if (access & builtin::kAccessRead) accesses.reads.insert(load->buffer->data.get());
+      if (access & builtin::kAccessWrite) accesses.writes.insert(load->buffer->data.get());
+    });
     PostOrderVisit(s, [&](const ObjectRef& node) {
       if (const auto* load = node.as<BufferLoadNode>()) {
-        if (shared_.count(load->buffer->data.get())) accesses.reads.insert(load->buffer->data.get());
+        if (shared_.count(load->buffer->data.get()) && !addressed.count(load)) {
+          accesses.reads.insert(load->buffer->data.get());
+        }
       } else if (const auto* store = node.as<BufferStoreNode>()) {
         if (shared_.count(store->buffer->data.get())) {
           accesses.writes.insert(store->buffer->data.get());

@@ -16,7 +16,9 @@
 
 #include "compile_test_models.h"
 #include "gpu_device.h"
+#include "gpu_target_test.h"
 #include "graph_test_util.h"
+#include "loom/runtime/cuda_module.h"
 #include "loom/runtime/opencl_module.h"
 
 namespace loom::graph::test {
@@ -125,6 +127,44 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
     // The operands' tiles (cache_read "shared"), not a reduction's buffer.
     EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
     EXPECT_EQ(source.find("red_buf"), std::string::npos) << source;
+  }
+}
+
+// --precision bf16 for cuda: on sm_80 and up (bfloat16 tensor cores) the dense layers and the
+// batch_matmul of two activations, whose sizes divide into the tiles, take the tensor-core
+// schedule (warp matrix instructions in the PTX); on sm_75 the operands are rounded and the
+// products stay float32 kernels. Compiled with NVRTC wherever the toolkit is.
+TEST(GpuProducts, BFloat16ProductsTakeTheTensorCoresWhereTheTargetHasThem) {
+  LOOM_SKIP_WITHOUT_COMPILER((testing::GpuTarget{"cuda", testing::kCUDADevice}));
+  Var x = MakeVar("x", TensorType({128, 256}, kF32));
+  Expr hidden = MakeCall(
+      "nn.relu",
+      {MakeCall("nn.bias_add",
+                {MakeCall("nn.dense", {x, models::Weight({128, 256}, "w1", 21)}, {}, "fc1"),
+                 models::Weight({128}, "b1", 22)},
+                {{"axis", int64_t{1}}})});
+  Expr scores = MakeCall("nn.dense", {hidden, models::Weight({64, 128}, "w2", 23)}, {}, "fc2");
+  Var a = MakeVar("a", TensorType({4, 64, 32}, kF32));
+  Var b = MakeVar("b", TensorType({4, 32, 64}, kF32));
+  Expr attention = MakeCall("nn.batch_matmul", {a, b}, {}, "bmm");
+  Function main = MakeFunction(
+      {x, a, b}, MakeTuple({MakeCall("nn.softmax", {scores}, {{"axis", int64_t{1}}}),
+                            MakeCall("nn.softmax", {attention}, {{"axis", int64_t{2}}})}));
+  const std::string mma = "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32";
+  for (const std::string arch : {"sm_80", "sm_75"}) {
+    SCOPED_TRACE(arch);
+    CompiledModel compiled =
+        Compile(IRModule::FromFunction(main),
+                {.opt_level = 3, .target = "cuda -arch=" + arch, .precision = "bf16"});
+    const std::string ptx = runtime::CUDAModulePTX(compiled.kernels->imports().at(0));
+    int kernels = 0;
+    const std::string entry = ".visible .entry";
+    for (size_t at = ptx.find(entry); at != std::string::npos; at = ptx.find(entry, at + 1)) {
+      const size_t end = ptx.find(entry, at + 1);
+      kernels +=
+          ptx.substr(at, end == std::string::npos ? end : end - at).find(mma) != std::string::npos;
+    }
+    EXPECT_EQ(kernels, arch == "sm_80" ? 3 : 0) << ptx;
   }
 }
 

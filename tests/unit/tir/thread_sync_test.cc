@@ -66,6 +66,27 @@ TEST(ThreadSync, AReadOfWhatOtherThreadsWroteWaitsForThem) {
   EXPECT_LT(barrier, read) << text;
 }
 
+// A pointer into shared memory handed to a callee (a tensor intrinsic's address_of) is read
+// or written as its access says, both when it says nothing.
+TEST(ThreadSync, PointersHandedToACalleeAreTheAccessesTheyDeclare) {
+  Kernel k;
+  auto pass = [&](int access) {
+    Array<PrimExpr> args{BufferLoad(k.s, {0})};
+    if (access != 0) args.push_back(IntImm(DataType::Int(32), access));
+    return Evaluate(call_extern(DataType::Int(32), "callee",
+                                {call_intrin(DataType::Handle(), "address_of", args)}));
+  };
+  const int read = builtin::kAccessRead, write = builtin::kAccessWrite;
+  // Written through the pointer, then read: one barrier between.
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({pass(write), k.ReadShared(k.tx)})))), 1);
+  // Written, then read through the pointer: one.
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({k.WriteShared(k.tx), pass(read)})))), 1);
+  // Two reads: none.
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({pass(read), k.ReadShared(k.tx)})))), 0);
+  // Undeclared: read and written, so a read after it waits.
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({pass(0), k.ReadShared(k.tx)})))), 1);
+}
+
 TEST(ThreadSync, TheNextIterationsWriteWaitsForThisOnesReads) {
   Kernel k;
   Var i("i", DataType::Int(32));

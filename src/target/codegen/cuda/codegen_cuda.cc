@@ -3,6 +3,10 @@
 
 #include <string>
 
+#include "loom/support/error.h"
+#include "loom/tir/transform.h"
+#include "target/codegen/codegen_util.h"
+
 namespace loom::codegen {
 
 namespace {
@@ -33,9 +37,132 @@ LOOM_INLINE double loom_bits_f64(uint64_t b) { return __longlong_as_double((long
 LOOM_INLINE uint64_t loom_f64_bits(double f) { return (uint64_t)__double_as_longlong(f); }
 )";
 
+// The warp matrix operations on 16x16x16 tiles (PTX wmma, sm_70 and up; bfloat16 sm_80 and
+// up), row-major tiles through generic addresses (32-byte aligned, rows a multiple of 16
+// bytes apart). A float16 A or B fragment is 8 registers of each lane, a bfloat16 one 4, a
+// float32 accumulator 8.
+constexpr const char* kMatrixOperations = R"(
+LOOM_INLINE void loom_mma_load_a_f16(uint32_t* f, const void* p, int32_t ld) {
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, [%8], %9;"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]), "=r"(f[4]), "=r"(f[5]), "=r"(f[6]), "=r"(f[7])
+               : "l"(p), "r"(ld) : "memory");
+}
+LOOM_INLINE void loom_mma_load_b_f16(uint32_t* f, const void* p, int32_t ld) {
+  asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, [%8], %9;"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]), "=r"(f[4]), "=r"(f[5]), "=r"(f[6]), "=r"(f[7])
+               : "l"(p), "r"(ld) : "memory");
+}
+LOOM_INLINE void loom_mma_sync_f16(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
+  asm volatile("wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19,%20,%21,%22,%23}, {%24,%25,%26,%27,%28,%29,%30,%31};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]),
+                 "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]),
+                 "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]));
+}
+LOOM_INLINE void loom_mma_load_a_bf16(uint32_t* f, const void* p, int32_t ld) {
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.bf16 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+               : "l"(p), "r"(ld) : "memory");
+}
+LOOM_INLINE void loom_mma_load_b_bf16(uint32_t* f, const void* p, int32_t ld) {
+  asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.bf16 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+               : "l"(p), "r"(ld) : "memory");
+}
+LOOM_INLINE void loom_mma_sync_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
+  asm volatile("wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, {%12,%13,%14,%15}, {%16,%17,%18,%19,%20,%21,%22,%23};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
+                 "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+                 "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]));
+}
+LOOM_INLINE void loom_mma_store_f32(void* p, const float* c, int32_t ld) {
+  asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f32 [%0], {%1,%2,%3,%4,%5,%6,%7,%8}, %9;"
+               :: "l"(p), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]), "r"(ld) : "memory");
+}
+LOOM_INLINE void loom_mma_fill_f32(float* c, float value) {
+  for (int i = 0; i < 8; ++i) c[i] = value;
+}
+)";
+
+// Registers per lane of a fragment of `scope` holding `dtype` elements.
+int FragmentRegisters(const std::string& scope, DataType dtype) {
+  if (scope == tir::builtin::kAccumulator) return 8;
+  return dtype.is_bfloat16() ? 4 : 8;
+}
+
+// The suffix of the helpers of an operand type.
+std::string OperandSuffix(DataType dtype) { return dtype.is_bfloat16() ? "bf16" : "f16"; }
+
 }  // namespace
 
-std::string CodeGenCUDA::Preamble() const { return kPreamble; }
+std::string CodeGenCUDA::Preamble() const {
+  return std::string(kPreamble) + (uses_matrix_operations_ ? kMatrixOperations : "");
+}
+
+const CodeGenCUDA::Fragment& CodeGenCUDA::FragmentOf(const CallNode* op, size_t arg) const {
+  const auto* var = op->args[arg].as<VarNode>();
+  auto it = var == nullptr ? fragments_.end() : fragments_.find(var);
+  LOOM_ICHECK(it != fragments_.end()) << "codegen of '" << function_name_ << "': argument " << arg
+                                      << " of " << op->op.name() << " is not a fragment allocation";
+  return it->second;
+}
+
+std::string CodeGenCUDA::Registers(const CallNode* op, size_t arg, size_t index) {
+  const Fragment& fragment = FragmentOf(op, arg);
+  return "(" + VisitExpr(op->args[arg]) + " + (" + VisitExpr(op->args[index]) + ") * " +
+         std::to_string(FragmentRegisters(fragment.scope, fragment.dtype)) + ")";
+}
+
+std::string CodeGenCUDA::VisitExpr_(const CallNode* op) {
+  namespace builtin = tir::builtin;
+  const std::string& name = op->op.name();
+  if (name == builtin::kMmaFill) {
+    Line("loom_mma_fill_f32(" + Registers(op, 0, 1) + ", " + VisitExpr(op->args[2]) + ");");
+  } else if (name == builtin::kMmaLoad) {
+    const Fragment& fragment = FragmentOf(op, 0);
+    LOOM_ICHECK(fragment.scope != builtin::kAccumulator)
+        << "codegen of '" << function_name_ << "': loom_mma_load into an accumulator";
+    const char* kind = fragment.scope == builtin::kMatrixA ? "a" : "b";
+    Line(std::string("loom_mma_load_") + kind + "_" + OperandSuffix(fragment.dtype) + "(" +
+         Registers(op, 0, 1) + ", " + VisitExpr(op->args[2]) + ", " + VisitExpr(op->args[3]) +
+         ");");
+  } else if (name == builtin::kMmaSync) {
+    Line("loom_mma_sync_" + OperandSuffix(FragmentOf(op, 2).dtype) + "(" + Registers(op, 0, 1) +
+         ", " + Registers(op, 2, 3) + ", " + Registers(op, 4, 5) + ", " + Registers(op, 6, 7) +
+         ");");
+  } else if (name == builtin::kMmaStore) {
+    Line("loom_mma_store_f32(" + VisitExpr(op->args[0]) + ", " + Registers(op, 1, 2) + ", " +
+         VisitExpr(op->args[3]) + ");");
+  } else {
+    return CodeGenGPU::VisitExpr_(op);
+  }
+  return "0";
+}
+
+void CodeGenCUDA::VisitStmt_(const AllocateNode* op) {
+  const std::string& scope = op->storage_scope;
+  if (scope != tir::builtin::kMatrixA && scope != tir::builtin::kMatrixB &&
+      scope != tir::builtin::kAccumulator) {
+    return CodeGenGPU::VisitStmt_(op);
+  }
+  auto [elements, constant, count] = SizeOf(*op);
+  constexpr int64_t kTileElements = 16 * 16;
+  LOOM_CHECK_USER(constant && count % kTileElements == 0)
+      << "codegen of '" << function_name_ << "': the fragment allocation of '"
+      << op->buffer_var->name_hint << "' holds "
+      << (constant ? std::to_string(count) : std::string("a run-time number of"))
+      << " elements; fragments hold "
+      << "whole 16x16 tiles (a constant multiple of 256 elements)";
+  uses_matrix_operations_ = true;
+  fragments_[op->buffer_var.get()] = Fragment{scope, op->dtype};
+  const int64_t registers = count / kTileElements * FragmentRegisters(scope, op->dtype);
+  OpenBlock("");
+  Line(std::string(scope == tir::builtin::kAccumulator ? "float " : "uint32_t ") +
+       Bind(op->buffer_var) + "[" + std::to_string(registers) + "];");
+  VisitStmt(op->body);
+  CloseBlock();
+}
 
 std::string CodeGenCUDA::KernelHead(int64_t threads_per_block) const {
   // The bound lets the compiler budget registers for the block size the launch uses.

@@ -80,7 +80,11 @@ int64_t ThreadsPerBlock(const PrimFunc& func) {
 
 std::vector<runtime::DeviceKernelInfo> GenerateKernels(const IRModule& kernels,
                                                        const Target& target, CodeGenGPU& codegen) {
-  IRModule scalar = tir::transform::ScalarizeVectors(kVectorAccessBytes)(kernels);
+  // Warp matrix operations the device has no instructions for run as loops.
+  IRModule native = tir::transform::EmulateMatrixOperations([&](DataType operand) {
+    return target.HasFeature(tir::builtin::TensorCoreFeature(operand));
+  })(kernels);
+  IRModule scalar = tir::transform::ScalarizeVectors(kVectorAccessBytes)(native);
   std::vector<runtime::DeviceKernelInfo> infos;
   for (const auto& [name, func] : scalar.functions()) {
     CheckLaunchLimits(name, func, target);
