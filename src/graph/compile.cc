@@ -21,6 +21,13 @@
 #include "loom/target/build.h"
 
 namespace loom::graph {
+
+std::optional<DataType> ProductOperandType(const std::string& precision) {
+  if (precision == "bf16") return DataType::BFloat16();
+  if (precision == "fp16") return DataType::Float(16);
+  return std::nullopt;
+}
+
 namespace {
 
 // The bytes a compile may plan for: the options' limit, else this machine's memory.
@@ -65,8 +72,8 @@ void CheckTensorsFit(const Function& main, const CompileOptions& options) {
 void CheckOptions(const IRModule& module, const CompileOptions& options) {
   LOOM_CHECK_USER(options.opt_level >= 0 && options.opt_level <= 3)
       << "Compile: opt_level must be 0, 1, 2 or 3, got " << options.opt_level;
-  LOOM_CHECK_USER(options.precision == "float32" || options.precision == "bf16")
-      << "Compile: precision must be \"float32\" or \"bf16\", got \"" << options.precision
+  LOOM_CHECK_USER(options.precision == "float32" || ProductOperandType(options.precision))
+      << "Compile: precision must be \"float32\", \"bf16\" or \"fp16\", got \"" << options.precision
       << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
@@ -159,7 +166,9 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
   // First: every later pass and kernel sees float32 arithmetic.
   std::vector<Pass> passes = {WidenFloat16()};
   // Next: the products it marks are the model's own, before any rewrite.
-  if (options.precision == "bf16") passes.push_back(ToBFloat16Products(HasBFloat16Products(target)));
+  if (std::optional<DataType> half = ProductOperandType(options.precision)) {
+    passes.push_back(ToHalfPrecisionProducts(*half, HasHalfPrecisionProducts(target, *half)));
+  }
   std::vector<Pass> rest = {
       AtLevel(2, CommuteDequantize()),  // max pooling and data movement on the 8-bit values
       // before FoldConstant makes its weights float

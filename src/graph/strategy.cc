@@ -19,7 +19,8 @@ struct Tables {
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
   std::map<std::string, std::vector<OpImplementation>> fallbacks;  // target key -> entries
   std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
-  std::map<std::string, TargetPredicate> bfloat16_products;  // target key -> predicate
+  // (target key, the operands' type) -> predicate
+  std::map<std::pair<std::string, std::string>, TargetPredicate> half_precision_products;
   std::map<std::string, IntegerKernelPredicate> integer_kernels;  // target key -> predicate
   std::vector<std::pair<std::string, TargetGraphPassFn>> graph_passes;  // (target key, maker)
 };
@@ -143,18 +144,19 @@ bool HasLayoutRewrites(const Target& target) {
   return false;
 }
 
-void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels) {
+void RegisterHalfPrecisionProducts(const std::string& target_key, DataType half,
+                                   TargetPredicate has_kernels) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
-  tables.bfloat16_products[target_key] = std::move(has_kernels);
+  tables.half_precision_products[{target_key, half.str()}] = std::move(has_kernels);
 }
 
-bool HasBFloat16Products(const Target& target) {
+bool HasHalfPrecisionProducts(const Target& target, DataType half) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
   for (const std::string& key : target.keys()) {
-    auto it = tables.bfloat16_products.find(key);
-    if (it != tables.bfloat16_products.end() && it->second(target)) return true;
+    auto it = tables.half_precision_products.find({key, half.str()});
+    if (it != tables.half_precision_products.end() && it->second(target)) return true;
   }
   return false;
 }

@@ -120,10 +120,11 @@ void AddCompileCommand(CLI::App& app) {
       ->add_option("--precision", options->precision,
                    "bf16: the convolutions (groups 1), dense layers and matmuls multiply "
                    "bfloat16 operands and sum in float32 (on AMX tiles or AVX-512 BF16 where "
-                   "the CPU has them, by conversion elsewhere); the products making the outputs "
-                   "(the logits) and everything else stay float32, as the inputs and outputs do. "
-                   "Default float32")
-      ->check(CLI::IsMember({"float32", "bf16"}));
+                   "the CPU has them, on tensor cores of cuda -arch=sm_80 and up, by conversion "
+                   "elsewhere); fp16: the same with float16 operands (tensor cores of sm_70 and "
+                   "up); the products making the outputs (the logits) and everything else stay "
+                   "float32, as the inputs and outputs do. Default float32")
+      ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
   command->add_option("--memory-limit", options->memory_limit,
                       "The most memory the model's tensors may need (any one tensor, and the "
                       "memory plan): 64G, 512M or bytes; more is an error. Default: this "

@@ -371,10 +371,12 @@ void RunCompile(const CompileCommandOptions& options) {
   if (!options.memory_limit.empty()) {
     compile_options.memory_limit_bytes = ParseByteSize(options.memory_limit, "--memory-limit");
   }
-  if (options.precision == "bf16" && !graph::HasBFloat16Products(Target::Parse(options.target))) {
-    std::cerr << "note: target '" << options.target << "' has no bfloat16 product kernels (AMX "
-              << "bf16 tiles or AVX-512 BF16): --precision bf16 rounds the products' operands to bfloat16 and "
-              << "computes them in float32, by conversion\n";
+  if (std::optional<DataType> half = graph::ProductOperandType(options.precision);
+      half && !graph::HasHalfPrecisionProducts(Target::Parse(options.target), *half)) {
+    std::cerr << "note: target '" << options.target << "' has no " << *half
+              << " product kernels (AMX bf16 tiles or AVX-512 BF16 for bfloat16, GPU tensor "
+              << "cores): --precision " << options.precision << " rounds the products' operands "
+              << "to " << *half << " and computes them in float32, by conversion\n";
   }
   std::shared_ptr<autotune::BestRecords> records = LoadBestRecords(options);
   compile_options.configs = records;

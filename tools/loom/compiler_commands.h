@@ -38,7 +38,7 @@ struct CompileCommandOptions {
   std::string records_path;        // tuning records to take configurations from; "": defaults
   bool shipped_records = true;     // also the records shipped with Loom, where none of the user's
   QuantizeCommandOptions quantization;
-  std::string precision = "float32";     // or "bf16" (graph::CompileOptions::precision)
+  std::string precision = "float32";     // or "bf16", "fp16" (graph::CompileOptions::precision)
   std::string memory_limit;              // "64G", "512M", bytes; "": this machine's memory
 };
 

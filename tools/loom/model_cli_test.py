@@ -441,7 +441,8 @@ def test_precision(tmp, model, float_artifact):
     """--precision bf16: recorded in the artifact (inspect shows it), its outputs close to the
     float model's (the conv multiplies bfloat16; the dense makes the logits and stays
     float32). A target without bfloat16 kernels says once that it computes by conversion;
-    an unknown precision is refused."""
+    --precision fp16 likewise (CPUs have no float16 product kernels), closer to float32; an
+    unknown precision is refused."""
     bf16 = os.path.join(tmp, "model_bf16.so")
     expect_success("compile", model, "-o", bf16, "--input-shape", "image=2x3x8x8",
                    "--precision", "bf16", "-q")
@@ -456,6 +457,17 @@ def test_precision(tmp, model, float_artifact):
                             "--input-shape", "image=2x3x8x8", "--precision", "bf16", "-q",
                             "--target", "llvm -mcpu=haswell")
     check(err.count("by conversion") == 1, f"the conversion note: {err!r}")
+    # fp16: no float16 product kernels on CPUs (by conversion), closer to float32 than bf16.
+    fp16 = os.path.join(tmp, "model_fp16_products.so")
+    _, err = expect_success("compile", model, "-o", fp16, "--input-shape", "image=2x3x8x8",
+                            "--precision", "fp16", "-q")
+    check(err.count("no float16 product kernels") == 1, f"the fp16 conversion note: {err!r}")
+    out, _ = expect_success("inspect", fp16)
+    check("\nprecision: fp16\n" in out, f"inspect of the fp16 model: {out!r}")
+    fp16_error = probability_difference(tmp, "precision_fp16", fp16, float_artifact,
+                                        np.random.default_rng(5))
+    check(0 < fp16_error < error, f"fp16 probabilities differ from float32 by {fp16_error}, "
+          f"bf16's by {error}")
     x = os.path.join(tmp, "x.so")
     status, _, err = loom("compile", model, "-o", x, "--precision", "fp8")
     check(status != 0 and "--precision" in err and "fp8" in err, f"--precision fp8: {err!r}")

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,10 @@ struct CompileOptions {
   int opt_level = 3;
   std::string target = "llvm";
   int max_fuse_group = 256;  // operators per fused kernel at most
-  // "float32", or "bf16": convolutions, dense layers and matmuls multiply bfloat16 operands
-  // with float32 sums (ToBFloat16Products), on AMX or AVX-512 BF16 where the target has them, by
-  // conversion elsewhere. The artifact records it.
+  // "float32", "bf16" or "fp16": convolutions, dense layers and matmuls multiply bfloat16
+  // (float16) operands with float32 sums (ToHalfPrecisionProducts), on the target's kernels
+  // for them where it has some (AMX or AVX-512 BF16, GPU tensor cores), by conversion
+  // elsewhere. The artifact records it.
   std::string precision = "float32";
   // Tuned configurations the strategies use (graph/tuning.h); none: their defaults.
   std::shared_ptr<ConfigDispatcher> configs = nullptr;
@@ -42,6 +44,10 @@ struct CompileOptions {
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")
 // with its wall time, for progress reports on long compiles.
 using CompileStageCallback = std::function<void(const std::string& stage, double seconds)>;
+
+// The operands' type of the products of a CompileOptions::precision: bfloat16 for "bf16",
+// float16 for "fp16"; none for "float32" (or any other text).
+std::optional<DataType> ProductOperandType(const std::string& precision);
 
 struct CompiledModel {
   loom::IRModule kernels_tir;      // the lowered kernels

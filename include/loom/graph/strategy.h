@@ -108,13 +108,15 @@ std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target&
 // Whether any operator has a layout rewrite for `target` (else AlterOpLayout does nothing).
 bool HasLayoutRewrites(const Target& target);
 
-// Whether `target` multiplies bfloat16 operands natively (kernels for conv2d, dense and matmul
-// with bfloat16 operands and float32 sums): what a target key registers, as x86 does for CPUs
-// with AMX or AVX-512 BF16. Elsewhere --precision bf16 computes by conversion
-// (ToBFloat16Products).
+// Whether `target` multiplies operands of `half` (bfloat16, float16) natively (kernels for
+// conv2d, dense and matmul with such operands and float32 sums): what a target key registers,
+// as x86 does for bfloat16 on CPUs with AMX or AVX-512 BF16 and the gpu key for the types its
+// target has tensor cores for. Elsewhere --precision bf16 / fp16 computes by conversion
+// (ToHalfPrecisionProducts).
 using TargetPredicate = std::function<bool(const Target& target)>;
-void RegisterBFloat16Products(const std::string& target_key, TargetPredicate has_kernels);
-bool HasBFloat16Products(const Target& target);
+void RegisterHalfPrecisionProducts(const std::string& target_key, DataType half,
+                                   TargetPredicate has_kernels);
+bool HasHalfPrecisionProducts(const Target& target, DataType half);
 
 // Whether `target` has an integer kernel for `product`, an integer product FoldQuantizedProducts
 // makes only where one exists: a grouped qnn.conv2d, or a qnn.matmul of two activations (the

@@ -45,12 +45,12 @@ Pass TabulateByteFunctions();
 // HasIntegerKernel); with none, they stay float.
 using IntegerKernelOf = std::function<bool(const CallNode& product)>;
 Pass FoldQuantizedProducts(IntegerKernelOf has_kernel = nullptr);
-// --precision bf16: conv2d (groups 1) and dense layers with constant weights, and matmuls of
-// two activations, multiply bfloat16 operands and sum in float32 (out_dtype), but for those
-// reaching a model output
-// through elementwise operators only (the logits). Without `bf16_units` the
-// operands are rounded to bfloat16 and back and the products stay float32.
-Pass ToBFloat16Products(bool bf16_units);
+// --precision bf16 / fp16: conv2d (groups 1) and dense layers with constant weights, and
+// matmuls of two activations, multiply operands of `half` (bfloat16 or float16) and sum in
+// float32 (out_dtype), but for those reaching a model output through elementwise operators
+// only (the logits). Without `units` (the target's kernels for such products) the operands
+// are rounded to `half` and back and the products stay float32.
+Pass ToHalfPrecisionProducts(DataType half, bool units);
 // Calls whose inputs are all constants become constants, computed by compiling and running
 // them with Loom itself on `target`'s CPU.
 Pass FoldConstant(const Target& target);

@@ -79,7 +79,8 @@ std::shared_ptr<const GraphModel> ParseGraphModel(Module kernels, const std::str
 class GraphModel {
  public:
   const std::string& target() const { return target_; }
-  // The precision it was compiled at: "float32", or "bf16" (products of bfloat16 operands).
+  // The precision it was compiled at: "float32", "bf16" or "fp16" (products of bfloat16 or
+  // float16 operands).
   const std::string& precision() const { return precision_; }
   const std::vector<GraphEntry>& entries() const { return entries_; }
   const std::vector<size_t>& storages() const { return storages_; }

@@ -26,7 +26,7 @@
 namespace loom::graph {
 namespace {
 
-// float16 or bfloat16 (the ToBFloat16Products of --precision bf16 come after this pass).
+// float16 or bfloat16 (the ToHalfPrecisionProducts of --precision bf16 come after this pass).
 bool IsFloat16Tensor(const Type& type) {
   return type.is_tensor() && type.dtype().is_float() && type.dtype().bits() == 16;
 }

@@ -3,13 +3,13 @@
 // per output of a long reduction) takes whatever nothing more specific does; a matrix
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
 // shared-memory tiling of topi/gpu/matmul.h, or, of float16 / bfloat16 operands summed in
-// float32 on a target with tensor cores for them (--precision bf16 on cuda -arch=sm_80 and
-// up), the tensor-core schedule of topi/gpu/tensor_core.h; a conv2d of one group large enough the
-// same tiling as an implicit matrix product, a depthwise conv2d its input through shared memory,
-// and another conv2d (with its epilogue) the direct schedule of topi/gpu/conv2d.h. With
-// -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd F(4x4, 3x3)
-// (topi/gpu/conv2d_winograd.h) in AlterOpLayout: its weight transformed by an operator that
-// FoldConstant computes when the weight is a constant.
+// float32 on a target with tensor cores for them (--precision fp16 on cuda -arch=sm_70 and
+// up, bf16 on sm_80 and up), the tensor-core schedule of topi/gpu/tensor_core.h; a conv2d of one
+// group large enough the same tiling as an implicit matrix product, a depthwise conv2d its input
+// through shared memory, and another conv2d (with its epilogue) the direct schedule of
+// topi/gpu/conv2d.h. With -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd
+// F(4x4, 3x3) (topi/gpu/conv2d_winograd.h) in AlterOpLayout: its weight transformed by an operator
+// that FoldConstant computes when the weight is a constant.
 #include <algorithm>
 #include <optional>
 
@@ -116,7 +116,7 @@ graph::OpImplementation TiledProduct() {
 constexpr topi::gpu::TensorCoreTiling kTensorCoreTilings[] = {{2, 2, 2, 2, 2}, {2, 2, 1, 1, 1}};
 
 // The tensor-core tiling of the group: a product (with or without an elementwise epilogue of
-// its shape, which may round the result for the next product: --precision bf16's casts) of
+// its shape, which may round the result for the next product: --precision's casts) of
 // two float16 or bfloat16 operands of at least two dimensions summed in float32, on a target
 // with tensor cores for them, whose sizes divide into one of kTensorCoreTilings that fits the
 // target; else nothing.
@@ -433,9 +433,12 @@ void RegisterWinogradOps() {
     graph::RegisterImplementation(op, "gpu", TiledProduct());
     graph::RegisterImplementation(op, "gpu", TensorCoreProduct());
   }
-  // --precision bf16 multiplies bfloat16 operands where tensor cores do.
-  graph::RegisterBFloat16Products(
-      "gpu", [](const Target& target) { return target.HasFeature("tensor-core-bfloat16"); });
+  // --precision bf16 / fp16 multiplies 16-bit operands where tensor cores do.
+  for (DataType half : {DataType::BFloat16(), DataType::Float(16)}) {
+    graph::RegisterHalfPrecisionProducts("gpu", half, [half](const Target& target) {
+      return target.HasFeature(*topi::gpu::TensorCoreFeature(half));
+    });
+  }
   return true;
 }();
 

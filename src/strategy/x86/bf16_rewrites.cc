@@ -1,4 +1,4 @@
-// The x86 layout rewrites of bfloat16 products (--precision bf16: ToBFloat16Products makes
+// The x86 layout rewrites of bfloat16 products (--precision bf16: ToHalfPrecisionProducts makes
 // nn.conv2d and nn.dense with a constant weight, and nn.matmul / nn.batch_matmul of two
 // activations, of bfloat16 operands summed in float32):
 //   - on AMX tiles (tdpbf16ps) where the CPU has amx-bf16 and the shapes fill the tiles;
@@ -29,7 +29,7 @@ bool HasAvx512Bf16(const Target& target) {
 }
 
 // The constant shapes of a product (nn.conv2d, nn.dense) of bfloat16 operands summed in
-// float32 (ToBFloat16Products) with a constant weight and positive sizes.
+// float32 (ToHalfPrecisionProducts) with a constant weight and positive sizes.
 std::optional<OperandShapes> Bf16Operands(const CallNode& call) {
   if (call.attrs.GetString("out_dtype") != "float32" || !IsConstantExpr(call.args[1])) {
     return std::nullopt;

@@ -609,7 +609,7 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  graph::RegisterBFloat16Products("x86", HasBf16Products);
+  graph::RegisterHalfPrecisionProducts("x86", DataType::BFloat16(), HasBf16Products);
   graph::RegisterIntegerKernel("x86", HasOptionalIntegerKernel);
   graph::RegisterLayoutRewrite("nn.conv2d", "x86", RewriteBf16Conv2D);
   graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteBf16Dense);

@@ -445,7 +445,7 @@ TEST(GraphAlterOpLayout, GraphsWithoutConvsAreTheSameNodes) {
 // The graph of the bfloat16 tests: a 3-channel 7x7 stem, a conv of whole blocks of 32
 // channels and filters, a 1x1 conv to 16 filters, a 3x3 conv of 16 channels (48 lanes
 // unfolded: more than a block), a dense layer before a softmax (a product) and the logits'
-// dense (float32), rounded by ToBFloat16Products.
+// dense (float32), rounded by ToHalfPrecisionProducts.
 Function BFloat16Products() {
   Var x = MakeVar("x", TensorType({1, 3, 20, 20}, kF32));
   Expr stem = MakeCall(
@@ -462,7 +462,7 @@ Function BFloat16Products() {
       MakeCall("nn.softmax", {MakeCall("nn.dense", {pooled, RandomConstant({24, 32}, "w5", 5)})});
   Function original =
       MakeFunction({x}, MakeCall("nn.dense", {hidden, RandomConstant({10, 24}, "w6", 6)}));
-  return test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+  return test::RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true), original);
 }
 
 // --precision bf16 on a CPU with AMX (and AVX-512 BF16): the stem on the tiles with its
@@ -518,7 +518,7 @@ TEST(GraphAlterOpLayout, TwentyFourFiltersTakeBlocksOfEight) {
       "nn.relu",
       {MakeCall("nn.conv2d", {x, RandomConstant({24, 16, 1, 1}, "w1", 1)}, ConvAttrs(0))});
   Expr wide = MakeCall("nn.conv2d", {narrow, RandomConstant({32, 24, 3, 3}, "w2", 2)}, ConvAttrs(1));
-  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true),
+  Function rounded = test::RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true),
                                    MakeFunction({x}, MakeCall("nn.softmax", {wide})));
   Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=cooperlake"));
   const std::string text = ToText(rewritten);
@@ -547,7 +547,7 @@ TEST(GraphAlterOpLayout, BFloat16MatmulsTakeTheDotProductKernel) {
   Expr scores = MakeCall("nn.softmax", {MakeCall("nn.batch_matmul", {q, k})});
   Expr broadcast = MakeCall("nn.batch_matmul", {scores, shared});
   Function rounded =
-      test::RunPass(ToBFloat16Products(/*bf16_units=*/true),
+      test::RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true),
                     MakeFunction({q, k, shared}, MakeCall("nn.softmax", {broadcast})));
   for (const char* cpu : {"cooperlake", "sapphirerapids"}) {
     SCOPED_TRACE(cpu);
@@ -574,7 +574,8 @@ TEST(GraphAlterOpLayout, AmxGemmsTileEachLeadingIndexOrFlattenFewRows) {
     Var x = MakeVar("x", TensorType(shape, kF32));
     Expr dense = MakeCall("nn.dense", {x, RandomConstant({96, 64}, "w", 1)});
     Function original = MakeFunction({x}, MakeCall("nn.softmax", {dense}));
-    Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+    Function rounded =
+        test::RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true), original);
     Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
     const std::string text = ToText(rewritten);
     EXPECT_EQ(test::Occurrences(text, "nn.contrib_dense_bf16("), 1) << text;
@@ -594,7 +595,8 @@ TEST(GraphAlterOpLayout, DepthwiseConvsTakeTheirDatasWiderBlock) {
   Expr depthwise =
       MakeCall("nn.conv2d", {conv, RandomConstant({64, 1, 3, 3}, "w2", 2)}, ConvAttrs(1, 64));
   Function original = MakeFunction({x}, depthwise);
-  Function rounded = test::RunPass(ToBFloat16Products(/*bf16_units=*/true), original);
+  Function rounded =
+      test::RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true), original);
   Function rewritten = Rewrite(rounded, Target::Parse("llvm -mcpu=sapphirerapids"));
   const std::string text = ToText(rewritten);
   EXPECT_EQ(test::Occurrences(text, "nn.contrib_conv2d_nchwc_bf16("), 1) << text;

@@ -130,11 +130,12 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
   }
 }
 
-// --precision bf16 for cuda: on sm_80 and up (bfloat16 tensor cores) the dense layers and the
-// batch_matmul of two activations, whose sizes divide into the tiles, take the tensor-core
-// schedule (warp matrix instructions in the PTX); on sm_75 the operands are rounded and the
-// products stay float32 kernels. Compiled with NVRTC wherever the toolkit is.
-TEST(GpuProducts, BFloat16ProductsTakeTheTensorCoresWhereTheTargetHasThem) {
+// --precision bf16 / fp16 for cuda: where the target has tensor cores for the type (bfloat16
+// from sm_80, float16 from sm_70; this toolkit compiles from sm_75) the dense layers and the
+// batch_matmul of two activations, whose sizes divide into the tiles, take the tensor-core schedule
+// (warp matrix instructions in the PTX); bfloat16 on sm_75 rounds the operands and keeps float32
+// kernels. Compiled with NVRTC wherever the toolkit is.
+TEST(GpuProducts, HalfPrecisionProductsTakeTheTensorCoresWhereTheTargetHasThem) {
   LOOM_SKIP_WITHOUT_COMPILER((testing::GpuTarget{"cuda", testing::kCUDADevice}));
   Var x = MakeVar("x", TensorType({128, 256}, kF32));
   Expr hidden = MakeCall(
@@ -150,12 +151,19 @@ TEST(GpuProducts, BFloat16ProductsTakeTheTensorCoresWhereTheTargetHasThem) {
   Function main = MakeFunction(
       {x, a, b}, MakeTuple({MakeCall("nn.softmax", {scores}, {{"axis", int64_t{1}}}),
                             MakeCall("nn.softmax", {attention}, {{"axis", int64_t{2}}})}));
-  const std::string mma = "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32";
-  for (const std::string arch : {"sm_80", "sm_75"}) {
-    SCOPED_TRACE(arch);
+  struct Case {
+    std::string precision, arch;
+    int tensor_core_kernels;
+  };
+  for (const Case& c : {Case{"bf16", "sm_80", 3}, Case{"bf16", "sm_75", 0},
+                        Case{"fp16", "sm_75", 3}, Case{"fp16", "sm_90", 3}}) {
+    SCOPED_TRACE(c.precision + " " + c.arch);
+    const std::string mma = c.precision == "bf16"
+                                ? "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"
+                                : "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32";
     CompiledModel compiled =
         Compile(IRModule::FromFunction(main),
-                {.opt_level = 3, .target = "cuda -arch=" + arch, .precision = "bf16"});
+                {.opt_level = 3, .target = "cuda -arch=" + c.arch, .precision = c.precision});
     const std::string ptx = runtime::CUDAModulePTX(compiled.kernels->imports().at(0));
     int kernels = 0;
     const std::string entry = ".visible .entry";
@@ -164,7 +172,7 @@ TEST(GpuProducts, BFloat16ProductsTakeTheTensorCoresWhereTheTargetHasThem) {
       kernels +=
           ptx.substr(at, end == std::string::npos ? end : end - at).find(mma) != std::string::npos;
     }
-    EXPECT_EQ(kernels, arch == "sm_80" ? 3 : 0) << ptx;
+    EXPECT_EQ(kernels, c.tensor_core_kernels) << ptx;
   }
 }
 

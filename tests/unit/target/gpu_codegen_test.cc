@@ -209,6 +209,16 @@ TEST(CUDATarget, AnArchitectureNotNamedSmIsABuildError) {
             "or H200)");
 }
 
+// An architecture the toolkit's NVRTC does not compile for (sm_20: none since CUDA 9) is an
+// error that says so.
+TEST(CUDATarget, AnArchitectureNVRTCDoesNotSupportIsAnErrorThatSaysSo) {
+  const GpuTarget cuda{"cuda", testing::kCUDADevice};
+  LOOM_SKIP_WITHOUT_COMPILER(cuda);
+  const std::string error =
+      ErrorOf([] { build(Elementwise(64, 64, true), Target::Parse("cuda -arch=sm_20")); });
+  EXPECT_NE(error.find("this NVRTC does not compile for -arch=sm_20"), std::string::npos) << error;
+}
+
 TEST(OpenCLTarget, KernelsAreOpenCLCWithLocalMemoryAndBarriers) {
   const std::string source = runtime::OpenCLModuleSource(
       build(SharedMatmul(64, 64, 64, 8, 8, 8), Target::Parse("opencl"))->imports()[0]);

@@ -118,10 +118,15 @@ std::string CompileToPTX(const std::string& source, const std::string& arch) {
     Check(nvrtc, nvrtc.nvrtcGetPTX(program, ptx.data()), "nvrtcGetPTX");
     if (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
   }
+  const bool unsupported_arch = log.find("--gpu-architecture") != std::string::npos;
   LOOM_CHECK_USER(compiled == NVRTC_SUCCESS)
       << "NVRTC could not compile the kernels for " << arch << " ("
       << nvrtc.nvrtcGetErrorString(compiled) << "):\n"
-      << log;
+      << log
+      << (unsupported_arch ? "\nthis NVRTC does not compile for -arch=" + arch +
+                                 "; use an architecture its toolkit supports (CUDA 13: sm_75 "
+                                 "and up)"
+                           : std::string());
   return ptx;
 }
 

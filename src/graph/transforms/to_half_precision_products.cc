@@ -1,5 +1,6 @@
-// ToBFloat16Products (--precision bf16): the model's convolutions, dense layers and matrix
-// products multiply bfloat16 operands and sum in float32; everything else stays float32.
+// ToHalfPrecisionProducts (--precision bf16 / fp16): the model's convolutions, dense layers and
+// matrix products multiply bfloat16 (or float16) operands and sum in float32; everything else
+// stays float32.
 //
 //   nn.conv2d(x, w)  ->  nn.conv2d(cast(x, bfloat16), cast(w, bfloat16), out_dtype=float32)
 //
@@ -12,9 +13,10 @@
 // pooling, depthwise convolutions and every elementwise operator are not products here and
 // stay float32 too.
 //
-// On a target without bfloat16 units the operands are rounded to bfloat16 and back
-// (cast(cast(x, bfloat16), float32)) and the product stays float32: the same values, computed
-// by conversion on the float32 kernels.
+// On a target without units for the type (HasHalfPrecisionProducts) the operands are rounded
+// and widened back (cast(cast(x, bfloat16), float32)) and the product stays float32: the same
+// values, computed by conversion on the float32 kernels. float16 keeps 11 significant bits
+// (bfloat16 8) but only values below 65504: a larger operand becomes infinity.
 #include <unordered_set>
 
 #include "graph/transforms/map_functions.h"
@@ -30,7 +32,7 @@ bool IsActivationProduct(const CallNode& call) {
   return call.op->name == "nn.matmul" || call.op->name == "nn.batch_matmul";
 }
 
-bool IsBf16Product(const CallNode& call) {
+bool IsHalfPrecisionProduct(const CallNode& call) {
   if (call.op == nullptr) return false;
   const std::string& name = call.op->name;
   return (name == "nn.dense" || IsActivationProduct(call) ||
@@ -47,7 +49,7 @@ void CollectOutputProducts(const Expr& e, std::unordered_set<const CallNode*>* f
   }
   const auto* call = e.as<CallNode>();
   if (call == nullptr || call->op == nullptr) return;
-  if (IsBf16Product(*call)) {
+  if (IsHalfPrecisionProduct(*call)) {
     found->insert(call);
     return;
   }
@@ -55,15 +57,15 @@ void CollectOutputProducts(const Expr& e, std::unordered_set<const CallNode*>* f
   for (const Expr& arg : call->args) CollectOutputProducts(arg, found);
 }
 
-class Bf16ProductRewriter : public ExprMutator {
+class HalfPrecisionRewriter : public ExprMutator {
  public:
-  Bf16ProductRewriter(std::unordered_set<const CallNode*> logits, bool bf16_units)
-      : logits_(std::move(logits)), bf16_units_(bf16_units) {}
+  HalfPrecisionRewriter(std::unordered_set<const CallNode*> logits, DataType half, bool units)
+      : logits_(std::move(logits)), half_(half), units_(units) {}
 
   Expr VisitExpr_(const CallNode* op) override {
     Expr rebuilt = ExprMutator::VisitExpr_(op);
     const auto* call = rebuilt.as<CallNode>();
-    if (call == nullptr || !IsBf16Product(*call) || logits_.count(op) != 0 ||
+    if (call == nullptr || !IsHalfPrecisionProduct(*call) || logits_.count(op) != 0 ||
         (!IsActivationProduct(*call) && !IsConstantExpr(call->args[1])) ||
         call->args[0].type().dtype() != DataType::Float(32) ||
         call->args[1].type().dtype() != DataType::Float(32)) {
@@ -71,27 +73,30 @@ class Bf16ProductRewriter : public ExprMutator {
     }
     std::vector<Expr> operands;
     for (const Expr& arg : call->args) {
-      Expr rounded = MakeCast(arg, DataType::BFloat16());
-      operands.push_back(bf16_units_ ? rounded : MakeCast(rounded, DataType::Float(32)));
+      Expr rounded = MakeCast(arg, half_);
+      operands.push_back(units_ ? rounded : MakeCast(rounded, DataType::Float(32)));
     }
     Attrs attrs = call->attrs;
-    if (bf16_units_) attrs = attrs.With("out_dtype", std::string("float32"));
+    if (units_) attrs = attrs.With("out_dtype", std::string("float32"));
     return MakeCall(call->op, operands, attrs, call->name_hint);
   }
 
  private:
   std::unordered_set<const CallNode*> logits_;
-  bool bf16_units_;
+  DataType half_;
+  bool units_;
 };
 
 }  // namespace
 
-Pass ToBFloat16Products(bool bf16_units) {
-  return {"ToBFloat16Products", [bf16_units](const IRModule& module) {
-            return MapFunctions(module, [bf16_units](const Function& function) -> Expr {
+Pass ToHalfPrecisionProducts(DataType half, bool units) {
+  LOOM_CHECK_USER(half == DataType::BFloat16() || half == DataType::Float(16))
+      << "ToHalfPrecisionProducts: the operands' type must be bfloat16 or float16, got " << half;
+  return {"ToHalfPrecisionProducts", [half, units](const IRModule& module) {
+            return MapFunctions(module, [half, units](const Function& function) -> Expr {
               std::unordered_set<const CallNode*> logits;
               CollectOutputProducts(function->body, &logits);
-              return Bf16ProductRewriter(std::move(logits), bf16_units).VisitExpr(function);
+              return HalfPrecisionRewriter(std::move(logits), half, units).VisitExpr(function);
             });
           }};
 }

@@ -1,8 +1,9 @@
-// ToBFloat16Products (--precision bf16): which products take bfloat16 operands (conv2d with
-// groups 1 and dense with constant weights, matmuls of two activations, but for the logits),
+// ToHalfPrecisionProducts (--precision bf16 / fp16): which products take bfloat16 operands (conv2d
+// with groups 1 and dense with constant weights, matmuls of two activations, but for the logits),
 // that the two forms
 // (bfloat16 kernels, and rounding by conversion) compute the same values, and that those are
 // the float32 model's within bfloat16's rounding.
+#include "error_of.h"
 #include "loom/graph/strategy.h"
 #include "pass_test_util.h"
 
@@ -33,9 +34,9 @@ Function SmallNetwork() {
   return MakeFunction({x}, logits);
 }
 
-TEST(ToBFloat16Products, TheInnerProductsTakeBFloat16Operands) {
+TEST(ToHalfPrecisionProducts, TheInnerProductsTakeBFloat16Operands) {
   Function before = SmallNetwork();
-  Function after = RunPass(ToBFloat16Products(/*bf16_units=*/true), before);
+  Function after = RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true), before);
   const std::string text = ToText(after);
   // The stem, the middle conv and the hidden dense; not the depthwise conv or the logits.
   EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 3) << text;
@@ -44,10 +45,10 @@ TEST(ToBFloat16Products, TheInnerProductsTakeBFloat16Operands) {
   ExpectSameResults(before, after, 5e-2);
 }
 
-TEST(ToBFloat16Products, ConversionComputesTheSameValues) {
+TEST(ToHalfPrecisionProducts, ConversionComputesTheSameValues) {
   Function before = SmallNetwork();
-  Function units = RunPass(ToBFloat16Products(true), before);
-  Function conversion = RunPass(ToBFloat16Products(false), before);
+  Function units = RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), true), before);
+  Function conversion = RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), false), before);
   const std::string text = ToText(conversion);
   EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 0) << text;
   EXPECT_EQ(test::Occurrences(text, "dtype=\"bfloat16\""), 6) << text;
@@ -55,37 +56,58 @@ TEST(ToBFloat16Products, ConversionComputesTheSameValues) {
   ExpectSameResults(units, conversion, 1e-5);
 }
 
-TEST(ToBFloat16Products, TheLogitsAloneAreUnchanged) {
+// float16: the same products, rounded to 11 significant bits (bfloat16 keeps 8), so closer
+// to the float32 model; by conversion, the same values.
+TEST(ToHalfPrecisionProducts, Float16OperandsAreCloserToFloat32) {
+  Function before = SmallNetwork();
+  Function units = RunPass(ToHalfPrecisionProducts(DataType::Float(16), true), before);
+  const std::string text = ToText(units);
+  EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 3) << text;
+  EXPECT_EQ(test::Occurrences(text, "dtype=\"float16\""), 6) << text;
+  ExpectSameResults(before, units, 1e-2);
+  ExpectSameResults(RunPass(ToHalfPrecisionProducts(DataType::Float(16), false), before), units,
+                    1e-5);
+  EXPECT_NE(::loom::testing::ErrorOf([] {
+              ToHalfPrecisionProducts(DataType::Float(32), true);
+            }).find("must be bfloat16 or float16, got float32"),
+            std::string::npos);
+}
+
+TEST(ToHalfPrecisionProducts, TheLogitsAloneAreUnchanged) {
   Var x = MakeVar("x", TensorType({2, 16}, kF32));
   Function before = MakeFunction({x}, MakeCall("nn.dense", {x, Weight({4, 16}, 7)}));
-  EXPECT_EQ(ToText(RunPass(ToBFloat16Products(true), before)), ToText(before));
+  EXPECT_EQ(ToText(RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), true), before)),
+            ToText(before));
 }
 
 // Attention: softmax(q x k^T) x v, then a dense layer (the logits). Both activation products
 // take bfloat16 operands, rounded when they run.
-TEST(ToBFloat16Products, ProductsOfActivationsTakeBFloat16Operands) {
+TEST(ToHalfPrecisionProducts, ProductsOfActivationsTakeBFloat16Operands) {
   Var q = MakeVar("q", TensorType({2, 8, 16}, kF32));
   Var k = MakeVar("k", TensorType({2, 16, 8}, kF32));
   Var v = MakeVar("v", TensorType({2, 8, 16}, kF32));
   Expr scores = MakeCall("nn.softmax", {MakeCall("nn.batch_matmul", {q, k})});
   Expr context = MakeCall("nn.matmul", {scores, v});
-  Function before =
-      MakeFunction({q, k, v}, MakeCall("nn.dense", {context, Weight({4, 16}, 8)}));
-  Function after = RunPass(ToBFloat16Products(/*bf16_units=*/true), before);
+  Function before = MakeFunction({q, k, v}, MakeCall("nn.dense", {context, Weight({4, 16}, 8)}));
+  Function after = RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), /*units=*/true), before);
   const std::string text = ToText(after);
   EXPECT_EQ(test::Occurrences(text, "out_dtype=\"float32\""), 2) << text;
   EXPECT_EQ(test::Occurrences(text, "dtype=\"bfloat16\""), 4) << text;
   // The same values by conversion. (Not within a tolerance of float32's: the softmax of
   // scores of random operands this large turns bfloat16's rounding into a different weighting.)
-  ExpectSameResults(RunPass(ToBFloat16Products(false), before), after, 1e-5);
+  ExpectSameResults(RunPass(ToHalfPrecisionProducts(DataType::BFloat16(), false), before), after,
+                    1e-5);
 }
 
-TEST(ToBFloat16Products, X86HasBFloat16ProductsWhereTheCpuHasAmxOrAvx512Bf16) {
-  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=sapphirerapids")));
-  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=cooperlake")));
-  EXPECT_TRUE(HasBFloat16Products(Target::Parse("llvm -mcpu=znver4")));
-  EXPECT_FALSE(HasBFloat16Products(Target::Parse("llvm -mcpu=skylake-avx512")));
-  EXPECT_FALSE(HasBFloat16Products(Target::Parse("c")));
+TEST(ToHalfPrecisionProducts, X86HasBFloat16ProductsWhereTheCpuHasAmxOrAvx512Bf16) {
+  EXPECT_TRUE(
+      HasHalfPrecisionProducts(Target::Parse("llvm -mcpu=sapphirerapids"), DataType::BFloat16()));
+  EXPECT_TRUE(
+      HasHalfPrecisionProducts(Target::Parse("llvm -mcpu=cooperlake"), DataType::BFloat16()));
+  EXPECT_TRUE(HasHalfPrecisionProducts(Target::Parse("llvm -mcpu=znver4"), DataType::BFloat16()));
+  EXPECT_FALSE(
+      HasHalfPrecisionProducts(Target::Parse("llvm -mcpu=skylake-avx512"), DataType::BFloat16()));
+  EXPECT_FALSE(HasHalfPrecisionProducts(Target::Parse("c"), DataType::BFloat16()));
 }
 
 }  // namespace
