@@ -4,12 +4,14 @@
 // product (dense, matmul, batch_matmul, with its epilogue) large enough gets the
 // shared-memory tiling of topi/gpu/matmul.h, or, of float16 / bfloat16 operands summed in
 // float32 on a target with tensor cores for them (--precision fp16 on cuda -arch=sm_70 and
-// up, bf16 on sm_80 and up), the tensor-core schedule of topi/gpu/tensor_core.h; a conv2d of one
-// group large enough the same tiling as an implicit matrix product, a depthwise conv2d its input
-// through shared memory, and another conv2d (with its epilogue) the direct schedule of
-// topi/gpu/conv2d.h. With -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd
-// F(4x4, 3x3) (topi/gpu/conv2d_winograd.h) in AlterOpLayout: its weight transformed by an operator
-// that FoldConstant computes when the weight is a constant.
+// up, bf16 on sm_80 and up), the tensor-core schedule of topi/gpu/tensor_core.h; a conv2d of
+// one group large enough the same tiling as an implicit matrix product, a depthwise conv2d
+// its input through shared memory, and another conv2d (with its epilogue) the direct
+// schedule of topi/gpu/conv2d.h. In AlterOpLayout, a dense layer of a constant weight large
+// enough to tile becomes a matmul of the weight transposed at compile time; with
+// -conv2d-winograd, a 3x3 conv2d of stride 1 and one group becomes Winograd F(4x4, 3x3)
+// (topi/gpu/conv2d_winograd.h): its weight transformed by an operator that FoldConstant
+// computes when the weight is a constant.
 #include <algorithm>
 #include <optional>
 
@@ -368,6 +370,28 @@ std::optional<graph::LayoutRewrite> RewriteWinogradConv2D(const graph::CallNode&
       ""};
 }
 
+// A dense layer of a constant weight [N, K] whose output has at least 32 rows and columns
+// (one tile of the smallest tiling, kTensorCoreTilings' last) as nn.matmul of the weight
+// transposed once, by FoldConstant: the tiled schedules' copies into shared memory then read
+// the weight along its rows, neighbouring threads neighbouring elements, where reading it
+// transposed strides K elements between threads.
+std::optional<graph::LayoutRewrite> RewriteDenseWeight(const graph::CallNode& call,
+                                                       graph::LayoutRewriteContext& context,
+                                                       const Target&) {
+  constexpr int64_t kMinExtent = 32;
+  std::optional<std::vector<int64_t>> out = call.checked_type.ConstShape();
+  if (!graph::IsConstantExpr(call.args[1]) || !out || out->size() < 2) return std::nullopt;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out->size(); ++d) rows *= (*out)[d];
+  if (rows < kMinExtent || out->back() < kMinExtent) return std::nullopt;
+  graph::Expr transposed =
+      graph::MakeCall("transpose", {context.Operand(1, "")}, {{"axes", graph::Ints{1, 0}}});
+  return graph::LayoutRewrite{
+      graph::MakeCall("nn.matmul", {context.Operand(0, ""), transposed},
+                      {{"out_dtype", call.attrs.GetString("out_dtype")}}, call.name_hint),
+      ""};
+}
+
 graph::OpImplementation WinogradConv2D() {
   return {.name = "gpu.conv2d_nchw_winograd",
           .priority = 10,
@@ -409,6 +433,7 @@ void RegisterWinogradOps() {
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterWinogradOps();
   graph::RegisterLayoutRewrite("nn.conv2d", "gpu", RewriteWinogradConv2D);
+  graph::RegisterLayoutRewrite("nn.dense", "gpu", RewriteDenseWeight);
   graph::RegisterImplementation("nn.contrib_conv2d_winograd_nchw", "gpu", WinogradConv2D());
   graph::RegisterFallbackImplementation(
       "gpu", {.name = "gpu.generic",

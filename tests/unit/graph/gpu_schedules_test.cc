@@ -127,6 +127,12 @@ TEST(GpuProducts, DenseMatmulBatchMatmulAndConvTileThroughSharedMemory) {
     // The operands' tiles (cache_read "shared"), not a reduction's buffer.
     EXPECT_NE(source.find("_shared_data_storage"), std::string::npos) << source;
     EXPECT_EQ(source.find("red_buf"), std::string::npos) << source;
+    if (name == "dense, bias, relu") {
+      // The constant weight transposed at compile time (a matmul): read along its rows.
+      ASSERT_EQ(compiled.kernel_names.size(), 1u);
+      EXPECT_EQ(compiled.kernel_names[0].rfind("fused_nn_matmul", 0), 0u)
+          << compiled.kernel_names[0];
+    }
   }
 }
 
