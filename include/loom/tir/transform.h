@@ -88,7 +88,8 @@ inline constexpr const char* kWarpShuffle = "loom_warp_shuffle";
 //   loom_mma_sync(d, d_index, a, a_index, b, b_index, c, c_index): d = a * b + c;
 //   loom_mma_store(address_of(first element), accumulator, index, stride): the fragment's
 //     tile into memory, rows `stride` elements apart.
-// Only a target with the feature "tensor-core-<operand type>" lowers them.
+// A target with the feature TensorCoreFeature(operand type) runs them as instructions
+// (CodeGenCUDA: PTX wmma); on any other device EmulateMatrixOperations makes them loops.
 inline constexpr const char* kMmaFill = "loom_mma_fill";
 inline constexpr const char* kMmaLoad = "loom_mma_load";
 inline constexpr const char* kMmaSync = "loom_mma_sync";
