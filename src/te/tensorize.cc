@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "loom/ir/expr_ops.h"
@@ -354,9 +355,16 @@ class BufferBinder : public StmtExprMutator {
           IsConstInt(tuple->args[0], &dim) && IsConstInt(tuple->args[1], &factor) &&
           IsConstInt(tuple->args[2], &offset)) {
         std::map<int64_t, std::pair<int64_t, int64_t>>& aligns = aligns_[buffer->data.get()];
+        const auto enclosing = aligns.find(dim);
+        const std::optional<std::pair<int64_t, int64_t>> outer =
+            enclosing == aligns.end() ? std::nullopt : std::optional(enclosing->second);
         aligns[dim] = {factor, offset};
         Stmt visited = StmtExprMutator::VisitStmt_(op);
-        aligns.erase(dim);
+        if (outer) {
+          aligns_[buffer->data.get()][dim] = *outer;
+        } else {
+          aligns_[buffer->data.get()].erase(dim);
+        }
         return visited;
       }
     }

@@ -100,8 +100,10 @@ inline constexpr const char* kMatrixA = "local.matrix_a";
 inline constexpr const char* kMatrixB = "local.matrix_b";
 inline constexpr const char* kAccumulator = "local.accumulator";
 // The target feature of targets whose devices run warp matrix operations on fragments of
-// `operand` (float16 or bfloat16) natively: "tensor-core-float16", "tensor-core-bfloat16".
+// `operand` natively: "tensor-core-float16", "tensor-core-bfloat16"; empty for any other
+// type (no device multiplies it so).
 inline std::string TensorCoreFeature(DataType operand) {
+  if (operand.lanes() != 1 || !operand.is_float() || operand.bits() != 16) return "";
   return operand.is_bfloat16() ? "tensor-core-bfloat16" : "tensor-core-float16";
 }
 // address_of's optional second argument: what the callee does through the pointer.

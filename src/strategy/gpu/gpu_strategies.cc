@@ -35,13 +35,13 @@ int ThreadsPerBlock(const Target& target) {
 }
 
 // The master call's constant output shape when the group has one output of that shape (the
-// call's, or an elementwise epilogue's), of `dtype`; else nothing.
-std::optional<std::vector<int64_t>> GroupShape(const CallInfo& info, const Tensors& outputs,
-                                               DataType dtype) {
+// call's, or an elementwise epilogue's, of any type: an epilogue may round the result for the
+// next product, as --precision's casts do); else nothing.
+std::optional<std::vector<int64_t>> GroupShape(const CallInfo& info, const Tensors& outputs) {
   std::optional<std::vector<int64_t>> shape = info.output_type.ConstShape();
-  if (outputs.size() != 1 || !shape || outputs[0].dtype() != dtype ||
+  if (outputs.size() != 1 || !shape ||
       !graph::Equal(graph::TensorType(outputs[0].shape(), outputs[0].dtype()),
-                    graph::TensorType(info.output_type.shape(), dtype))) {
+                    graph::TensorType(info.output_type.shape(), outputs[0].dtype()))) {
     return std::nullopt;
   }
   return shape;
@@ -79,7 +79,7 @@ int64_t ProductTileBytes(const topi::gpu::MatmulTiling& t, int64_t row_bytes,
 // a tile, whose batch fits a grid's z extent and whose tiles fit the target.
 bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu::MatmulTiling& t,
                   const Target& target) {
-  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs, DataType::Float(32));
+  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs);
   if (!shape || shape->size() < 2 || info.output_type.dtype() != DataType::Float(32) ||
       info.input_types.size() != 2) {
     return false;
@@ -90,7 +90,10 @@ bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu:
   }
   int64_t batch = 1;
   for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
-  return HoldsTile((*shape)[shape->size() - 2], shape->back(), t) && batch <= kMaxGridYZ &&
+  const int64_t rows = (*shape)[shape->size() - 2];
+  return HoldsTile(rows, shape->back(), t) && batch <= kMaxGridYZ &&
+         (rows + t.threads_y * t.rows_per_thread - 1) / (t.threads_y * t.rows_per_thread) <=
+             kMaxGridYZ &&
          FitsTarget(t, ProductTileBytes(t, OperandBytes(info, 0), OperandBytes(info, 1)), target);
 }
 
@@ -125,8 +128,7 @@ constexpr topi::gpu::TensorCoreTiling kTensorCoreTilings[] = {{2, 2, 2, 2, 2}, {
 std::optional<topi::gpu::TensorCoreTiling> TensorCoreTilingOf(const CallInfo& info,
                                                               const Tensors& outputs,
                                                               const Target& target) {
-  std::optional<std::vector<int64_t>> shape =
-      GroupShape(info, outputs, outputs.empty() ? DataType() : outputs[0].dtype());
+  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs);
   if (!shape || shape->size() < 2 || info.output_type.dtype() != DataType::Float(32) ||
       info.input_types.size() != 2 || info.input_types[0].dtype() != info.input_types[1].dtype()) {
     return std::nullopt;
@@ -142,8 +144,9 @@ std::optional<topi::gpu::TensorCoreTiling> TensorCoreTilingOf(const CallInfo& in
   if (batch > kMaxGridYZ) return std::nullopt;
   const int64_t operand_bytes = OperandBytes(info, 0);
   for (const topi::gpu::TensorCoreTiling& tiling : kTensorCoreTilings) {
-    if (topi::gpu::TensorCoreTilingFits((*shape)[shape->size() - 2], shape->back(), a->back(),
-                                        tiling) &&
+    const int64_t rows = (*shape)[shape->size() - 2];
+    if (topi::gpu::TensorCoreTilingFits(rows, shape->back(), a->back(), tiling) &&
+        rows / tiling.block_rows() <= kMaxGridYZ &&
         tiling.threads() <= target.GetInt("max-threads-per-block") &&
         tiling.shared_bytes(operand_bytes) <= target.GetInt("max-shared-memory-per-block")) {
       return tiling;
@@ -192,8 +195,7 @@ graph::OpImplementation DirectConv2D() {
       .priority = 10,
       .applies =
           [](const CallInfo& info, const Tensors& outputs, const Target& target) {
-            std::optional<std::vector<int64_t>> shape =
-                GroupShape(info, outputs, outputs.empty() ? DataType() : outputs[0].dtype());
+            std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs);
             return shape && shape->size() == 4 && ChannelsPerThread(*shape, target) > 1;
           },
       .schedule =
@@ -248,7 +250,7 @@ struct ConvShapes {
   std::vector<int64_t> output, weight;
 };
 std::optional<ConvShapes> Float32ConvShapes(const CallInfo& info, const Tensors& outputs) {
-  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs, DataType::Float(32));
+  std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs);
   std::optional<std::vector<int64_t>> weight =
       info.input_types.size() == 2 ? info.input_types[1].ConstShape() : std::nullopt;
   if (!shape || shape->size() != 4 || !weight || weight->size() != 4 ||
@@ -397,8 +399,7 @@ graph::OpImplementation WinogradConv2D() {
           .priority = 10,
           .applies =
               [](const CallInfo& info, const Tensors& outputs, const Target& target) {
-                std::optional<std::vector<int64_t>> shape =
-                    GroupShape(info, outputs, DataType::Float(32));
+                std::optional<std::vector<int64_t>> shape = GroupShape(info, outputs);
                 return shape && WinogradTiling(*shape, target);
               },
           .schedule =

@@ -262,10 +262,12 @@ class BarrierPlanner : public StmtExprMutator {
       const auto* call = node.as<CallNode>();
       if (call == nullptr || call->op.name() != "address_of") return;
       const auto* load = call->args[0].as<BufferLoadNode>();
+      LOOM_ICHECK(load != nullptr) << "ThreadSync: address_of of no buffer element";
       addressed.insert(load);
       if (!shared_.count(load->buffer->data.get())) return;
-      int64_t access = builtin::kAccessRead | builtin::kAccessWrite;
+      int64_t access = 0;
       if (call->args.size() > 1) IsConstInt(call->args[1], &access);
+      if (access == 0) access = builtin::kAccessRead | builtin::kAccessWrite;
       if (access & builtin::kAccessRead) accesses.reads.insert(load->buffer->data.get());
       if (access & builtin::kAccessWrite) accesses.writes.insert(load->buffer->data.get());
     });

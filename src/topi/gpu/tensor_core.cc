@@ -128,10 +128,9 @@ int64_t TensorCoreTiling::shared_bytes(int64_t operand_bytes) const {
 }
 
 std::optional<std::string> TensorCoreFeature(DataType operand_dtype) {
-  if (operand_dtype.lanes() != 1 || !operand_dtype.is_float() || operand_dtype.bits() != 16) {
-    return std::nullopt;
-  }
-  return tir::builtin::TensorCoreFeature(operand_dtype);
+  std::string feature = tir::builtin::TensorCoreFeature(operand_dtype);
+  if (feature.empty()) return std::nullopt;
+  return feature;
 }
 
 bool TensorCoreTilingFits(int64_t rows, int64_t columns, int64_t depth,

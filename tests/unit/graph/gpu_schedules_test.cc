@@ -154,9 +154,15 @@ TEST(GpuProducts, HalfPrecisionProductsTakeTheTensorCoresWhereTheTargetHasThem) 
   Var a = MakeVar("a", TensorType({4, 64, 32}, kF32));
   Var b = MakeVar("b", TensorType({4, 32, 64}, kF32));
   Expr attention = MakeCall("nn.batch_matmul", {a, b}, {}, "bmm");
+  // Convolutions (no tensor-core schedule): the first's epilogue rounds its result for the
+  // second, and it still takes the shared-memory tiling.
+  Var image = MakeVar("image", TensorType({1, 32, 16, 16}, kF32));
+  Expr convs = models::Conv(MakeCall("nn.relu", {models::Conv(image, 32, 64, 3, 1, 24, "c1")}), 64,
+                            64, 3, 1, 26, "c2");
   Function main = MakeFunction(
-      {x, a, b}, MakeTuple({MakeCall("nn.softmax", {scores}, {{"axis", int64_t{1}}}),
-                            MakeCall("nn.softmax", {attention}, {{"axis", int64_t{2}}})}));
+      {x, a, b, image}, MakeTuple({MakeCall("nn.softmax", {scores}, {{"axis", int64_t{1}}}),
+                                   MakeCall("nn.softmax", {attention}, {{"axis", int64_t{2}}}),
+                                   MakeCall("nn.softmax", {convs}, {{"axis", int64_t{1}}})}));
   struct Case {
     std::string precision, arch;
     int tensor_core_kernels;
@@ -172,13 +178,18 @@ TEST(GpuProducts, HalfPrecisionProductsTakeTheTensorCoresWhereTheTargetHasThem) 
                 {.opt_level = 3, .target = "cuda -arch=" + c.arch, .precision = c.precision});
     const std::string ptx = runtime::CUDAModulePTX(compiled.kernels->imports().at(0));
     int kernels = 0;
+    bool tiled_conv = false;
     const std::string entry = ".visible .entry";
     for (size_t at = ptx.find(entry); at != std::string::npos; at = ptx.find(entry, at + 1)) {
       const size_t end = ptx.find(entry, at + 1);
-      kernels +=
-          ptx.substr(at, end == std::string::npos ? end : end - at).find(mma) != std::string::npos;
+      const std::string kernel = ptx.substr(at, end == std::string::npos ? end : end - at);
+      kernels += kernel.find(mma) != std::string::npos;
+      if (kernel.find("fused_nn_conv2d_nn_bias_add_nn_relu") == entry.size() + 1) {
+        tiled_conv = kernel.find(".shared") != std::string::npos;
+      }
     }
     EXPECT_EQ(kernels, c.tensor_core_kernels) << ptx;
+    EXPECT_TRUE(tiled_conv) << ptx;
   }
 }
 

@@ -5,6 +5,7 @@
 // inlines into its shared-memory copies, so the host computes the same rounded operands.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,20 @@ TEST_P(TensorCoreTest, ProductsMatchTheHost) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, TensorCoreTest, testing::kGpuTargets, testing::GpuTargetName);
+
+// Which cuda targets run the warp matrix operations natively (the others emulate them).
+TEST(TensorCore, TargetsHaveTensorCoresFromVoltaAndBFloat16FromAmpere) {
+  auto has = [](const std::string& target, DataType operand) {
+    std::optional<std::string> feature = topi::gpu::TensorCoreFeature(operand);
+    return feature && Target::Parse(target).HasFeature(*feature);
+  };
+  EXPECT_TRUE(has("cuda -arch=sm_70", DataType::Float(16)));
+  EXPECT_FALSE(has("cuda -arch=sm_70", DataType::BFloat16()));
+  EXPECT_TRUE(has("cuda -arch=sm_80", DataType::BFloat16()));
+  EXPECT_TRUE(has("cuda -arch=sm_90a", DataType::BFloat16()));
+  EXPECT_FALSE(has("cuda -arch=sm_90", DataType::Float(32)));
+  EXPECT_FALSE(has("opencl", DataType::Float(16)));
+}
 
 TEST(TensorCore, BadProductsAreErrorsThatSayWhatWasExpected) {
   // float32 operands: tensor cores multiply float16 or bfloat16.

@@ -83,8 +83,13 @@ TEST(ThreadSync, PointersHandedToACalleeAreTheAccessesTheyDeclare) {
   EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({k.WriteShared(k.tx), pass(read)})))), 1);
   // Two reads: none.
   EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({pass(read), k.ReadShared(k.tx)})))), 0);
-  // Undeclared: read and written, so a read after it waits.
+  // Undeclared, or declared 0 (unknown): read and written, so a read after it waits.
   EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({pass(0), k.ReadShared(k.tx)})))), 1);
+  const Stmt unknown =
+      Evaluate(call_extern(DataType::Int(32), "callee",
+                           {call_intrin(DataType::Handle(), "address_of",
+                                        {BufferLoad(k.s, {0}), IntImm(DataType::Int(32), 0)})}));
+  EXPECT_EQ(Barriers(Synced(k.Wrap(SeqStmt({unknown, k.ReadShared(k.tx)})))), 1);
 }
 
 TEST(ThreadSync, TheNextIterationsWriteWaitsForThisOnesReads) {

@@ -154,6 +154,12 @@ void CodeGenCUDA::VisitStmt_(const AllocateNode* op) {
       << (constant ? std::to_string(count) : std::string("a run-time number of"))
       << " elements; fragments hold "
       << "whole 16x16 tiles (a constant multiple of 256 elements)";
+  // GenerateKernels emulates any other (EmulateMatrixOperations).
+  LOOM_ICHECK(scope == tir::builtin::kAccumulator
+                  ? op->dtype == DataType::Float(32)
+                  : op->dtype == DataType::Float(16) || op->dtype == DataType::BFloat16())
+      << "codegen of '" << function_name_ << "': a " << scope << " fragment of " << op->dtype
+      << " has no warp matrix instructions";
   uses_matrix_operations_ = true;
   fragments_[op->buffer_var.get()] = Fragment{scope, op->dtype};
   const int64_t registers = count / kTileElements * FragmentRegisters(scope, op->dtype);

@@ -12,13 +12,12 @@
 namespace loom::codegen {
 namespace {
 
-// The number of an "sm_<major><minor>" architecture (sm_80: 80); 0 when it is not one (the
-// build checks the name).
+// The number of an "sm_<major><minor>[suffix]" architecture (sm_80: 80, sm_90a: 90); 0 when
+// it is not one (the build checks the name).
 int ArchNumber(const std::string& arch) {
-  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return 0;
+  if (arch.rfind("sm_", 0) != 0) return 0;
   int number = 0;
-  for (size_t i = 3; i < arch.size(); ++i) {
-    if (arch[i] < '0' || arch[i] > '9') return 0;
+  for (size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) {
     number = number * 10 + (arch[i] - '0');
   }
   return number;

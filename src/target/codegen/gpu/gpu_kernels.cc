@@ -82,7 +82,8 @@ std::vector<runtime::DeviceKernelInfo> GenerateKernels(const IRModule& kernels,
                                                        const Target& target, CodeGenGPU& codegen) {
   // Warp matrix operations the device has no instructions for run as loops.
   IRModule native = tir::transform::EmulateMatrixOperations([&](DataType operand) {
-    return target.HasFeature(tir::builtin::TensorCoreFeature(operand));
+    const std::string feature = tir::builtin::TensorCoreFeature(operand);
+    return !feature.empty() && target.HasFeature(feature);
   })(kernels);
   IRModule scalar = tir::transform::ScalarizeVectors(kVectorAccessBytes)(native);
   std::vector<runtime::DeviceKernelInfo> infos;
