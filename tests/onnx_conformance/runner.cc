@@ -3,15 +3,22 @@
 // compiled and run by Loom and compared with their expected outputs.
 //
 //   loom-onnx-conformance --data-dir .../onnx/backend/test/data/node [--shard 0/4]
-//                         [--expected expected_pass.txt] [--filter gather]
+//                         [--expected expected_pass.txt]
+//                         [--frozen expected_pass_frozen_inputs.txt] [--filter gather]
 //   loom-onnx-conformance --data-dir ... --write-expected expected_pass.txt
+//                         [--frozen expected_pass_frozen_inputs.txt]
 //
 // One line per case, "PASS|FAIL|UNSUPPORTED <case> <reason>", then the counts. A case is
 // UNSUPPORTED when it uses an operator the importer does not convert, or a tensor type Loom
 // does not have; that is decided from the model before importing, so those cases cost
-// nothing. With --expected, the exit code is 1 when a listed case does not pass; a case
-// that passes without being listed is printed as news. Exit code 77 (a ctest skip) when the
-// data folder is missing.
+// nothing. Every case runs as given: each input of the test is a runtime input. A case
+// listed in the --frozen file may instead have its inputs frozen into constants where the
+// importer needs a constant (Reshape's shape, Range's bounds: shapes Loom must know when it
+// compiles); it passes only that way, and counts apart ("only with constant inputs"). With
+// --expected, the exit code is 1 when a case listed in either file does not pass (as given,
+// or with frozen inputs); a case that passes without being listed, or passes as given while
+// listed as frozen, is printed as news. Exit code 77 (a ctest skip) when the data folder is
+// missing.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -50,6 +57,7 @@ struct Options {
   int shard = 0;
   int shards = 1;
   std::string expected;
+  std::string frozen;
   std::string write_expected;
   std::string filter;
 };
@@ -61,6 +69,8 @@ struct Result {
   std::string reason;
   // Unsupported because an operator has no converter (not a case of a converted operator).
   bool missing_operator = false;
+  // A pass only with these inputs frozen into constants.
+  std::set<std::string> frozen = {};
 };
 
 const char* VerdictName(Verdict verdict) {
@@ -277,7 +287,9 @@ std::vector<std::set<std::string>> FreezeCandidates(const onnx::ModelProto& mode
   return candidates;
 }
 
-Result RunCase(const fs::path& case_dir) {
+// Runs a case as given, or, with `may_freeze`, with the inputs an import needs as constants
+// frozen into them.
+Result RunCase(const fs::path& case_dir, bool may_freeze) {
   onnx::ModelProto model;
   std::string bytes = ReadFile(case_dir / "model.onnx");
   if (!model.ParseFromString(bytes)) return {Verdict::kFail, "cannot parse model.onnx"};
@@ -305,7 +317,7 @@ Result RunCase(const fs::path& case_dir) {
   }
 
   // Import, freezing inputs into constants when a converter needs one.
-  std::set<std::string> frozen;
+  std::set<std::string> frozen = {};
   std::vector<std::set<std::string>> retries = FreezeCandidates(model, names);
   loom::frontend::onnx::ImportedModel imported;
   for (size_t attempt = 0;; ++attempt) {
@@ -321,7 +333,7 @@ Result RunCase(const fs::path& case_dir) {
     } catch (const std::exception& e) {
       std::string message = e.what();
       bool needs_constant = message.find("must be a constant") != std::string::npos;
-      if (!needs_constant || attempt >= retries.size()) {
+      if (!needs_constant || !may_freeze || attempt >= retries.size()) {
         return {Verdict::kFail, "import: " + FirstLine(message)};
       }
       frozen = retries[attempt];
@@ -355,11 +367,11 @@ Result RunCase(const fs::path& case_dir) {
   }
   std::string note;
   if (!frozen.empty()) {
-    note = "(constant inputs:";
+    note = "(only with constant inputs:";
     for (const std::string& name : frozen) note += " " + name;
     note += ")";
   }
-  return {Verdict::kPass, note};
+  return {Verdict::kPass, note, false, frozen};
 }
 
 // The case names listed in an expected-pass file (comments start with '#').
@@ -378,21 +390,25 @@ std::set<std::string> ReadExpected(const std::string& path) {
 constexpr const char* kFailingHeader =
     "# Cases of converted operators that do not pass, and why (written by --write-expected):";
 
-// Rewrites `path`: the comment lines at its top kept (up to kFailingHeader), then one
-// comment line per case of a converted operator that does not pass, then the passing cases.
+// Rewrites `path`: the comment lines at its top kept (up to `failing_header`, or the first
+// line that is not a comment), then, with a header, one comment line per case of a
+// converted operator that does not pass, then the passing cases.
 void WriteExpected(const std::string& path, const std::vector<std::string>& passing,
-                   const std::vector<std::string>& failing) {
+                   const char* failing_header, const std::vector<std::string>& failing) {
   std::string header;
   if (fs::exists(path)) {
     std::istringstream text(ReadFile(path));
-    for (std::string line; std::getline(text, line) && line != kFailingHeader;) {
-      if (line.empty() || line[0] != '#') break;
+    for (std::string line; std::getline(text, line);) {
+      if (line.empty() || line[0] != '#' || (failing_header && line == failing_header)) break;
       header += line + "\n";
     }
   }
   std::ofstream out(path);
-  out << header << kFailingHeader << "\n";
-  for (const std::string& line : failing) out << "#   " << line << "\n";
+  out << header;
+  if (failing_header) {
+    out << failing_header << "\n";
+    for (const std::string& line : failing) out << "#   " << line << "\n";
+  }
   for (const std::string& name : passing) out << name << "\n";
   if (!out) LOOM_THROW << "cannot write " << path;
 }
@@ -403,9 +419,13 @@ void Usage(std::ostream& os) {
         "  --data-dir DIR         the node tests (onnx/backend/test/data/node)\n"
         "  --shard I/N            run the cases whose index modulo N is I\n"
         "  --filter TEXT          only cases whose name contains TEXT\n"
-        "  --expected FILE        fail when a case listed in FILE does not pass\n"
-        "  --write-expected FILE  rewrite FILE: the passing cases, and as comments why the\n"
-        "                         cases of converted operators that do not pass fail\n";
+        "  --expected FILE        fail when a case listed in FILE does not pass as given\n"
+        "  --frozen FILE          the cases that pass only with inputs frozen into constants:\n"
+        "                         they may freeze them, and fail when they do not pass\n"
+        "  --write-expected FILE  rewrite FILE: the cases that pass as given, and as comments\n"
+        "                         why the cases of converted operators that do not pass fail;\n"
+        "                         with --frozen, rewrite that file too: the cases that pass\n"
+        "                         only with frozen inputs\n";
 }
 
 Options ParseOptions(int argc, char** argv) {
@@ -431,6 +451,8 @@ Options ParseOptions(int argc, char** argv) {
       }
     } else if (arg == "--expected") {
       options.expected = value();
+    } else if (arg == "--frozen") {
+      options.frozen = value();
     } else if (arg == "--write-expected") {
       options.write_expected = value();
     } else if (arg == "--filter") {
@@ -461,40 +483,67 @@ int Main(int argc, char** argv) {
     if (fs::exists(entry.path() / "model.onnx")) cases.push_back(entry.path().filename());
   }
   std::sort(cases.begin(), cases.end());
-  std::set<std::string> expected;
+  std::set<std::string> expected, frozen;
   if (!options.expected.empty()) expected = ReadExpected(options.expected);
+  // Rewriting the lists finds which cases pass only with frozen inputs: every case may.
+  const bool writing = !options.write_expected.empty();
+  if (!options.frozen.empty() && !writing) frozen = ReadExpected(options.frozen);
 
   int counts[3] = {0, 0, 0};
-  std::vector<std::string> passing, failing, regressions, news;
+  int passing_frozen = 0;
+  std::vector<std::string> passing, passing_only_frozen, failing, regressions, news;
   auto start = std::chrono::steady_clock::now();
   for (size_t index = 0; index < cases.size(); ++index) {
     const std::string& name = cases[index];
     if (static_cast<int>(index % options.shards) != options.shard) continue;
     if (name.find(options.filter) == std::string::npos) continue;
-    Result result = RunCase(fs::path(options.data_dir) / name);
-    ++counts[static_cast<int>(result.verdict)];
+    Result result =
+        RunCase(fs::path(options.data_dir) / name, writing || frozen.count(name) != 0);
+    const bool passed = result.verdict == Verdict::kPass;
+    const bool as_given = passed && result.frozen.empty();
+    if (passed && !as_given) {
+      ++passing_frozen;
+    } else {
+      ++counts[static_cast<int>(result.verdict)];
+    }
     std::cout << VerdictName(result.verdict) << " " << name
               << (result.reason.empty() ? "" : " " + result.reason) << std::endl;
-    bool passed = result.verdict == Verdict::kPass;
-    if (passed) passing.push_back(name);
+    if (as_given) {
+      passing.push_back(name);
+    } else if (passed) {
+      passing_only_frozen.push_back(name);
+    }
+    // (A pass with frozen inputs is listed in the --frozen file, not among the failures.)
     if (!passed && !result.missing_operator) {
       failing.push_back(name + ": " + VerdictName(result.verdict) + " " + result.reason);
     }
     if (!options.expected.empty()) {
-      if (!passed && expected.count(name)) regressions.push_back(name);
-      if (passed && !expected.count(name)) news.push_back(name);
+      if ((expected.count(name) && !as_given) || (frozen.count(name) && !passed)) {
+        regressions.push_back(name);
+      }
+      if (as_given && !expected.count(name)) {
+        news.push_back(name + (frozen.count(name) ? " (listed as passing only with frozen "
+                                                    "inputs: move it)"
+                                                  : ""));
+      }
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "pass " << counts[0] << ", fail " << counts[1] << ", unsupported " << counts[2]
-            << " (" << seconds << " s)\n";
+            << ", passing only with constant inputs " << passing_frozen << " (" << seconds
+            << " s)\n";
   for (const std::string& name : news) {
     std::cout << "NEWLY PASSING (add it to the expected list): " << name << "\n";
   }
   for (const std::string& name : regressions) {
     std::cout << "REGRESSION (listed as passing): " << name << "\n";
   }
-  if (!options.write_expected.empty()) WriteExpected(options.write_expected, passing, failing);
+  if (writing) {
+    WriteExpected(options.write_expected, passing, kFailingHeader, failing);
+    if (!options.frozen.empty()) {
+      WriteExpected(options.frozen, passing_only_frozen, nullptr, {});
+    }
+  }
   return regressions.empty() ? 0 : 1;
 }
 
