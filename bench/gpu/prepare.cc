@@ -19,7 +19,6 @@
 #include "gpu_tool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
-#include "loom/tir/transform.h"
 #include "loom/topi/gpu/tensor_core.h"
 
 namespace loom {
@@ -204,7 +203,7 @@ int Main(int argc, char** argv) {
   }
   using topi::gpu::TensorCoreTiling;
   for (DataType operand : {DataType::Float(16), DataType::BFloat16()}) {
-    if (!target.HasFeature(tir::builtin::TensorCoreFeature(operand))) continue;
+    if (!target.HasTensorCores(operand)) continue;
     for (int size : {1024, 4096}) {
       // Each within the 48 KB of static shared memory (the C tile staged there is float32).
       for (TensorCoreTiling t :

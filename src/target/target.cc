@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "loom/support/error.h"
+#include "loom/tir/transform.h"
 
 namespace loom {
 
@@ -253,6 +254,11 @@ bool Target::HasFeature(const std::string& name) const {
     if (feature.substr(1) == name) enabled = feature[0] == '+';
   }
   return enabled;
+}
+
+bool Target::HasTensorCores(DataType operand) const {
+  const std::string feature = tir::builtin::TensorCoreFeature(operand);
+  return !feature.empty() && HasFeature(feature);
 }
 
 int Target::vector_width_bits() const {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/runtime/data_type.h"
 #include "loom/target/target_kind.h"
 
 namespace loom {
@@ -74,6 +75,10 @@ class Target {
   // Whether CPU feature `name` ("avx512f") is enabled (the kind's own answer, see
   // TargetKind::has_feature).
   bool HasFeature(const std::string& name) const;
+  // Whether the target's devices run warp matrix operations on fragments of `operand`
+  // (float16, bfloat16) as instructions: the feature tir::builtin::TensorCoreFeature names;
+  // false for any other type.
+  bool HasTensorCores(DataType operand) const;
 
   // Bits of the widest SIMD register schedules should use (-vector-width, which the llvm
   // kind fills from the CPU's features), and how many lanes of `bits`-wide elements that is

@@ -90,6 +90,8 @@ inline constexpr const char* kWarpShuffle = "loom_warp_shuffle";
 //     tile into memory, rows `stride` elements apart.
 // A target with the feature TensorCoreFeature(operand type) runs them as instructions
 // (CodeGenCUDA: PTX wmma); on any other device EmulateMatrixOperations makes them loops.
+// The tiles' side: kMatrixTile x kMatrixTile elements, one fragment each.
+inline constexpr int kMatrixTile = 16;
 inline constexpr const char* kMmaFill = "loom_mma_fill";
 inline constexpr const char* kMmaLoad = "loom_mma_load";
 inline constexpr const char* kMmaSync = "loom_mma_sync";

@@ -55,6 +55,15 @@ bool HoldsTile(int64_t rows, int64_t columns, const topi::gpu::MatmulTiling& t) 
 // CUDA's limit on a grid's y and z extents (x allows 2^31 - 1).
 constexpr int64_t kMaxGridYZ = 65535;
 
+// Whether a product's grid fits: its batch dimensions (all but the last two of `shape`, fused
+// into blockIdx.z) and its blocks of `block_rows` rows (blockIdx.y).
+bool ProductGridFits(const std::vector<int64_t>& shape, int64_t block_rows) {
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < shape.size(); ++d) batch *= shape[d];
+  return batch <= kMaxGridYZ &&
+         (shape[shape.size() - 2] + block_rows - 1) / block_rows <= kMaxGridYZ;
+}
+
 // Whether a tiling's block fits the target: its threads, and shared tiles of `shared_bytes`.
 bool FitsTarget(const topi::gpu::MatmulTiling& t, int64_t shared_bytes, const Target& target) {
   return t.threads_x * t.threads_y <= target.GetInt("max-threads-per-block") &&
@@ -88,12 +97,8 @@ bool TilesProduct(const CallInfo& info, const Tensors& outputs, const topi::gpu:
     std::optional<std::vector<int64_t>> input_shape = input.ConstShape();
     if (!input_shape || input_shape->size() < 2) return false;
   }
-  int64_t batch = 1;
-  for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
-  const int64_t rows = (*shape)[shape->size() - 2];
-  return HoldsTile(rows, shape->back(), t) && batch <= kMaxGridYZ &&
-         (rows + t.threads_y * t.rows_per_thread - 1) / (t.threads_y * t.rows_per_thread) <=
-             kMaxGridYZ &&
+  return HoldsTile((*shape)[shape->size() - 2], shape->back(), t) &&
+         ProductGridFits(*shape, t.threads_y * t.rows_per_thread) &&
          FitsTarget(t, ProductTileBytes(t, OperandBytes(info, 0), OperandBytes(info, 1)), target);
 }
 
@@ -133,20 +138,17 @@ std::optional<topi::gpu::TensorCoreTiling> TensorCoreTilingOf(const CallInfo& in
       info.input_types.size() != 2 || info.input_types[0].dtype() != info.input_types[1].dtype()) {
     return std::nullopt;
   }
-  std::optional<std::string> feature = topi::gpu::TensorCoreFeature(info.input_types[0].dtype());
   std::optional<std::vector<int64_t>> a = info.input_types[0].ConstShape();
   std::optional<std::vector<int64_t>> b = info.input_types[1].ConstShape();
-  if (!feature || !target.HasFeature(*feature) || !a || !b || a->size() < 2 || b->size() < 2) {
+  if (!target.HasTensorCores(info.input_types[0].dtype()) || !a || !b || a->size() < 2 ||
+      b->size() < 2) {
     return std::nullopt;
   }
-  int64_t batch = 1;
-  for (size_t d = 0; d + 2 < shape->size(); ++d) batch *= (*shape)[d];
-  if (batch > kMaxGridYZ) return std::nullopt;
   const int64_t operand_bytes = OperandBytes(info, 0);
   for (const topi::gpu::TensorCoreTiling& tiling : kTensorCoreTilings) {
-    const int64_t rows = (*shape)[shape->size() - 2];
-    if (topi::gpu::TensorCoreTilingFits(rows, shape->back(), a->back(), tiling) &&
-        rows / tiling.block_rows() <= kMaxGridYZ &&
+    if (topi::gpu::TensorCoreTilingFits((*shape)[shape->size() - 2], shape->back(), a->back(),
+                                        tiling) &&
+        ProductGridFits(*shape, tiling.block_rows()) &&
         tiling.threads() <= target.GetInt("max-threads-per-block") &&
         tiling.shared_bytes(operand_bytes) <= target.GetInt("max-shared-memory-per-block")) {
       return tiling;
@@ -461,9 +463,8 @@ void RegisterWinogradOps() {
   }
   // --precision bf16 / fp16 multiplies 16-bit operands where tensor cores do.
   for (DataType half : {DataType::BFloat16(), DataType::Float(16)}) {
-    graph::RegisterHalfPrecisionProducts("gpu", half, [half](const Target& target) {
-      return target.HasFeature(*topi::gpu::TensorCoreFeature(half));
-    });
+    graph::RegisterHalfPrecisionProducts(
+        "gpu", half, [half](const Target& target) { return target.HasTensorCores(half); });
   }
   return true;
 }();

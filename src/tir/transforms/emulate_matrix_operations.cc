@@ -26,7 +26,7 @@ namespace loom::tir::transform {
 
 namespace {
 
-constexpr int64_t kTile = 16;
+constexpr int64_t kTile = builtin::kMatrixTile;
 constexpr int64_t kTileElements = kTile * kTile;
 const DataType kFragmentType = DataType::Float(32);
 

@@ -2,6 +2,7 @@
 // of the warp matrix operations, and the schedule that tensorizes a product onto them.
 #include "loom/topi/gpu/tensor_core.h"
 
+#include <string>
 #include <vector>
 
 #include "loom/ir/expr_ops.h"
@@ -127,12 +128,6 @@ int64_t TensorCoreTiling::shared_bytes(int64_t operand_bytes) const {
   return a + b + c;
 }
 
-std::optional<std::string> TensorCoreFeature(DataType operand_dtype) {
-  std::string feature = tir::builtin::TensorCoreFeature(operand_dtype);
-  if (feature.empty()) return std::nullopt;
-  return feature;
-}
-
 bool TensorCoreTilingFits(int64_t rows, int64_t columns, int64_t depth,
                           const TensorCoreTiling& tiling) {
   return rows % tiling.block_rows() == 0 && columns % tiling.block_columns() == 0 &&
@@ -152,7 +147,7 @@ te::Schedule schedule_matmul_tensor_core(const te::Tensor& out, const TensorCore
   const te::Tensor result(product, 0);
   LOOM_CHECK_USER(operands.size() == 2 && out.ndim() >= 2 && result.dtype() == kSumType &&
                   operands[0].dtype() == operands[1].dtype() &&
-                  TensorCoreFeature(operands[0].dtype()).has_value())
+                  !tir::builtin::TensorCoreFeature(operands[0].dtype()).empty())
       << schedule << ": '" << product->name << "' must multiply two float16 or bfloat16 "
       << "operands of at least two dimensions into float32 (matmul with out_dtype float32)";
   const int64_t rows = detail::ConstShape(out, schedule)[out.ndim() - 2];

@@ -13,15 +13,12 @@
 #include "loom/graph/evaluate.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/transform.h"
+#include "occurrences.h"
 
 namespace loom::graph::test {
 
 // How many times `what` occurs in `text` (calls of an operator in a printed graph).
-inline int Occurrences(const std::string& text, const std::string& what) {
-  int count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
-}
+using ::loom::testing::Occurrences;
 
 // `pass` applied to the module whose main is `function`; its new main.
 inline Function RunPass(const Pass& pass, const Function& function) {

@@ -18,6 +18,7 @@
 #include "loom/te/schedule.h"
 #include "loom/topi/gpu/tensor_core.h"
 #include "loom/topi/matmul.h"
+#include "occurrences.h"
 
 namespace loom {
 namespace {
@@ -27,12 +28,6 @@ using testing::ErrorOf;
 using testing::GpuTarget;
 
 const GpuTarget kCuda{"cuda", testing::kCUDADevice};
-
-int Count(const std::string& text, const std::string& what) {
-  int count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
-}
 
 TEST(TensorCore, ProductsAreWarpMatrixInstructions) {
   LOOM_SKIP_WITHOUT_COMPILER(kCuda);
@@ -48,7 +43,7 @@ TEST(TensorCore, ProductsAreWarpMatrixInstructions) {
     // Per step of the reduction: after the fetch, and before the next one; then before the
     // C tile is copied out (the first case's reduction takes two steps: a loop).
     if (&c == &cases[0]) {
-      EXPECT_EQ(Count(ptx, "bar.sync"), 3) << ptx;
+      EXPECT_EQ(testing::Occurrences(ptx, "bar.sync"), 3) << ptx;
     }
   }
 }
@@ -85,8 +80,7 @@ INSTANTIATE_TEST_SUITE_P(Gpu, TensorCoreTest, testing::kGpuTargets, testing::Gpu
 // Which cuda targets run the warp matrix operations natively (the others emulate them).
 TEST(TensorCore, TargetsHaveTensorCoresFromVoltaAndBFloat16FromAmpere) {
   auto has = [](const std::string& target, DataType operand) {
-    std::optional<std::string> feature = topi::gpu::TensorCoreFeature(operand);
-    return feature && Target::Parse(target).HasFeature(*feature);
+    return Target::Parse(target).HasTensorCores(operand);
   };
   EXPECT_TRUE(has("cuda -arch=sm_70", DataType::Float(16)));
   EXPECT_FALSE(has("cuda -arch=sm_70", DataType::BFloat16()));

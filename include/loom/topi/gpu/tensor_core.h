@@ -20,11 +20,10 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
 
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
+#include "loom/tir/transform.h"
 
 namespace loom::topi::gpu {
 
@@ -43,13 +42,9 @@ struct TensorCoreTiling {
   // The shared memory the block uses: the A and B tiles of a step and the C tile.
   int64_t shared_bytes(int64_t operand_bytes) const;
 
-  static constexpr int kTile = 16;
+  static constexpr int kTile = tir::builtin::kMatrixTile;
   static constexpr int kWarpLanes = 32;
 };
-
-// The target feature that a product of `operand_dtype` operands needs:
-// "tensor-core-float16" or "tensor-core-bfloat16"; nothing for other types.
-std::optional<std::string> TensorCoreFeature(DataType operand_dtype);
 
 // Whether a product of rows x columns over `depth` divides into `tiling`'s tiles.
 bool TensorCoreTilingFits(int64_t rows, int64_t columns, int64_t depth,

@@ -147,7 +147,7 @@ void CodeGenCUDA::VisitStmt_(const AllocateNode* op) {
     return CodeGenGPU::VisitStmt_(op);
   }
   auto [elements, constant, count] = SizeOf(*op);
-  constexpr int64_t kTileElements = 16 * 16;
+  constexpr int64_t kTileElements = tir::builtin::kMatrixTile * tir::builtin::kMatrixTile;
   LOOM_CHECK_USER(constant && count % kTileElements == 0)
       << "codegen of '" << function_name_ << "': the fragment allocation of '"
       << op->buffer_var->name_hint << "' holds "

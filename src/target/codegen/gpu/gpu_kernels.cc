@@ -81,10 +81,8 @@ int64_t ThreadsPerBlock(const PrimFunc& func) {
 std::vector<runtime::DeviceKernelInfo> GenerateKernels(const IRModule& kernels,
                                                        const Target& target, CodeGenGPU& codegen) {
   // Warp matrix operations the device has no instructions for run as loops.
-  IRModule native = tir::transform::EmulateMatrixOperations([&](DataType operand) {
-    const std::string feature = tir::builtin::TensorCoreFeature(operand);
-    return !feature.empty() && target.HasFeature(feature);
-  })(kernels);
+  IRModule native = tir::transform::EmulateMatrixOperations(
+      [&](DataType operand) { return target.HasTensorCores(operand); })(kernels);
   IRModule scalar = tir::transform::ScalarizeVectors(kVectorAccessBytes)(native);
   std::vector<runtime::DeviceKernelInfo> infos;
   for (const auto& [name, func] : scalar.functions()) {
