@@ -1,5 +1,6 @@
 // Gathering operators: the source position along an axis comes from an index tensor, read
-// inside the compute. Index arithmetic stays in the index tensor's type (int32 or int64).
+// inside the compute. Index arithmetic stays in the index tensor's type (int32 or int64) up to the
+// position, which takes the data's index type.
 #include "loom/topi/transform.h"
 
 #include "topi/topi_util.h"
@@ -21,12 +22,14 @@ void CheckIndexTensor(const te::Tensor& indices, const std::string& op, const te
 
 // An element of an index tensor as a position along a dimension of `extent`: a negative
 // one counts from the end (ONNX), and one still out of range is clamped so that the read
-// stays inside the tensor (ONNX leaves it undefined).
+// stays inside the tensor (ONNX leaves it undefined). The position is in the extent's type,
+// like every other index of the data: a producer inlined into the read (a concatenation's
+// select on its axis) compares it with constants of that type.
 PrimExpr PositionOf(const PrimExpr& index, const PrimExpr& extent) {
   DataType t = index.dtype();
   PrimExpr size = loom::cast(t, extent);
   PrimExpr wrapped = select(index < make_zero(t), index + size, index);
-  return min(max(wrapped, make_zero(t)), size - 1);
+  return loom::cast(extent.dtype(), min(max(wrapped, make_zero(t)), size - 1));
 }
 
 }  // namespace

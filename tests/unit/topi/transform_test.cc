@@ -372,6 +372,25 @@ TEST(TopiTransform, GatherElementsAndTake) {
               "take");
 }
 
+// int64 positions read a producer inlined into the gather: the concatenation's select on its
+// axis compares them with constants of the data's index type (once a type error at build).
+TEST(TopiTransform, GatherElementsOfAnInlinedConcatenation) {
+  te::Tensor p = te::placeholder(Shape({1, 3}), kF32, "p");
+  te::Tensor q = te::placeholder(Shape({2, 3}), kF32, "q");
+  te::Tensor at = te::placeholder(Shape({3, 3}), DataType::Int(64), "at");
+  std::vector<tir::HostArray> pq = {RandomArray(kF32, {1, 3}, 20), RandomArray(kF32, {2, 3}, 21)};
+  tir::HostArray at_values = RandomIndices(DataType::Int(64), {3, 3}, 3, 22);
+  tir::HostArray got =
+      RunCompiled({p, q, at}, gather_elements(concat({p, q}, 0), at, 0), {pq[0], pq[1], at_values});
+  ExpectMoved(
+      got, {3, 3}, pq,
+      [&](const Index& i) {
+        int64_t row = Wrap(at_values.GetInt(Flat(i, {3, 3})), 3);
+        return row == 0 ? Source{0, {0, i[1]}} : Source{1, {row - 1, i[1]}};
+      },
+      "gather_elements of a concatenation");
+}
+
 TEST(TopiTransform, PadConstantReflectEdge) {
   struct Case {
     Index shape, begin, end;
