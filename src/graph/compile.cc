@@ -173,14 +173,17 @@ std::vector<Pass> GraphPasses(const CompileOptions& options, const Target& targe
       AtLevel(2, CommuteDequantize()),  // max pooling and data movement on the 8-bit values
       // before FoldConstant makes its weights float
       AtLevel(2, FoldQuantizedProducts([target](const CallNode& product) {
-                 return HasIntegerKernel(product, target);
-               })),
+                return HasIntegerKernel(product, target);
+              })),
       AtLevel(2, TabulateByteFunctions()),  // its tables computed by FoldConstant below
-      AtLevel(2, SimplifyInference()),  // batch_norm -> scale and shift; dropout gone
-      AtLevel(2, FoldConstant(target)),  // ... which become constants here
+      AtLevel(2, SimplifyInference()),      // batch_norm -> scale and shift; dropout gone
+      AtLevel(2, FoldConstant(target)),     // ... which become constants here
       AtLevel(2, EliminateCommonSubexpr()),
       AtLevel(3, FoldScaleAxis()),  // the scales into conv / dense weights
       AtLevel(3, AlterOpLayout(target)),
+      // A weight read by several products (a recurrent layer's every step, tied weights) is
+      // re-laid-out once, not once per product.
+      AtLevel(3, EliminateCommonSubexpr()),
       AtLevel(3, FoldConstant(target)),  // the scaled, re-laid-out and transformed weights
   };
   // The target's own rewrites (VTA's graph packing), on the folded graph.

@@ -116,6 +116,22 @@ TEST(Compile, KernelWithTwoOutputsFeedsTheGraph) {
   EXPECT_EQ(doc["kernels"][1]["num_outputs"], 2);
 }
 
+// A weight several products read (a recurrent layer's steps, tied weights) is stored once,
+// re-laid-out once, however many products read it.
+TEST(Compile, AWeightReadByManyProductsIsStoredOnce) {
+  Var x = MakeVar("x", TensorType({1, 64}, kF32));
+  Constant w = Weight({64, 64}, "w", 51);
+  Expr h = x;
+  for (int step = 0; step < 6; ++step) h = MakeCall("tanh", {MakeCall("nn.dense", {h, w})});
+  Function main = MakeFunction({x}, h);
+  int64_t weight_bytes = 64 * 64 * 4;
+  for (int level : {0, 3}) {
+    CompiledModel model = ExpectMatchesReference(main, level);
+    EXPECT_GE(static_cast<int64_t>(model.params.size()), weight_bytes) << "-O" << level;
+    EXPECT_LT(static_cast<int64_t>(model.params.size()), 2 * weight_bytes) << "-O" << level;
+  }
+}
+
 // Outputs that are no kernel's result: a constant as written, one FoldConstant makes, and a
 // model input. The executor hands outputs out of storage slots, so the constants are copied
 // there by a kernel of their own.
