@@ -244,9 +244,20 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
       << op << ": the weight '" << packed.name() << "' was packed in panels of " << nr
       << " columns but config " << config.str() << " has tile_columns=" << config.tile_columns
       << "; pack the weight with the config the product is scheduled with";
-  std::vector<int64_t> tile_shape = detail::ConstShape(tile, op);
+  // Row tiles cover the rows of every batch entry [..., M] fused only where each tile holds
+  // whole entries (or there is one tile). A tile holding part of an entry's rows is bounded
+  // through the fused index's division and remainder by M, which bound inference relaxes:
+  // to all M rows of the entry where the tile may straddle two (every tile computed them
+  // all: a [1, 35, 512] x [512, 10000] decoder ran 9 times over), or to a symbolic row count
+  // that the tile's unrolling refuses. Otherwise each entry's M rows are tiled apart, the
+  // batch dimensions outermost.
+  const int64_t rows_total = detail::ConstShape(tile, op)[0];
+  std::vector<int64_t> out_shape = detail::ConstShape(out, op);
+  const int64_t m = out_shape[out_shape.size() - 2];
   // Tile rows past the data's rows would only add bound checks.
-  const int mr = static_cast<int>(std::min(config.tile_rows, tile_shape[0]));
+  int mr = static_cast<int>(std::min(config.tile_rows, rows_total));
+  const bool tile_entries_apart = out_shape.size() > 2 && rows_total > mr && mr % m != 0;
+  if (tile_entries_apart) mr = static_cast<int>(std::min(config.tile_rows, m));
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
@@ -255,8 +266,15 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
 
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
-  IterVar rows = axes[0];
-  for (size_t d = 1; d + 1 < axes.size(); ++d) rows = c.fuse(rows, axes[d]);
+  const size_t row_axis = axes.size() - 2;
+  IterVar rows = axes[0], batch;  // batch: the entries' dimensions fused, when tiled apart
+  if (!tile_entries_apart) {
+    for (size_t d = 1; d <= row_axis; ++d) rows = c.fuse(rows, axes[d]);
+  } else {
+    batch = axes[0];
+    for (size_t d = 1; d < row_axis; ++d) batch = c.fuse(batch, axes[d]);
+    rows = axes[row_axis];
+  }
   auto [all_panels, lane] = c.split(axes.back(), static_cast<int>(nr));
   // A panel is K x nr floats, or (int8 / bfloat16) K / g groups x nr x g elements of 4 / g
   // bytes: 4 * (K / g) * nr bytes either way.
@@ -272,7 +290,14 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   c.unroll(lane_vector);
   c.vectorize(vector_lane);
   c.reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
-  c.parallel(c.fuse(column_block, row_tile));
+  IterVar tasks = c.fuse(column_block, row_tile);
+  // (A batch of one stays an outer loop of one iteration: fused in, it would put a division
+  // by the task count into every index.)
+  if (batch.defined() && rows_total > m) {
+    c.reorder({batch, tasks});
+    tasks = c.fuse(batch, tasks);
+  }
+  c.parallel(tasks);
 
   te::Stage acc = s[tile];
   acc.compute_at(c, panel);

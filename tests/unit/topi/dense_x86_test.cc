@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/printer.h"
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
 #include "loom/topi/reduction.h"
@@ -80,6 +81,10 @@ TEST(TopiDenseX86, MatchesTheReferenceInBothWeightOrientations) {
       {{16, 33}, 64, false, Tile(8, 32)},                   // every tile whole
       {{5, 9}, 1, true, Tile(4, 16, 0, 1)},                 // N = 1
       {{2, 3, 11}, 40, false, Tile(4, 16, 32)},             // leading batch dimension
+      {{1, 35, 12}, 70, true, Tile(4, 64, 64)},             // batch of one, 35 rows
+      {{3, 7, 10}, 50, false, Tile(4, 16, 32)},             // tiles that would straddle entries
+      {{2, 8, 10}, 20, true, Tile(4, 16, 32)},              // entries of two tiles
+      {{6, 2, 10}, 20, true, Tile(4, 16, 32)},              // tiles of two entries
       {{6, 13}, 200, false, Tile(6, 16, 48)},               // blocks of 3 panels
   };
   for (const DenseCase& c : cases) {
@@ -98,6 +103,24 @@ TEST(TopiDenseX86, MatchesTheReferenceInBothWeightOrientations) {
     test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 1e-4,
                       "dense " + Label(c.data) + " N=" + std::to_string(c.N) +
                           (c.transposed ? " transposed " : " ") + c.config.str());
+  }
+}
+
+// A row tile of batched data [..., M, K] never spans two batch entries: were it to, bound
+// inference would widen every tile to all M rows of an entry, computed once per tile.
+TEST(TopiDenseX86, RowTilesOfBatchedDataHoldTheirOwnRowsOnly) {
+  for (std::vector<int64_t> data :
+       {std::vector<int64_t>{1, 35, 16}, {3, 7, 16}, {2, 8, 16}, {6, 2, 16}}) {
+    te::Tensor x = te::placeholder(test::Exprs(data), kF32, "x");
+    te::Tensor w = te::placeholder(test::Exprs({64, 16}), kF32, "w");
+    DenseConfig config = Tile(4, 64, 64);
+    te::Tensor y = dense_packed(x, pack_dense_weight(w, true, config), 64);
+    std::string text = ToScript(te::lower(schedule_dense_packed(y, config), {x, w, y}, "op"));
+    // 4 rows x 64 columns of float32 in registers.
+    EXPECT_NE(text.find("dense_packed_tile_data = T.allocate([256], \"float32\", \"local\")"),
+              std::string::npos)
+        << Label(data) << ":\n"
+        << text;
   }
 }
 
