@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from . import bert_encoder
+from . import bert_encoder, recurrent
 
 TORCHVISION_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "regnet_x_400mf",
                      "regnet_y_400mf", "resnext50_32x4d", "densenet121", "mobilenet_v3_large")
@@ -18,7 +18,9 @@ QUANTIZED_NAMES = tuple(name + INT8_SUFFIX for name in TORCHVISION_NAMES + ("ber
 # float16 versions of the float models (to_float16.py), named <model>_fp16.
 FP16_SUFFIX = "_fp16"
 FLOAT16_NAMES = tuple(name + FP16_SUFFIX for name in TORCHVISION_NAMES + ("bert_base",))
-NAMES = TORCHVISION_NAMES + ("bert_base",) + QUANTIZED_NAMES + FLOAT16_NAMES
+# Recurrent models exported from PyTorch (recurrent.py): token ids in, float32 out.
+RECURRENT_NAMES = tuple(recurrent.SIZES)
+NAMES = TORCHVISION_NAMES + ("bert_base",) + QUANTIZED_NAMES + FLOAT16_NAMES + RECURRENT_NAMES
 # Calibration inputs of the quantized models: seeds apart from those the tests run on.
 CALIBRATION_SEEDS = range(1000, 1008)
 
@@ -45,6 +47,9 @@ def generate(name, path, layers=None):
     if name == "bert_base":
         bert_encoder.export(path, layers=12 if layers is None else layers)
         return
+    if name in RECURRENT_NAMES:
+        recurrent.export(name, path)
+        return
     if name in QUANTIZED_NAMES:
         from . import quantize  # onnxruntime: only for the models that need it
         source = cached(float_name(name), os.path.dirname(os.path.abspath(path)))
@@ -57,7 +62,7 @@ def generate(name, path, layers=None):
 
 # The sources that define the models: a cached model older than any of them is stale.
 _GENERATOR_SOURCES = ("models.py", "bert_encoder.py", "export_torchvision.py", "quantize.py",
-                      "to_float16.py")
+                      "to_float16.py", "recurrent.py")
 
 
 def _newest_generator_time():
@@ -80,13 +85,16 @@ def cached(name, directory, layers=None):
 
 def random_inputs(name, seed=0):
     """The inputs of model `name` by input name: normal images or hidden states (float16 for
-    a float16 model), and for bert_base an attention mask that leaves the last 28 positions
-    out."""
+    a float16 model), for bert_base an attention mask that leaves the last 28 positions
+    out, and uniform token ids for a recurrent model."""
     rng = np.random.default_rng(seed)
     dtype = np.float16 if name in FLOAT16_NAMES else np.float32
     name = float_name(name)
     if name in TORCHVISION_NAMES:
         return {"input": rng.standard_normal((1, 3, 224, 224), dtype=np.float32).astype(dtype)}
+    if name in RECURRENT_NAMES:
+        return {"tokens": rng.integers(0, recurrent.vocabulary(name),
+                                       recurrent.token_shape(name), dtype=np.int64)}
     if name == "bert_base":
         return {"hidden_states":
                 rng.standard_normal((1, 128, 768), dtype=np.float32).astype(dtype),

@@ -200,6 +200,14 @@ std::vector<float> NodeContext::AttrFloats(const std::string& name,
   return {attr->floats().begin(), attr->floats().end()};
 }
 
+std::vector<std::string> NodeContext::AttrStrings(
+    const std::string& name, std::optional<std::vector<std::string>> fallback) const {
+  const auto* attr =
+      TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::STRINGS, fallback.has_value());
+  if (attr == nullptr) return *fallback;
+  return {attr->strings().begin(), attr->strings().end()};
+}
+
 runtime::NDArray NodeContext::AttrTensor(const std::string& name) const {
   const auto* attr = TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::TENSOR, false);
   return ArrayOfTensorProto(attr->t(), Where() + " attribute '" + name + "'");

@@ -66,6 +66,9 @@ class NodeContext {
                                 std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
   std::vector<float> AttrFloats(const std::string& name,
                                 std::optional<std::vector<float>> fallback = std::nullopt) const;
+  std::vector<std::string> AttrStrings(
+      const std::string& name,
+      std::optional<std::vector<std::string>> fallback = std::nullopt) const;
   // A braced fallback is a list of values, so AttrInts("axes", {}) is empty when the
   // attribute is absent (through the optional overloads `{}` would mean "required").
   std::vector<int64_t> AttrInts(const std::string& name,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 
+#include "frontend/onnx/activations.h"
 #include "frontend/onnx/converter.h"
 #include "loom/support/error.h"
 
@@ -374,10 +375,7 @@ Outputs Celu(NodeContext& ctx) {
 
 // x where x > alpha, else 0.
 Outputs ThresholdedRelu(NodeContext& ctx) {
-  DataType dtype = ctx.InputDtype(0);
-  graph::Expr x = ctx.Input(0);
-  graph::Expr above = ctx.Call("greater", {x, ctx.Scalar(ctx.AttrFloat("alpha", 1.0f), dtype)});
-  return {ctx.Call("where", {above, x, ctx.Scalar(0, dtype)})};
+  return {Activate(ctx, {"thresholdedrelu", ctx.AttrFloat("alpha", 1.0f)}, ctx.Input(0))};
 }
 
 // Pad's "wrap" mode (opset 19): negative pads crop first, then each padded dimension reads
@@ -633,6 +631,9 @@ LOOM_REGISTER_ONNX_CONVERTER("PRelu", [](NodeContext& ctx) -> Outputs {
 });
 LOOM_REGISTER_ONNX_CONVERTER("Celu", Celu);
 LOOM_REGISTER_ONNX_CONVERTER("ThresholdedRelu", ThresholdedRelu);
+LOOM_REGISTER_ONNX_CONVERTER("Softsign", [](NodeContext& ctx) -> Outputs {
+  return {Activate(ctx, {"softsign"}, ctx.Input(0))};
+});
 LOOM_REGISTER_ONNX_CONVERTER("Clip", Clip);
 LOOM_REGISTER_ONNX_CONVERTER("Dropout", Dropout);
 LOOM_REGISTER_ONNX_CONVERTER("Identity",

@@ -43,7 +43,9 @@ FP16_MIN_COSINE = 0.999
 
 def missing_packages(model):
     needed = ["numpy", "onnx", "onnxruntime"]
-    if not model.startswith("bert_base"):  # the encoder is written with onnx's helpers
+    if model in ("lstm_lm", "gru_classifier"):  # exported from torch.nn layers
+        needed.append("torch")
+    elif not model.startswith("bert_base"):  # the encoder is written with onnx's helpers
         needed += ["torch", "torchvision"]
     missing = []
     for package in needed:

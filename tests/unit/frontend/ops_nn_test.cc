@@ -585,6 +585,7 @@ TEST(OnnxActivations, Formulas) {
               [](double v) { return std::max(0.0, v) + std::min(0.0, 2 * (std::exp(v / 2) - 1)); });
   ExpectUnary("ThresholdedRelu", {FloatAttr("alpha", 0.5f)},
               [](double v) { return v > 0.5 ? v : 0.0; });
+  ExpectUnary("Softsign", {}, [](double v) { return v / (1 + std::abs(v)); });
 }
 
 TEST(OnnxActivations, DropoutMaskIsAllTrue) {

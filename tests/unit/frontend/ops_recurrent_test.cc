@@ -1,0 +1,98 @@
+// RNN, GRU and LSTM import: what a layer's node must hold, and the errors that say what is
+// wrong. Their numbers are checked against ONNX Runtime over the attribute space by
+// tests/e2e/recurrent/check_recurrent_layers.py, and by the ONNX node tests.
+#include <gtest/gtest.h>
+
+#include "onnx_test_util.h"
+
+namespace loom::frontend::onnx::test {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// An LSTM node 'l' over X [T=3, B=2, I=4] with hidden size 5 and weights for `directions`.
+ModelBuilder Lstm(std::vector<::onnx::AttributeProto> attrs, int64_t directions = 1,
+                  int64_t hidden = 5) {
+  ModelBuilder model;
+  model.Input("x", {3, 2, 4})
+      .Initializer("w", RandomArray({directions, 4 * hidden, 4}, kF32, 1))
+      .Initializer("r", RandomArray({directions, 4 * hidden, hidden}, kF32, 2));
+  model.Node("LSTM", {"x", "w", "r"}, {"y", "y_h"}, attrs, "l").Output("y").Output("y_h");
+  return model;
+}
+
+// The type of output k of a model with several outputs.
+std::string OutputType(const ImportedModel& model, int k) {
+  return model.module.main()->body.type().fields().at(k).str();
+}
+
+std::string ImportError(const ModelBuilder& model) {
+  return ErrorOf([&] { model.Import(); });
+}
+
+TEST(OnnxRecurrent, OutputsHaveOnnxShapes) {
+  ImportedModel forward = Lstm({IntAttr("hidden_size", 5)}).Import();
+  EXPECT_EQ(OutputType(forward, 0), "Tensor[(3, 1, 2, 5), float32]");
+  EXPECT_EQ(OutputType(forward, 1), "Tensor[(1, 2, 5), float32]");
+  ModelBuilder batch_first;
+  batch_first.Input("x", {2, 3, 4})
+      .Initializer("w", RandomArray({2, 9, 4}, kF32, 1))
+      .Initializer("r", RandomArray({2, 9, 3}, kF32, 2))
+      .Node("GRU", {"x", "w", "r"}, {"y", "y_h"},
+            {IntAttr("layout", 1), StringAttr("direction", "bidirectional")}, "g")
+      .Output("y")
+      .Output("y_h");
+  ImportedModel gru = batch_first.Import();
+  EXPECT_EQ(OutputType(gru, 0), "Tensor[(2, 3, 2, 3), float32]");
+  EXPECT_EQ(OutputType(gru, 1), "Tensor[(2, 2, 3), float32]");
+}
+
+TEST(OnnxRecurrent, MalformedLayersAreErrorsNamingTheNode) {
+  EXPECT_EQ(ImportError(Lstm({IntAttr("hidden_size", 6)})),
+            "node 'l' (LSTM): with hidden_size 6 and input size 4, W must be [1, 24, 4] and R "
+            "[1, 24, 6] (4 gate(s) stacked), got [1, 20, 4] and [1, 20, 5]");
+  EXPECT_EQ(ImportError(Lstm({StringAttr("direction", "bidirectional")})),
+            "node 'l' (LSTM): direction 'bidirectional' takes 2 set(s) of weights, W has 1");
+  EXPECT_EQ(ImportError(Lstm({StringAttr("direction", "backward")})),
+            "node 'l' (LSTM): direction 'backward' is not forward, reverse or bidirectional");
+  EXPECT_EQ(ImportError(Lstm({IntAttr("layout", 2)})), "node 'l' (LSTM): layout must be 0 or 1");
+  ::onnx::AttributeProto two_functions;
+  two_functions.set_name("activations");
+  two_functions.set_type(::onnx::AttributeProto::STRINGS);
+  two_functions.add_strings("Sigmoid");
+  two_functions.add_strings("Tanh");
+  EXPECT_EQ(ImportError(Lstm({two_functions})),
+            "node 'l' (LSTM): activations must name 3 function(s) per direction (3 in all), got 2");
+  two_functions.add_strings("Swish");
+  EXPECT_EQ(ImportError(Lstm({two_functions})),
+            "node 'l' (LSTM): activation 'Swish' is not one of Relu, Tanh, Sigmoid, Affine, "
+            "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus");
+  EXPECT_EQ(ImportError(Lstm({FloatAttr("clip", -1)})),
+            "node 'l' (LSTM): clip must be positive, got -1.000000");
+
+  ModelBuilder lens = Lstm({});
+  lens.Input("lens", {3}, DataType::Int(32));
+  auto* node = lens.proto().mutable_graph()->mutable_node(0);
+  node->add_input("");
+  node->add_input("lens");
+  EXPECT_EQ(ImportError(lens), "node 'l' (LSTM): sequence_lens must be [2], got [3]");
+}
+
+TEST(OnnxRecurrent, ReverseSequenceAxesAndLengthsAreChecked) {
+  ModelBuilder model;
+  model.Input("x", {3, 2, 4}).Input("lens", {3}, kI64);
+  model.Node("ReverseSequence", {"x", "lens"}, {"y"}, {}, "rs").Output("y");
+  EXPECT_EQ(ImportError(model), "node 'rs' (ReverseSequence): sequence_lens must be [2], got [3]");
+  ModelBuilder axes;
+  axes.Input("x", {3, 2, 4}).Input("lens", {2}, kI64);
+  axes.Node("ReverseSequence", {"x", "lens"}, {"y"},
+            {IntAttr("time_axis", 0), IntAttr("batch_axis", 2)}, "rs")
+      .Output("y");
+  EXPECT_TRUE(Contains(ImportError(axes),
+                       "time_axis and batch_axis must be 0 and 1 in some order, got 0 and 2"));
+}
+
+}  // namespace
+}  // namespace loom::frontend::onnx::test
