@@ -213,6 +213,19 @@ runtime::NDArray NodeContext::AttrTensor(const std::string& name) const {
   return ArrayOfTensorProto(attr->t(), Where() + " attribute '" + name + "'");
 }
 
+graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis) {
+  LOOM_ICHECK(!pieces.empty()) << ctx.Where() << ": Stack of no pieces";
+  std::vector<graph::Expr> expanded;
+  for (const graph::Expr& piece : pieces) {
+    expanded.push_back(ctx.Call("expand_dims", {piece}, {{"axis", axis}}));
+  }
+  return ctx.Call("concatenate", expanded, {{"axis", axis}});
+}
+
+const ::onnx::GraphProto& NodeContext::AttrGraph(const std::string& name) const {
+  return TypedAttr(*this, FindAttr(name), name, ::onnx::AttributeProto::GRAPH, false)->g();
+}
+
 graph::Expr NodeContext::Scalar(double value, DataType dtype) {
   if (!dtype.is_integer_like() && dtype != DataType::Float(32) && dtype != DataType::Float(64)) {
     Fail("a scalar of dtype " + dtype.str() + " is not supported");
@@ -263,8 +276,7 @@ void SetIntElement(const runtime::NDArray& array, int64_t k, int64_t value) {
   StoreElement(array, k, value);
 }
 
-int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
-                      const std::string& what) {
+int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank, const std::string& what) {
   if (axis < -rank || axis >= rank) {
     ctx.Fail(what + " " + std::to_string(axis) + " is out of range for an input of rank " +
              std::to_string(rank) + " (expected [" + std::to_string(-rank) + ", " +
@@ -392,7 +404,7 @@ runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std
     case ::onnx::TensorProto::INT8:
       return copy(tensor.int32_data(), "int32_data", int8_t{});
     case ::onnx::TensorProto::UINT16:
-    case ::onnx::TensorProto::FLOAT16:   // their bits, as ONNX stores them
+    case ::onnx::TensorProto::FLOAT16:  // their bits, as ONNX stores them
     case ::onnx::TensorProto::BFLOAT16:
       return copy(tensor.int32_data(), "int32_data", uint16_t{});
     case ::onnx::TensorProto::UINT32:

@@ -80,6 +80,17 @@ class NodeContext {
     return AttrFloats(name, std::optional<std::vector<float>>(fallback));
   }
   runtime::NDArray AttrTensor(const std::string& name) const;
+  // A graph attribute (If's branches, Loop's and Scan's body).
+  const ::onnx::GraphProto& AttrGraph(const std::string& name) const;
+
+  // The subgraph in graph attribute `attr` imported with its inputs bound to `inputs` (its
+  // input count, else an error naming the node), the values around the node visible in it;
+  // its outputs. `label` names this import ("body[3]") in the names of the calls it makes
+  // and in its nodes' errors. Each call imports the subgraph afresh: a loop unrolled at
+  // import calls it once per iteration.
+  virtual std::vector<graph::Expr> ImportSubgraph(const std::string& attr,
+                                                  const std::vector<graph::Expr>& inputs,
+                                                  const std::string& label) = 0;
 
   // A call of graph operator `op`, named after the node (the first call of a node takes the
   // node's name, later ones "<name>.<k>"); a type error names the node.
@@ -110,6 +121,9 @@ std::vector<std::string> ConverterNames();
 int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
                       const std::string& what = "axis");
 
+// `pieces` (one shape, at least one) joined along a new dimension `axis` of the result.
+graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis);
+
 // ONNX tensor element type <-> Loom dtype; an unsupported type is an error naming `where`.
 DataType DataTypeOfOnnx(int32_t elem_type, const std::string& where);
 // The bytes of a `dtype` tensor of `shape`, checked before anything is allocated: a negative
@@ -131,6 +145,6 @@ runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std
 
 #define LOOM_ONNX_CONVERTER_VAR_I(line) loom_onnx_converter_##line
 #define LOOM_ONNX_CONVERTER_VAR(line) LOOM_ONNX_CONVERTER_VAR_I(line)
-#define LOOM_REGISTER_ONNX_CONVERTER(op_type, ...)                                 \
-  [[maybe_unused]] static const bool LOOM_ONNX_CONVERTER_VAR(__LINE__) =           \
+#define LOOM_REGISTER_ONNX_CONVERTER(op_type, ...)                       \
+  [[maybe_unused]] static const bool LOOM_ONNX_CONVERTER_VAR(__LINE__) = \
       ::loom::frontend::onnx::RegisterConverter(op_type, __VA_ARGS__)

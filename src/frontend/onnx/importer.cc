@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -172,19 +173,26 @@ std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) 
   return loaded;
 }
 
-class Importer;
+// Imports a subgraph (GraphProto) with its inputs bound, inside the scope named by the last
+// argument; its outputs.
+using SubgraphImporter = std::function<std::vector<graph::Expr>(
+    const ::onnx::GraphProto&, const std::vector<graph::Expr>&, const std::string&)>;
 
-// What a converter sees of the node it converts.
+// What a converter sees of the node it converts. `scope` is empty for the model's own graph,
+// else the path of the subgraph import the node is in ("Loop_3/body[2]").
 class ImportNodeContext final : public NodeContext {
  public:
   ImportNodeContext(const ::onnx::NodeProto& node, int index, int64_t opset,
-                    const std::unordered_map<std::string, graph::Expr>& values)
+                    const std::unordered_map<std::string, graph::Expr>& values,
+                    const std::string& scope, SubgraphImporter import_subgraph)
       : node_(node),
-        where_(NodeWhere(node, index)),
-        call_name_(node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                                       : node.name()),
+        where_(NodeWhere(node, index) + (scope.empty() ? "" : " in " + scope)),
+        call_name_(
+            (scope.empty() ? "" : scope + "/") +
+            (node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name())),
         opset_(opset),
-        values_(values) {}
+        values_(values),
+        import_subgraph_(std::move(import_subgraph)) {}
 
   const ::onnx::NodeProto& node() const override { return node_; }
   std::string Where() const override { return where_; }
@@ -220,6 +228,23 @@ class ImportNodeContext final : public NodeContext {
                                call_name_ + ".const" + (k == 0 ? "" : std::to_string(k)));
   }
 
+  std::vector<graph::Expr> ImportSubgraph(const std::string& attr,
+                                          const std::vector<graph::Expr>& inputs,
+                                          const std::string& label) override {
+    const ::onnx::GraphProto& body = AttrGraph(attr);
+    if (static_cast<size_t>(body.input_size()) != inputs.size()) {
+      Fail("its subgraph '" + attr + "' takes " + std::to_string(body.input_size()) +
+           " input(s), the operator gives it " + std::to_string(inputs.size()));
+    }
+    return import_subgraph_(body, inputs, call_name_ + "/" + label);
+  }
+
+  // Whether `message` is an error of a node in one of this node's subgraphs.
+  bool NamesInnerNode(const std::string& message) const {
+    return message.rfind("node ", 0) == 0 &&
+           message.find(" in " + call_name_ + "/") != std::string::npos;
+  }
+
   // Whether `call` is one this node's converter built.
   bool Produced(const graph::CallNode* call) const { return produced_.count(call) != 0; }
 
@@ -234,6 +259,7 @@ class ImportNodeContext final : public NodeContext {
   std::string call_name_;
   int64_t opset_;
   const std::unordered_map<std::string, graph::Expr>& values_;
+  SubgraphImporter import_subgraph_;
   std::unordered_set<const graph::CallNode*> produced_;
   std::vector<graph::Call> produced_calls_;  // keeps the pointers in produced_ unique
   int name_count_ = 0;
@@ -366,19 +392,21 @@ class Importer {
   ImportedModel Run() {
     ImportedModel result;
     ReadOpsets(&result.warnings);
-    CheckNamesAreUtf8();
+    CheckNamesAreUtf8(graph_);
     CheckOperatorsSupported();
-    CheckNodeOrder();
+    CheckModelNodeOrder();
     result.opset = opsets_.at("");
     if (!model_.producer_name().empty()) {
       result.producer = model_.producer_name();
       if (!model_.producer_version().empty()) result.producer += " " + model_.producer_version();
     }
-    for (const ::onnx::NodeProto& node : graph_.node()) ++result.op_counts[ConverterKey(node)];
+    ForEachNode(graph_, [&](const ::onnx::NodeProto& node, int) {
+      ++result.op_counts[ConverterKey(node)];
+    });
 
     ImportInitializers();
     std::vector<graph::Var> inputs = ImportInputs();
-    for (int i = 0; i < graph_.node_size(); ++i) ImportNode(graph_.node(i), i);
+    for (int i = 0; i < graph_.node_size(); ++i) ImportNode(graph_.node(i), i, "");
 
     std::vector<graph::Expr> outputs;
     std::vector<std::string> names;
@@ -419,21 +447,41 @@ class Importer {
 
   // Every name the model gives (graph inputs, outputs, initializers, nodes and the values
   // they read and write) is UTF-8, as ONNX requires: names reach the artifact's JSON.
-  void CheckNamesAreUtf8() const {
+  void CheckNamesAreUtf8(const ::onnx::GraphProto& graph) const {
     auto check = [](const std::string& name, const std::string& what) {
       LOOM_CHECK_USER(IsUtf8(name)) << what << " has a name that is not UTF-8 (" << Escaped(name)
                                     << "); ONNX names are UTF-8 strings";
     };
-    for (const ::onnx::ValueInfoProto& v : graph_.input()) check(v.name(), "a graph input");
-    for (const ::onnx::ValueInfoProto& v : graph_.output()) check(v.name(), "a graph output");
-    for (const ::onnx::TensorProto& t : graph_.initializer()) check(t.name(), "an initializer");
-    for (int i = 0; i < graph_.node_size(); ++i) {
-      const ::onnx::NodeProto& node = graph_.node(i);
+    for (const ::onnx::ValueInfoProto& v : graph.input()) check(v.name(), "a graph input");
+    for (const ::onnx::ValueInfoProto& v : graph.output()) check(v.name(), "a graph output");
+    for (const ::onnx::TensorProto& t : graph.initializer()) check(t.name(), "an initializer");
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const ::onnx::NodeProto& node = graph.node(i);
       const std::string where = "node #" + std::to_string(i);
       check(node.name(), where);
       check(node.op_type(), where + "'s operator type");
       for (const std::string& input : node.input()) check(input, where + "'s input");
       for (const std::string& output : node.output()) check(output, where + "'s output");
+      ForEachSubgraph(node, [&](const ::onnx::GraphProto& body) { CheckNamesAreUtf8(body); });
+    }
+  }
+
+  // Calls `visit` on each subgraph a node holds (If's branches, Loop's and Scan's body).
+  template <typename Visit>
+  static void ForEachSubgraph(const ::onnx::NodeProto& node, const Visit& visit) {
+    for (const ::onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) visit(attr.g());
+      for (const ::onnx::GraphProto& body : attr.graphs()) visit(body);
+    }
+  }
+
+  // Calls `visit(node, index)` on every node of `graph` and of the subgraphs in it.
+  template <typename Visit>
+  static void ForEachNode(const ::onnx::GraphProto& graph, const Visit& visit) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      visit(graph.node(i), i);
+      ForEachSubgraph(graph.node(i),
+                      [&](const ::onnx::GraphProto& body) { ForEachNode(body, visit); });
     }
   }
 
@@ -444,14 +492,14 @@ class Importer {
     return it->second;
   }
 
-  // One error listing every operator type without a converter, with counts and node names.
+  // One error listing every operator type without a converter (in subgraphs too), with
+  // counts and node names.
   void CheckOperatorsSupported() const {
     std::map<std::string, std::vector<std::string>> missing;
-    for (int i = 0; i < graph_.node_size(); ++i) {
-      const ::onnx::NodeProto& node = graph_.node(i);
+    ForEachNode(graph_, [&](const ::onnx::NodeProto& node, int i) {
       std::string key = ConverterKey(node);
       if (FindConverter(key) == nullptr) missing[key].push_back(NodeLabel(node, i));
-    }
+    });
     if (missing.empty()) return;
     std::ostringstream message;
     message << "the model uses " << missing.size()
@@ -466,9 +514,8 @@ class Importer {
     LOOM_THROW << message.str();
   }
 
-  // Every input a node reads is defined before it (the spec's topological order), and every
-  // value is defined once.
-  void CheckNodeOrder() {
+  // The model's graph in order, its initializers and inputs (each listed once) defined.
+  void CheckModelNodeOrder() {
     std::unordered_set<std::string> defined;
     for (const ::onnx::TensorProto& init : graph_.initializer()) defined.insert(init.name());
     std::unordered_set<std::string> inputs;
@@ -477,31 +524,90 @@ class Importer {
           << "the model lists the graph input '" << input.name() << "' twice";
       defined.insert(input.name());
     }
-    for (int i = 0; i < graph_.node_size(); ++i) {
-      const ::onnx::NodeProto& node = graph_.node(i);
+    CheckNodeOrder(graph_, std::move(defined), "");
+  }
+
+  // Every input a node of `graph` reads is `defined` (initializers, inputs, the scopes
+  // around a subgraph) or defined by an earlier node (the spec's topological order), and
+  // every value is defined once. Records what nodes and outputs read in used_ (a subgraph's
+  // reads of outer values included).
+  void CheckNodeOrder(const ::onnx::GraphProto& graph, std::unordered_set<std::string> defined,
+                      const std::string& scope) {
+    const std::string in_scope = scope.empty() ? "" : " in " + scope;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const ::onnx::NodeProto& node = graph.node(i);
       for (const std::string& input : node.input()) {
         LOOM_CHECK_USER(input.empty() || defined.count(input) != 0)
-            << NodeWhere(node, i) << " reads '" << input
+            << NodeWhere(node, i) << in_scope << " reads '" << input
             << "', which no earlier node, initializer or graph input defines (ONNX graphs "
                "list their nodes in topological order)";
         used_.insert(input);
       }
       for (const std::string& output : node.output()) {
         LOOM_CHECK_USER(output.empty() || defined.insert(output).second)
-            << NodeWhere(node, i) << " defines '" << output
+            << NodeWhere(node, i) << in_scope << " defines '" << output
             << "', which an earlier node, initializer or graph input already defines";
       }
+      ForEachSubgraph(node, [&](const ::onnx::GraphProto& body) {
+        ForEachNode(body, [&](const ::onnx::NodeProto& inner, int) {
+          used_.insert(inner.input().begin(), inner.input().end());
+        });
+        for (const ::onnx::ValueInfoProto& output : body.output()) used_.insert(output.name());
+      });
     }
-    for (const ::onnx::ValueInfoProto& output : graph_.output()) used_.insert(output.name());
+    for (const ::onnx::ValueInfoProto& output : graph.output()) used_.insert(output.name());
+  }
+
+  // The subgraph `body` imported in `scope` with its inputs bound to `inputs`: the values
+  // around it stay visible, its initializers and nodes are its own; its outputs.
+  std::vector<graph::Expr> ImportSubgraph(const ::onnx::GraphProto& body,
+                                          const std::vector<graph::Expr>& inputs,
+                                          const std::string& scope) {
+    LOOM_ICHECK(static_cast<size_t>(body.input_size()) == inputs.size())
+        << scope << ": the context checked the subgraph's inputs";
+    std::unordered_map<std::string, graph::Expr> outer = values_;
+    std::unordered_set<std::string> defined;
+    for (const auto& [name, value] : values_) defined.insert(name);
+    for (const ::onnx::TensorProto& init : body.initializer()) {
+      values_[init.name()] =
+          InitializerConstant(init, "initializer '" + init.name() + "' in " + scope);
+      defined.insert(init.name());
+    }
+    for (int k = 0; k < body.input_size(); ++k) {
+      values_[body.input(k).name()] = inputs[static_cast<size_t>(k)];
+      defined.insert(body.input(k).name());
+    }
+    std::vector<graph::Expr> outputs;
+    try {
+      CheckNodeOrder(body, std::move(defined), scope);
+      for (int i = 0; i < body.node_size(); ++i) ImportNode(body.node(i), i, scope);
+      for (const ::onnx::ValueInfoProto& output : body.output()) {
+        auto it = values_.find(output.name());
+        LOOM_CHECK_USER(it != values_.end())
+            << scope << ": the subgraph's output '" << output.name()
+            << "' is not computed by any of its nodes, initializers or inputs";
+        outputs.push_back(it->second);
+      }
+    } catch (...) {
+      values_ = std::move(outer);
+      throw;
+    }
+    values_ = std::move(outer);
+    return outputs;
+  }
+
+  // Initializer `init` (of the model's graph or a subgraph, named in `where`) as a constant.
+  graph::Constant InitializerConstant(const ::onnx::TensorProto& init,
+                                      const std::string& where) const {
+    runtime::NDArray array = init.data_location() == ::onnx::TensorProto::EXTERNAL
+                                 ? ArrayOfTensorProto(LoadExternalData(init, dir_), where)
+                                 : ArrayOfTensorProto(init, where);
+    return graph::MakeConstant(array, init.name());
   }
 
   void ImportInitializers() {
     for (const ::onnx::TensorProto& init : graph_.initializer()) {
-      std::string where = "initializer '" + init.name() + "'";
-      runtime::NDArray array = init.data_location() == ::onnx::TensorProto::EXTERNAL
-                                   ? ArrayOfTensorProto(LoadExternalData(init, dir_), where)
-                                   : ArrayOfTensorProto(init, where);
-      values_[init.name()] = graph::MakeConstant(array, init.name());
+      values_[init.name()] = InitializerConstant(init, "initializer '" + init.name() + "'");
     }
   }
 
@@ -587,17 +693,21 @@ class Importer {
     return text + "]";
   }
 
-  void ImportNode(const ::onnx::NodeProto& node, int index) {
-    ImportNodeContext ctx(node, index, OpsetOf(node, index), values_);
+  void ImportNode(const ::onnx::NodeProto& node, int index, const std::string& scope) {
+    ImportNodeContext ctx(
+        node, index, OpsetOf(node, index), values_, scope,
+        [this](const ::onnx::GraphProto& body, const std::vector<graph::Expr>& inputs,
+               const std::string& inner) { return ImportSubgraph(body, inputs, inner); });
     const Converter* converter = FindConverter(ConverterKey(node));
     LOOM_ICHECK(converter != nullptr) << "CheckOperatorsSupported checked " << ctx.Where();
     Outputs outputs;
     try {
       outputs = (*converter)(ctx);
     } catch (const Error& e) {
-      // Errors of helpers a converter calls directly name the node here.
+      // Errors of helpers a converter calls directly name the node here; those of a node
+      // in its subgraph name that node and where it is.
       std::string message = e.what();
-      if (message.rfind(ctx.Where(), 0) == 0) throw;
+      if (message.rfind(ctx.Where(), 0) == 0 || ctx.NamesInnerNode(message)) throw;
       ctx.Fail(message);
     }
     NodeFolder folder(ctx);

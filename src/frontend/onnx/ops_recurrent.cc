@@ -361,9 +361,8 @@ class RecurrentLayer {
       h = h_next;
       c = c_next;
     }
-    for (Expr& y : ys)
-      y = ctx_.Call("expand_dims", {y}, {{"axis", int64_t{0}}, {"num_newaxis", int64_t{2}}});
-    Expr y = ctx_.Call("concatenate", ys, {{"axis", int64_t{0}}});  // [T, 1, B, H]
+    Expr y =
+        ctx_.Call("expand_dims", {Stack(ctx_, ys, 0)}, {{"axis", int64_t{1}}});  // [T, 1, B, H]
     if (reversed_input) y = ReverseSequence(ctx_, y, lens_, 0, 2);
     return {y, h, c};
   }

@@ -1,0 +1,228 @@
+// Converters of ONNX's control flow whose course is known at compile time: If with a
+// constant condition imports the branch it takes; Loop with a constant trip count (and a
+// condition that stays constant) and Scan (whose length is its inputs' static sequence
+// dimension) are unrolled, their body imported once per iteration with the values around
+// the node visible in it. Each iteration's kernels are the same, so they compile once.
+// A condition or trip count computed at run time needs a loop at run time, which the graph
+// executor does not have: the error says so.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/onnx/converter.h"
+
+namespace loom::frontend::onnx {
+namespace {
+
+using graph::Expr;
+using graph::Ints;
+
+// The most iterations a loop is unrolled to: each costs import and compile time, and a
+// loop of more is better run by a loop at run time.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+// The truth of a constant rank-0 or one-element value, or nullopt when `value` is not a
+// constant.
+std::optional<bool> ConstantTruth(NodeContext& ctx, const Expr& value, const std::string& what) {
+  const auto* constant = value.as<graph::ConstantNode>();
+  if (constant == nullptr) return std::nullopt;
+  const runtime::NDArray& array = constant->data;
+  if (array.NumElements() != 1 || !array.dtype().is_integer_like()) {
+    ctx.Fail(what + " must be one boolean, got " + array.dtype().str() + " of shape " +
+             runtime::ShapeString(array.Shape()));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(array.data());
+  for (size_t k = 0; k < runtime::ElementBytes(array.dtype()); ++k) {
+    if (bytes[k] != 0) return true;
+  }
+  return false;
+}
+
+void CheckUnrollable(NodeContext& ctx, int64_t iterations) {
+  if (iterations > kMaxUnrolledIterations) {
+    ctx.Fail("it runs " + std::to_string(iterations) + " iterations; Loom unrolls loops at " +
+             "import, up to " + std::to_string(kMaxUnrolledIterations) + " iterations");
+  }
+}
+
+std::string BodyLabel(int64_t iteration) { return "body[" + std::to_string(iteration) + "]"; }
+
+Outputs ConvertIf(NodeContext& ctx) {
+  std::optional<bool> taken = ConstantTruth(ctx, ctx.Input(0), "the condition");
+  if (!taken) {
+    ctx.Fail(
+        "its condition is computed at run time; Loom imports If only when the condition "
+        "is known at compile time (a constant, or computed from constants and static "
+        "shapes): choosing a branch at run time needs a virtual machine, which Loom does "
+        "not have yet");
+  }
+  const char* branch = *taken ? "then_branch" : "else_branch";
+  return ctx.ImportSubgraph(branch, {}, branch);
+}
+
+// Loop (opset 1 to 19): inputs M (trip count), cond, the loop-carried values; the body takes
+// the iteration number, the condition and the carried values, and gives the condition, the
+// carried values and the scan outputs, which are stacked along a new first axis.
+Outputs ConvertLoop(NodeContext& ctx) {
+  const ::onnx::GraphProto& body = ctx.AttrGraph("body");
+  const int carried_count = ctx.NumInputs() - 2;
+  if (carried_count < 0 || body.input_size() != carried_count + 2) {
+    ctx.Fail("its body takes " + std::to_string(body.input_size()) +
+             " inputs; it must take the iteration number, the condition and the " +
+             std::to_string(std::max(carried_count, 0)) + " loop-carried value(s)");
+  }
+  const int scan_count = body.output_size() - 1 - carried_count;
+  if (scan_count < 0) {
+    ctx.Fail("its body gives " + std::to_string(body.output_size()) +
+             " outputs; it must give the condition and the " + std::to_string(carried_count) +
+             " loop-carried value(s), then any scan outputs");
+  }
+  std::optional<int64_t> trip_count;
+  if (ctx.HasInput(0)) {
+    if (!ctx.ConstantInput(0)) {
+      ctx.Fail(
+          "its trip count M is computed at run time; Loom unrolls Loop at import and "
+          "needs M known at compile time (a constant, or computed from constants and "
+          "static shapes): a loop at run time needs a virtual machine, which Loom does "
+          "not have yet");
+    }
+    trip_count = ctx.ConstantInts(0).at(0);
+  }
+  const bool conditional = ctx.HasInput(1);
+  bool running = true;
+  if (conditional) {
+    std::optional<bool> initial = ConstantTruth(ctx, ctx.Input(1), "the condition");
+    if (!initial) {
+      ctx.Fail(
+          "its initial condition is computed at run time; Loom unrolls Loop at import and "
+          "needs the condition known at compile time");
+    }
+    running = *initial;
+  }
+  if (!trip_count && !conditional)
+    ctx.Fail("it has neither a trip count nor a condition: it never ends");
+  if (trip_count) CheckUnrollable(ctx, *trip_count);
+
+  std::vector<Expr> carried;
+  for (int k = 0; k < carried_count; ++k) carried.push_back(ctx.Input(2 + k));
+  std::vector<std::vector<Expr>> scans(static_cast<size_t>(scan_count));
+  int64_t iteration = 0;
+  for (; running && (!trip_count || iteration < *trip_count); ++iteration) {
+    CheckUnrollable(ctx, iteration + 1);
+    std::vector<Expr> inputs = {ctx.Scalar(static_cast<double>(iteration), DataType::Int(64)),
+                                ctx.Scalar(1, DataType::Bool())};
+    inputs.insert(inputs.end(), carried.begin(), carried.end());
+    std::vector<Expr> outputs = ctx.ImportSubgraph("body", inputs, BodyLabel(iteration));
+    if (conditional) {
+      std::optional<bool> next = ConstantTruth(ctx, outputs[0], "the body's condition");
+      if (!next) {
+        ctx.Fail("its body computes the condition from run-time values (iteration " +
+                 std::to_string(iteration) + "); Loom unrolls Loop at import and needs the " +
+                 "condition known at compile time");
+      }
+      running = *next;
+    }
+    carried.assign(outputs.begin() + 1, outputs.begin() + 1 + carried_count);
+    for (int k = 0; k < scan_count; ++k) {
+      scans[static_cast<size_t>(k)].push_back(outputs[static_cast<size_t>(1 + carried_count + k)]);
+    }
+  }
+  Outputs results = carried;
+  if (scan_count > 0 && iteration == 0) {
+    ctx.Fail(
+        "it runs no iteration, so its scan outputs are empty and of a shape only its body "
+        "knows; Loom needs at least one iteration");
+  }
+  for (const std::vector<Expr>& pieces : scans) results.push_back(Stack(ctx, pieces, 0));
+  return results;
+}
+
+// Scan (opset 9 and up): N state values, then the scan inputs, sliced along their axes
+// (reversed where a direction is 1); the body gives the N new states and one slice of each
+// scan output, stacked along its axis (prepended where a direction is 1).
+Outputs ConvertScan(NodeContext& ctx) {
+  if (ctx.opset() < 9) {
+    ctx.Fail(
+        "Scan before opset 9 (with a batch axis and sequence_lens) is not supported; "
+        "export the model with opset 9 or newer");
+  }
+  const ::onnx::GraphProto& body = ctx.AttrGraph("body");
+  const int64_t scan_inputs = ctx.AttrInt("num_scan_inputs");
+  const int64_t states = ctx.NumInputs() - scan_inputs;
+  if (scan_inputs < 1 || states < 0) {
+    ctx.Fail("num_scan_inputs " + std::to_string(scan_inputs) + " must be between 1 and its " +
+             std::to_string(ctx.NumInputs()) + " inputs");
+  }
+  const int64_t scan_outputs = body.output_size() - states;
+  if (scan_outputs < 0) {
+    ctx.Fail("its body gives " + std::to_string(body.output_size()) + " outputs, fewer than " +
+             "its " + std::to_string(states) + " state value(s)");
+  }
+  auto per_value = [&](const char* name, int64_t count) {
+    Ints values = ctx.AttrInts(name, Ints(static_cast<size_t>(count), 0));
+    if (static_cast<int64_t>(values.size()) != count) {
+      ctx.Fail(std::string(name) + " must have " + std::to_string(count) + " values, got " +
+               std::to_string(values.size()));
+    }
+    return values;
+  };
+  Ints input_axes = per_value("scan_input_axes", scan_inputs);
+  Ints input_directions = per_value("scan_input_directions", scan_inputs);
+  Ints output_axes = per_value("scan_output_axes", scan_outputs);
+  Ints output_directions = per_value("scan_output_directions", scan_outputs);
+
+  int64_t length = -1;
+  for (int64_t j = 0; j < scan_inputs; ++j) {
+    const int input = static_cast<int>(states + j);
+    std::vector<int64_t> shape = ctx.InputShape(input);
+    int64_t& axis = input_axes[static_cast<size_t>(j)];
+    axis = NormalizeAxis(ctx, axis, static_cast<int64_t>(shape.size()), "scan_input_axes");
+    if (length >= 0 && shape[static_cast<size_t>(axis)] != length) {
+      ctx.Fail("its scan inputs have different lengths, " + std::to_string(length) + " and " +
+               std::to_string(shape[static_cast<size_t>(axis)]));
+    }
+    length = shape[static_cast<size_t>(axis)];
+  }
+  if (length == 0) ctx.Fail("its scan inputs are empty: Loom needs at least one iteration");
+  CheckUnrollable(ctx, length);
+
+  std::vector<Expr> state;
+  for (int64_t k = 0; k < states; ++k) state.push_back(ctx.Input(static_cast<int>(k)));
+  std::vector<std::vector<Expr>> pieces(static_cast<size_t>(scan_outputs));
+  for (int64_t t = 0; t < length; ++t) {
+    std::vector<Expr> inputs = state;
+    for (int64_t j = 0; j < scan_inputs; ++j) {
+      const int64_t axis = input_axes[static_cast<size_t>(j)];
+      const int64_t at = input_directions[static_cast<size_t>(j)] != 0 ? length - 1 - t : t;
+      Expr slice = ctx.Call("strided_slice", {ctx.Input(static_cast<int>(states + j))},
+                            {{"begin", Ints{at}}, {"end", Ints{at + 1}}, {"axes", Ints{axis}}});
+      inputs.push_back(ctx.Call("squeeze", {slice}, {{"axes", Ints{axis}}}));
+    }
+    std::vector<Expr> outputs = ctx.ImportSubgraph("body", inputs, BodyLabel(t));
+    state.assign(outputs.begin(), outputs.begin() + states);
+    for (int64_t k = 0; k < scan_outputs; ++k) {
+      pieces[static_cast<size_t>(k)].push_back(outputs[static_cast<size_t>(states + k)]);
+    }
+  }
+  Outputs results = state;
+  for (int64_t k = 0; k < scan_outputs; ++k) {
+    std::vector<Expr>& slices = pieces[static_cast<size_t>(k)];
+    if (output_directions[static_cast<size_t>(k)] != 0) std::reverse(slices.begin(), slices.end());
+    const int64_t rank = slices[0].type().ndim() + 1;
+    int64_t axis =
+        NormalizeAxis(ctx, output_axes[static_cast<size_t>(k)], rank, "scan_output_axes");
+    results.push_back(Stack(ctx, slices, axis));
+  }
+  return results;
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  LOOM_REGISTER_ONNX_CONVERTER("If", ConvertIf);
+  LOOM_REGISTER_ONNX_CONVERTER("Loop", ConvertLoop);
+  LOOM_REGISTER_ONNX_CONVERTER("Scan", ConvertScan);
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::frontend::onnx

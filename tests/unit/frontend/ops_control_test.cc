@@ -1,0 +1,219 @@
+// If, Loop and Scan whose course is known at compile time: the branch taken, the loops
+// unrolled (each iteration's body imported with the values around the node visible), against
+// references computed here; and the errors for what needs a loop at run time.
+#include <gtest/gtest.h>
+
+#include "onnx_test_util.h"
+
+namespace loom::frontend::onnx::test {
+namespace {
+
+const DataType kBool = DataType::Bool();
+
+::onnx::AttributeProto GraphAttr(const std::string& name, const ModelBuilder& body) {
+  ::onnx::AttributeProto attr;
+  attr.set_name(name);
+  attr.set_type(::onnx::AttributeProto::GRAPH);
+  *attr.mutable_g() = body.proto().graph();
+  return attr;
+}
+
+runtime::NDArray Scalar(DataType dtype, double value) {
+  runtime::NDArray array = runtime::NDArray::Empty({}, dtype);
+  SetValue(array, 0, value);
+  return array;
+}
+
+// A branch computing `op`(x, one), x from the scope around it.
+ModelBuilder Branch(const std::string& op) {
+  ModelBuilder branch;
+  branch.Initializer("one", ArrayOf({3}, kF32, {1, 1, 1}))
+      .Node(op, {"x", "one"}, {"y_" + op})
+      .Output("y_" + op);
+  return branch;
+}
+
+TEST(OnnxControl, IfWithAConstantConditionImportsTheBranchItTakes) {
+  runtime::NDArray x = ArrayOf({3}, kF32, {1, 2, 3});
+  for (bool taken : {true, false}) {
+    ModelBuilder model;
+    model.Input("x", {3})
+        .Initializer("cond", Scalar(kBool, taken))
+        .Node("If", {"cond"}, {"y"},
+              {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", Branch("Sub"))})
+        .Output("y");
+    ExpectOutputs(
+        model, {x},
+        {ArrayOf({3}, kF32, taken ? std::vector<double>{2, 3, 4} : std::vector<double>{0, 1, 2})});
+  }
+  // A condition folded from the input's static shape: 3 > 2.
+  ModelBuilder shaped;
+  shaped.Input("x", {3})
+      .Initializer("two", ArrayOf({1}, kI64, {2}))
+      .Node("Shape", {"x"}, {"shape"})
+      .Node("Greater", {"shape", "two"}, {"longer"})
+      .Node("Squeeze", {"longer"}, {"cond"})
+      .Node("If", {"cond"}, {"y"},
+            {GraphAttr("then_branch", Branch("Mul")), GraphAttr("else_branch", Branch("Sub"))})
+      .Output("y");
+  ExpectOutputs(shaped, {x}, {x});
+}
+
+TEST(OnnxControl, IfWithARunTimeConditionIsAnError) {
+  ModelBuilder model;
+  model.Input("x", {3})
+      .Input("cond", {}, kBool)
+      .Node("If", {"cond"}, {"y"},
+            {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", Branch("Sub"))},
+            "branch")
+      .Output("y");
+  EXPECT_EQ(ErrorOf([&] { model.Import(); }),
+            "node 'branch' (If): its condition is computed at run time; Loom imports If only "
+            "when the condition is known at compile time (a constant, or computed from "
+            "constants and static shapes): choosing a branch at run time needs a virtual "
+            "machine, which Loom does not have yet");
+}
+
+// Loop body: s' = s + x * (i + 1) (x from outside), a scan output 2 s', and the condition
+// i < `last` (or passed through).
+ModelBuilder LoopBody(std::optional<int64_t> last) {
+  ModelBuilder body;
+  body.Input("i", {}, kI64).Input("cond_in", {}, kBool).Input("s", {2});
+  body.Initializer("one", Scalar(kI64, 1)).Initializer("two", ArrayOf({1}, kF32, {2}));
+  body.Node("Add", {"i", "one"}, {"i1"})
+      .Node("Cast", {"i1"}, {"f"}, {IntAttr("to", ::onnx::TensorProto::FLOAT)})
+      .Node("Mul", {"x", "f"}, {"step"})
+      .Node("Add", {"s", "step"}, {"s_out"})
+      .Node("Mul", {"s_out", "two"}, {"doubled"});
+  if (last) {
+    body.Initializer("last", Scalar(kI64, static_cast<double>(*last)))
+        .Node("Less", {"i", "last"}, {"cond_out"});
+  } else {
+    body.Node("Identity", {"cond_in"}, {"cond_out"});
+  }
+  body.Output("cond_out").Output("s_out").Output("doubled");
+  return body;
+}
+
+// The loop's carried sum and its scan output after `iterations` iterations.
+std::vector<runtime::NDArray> LoopReference(const std::vector<double>& x,
+                                            const std::vector<double>& s0, int iterations) {
+  std::vector<double> s = s0, scan;
+  for (int i = 0; i < iterations; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      s[k] += x[k] * (i + 1);
+      scan.push_back(2 * s[k]);
+    }
+  }
+  return {ArrayOf({2}, kF32, s), ArrayOf({iterations, 2}, kF32, scan)};
+}
+
+TEST(OnnxControl, LoopWithAConstantTripCountIsUnrolled) {
+  ModelBuilder model;
+  model.Input("x", {2})
+      .Input("s0", {2})
+      .Initializer("M", Scalar(kI64, 4))
+      .Node("Loop", {"M", "", "s0"}, {"s", "scan"}, {GraphAttr("body", LoopBody(std::nullopt))})
+      .Output("s")
+      .Output("scan");
+  std::vector<double> x = {0.5, -1}, s0 = {3, 4};
+  ExpectOutputs(model, {ArrayOf({2}, kF32, x), ArrayOf({2}, kF32, s0)}, LoopReference(x, s0, 4));
+}
+
+TEST(OnnxControl, LoopEndsWhenItsConstantConditionTurnsFalse) {
+  // The body's condition i < 2 is false after iteration 2: three iterations of the ten.
+  ModelBuilder model;
+  model.Input("x", {2})
+      .Input("s0", {2})
+      .Initializer("M", Scalar(kI64, 10))
+      .Initializer("go", Scalar(kBool, 1))
+      .Node("Loop", {"M", "go", "s0"}, {"s", "scan"}, {GraphAttr("body", LoopBody(2))})
+      .Output("s")
+      .Output("scan");
+  std::vector<double> x = {1, 2}, s0 = {0, 0};
+  ExpectOutputs(model, {ArrayOf({2}, kF32, x), ArrayOf({2}, kF32, s0)}, LoopReference(x, s0, 3));
+}
+
+TEST(OnnxControl, LoopsThatNeedARunTimeLoopAreErrors) {
+  ModelBuilder runtime_count;
+  runtime_count.Input("x", {2}).Input("s0", {2}).Input("M", {}, kI64);
+  runtime_count.Node("Loop", {"M", "", "s0"}, {"s", "scan"},
+                     {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
+  runtime_count.Output("s");
+  EXPECT_TRUE(ErrorOf([&] {
+                runtime_count.Import();
+              }).starts_with("node 'loop' (Loop): its trip count M is computed at run time"));
+
+  ModelBuilder long_loop;
+  long_loop.Input("x", {2}).Input("s0", {2}).Initializer("M", Scalar(kI64, 5000));
+  long_loop.Node("Loop", {"M", "", "s0"}, {"s", "scan"},
+                 {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
+  long_loop.Output("s");
+  EXPECT_EQ(ErrorOf([&] { long_loop.Import(); }),
+            "node 'loop' (Loop): it runs 5000 iterations; Loom unrolls loops at import, up to "
+            "4096 iterations");
+
+  // A body whose node fails names the iteration it was imported for (i = 1: a shape of
+  // one element for two).
+  ModelBuilder bad_body;
+  bad_body.Input("i", {}, kI64).Input("cond_in", {}, kBool).Input("s", {2});
+  bad_body.Node("Reshape", {"s", "i"}, {"s_out"}, {}, "reshape")
+      .Node("Identity", {"cond_in"}, {"cond_out"})
+      .Output("cond_out")
+      .Output("s_out");
+  ModelBuilder model;
+  model.Input("s0", {2}).Initializer("M", Scalar(kI64, 2));
+  model.Node("Loop", {"M", "", "s0"}, {"s"}, {GraphAttr("body", bad_body)}, "loop").Output("s");
+  std::string error = ErrorOf([&] { model.Import(); });
+  EXPECT_TRUE(error.starts_with("node 'reshape' (Reshape) in loop/body[1]: ")) << error;
+}
+
+TEST(OnnxControl, ScanIsUnrolledOverItsInputsAxesAndDirections) {
+  // State: a running sum of rows; scan outputs: the sums (along axis 0) and, reversed and
+  // stacked along axis 1, the rows themselves read backwards.
+  ModelBuilder body;
+  body.Input("sum", {3}).Input("row", {3}).Input("back", {3});
+  body.Node("Add", {"sum", "row"}, {"sum_out"})
+      .Node("Identity", {"sum_out"}, {"sums"})
+      .Node("Identity", {"back"}, {"backs"})
+      .Output("sum_out")
+      .Output("sums")
+      .Output("backs");
+  ModelBuilder model;
+  model.Input("init", {3}).Input("xs", {4, 3}).Input("ys", {3, 4});
+  model
+      .Node("Scan", {"init", "xs", "ys"}, {"total", "sums", "backs"},
+            {GraphAttr("body", body), IntAttr("num_scan_inputs", 2),
+             IntsAttr("scan_input_axes", {0, 1}), IntsAttr("scan_input_directions", {0, 1}),
+             IntsAttr("scan_output_axes", {0, -1}), IntsAttr("scan_output_directions", {0, 1})})
+      .Output("total")
+      .Output("sums")
+      .Output("backs");
+  runtime::NDArray init = RandomArray({3}, kF32, 1), xs = RandomArray({4, 3}, kF32, 2),
+                   ys = RandomArray({3, 4}, kF32, 3);
+  std::vector<double> sum = Values(init), sums;
+  for (int t = 0; t < 4; ++t) {
+    for (int k = 0; k < 3; ++k) sum[k] += GetFloat(xs, t * 3 + k);
+    sums.insert(sums.end(), sum.begin(), sum.end());
+  }
+  // Iteration t reads column 3 - t of ys; the outputs are prepended, so column j of backs
+  // is iteration 3 - j's: column j of ys.
+  ExpectOutputs(model, {init, xs, ys}, {ArrayOf({3}, kF32, sum), ArrayOf({4, 3}, kF32, sums), ys});
+}
+
+TEST(OnnxControl, ScanBeforeOpset9IsAnError) {
+  ModelBuilder body;
+  body.Input("s", {3}).Input("x", {3}).Node("Add", {"s", "x"}, {"t"}).Output("t");
+  ModelBuilder model(8);
+  model.Input("s0", {1, 3}).Input("xs", {1, 4, 3});
+  model
+      .Node("Scan", {"", "s0", "xs"}, {"s"},
+            {GraphAttr("body", body), IntAttr("num_scan_inputs", 1)}, "scan")
+      .Output("s");
+  EXPECT_EQ(ErrorOf([&] { model.Import(); }),
+            "node 'scan' (Scan): Scan before opset 9 (with a batch axis and sequence_lens) is "
+            "not supported; export the model with opset 9 or newer");
+}
+
+}  // namespace
+}  // namespace loom::frontend::onnx::test
