@@ -226,9 +226,9 @@ graph::Expr Pool3d(NodeContext& ctx, const std::string& op, graph::Expr x, const
                {{"newshape", Ints{shape[0], shape[1] * shape[2], shape[3], shape[4]}}});
   graph::Expr pooled_hw = ctx.Call(op, {planes}, attrs_of(hw));
   std::vector<int64_t> hw_shape = *pooled_hw.type().ConstShape();
-  graph::Expr columns = ctx.Call(
-      "reshape", {pooled_hw},
-      {{"newshape", Ints{shape[0], shape[1], shape[2], hw_shape[2] * hw_shape[3]}}});
+  graph::Expr columns =
+      ctx.Call("reshape", {pooled_hw},
+               {{"newshape", Ints{shape[0], shape[1], shape[2], hw_shape[2] * hw_shape[3]}}});
   graph::Expr pooled = ctx.Call(op, {columns}, attrs_of(d));
   int64_t depth = (*pooled.type().ConstShape())[2];
   return ctx.Call("reshape", {pooled},
@@ -266,8 +266,8 @@ Outputs Pool(NodeContext& ctx, const std::string& op) {
     }
     return attrs;
   };
-  graph::Expr y = ctx.InputRank(0) == 5 ? Pool3d(ctx, op, x, w, attrs_of)
-                                        : ctx.Call(op, {x}, attrs_of(w));
+  graph::Expr y =
+      ctx.InputRank(0) == 5 ? Pool3d(ctx, op, x, w, attrs_of) : ctx.Call(op, {x}, attrs_of(w));
   if (integer) y = ctx.Call("cast", {y}, {{"dtype", dtype.str()}});
   return {one_d ? DropHeight(ctx, y) : y};
 }
@@ -329,15 +329,33 @@ Outputs Flatten(NodeContext& ctx) {
   return {ctx.Call("flatten", {ctx.Input(0)}, {{"axis", axis}})};
 }
 
-// Clip: bounds are attributes before opset 11, optional constant inputs from it on; an
-// absent bound does not clip. Integer tensors are clipped with maximum / minimum against
-// constants of their own type, which keeps 64-bit bounds exact.
+// Clip: bounds are attributes before opset 11, optional inputs from it on; an absent bound
+// does not clip. Integer tensors are clipped with maximum / minimum against constants of
+// their own type, which keeps 64-bit bounds exact. A bound computed at run time is a kernel
+// input: maximum then minimum, which also gives every element max where min > max, as ONNX
+// says.
 Outputs Clip(NodeContext& ctx) {
   std::optional<double> lo, hi;
   if (ctx.opset() < 11) {
     if (ctx.HasAttr("min")) lo = ctx.AttrFloat("min");
     if (ctx.HasAttr("max")) hi = ctx.AttrFloat("max");
   } else {
+    bool runtime_bound = false;
+    for (int i : {1, 2}) {
+      if (!ctx.HasInput(i)) continue;
+      if (ctx.InputShape(i) != std::vector<int64_t>{} &&
+          ctx.InputShape(i) != std::vector<int64_t>{1}) {
+        ctx.Fail("input " + std::to_string(i) + " (" + (i == 1 ? "min" : "max") +
+                 ") must be a scalar, got shape " + IntsText(ctx.InputShape(i)));
+      }
+      runtime_bound |= !ctx.ConstantInput(i).has_value();
+    }
+    if (runtime_bound) {
+      graph::Expr x = ctx.Input(0);
+      if (ctx.HasInput(1)) x = ctx.Call("maximum", {x, ctx.Input(1)});
+      if (ctx.HasInput(2)) x = ctx.Call("minimum", {x, ctx.Input(2)});
+      return {x};
+    }
     if (ctx.HasInput(1)) lo = ctx.ConstantFloats(1).at(0);
     if (ctx.HasInput(2)) hi = ctx.ConstantFloats(2).at(0);
   }

@@ -639,6 +639,21 @@ TEST(OnnxClip, AttributesInputsAndIntegers) {
   crossed.Initializer("hi", ArrayOf({}, kF32, {1}));
   crossed.Node("Clip", {"x", "lo", "hi"}, {"y"}).Output("y");
   ExpectOutputs(crossed, {x}, {Map(x, [](double) { return 1.0; })});
+
+  // Bounds given at run time are kernel inputs, crossed ones too; a bound of another shape
+  // than a scalar is an error.
+  ModelBuilder runtime(13);
+  runtime.Input("x", x.Shape()).Input("lo", {}).Input("hi", {1});
+  runtime.Node("Clip", {"x", "lo", "hi"}, {"y"}, {}, "clip").Output("y");
+  for (auto [lo, hi] : {std::pair{-0.5, 0.25}, std::pair{2.0, 1.0}}) {
+    ExpectOutputs(runtime, {x, ArrayOf({}, kF32, {lo}), ArrayOf({1}, kF32, {hi})},
+                  {Map(x, [&](double v) { return std::min(std::max(v, lo), hi); })});
+  }
+  ModelBuilder vector(13);
+  vector.Input("x", x.Shape()).Input("lo", {2});
+  vector.Node("Clip", {"x", "lo"}, {"y"}, {}, "clip").Output("y");
+  EXPECT_EQ(ErrorOf([&] { vector.Import(); }),
+            "node 'clip' (Clip): input 1 (min) must be a scalar, got shape [2]");
 }
 
 // --- padding, resizing, shuffles ---------------------------------------------------------
