@@ -86,9 +86,9 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
   std::map<std::string, size_t> index_of_name;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Var& input = inputs[i];
-    LOOM_CHECK_USER(input.type().is_tensor() && input.type().ConstShape().has_value())
+    LOOM_CHECK_USER(input.type().is_tensor())
         << "Compile: model input '" << input->name_hint << "' is " << input.type().str()
-        << "; every input needs a constant shape (bind its symbolic dimensions first)";
+        << "; every input must be a tensor";
     // Executors set inputs by name.
     auto [it, fresh] = index_of_name.emplace(input->name_hint, i);
     LOOM_CHECK_USER(fresh) << "Compile: model inputs " << it->second << " and " << i
@@ -224,6 +224,12 @@ IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options) {
 CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
+  // The graph executor's memory plan and calls are laid out for one shape per tensor.
+  for (const Var& input : module.main()->params) {
+    LOOM_CHECK_USER(input.type().ConstShape().has_value())
+        << "Compile: model input '" << input->name_hint << "' is " << input.type().str()
+        << "; every input needs a constant shape (bind its symbolic dimensions first)";
+  }
   Target target = Target::Parse(options.target);
   transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);

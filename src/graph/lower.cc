@@ -31,7 +31,7 @@ PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target&
   Array<te::Tensor> args;
   for (size_t i = 0; i < function->params.size(); ++i) {
     const Var& param = function->params[i];
-    LOOM_CHECK_USER(param.type().is_tensor() && param.type().ConstShape().has_value())
+    LOOM_CHECK_USER(param.type().is_tensor())
         << call.Where() << " (kernel " << name << "): argument " << i << " is "
         << param.type().str() << "; kernels need tensors of constant shape (bind symbolic "
         << "dimensions before compiling)";

@@ -128,7 +128,11 @@ Array<Tensor> compute(Array<PrimExpr> shape,
 
 IterVar reduce_axis(Range range, std::string name) {
   LOOM_CHECK_USER(range.defined()) << "reduce_axis '" << name << "': the range is undefined";
-  return IterVar(range, Var(std::move(name), range->extent.dtype()), IterVarType::kCommReduce, "");
+  // Range(0, n) has an int32 min whatever n's type: the axis takes the extent's (int64 for a
+  // symbolic size).
+  const DataType t = range->extent.dtype();
+  if (range->min.dtype() != t) range = Range(cast(t, range->min), range->extent);
+  return IterVar(range, Var(std::move(name), t), IterVarType::kCommReduce, "");
 }
 
 PrimExpr if_then_else(PrimExpr cond, PrimExpr t, PrimExpr f) {

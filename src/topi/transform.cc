@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "loom/arith/analyzer.h"
 #include "loom/ir/printer.h"
 #include "loom/topi/elementwise.h"
 #include "topi/topi_util.h"
@@ -73,7 +74,71 @@ PrimExpr BroadcastRead(const te::Tensor& x, const Array<Var>& out) {
 
 }  // namespace
 
+namespace {
+
+// reshape of an x with symbolic dimensions: 0 copies a dimension, a -1 is the element count
+// divided by the others' product, simplified (n * 64 / 64 is n); what cannot be shown to fit
+// at compile time is an error. Sizes and positions are int64 here; each dimension keeps its
+// own type (constants int32, symbolic sizes int64, as graph placeholders have them), and so
+// does each index into x, since a producer inlined into the read compares it with constants
+// of that type.
+te::Tensor SymbolicReshape(const te::Tensor& x, const std::vector<int64_t>& shape) {
+  const DataType wide = DataType::Int(64);
+  auto widen = [&](const PrimExpr& e) { return e.dtype() == wide ? e : loom::cast(wide, e); };
+  Array<PrimExpr> in;
+  for (const PrimExpr& extent : x.shape()) in.push_back(widen(extent));
+  arith::Analyzer analyzer;
+  const PrimExpr count = Product(in, 0, in.size(), wide);
+  Array<PrimExpr> out, out_wide;
+  PrimExpr known = make_const(wide, int64_t{1});
+  int inferred = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    LOOM_CHECK_USER(shape[d] >= -1 && (shape[d] != -1 || inferred < 0) &&
+                    (shape[d] != 0 || d < x.shape().size()))
+        << "reshape of '" << x.name() << "': target shape " << ShapeText(shape)
+        << " is invalid for " << ShapeText(x.shape())
+        << "; entries are sizes, 0 (copy the input's), or one -1 (infer)";
+    if (shape[d] == -1) inferred = static_cast<int>(d);
+    out.push_back(shape[d] == 0 ? x.shape()[d] : make_const(DataType::Int(32), shape[d]));
+    out_wide.push_back(widen(out.back()));
+    if (shape[d] != -1) known = known * out_wide.back();
+  }
+  if (inferred >= 0) {
+    LOOM_CHECK_USER(analyzer.CanProve(floormod(count, known) == make_zero(wide)))
+        << "reshape of '" << x.name() << "': cannot infer the -1 of " << ShapeText(shape)
+        << " at compile time: the element count of " << ShapeText(x.shape())
+        << " is not shown to be a multiple of the other entries' product";
+    // A size that simplifies to a constant is an int32 one, as every constant size is: the
+    // index variables of a consumer it is inlined into have that type.
+    PrimExpr size = analyzer.Simplify(floordiv(count, known));
+    int64_t value = 0;
+    out_wide[inferred] = size;
+    out[inferred] = IsConstInt(size, &value) ? make_const(DataType::Int(32), value) : size;
+  } else {
+    LOOM_CHECK_USER(analyzer.CanProve(count == known))
+        << "reshape of '" << x.name() << "': target shape " << ShapeText(shape)
+        << " has an element count not shown to equal that of " << ShapeText(x.shape());
+  }
+  return te::compute(
+      out,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> position;
+        for (const Var& v : i) position.push_back(widen(v));
+        Array<PrimExpr> index = Unravel(Ravel(position, out_wide, wide), in);
+        for (size_t d = 0; d < index.size(); ++d) {
+          index[d] = loom::cast(x.shape()[d].dtype(), index[d]);
+        }
+        return x(index);
+      },
+      "reshape", kInjective);
+}
+
+}  // namespace
+
 te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape) {
+  for (const PrimExpr& extent : x.shape()) {
+    if (!IsConstInt(extent)) return SymbolicReshape(x, shape);
+  }
   std::vector<int64_t> in = ConstShape(x, "reshape");
   int64_t count = std::accumulate(in.begin(), in.end(), int64_t{1}, std::multiplies<>());
   std::vector<int64_t> out(shape.size());

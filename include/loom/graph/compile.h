@@ -62,6 +62,7 @@ struct CompiledModel {
 
 // Compile's first stage alone: the graph passes, ending with fusion (main calls one
 // primitive function per kernel). What the auto-tuner compiles to find a model's tasks.
+// Inputs may have symbolic dimensions (a call over them keeps its layout).
 IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options);
 
 // Model inputs (main's parameters) must have constant shapes; an invalid option, a module

@@ -36,9 +36,13 @@ struct LoweredModel {
   const std::string& KernelName(const CallNode& call) const;
 };
 
-// `fused`'s main must call only primitive functions (FuseOps' result); the shapes of their
-// parameters must be constant. With a device target, each group goes to the device when an
-// implementation registered under the device's keys takes it, to the host otherwise. An operator without a compute is a loom::Error naming it.
+// `fused`'s main must call only primitive functions (FuseOps' result). Their parameters'
+// shapes may hold size variables (a sequence length n): the kernel is then generated with
+// symbolic extents, and takes tensors of any size, n bound from the shapes it is given (its
+// PackedAPI); such groups get each operator's generic schedule, the targets' kernels of
+// other layouts being chosen for constant sizes. With a device target, each group goes to
+// the device when an implementation registered under the device's keys takes it, to the
+// host otherwise. An operator without a compute is a loom::Error naming it.
 LoweredModel LowerToTIR(const IRModule& fused, const Target& target);
 
 // The calls of main's body in execution order (operands first; not the calls inside the

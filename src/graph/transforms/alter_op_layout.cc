@@ -28,6 +28,14 @@
 namespace loom::graph {
 namespace {
 
+// Whether every tensor of `type` (a tuple's fields) has a constant shape.
+bool HasConstantShapes(const Type& type) {
+  if (type.is_tuple()) {
+    return std::all_of(type.fields().begin(), type.fields().end(), HasConstantShapes);
+  }
+  return type.ConstShape().has_value();
+}
+
 bool IsOp(const CallNode* call, const char* name) { return call->op && call->op->name == name; }
 
 // A layout_transform between two data layouts (NCHW, NCHW<k>c): the kind this pass makes,
@@ -105,7 +113,14 @@ class LayoutRewriter {
       }
       return absorbed;
     }
-    for (const LayoutRewriteFn& rewrite : LayoutRewrites(call->op->name, target_)) {
+    // The targets' kernels of other layouts are chosen for, and packed at, constant sizes: a
+    // call over symbolic sizes keeps its layout (and its generic kernel).
+    const bool constant_shapes =
+        std::all_of(call->args.begin(), call->args.end(),
+                    [](const Expr& arg) { return HasConstantShapes(arg.type()); }) &&
+        HasConstantShapes(call->checked_type);
+    for (const LayoutRewriteFn& rewrite : constant_shapes ? LayoutRewrites(call->op->name, target_)
+                                                          : std::vector<LayoutRewriteFn>{}) {
       OperandConverter operands(*this, *call);
       if (std::optional<LayoutRewrite> rewritten = rewrite(*call, operands, target_)) {
         const std::string& layout = rewritten->layout;

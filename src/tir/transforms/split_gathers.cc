@@ -43,7 +43,13 @@ class LaneSlicer : public ExprMutator {
       case NodeKind::FloorMod:
       case NodeKind::Min:
       case NodeKind::Max:
-        return ExprMutator::VisitExpr(e);
+        try {
+          return ExprMutator::VisitExpr(e);
+        } catch (const Error&) {
+          // Operands sliced to types that no longer match (a ramp of int32 lanes under an
+          // int64 sum, where a symbolic size widened the index): left a gather.
+          throw NotSliceable{};
+        }
       default:
         throw NotSliceable{};
     }

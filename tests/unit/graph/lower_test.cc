@@ -161,19 +161,6 @@ TEST(LowerToTIR, GroupsWiredAlikeShareAKernelWhereverTheirConstantsSit) {
                                                "fused_subtract_1"}));
 }
 
-TEST(LowerToTIR, SymbolicShapesAreAUserErrorNamingTheCall) {
-  loom::Var n = SizeVar("n", DataType::Int(64));
-  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{n, IntImm(DataType::Int(64), 4)}, kF32));
-  IRModule fused = FuseOps().run(
-      IRModule::FromFunction(MakeFunction({x}, MakeCall("exp", {x}, {}, "e1"))));
-  EXPECT_NE(
-      ErrorOf([&] { LowerToTIR(fused, Target::Parse("llvm")); })
-          .find("fused function 'e1' (kernel fused_exp): argument 0 is Tensor[(n, 4), float32]; "
-                "kernels need tensors of constant shape"),
-      std::string::npos)
-      << ErrorOf([&] { LowerToTIR(fused, Target::Parse("llvm")); });
-}
-
 TEST(LowerToTIR, UnfusedCallsAreAUserError) {
   Var x = MakeVar("x", TensorType({4}, kF32));
   Function main = MakeFunction({x}, MakeCall("exp", {x}, {}, "e1"));
