@@ -55,9 +55,14 @@ class Builder {
 
  private:
   int AddEntry(const std::string& name, const Type& type, EntryKind kind) {
-    LOOM_ICHECK(type.is_tensor() && type.ConstShape()) << "entry '" << name << "' of type "
-                                                        << type.str() << " is no constant tensor";
-    graph_->entries.push_back({name, *type.ConstShape(), type.dtype(), kind, {}});
+    LOOM_ICHECK(type.is_tensor()) << "entry '" << name << "' of type " << type.str()
+                                  << " is no tensor";
+    graph_->entries.push_back({name,
+                               type.ConstShape().value_or(std::vector<int64_t>{}),
+                               type.shape(),
+                               type.dtype(),
+                               kind,
+                               {}});
     return static_cast<int>(graph_->entries.size()) - 1;
   }
 
@@ -109,7 +114,9 @@ class Builder {
       const ExecutionGraph::Entry& out = graph_->entries[outputs[0]];
       for (int arg : kernel.args) {
         const ExecutionGraph::Entry& in = graph_->entries[arg];
-        if (in.shape == out.shape && in.dtype == out.dtype) kernel.in_place_candidates.push_back(arg);
+        if (!in.symbolic() && in.shape == out.shape && in.dtype == out.dtype) {
+          kernel.in_place_candidates.push_back(arg);
+        }
       }
     }
     kernel.args.insert(kernel.args.end(), outputs.begin(), outputs.end());

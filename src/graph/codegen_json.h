@@ -16,10 +16,12 @@ namespace loom::graph {
 struct ExecutionGraph {
   struct Entry {
     std::string name;
-    std::vector<int64_t> shape;
+    std::vector<int64_t> shape;  // when every dimension is constant (else empty)
+    std::vector<PrimExpr> dims;  // the type's dimensions, constant or symbolic
     DataType dtype;
     MemoryPlanProblem::EntryKind kind;
     runtime::NDArray constant;  // the data of a parameter
+    bool symbolic() const { return shape.size() != dims.size(); }
   };
   struct Kernel {
     std::string func;  // the kernel (identical groups share one)

@@ -12,11 +12,13 @@
 #include <optional>
 
 #include "graph/codegen_json.h"
+#include "graph/codegen_vm.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/lower.h"
 #include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
 #include "loom/ir/pass_context.h"
+#include "loom/runtime/vm.h"
 #include "loom/support/bytes_text.h"
 #include "loom/target/build.h"
 
@@ -77,6 +79,10 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << "\"";
   LOOM_CHECK_USER(options.max_fuse_group >= 1)
       << "Compile: max_fuse_group must be at least 1, got " << options.max_fuse_group;
+  LOOM_CHECK_USER(options.executor == "auto" || options.executor == "graph" ||
+                  options.executor == "vm")
+      << "Compile: executor must be \"auto\", \"graph\" or \"vm\", got \"" << options.executor
+      << "\"";
   LOOM_CHECK_USER(options.memory_limit_bytes >= 0)
       << "Compile: memory_limit_bytes must not be negative (0: this machine's memory), got "
       << options.memory_limit_bytes;
@@ -224,11 +230,16 @@ IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options) {
 CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
+  const bool symbolic =
+      std::any_of(module.main()->params.begin(), module.main()->params.end(),
+                  [](const Var& input) { return !input.type().ConstShape().has_value(); });
+  const bool vm = options.executor == "vm" || (options.executor == "auto" && symbolic);
   // The graph executor's memory plan and calls are laid out for one shape per tensor.
   for (const Var& input : module.main()->params) {
-    LOOM_CHECK_USER(input.type().ConstShape().has_value())
+    LOOM_CHECK_USER(vm || input.type().ConstShape().has_value())
         << "Compile: model input '" << input->name_hint << "' is " << input.type().str()
-        << "; every input needs a constant shape (bind its symbolic dimensions first)";
+        << "; the graph executor needs constant shapes: bind its symbolic dimensions, or "
+        << "compile for the virtual machine (executor \"vm\" or \"auto\")";
   }
   Target target = Target::Parse(options.target);
   transform::PassContextScope scope(CompileContext(options));
@@ -245,12 +256,16 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   // device target, the groups its implementations take to the device, the rest to the host.
   LoweredModel lowered = LowerToTIR(fused, target);
   timer.Done("lowering");
-  // 3. The execution graph and its static memory plan.
+  // 3. The execution graph; for the graph executor, its static memory plan (the VM
+  // allocates at run time, at the sizes the inputs give).
   ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered, module.output_names());
-  MemoryPlan plan = PlanMemory(graph.PlanProblem());
-  CheckMemoryFits(static_cast<double>(plan.stats.planned_bytes),
-                  "the memory plan of the model's tensors needs", options);
-  timer.Done("memory plan");
+  MemoryPlan plan;
+  if (!vm) {
+    plan = PlanMemory(graph.PlanProblem());
+    CheckMemoryFits(static_cast<double>(plan.stats.planned_bytes),
+                    "the memory plan of the model's tensors needs", options);
+    timer.Done("memory plan");
+  }
   // 4. Code generation (host and device kernels in one module), the weights and the graph's
   // text.
   CompiledModel model;
@@ -262,13 +277,15 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   timer.Done("codegen");
   std::vector<size_t> param_offsets;
   model.params = ParamsBlob(graph, &param_offsets);
-  model.graph_json =
-      ExecutionGraphJson(graph, plan, param_offsets, target.str(), options.precision,
-                         target.kind_def().device_type,
-                         target.kind_def().device_configuration
-                             ? target.kind_def().device_configuration(target)
-                             : "",
-                         placements);
+  model.executor = vm ? "vm" : "graph";
+  model.graph_json = vm ? VmProgramJson(graph, param_offsets, target.str(), options.precision,
+                                        MemoryLimit(options))
+                        : ExecutionGraphJson(graph, plan, param_offsets, target.str(),
+                                             options.precision, target.kind_def().device_type,
+                                             target.kind_def().device_configuration
+                                                 ? target.kind_def().device_configuration(target)
+                                                 : "",
+                                             placements);
   model.placements = std::move(placements);
   model.memory = plan.stats;
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
@@ -277,13 +294,34 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   return model;
 }
 
-std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& model) {
-  constexpr std::align_val_t kAlignment{64};  // what kernels require of every tensor
+namespace {
+
+// A 64-byte aligned copy of the model's weights, as kernels require of every tensor.
+std::shared_ptr<uint8_t> AlignedParams(const CompiledModel& model) {
+  constexpr std::align_val_t kAlignment{64};
   size_t size = model.params.size();
   std::shared_ptr<uint8_t> params(new (kAlignment) uint8_t[std::max<size_t>(size, 1)],
                                   [](uint8_t* p) { operator delete[](p, kAlignment); });
   if (size > 0) std::memcpy(params.get(), model.params.data(), size);
-  return runtime::MakeGraphModel(model.kernels, model.graph_json, params.get(), size, params);
+  return params;
+}
+
+}  // namespace
+
+std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& model) {
+  LOOM_CHECK_USER(model.executor != "vm")
+      << "MakeGraphModel: the model was compiled for the virtual machine; use MakeExecutor";
+  std::shared_ptr<uint8_t> params = AlignedParams(model);
+  return runtime::MakeGraphModel(model.kernels, model.graph_json, params.get(), model.params.size(),
+                                 params);
+}
+
+std::unique_ptr<runtime::Executor> MakeExecutor(const CompiledModel& model) {
+  if (model.executor != "vm")
+    return std::make_unique<runtime::GraphExecutor>(MakeGraphModel(model));
+  std::shared_ptr<uint8_t> params = AlignedParams(model);
+  return std::make_unique<runtime::VirtualMachine>(runtime::MakeVmModel(
+      model.kernels, model.graph_json, params.get(), model.params.size(), params));
 }
 
 void ExportModel(const CompiledModel& model, const std::string& path) {

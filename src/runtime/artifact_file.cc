@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/vm.h"
 #include "loom/support/error.h"
 #include "loom/support/file.h"
+#include "runtime/artifact.h"
 
 namespace loom::runtime {
 namespace {
@@ -193,8 +195,8 @@ void CheckArtifact(const std::string& path) {
   CheckDigest(file);
 }
 
-std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {
-  LibraryBytes file(path, "DescribeModel('" + path + "')");
+detail::ArtifactData detail::ReadArtifactData(const std::string& path, const std::string& api) {
+  LibraryBytes file(path, api + "('" + path + "')");
   const std::map<std::string, Located> symbols = CheckDigest(file);
   const std::string& what = file.what();
   const uint64_t json_size =
@@ -202,7 +204,8 @@ std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {
   const Located json_at = Require(symbols, "loom_graph_json", what);
   LOOM_CHECK_USER(json_size <= json_at.room)
       << what << ": its graph (" << json_size << " bytes) does not fit its section";
-  const std::string graph_json(file.Bytes(json_at.offset, json_size, "execution graph"));
+  ArtifactData data;
+  data.program = std::string(file.Bytes(json_at.offset, json_size, "execution graph"));
   const uint64_t params_size =
       file.Read<uint64_t>(Require(symbols, "loom_params_size", what).offset, "weights size");
   const Located params_at = Require(symbols, "loom_params", what);
@@ -213,10 +216,22 @@ std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {
   std::shared_ptr<uint8_t> params(new (kAlignment) uint8_t[std::max<uint64_t>(params_size, 1)],
                                   [](uint8_t* p) { operator delete[](p, kAlignment); });
   std::memcpy(params.get(), weights.data(), weights.size());
+  data.params = params.get();
+  data.params_size = params_size;
+  data.params_owner = params;
+  return data;
+}
+
+std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {
+  detail::ArtifactData data = detail::ReadArtifactData(path, "DescribeModel");
+  LOOM_CHECK_USER(!IsVmProgram(data.program))
+      << "DescribeModel('" << path << "'): the model runs on the virtual machine; describe it "
+      << "with DescribeVmModel";
   try {
-    return detail::ParseGraphModel(Module(), graph_json, params.get(), params_size, params);
+    return detail::ParseGraphModel(Module(), data.program, data.params, data.params_size,
+                                   data.params_owner);
   } catch (const Error& error) {
-    LOOM_THROW << what << ": " << error.what();
+    LOOM_THROW << "DescribeModel('" << path << "'): " << error.what();
   }
 }
 

@@ -181,6 +181,8 @@ int GraphExecutor::CheckIndex(const char* what, int index, size_t count) const {
   return index;
 }
 
+std::string GraphExecutor::InputSignature(int i) const { return ShapeString(InputShape(i)); }
+
 int GraphExecutor::NumInputs() const { return static_cast<int>(model_->inputs().size()); }
 int GraphExecutor::NumOutputs() const { return static_cast<int>(model_->outputs().size()); }
 

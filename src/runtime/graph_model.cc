@@ -9,135 +9,47 @@
 #include "loom/runtime/cpu_features.h"
 #include "loom/runtime/device_api.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/vm.h"
 #include "loom/support/error.h"
+#include "runtime/artifact.h"
+#include "runtime/json_checks.h"
 
 namespace loom::runtime {
 
 namespace {
 
 using nlohmann::json;
+using KindTest = JsonChecks::KindTest;
 
 constexpr const char* kFormat = "loom-graph-1";
 // Kernels check that their tensors are this aligned (MakePackedAPI).
 constexpr size_t kDataAlignment = 64;
 
-// A JSON value quoted in a message, cut short: a mistyped field may hold a whole array.
-std::string Shown(const json& value) {
-  constexpr size_t kMaxChars = 60;
-  std::string text = value.dump();
-  return text.size() <= kMaxChars ? text : text.substr(0, kMaxChars) + "...";
-}
-
-const json& Object(const json& value, const std::string& where) {
-  LOOM_CHECK_USER(value.is_object())
-      << "graph JSON: " << where << " must be an object, got " << Shown(value);
-  return value;
-}
-
-const json& Field(const json& object, const char* key, const std::string& where) {
-  auto it = object.find(key);
-  LOOM_CHECK_USER(it != object.end())
-      << "graph JSON: " << where << " has no '" << key << "' field";
-  return *it;
-}
-
-// The member `key` of `object`, checked to be of the kind `is` tests.
-using KindTest = bool (json::*)() const noexcept;
-const json& Member(const json& object, const char* key, KindTest is, const char* kind,
-                   const std::string& where) {
-  const json& value = Field(object, key, where);
-  LOOM_CHECK_USER((value.*is)()) << "graph JSON: " << where << "." << key << " must be " << kind
-                                 << ", got " << Shown(value);
-  return value;
-}
-
-// `value` (the JSON at `field`) as an integer in [0, 2^63): sizes and ids are int64 in the
-// executor, and an unsigned JSON number above that would wrap to a negative one.
-int64_t NonNegative(const json& value, const std::string& field) {
-  LOOM_CHECK_USER(value.is_number_integer())
-      << "graph JSON: " << field << " must be an integer >= 0, got " << Shown(value);
-  LOOM_CHECK_USER(!value.is_number_unsigned() ||
-                  value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
-      << "graph JSON: " << field << " = " << Shown(value) << " is too large (at most 2^63 - 1)";
-  int64_t count = value.get<int64_t>();
-  LOOM_CHECK_USER(count >= 0) << "graph JSON: " << field << " must be an integer >= 0, got "
-                              << count;
-  return count;
-}
-
-int64_t Count(const json& object, const char* key, const std::string& where) {
-  return NonNegative(Field(object, key, where), where + "." + key);
-}
-
-std::string Text(const json& object, const char* key, const std::string& where) {
-  return Member(object, key, &json::is_string, "a string", where).get<std::string>();
-}
-
-const json& Array(const json& object, const char* key, const std::string& where) {
-  return Member(object, key, &json::is_array, "an array", where);
-}
-
-int Id(const json& object, const char* key, const std::string& where, size_t count,
-       const char* of_what) {
-  int64_t id = Count(object, key, where);
-  LOOM_CHECK_USER(static_cast<uint64_t>(id) < count)
-      << "graph JSON: " << where << "." << key << " = " << id << " is out of range: the graph has "
-      << count << " " << of_what;
-  return static_cast<int>(id);
-}
-
-DataType ParseDtype(const std::string& text, const std::string& where) {
-  DataType dtype;
-  bool parsed = true;
-  try {
-    dtype = DataType::Parse(text);
-  } catch (const Error&) {
-    parsed = false;
-  }
-  LOOM_CHECK_USER(parsed && !dtype.is_void() && !dtype.is_handle())
-      << "graph JSON: " << where << ".dtype '" << text
-      << "' is not a known dtype (expected a tensor element type such as \"float32\", \"int64\", "
-      << "\"bool\")";
-  return dtype;
-}
-
-// The bytes of a `dtype` tensor of `shape`, checked not to overflow: a wrapped size would
-// pass the fit checks below and let a kernel write past its slot.
-size_t TensorBytes(const std::vector<int64_t>& shape, DataType dtype, const std::string& where,
-                   const std::string& name) {
-  uint64_t bytes = ElementBytes(dtype);
-  for (int64_t extent : shape) {
-    LOOM_CHECK_USER(extent == 0 || bytes <= static_cast<uint64_t>(INT64_MAX) / extent)
-        << "graph JSON: " << where << " ('" << name << "', " << dtype << ShapeString(shape)
-        << ") is too large: its size in bytes overflows 63 bits";
-    bytes *= static_cast<uint64_t>(extent);
-  }
-  return static_cast<size_t>(bytes);
-}
+const JsonChecks kJson("graph JSON");
 
 GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t num_params) {
   std::string where = "entries[" + std::to_string(i) + "]";
-  Object(item, where);
+  kJson.Object(item, where);
   GraphEntry entry;
-  entry.name = Text(item, "name", where);
-  entry.dtype = ParseDtype(Text(item, "dtype", where), where);
-  const json& shape = Array(item, "shape", where);
+  entry.name = kJson.Text(item, "name", where);
+  entry.dtype = kJson.ParseDtype(kJson.Text(item, "dtype", where), where);
+  const json& shape = kJson.Array(item, "shape", where);
   for (size_t d = 0; d < shape.size(); ++d) {
-    entry.shape.push_back(NonNegative(shape[d], where + ".shape[" + std::to_string(d) + "]"));
+    entry.shape.push_back(kJson.NonNegative(shape[d], where + ".shape[" + std::to_string(d) + "]"));
   }
-  entry.bytes = TensorBytes(entry.shape, entry.dtype, where, entry.name);
+  entry.bytes = kJson.TensorBytes(entry.shape, entry.dtype, where, entry.name);
   bool in_storage = item.contains("storage");
   LOOM_CHECK_USER(in_storage != item.contains("param"))
       << "graph JSON: " << where << " ('" << entry.name
       << "') must have exactly one of 'storage' (a slot) and 'param' (a constant)";
   if (in_storage) {
-    entry.storage = Id(item, "storage", where, num_storages, "storages");
-    entry.offset = static_cast<size_t>(Count(item, "offset", where));
+    entry.storage = kJson.Id(item, "storage", where, num_storages, "storages");
+    entry.offset = static_cast<size_t>(kJson.Count(item, "offset", where));
     LOOM_CHECK_USER(entry.offset % kDataAlignment == 0)
         << "graph JSON: " << where << ".offset = " << entry.offset << " ('" << entry.name
         << "') must be a multiple of " << kDataAlignment << " bytes (kernels need aligned data)";
   } else {
-    entry.param = Id(item, "param", where, num_params, "params");
+    entry.param = kJson.Id(item, "param", where, num_params, "params");
   }
   return entry;
 }
@@ -145,21 +57,21 @@ GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t nu
 GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry>& entries,
                         const std::vector<bool>& is_input, const Module& module) {
   std::string where = "kernels[" + std::to_string(k) + "]";
-  Object(item, where);
+  kJson.Object(item, where);
   GraphKernel kernel;
-  kernel.func = Text(item, "func", where);
-  kernel.name = item.contains("name") ? Text(item, "name", where) : kernel.func;
-  const json& args = Array(item, "args", where);
+  kernel.func = kJson.Text(item, "func", where);
+  kernel.name = item.contains("name") ? kJson.Text(item, "name", where) : kernel.func;
+  const json& args = kJson.Array(item, "args", where);
   for (size_t a = 0; a < args.size(); ++a) {
     std::string field = where + ".args[" + std::to_string(a) + "]";
-    int64_t arg = NonNegative(args[a], field);
+    int64_t arg = kJson.NonNegative(args[a], field);
     LOOM_CHECK_USER(static_cast<uint64_t>(arg) < entries.size())
         << "graph JSON: " << field << " = " << arg << " is not an entry id (the graph has "
         << entries.size() << " entries)";
     kernel.args.push_back(static_cast<int>(arg));
   }
   // Checked before narrowing to int, so 2^32 + 1 cannot pass as 1.
-  int64_t num_outputs = Count(item, "num_outputs", where);
+  int64_t num_outputs = kJson.Count(item, "num_outputs", where);
   LOOM_CHECK_USER(num_outputs >= 1 && static_cast<uint64_t>(num_outputs) <= args.size())
       << "graph JSON: " << where << ".num_outputs = " << num_outputs << " ('" << kernel.name
       << "') must be between 1 and the number of args (" << args.size() << ")";
@@ -172,7 +84,7 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
         << (out.storage < 0 ? "parameter" : "model input") << ", which kernels only read";
   }
   if (item.contains("device_type")) {
-    const int64_t type = Count(item, "device_type", where);
+    const int64_t type = kJson.Count(item, "device_type", where);
     LOOM_CHECK_USER(type != kDLCPU)
         << "graph JSON: " << where << ".device_type = " << type << " ('" << kernel.name
         << "') is the host's; only a device's kernel has a device_type";
@@ -183,10 +95,10 @@ GraphKernel ParseKernel(const json& item, size_t k, const std::vector<GraphEntry
     kernel.device_type = static_cast<DLDeviceType>(type);
   }
   if (item.contains("nodes")) {
-    const json& nodes = Array(item, "nodes", where);
+    const json& nodes = kJson.Array(item, "nodes", where);
     for (size_t n = 0; n < nodes.size(); ++n) {
       LOOM_CHECK_USER(nodes[n].is_string()) << "graph JSON: " << where << ".nodes[" << n
-                                            << "] must be a string, got " << Shown(nodes[n]);
+                                            << "] must be a string, got " << kJson.Shown(nodes[n]);
       kernel.nodes.push_back(nodes[n].get<std::string>());
     }
   }
@@ -266,19 +178,9 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
   LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
       << "MakeGraphModel: the parameters blob must be " << kDataAlignment
       << "-byte aligned, got address " << params;
-  json doc;
-  try {
-    doc = json::parse(graph_json);
-  } catch (const json::exception& error) {
-    // Drop the library's "[json.exception.parse_error.101] " tag; keep line and column.
-    std::string reason = error.what();
-    size_t tag_end = reason.find("] ");
-    if (tag_end != std::string::npos) reason = reason.substr(tag_end + 2);
-    LOOM_THROW << "graph JSON: the document does not parse (" << reason
-               << "); pass the execution graph written by the Loom compiler";
-  }
-  Object(doc, "the document");
-  std::string format = Text(doc, "format", "the document");
+  json doc = kJson.Parse(graph_json);
+  kJson.Object(doc, "the document");
+  std::string format = kJson.Text(doc, "format", "the document");
   LOOM_CHECK_USER(format == kFormat) << "graph JSON: unknown format '" << format
                                      << "'; this runtime reads '" << kFormat << "'";
 
@@ -288,25 +190,25 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
   model->params_size_ = params_size;
   model->params_owner_ = std::move(params_owner);
   if (doc.contains("target")) {
-    model->target_ = Text(doc, "target", "the document");
+    model->target_ = kJson.Text(doc, "target", "the document");
     // Only a model that runs needs this CPU's features.
     if (model->module_.defined()) CheckCpuFeatures(model->target_);
   }
-  if (doc.contains("precision")) model->precision_ = Text(doc, "precision", "the document");
+  if (doc.contains("precision")) model->precision_ = kJson.Text(doc, "precision", "the document");
 
-  const json& storages = Array(doc, "storages", "the document");
+  const json& storages = kJson.Array(doc, "storages", "the document");
   for (size_t i = 0; i < storages.size(); ++i) {
     std::string where = "storages[" + std::to_string(i) + "]";
     model->storages_.push_back(
-        static_cast<size_t>(Count(Object(storages[i], where), "bytes", where)));
+        static_cast<size_t>(kJson.Count(kJson.Object(storages[i], where), "bytes", where)));
   }
-  const json& params_json = Array(doc, "params", "the document");
+  const json& params_json = kJson.Array(doc, "params", "the document");
   for (size_t i = 0; i < params_json.size(); ++i) {
     std::string where = "params[" + std::to_string(i) + "]";
-    Object(params_json[i], where);
-    GraphParam param{Text(params_json[i], "name", where),
-                     static_cast<size_t>(Count(params_json[i], "offset", where)),
-                     static_cast<size_t>(Count(params_json[i], "bytes", where))};
+    kJson.Object(params_json[i], where);
+    GraphParam param{kJson.Text(params_json[i], "name", where),
+                     static_cast<size_t>(kJson.Count(params_json[i], "offset", where)),
+                     static_cast<size_t>(kJson.Count(params_json[i], "bytes", where))};
     LOOM_CHECK_USER(param.offset % kDataAlignment == 0)
         << "graph JSON: " << where << ".offset = " << param.offset << " ('" << param.name
         << "') must be a multiple of " << kDataAlignment << " bytes";
@@ -316,7 +218,7 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
         << params_size << " bytes";
     model->params_.push_back(std::move(param));
   }
-  const json& entries = Array(doc, "entries", "the document");
+  const json& entries = kJson.Array(doc, "entries", "the document");
   for (size_t i = 0; i < entries.size(); ++i) {
     GraphEntry entry = ParseEntry(entries[i], i, model->storages_.size(), model->params_.size());
     std::string where = "entries[" + std::to_string(i) + "]";
@@ -340,12 +242,12 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
 
   size_t num_entries = model->entries_.size();
   auto parse_io = [&](const char* list, std::vector<GraphIO>* out) {
-    const json& items = Array(doc, list, "the document");
+    const json& items = kJson.Array(doc, list, "the document");
     for (size_t i = 0; i < items.size(); ++i) {
       std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-      Object(items[i], where);
-      GraphIO io{Text(items[i], "name", where), Id(items[i], "entry", where, num_entries,
-                                                   "entries")};
+      kJson.Object(items[i], where);
+      GraphIO io{kJson.Text(items[i], "name", where),
+                 kJson.Id(items[i], "entry", where, num_entries, "entries")};
       // Executors (and the C API) find inputs by name: a repeated name would hide one.
       for (size_t j = 0; j < out->size(); ++j) {
         LOOM_CHECK_USER((*out)[j].name != io.name)
@@ -361,7 +263,7 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
 
   std::vector<bool> is_input(num_entries, false);
   for (const GraphIO& input : model->inputs_) is_input[input.entry] = true;
-  const json& kernels_json = Array(doc, "kernels", "the document");
+  const json& kernels_json = kJson.Array(doc, "kernels", "the document");
   for (size_t k = 0; k < kernels_json.size(); ++k) {
     model->kernels_.push_back(
         ParseKernel(kernels_json[k], k, model->entries_, is_input, model->module_));
@@ -377,17 +279,17 @@ std::shared_ptr<const GraphModel> detail::ParseGraphModel(
     model->memory_device_ = {kernel.device_type, 0};
   }
   if (doc.contains("placements")) {
-    const json& placements = Array(doc, "placements", "the document");
+    const json& placements = kJson.Array(doc, "placements", "the document");
     for (size_t i = 0; i < placements.size(); ++i) {
       const std::string where = "placements[" + std::to_string(i) + "]";
-      Object(placements[i], where);
-      model->placements_.push_back({Text(placements[i], "layer", where),
-                                    Text(placements[i], "device", where),
-                                    Text(placements[i], "reason", where)});
+      kJson.Object(placements[i], where);
+      model->placements_.push_back({kJson.Text(placements[i], "layer", where),
+                                    kJson.Text(placements[i], "device", where),
+                                    kJson.Text(placements[i], "reason", where)});
     }
   }
   if (doc.contains("device_config") && model->memory_device_.device_type != kDLCPU) {
-    model->device_config_ = Text(doc, "device_config", "the document");
+    model->device_config_ = kJson.Text(doc, "device_config", "the document");
   }
   return model;
 }
@@ -411,12 +313,13 @@ const void* FindOwnData(void* handle, const char* name) {
 
 }  // namespace
 
-std::shared_ptr<const GraphModel> LoadModel(const std::string& path) {
+detail::ArtifactData detail::LoadArtifact(const std::string& path, const std::string& api) {
   // The file, then its digest: a corrupt library must not reach the dynamic loader.
   CheckLibraryFile(path);
   CheckArtifact(path);
+  ArtifactData data;
   // Checks the file and points the library's backend-service globals at this runtime.
-  Module kernels = LoadModuleFromFile(path);
+  data.kernels = LoadModuleFromFile(path);
   // The same library again (already loaded: this only takes a reference) to read its data.
   std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -426,16 +329,26 @@ std::shared_ptr<const GraphModel> LoadModel(const std::string& path) {
   auto require = [&](const char* symbol) {
     const void* address = FindOwnData(handle, symbol);
     LOOM_CHECK_USER(address != nullptr)
-        << "LoadModel('" << path << "'): the library has no symbol '" << symbol
+        << api << "('" << path << "'): the library has no symbol '" << symbol
         << "': it holds kernels but no model; load a model library written by ExportModel "
         << "(loom compile), or load kernels alone with LoadModuleFromFile";
     return address;
   };
-  const auto* graph_json = static_cast<const char*>(require("loom_graph_json"));
-  const void* params = require("loom_params");
-  uint64_t params_size = *static_cast<const uint64_t*>(require("loom_params_size"));
+  data.program = static_cast<const char*>(require("loom_graph_json"));
+  data.params = require("loom_params");
+  data.params_size = *static_cast<const uint64_t*>(require("loom_params_size"));
+  data.params_owner = library;
+  return data;
+}
+
+std::shared_ptr<const GraphModel> LoadModel(const std::string& path) {
+  detail::ArtifactData data = detail::LoadArtifact(path, "LoadModel");
+  LOOM_CHECK_USER(!IsVmProgram(data.program))
+      << "LoadModel('" << path << "'): the model runs on the virtual machine (its shapes are "
+      << "computed at run time); load it with LoadExecutor or LoadVmModel";
   try {
-    return MakeGraphModel(std::move(kernels), graph_json, params, params_size, library);
+    return MakeGraphModel(std::move(data.kernels), data.program, data.params, data.params_size,
+                          data.params_owner);
   } catch (const Error& error) {
     LOOM_THROW << "LoadModel('" << path << "'): " << error.what();
   }

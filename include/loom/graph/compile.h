@@ -18,6 +18,7 @@
 #include "loom/graph/strategy.h"
 #include "loom/graph/tuning.h"
 #include "loom/ir/module.h"
+#include "loom/runtime/executor.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/module.h"
 
@@ -39,6 +40,11 @@ struct CompileOptions {
   // The memory a model's tensors may need at most (any one tensor, and the memory plan);
   // more is a compile error with the figures. 0: this machine's physical memory.
   int64_t memory_limit_bytes = 0;
+  // What runs the model: "graph" (the graph executor: every shape fixed, one static memory
+  // plan), "vm" (the virtual machine: shapes computed at run time from the inputs' sizes,
+  // tensors from a pool), or "auto": the VM where an input has a symbolic dimension, the
+  // graph executor otherwise. The artifact records it; runtime::LoadExecutor follows it.
+  std::string executor = "auto";
 };
 
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")
@@ -52,7 +58,8 @@ std::optional<DataType> ProductOperandType(const std::string& precision);
 struct CompiledModel {
   loom::IRModule kernels_tir;      // the lowered kernels
   runtime::Module kernels;         // built
-  std::string graph_json;          // docs/graph_artifact.md
+  std::string graph_json;          // docs/graph_artifact.md, or the VM's docs/vm_artifact.md
+  std::string executor;            // "graph" or "vm"
   std::vector<uint8_t> params;     // the blob (64-byte aligned offsets)
   MemoryPlanStats memory;
   std::vector<std::string> kernel_names;  // fused groups in execution order
@@ -65,14 +72,18 @@ struct CompiledModel {
 // Inputs may have symbolic dimensions (a call over them keeps its layout).
 IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options);
 
-// Model inputs (main's parameters) must have constant shapes; an invalid option, a module
-// without "main" or a symbolic input dimension is a loom::Error naming the problem.
+// An invalid option, a module without "main", or (for the graph executor) a symbolic input
+// dimension is a loom::Error naming the problem.
 CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage = {});
 
 // The model to run in this process: the kernels, the graph, and a 64-byte aligned copy of
 // the parameters that the returned model owns.
 std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& model);
+
+// The model to run in this process with the executor it was compiled for (the graph
+// executor or the VM).
+std::unique_ptr<runtime::Executor> MakeExecutor(const CompiledModel& model);
 
 // One shared library holding the kernels, the execution graph (symbol loom_graph_json) and
 // the weights (loom_params, loom_params_size).

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "loom/runtime/data_type.h"
+#include "loom/runtime/executor.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
@@ -159,7 +160,7 @@ void CheckArtifact(const std::string& path);
 // cryptographic hash.
 uint64_t ContentDigest(const void* data, size_t size);
 
-class GraphExecutor {
+class GraphExecutor final : public Executor {
  public:
   // Allocates every storage slot of the plan (a slot that cannot be allocated is an error
   // naming it); nothing is allocated after this.
@@ -171,12 +172,14 @@ class GraphExecutor {
   GraphExecutor& operator=(GraphExecutor&&) = default;
 
   const GraphModel& model() const { return *model_; }
-  int NumInputs() const;
-  int NumOutputs() const;
-  const std::string& InputName(int i) const;
-  const std::string& OutputName(int i) const;
-  std::vector<int64_t> InputShape(int i) const;
-  DataType InputDtype(int i) const;
+  const char* kind() const override { return "graph"; }
+  int NumInputs() const override;
+  int NumOutputs() const override;
+  const std::string& InputName(int i) const override;
+  const std::string& OutputName(int i) const override;
+  std::vector<int64_t> InputShape(int i) const override;
+  std::string InputSignature(int i) const override;
+  DataType InputDtype(int i) const override;
   std::vector<int64_t> OutputShape(int i) const;
   DataType OutputDtype(int i) const;
   // The graph entry of an input or output; it lives as long as the model (the C API hands
@@ -188,29 +191,25 @@ class GraphExecutor {
 
   // Copies `value` into the input's storage; the name, dtype and shape are checked, with a
   // message naming the input, the expected and the given.
-  void SetInput(const std::string& name, const NDArray& value);
-  void SetInput(int index, const NDArray& value);
+  void SetInput(const std::string& name, const NDArray& value) override;
+  void SetInput(int index, const NDArray& value) override;
   // Runs every kernel in order and waits for a device's to finish; allocates nothing.
-  void Run();
+  void Run() override;
   // The threads this executor's kernels run on: 1 to the runtime pool's count
   // (ThreadPool::Global, sized by ThreadPool::SetGlobalThreads or LOOM_NUM_THREADS), or 0 for
   // all of them (the default). Another count is a loom::Error naming the pool's.
-  void SetNumThreads(int num_threads);
+  void SetNumThreads(int num_threads) override;
   int num_threads() const { return num_threads_; }
   // The output: a view of the executor's storage, valid until the next Run (CopyTo to keep);
   // for a model on a device the host cannot address (a GPU), a copy on the host.
-  NDArray GetOutput(int index) const;
+  NDArray GetOutput(int index) const override;
 
   // Debug: per-kernel wall time over `repeat` runs (the median), in kernel order.
   // `after_kernel`, when given, is called with each kernel's index right after it ran (what
   // a device's own counters then hold is that kernel's).
-  struct KernelTime {
-    std::string func;
-    std::string name;
-    double ms;
-  };
-  std::vector<KernelTime> ProfileKernels(
-      int repeat, const std::function<void(size_t kernel)>& after_kernel = {});
+  std::vector<KernelTime> ProfileKernels(int repeat,
+                                         const std::function<void(size_t kernel)>& after_kernel);
+  std::vector<KernelTime> ProfileKernels(int repeat) override { return ProfileKernels(repeat, {}); }
   // Debug: runs once and writes every entry a kernel produces as <dir>/<entry name>.npy
   // (names sanitized, made unique with the entry id), each from its own buffer: with
   // storage sharing a later kernel may overwrite an earlier value, so this mode gives every

@@ -1,0 +1,383 @@
+// VirtualMachine: binds the size variables from the inputs, then runs the program: weights
+// loaded as views of the parameters blob, tensors allocated at the shapes their expressions
+// give and taken from a pool of freed buffers, kernels invoked on registers, tensors
+// released after their last use.
+#include "loom/runtime/vm.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "loom/runtime/thread_pool.h"
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+namespace {
+
+// The pool's buffer size for `bytes`: the next of 1, 1.25, 1.5 or 1.75 times a power of two
+// (at least 64 bytes), so that tensors of nearby sizes (another sequence length) share
+// buffers, at most a quarter of their size unused.
+size_t SizeClass(size_t bytes) {
+  size_t power = 64;
+  while (power < bytes && power <= (SIZE_MAX >> 2)) power <<= 1;
+  if (power <= 64) return 64;
+  size_t half = power >> 1;
+  for (size_t step = 1; step <= 4; ++step) {
+    size_t size = half + half / 4 * step;
+    if (size >= bytes) return size;
+  }
+  return power;
+}
+
+const char* OperationText(ShapeExpr::Kind kind) {
+  switch (kind) {
+    case ShapeExpr::Kind::kAdd:
+      return " + ";
+    case ShapeExpr::Kind::kSub:
+      return " - ";
+    case ShapeExpr::Kind::kMul:
+      return " * ";
+    case ShapeExpr::Kind::kFloorDiv:
+      return " // ";
+    case ShapeExpr::Kind::kFloorMod:
+      return " % ";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+int64_t ShapeExpr::Evaluate(const std::vector<int64_t>& vars, const std::string& where) const {
+  if (kind == Kind::kConst) return value;
+  if (kind == Kind::kVar) return vars.at(static_cast<size_t>(value));
+  int64_t a = operands[0].Evaluate(vars, where), b = operands[1].Evaluate(vars, where);
+  int64_t result = 0;
+  bool overflow = false;
+  switch (kind) {
+    case Kind::kAdd:
+      overflow = __builtin_add_overflow(a, b, &result);
+      break;
+    case Kind::kSub:
+      overflow = __builtin_sub_overflow(a, b, &result);
+      break;
+    case Kind::kMul:
+      overflow = __builtin_mul_overflow(a, b, &result);
+      break;
+    case Kind::kFloorDiv:
+    case Kind::kFloorMod: {
+      LOOM_CHECK_USER(b != 0) << where << ": a size divides by zero";
+      int64_t q = a / b, r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) {
+        --q;
+        r += b;
+      }
+      result = kind == Kind::kFloorDiv ? q : r;
+      break;
+    }
+    case Kind::kMin:
+      result = std::min(a, b);
+      break;
+    case Kind::kMax:
+      result = std::max(a, b);
+      break;
+    default:
+      break;
+  }
+  LOOM_CHECK_USER(!overflow) << where << ": a size overflows 64 bits";
+  return result;
+}
+
+std::string ShapeExpr::str(const std::vector<std::string>& var_names) const {
+  if (kind == Kind::kConst) return std::to_string(value);
+  if (kind == Kind::kVar) return var_names.at(static_cast<size_t>(value));
+  std::string a = operands[0].str(var_names), b = operands[1].str(var_names);
+  if (const char* op = OperationText(kind)) return "(" + a + op + b + ")";
+  return std::string(kind == Kind::kMin ? "min(" : "max(") + a + ", " + b + ")";
+}
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const VmModel> model) : model_(std::move(model)) {
+  LOOM_CHECK_USER(model_ != nullptr) << "VirtualMachine: the model is null";
+  LOOM_CHECK_USER(model_->module().defined())
+      << "VirtualMachine: the model was described from its file, not loaded; load it to run it";
+  inputs_.resize(model_->inputs().size());
+  registers_.resize(static_cast<size_t>(model_->num_registers()));
+  buffers_.resize(registers_.size());
+}
+
+int VirtualMachine::CheckIndex(const char* what, int index, size_t count) const {
+  LOOM_CHECK_USER(index >= 0 && static_cast<size_t>(index) < count)
+      << "VirtualMachine: " << what << " index " << index << " is out of range; the model has "
+      << count << " " << what << "s";
+  return index;
+}
+
+int VirtualMachine::NumInputs() const { return static_cast<int>(model_->inputs().size()); }
+int VirtualMachine::NumOutputs() const { return static_cast<int>(model_->outputs().size()); }
+
+const std::string& VirtualMachine::InputName(int i) const {
+  return model_->inputs()[CheckIndex("input", i, model_->inputs().size())].name;
+}
+
+const std::string& VirtualMachine::OutputName(int i) const {
+  return model_->outputs()[CheckIndex("output", i, model_->outputs().size())].name;
+}
+
+DataType VirtualMachine::InputDtype(int i) const {
+  return model_->inputs()[CheckIndex("input", i, model_->inputs().size())].dtype;
+}
+
+std::vector<int64_t> VirtualMachine::InputShape(int i) const {
+  std::vector<int64_t> shape;
+  for (const ShapeExpr& e :
+       model_->inputs()[CheckIndex("input", i, model_->inputs().size())].shape) {
+    shape.push_back(e.kind == ShapeExpr::Kind::kConst ? e.value : -1);
+  }
+  return shape;
+}
+
+std::string VirtualMachine::InputSignature(int i) const {
+  const VmIO& input = model_->inputs()[CheckIndex("input", i, model_->inputs().size())];
+  std::string text = "(";
+  for (size_t d = 0; d < input.shape.size(); ++d) {
+    text += (d ? ", " : "") + input.shape[d].str(model_->size_vars());
+  }
+  return text + (input.shape.size() == 1 ? ",)" : ")");
+}
+
+void VirtualMachine::SetInput(const std::string& name, const NDArray& value) {
+  for (size_t i = 0; i < model_->inputs().size(); ++i) {
+    if (model_->inputs()[i].name == name) return SetInput(static_cast<int>(i), value);
+  }
+  std::string names;
+  for (const VmIO& input : model_->inputs())
+    names += (names.empty() ? "'" : ", '") + input.name + "'";
+  LOOM_THROW << "VirtualMachine: the model has no input '" << name << "'; its inputs are " << names;
+}
+
+void VirtualMachine::SetInput(int index, const NDArray& value) {
+  const VmIO& input = model_->inputs()[CheckIndex("input", index, model_->inputs().size())];
+  LOOM_CHECK_USER(value.defined()) << "VirtualMachine: input '" << input.name << "' is undefined";
+  std::vector<int64_t> shape = value.Shape();
+  bool fits = value.dtype() == input.dtype && shape.size() == input.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d) {
+    fits = input.shape[d].kind != ShapeExpr::Kind::kConst || input.shape[d].value == shape[d];
+  }
+  LOOM_CHECK_USER(fits) << "VirtualMachine: input '" << input.name << "' must be " << input.dtype
+                        << InputSignature(index) << ", got " << value.dtype() << ShapeString(shape);
+  NDArray copy = NDArray::Empty(shape, value.dtype());
+  copy.CopyFrom(value.device().device_type == kDLCPU ? value : value.CopyTo(kHostDevice));
+  inputs_[static_cast<size_t>(index)] = copy;
+}
+
+void VirtualMachine::BindSizes() {
+  const std::vector<std::string>& names = model_->size_vars();
+  std::vector<int64_t> sizes(names.size(), -1);
+  std::vector<std::string> bound_by(names.size());
+  for (size_t i = 0; i < model_->inputs().size(); ++i) {
+    const VmIO& input = model_->inputs()[i];
+    LOOM_CHECK_USER(inputs_[i].defined())
+        << "VirtualMachine: input '" << input.name << "' is not set; set every input before Run";
+    std::vector<int64_t> shape = inputs_[i].Shape();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const ShapeExpr& e = input.shape[d];
+      if (e.kind != ShapeExpr::Kind::kVar) continue;
+      const size_t v = static_cast<size_t>(e.value);
+      std::string here = "dimension " + std::to_string(d) + " of input '" + input.name + "'";
+      LOOM_CHECK_USER(shape[d] >= 1) << "VirtualMachine: " << here << " is " << names[v] << " = "
+                                     << shape[d] << "; a size variable is at least 1";
+      LOOM_CHECK_USER(sizes[v] < 0 || sizes[v] == shape[d])
+          << "VirtualMachine: " << here << " gives " << names[v] << " = " << shape[d] << ", but "
+          << bound_by[v] << " gave " << names[v] << " = " << sizes[v]
+          << "; inputs sharing a size variable must agree";
+      sizes[v] = shape[d];
+      bound_by[v] = here;
+    }
+  }
+  // Dimensions computed from the variables (2 * n) must hold what they say.
+  for (size_t i = 0; i < model_->inputs().size(); ++i) {
+    const VmIO& input = model_->inputs()[i];
+    std::vector<int64_t> shape = inputs_[i].Shape();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (input.shape[d].kind == ShapeExpr::Kind::kConst ||
+          input.shape[d].kind == ShapeExpr::Kind::kVar) {
+        continue;
+      }
+      int64_t want = input.shape[d].Evaluate(sizes, "input '" + input.name + "'");
+      LOOM_CHECK_USER(want == shape[d])
+          << "VirtualMachine: dimension " << d << " of input '" << input.name << "' is " << shape[d]
+          << ", but the signature " << InputSignature(static_cast<int>(i)) << " makes it " << want;
+    }
+  }
+  sizes_ = std::move(sizes);
+}
+
+NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtype,
+                                const std::string& what, NDArray* buffer_out) {
+  uint64_t bytes = ElementBytes(dtype);
+  for (int64_t extent : shape) {
+    LOOM_CHECK_USER(extent >= 0 &&
+                    (extent == 0 || bytes <= UINT64_MAX / static_cast<uint64_t>(extent)))
+        << "VirtualMachine: " << what << " has the shape " << ShapeString(shape)
+        << ", whose size overflows";
+    bytes *= static_cast<uint64_t>(extent);
+  }
+  const int64_t limit = model_->max_allocation_bytes();
+  LOOM_CHECK_USER(limit <= 0 || bytes <= static_cast<uint64_t>(limit))
+      << "VirtualMachine: " << what << " " << dtype << ShapeString(shape) << " needs " << bytes
+      << " bytes, more than the " << limit << " one allocation may take (the compile's "
+      << "memory limit); run smaller inputs, or compile with a larger --memory-limit";
+  const size_t size = SizeClass(static_cast<size_t>(bytes));
+  NDArray buffer;
+  auto it = free_.find(size);
+  if (it != free_.end()) {
+    buffer = it->second.buffer;
+    free_.erase(it);
+  } else {
+    buffer = NDArray::Empty({static_cast<int64_t>(size)}, DataType::UInt(8));
+    pool_bytes_ += size;
+  }
+  *buffer_out = buffer;
+  return buffer.CreateView(shape, dtype);
+}
+
+void VirtualMachine::Release(NDArray buffer) {
+  if (!buffer.defined()) return;
+  const size_t size = buffer.NumBytes();
+  free_.emplace(size, FreeBuffer{std::move(buffer), runs_});
+}
+
+void VirtualMachine::TrimPool() {
+  for (auto it = free_.begin(); it != free_.end();) {
+    if (runs_ - it->second.last_run > kPoolIdleRuns) {
+      pool_bytes_ -= it->first;
+      it = free_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
+  BindSizes();
+  ++runs_;
+  // The last run's outputs go back to the pool now (they were valid until this run).
+  for (NDArray& buffer : output_buffers_) Release(std::move(buffer));
+  outputs_.clear();
+  output_buffers_.clear();
+  for (size_t i = 0; i < model_->inputs().size(); ++i) {
+    registers_[static_cast<size_t>(model_->inputs()[i].reg)] = inputs_[i];
+  }
+  ScopedTaskLimit threads(num_threads_);
+  const std::vector<VmInstruction>& code = model_->instructions();
+  for (size_t n = 0; n < code.size(); ++n) {
+    const VmInstruction& insn = code[n];
+    switch (insn.op) {
+      case VmInstruction::Op::kLoadParam: {
+        // A view of the weight in place: its deleter keeps nothing (the model owns the blob).
+        std::vector<int64_t> shape;
+        for (const ShapeExpr& e : insn.shape) shape.push_back(e.value);
+        auto* managed = new DLManagedTensor{};
+        auto* dims = new std::vector<int64_t>(shape);
+        managed->dl_tensor.data = const_cast<void*>(model_->ParamData(insn.param));
+        managed->dl_tensor.device = kHostDevice;
+        managed->dl_tensor.ndim = static_cast<int32_t>(dims->size());
+        managed->dl_tensor.dtype = insn.dtype.to_dlpack();
+        managed->dl_tensor.shape = dims->data();
+        managed->manager_ctx = dims;
+        managed->deleter = [](DLManagedTensor* self) {
+          delete static_cast<std::vector<int64_t>*>(self->manager_ctx);
+          delete self;
+        };
+        registers_[static_cast<size_t>(insn.dst)] = NDArray::FromDLPack(managed);
+        break;
+      }
+      case VmInstruction::Op::kAlloc: {
+        std::vector<int64_t> shape;
+        std::string where = "instruction " + std::to_string(n);
+        for (const ShapeExpr& e : insn.shape) shape.push_back(e.Evaluate(sizes_, where));
+        registers_[static_cast<size_t>(insn.dst)] = Acquire(
+            shape, insn.dtype, where + "'s tensor", &buffers_[static_cast<size_t>(insn.dst)]);
+        break;
+      }
+      case VmInstruction::Op::kInvoke: {
+        const VmKernel& kernel = model_->kernels()[static_cast<size_t>(insn.kernel)];
+        std::vector<NDArray> args;
+        args.reserve(insn.args.size());
+        for (int reg : insn.args) args.push_back(registers_[static_cast<size_t>(reg)]);
+        auto start = std::chrono::steady_clock::now();
+        try {
+          kernel.packed.CallWithArrays(args);
+        } catch (const Error& error) {
+          LOOM_THROW << "VirtualMachine: kernel '" << kernel.name << "' (function '" << kernel.func
+                     << "') failed: " << error.what();
+        }
+        if (kernel_ms != nullptr) {
+          (*kernel_ms)[n] =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count();
+        }
+        break;
+      }
+      case VmInstruction::Op::kRelease:
+        registers_[static_cast<size_t>(insn.dst)] = NDArray();
+        Release(std::move(buffers_[static_cast<size_t>(insn.dst)]));
+        buffers_[static_cast<size_t>(insn.dst)] = NDArray();
+        break;
+    }
+  }
+  for (const VmIO& output : model_->outputs()) {
+    outputs_.push_back(registers_[static_cast<size_t>(output.reg)]);
+    output_buffers_.push_back(buffers_[static_cast<size_t>(output.reg)]);
+  }
+  for (NDArray& reg : registers_) reg = NDArray();
+  for (NDArray& buffer : buffers_) buffer = NDArray();
+  TrimPool();
+}
+
+void VirtualMachine::Run() { Execute(nullptr); }
+
+void VirtualMachine::SetNumThreads(int num_threads) {
+  int pool = ThreadPool::Global().num_threads();
+  LOOM_CHECK_USER(num_threads >= 0 && num_threads <= pool)
+      << "SetNumThreads(" << num_threads << "): a machine runs on 1 to " << pool
+      << " threads (the runtime's pool), or 0 for all of them";
+  num_threads_ = num_threads;
+}
+
+NDArray VirtualMachine::GetOutput(int index) const {
+  CheckIndex("output", index, model_->outputs().size());
+  LOOM_CHECK_USER(static_cast<size_t>(index) < outputs_.size())
+      << "VirtualMachine: GetOutput(" << index << ") before any Run";
+  return outputs_[static_cast<size_t>(index)];
+}
+
+std::vector<Executor::KernelTime> VirtualMachine::ProfileKernels(int repeat) {
+  LOOM_CHECK_USER(repeat >= 1) << "ProfileKernels: repeat must be at least 1, got " << repeat;
+  const std::vector<VmInstruction>& code = model_->instructions();
+  std::vector<std::vector<double>> samples(code.size());
+  std::vector<double> times(code.size(), 0.0);
+  for (int r = 0; r < repeat; ++r) {
+    Execute(&times);
+    for (size_t n = 0; n < code.size(); ++n) samples[n].push_back(times[n]);
+  }
+  std::vector<KernelTime> result;
+  for (size_t n = 0; n < code.size(); ++n) {
+    if (code[n].op != VmInstruction::Op::kInvoke) continue;
+    std::vector<double>& s = samples[n];
+    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+    const VmKernel& kernel = model_->kernels()[static_cast<size_t>(code[n].kernel)];
+    result.push_back({kernel.func, kernel.name, s[s.size() / 2]});
+  }
+  return result;
+}
+
+std::map<std::string, int64_t> VirtualMachine::SizeValues() const {
+  std::map<std::string, int64_t> values;
+  for (size_t v = 0; v < sizes_.size(); ++v) values[model_->size_vars()[v]] = sizes_[v];
+  return values;
+}
+
+size_t VirtualMachine::PoolBytes() const { return pool_bytes_; }
+
+}  // namespace loom::runtime

@@ -1,0 +1,289 @@
+// VmModel: the VM's program (docs/vm_artifact.md) parsed and checked once, so the machine
+// can trust every register, kernel, weight and size expression in it.
+#include <nlohmann/json.hpp>
+
+#include "loom/runtime/cpu_features.h"
+#include "loom/runtime/vm.h"
+#include "loom/support/error.h"
+#include "runtime/artifact.h"
+#include "runtime/json_checks.h"
+
+namespace loom::runtime {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kVmFormat = "loom-vm-1";
+constexpr size_t kDataAlignment = 64;
+
+const JsonChecks kJson("VM program");
+
+const std::map<std::string, ShapeExpr::Kind>& OperationKinds() {
+  static const std::map<std::string, ShapeExpr::Kind> kinds = {
+      {"add", ShapeExpr::Kind::kAdd},
+      {"sub", ShapeExpr::Kind::kSub},
+      {"mul", ShapeExpr::Kind::kMul},
+      {"floordiv", ShapeExpr::Kind::kFloorDiv},
+      {"floormod", ShapeExpr::Kind::kFloorMod},
+      {"min", ShapeExpr::Kind::kMin},
+      {"max", ShapeExpr::Kind::kMax}};
+  return kinds;
+}
+
+ShapeExpr ParseShapeExpr(const json& value, const std::string& where, size_t num_vars,
+                         int depth = 0) {
+  LOOM_CHECK_USER(depth < 64) << "VM program: " << where << " nests deeper than 64 operations";
+  ShapeExpr e;
+  if (value.is_number_integer()) {
+    LOOM_CHECK_USER(!value.is_number_unsigned() ||
+                    value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+        << "VM program: " << where << " = " << JsonChecks::Shown(value) << " is too large";
+    e.value = value.get<int64_t>();
+    return e;
+  }
+  kJson.Object(value, where);
+  if (value.contains("var")) {
+    e.kind = ShapeExpr::Kind::kVar;
+    e.value = kJson.Id(value, "var", where, num_vars, "size variables");
+    return e;
+  }
+  std::string op = kJson.Text(value, "op", where);
+  auto kind = OperationKinds().find(op);
+  LOOM_CHECK_USER(kind != OperationKinds().end())
+      << "VM program: " << where << ".op '" << op
+      << "' is no size operation (add, sub, mul, floordiv, floormod, min, max)";
+  e.kind = kind->second;
+  const json& args = kJson.Array(value, "args", where);
+  LOOM_CHECK_USER(args.size() == 2)
+      << "VM program: " << where << ".args must hold 2 operands, got " << args.size();
+  for (size_t k = 0; k < 2; ++k) {
+    e.operands.push_back(
+        ParseShapeExpr(args[k], where + ".args[" + std::to_string(k) + "]", num_vars, depth + 1));
+  }
+  return e;
+}
+
+ShapeExprs ParseShape(const json& item, const std::string& where, size_t num_vars) {
+  const json& shape = kJson.Array(item, "shape", where);
+  ShapeExprs dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    dims.push_back(ParseShapeExpr(shape[d], where + ".shape[" + std::to_string(d) + "]", num_vars));
+  }
+  return dims;
+}
+
+// The constant dimensions of `shape` (a weight's), or an error naming `where`.
+std::vector<int64_t> ConstantShape(const ShapeExprs& shape, const std::string& where) {
+  std::vector<int64_t> dims;
+  for (const ShapeExpr& e : shape) {
+    LOOM_CHECK_USER(e.kind == ShapeExpr::Kind::kConst && e.value >= 0)
+        << "VM program: " << where << " must have a constant shape";
+    dims.push_back(e.value);
+  }
+  return dims;
+}
+
+}  // namespace
+
+bool IsVmProgram(const std::string& text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.contains("format") && doc["format"] == kVmFormat;
+}
+
+std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::string& program,
+                                                    const void* params, size_t params_size,
+                                                    std::shared_ptr<const void> params_owner) {
+  LOOM_CHECK_USER(params_size == 0 || params != nullptr)
+      << "MakeVmModel: the parameters are null but params_size is " << params_size;
+  LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
+      << "MakeVmModel: the parameters blob must be " << kDataAlignment
+      << "-byte aligned, got address " << params;
+  json doc = kJson.Parse(program);
+  kJson.Object(doc, "the document");
+  std::string format = kJson.Text(doc, "format", "the document");
+  LOOM_CHECK_USER(format == kVmFormat)
+      << "VM program: unknown format '" << format << "'; this runtime reads '" << kVmFormat << "'";
+
+  std::shared_ptr<VmModel> model(new VmModel());
+  model->module_ = std::move(kernels);
+  model->params_data_ = static_cast<const uint8_t*>(params);
+  model->params_owner_ = std::move(params_owner);
+  model->target_ = kJson.Text(doc, "target", "the document");
+  if (model->module_.defined()) CheckCpuFeatures(model->target_);
+  if (doc.contains("precision")) model->precision_ = kJson.Text(doc, "precision", "the document");
+  model->max_allocation_bytes_ = kJson.Count(doc, "max_allocation_bytes", "the document");
+
+  const json& vars = kJson.Array(doc, "size_vars", "the document");
+  for (size_t v = 0; v < vars.size(); ++v) {
+    LOOM_CHECK_USER(vars[v].is_string()) << "VM program: size_vars[" << v << "] must be a name";
+    model->size_vars_.push_back(vars[v].get<std::string>());
+  }
+  const size_t num_vars = vars.size();
+
+  const json& params_json = kJson.Array(doc, "params", "the document");
+  for (size_t p = 0; p < params_json.size(); ++p) {
+    std::string where = "params[" + std::to_string(p) + "]";
+    size_t offset = static_cast<size_t>(kJson.Count(params_json[p], "offset", where));
+    size_t bytes = static_cast<size_t>(kJson.Count(params_json[p], "bytes", where));
+    LOOM_CHECK_USER(offset <= params_size && bytes <= params_size - offset)
+        << "VM program: " << where << " (offset " << offset << ", " << bytes
+        << " bytes) lies outside the " << params_size << "-byte parameters blob";
+    LOOM_CHECK_USER(offset % kDataAlignment == 0)
+        << "VM program: " << where << ".offset " << offset << " is not " << kDataAlignment
+        << "-byte aligned";
+    model->param_names_.push_back(kJson.Text(params_json[p], "name", where));
+    model->param_offsets_.push_back(offset);
+    model->param_bytes_.push_back(bytes);
+  }
+
+  const int64_t registers = kJson.Count(doc, "registers", "the document");
+  LOOM_CHECK_USER(registers <= (int64_t{1} << 24))
+      << "VM program: registers = " << registers << " is implausibly many";
+  model->num_registers_ = static_cast<int>(registers);
+  const size_t num_registers = static_cast<size_t>(registers);
+  std::vector<bool> written(num_registers, false);
+
+  const json& inputs = kJson.Array(doc, "inputs", "the document");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string where = "inputs[" + std::to_string(i) + "]";
+    VmIO io;
+    io.name = kJson.Text(inputs[i], "name", where);
+    io.reg = kJson.Id(inputs[i], "register", where, num_registers, "registers");
+    io.dtype = kJson.ParseDtype(kJson.Text(inputs[i], "dtype", where), where);
+    io.shape = ParseShape(inputs[i], where, num_vars);
+    for (const VmIO& other : model->inputs_) {
+      LOOM_CHECK_USER(other.name != io.name && other.reg != io.reg)
+          << "VM program: " << where << " repeats the name or register of another input";
+    }
+    written[io.reg] = true;
+    model->inputs_.push_back(std::move(io));
+  }
+  // Each size variable is given by some input's dimension, as the machine binds it.
+  for (size_t v = 0; v < num_vars; ++v) {
+    bool bound = false;
+    for (const VmIO& io : model->inputs_) {
+      for (const ShapeExpr& e : io.shape) {
+        bound |= e.kind == ShapeExpr::Kind::kVar && e.value == static_cast<int64_t>(v);
+      }
+    }
+    LOOM_CHECK_USER(bound) << "VM program: size variable '" << model->size_vars_[v]
+                           << "' is no dimension of any input, so no run can give its value";
+  }
+
+  const json& kernels_json = kJson.Array(doc, "kernels", "the document");
+  for (size_t k = 0; k < kernels_json.size(); ++k) {
+    std::string where = "kernels[" + std::to_string(k) + "]";
+    VmKernel kernel;
+    kernel.func = kJson.Text(kernels_json[k], "func", where);
+    kernel.name = kJson.Text(kernels_json[k], "name", where);
+    if (model->module_.defined()) {
+      kernel.packed = model->module_.GetFunction(kernel.func);
+      LOOM_CHECK_USER(kernel.packed.defined())
+          << "VM program: " << where << ".func '" << kernel.func
+          << "' is no function of the model's kernels";
+    }
+    model->kernels_.push_back(std::move(kernel));
+  }
+
+  const json& code = kJson.Array(doc, "instructions", "the document");
+  for (size_t n = 0; n < code.size(); ++n) {
+    std::string where = "instructions[" + std::to_string(n) + "]";
+    kJson.Object(code[n], where);
+    std::string op = kJson.Text(code[n], "op", where);
+    VmInstruction insn;
+    auto read = [&](int reg, const char* what) {
+      LOOM_CHECK_USER(written[static_cast<size_t>(reg)])
+          << "VM program: " << where << " reads register " << reg << " (" << what
+          << ") before any instruction writes it";
+    };
+    if (op == "load_param" || op == "alloc") {
+      insn.op = op == "alloc" ? VmInstruction::Op::kAlloc : VmInstruction::Op::kLoadParam;
+      insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
+      for (const VmIO& input : model->inputs_) {
+        LOOM_CHECK_USER(input.reg != insn.dst) << "VM program: " << where << " writes register "
+                                               << insn.dst << ", input '" << input.name << "'";
+      }
+      insn.dtype = kJson.ParseDtype(kJson.Text(code[n], "dtype", where), where);
+      insn.shape = ParseShape(code[n], where, num_vars);
+      if (insn.op == VmInstruction::Op::kLoadParam) {
+        insn.param = kJson.Id(code[n], "param", where, model->param_bytes_.size(), "params");
+        size_t bytes = kJson.TensorBytes(ConstantShape(insn.shape, where), insn.dtype, where,
+                                         model->param_names_[insn.param]);
+        LOOM_CHECK_USER(bytes == model->param_bytes_[insn.param])
+            << "VM program: " << where << " reads param " << insn.param << " as " << bytes
+            << " bytes, but it holds " << model->param_bytes_[insn.param];
+      }
+      written[insn.dst] = true;
+    } else if (op == "invoke") {
+      insn.op = VmInstruction::Op::kInvoke;
+      insn.kernel = kJson.Id(code[n], "kernel", where, model->kernels_.size(), "kernels");
+      const json& args = kJson.Array(code[n], "args", where);
+      for (size_t a = 0; a < args.size(); ++a) {
+        std::string arg_where = where + ".args[" + std::to_string(a) + "]";
+        int64_t reg = kJson.NonNegative(args[a], arg_where);
+        LOOM_CHECK_USER(static_cast<uint64_t>(reg) < num_registers)
+            << "VM program: " << arg_where << " = " << reg << " is out of range: there are "
+            << num_registers << " registers";
+        read(static_cast<int>(reg), "a kernel argument");
+        insn.args.push_back(static_cast<int>(reg));
+      }
+    } else if (op == "release") {
+      insn.op = VmInstruction::Op::kRelease;
+      insn.dst = kJson.Id(code[n], "register", where, num_registers, "registers");
+      read(insn.dst, "the released tensor");
+      for (const VmIO& input : model->inputs_) {
+        LOOM_CHECK_USER(input.reg != insn.dst)
+            << "VM program: " << where << " releases register " << insn.dst << ", input '"
+            << input.name << "', which the machine's caller owns";
+      }
+      written[insn.dst] = false;
+    } else {
+      LOOM_THROW << "VM program: " << where << ".op '" << op
+                 << "' is no instruction (load_param, alloc, invoke, release)";
+    }
+    model->instructions_.push_back(std::move(insn));
+  }
+
+  const json& outputs = kJson.Array(doc, "outputs", "the document");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string where = "outputs[" + std::to_string(i) + "]";
+    VmIO io;
+    io.name = kJson.Text(outputs[i], "name", where);
+    io.reg = kJson.Id(outputs[i], "register", where, num_registers, "registers");
+    LOOM_CHECK_USER(written[io.reg]) << "VM program: " << where << " is register " << io.reg
+                                     << ", which holds no tensor when the program ends";
+    model->outputs_.push_back(std::move(io));
+  }
+  return model;
+}
+
+std::shared_ptr<const VmModel> MakeVmModel(Module kernels, const std::string& program_json,
+                                           const void* params, size_t params_size,
+                                           std::shared_ptr<const void> params_owner) {
+  LOOM_CHECK_USER(kernels.defined()) << "MakeVmModel: the kernel module is undefined";
+  return detail::ParseVmModel(std::move(kernels), program_json, params, params_size,
+                              std::move(params_owner));
+}
+
+std::shared_ptr<const VmModel> LoadVmModel(const std::string& path) {
+  detail::ArtifactData data = detail::LoadArtifact(path, "LoadVmModel");
+  try {
+    return detail::ParseVmModel(std::move(data.kernels), data.program, data.params,
+                                data.params_size, data.params_owner);
+  } catch (const Error& error) {
+    LOOM_THROW << "LoadVmModel('" << path << "'): " << error.what();
+  }
+}
+
+std::shared_ptr<const VmModel> DescribeVmModel(const std::string& path) {
+  detail::ArtifactData data = detail::ReadArtifactData(path, "DescribeVmModel");
+  try {
+    return detail::ParseVmModel(Module(), data.program, data.params, data.params_size,
+                                data.params_owner);
+  } catch (const Error& error) {
+    LOOM_THROW << "DescribeVmModel('" << path << "'): " << error.what();
+  }
+}
+
+}  // namespace loom::runtime

@@ -1,0 +1,258 @@
+// The virtual machine end to end: models whose input has a size variable (a sequence length
+// n) compiled once, kernels with symbolic extents, run at many lengths against every
+// operator evaluated alone at that length; static models run by the VM and by the graph
+// executor alike; the inputs the signature refuses; the pool; the artifact.
+#include "loom/runtime/vm.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "compile_test_models.h"
+#include "graph_test_util.h"
+#include "loom/graph/compile.h"
+#include "pass_test_util.h"
+
+namespace loom::graph {
+namespace {
+
+using test::ErrorOf;
+using test::RandomArray;
+using test::RandomConstant;
+using test::Values;
+
+const DataType kF32 = DataType::Float(32);
+const DataType kI64 = DataType::Int(64);
+
+PrimExpr Dim(int64_t value) { return IntImm(kI64, value); }
+
+// One encoder attention block's operators over x [1, n, 64]: projections, heads split by
+// reshape and transpose, scores, softmax, context, residual, layer norm.
+Expr Attention(Expr x) {
+  auto project = [&](const std::string& name, unsigned seed) {
+    Expr y = MakeCall("nn.dense", {x, RandomConstant({64, 64}, name + ".w", seed, -0.2, 0.2)});
+    return MakeCall("add", {y, RandomConstant({64}, name + ".b", seed + 1)});
+  };
+  auto heads = [](Expr y) {  // [1, n, 64] -> [1, 4, n, 16]
+    y = MakeCall("reshape", {y}, {{"newshape", Ints{0, 0, 4, 16}}});
+    return MakeCall("transpose", {y}, {{"axes", Ints{0, 2, 1, 3}}});
+  };
+  Expr q = heads(project("q", 1)), k = heads(project("k", 3)), v = heads(project("v", 5));
+  Expr scores =
+      MakeCall("nn.matmul", {q, MakeCall("transpose", {k}, {{"axes", Ints{0, 1, 3, 2}}})});
+  scores = MakeCall("multiply", {scores, MakeConstant(test::ArrayOf({}, kF32, {0.25}))});
+  Expr probs = MakeCall("nn.softmax", {scores}, {{"axis", int64_t{-1}}});
+  Expr context = MakeCall("nn.matmul", {probs, v});
+  context = MakeCall("transpose", {context}, {{"axes", Ints{0, 2, 1, 3}}});
+  context = MakeCall("reshape", {context}, {{"newshape", Ints{0, 0, -1}}});
+  Expr out = MakeCall("add", {x, MakeCall("erf", {context})});
+  return MakeCall("nn.layer_norm",
+                  {out, RandomConstant({64}, "g", 7), RandomConstant({64}, "b", 8)});
+}
+
+// `body` over x of `shape`.
+Function Model(const std::function<Expr(Expr)>& body, std::vector<PrimExpr> shape) {
+  Var x = MakeVar("x", TensorType(std::move(shape), kF32));
+  return MakeFunction({x}, body(x));
+}
+
+std::vector<runtime::NDArray> RunOn(runtime::Executor& executor,
+                                    const std::vector<runtime::NDArray>& inputs) {
+  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(i, inputs[i]);
+  executor.Run();
+  std::vector<runtime::NDArray> outputs;
+  for (int i = 0; i < executor.NumOutputs(); ++i) {
+    outputs.push_back(test::models::Copy(executor.GetOutput(i)));
+  }
+  return outputs;
+}
+
+// `body` over [1, n, 64] compiled once at `opt_level` and run at n = 1, 7, 32, then 7
+// again, against the operators evaluated alone at each n.
+void ExpectRunsAtEveryLength(const std::function<Expr(Expr)>& body, int opt_level) {
+  loom::Var n = SizeVar("n", kI64);
+  Function main = Model(body, {Dim(1), n, Dim(64)});
+  CompiledModel compiled = Compile(IRModule::FromFunction(main), {.opt_level = opt_level});
+  EXPECT_EQ(compiled.executor, "vm");
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
+  EXPECT_EQ(vm->InputSignature(0), "(1, n, 64)");
+  EXPECT_EQ(vm->InputShape(0), (std::vector<int64_t>{1, -1, 64}));
+  for (int64_t length : {1, 7, 32, 7}) {
+    runtime::NDArray input = RandomArray({1, length, 64}, kF32, static_cast<unsigned>(length));
+    runtime::NDArray got = RunOn(*vm, {input}).at(0);
+    runtime::NDArray want = test::Interpret(main, {input}).tensor;
+    EXPECT_EQ(got.Shape(), want.Shape()) << "n = " << length;
+    test::ExpectClose(got, Values(want), 1e-4,
+                      "-O" + std::to_string(opt_level) + ", n = " + std::to_string(length));
+  }
+}
+
+TEST(VirtualMachine, AnAttentionBlockCompiledOnceRunsAtEveryLength) {
+  ExpectRunsAtEveryLength(Attention, 0);
+  ExpectRunsAtEveryLength(Attention, 3);
+}
+
+TEST(VirtualMachine, ReshapeInfersSymbolicSizesOrSaysWhyNot) {
+  ExpectRunsAtEveryLength(
+      [](Expr x) {
+        return MakeCall("reshape", {x}, {{"newshape", Ints{-1, 32}}});
+      },
+      1);
+  loom::Var n = SizeVar("n", kI64);
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{n, Dim(6)}, kF32));
+  EXPECT_NE(ErrorOf([&] {
+              MakeCall("reshape", {x}, {{"newshape", Ints{-1, 4}}}, "r");
+            })
+                .find("cannot infer the -1 of (-1, 4) at compile time: the element count of "
+                      "(n, 6) is not shown to be a multiple of the other entries' product"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              MakeCall("reshape", {x}, {{"newshape", Ints{3, 4}}}, "r");
+            })
+                .find("target shape (3, 4) has an element count not shown to equal that of "
+                      "(n, 6)"),
+            std::string::npos);
+}
+
+// A static model run by the VM gives what the graph executor gives, bit for bit (the same
+// kernels on the same inputs).
+TEST(VirtualMachine, StaticModelsRunAsOnTheGraphExecutor) {
+  using namespace test::models;  // NOLINT: the compile tests' models
+  for (const Function& main : {ResidualNet(), Mlp(), SmallCnn(), Shuffles(), SplitModel()}) {
+    for (int level : {0, 3}) {
+      std::vector<runtime::NDArray> inputs;
+      for (const Var& param : main->params) {
+        inputs.push_back(RandomArray(param.type().ConstShape().value(), kF32, 5));
+      }
+      IRModule module = IRModule::FromFunction(main);
+      CompiledModel graph = Compile(module, {.opt_level = level});
+      CompiledModel vm = Compile(module, {.opt_level = level, .executor = "vm"});
+      EXPECT_EQ(graph.executor, "graph");
+      EXPECT_EQ(vm.executor, "vm");
+      std::vector<runtime::NDArray> want = RunOn(*MakeExecutor(graph), inputs);
+      std::vector<runtime::NDArray> got = RunOn(*MakeExecutor(vm), inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].Shape(), want[i].Shape());
+        EXPECT_EQ(Values(got[i]), Values(want[i])) << "output " << i << " at -O" << level;
+      }
+    }
+  }
+}
+
+// x [b, n, 8] and mask [b, n]: two inputs sharing both size variables.
+CompiledModel TwoInputModel(int64_t memory_limit = 0) {
+  loom::Var b = SizeVar("b", kI64), n = SizeVar("n", kI64);
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{b, n, Dim(8)}, kF32));
+  Var mask = MakeVar("mask", TensorType(std::vector<PrimExpr>{b, n}, kF32));
+  Expr y = MakeCall("multiply", {x, MakeCall("expand_dims", {mask}, {{"axis", int64_t{2}}})});
+  return Compile(IRModule::FromFunction(MakeFunction({x, mask}, MakeCall("exp", {y}))),
+                 {.memory_limit_bytes = memory_limit});
+}
+
+TEST(VirtualMachine, InputsOutsideTheSignatureAreRefusedBeforeAnythingRuns) {
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(TwoInputModel());
+  EXPECT_EQ(vm->InputSignature(1), "(b, n)");
+  EXPECT_EQ(ErrorOf([&] {
+              vm->SetInput("x", RandomArray({2, 3}, kF32, 1));
+            }),
+            "VirtualMachine: input 'x' must be float32(b, n, 8), got float32[2, 3]");
+  EXPECT_EQ(ErrorOf([&] {
+              vm->SetInput("x", RandomArray({2, 3, 9}, kF32, 1));
+            }),
+            "VirtualMachine: input 'x' must be float32(b, n, 8), got float32[2, 3, 9]");
+  EXPECT_EQ(ErrorOf([&] {
+              vm->SetInput("y", RandomArray({2, 3}, kF32, 1));
+            }),
+            "VirtualMachine: the model has no input 'y'; its inputs are 'x', 'mask'");
+  EXPECT_EQ(ErrorOf([&] { vm->Run(); }),
+            "VirtualMachine: input 'x' is not set; set every input before Run");
+  vm->SetInput("x", RandomArray({2, 3, 8}, kF32, 1));
+  vm->SetInput("mask", RandomArray({2, 4}, kF32, 2));
+  EXPECT_EQ(ErrorOf([&] { vm->Run(); }),
+            "VirtualMachine: dimension 1 of input 'mask' gives n = 4, but dimension 1 of input "
+            "'x' gave n = 3; inputs sharing a size variable must agree");
+  vm->SetInput("x", RandomArray({2, 0, 8}, kF32, 1));
+  EXPECT_EQ(ErrorOf([&] { vm->Run(); }),
+            "VirtualMachine: dimension 1 of input 'x' is n = 0; a size variable is at least 1");
+  // Sizes past the compile's memory limit are refused, not allocated.
+  std::unique_ptr<runtime::Executor> small = MakeExecutor(TwoInputModel(4096));
+  small->SetInput("x", RandomArray({2, 100, 8}, kF32, 1));
+  small->SetInput("mask", RandomArray({2, 100}, kF32, 2));
+  std::string error = ErrorOf([&] { small->Run(); });
+  EXPECT_NE(error.find("needs 6400 bytes, more than the 4096 one allocation may take"),
+            std::string::npos)
+      << error;
+}
+
+TEST(VirtualMachine, ThePoolKeepsBuffersForTheNextRun) {
+  std::unique_ptr<runtime::Executor> executor = MakeExecutor(TwoInputModel());
+  auto& vm = dynamic_cast<runtime::VirtualMachine&>(*executor);
+  auto run = [&](int64_t n) {
+    vm.SetInput("x", RandomArray({2, n, 8}, kF32, 1));
+    vm.SetInput("mask", RandomArray({2, n}, kF32, 2));
+    vm.Run();
+  };
+  run(5);
+  const size_t at_five = vm.PoolBytes();
+  EXPECT_GT(at_five, 0u);
+  run(5);
+  EXPECT_EQ(vm.PoolBytes(), at_five);  // the same buffers again
+  run(9);
+  EXPECT_EQ(vm.SizeValues(), (std::map<std::string, int64_t>{{"b", 2}, {"n", 9}}));
+  const size_t both = vm.PoolBytes();
+  EXPECT_GT(both, at_five);
+  // Buffers no run has taken for four runs go back to the system.
+  for (int k = 0; k < 6; ++k) run(9);
+  EXPECT_EQ(vm.PoolBytes(), both - at_five);
+}
+
+TEST(VirtualMachine, TheArtifactRecordsItsExecutor) {
+  CompiledModel compiled = TwoInputModel();
+  std::string path = ::testing::TempDir() + "loom_vm_test_" + std::to_string(getpid()) + ".so";
+  ExportModel(compiled, path);
+  std::unique_ptr<runtime::Executor> loaded = runtime::LoadExecutor(path);
+  EXPECT_STREQ(loaded->kind(), "vm");
+  std::vector<runtime::NDArray> inputs = {RandomArray({3, 4, 8}, kF32, 1),
+                                          RandomArray({3, 4}, kF32, 2)};
+  EXPECT_EQ(Values(RunOn(*loaded, inputs).at(0)),
+            Values(RunOn(*MakeExecutor(compiled), inputs).at(0)));
+  EXPECT_NE(ErrorOf([&] { runtime::LoadModel(path); })
+                .find("the model runs on the virtual machine (its shapes are computed at run "
+                      "time); load it with LoadExecutor or LoadVmModel"),
+            std::string::npos);
+  std::shared_ptr<const runtime::VmModel> described = runtime::DescribeVmModel(path);
+  EXPECT_EQ(described->size_vars(), (std::vector<std::string>{"b", "n"}));
+  std::remove(path.c_str());
+}
+
+// A program that does not fit its kernels and weights is refused with the field at fault.
+TEST(VirtualMachine, MalformedProgramsAreErrorsNamingTheField) {
+  CompiledModel compiled = TwoInputModel();
+  auto refuse = [&](const std::string& from, const std::string& to) {
+    std::string program = compiled.graph_json;
+    size_t at = program.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    program.replace(at, from.size(), to);
+    return ErrorOf([&] { runtime::MakeVmModel(compiled.kernels, program, nullptr, 0, nullptr); });
+  };
+  EXPECT_EQ(refuse("\"format\": \"loom-vm-1\"", "\"format\": \"loom-vm-9\""),
+            "VM program: unknown format 'loom-vm-9'; this runtime reads 'loom-vm-1'");
+  EXPECT_EQ(refuse("\"op\": \"invoke\"", "\"op\": \"jump\""),
+            "VM program: instructions[1].op 'jump' is no instruction (load_param, alloc, "
+            "invoke, release)");
+  // The kernel's output allocated into an input's register.
+  EXPECT_EQ(refuse("\"dst\": 2", "\"dst\": 1"),
+            "VM program: instructions[0] writes register 1, input 'mask'");
+  // ... or never allocated.
+  EXPECT_EQ(refuse("\"op\": \"alloc\",\n   \"dst\": 2", "\"op\": \"release\",\n   \"register\": 2"),
+            "VM program: instructions[0] reads register 2 (the released tensor) before any "
+            "instruction writes it");
+  EXPECT_NE(
+      refuse("\"func\": \"", "\"func\": \"missing_").find("is no function of the model's kernels"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::graph
