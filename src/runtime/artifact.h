@@ -22,7 +22,9 @@ struct ArtifactData {
 // The library at `path` loaded (its file and digest checked first); `api` names the call in
 // errors ("LoadModel").
 ArtifactData LoadArtifact(const std::string& path, const std::string& api);
-// The same read from the file alone, nothing loaded (the weights copied, 64-byte aligned).
-ArtifactData ReadArtifactData(const std::string& path, const std::string& api);
+// The same read from the file alone, nothing loaded (the weights copied, 64-byte aligned,
+// unless `with_params` is false).
+ArtifactData ReadArtifactData(const std::string& path, const std::string& api,
+                              bool with_params = true);
 
 }  // namespace loom::runtime::detail

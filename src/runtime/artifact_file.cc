@@ -195,7 +195,8 @@ void CheckArtifact(const std::string& path) {
   CheckDigest(file);
 }
 
-detail::ArtifactData detail::ReadArtifactData(const std::string& path, const std::string& api) {
+detail::ArtifactData detail::ReadArtifactData(const std::string& path, const std::string& api,
+                                              bool with_params) {
   LibraryBytes file(path, api + "('" + path + "')");
   const std::map<std::string, Located> symbols = CheckDigest(file);
   const std::string& what = file.what();
@@ -206,6 +207,7 @@ detail::ArtifactData detail::ReadArtifactData(const std::string& path, const std
       << what << ": its graph (" << json_size << " bytes) does not fit its section";
   ArtifactData data;
   data.program = std::string(file.Bytes(json_at.offset, json_size, "execution graph"));
+  if (!with_params) return data;
   const uint64_t params_size =
       file.Read<uint64_t>(Require(symbols, "loom_params_size", what).offset, "weights size");
   const Located params_at = Require(symbols, "loom_params", what);
@@ -220,6 +222,10 @@ detail::ArtifactData detail::ReadArtifactData(const std::string& path, const std
   data.params_size = params_size;
   data.params_owner = params;
   return data;
+}
+
+bool IsVmArtifact(const std::string& path) {
+  return IsVmProgram(detail::ReadArtifactData(path, "IsVmArtifact", false).program);
 }
 
 std::shared_ptr<const GraphModel> DescribeModel(const std::string& path) {

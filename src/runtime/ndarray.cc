@@ -1,5 +1,6 @@
 #include "loom/runtime/ndarray.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -175,6 +176,30 @@ NDArray NDArray::CreateView(const std::vector<int64_t>& shape, DataType dtype) c
   NDArray view = Make(shape, dtype, device(), container_->tensor.data, container_->memory);
   view.container_->tensor.byte_offset = container_->tensor.byte_offset;
   return view;
+}
+
+std::pair<std::string, std::vector<int64_t>> ParseNamedShape(const std::string& text) {
+  auto fail = [&](const std::string& why) {
+    LOOM_THROW << "invalid input shape '" << text << "': " << why
+               << "; expected name=d0xd1x... (for example input=1x3x224x224)";
+  };
+  size_t equals = text.rfind('=');
+  if (equals == std::string::npos || equals == 0) fail("no 'name='");
+  std::string name = text.substr(0, equals);
+  std::string dims = text.substr(equals + 1);
+  std::vector<int64_t> shape;
+  size_t begin = 0;
+  while (begin <= dims.size()) {
+    size_t end = std::min(dims.find('x', begin), dims.size());
+    std::string dim = dims.substr(begin, end - begin);
+    if (dim.empty() || dim.size() > 18 ||
+        !std::all_of(dim.begin(), dim.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      fail("dimension '" + dim + "' is not a non-negative integer");
+    }
+    shape.push_back(std::stoll(dim));
+    begin = end + 1;
+  }
+  return {name, shape};
 }
 
 }  // namespace loom::runtime

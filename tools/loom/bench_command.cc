@@ -29,13 +29,14 @@ struct BenchCommandOptions {
   int repeat = 20;
   int warmup = 5;
   bool profile = false;  std::string vta_config;
+  std::vector<std::string> input_shapes;  // NAME=DxDx...: random inputs of these shapes
 };
 
-// Input `index` of the executor's model filled with seeded random values: floats uniform in
-// [-1, 1), integers and bools 0 or 1 (valid as indices, masks and token ids alike).
-runtime::NDArray RandomInput(const runtime::GraphExecutor& executor, int index, std::mt19937& rng) {
-  runtime::NDArray array =
-      runtime::NDArray::Empty(executor.InputShape(index), executor.InputDtype(index));
+// Input `index` of the executor's model, of `shape`, filled with seeded random values: floats
+// uniform in [-1, 1), integers and bools 0 or 1 (valid as indices, masks and token ids alike).
+runtime::NDArray RandomInput(const runtime::Executor& executor, int index,
+                             const std::vector<int64_t>& shape, std::mt19937& rng) {
+  runtime::NDArray array = runtime::NDArray::Empty(shape, executor.InputDtype(index));
   VisitElementType(
       array.dtype(),
       "random values for input '" + executor.InputName(index) + "' (give it with --input)",
@@ -72,17 +73,19 @@ double Median(std::vector<double> values) {
 
 // Each kernel's median wall time; for a model with VTA kernels also each one's simulated
 // cycles (the last run's).
-void PrintProfile(runtime::GraphExecutor& executor, int repeat) {
-  const bool vta = OnVta(executor.model());
-  std::vector<uint64_t> cycles(executor.model().kernels().size(), 0);
+void PrintProfile(runtime::Executor& executor, int repeat) {
+  auto* graph = dynamic_cast<runtime::GraphExecutor*>(&executor);
+  const bool vta = graph != nullptr && OnVta(graph->model());
+  std::vector<uint64_t> cycles(graph ? graph->model().kernels().size() : 0, 0);
   VTACommandHandle cmd = vta ? VTATLSCommandHandle() : nullptr;
   if (vta) vta::ResetRunTotals(cmd);
-  std::vector<runtime::GraphExecutor::KernelTime> times =
-      executor.ProfileKernels(repeat, [&](size_t k) {
-        if (!vta) return;
-        cycles[k] = vta::RunTotalsOf(cmd).timing.total_cycles;
-        vta::ResetRunTotals(cmd);
-      });
+  std::vector<runtime::Executor::KernelTime> times =
+      vta ? graph->ProfileKernels(repeat,
+                                  [&](size_t k) {
+                                    cycles[k] = vta::RunTotalsOf(cmd).timing.total_cycles;
+                                    vta::ResetRunTotals(cmd);
+                                  })
+          : executor.ProfileKernels(repeat);
   double total = 0;
   for (const auto& time : times) total += time.ms;
   std::printf("per-kernel profile (median of %d runs, execution order; total %.3f ms):\n", repeat,
@@ -105,13 +108,41 @@ void RunBench(const BenchCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   int threads = ConfigureThreads(options.threads);
   ConfigureVta(options.vta_config);
-  runtime::GraphExecutor executor(runtime::LoadModel(options.model_path));
+  std::unique_ptr<runtime::Executor> loaded = runtime::LoadExecutor(options.model_path);
+  runtime::Executor& executor = *loaded;
   std::map<std::string, runtime::NDArray> given =
       LoadInputs(executor, options.inputs, /*require_all=*/false);
+  std::map<std::string, std::vector<int64_t>> shapes = ParseInputShapes(options.input_shapes);
   std::mt19937 rng(0);
   for (int i = 0; i < executor.NumInputs(); ++i) {
-    auto it = given.find(executor.InputName(i));
-    executor.SetInput(i, it != given.end() ? it->second : RandomInput(executor, i, rng));
+    const std::string& name = executor.InputName(i);
+    auto it = given.find(name);
+    if (it != given.end()) {
+      LOOM_CHECK_USER(shapes.count(name) == 0)
+          << "--input-shape " << name << ": the input is given with --input, whose shape it has";
+      executor.SetInput(i, it->second);
+      continue;
+    }
+    std::vector<int64_t> shape = executor.InputShape(i);
+    auto bound = shapes.find(name);
+    if (bound != shapes.end()) {
+      LOOM_CHECK_USER(ShapeFits(bound->second, shape))
+          << "--input-shape " << name << "=" << ShapeText(bound->second) << ": input '" << name
+          << "' takes shape " << executor.InputSignature(i);
+      shape = bound->second;
+    }
+    LOOM_CHECK_USER(ShapeFits(shape, shape) &&
+                    std::find(shape.begin(), shape.end(), -1) == shape.end())
+        << "input '" << name << "' has the symbolic shape " << executor.InputSignature(i)
+        << ": choose the size to time with --input-shape " << name << "=DxDx... (or give the "
+        << "input with --input)";
+    executor.SetInput(i, RandomInput(executor, i, shape, rng));
+  }
+  for (const auto& [name, shape] : shapes) {
+    bool known = false;
+    for (int i = 0; i < executor.NumInputs(); ++i) known |= executor.InputName(i) == name;
+    LOOM_CHECK_USER(known) << "--input-shape " << name << ": the model has no input '" << name
+                           << "'";
   }
 
   for (int i = 0; i < options.warmup; ++i) executor.Run();
@@ -127,7 +158,8 @@ void RunBench(const BenchCommandOptions& options) {
               Median(ms), *std::min_element(ms.begin(), ms.end()),
               *std::max_element(ms.begin(), ms.end()), mean, options.repeat, threads);
   std::fflush(stdout);
-  if (OnVta(executor.model())) {
+  if (auto* graph = dynamic_cast<runtime::GraphExecutor*>(&executor);
+      graph != nullptr && OnVta(graph->model())) {
     // The simulator's counters and cycles of one inference, all VTA kernels summed.
     vta::ResetRunTotals(VTATLSCommandHandle());
     executor.Run();
@@ -148,12 +180,17 @@ void AddBenchCommand(CLI::App& app) {
       "  median_ms=... min_ms=... max_ms=... mean_ms=... repeat=N threads=N\n"
       "Inputs not given with --input get seeded random values (floats in [-1, 1), integers "
       "and bools 0 or 1). --profile then prints each kernel's median time in execution "
-      "order.\n\n"
-      "Example: loom bench resnet18.so --threads 1 --repeat 50\n");
+      "order. A model of symbolic dimensions (run by the virtual machine) is timed at the "
+      "shapes --input-shape chooses.\n\n"
+      "Example: loom bench resnet18.so --threads 1 --repeat 50\n"
+      "         loom bench encoder.so --input-shape hidden_states=1x384x768\n");
   command->add_option("model", options->model_path, "Compiled model (.so from loom compile)")
       ->required();
   command->add_option("-i,--input", options->inputs,
                       "NAME=FILE.npy: a model input (others are random); repeatable");
+  command->add_option("--input-shape", options->input_shapes,
+                      "NAME=DxDx...: the shape of a random input (required for an input of "
+                      "symbolic dimensions: the size to time); repeatable");
   command
       ->add_option("--threads", options->threads,
                    "Threads of the runtime's pool (default: LOOM_NUM_THREADS, else one per "

@@ -68,7 +68,7 @@ std::pair<std::string, std::string> SplitInputOption(const std::string& text) {
   return {text.substr(0, equals), text.substr(equals + 1)};
 }
 
-std::string InputNames(const runtime::GraphExecutor& executor) {
+std::string InputNames(const runtime::Executor& executor) {
   std::string names;
   for (int i = 0; i < executor.NumInputs(); ++i) {
     names += (i == 0 ? "'" : ", '") + executor.InputName(i) + "'";
@@ -78,7 +78,21 @@ std::string InputNames(const runtime::GraphExecutor& executor) {
 
 }  // namespace
 
-std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor& executor,
+std::string InputShapeText(const runtime::Executor& executor, int index) {
+  std::vector<int64_t> shape = executor.InputShape(index);
+  bool symbolic = std::find(shape.begin(), shape.end(), -1) != shape.end();
+  return symbolic ? executor.InputSignature(index) : ShapeText(shape);
+}
+
+bool ShapeFits(const std::vector<int64_t>& shape, const std::vector<int64_t>& model_shape) {
+  if (shape.size() != model_shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (model_shape[d] >= 0 && model_shape[d] != shape[d]) return false;
+  }
+  return true;
+}
+
+std::map<std::string, runtime::NDArray> LoadInputs(const runtime::Executor& executor,
                                                    const std::vector<std::string>& texts,
                                                    bool require_all) {
   std::map<std::string, int> index_of;
@@ -101,9 +115,9 @@ std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor&
     LOOM_CHECK_USER(value.dtype() == executor.InputDtype(index))
         << "--input " << text << ": input '" << name << "' takes dtype "
         << executor.InputDtype(index) << ", the file holds " << value.dtype();
-    LOOM_CHECK_USER(value.Shape() == executor.InputShape(index))
+    LOOM_CHECK_USER(ShapeFits(value.Shape(), executor.InputShape(index)))
         << "--input " << text << ": input '" << name << "' takes shape "
-        << ShapeText(executor.InputShape(index)) << ", the file holds " << ShapeText(value.Shape());
+        << InputShapeText(executor, index) << ", the file holds " << ShapeText(value.Shape());
     inputs.emplace(name, std::move(value));
   }
   if (require_all) {
@@ -111,8 +125,7 @@ std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor&
       const std::string& name = executor.InputName(i);
       LOOM_CHECK_USER(inputs.count(name) != 0)
           << "model input '" << name << "' (" << executor.InputDtype(i) << " "
-          << ShapeText(executor.InputShape(i)) << ") is not given; add --input " << name
-          << "=FILE.npy";
+          << InputShapeText(executor, i) << ") is not given; add --input " << name << "=FILE.npy";
     }
   }
   return inputs;
@@ -186,6 +199,47 @@ void PrintPlan(const runtime::GraphModel& model) {
               model.storages().size());
   std::printf("weights: %s in %zu tensors\n", BytesText(WeightBytes(model)).c_str(),
               model.params().size());
+}
+
+void PrintVmProgram(const runtime::VmModel& model) {
+  std::printf("executor: virtual machine (shapes computed at run time)\n");
+  std::string vars;
+  for (const std::string& var : model.size_vars()) vars += (vars.empty() ? "" : ", ") + var;
+  std::printf("size variables: %s\n", vars.empty() ? "(none)" : vars.c_str());
+  std::printf("inputs:\n");
+  for (const runtime::VmIO& input : model.inputs()) {
+    std::string dims;
+    for (const runtime::ShapeExpr& e : input.shape) {
+      dims += (dims.empty() ? "" : ", ") + e.str(model.size_vars());
+    }
+    PrintValue(input.name, input.dtype.str() + " (" + dims + ")");
+  }
+  std::printf("outputs:\n");
+  for (const runtime::VmIO& output : model.outputs()) PrintValue(output.name, "");
+  std::printf("kernels, in execution order (%zu):\n", model.kernels().size());
+  for (size_t k = 0; k < model.kernels().size(); ++k) {
+    const runtime::VmKernel& kernel = model.kernels()[k];
+    std::printf("  %4zu  %s  [%s]\n", k, kernel.func.c_str(), kernel.name.c_str());
+  }
+  int64_t weights = 0;
+  for (size_t p = 0; p < model.param_names().size(); ++p) {
+    weights += static_cast<int64_t>(model.ParamBytes(static_cast<int>(p)));
+  }
+  std::printf("weights: %s in %zu tensors\n", BytesText(weights).c_str(),
+              model.param_names().size());
+}
+
+// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
+// twice is an error.
+std::map<std::string, std::vector<int64_t>> ParseInputShapes(
+    const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& text : texts) {
+    auto [name, shape] = runtime::ParseNamedShape(text);
+    LOOM_CHECK_USER(shapes.emplace(name, shape).second)
+        << "--input-shape: input '" << name << "' is given twice";
+  }
+  return shapes;
 }
 
 }  // namespace loom::cli

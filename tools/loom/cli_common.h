@@ -12,6 +12,7 @@
 #include "loom/runtime/float_codec.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/ndarray.h"
+#include "loom/runtime/vm.h"
 #include "loom/support/bytes_text.h"
 #include "loom/support/error.h"
 
@@ -43,7 +44,17 @@ void ConfigureVta(const std::string& config_path);
 // against the model: an unknown or repeated name, an unreadable file, or a dtype or shape
 // the input does not take is an error naming the input and the file. With
 // `require_all`, every model input must be given.
-std::map<std::string, runtime::NDArray> LoadInputs(const runtime::GraphExecutor& executor,
+// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
+// twice is an error.
+std::map<std::string, std::vector<int64_t>> ParseInputShapes(const std::vector<std::string>& texts);
+
+// "1x3x224x224" for an input of constant shape, its signature "(1, seq, 64)" otherwise.
+std::string InputShapeText(const runtime::Executor& executor, int index);
+
+// Whether an array of `shape` fits an input of `model_shape` (-1: any size there).
+bool ShapeFits(const std::vector<int64_t>& shape, const std::vector<int64_t>& model_shape);
+
+std::map<std::string, runtime::NDArray> LoadInputs(const runtime::Executor& executor,
                                                    const std::vector<std::string>& texts,
                                                    bool require_all);
 
@@ -107,5 +118,8 @@ void PrintValue(const std::string& name, const std::string& description);
 // The kernels in execution order with the graph nodes each runs, the memory plan and the
 // weights: what a compile made of a model.
 void PrintPlan(const runtime::GraphModel& model);
+// The same for a model the virtual machine runs: its signature (inputs of symbolic
+// dimensions), the kernels in execution order, the weights.
+void PrintVmProgram(const runtime::VmModel& model);
 
 }  // namespace loom::cli

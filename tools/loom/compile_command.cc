@@ -92,13 +92,17 @@ void AddCompileCommand(CLI::App& app) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   command->add_option("--input-shape", options->input_shapes,
-                      "NAME=DxDx...: the shape of an input (required for each input with a "
-                      "symbolic dimension, such as a batch size); repeatable");
+                      "NAME=DxDx...: the shape of an input, binding its symbolic dimensions "
+                      "(such as a batch size); those left unbound stay symbolic, for the "
+                      "virtual machine; repeatable");
   command
       ->add_option("--executor", options->executor,
-                   "graph: one shared library that the runtime loads (the default); aot: C "
-                   "sources with one entry point, for --runtime crt")
-      ->check(CLI::IsMember({"graph", "aot"}))
+                   "What runs the model. auto (the default): the virtual machine when an "
+                   "input keeps a symbolic dimension (one --input-shape does not bind), else "
+                   "graph; graph: the graph executor (every shape fixed, one static memory "
+                   "plan); vm: the virtual machine (shapes computed at run time from the "
+                   "inputs); aot: C sources with one entry point, for --runtime crt")
+      ->check(CLI::IsMember({"auto", "graph", "vm", "aot"}))
       ->capture_default_str();
   command
       ->add_option("--runtime", options->runtime,

@@ -122,19 +122,6 @@ void PrintQuantizeReport(const graph::QuantizeReport& report) {
   }
 }
 
-// The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
-// twice is an error.
-std::map<std::string, std::vector<int64_t>> ParseInputShapes(
-    const std::vector<std::string>& texts) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const std::string& text : texts) {
-    auto [name, shape] = frontend::onnx::ParseInputShape(text);
-    LOOM_CHECK_USER(shapes.emplace(name, shape).second)
-        << "--input-shape: input '" << name << "' is given twice";
-  }
-  return shapes;
-}
-
 // A positive number followed by one of `units` (each with its scale), scaled; anything else
 // is a loom::Error: "OPTION 'TEXT': expected a positive EXAMPLES".
 double ParseScaled(const std::string& text, const std::map<std::string, double>& units,
@@ -166,9 +153,11 @@ int64_t ParseByteSize(const std::string& text, const std::string& option) {
 
 // The ONNX model at `path` with the --input-shape options, the importer's warnings on stderr.
 frontend::onnx::ImportedModel ImportModel(const std::string& path,
-                                          const std::vector<std::string>& input_shapes) {
+                                          const std::vector<std::string>& input_shapes,
+                                          bool symbolic_dimensions = false) {
   frontend::onnx::ImportOptions import_options;
   import_options.input_shapes = ParseInputShapes(input_shapes);
+  import_options.symbolic_dimensions = symbolic_dimensions;
   frontend::onnx::ImportedModel model = frontend::onnx::ImportFile(path, import_options);
   for (const std::string& warning : model.warnings) std::cerr << "warning: " << warning << "\n";
   return model;
@@ -223,7 +212,7 @@ void CheckExecutorAndRuntime(const CompileCommandOptions& options) {
   LOOM_CHECK_USER(options.runtime != "crt" || options.executor == "aot")
       << "--runtime crt runs models compiled ahead of time: add --executor aot";
   LOOM_CHECK_USER(options.name.empty() || options.executor == "aot")
-      << "--name names the entry point of --executor aot; the graph executor has none";
+      << "--name names the entry point of --executor aot; the other executors have none";
 }
 
 // Prints warnings on stderr, the first few in full.
@@ -352,7 +341,10 @@ void RunCompile(const CompileCommandOptions& options) {
   if (!options.records_path.empty()) CheckReadableFile(options.records_path, "tuning records");
 
   ProgressPrinter progress(options.quiet);
-  frontend::onnx::ImportedModel imported = ImportModel(options.model_path, options.input_shapes);
+  // Dimensions --input-shape leaves unbound stay symbolic for the VM.
+  const bool symbolic = options.executor == "auto" || options.executor == "vm";
+  frontend::onnx::ImportedModel imported =
+      ImportModel(options.model_path, options.input_shapes, symbolic);
   progress.Stage("import");
 
   if (!options.quantization.quantize.empty()) {
@@ -368,6 +360,7 @@ void RunCompile(const CompileCommandOptions& options) {
   compile_options.opt_level = options.opt_level;
   compile_options.target = options.target;
   compile_options.precision = options.precision;
+  compile_options.executor = aot ? "graph" : options.executor;
   if (!options.memory_limit.empty()) {
     compile_options.memory_limit_bytes = ParseByteSize(options.memory_limit, "--memory-limit");
   }
@@ -405,10 +398,20 @@ void RunCompile(const CompileCommandOptions& options) {
   int64_t weights = CompiledWeightBytes(compiled);
   std::cout << "compiled " << options.model_path << " -> " << options.output_path << ": "
             << compiled.kernel_names.size() << " kernel calls (" << distinct.size()
-            << " distinct kernels), planned memory " << BytesText(compiled.memory.planned_bytes)
-            << " in " << compiled.memory.num_storages << " slots (lower bound "
-            << BytesText(compiled.memory.lower_bound_bytes) << "), weights " << BytesText(weights)
-            << ", " << std::fixed << std::setprecision(1) << progress.TotalSeconds() << " s\n";
+            << " distinct kernels), ";
+  if (compiled.executor == "vm") {
+    std::cout << "virtual machine (shapes computed at run time; inputs";
+    for (const graph::Var& input : imported.module.main()->params) {
+      std::cout << " " << input->name_hint << " " << input.type().str();
+    }
+    std::cout << ")";
+  } else {
+    std::cout << "planned memory " << BytesText(compiled.memory.planned_bytes) << " in "
+              << compiled.memory.num_storages << " slots (lower bound "
+              << BytesText(compiled.memory.lower_bound_bytes) << ")";
+  }
+  std::cout << ", weights " << BytesText(weights) << ", " << std::fixed << std::setprecision(1)
+            << progress.TotalSeconds() << " s\n";
 }
 
 // "float32 1x3x224x224" for a tensor of static shape, the type's own text otherwise.
@@ -422,7 +425,9 @@ std::string TypeText(const graph::Type& type) {
 }
 
 void InspectOnnx(const InspectCommandOptions& options) {
-  frontend::onnx::ImportedModel model = ImportModel(options.model_path, options.input_shapes);
+  // Dimensions --input-shape leaves unbound show as the symbols the model names them by.
+  frontend::onnx::ImportedModel model =
+      ImportModel(options.model_path, options.input_shapes, /*symbolic_dimensions=*/true);
   const graph::Function& main = model.module.main();
   std::printf("%s: ONNX model, producer %s, opset %lld\n", options.model_path.c_str(),
               model.producer.empty() ? "(none)" : ("'" + model.producer + "'").c_str(),
@@ -448,6 +453,11 @@ void InspectOnnx(const InspectCommandOptions& options) {
   compile_options.target = options.target;
   graph::CompiledModel compiled = graph::Compile(model.module, compile_options);
   std::printf("compiled at -O%d for target '%s':\n", *options.opt_level, options.target.c_str());
+  if (compiled.executor == "vm") {
+    std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(compiled);
+    PrintVmProgram(dynamic_cast<const runtime::VirtualMachine&>(*vm).model());
+    return;
+  }
   PrintPlan(*graph::MakeGraphModel(compiled));
 }
 

@@ -32,7 +32,8 @@ struct CompileCommandOptions {
   int opt_level = 3;
   std::vector<std::string> input_shapes;
   bool quiet = false;
-  std::string executor = "graph";  // or "aot"
+  // auto: the VM when an input keeps a symbolic dimension, else graph; graph, vm or aot.
+  std::string executor = "auto";
   std::string runtime = "cpp";     // or "crt" (with aot)
   std::string name;                // the AOT entry point's prefix; empty: the model file's stem
   std::string records_path;        // tuning records to take configurations from; "": defaults

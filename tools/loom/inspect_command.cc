@@ -30,6 +30,13 @@ void InspectCompiled(const InspectCommandOptions& options) {
       << "--input-shape and --opt-level apply to ONNX models; '" << options.model_path
       << "' is a compiled model, whose shapes and kernels are fixed";
   // Read from the file, not loaded: inspecting a library runs none of its code.
+  if (runtime::IsVmArtifact(options.model_path)) {
+    std::shared_ptr<const runtime::VmModel> vm = runtime::DescribeVmModel(options.model_path);
+    std::printf("%s: compiled model\ntarget: %s\nprecision: %s\n", options.model_path.c_str(),
+                vm->target().c_str(), vm->precision().c_str());
+    PrintVmProgram(*vm);
+    return;
+  }
   std::shared_ptr<const runtime::GraphModel> model = runtime::DescribeModel(options.model_path);
   std::printf("%s: compiled model\ntarget: %s\nprecision: %s\n", options.model_path.c_str(),
               model->target().c_str(), model->precision().c_str());

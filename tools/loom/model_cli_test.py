@@ -97,7 +97,10 @@ def build_model(path, dtype=np.float32):
 
 def test_compile(tmp, model):
     artifact = os.path.join(tmp, "model.so")
-    expect_error("unbound symbolic dimension", "image", "compile", model, "-o", artifact)
+    # The symbolic batch stays symbolic (for the VM), but convolutions need constant sizes.
+    expect_error("unbound symbolic dimension", ["(Conv)", "symbolic shape", "(batch)",
+                                                "--input-shape"],
+                 "compile", model, "-o", artifact)
     check(not os.path.exists(artifact), "a failed compile left an artifact")
 
     out, err = expect_success("compile", model, "-o", artifact, "--input-shape", "image=2x3x8x8")
@@ -506,6 +509,83 @@ def test_float16(tmp, float_artifact):
     check("median_ms=" in out, f"bench of the float16 model: {out!r}")
 
 
+def build_sequence_model(path):
+    """x [1, seq, 64] -> MatMul, Add, Reshape [0, 0, 4, 16], Transpose, Softmax: a model of a
+    symbolic sequence length, for the virtual machine."""
+    rng = np.random.default_rng(4)
+    initializers = [
+        numpy_helper.from_array((rng.standard_normal((64, 64)) * 0.1).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b"),
+        numpy_helper.from_array(np.array([0, 0, 4, 16], dtype=np.int64), "heads")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
+             helper.make_node("Add", ["m", "b"], ["a"]),
+             helper.make_node("Reshape", ["a", "heads"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Softmax", ["t"], ["y"], axis=-1)]
+    graph = helper.make_graph(
+        nodes, "sequence", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "seq", 16])], initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_virtual_machine(tmp):
+    """A symbolic sequence length: compiled once for the VM, inspected (the signature), run at
+    two lengths against ONNX Runtime, benched at a chosen length; and the errors."""
+    model = os.path.join(tmp, "sequence.onnx")
+    build_sequence_model(model)
+    artifact = os.path.join(tmp, "sequence.so")
+    out, _ = expect_success("compile", model, "-o", artifact)
+    check("virtual machine" in out and "(1, seq, 64)" in out, f"compile said {out!r}")
+    out, _ = expect_success("inspect", artifact)
+    check("executor: virtual machine" in out and re.search(r"x\s+float32 \(1, seq, 64\)", out),
+          f"inspect of the VM model: {out!r}")
+    out, _ = expect_success("inspect", model)
+    check(re.search(r"x\s+Tensor\[\(1, seq, 64\), float32\]", out),
+          f"inspect of the ONNX model shows no symbolic signature: {out!r}")
+    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    for length in (5, 33):
+        x = np.random.default_rng(length).standard_normal((1, length, 64)).astype(np.float32)
+        x_path = os.path.join(tmp, f"x{length}.npy")
+        np.save(x_path, x)
+        out_dir = os.path.join(tmp, f"vm_out{length}")
+        expect_success("run", artifact, "--input", f"x={x_path}", "-o", out_dir)
+        got = np.load(os.path.join(out_dir, "y.npy"))
+        want = session.run(None, {"x": x})[0]
+        check(got.shape == want.shape and np.abs(got - want).max() < 1e-5,
+              f"VM at seq={length}: shape {got.shape}, max|diff| "
+              f"{np.abs(got - want).max() if got.shape == want.shape else '-'}")
+    out, _ = expect_success("bench", artifact, "--input-shape", "x=1x128x64", "--repeat", "3",
+                            "--warmup", "1", "--profile")
+    check(out.startswith("median_ms=") and "fused_nn_softmax" in out, f"bench said {out!r}")
+    expect_error("bench without a size", ["input 'x' has the symbolic shape (1, seq, 64)",
+                                          "--input-shape x="], "bench", artifact)
+    expect_error("bench at a shape outside the signature",
+                 "--input-shape x=1x128x65: input 'x' takes shape (1, seq, 64)",
+                 "bench", artifact, "--input-shape", "x=1x128x65")
+    wrong = os.path.join(tmp, "wrong.npy")
+    np.save(wrong, np.zeros((1, 5, 65), dtype=np.float32))
+    expect_error("run outside the signature", "takes shape (1, seq, 64), the file holds 1x5x65",
+                 "run", artifact, "--input", f"x={wrong}")
+    graph_only = os.path.join(tmp, "graph_only.so")
+    expect_error("graph executor with a symbolic input",
+                 ["dimension 1 ('seq') is symbolic", "--input-shape x="],
+                 "compile", model, "-o", graph_only, "--executor", "graph")
+    # A static model on the VM (--executor vm) gives what the graph executor gives.
+    static_vm = os.path.join(tmp, "static_vm.so")
+    static_graph = os.path.join(tmp, "static_graph.so")
+    expect_success("compile", model, "-o", static_vm, "--executor", "vm", "--input-shape",
+                   "x=1x7x64", "-q")
+    expect_success("compile", model, "-o", static_graph, "--input-shape", "x=1x7x64", "-q")
+    x_path = os.path.join(tmp, "x7.npy")
+    np.save(x_path, np.random.default_rng(7).standard_normal((1, 7, 64)).astype(np.float32))
+    outputs = []
+    for artifact_path in (static_vm, static_graph):
+        out_dir = artifact_path + ".out"
+        expect_success("run", artifact_path, "--input", f"x={x_path}", "-o", out_dir)
+        outputs.append(np.load(os.path.join(out_dir, "y.npy")))
+    check(np.array_equal(outputs[0], outputs[1]), "the VM and the graph executor differ")
+
+
 def test_help():
     for command in ["compile", "tune", "run", "bench", "inspect"]:
         out, _ = expect_success(command, "--help")
@@ -537,6 +617,7 @@ def main():
         test_quantize(tmp, model)
         test_precision(tmp, model, artifacts[0])
         test_float16(tmp, artifacts[0])
+        test_virtual_machine(tmp)
         test_help()
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

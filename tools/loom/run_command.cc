@@ -26,7 +26,7 @@ struct RunCommandOptions {
 };
 
 // One file name per output, from its name: distinct even when two sanitized names collide.
-std::vector<std::string> OutputFileNames(const runtime::GraphExecutor& executor) {
+std::vector<std::string> OutputFileNames(const runtime::Executor& executor) {
   std::vector<std::string> files;
   std::set<std::string> taken;
   for (int i = 0; i < executor.NumOutputs(); ++i) {
@@ -45,7 +45,8 @@ void RunRun(const RunCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   ConfigureThreads(options.threads);
   ConfigureVta(options.vta_config);
-  runtime::GraphExecutor executor(runtime::LoadModel(options.model_path));
+  std::unique_ptr<runtime::Executor> loaded = runtime::LoadExecutor(options.model_path);
+  runtime::Executor& executor = *loaded;
   std::map<std::string, runtime::NDArray> inputs =
       LoadInputs(executor, options.inputs, /*require_all=*/true);
   for (const auto& [name, value] : inputs) executor.SetInput(name, value);
@@ -80,7 +81,9 @@ void AddRunCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand("run", "Run a compiled model once on .npy inputs");
   command->footer(
       "Every model input must be given as NAME=FILE.npy, with the dtype and shape the model "
-      "takes (`loom inspect model.so` lists them). Each output is printed with its first "
+      "takes (`loom inspect model.so` lists them; a model of symbolic dimensions, run by the "
+      "virtual machine, takes any size there, inputs sharing a symbol agreeing). Each output is "
+      "printed with its first "
       "values and, with --output-dir, written there as <output name>.npy (characters other "
       "than letters, digits, '.', '-' and '_' in the name become '_').\n\n"
       "Example: loom run resnet18.so --input input=image.npy --output-dir out/\n");

@@ -29,6 +29,10 @@ struct ImportOptions {
   // dimension (an unbound one is an error naming the input and dimension); for an input with
   // a static shape, a given shape must equal it.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Whether a symbolic or unknown input dimension that input_shapes does not bind stays
+  // symbolic (a size variable named by its dim_param, one variable per name across the
+  // inputs; an unknown dimension "<input>.<d>"), for the VM; else it is an error.
+  bool symbolic_dimensions = false;
 };
 
 struct ImportedModel {

@@ -89,5 +89,8 @@ class NDArray {
 size_t ElementBytes(DataType dtype);
 // Human-readable "[2, 3]".
 std::string ShapeString(const std::vector<int64_t>& shape);
+// "input=1x3x224x224" -> {"input", {1, 3, 224, 224}}: a named shape as command lines give it;
+// a malformed text is a loom::Error that shows the expected form.
+std::pair<std::string, std::vector<int64_t>> ParseNamedShape(const std::string& text);
 
 }  // namespace loom::runtime

@@ -123,6 +123,10 @@ std::shared_ptr<const VmModel> MakeVmModel(Module kernels, const std::string& pr
 // Whether `json` is a VM program (its "format" is the VM's), not the graph executor's.
 bool IsVmProgram(const std::string& json);
 
+// Whether the model library at `path` holds a VM program (read from the file, nothing
+// loaded; its digest checked).
+bool IsVmArtifact(const std::string& path);
+
 // From an artifact written by graph::ExportModel for the VM, checked as LoadModel checks one.
 std::shared_ptr<const VmModel> LoadVmModel(const std::string& path);
 // What LoadVmModel reads, from the file alone, nothing loaded (`loom inspect`): a model

@@ -86,11 +86,28 @@ const char* AttrTypeName(int type) {
 
 }  // namespace
 
+int NodeContext::InputRank(int i) const {
+  graph::Expr input = Input(i);
+  if (!input.type().is_tensor()) Fail(InputLabel(*this, i) + " is not a tensor");
+  return input.type().ndim();
+}
+
 std::vector<int64_t> NodeContext::InputShape(int i) const {
   graph::Expr input = Input(i);
   if (!input.type().is_tensor()) Fail(InputLabel(*this, i) + " is not a tensor");
   std::optional<std::vector<int64_t>> shape = input.type().ConstShape();
-  LOOM_ICHECK(shape.has_value()) << Where() << ": the importer binds every dimension";
+  if (!shape) {
+    std::string symbols;
+    for (const PrimExpr& dim : input.type().shape()) {
+      if (const auto* var = dim.as<loom::VarNode>()) {
+        symbols += (symbols.empty() ? "" : ", ") + var->name_hint;
+      }
+    }
+    Fail(InputLabel(*this, i) + " has the symbolic shape " + input.type().str() + "; Loom " +
+         "imports " + op_type() + " for inputs of constant shape only: bind the model's " +
+         "symbolic dimensions" + (symbols.empty() ? "" : " (" + symbols + ")") +
+         " with --input-shape");
+  }
   return *shape;
 }
 
@@ -417,27 +434,7 @@ runtime::NDArray ArrayOfTensorProto(const ::onnx::TensorProto& tensor, const std
 }
 
 std::pair<std::string, std::vector<int64_t>> ParseInputShape(const std::string& text) {
-  auto fail = [&](const std::string& why) {
-    LOOM_THROW << "invalid input shape '" << text << "': " << why
-               << "; expected name=d0xd1x... (for example input=1x3x224x224)";
-  };
-  size_t equals = text.rfind('=');
-  if (equals == std::string::npos || equals == 0) fail("no 'name='");
-  std::string name = text.substr(0, equals);
-  std::string dims = text.substr(equals + 1);
-  std::vector<int64_t> shape;
-  size_t begin = 0;
-  while (begin <= dims.size()) {
-    size_t end = std::min(dims.find('x', begin), dims.size());
-    std::string dim = dims.substr(begin, end - begin);
-    if (dim.empty() || dim.size() > 18 ||
-        !std::all_of(dim.begin(), dim.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      fail("dimension '" + dim + "' is not a non-negative integer");
-    }
-    shape.push_back(std::stoll(dim));
-    begin = end + 1;
-  }
-  return {name, shape};
+  return runtime::ParseNamedShape(text);
 }
 
 runtime::NDArray ReadTensorProtoFile(const std::string& path) {

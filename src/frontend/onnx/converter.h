@@ -44,9 +44,10 @@ class NodeContext {
   virtual bool HasInput(int i) const = 0;
   // Input i; an error naming the node when it is absent.
   virtual graph::Expr Input(int i) const = 0;
-  // Shape (every dimension is static at import) and dtype of input i.
+  // Shape and dtype of input i. InputShape is for converters that need constant sizes: a
+  // symbolic dimension (ImportOptions::symbolic_dimensions) is an error naming the node.
   std::vector<int64_t> InputShape(int i) const;
-  int InputRank(int i) const { return static_cast<int>(InputShape(i).size()); }
+  int InputRank(int i) const;
   DataType InputDtype(int i) const;
   // The value of input i when it is a constant (an initializer, a Constant node, or a value
   // the importer folded), else nullopt.

@@ -662,6 +662,24 @@ class Importer {
                             << " contradicts its shape in the model, " << DimsText(dims);
       return CheckedTensorType(given, dtype, where);
     }
+    if (options_.symbolic_dimensions) {
+      std::vector<PrimExpr> shape;
+      for (int d = 0; d < dims.size(); ++d) {
+        if (dims[d].has_dim_value()) {
+          shape.push_back(IntImm(DataType::Int(64), dims[d].dim_value()));
+          continue;
+        }
+        std::string name =
+            dims[d].has_dim_param() ? dims[d].dim_param() : input.name() + "." + std::to_string(d);
+        auto it = size_vars_.find(name);
+        if (it == size_vars_.end()) {
+          it = size_vars_.emplace(name, SizeVar(name, DataType::Int(64))).first;
+        }
+        shape.push_back(it->second);
+      }
+      CheckedTensorBytes(example, dtype, where);
+      return graph::TensorType(shape, dtype);
+    }
     for (int d = 0; d < dims.size(); ++d) {
       if (dims[d].has_dim_value()) continue;
       LOOM_THROW << where << " has the shape " << DimsText(dims) << ": dimension " << d
@@ -737,6 +755,8 @@ class Importer {
   std::map<std::string, int64_t> opsets_;  // domain ("" for the default) -> version
   std::unordered_set<std::string> used_;   // values some node or the graph's outputs read
   std::unordered_map<std::string, graph::Expr> values_;
+  // The size variables of symbolic input dimensions, by name (ImportOptions::symbolic_dimensions).
+  mutable std::map<std::string, loom::Var> size_vars_;
 };
 
 ImportedModel ImportParsed(const std::string& bytes, const std::string& source,

@@ -222,12 +222,12 @@ Converter ArgReduce(const std::string& op) {
 // row is normalized as a whole.
 Converter SoftmaxLike(const std::string& op) {
   return [op](NodeContext& ctx) -> Outputs {
-    std::vector<int64_t> shape = ctx.InputShape(0);
-    int64_t rank = static_cast<int64_t>(shape.size());
     if (ctx.opset() >= 13) {
-      int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", -1), rank);
+      int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", -1), ctx.InputRank(0));
       return {ctx.Call(op, {ctx.Input(0)}, {{"axis", axis}})};
     }
+    std::vector<int64_t> shape = ctx.InputShape(0);
+    int64_t rank = static_cast<int64_t>(shape.size());
     int64_t axis = ctx.AttrInt("axis", 1);
     if (axis < -rank || axis > rank) {
       ctx.Fail("axis " + std::to_string(axis) + " is out of range for an input of rank " +
@@ -245,12 +245,22 @@ Converter SoftmaxLike(const std::string& op) {
 // LayerNormalization (opset 17). Scale and B broadcast to the normalized dimensions; the
 // optional Mean and InvStdDev outputs are the statistics with the reduced dimensions kept.
 Outputs ConvertLayerNormalization(NodeContext& ctx) {
-  std::vector<int64_t> shape = ctx.InputShape(0);
-  int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t rank = ctx.InputRank(0);
   int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", -1), rank);
   double epsilon = ctx.AttrFloat("epsilon", 1e-5f);
   DataType dtype = ctx.InputDtype(0);
-  std::vector<int64_t> normalized(shape.begin() + axis, shape.end());
+  // The normalized dimensions (the trailing ones) need constant sizes; those before may be
+  // symbolic (a sequence length).
+  const std::vector<PrimExpr>& dims = ctx.Input(0).type().shape();
+  std::vector<int64_t> normalized;
+  for (int64_t d = axis; d < rank; ++d) {
+    int64_t size = 0;
+    if (!IsConstInt(dims[static_cast<size_t>(d)], &size)) {
+      ctx.Fail("the normalized dimension " + std::to_string(d) + " of " +
+               ctx.Input(0).type().str() + " is symbolic; it needs a constant size");
+    }
+    normalized.push_back(size);
+  }
   auto parameter = [&](int i, double fallback) -> Expr {
     if (!ctx.HasInput(i)) {
       return ctx.Call("broadcast_to", {ctx.Scalar(fallback, dtype)}, {{"shape", normalized}});

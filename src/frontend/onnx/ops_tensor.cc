@@ -81,9 +81,19 @@ Outputs ConvertSize(NodeContext& ctx) {
 // Reshape: a 0 copies the input's dimension at that position (unless allowzero = 1, opset
 // 14), one -1 is inferred from the element count.
 Outputs ConvertReshape(NodeContext& ctx) {
-  std::vector<int64_t> input = ctx.InputShape(0);
   std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
   bool allow_zero = ctx.AttrInt("allowzero", 0) != 0;
+  if (!ctx.Input(0).type().ConstShape()) {
+    // Symbolic sizes (the VM's models): the graph operator resolves 0 and -1 in terms of
+    // them, and says so when it cannot.
+    if (allow_zero && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+      ctx.Fail("allowzero with a 0 in shape " + Text(shape) +
+               " makes an empty tensor of an "
+               "input of symbolic size; bind the model's symbolic dimensions with --input-shape");
+    }
+    return {ctx.Call("reshape", {ctx.Input(0)}, {{"newshape", Ints(shape.begin(), shape.end())}})};
+  }
+  std::vector<int64_t> input = ctx.InputShape(0);
   int inferred = -1;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -157,10 +167,22 @@ Outputs ConvertSqueeze(NodeContext& ctx) {
 
 // Unsqueeze: dimensions of size 1 inserted at `axes`, positions in the output's rank.
 Outputs ConvertUnsqueeze(NodeContext& ctx) {
-  std::vector<int64_t> shape = ctx.InputShape(0);
   Ints axes = AxesOperand(ctx);
   if (axes.empty()) ctx.Fail("needs at least one axis");
-  int64_t out_rank = static_cast<int64_t>(shape.size() + axes.size());
+  int64_t out_rank = ctx.InputRank(0) + static_cast<int64_t>(axes.size());
+  if (!ctx.Input(0).type().ConstShape()) {
+    // Symbolic sizes: one new dimension after another, in increasing output position.
+    Ints positions;
+    for (int64_t axis : axes) positions.push_back(NormalizeAxis(ctx, axis, out_rank));
+    std::sort(positions.begin(), positions.end());
+    if (std::adjacent_find(positions.begin(), positions.end()) != positions.end()) {
+      ctx.Fail("axes " + Text(axes) + " repeat a dimension");
+    }
+    Expr x = ctx.Input(0);
+    for (int64_t d : positions) x = ctx.Call("expand_dims", {x}, {{"axis", d}});
+    return {x};
+  }
+  std::vector<int64_t> shape = ctx.InputShape(0);
   std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
   for (int64_t axis : axes) {
     int64_t d = NormalizeAxis(ctx, axis, out_rank);
@@ -276,13 +298,14 @@ Converter Gather(const std::string& op) {
     int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), ctx.InputRank(0));
     // Constant indices must lie in [-extent, extent): ONNX leaves anything else undefined,
     // and a kernel would clamp them silently.
-    if (ctx.ConstantInput(1).has_value()) {
-      const int64_t extent = ctx.InputShape(0)[axis];
+    int64_t extent = 0;
+    if (ctx.ConstantInput(1).has_value() &&
+        IsConstInt(ctx.Input(0).type().shape()[static_cast<size_t>(axis)], &extent)) {
       for (int64_t index : ctx.ConstantInts(1)) {
         if (index < -extent || index >= extent) {
           ctx.Fail("index " + std::to_string(index) + " is outside [" + std::to_string(-extent) +
                    ", " + std::to_string(extent - 1) + "], the range of axis " +
-                   std::to_string(axis) + " of data " + Text(ctx.InputShape(0)));
+                   std::to_string(axis) + " of data " + ctx.Input(0).type().str());
         }
       }
     }
