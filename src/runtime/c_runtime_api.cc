@@ -10,7 +10,9 @@
 #include "loom/runtime/ndarray.h"
 #include "loom/runtime/packed_func.h"
 #include "loom/runtime/thread_pool.h"
+#include "loom/runtime/vm.h"
 #include "loom/support/error.h"
+#include "runtime/artifact.h"
 
 using loom::runtime::Module;
 using loom::runtime::NDArray;
@@ -24,12 +26,18 @@ struct LoomFunctionOpaque {
   PackedFunc func;
 };
 
+// A model for either executor, as its artifact names it.
 struct LoomModelOpaque {
-  std::shared_ptr<const loom::runtime::GraphModel> model;
+  std::shared_ptr<const loom::runtime::GraphModel> graph;
+  std::shared_ptr<const loom::runtime::VmModel> vm;
 };
 
 struct LoomExecutorOpaque {
-  loom::runtime::GraphExecutor exec;
+  std::unique_ptr<loom::runtime::Executor> exec;
+  // What LoomExecutorInputInfo / OutputInfo hand out pointers into: the inputs' shapes (-1
+  // for a symbolic dimension), and the outputs' shapes of the last run.
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<std::vector<int64_t>> output_shapes;
 };
 
 namespace {
@@ -91,11 +99,37 @@ int TensorInfo(const char* api, LoomExecutorHandle exec, int32_t index, bool inp
   if (shape == nullptr) return NullArgument(api, "shape");
   if (dtype == nullptr) return NullArgument(api, "dtype");
   return Guard(api, [&] {
-    const loom::runtime::GraphEntry& entry =
-        input ? exec->exec.InputEntry(index) : exec->exec.OutputEntry(index);
-    *ndim = static_cast<int32_t>(entry.shape.size());
-    *shape = entry.shape.data();
-    *dtype = entry.dtype.to_dlpack();
+    loom::runtime::Executor& e = *exec->exec;
+    if (input) {
+      e.InputName(index);  // an index out of range is an error naming it
+      const std::vector<int64_t>& dims = exec->input_shapes[static_cast<size_t>(index)];
+      *ndim = static_cast<int32_t>(dims.size());
+      *shape = dims.data();
+      *dtype = e.InputDtype(index).to_dlpack();
+      return;
+    }
+    const auto* graph = dynamic_cast<const loom::runtime::GraphExecutor*>(&e);
+    if (graph != nullptr) {
+      const loom::runtime::GraphEntry& entry = graph->OutputEntry(index);
+      *ndim = static_cast<int32_t>(entry.shape.size());
+      *shape = entry.shape.data();
+      *dtype = entry.dtype.to_dlpack();
+      return;
+    }
+    // The VM's output shapes follow the inputs: those of the last run.
+    const std::string& name = e.OutputName(index);
+    NDArray output;
+    try {
+      output = e.GetOutput(index);
+    } catch (const loom::Error&) {
+      LOOM_THROW << api << ": output '" << name << "' of a model of symbolic shapes has its "
+                 << "shape once the model has run; call LoomExecutorRun first";
+    }
+    std::vector<int64_t>& dims = exec->output_shapes[static_cast<size_t>(index)];
+    dims = output.Shape();
+    *ndim = static_cast<int32_t>(dims.size());
+    *shape = dims.data();
+    *dtype = output.dtype().to_dlpack();
   });
 }
 
@@ -215,8 +249,25 @@ int LoomDataTypeName(DLDataType dtype, const char** name) {
 int LoomModelLoad(const char* path, LoomModelHandle* out) {
   if (path == nullptr) return NullArgument("LoomModelLoad", "path");
   if (out == nullptr) return NullArgument("LoomModelLoad", "out");
-  return Guard("LoomModelLoad",
-               [&] { *out = new LoomModelOpaque{loom::runtime::LoadModel(path)}; });
+  return Guard("LoomModelLoad", [&] {
+    loom::runtime::detail::ArtifactData data =
+        loom::runtime::detail::LoadArtifact(path, "LoomModelLoad");
+    auto model = std::make_unique<LoomModelOpaque>();
+    try {
+      if (loom::runtime::IsVmProgram(data.program)) {
+        model->vm =
+            loom::runtime::detail::ParseVmModel(std::move(data.kernels), data.program, data.params,
+                                                data.params_size, data.params_owner);
+      } else {
+        model->graph =
+            loom::runtime::MakeGraphModel(std::move(data.kernels), data.program, data.params,
+                                          data.params_size, data.params_owner);
+      }
+    } catch (const loom::Error& error) {
+      LOOM_THROW << "LoomModelLoad('" << path << "'): " << error.what();
+    }
+    *out = model.release();
+  });
 }
 
 int LoomModelFree(LoomModelHandle model) {
@@ -227,7 +278,17 @@ int LoomExecutorCreate(LoomModelHandle model, LoomExecutorHandle* out) {
   if (model == nullptr) return NullArgument("LoomExecutorCreate", "model");
   if (out == nullptr) return NullArgument("LoomExecutorCreate", "out");
   return Guard("LoomExecutorCreate", [&] {
-    *out = new LoomExecutorOpaque{loom::runtime::GraphExecutor(model->model)};
+    auto exec = std::make_unique<LoomExecutorOpaque>();
+    if (model->vm) {
+      exec->exec = std::make_unique<loom::runtime::VirtualMachine>(model->vm);
+    } else {
+      exec->exec = std::make_unique<loom::runtime::GraphExecutor>(model->graph);
+    }
+    for (int i = 0; i < exec->exec->NumInputs(); ++i) {
+      exec->input_shapes.push_back(exec->exec->InputShape(i));
+    }
+    exec->output_shapes.resize(static_cast<size_t>(exec->exec->NumOutputs()));
+    *out = exec.release();
   });
 }
 
@@ -238,27 +299,27 @@ int LoomExecutorFree(LoomExecutorHandle exec) {
 int LoomExecutorNumInputs(LoomExecutorHandle exec, int32_t* out) {
   if (exec == nullptr) return NullArgument("LoomExecutorNumInputs", "exec");
   if (out == nullptr) return NullArgument("LoomExecutorNumInputs", "out");
-  *out = exec->exec.NumInputs();
+  *out = exec->exec->NumInputs();
   return 0;
 }
 
 int LoomExecutorNumOutputs(LoomExecutorHandle exec, int32_t* out) {
   if (exec == nullptr) return NullArgument("LoomExecutorNumOutputs", "exec");
   if (out == nullptr) return NullArgument("LoomExecutorNumOutputs", "out");
-  *out = exec->exec.NumOutputs();
+  *out = exec->exec->NumOutputs();
   return 0;
 }
 
 int LoomExecutorInputName(LoomExecutorHandle exec, int32_t index, const char** name) {
   if (exec == nullptr) return NullArgument("LoomExecutorInputName", "exec");
   if (name == nullptr) return NullArgument("LoomExecutorInputName", "name");
-  return Guard("LoomExecutorInputName", [&] { *name = exec->exec.InputName(index).c_str(); });
+  return Guard("LoomExecutorInputName", [&] { *name = exec->exec->InputName(index).c_str(); });
 }
 
 int LoomExecutorOutputName(LoomExecutorHandle exec, int32_t index, const char** name) {
   if (exec == nullptr) return NullArgument("LoomExecutorOutputName", "exec");
   if (name == nullptr) return NullArgument("LoomExecutorOutputName", "name");
-  return Guard("LoomExecutorOutputName", [&] { *name = exec->exec.OutputName(index).c_str(); });
+  return Guard("LoomExecutorOutputName", [&] { *name = exec->exec->OutputName(index).c_str(); });
 }
 
 int LoomExecutorInputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
@@ -276,18 +337,18 @@ int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTens
   if (name == nullptr) return NullArgument("LoomExecutorSetInput", "name");
   if (value == nullptr) return NullArgument("LoomExecutorSetInput", "value");
   return Guard("LoomExecutorSetInput", [&] {
-    exec->exec.SetInput(name, BorrowTensor("LoomExecutorSetInput", "value", value));
+    exec->exec->SetInput(name, BorrowTensor("LoomExecutorSetInput", "value", value));
   });
 }
 
 int LoomExecutorRun(LoomExecutorHandle exec) {
   if (exec == nullptr) return NullArgument("LoomExecutorRun", "exec");
-  return Guard("LoomExecutorRun", [&] { exec->exec.Run(); });
+  return Guard("LoomExecutorRun", [&] { exec->exec->Run(); });
 }
 
 int LoomExecutorSetNumThreads(LoomExecutorHandle exec, int32_t num_threads) {
   if (exec == nullptr) return NullArgument("LoomExecutorSetNumThreads", "exec");
-  return Guard("LoomExecutorSetNumThreads", [&] { exec->exec.SetNumThreads(num_threads); });
+  return Guard("LoomExecutorSetNumThreads", [&] { exec->exec->SetNumThreads(num_threads); });
 }
 
 int LoomRuntimeSetNumThreads(int32_t num_threads) {
@@ -299,18 +360,19 @@ int LoomExecutorGetOutput(LoomExecutorHandle exec, int32_t index, DLTensor* out)
   if (exec == nullptr) return NullArgument("LoomExecutorGetOutput", "exec");
   if (out == nullptr) return NullArgument("LoomExecutorGetOutput", "out");
   return Guard("LoomExecutorGetOutput", [&] {
-    const loom::runtime::GraphExecutor& e = exec->exec;
+    const loom::runtime::Executor& e = *exec->exec;
     const std::string& name = e.OutputName(index);
-    const loom::runtime::GraphEntry& entry = e.OutputEntry(index);
+    NDArray output = e.GetOutput(index);
     NDArray target = BorrowTensor("LoomExecutorGetOutput", "out", out);
-    LOOM_CHECK_USER(target.dtype() == entry.dtype)
-        << "LoomExecutorGetOutput: output '" << name << "' has dtype " << entry.dtype
+    LOOM_CHECK_USER(target.dtype() == output.dtype())
+        << "LoomExecutorGetOutput: output '" << name << "' has dtype " << output.dtype()
         << " but the tensor to copy it into has dtype " << target.dtype();
-    LOOM_CHECK_USER(target.Shape() == entry.shape)
+    LOOM_CHECK_USER(target.Shape() == output.Shape())
         << "LoomExecutorGetOutput: output '" << name << "' has shape "
-        << loom::runtime::ShapeString(entry.shape) << " but the tensor to copy it into has shape "
+        << loom::runtime::ShapeString(output.Shape())
+        << " but the tensor to copy it into has shape "
         << loom::runtime::ShapeString(target.Shape());
-    target.CopyFrom(e.GetOutput(index));
+    target.CopyFrom(output);
   });
 }
 

@@ -25,7 +25,7 @@ constexpr const char* kFormat = "loom-graph-1";
 // Kernels check that their tensors are this aligned (MakePackedAPI).
 constexpr size_t kDataAlignment = 64;
 
-const JsonChecks kJson("graph JSON");
+const JsonChecks kJson("graph JSON", "the graph");
 
 GraphEntry ParseEntry(const json& item, size_t i, size_t num_storages, size_t num_params) {
   std::string where = "entries[" + std::to_string(i) + "]";

@@ -63,8 +63,8 @@ int JsonChecks::Id(const json& object, const char* key, const std::string& where
                    const char* of_what) const {
   int64_t id = Count(object, key, where);
   LOOM_CHECK_USER(static_cast<uint64_t>(id) < count)
-      << doc_ << ": " << where << "." << key << " = " << id << " is out of range: there are "
-      << count << " " << of_what;
+      << doc_ << ": " << where << "." << key << " = " << id << " is out of range: " << whole_
+      << " has " << count << " " << of_what;
   return static_cast<int>(id);
 }
 

@@ -18,8 +18,9 @@ class JsonChecks {
   using json = nlohmann::json;
   using KindTest = bool (json::*)() const noexcept;
 
-  // `doc` names the document in messages ("graph JSON", "VM program").
-  explicit JsonChecks(std::string doc) : doc_(std::move(doc)) {}
+  // `doc` names the document in messages ("graph JSON", "VM program"), `whole` what it
+  // describes ("the graph": "... is out of range: the graph has 4 storages").
+  JsonChecks(std::string doc, std::string whole) : doc_(std::move(doc)), whole_(std::move(whole)) {}
 
   // A JSON value quoted in a message, cut short: a mistyped field may hold a whole array.
   static std::string Shown(const json& value);
@@ -47,6 +48,7 @@ class JsonChecks {
 
  private:
   std::string doc_;
+  std::string whole_;
 };
 
 }  // namespace loom::runtime

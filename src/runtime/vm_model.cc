@@ -17,7 +17,7 @@ using nlohmann::json;
 constexpr const char* kVmFormat = "loom-vm-1";
 constexpr size_t kDataAlignment = 64;
 
-const JsonChecks kJson("VM program");
+const JsonChecks kJson("VM program", "the program");
 
 const std::map<std::string, ShapeExpr::Kind>& OperationKinds() {
   static const std::map<std::string, ShapeExpr::Kind> kinds = {

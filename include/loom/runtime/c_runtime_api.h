@@ -70,7 +70,9 @@ int LoomExecutorFree(LoomExecutorHandle exec);
 int LoomExecutorNumInputs(LoomExecutorHandle exec, int32_t* out);
 int LoomExecutorNumOutputs(LoomExecutorHandle exec, int32_t* out);
 /* Names, and shapes (*ndim extents at *shape) and dtypes, of inputs and outputs. The strings
- * and shape arrays stay valid while the executor lives. */
+ * and shape arrays stay valid while the executor lives. A model of symbolic dimensions (run
+ * by the virtual machine, as its artifact says) gives -1 for an input dimension known only
+ * at run time, and its outputs' shapes once it has run (valid until the next run). */
 int LoomExecutorInputName(LoomExecutorHandle exec, int32_t index, const char** name);
 int LoomExecutorOutputName(LoomExecutorHandle exec, int32_t index, const char** name);
 int LoomExecutorInputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
@@ -78,7 +80,7 @@ int LoomExecutorInputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
 int LoomExecutorOutputInfo(LoomExecutorHandle exec, int32_t index, int32_t* ndim,
                            const int64_t** shape, DLDataType* dtype);
 /* Copies `value` (compact, on the CPU or a registered device) into the input `name`; its
- * dtype and shape must be the input's. */
+ * dtype and shape must be the input's (any size where the input's dimension is -1). */
 int LoomExecutorSetInput(LoomExecutorHandle exec, const char* name, const DLTensor* value);
 /* Runs the model on the inputs set so far. */
 int LoomExecutorRun(LoomExecutorHandle exec);

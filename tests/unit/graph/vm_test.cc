@@ -12,6 +12,7 @@
 #include "compile_test_models.h"
 #include "graph_test_util.h"
 #include "loom/graph/compile.h"
+#include "loom/runtime/c_runtime_api.h"
 #include "pass_test_util.h"
 
 namespace loom::graph {
@@ -224,6 +225,38 @@ TEST(VirtualMachine, TheArtifactRecordsItsExecutor) {
             std::string::npos);
   std::shared_ptr<const runtime::VmModel> described = runtime::DescribeVmModel(path);
   EXPECT_EQ(described->size_vars(), (std::vector<std::string>{"b", "n"}));
+  std::remove(path.c_str());
+}
+
+// The C API runs the VM's artifact as it runs the graph executor's: -1 for the symbolic
+// input dimensions, the outputs' shapes once it has run.
+TEST(VirtualMachine, TheCApiRunsIt) {
+  CompiledModel compiled = TwoInputModel();
+  std::string path = ::testing::TempDir() + "loom_vm_c_api_" + std::to_string(getpid()) + ".so";
+  ExportModel(compiled, path);
+  LoomModelHandle model = nullptr;
+  ASSERT_EQ(LoomModelLoad(path.c_str(), &model), 0) << LoomGetLastError();
+  LoomExecutorHandle exec = nullptr;
+  ASSERT_EQ(LoomExecutorCreate(model, &exec), 0) << LoomGetLastError();
+  int32_t ndim = 0;
+  const int64_t* shape = nullptr;
+  DLDataType dtype;
+  ASSERT_EQ(LoomExecutorInputInfo(exec, 0, &ndim, &shape, &dtype), 0);
+  EXPECT_EQ(std::vector<int64_t>(shape, shape + ndim), (std::vector<int64_t>{-1, -1, 8}));
+  EXPECT_EQ(LoomExecutorOutputInfo(exec, 0, &ndim, &shape, &dtype), -1);
+  EXPECT_NE(std::string(LoomGetLastError()).find("call LoomExecutorRun first"), std::string::npos);
+  std::vector<runtime::NDArray> inputs = {RandomArray({2, 5, 8}, kF32, 1),
+                                          RandomArray({2, 5}, kF32, 2)};
+  ASSERT_EQ(LoomExecutorSetInput(exec, "x", inputs[0].tensor()), 0) << LoomGetLastError();
+  ASSERT_EQ(LoomExecutorSetInput(exec, "mask", inputs[1].tensor()), 0) << LoomGetLastError();
+  ASSERT_EQ(LoomExecutorRun(exec), 0) << LoomGetLastError();
+  ASSERT_EQ(LoomExecutorOutputInfo(exec, 0, &ndim, &shape, &dtype), 0) << LoomGetLastError();
+  EXPECT_EQ(std::vector<int64_t>(shape, shape + ndim), (std::vector<int64_t>{2, 5, 8}));
+  runtime::NDArray got = runtime::NDArray::Empty({2, 5, 8}, kF32);
+  ASSERT_EQ(LoomExecutorGetOutput(exec, 0, got.tensor()), 0) << LoomGetLastError();
+  EXPECT_EQ(Values(got), Values(RunOn(*MakeExecutor(compiled), inputs).at(0)));
+  LoomExecutorFree(exec);
+  LoomModelFree(model);
   std::remove(path.c_str());
 }
 
