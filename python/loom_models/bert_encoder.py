@@ -23,7 +23,7 @@ MASK_FILL = -10000.0  # the score of a masked position before Softmax (BERT's co
 
 class Config:
     def __init__(self, layers=12, hidden=768, heads=12, ffn=3072, sequence=128,
-                 attention_mask=True):
+                 attention_mask=True, dynamic=False):
         if layers < 1:
             raise ValueError(f"the encoder needs at least one layer, got {layers}")
         if hidden % heads:
@@ -35,6 +35,8 @@ class Config:
         self.ffn = ffn
         self.sequence = sequence
         self.attention_mask = attention_mask
+        # The sequence length symbolic ("sequence"), for models compiled once for every length.
+        self.dynamic = dynamic
 
 
 class _GraphBuilder:
@@ -93,9 +95,12 @@ class _GraphBuilder:
 
 def _attention(b, x, mask_is_off, config, hint):
     """Multi-head self-attention over x [1, S, H], before the residual."""
+    # A dynamic encoder (config.dynamic) keeps the sequence length symbolic: its reshapes
+    # copy the batch and sequence dimensions (0) instead of naming them.
+    sequence = 0 if config.dynamic else config.sequence
     heads_shape = b.constant(f"{hint}.heads_shape",
-                             np.array([1, config.sequence, config.heads, config.head_size],
-                                      dtype=np.int64))
+                             np.array([0 if config.dynamic else 1, sequence, config.heads,
+                                       config.head_size], dtype=np.int64))
 
     def split_heads(projection, perm, name):
         reshaped = b.op("Reshape", [projection, heads_shape], f"{hint}.{name}.reshape")
@@ -118,8 +123,8 @@ def _attention(b, x, mask_is_off, config, hint):
     merged = b.op("Transpose", [context], f"{hint}.context.merge", perm=[0, 2, 1, 3])
     merged = b.op("Reshape",
                   [merged, b.constant(f"{hint}.hidden_shape",
-                                      np.array([1, config.sequence, config.hidden],
-                                               dtype=np.int64))],
+                                      np.array([0 if config.dynamic else 1, sequence,
+                                                config.hidden], dtype=np.int64))],
                   f"{hint}.context.flat")
     return b.linear(merged, config.hidden, config.hidden, f"{hint}.output")
 
@@ -130,8 +135,10 @@ def _mask_is_off(b, config):
                   "mask.is_off")
     per_key = b.op("Reshape",
                    [is_off, b.constant("mask.key_shape",
-                                       np.array([1, 1, 1, config.sequence], dtype=np.int64))],
+                                       np.array([1, 1, 1, -1], dtype=np.int64))],
                    "mask.per_key")
+    if config.dynamic:
+        return per_key  # Where broadcasts it over the heads and queries
     scores_shape = np.array([1, config.heads, config.sequence, config.sequence], dtype=np.int64)
     return b.op("Expand", [per_key, b.constant("mask.scores_shape", scores_shape)],
                 "mask.expanded")
@@ -141,12 +148,13 @@ def build(config=None, seed=0):
     """The encoder as an onnx.ModelProto, checked by onnx.checker."""
     config = config or Config()
     b = _GraphBuilder(np.random.default_rng(seed))
+    sequence = "sequence" if config.dynamic else config.sequence
     inputs = [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT,
-                                            [1, config.sequence, config.hidden])]
+                                            [1, sequence, config.hidden])]
     mask_is_off = None
     if config.attention_mask:
         inputs.append(helper.make_tensor_value_info("attention_mask", TensorProto.INT64,
-                                                    [1, config.sequence]))
+                                                    [1, sequence]))
         mask_is_off = _mask_is_off(b, config)
     x = "hidden_states"
     for layer in range(config.layers):
@@ -164,7 +172,7 @@ def build(config=None, seed=0):
     graph = helper.make_graph(
         b.nodes, "bert_encoder", inputs,
         [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
-                                       [1, config.sequence, config.hidden])],
+                                       [1, sequence, config.hidden])],
         initializer=b.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="loom_models.bert_encoder")
@@ -172,8 +180,9 @@ def build(config=None, seed=0):
     return model
 
 
-def export(path, layers=12, attention_mask=True, seed=0):
-    onnx.save(build(Config(layers=layers, attention_mask=attention_mask), seed), path)
+def export(path, layers=12, attention_mask=True, seed=0, dynamic=False):
+    onnx.save(build(Config(layers=layers, attention_mask=attention_mask, dynamic=dynamic), seed),
+              path)
 
 
 def attention_mask(sequence=128, attended=100):

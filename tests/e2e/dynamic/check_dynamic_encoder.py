@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A transformer encoder whose sequence length is symbolic, compiled once by `loom compile`
+(for the virtual machine) and run by `loom run` at many lengths, with and without padding in
+the attention mask, against ONNX Runtime on the same model and inputs; and the lengths the
+model's signature refuses.
+
+Usage: check_dynamic_encoder.py --loom PATH --workdir DIR
+Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
+"""
+
+import argparse
+import importlib
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+for _package in ("numpy", "onnx", "onnxruntime"):
+    try:
+        importlib.import_module(_package)
+    except ImportError:
+        print(f"skipped: {sys.executable} lacks {_package}; `make deps` installs it")
+        sys.exit(77)
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
+
+from loom_models import bert_encoder, loom_tool  # noqa: E402
+
+RELATIVE_TOLERANCE = 1e-4
+ABSOLUTE_TOLERANCE = 1e-5
+LENGTHS = (1, 7, 16, 33, 64)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--loom", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    config = bert_encoder.Config(layers=2, hidden=64, heads=4, ffn=128, dynamic=True)
+    model_path = os.path.join(args.workdir, "encoder.onnx")
+    onnx.save(bert_encoder.build(config, seed=3), model_path)
+    artifact = os.path.join(args.workdir, "encoder.so")
+    loom_tool.compile_model(args.loom, model_path, artifact)
+    session = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    failures = 0
+    for length in LENGTHS:
+        for attended in sorted({length, max(1, length - length // 3)}):
+            inputs = {"hidden_states": rng.standard_normal((1, length, 64), dtype=np.float32),
+                      "attention_mask": bert_encoder.attention_mask(length, attended)}
+            got = loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
+            want = dict(zip(["last_hidden_state"], session.run(None, inputs)))
+            g, w = got["last_hidden_state"], want["last_hidden_state"]
+            error = float(np.max(np.abs(g - w))) if g.shape == w.shape else float("inf")
+            bound = RELATIVE_TOLERANCE * float(np.max(np.abs(w))) + ABSOLUTE_TOLERANCE
+            ok = g.shape == w.shape and error <= bound
+            failures += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} sequence {length:3d} attended {attended:3d}: shape "
+                  f"{list(g.shape)}, max|loom - ort| = {error:.3g} (bound {bound:.3g})")
+    # Inputs whose lengths disagree are refused before anything runs.
+    inputs = {"hidden_states": rng.standard_normal((1, 8, 64), dtype=np.float32),
+              "attention_mask": bert_encoder.attention_mask(9, 9)}
+    try:
+        loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
+        print("FAIL lengths 8 and 9 ran")
+        failures += 1
+    except loom_tool.LoomError as error:
+        expected = "inputs sharing a size variable must agree"
+        ok = expected in str(error)
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} lengths 8 and 9 refused: {str(error).splitlines()[-1]}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
