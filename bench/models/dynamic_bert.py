@@ -50,17 +50,8 @@ def time_loom(loom, artifact, input_args, threads, repeat, warmup):
 
 
 def time_onnxruntime(model_path, feeds, threads, repeat, warmup):
-    import time
-    from loom_models import reference
-    session = reference.session(model_path, threads)
-    for _ in range(warmup):
-        session.run(None, feeds)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        session.run(None, feeds)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    from loom_models import reference  # onnxruntime: only when timing it
+    return statistics.median(reference.time_runs(model_path, threads, repeat, warmup, feeds))
 
 
 def main():

@@ -19,6 +19,10 @@ struct ArtifactData {
   std::shared_ptr<const void> params_owner;  // keeps `params` alive
 };
 
+// A parameters blob as executors take it: present when it has bytes, 64-byte aligned (what
+// kernels require of every tensor); else an error naming `api`.
+void CheckParamsBlob(const char* api, const void* params, size_t params_size);
+
 // The library at `path` loaded (its file and digest checked first); `api` names the call in
 // errors ("LoadModel").
 ArtifactData LoadArtifact(const std::string& path, const std::string& api);

@@ -173,11 +173,7 @@ std::shared_ptr<const GraphModel> MakeGraphModel(Module kernels, const std::stri
 std::shared_ptr<const GraphModel> detail::ParseGraphModel(
     Module kernels, const std::string& graph_json, const void* params, size_t params_size,
     std::shared_ptr<const void> params_owner) {
-  LOOM_CHECK_USER(params_size == 0 || params != nullptr)
-      << "MakeGraphModel: the parameters are null but params_size is " << params_size;
-  LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
-      << "MakeGraphModel: the parameters blob must be " << kDataAlignment
-      << "-byte aligned, got address " << params;
+  detail::CheckParamsBlob("MakeGraphModel", params, params_size);
   json doc = kJson.Parse(graph_json);
   kJson.Object(doc, "the document");
   std::string format = kJson.Text(doc, "format", "the document");
@@ -312,6 +308,14 @@ const void* FindOwnData(void* handle, const char* name) {
 }
 
 }  // namespace
+
+void detail::CheckParamsBlob(const char* api, const void* params, size_t params_size) {
+  LOOM_CHECK_USER(params_size == 0 || params != nullptr)
+      << api << ": the parameters are null but params_size is " << params_size;
+  LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
+      << api << ": the parameters blob must be " << kDataAlignment << "-byte aligned, got address "
+      << params;
+}
 
 detail::ArtifactData detail::LoadArtifact(const std::string& path, const std::string& api) {
   // The file, then its digest: a corrupt library must not reach the dynamic loader.

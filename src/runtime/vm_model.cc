@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kVmFormat = "loom-vm-1";
-constexpr size_t kDataAlignment = 64;
+constexpr size_t kDataAlignment = 64;  // of each weight in the blob, as kernels require
 
 const JsonChecks kJson("VM program", "the program");
 
@@ -73,6 +73,14 @@ ShapeExprs ParseShape(const json& item, const std::string& where, size_t num_var
   return dims;
 }
 
+// The name and register of an input or output.
+VmIO ParseIO(const json& item, const std::string& where, size_t num_registers) {
+  VmIO io;
+  io.name = kJson.Text(item, "name", where);
+  io.reg = kJson.Id(item, "register", where, num_registers, "registers");
+  return io;
+}
+
 // The constant dimensions of `shape` (a weight's), or an error naming `where`.
 std::vector<int64_t> ConstantShape(const ShapeExprs& shape, const std::string& where) {
   std::vector<int64_t> dims;
@@ -94,11 +102,7 @@ bool IsVmProgram(const std::string& text) {
 std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::string& program,
                                                     const void* params, size_t params_size,
                                                     std::shared_ptr<const void> params_owner) {
-  LOOM_CHECK_USER(params_size == 0 || params != nullptr)
-      << "MakeVmModel: the parameters are null but params_size is " << params_size;
-  LOOM_CHECK_USER(reinterpret_cast<uintptr_t>(params) % kDataAlignment == 0)
-      << "MakeVmModel: the parameters blob must be " << kDataAlignment
-      << "-byte aligned, got address " << params;
+  CheckParamsBlob("MakeVmModel", params, params_size);
   json doc = kJson.Parse(program);
   kJson.Object(doc, "the document");
   std::string format = kJson.Text(doc, "format", "the document");
@@ -147,9 +151,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   const json& inputs = kJson.Array(doc, "inputs", "the document");
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string where = "inputs[" + std::to_string(i) + "]";
-    VmIO io;
-    io.name = kJson.Text(inputs[i], "name", where);
-    io.reg = kJson.Id(inputs[i], "register", where, num_registers, "registers");
+    VmIO io = ParseIO(inputs[i], where, num_registers);
     io.dtype = kJson.ParseDtype(kJson.Text(inputs[i], "dtype", where), where);
     io.shape = ParseShape(inputs[i], where, num_vars);
     for (const VmIO& other : model->inputs_) {
@@ -192,6 +194,13 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
     kJson.Object(code[n], where);
     std::string op = kJson.Text(code[n], "op", where);
     VmInstruction insn;
+    // An input's register holds the caller's tensor for the whole run.
+    auto not_input = [&](int reg, const char* verb) {
+      for (const VmIO& input : model->inputs_) {
+        LOOM_CHECK_USER(input.reg != reg) << "VM program: " << where << " " << verb << " register "
+                                          << reg << ", input '" << input.name << "'";
+      }
+    };
     auto read = [&](int reg, const char* what) {
       LOOM_CHECK_USER(written[static_cast<size_t>(reg)])
           << "VM program: " << where << " reads register " << reg << " (" << what
@@ -200,10 +209,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
     if (op == "load_param" || op == "alloc") {
       insn.op = op == "alloc" ? VmInstruction::Op::kAlloc : VmInstruction::Op::kLoadParam;
       insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
-      for (const VmIO& input : model->inputs_) {
-        LOOM_CHECK_USER(input.reg != insn.dst) << "VM program: " << where << " writes register "
-                                               << insn.dst << ", input '" << input.name << "'";
-      }
+      not_input(insn.dst, "writes");
       insn.dtype = kJson.ParseDtype(kJson.Text(code[n], "dtype", where), where);
       insn.shape = ParseShape(code[n], where, num_vars);
       if (insn.op == VmInstruction::Op::kLoadParam) {
@@ -232,11 +238,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       insn.op = VmInstruction::Op::kRelease;
       insn.dst = kJson.Id(code[n], "register", where, num_registers, "registers");
       read(insn.dst, "the released tensor");
-      for (const VmIO& input : model->inputs_) {
-        LOOM_CHECK_USER(input.reg != insn.dst)
-            << "VM program: " << where << " releases register " << insn.dst << ", input '"
-            << input.name << "', which the machine's caller owns";
-      }
+      not_input(insn.dst, "releases");
       written[insn.dst] = false;
     } else {
       LOOM_THROW << "VM program: " << where << ".op '" << op
@@ -248,9 +250,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   const json& outputs = kJson.Array(doc, "outputs", "the document");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string where = "outputs[" + std::to_string(i) + "]";
-    VmIO io;
-    io.name = kJson.Text(outputs[i], "name", where);
-    io.reg = kJson.Id(outputs[i], "register", where, num_registers, "registers");
+    VmIO io = ParseIO(outputs[i], where, num_registers);
     LOOM_CHECK_USER(written[io.reg]) << "VM program: " << where << " is register " << io.reg
                                      << ", which holds no tensor when the program ends";
     model->outputs_.push_back(std::move(io));

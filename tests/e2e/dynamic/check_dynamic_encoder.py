@@ -9,7 +9,6 @@ Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package)
 """
 
 import argparse
-import importlib
 import os
 import sys
 
@@ -17,12 +16,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-for _package in ("numpy", "onnx", "onnxruntime"):
-    try:
-        importlib.import_module(_package)
-    except ImportError:
-        print(f"skipped: {sys.executable} lacks {_package}; `make deps` installs it")
-        sys.exit(77)
+from loom_models import environment  # noqa: E402
+
+environment.require("numpy", "onnx", "onnxruntime")
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
