@@ -293,6 +293,12 @@ Outputs ConvertSlice(NodeContext& ctx) {
                    {{"begin", starts}, {"end", ends}, {"axes", axes}, {"strides", steps}})};
 }
 
+// "[2, 4]" for a constant shape, the type's text ("Tensor[(n, 4), float32]") otherwise.
+std::string ShapeOrType(const graph::Type& type) {
+  std::optional<std::vector<int64_t>> shape = type.ConstShape();
+  return shape ? Text(*shape) : type.str();
+}
+
 Converter Gather(const std::string& op) {
   return [op](NodeContext& ctx) -> Outputs {
     int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), ctx.InputRank(0));
@@ -305,7 +311,7 @@ Converter Gather(const std::string& op) {
         if (index < -extent || index >= extent) {
           ctx.Fail("index " + std::to_string(index) + " is outside [" + std::to_string(-extent) +
                    ", " + std::to_string(extent - 1) + "], the range of axis " +
-                   std::to_string(axis) + " of data " + ctx.Input(0).type().str());
+                   std::to_string(axis) + " of data " + ShapeOrType(ctx.Input(0).type()));
         }
       }
     }
