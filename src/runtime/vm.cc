@@ -216,10 +216,13 @@ NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtyp
                                 const std::string& what, NDArray* buffer_out) {
   uint64_t bytes = ElementBytes(dtype);
   for (int64_t extent : shape) {
-    LOOM_CHECK_USER(extent >= 0 &&
-                    (extent == 0 || bytes <= UINT64_MAX / static_cast<uint64_t>(extent)))
+    LOOM_CHECK_USER(extent >= 0)
         << "VirtualMachine: " << what << " has the shape " << ShapeString(shape)
-        << ", whose size overflows";
+        << " at these input sizes: a negative dimension (the inputs are too small for the "
+        << "model)";
+    LOOM_CHECK_USER(extent == 0 || bytes <= UINT64_MAX / static_cast<uint64_t>(extent))
+        << "VirtualMachine: " << what << " has the shape " << ShapeString(shape)
+        << ", whose size in bytes overflows 64 bits";
     bytes *= static_cast<uint64_t>(extent);
   }
   const int64_t limit = model_->max_allocation_bytes();

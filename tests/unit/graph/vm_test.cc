@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "compile_test_models.h"
 #include "graph_test_util.h"
@@ -258,6 +259,22 @@ TEST(VirtualMachine, TheCApiRunsIt) {
   LoomExecutorFree(exec);
   LoomModelFree(model);
   std::remove(path.c_str());
+}
+
+// A size expression that comes out negative at the inputs' sizes stops the run at that
+// allocation, before any kernel sees it.
+TEST(VirtualMachine, ANegativeSizeAtRunTimeIsAnError) {
+  CompiledModel compiled = TwoInputModel();
+  nlohmann::json program = nlohmann::json::parse(compiled.graph_json);
+  program["instructions"][0]["shape"][0] = {{"op", "sub"}, {"args", {{{"var", 0}}, 100}}};
+  std::shared_ptr<const runtime::VmModel> model =
+      runtime::MakeVmModel(compiled.kernels, program.dump(), nullptr, 0, nullptr);
+  runtime::VirtualMachine vm(model);
+  vm.SetInput("x", RandomArray({2, 3, 8}, kF32, 1));
+  vm.SetInput("mask", RandomArray({2, 3}, kF32, 2));
+  EXPECT_EQ(ErrorOf([&] { vm.Run(); }),
+            "VirtualMachine: instruction 0's tensor has the shape [-98, 3, 8] at these input "
+            "sizes: a negative dimension (the inputs are too small for the model)");
 }
 
 // A program that does not fit its kernels and weights is refused with the field at fault.
