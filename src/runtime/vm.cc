@@ -103,6 +103,27 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const VmModel> model) : model_(st
   inputs_.resize(model_->inputs().size());
   registers_.resize(static_cast<size_t>(model_->num_registers()));
   buffers_.resize(registers_.size());
+  // Each weight's view, made once: a view of the blob in place, whose deleter frees only its
+  // own shape (the model owns the blob).
+  params_.resize(model_->instructions().size());
+  for (size_t n = 0; n < model_->instructions().size(); ++n) {
+    const VmInstruction& insn = model_->instructions()[n];
+    if (insn.op != VmInstruction::Op::kLoadParam) continue;
+    auto* dims = new std::vector<int64_t>;
+    for (const ShapeExpr& e : insn.shape) dims->push_back(e.value);
+    auto* managed = new DLManagedTensor{};
+    managed->dl_tensor.data = const_cast<void*>(model_->ParamData(insn.param));
+    managed->dl_tensor.device = kHostDevice;
+    managed->dl_tensor.ndim = static_cast<int32_t>(dims->size());
+    managed->dl_tensor.dtype = insn.dtype.to_dlpack();
+    managed->dl_tensor.shape = dims->data();
+    managed->manager_ctx = dims;
+    managed->deleter = [](DLManagedTensor* self) {
+      delete static_cast<std::vector<int64_t>*>(self->manager_ctx);
+      delete self;
+    };
+    params_[n] = NDArray::FromDLPack(managed);
+  }
 }
 
 int VirtualMachine::CheckIndex(const char* what, int index, size_t count) const {
@@ -276,25 +297,9 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
   for (size_t n = 0; n < code.size(); ++n) {
     const VmInstruction& insn = code[n];
     switch (insn.op) {
-      case VmInstruction::Op::kLoadParam: {
-        // A view of the weight in place: its deleter keeps nothing (the model owns the blob).
-        std::vector<int64_t> shape;
-        for (const ShapeExpr& e : insn.shape) shape.push_back(e.value);
-        auto* managed = new DLManagedTensor{};
-        auto* dims = new std::vector<int64_t>(shape);
-        managed->dl_tensor.data = const_cast<void*>(model_->ParamData(insn.param));
-        managed->dl_tensor.device = kHostDevice;
-        managed->dl_tensor.ndim = static_cast<int32_t>(dims->size());
-        managed->dl_tensor.dtype = insn.dtype.to_dlpack();
-        managed->dl_tensor.shape = dims->data();
-        managed->manager_ctx = dims;
-        managed->deleter = [](DLManagedTensor* self) {
-          delete static_cast<std::vector<int64_t>*>(self->manager_ctx);
-          delete self;
-        };
-        registers_[static_cast<size_t>(insn.dst)] = NDArray::FromDLPack(managed);
+      case VmInstruction::Op::kLoadParam:
+        registers_[static_cast<size_t>(insn.dst)] = params_[n];
         break;
-      }
       case VmInstruction::Op::kAlloc: {
         std::vector<int64_t> shape;
         std::string where = "instruction " + std::to_string(n);

@@ -172,6 +172,7 @@ class VirtualMachine final : public Executor {
 
   std::shared_ptr<const VmModel> model_;
   std::vector<NDArray> inputs_;  // as set, one per input
+  std::vector<NDArray> params_;  // the view each load_param instruction loads
   std::vector<NDArray> registers_;
   std::vector<NDArray> buffers_;  // each register's pool buffer, if it holds one
   std::vector<NDArray> outputs_;  // of the last run
