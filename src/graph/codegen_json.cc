@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <cstring>
+#include <string_view>
 #include <unordered_map>
 
 #include "loom/graph/functor.h"
@@ -157,15 +159,40 @@ ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& low
 }
 
 std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets) {
+  std::vector<std::vector<size_t>> per_graph;
+  std::vector<uint8_t> blob = ParamsBlob({&graph}, &per_graph);
+  *offsets = std::move(per_graph.front());
+  return blob;
+}
+
+std::vector<uint8_t> ParamsBlob(const std::vector<const ExecutionGraph*>& graphs,
+                                std::vector<std::vector<size_t>>* offsets) {
   std::vector<uint8_t> blob;
-  offsets->clear();
-  for (const ExecutionGraph::Entry& entry : graph.entries) {
-    if (entry.kind != EntryKind::kParam) continue;
-    size_t offset = (blob.size() + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
-    size_t bytes = static_cast<size_t>(EntryBytes(entry));
-    blob.resize(offset + bytes);
-    entry.constant.CopyToBytes(blob.data() + offset, bytes);
-    offsets->push_back(offset);
+  offsets->assign(graphs.size(), {});
+  // Offsets of the weights stored so far, by a hash of their bytes (compared in full).
+  std::unordered_multimap<size_t, size_t> stored;
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    for (const ExecutionGraph::Entry& entry : graphs[g]->entries) {
+      if (entry.kind != EntryKind::kParam) continue;
+      size_t offset = (blob.size() + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
+      size_t bytes = static_cast<size_t>(EntryBytes(entry));
+      blob.resize(offset + bytes);
+      entry.constant.CopyToBytes(blob.data() + offset, bytes);
+      size_t hash = std::hash<std::string_view>()(
+          std::string_view(reinterpret_cast<const char*>(blob.data() + offset), bytes));
+      auto [first, last] = stored.equal_range(hash);
+      for (auto it = first; it != last; ++it) {
+        size_t before = it->second;
+        if (before + bytes <= offset &&
+            std::memcmp(blob.data() + before, blob.data() + offset, bytes) == 0) {
+          blob.resize(offset);  // the same bytes are there already
+          offset = before;
+          break;
+        }
+      }
+      if (offset + bytes == blob.size()) stored.emplace(hash, offset);
+      (*offsets)[g].push_back(offset);
+    }
   }
   return blob;
 }

@@ -51,6 +51,10 @@ ExecutionGraph BuildExecutionGraph(const Function& main, const LoweredModel& low
 // The parameters blob: each parameter's bytes at a 64-byte aligned offset (offsets[i] for
 // parameter entry number i, in entry order).
 std::vector<uint8_t> ParamsBlob(const ExecutionGraph& graph, std::vector<size_t>* offsets);
+// One blob for several graphs (a VM program's specializations): a weight whose bytes another
+// already holds is stored once; (*offsets)[g][i] for parameter entry i of graphs[g].
+std::vector<uint8_t> ParamsBlob(const std::vector<const ExecutionGraph*>& graphs,
+                                std::vector<std::vector<size_t>>* offsets);
 
 // The "loom-graph-1" document; `precision` is CompileOptions::precision; `device_type` the
 // DLPack device of the kernels built for the device (Kernel::on_device), `device_config` the

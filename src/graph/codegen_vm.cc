@@ -1,5 +1,6 @@
 #include "graph/codegen_vm.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -84,85 +85,193 @@ class SizeVars {
   std::vector<std::string> names_;
 };
 
+// Writes one program's instructions: its weights loaded, then per kernel its outputs
+// allocated, the kernel invoked, and the intermediates it read last released. Entry e of
+// `graph` lives in register reg_of[e]; weight entries load params[param_of(entry)].
+class ProgramWriter {
+ public:
+  ProgramWriter(const SizeVars& vars, ordered_json* code, ordered_json* kernels)
+      : vars_(vars), code_(*code), kernels_(*kernels) {}
+
+  ordered_json Shape(const ExecutionGraph::Entry& entry) const {
+    ordered_json dims = ordered_json::array();
+    for (const PrimExpr& dim : entry.dims) dims.push_back(vars_.Expr(dim, entry.name));
+    return dims;
+  }
+
+  void Write(const ExecutionGraph& graph, const std::vector<int>& reg_of,
+             const std::vector<int>& param_of) {
+    size_t weight = 0;
+    for (size_t e = 0; e < graph.entries.size(); ++e) {
+      const ExecutionGraph::Entry& entry = graph.entries[e];
+      if (entry.kind != MemoryPlanProblem::EntryKind::kParam) continue;
+      code_.push_back({{"op", "load_param"},
+                       {"dst", reg_of[e]},
+                       {"param", param_of.at(weight++)},
+                       {"dtype", entry.dtype.str()},
+                       {"shape", entry.shape}});
+    }
+    // Each intermediate is released after the last kernel that reads it.
+    std::vector<int> last_read(graph.entries.size(), -1);
+    for (size_t k = 0; k < graph.kernels.size(); ++k) {
+      for (int arg : graph.kernels[k].args) {
+        last_read[static_cast<size_t>(arg)] = static_cast<int>(k);
+      }
+    }
+    for (size_t k = 0; k < graph.kernels.size(); ++k) {
+      const ExecutionGraph::Kernel& kernel = graph.kernels[k];
+      LOOM_CHECK_USER(!kernel.on_device)
+          << "kernel '" << kernel.name << "' runs on a device; the VM runs host kernels only "
+          << "(compile a model of symbolic dimensions for a CPU target)";
+      ordered_json args = ordered_json::array();
+      for (int arg : kernel.args) args.push_back(reg_of[static_cast<size_t>(arg)]);
+      for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
+           a < kernel.args.size(); ++a) {
+        const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
+        code_.push_back(
+            {{"op", "alloc"}, {"dst", args[a]}, {"dtype", out.dtype.str()}, {"shape", Shape(out)}});
+      }
+      code_.push_back({{"op", "invoke"}, {"kernel", kernels_.size()}, {"args", args}});
+      kernels_.push_back({{"func", kernel.func}, {"name", kernel.name}});
+      std::vector<int> done;
+      for (int arg : kernel.args) {
+        const ExecutionGraph::Entry& entry = graph.entries[static_cast<size_t>(arg)];
+        bool intermediate = entry.kind == MemoryPlanProblem::EntryKind::kIntermediate;
+        if (intermediate && last_read[static_cast<size_t>(arg)] == static_cast<int>(k) &&
+            std::find(done.begin(), done.end(), arg) == done.end()) {
+          code_.push_back({{"op", "release"}, {"register", reg_of[static_cast<size_t>(arg)]}});
+          done.push_back(arg);
+        }
+      }
+    }
+  }
+
+ private:
+  const SizeVars& vars_;
+  ordered_json& code_;
+  ordered_json& kernels_;
+};
+
+// The condition under which a specialized program runs: each bound variable equal to its
+// value (a product of comparisons, 1 when all hold).
+ordered_json BucketCondition(const std::map<std::string, int64_t>& when,
+                             const std::vector<std::string>& var_names) {
+  ordered_json cond;
+  for (const auto& [name, value] : when) {
+    auto it = std::find(var_names.begin(), var_names.end(), name);
+    LOOM_ICHECK(it != var_names.end()) << "bucket variable '" << name << "' is no size variable";
+    ordered_json args = ordered_json::array();
+    args.push_back(ordered_json{{"var", it - var_names.begin()}});
+    args.push_back(value);
+    ordered_json equal = {{"op", "eq"}, {"args", std::move(args)}};
+    if (cond.is_null()) {
+      cond = std::move(equal);
+    } else {
+      ordered_json both = ordered_json::array();
+      both.push_back(std::move(cond));
+      both.push_back(std::move(equal));
+      cond = {{"op", "mul"}, {"args", std::move(both)}};
+    }
+  }
+  return cond;
+}
+
 }  // namespace
 
-std::string VmProgramJson(const ExecutionGraph& graph, const std::vector<size_t>& param_offsets,
-                          const std::string& target, const std::string& precision,
-                          int64_t max_allocation_bytes) {
-  SizeVars vars(graph);
-  auto shape_of = [&](const ExecutionGraph::Entry& entry) {
-    ordered_json dims = ordered_json::array();
-    for (const PrimExpr& dim : entry.dims) dims.push_back(vars.Expr(dim, entry.name));
-    return dims;
-  };
+std::string VmProgramJson(const std::vector<VmProgramPart>& parts, const std::string& target,
+                          const std::string& precision, int64_t max_allocation_bytes) {
+  LOOM_ICHECK(!parts.empty() && parts.back().when.empty())
+      << "VmProgramJson: the general program comes last";
+  const ExecutionGraph& general = *parts.back().graph;
+  SizeVars vars(general);
   ordered_json doc;
   doc["format"] = "loom-vm-1";
   doc["target"] = target;
   doc["precision"] = precision;
   doc["max_allocation_bytes"] = max_allocation_bytes;
   doc["size_vars"] = vars.names();
-  doc["registers"] = graph.entries.size();  // one per entry
 
+  ordered_json code = ordered_json::array(), kernels = ordered_json::array();
+  ProgramWriter writer(vars, &code, &kernels);
   ordered_json inputs = ordered_json::array();
-  for (const ExecutionGraph::IO& io : graph.inputs) {
-    const ExecutionGraph::Entry& entry = graph.entries[io.entry];
+  for (const ExecutionGraph::IO& io : general.inputs) {
+    const ExecutionGraph::Entry& entry = general.entries[io.entry];
     inputs.push_back({{"name", io.name},
                       {"register", io.entry},
                       {"dtype", entry.dtype.str()},
-                      {"shape", shape_of(entry)}});
+                      {"shape", writer.Shape(entry)}});
   }
   doc["inputs"] = std::move(inputs);
 
-  // Each intermediate is released after the last kernel that reads it.
-  std::vector<int> last_read(graph.entries.size(), -1);
-  for (size_t k = 0; k < graph.kernels.size(); ++k) {
-    for (int arg : graph.kernels[k].args) last_read[static_cast<size_t>(arg)] = static_cast<int>(k);
-  }
-  ordered_json params = ordered_json::array(), code = ordered_json::array(),
-               kernels = ordered_json::array();
-  for (size_t e = 0; e < graph.entries.size(); ++e) {
-    const ExecutionGraph::Entry& entry = graph.entries[e];
-    if (entry.kind != MemoryPlanProblem::EntryKind::kParam) continue;
-    code.push_back({{"op", "load_param"},
-                    {"dst", e},
-                    {"param", params.size()},
-                    {"dtype", entry.dtype.str()},
-                    {"shape", entry.shape}});
-    params.push_back({{"name", entry.name},
-                      {"offset", param_offsets.at(params.size())},
-                      {"bytes", entry.constant.NumBytes()}});
-  }
-  for (size_t k = 0; k < graph.kernels.size(); ++k) {
-    const ExecutionGraph::Kernel& kernel = graph.kernels[k];
-    LOOM_CHECK_USER(!kernel.on_device)
-        << "kernel '" << kernel.name << "' runs on a device; the VM runs host kernels only "
-        << "(compile a model of symbolic dimensions for a CPU target)";
-    for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
-         a < kernel.args.size(); ++a) {
-      const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
-      code.push_back({{"op", "alloc"},
-                      {"dst", kernel.args[a]},
-                      {"dtype", out.dtype.str()},
-                      {"shape", shape_of(out)}});
-    }
-    code.push_back({{"op", "invoke"}, {"kernel", kernels.size()}, {"args", kernel.args}});
-    kernels.push_back({{"func", kernel.func}, {"name", kernel.name}});
-    std::vector<int> done;
-    for (int arg : kernel.args) {
-      const ExecutionGraph::Entry& entry = graph.entries[static_cast<size_t>(arg)];
-      bool intermediate = entry.kind == MemoryPlanProblem::EntryKind::kIntermediate;
-      if (intermediate && last_read[static_cast<size_t>(arg)] == static_cast<int>(k) &&
-          std::find(done.begin(), done.end(), arg) == done.end()) {
-        code.push_back({{"op", "release"}, {"register", arg}});
-        done.push_back(arg);
+  // One "params" item per distinct weight (the parts' offsets into one blob coincide where
+  // they hold the same bytes).
+  ordered_json params = ordered_json::array();
+  std::map<size_t, int> param_at_offset;
+  auto params_of = [&](const VmProgramPart& part) {
+    std::vector<int> param_of;
+    size_t weight = 0;
+    for (const ExecutionGraph::Entry& entry : part.graph->entries) {
+      if (entry.kind != MemoryPlanProblem::EntryKind::kParam) continue;
+      size_t offset = part.param_offsets.at(weight++);
+      auto [it, fresh] = param_at_offset.emplace(offset, static_cast<int>(params.size()));
+      if (fresh) {
+        params.push_back(
+            {{"name", entry.name}, {"offset", offset}, {"bytes", entry.constant.NumBytes()}});
       }
+      param_of.push_back(it->second);
     }
+    return param_of;
+  };
+
+  // Registers: the general program's entries first (its inputs and outputs are the model's),
+  // then each specialization's, its inputs shared.
+  size_t registers = general.entries.size();
+  for (const VmProgramPart& part : parts) {
+    const ExecutionGraph& graph = *part.graph;
+    if (part.when.empty()) {
+      std::vector<int> reg_of(graph.entries.size());
+      for (size_t e = 0; e < reg_of.size(); ++e) reg_of[e] = static_cast<int>(e);
+      writer.Write(graph, reg_of, params_of(part));
+      continue;
+    }
+    // if (seq == 16) { its program; its outputs moved to the model's; goto end }
+    LOOM_ICHECK(graph.inputs.size() == general.inputs.size() &&
+                graph.outputs.size() == general.outputs.size())
+        << "VmProgramJson: a specialization has other inputs or outputs";
+    std::vector<int> reg_of(graph.entries.size(), -1);
+    for (size_t i = 0; i < graph.inputs.size(); ++i) {
+      LOOM_ICHECK(graph.inputs[i].name == general.inputs[i].name);
+      reg_of[graph.inputs[i].entry] = general.inputs[i].entry;
+    }
+    for (int& reg : reg_of) {
+      if (reg < 0) reg = static_cast<int>(registers++);
+    }
+    const size_t branch = code.size();
+    code.push_back({{"op", "if"}, {"cond", BucketCondition(part.when, vars.names())}});
+    writer.Write(graph, reg_of, params_of(part));
+    std::map<int, int> moved;  // source register -> the output register it went to
+    for (size_t o = 0; o < graph.outputs.size(); ++o) {
+      int src = reg_of[graph.outputs[o].entry], dst = general.outputs[o].entry;
+      if (src == dst) continue;
+      auto [it, fresh] = moved.emplace(src, dst);
+      LOOM_CHECK_USER(fresh || it->second == dst)
+          << "the program specialized for " << code[branch]["cond"].dump()
+          << " returns one tensor as outputs the general program computes apart; compile "
+          << "without dynamic buckets";
+      if (fresh) code.push_back({{"op", "move"}, {"dst", dst}, {"src", src}});
+    }
+    code.push_back({{"op", "goto"}, {"target", -1}});  // the end, set below
+    code[branch]["else"] = code.size();
   }
+  for (ordered_json& insn : code) {
+    if (insn["op"] == "goto") insn["target"] = code.size();
+  }
+  doc["registers"] = registers;
   doc["params"] = std::move(params);
   doc["kernels"] = std::move(kernels);
   doc["instructions"] = std::move(code);
   ordered_json outputs = ordered_json::array();
-  for (const ExecutionGraph::IO& io : graph.outputs) {
+  for (const ExecutionGraph::IO& io : general.outputs) {
     outputs.push_back({{"name", io.name}, {"register", io.entry}});
   }
   doc["outputs"] = std::move(outputs);

@@ -1,9 +1,11 @@
 // The VM's program (docs/vm_artifact.md) for an execution graph whose shapes may hold size
 // variables: each weight loaded, each kernel's outputs allocated at the shapes their
-// expressions give, the kernel invoked, each tensor released after its last use. Used by
+// expressions give, the kernel invoked, each tensor released after its last use; programs
+// specialized for buckets of sizes first, each behind the `if` that tests its sizes. Used by
 // compile.cc for models of symbolic input dimensions (or CompileOptions::executor "vm").
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,18 @@
 
 namespace loom::graph {
 
-// The "loom-vm-1" document; `param_offsets` as ParamsBlob gives them; an allocation past
+// One program of a VM document: the general one (`when` empty), or one specialized for
+// sizes of some variables (a bucket, seq = 128: the model compiled with them bound).
+struct VmProgramPart {
+  const ExecutionGraph* graph = nullptr;
+  std::vector<size_t> param_offsets;     // its weights' offsets in the parameters blob
+  std::map<std::string, int64_t> when;  // the sizes it was specialized for
+};
+
+// The "loom-vm-1" document: each specialization, in order, runs when the inputs' sizes are
+// its own, the general program (last in `parts`) otherwise; an allocation past
 // `max_allocation_bytes` is refused at run time (0: no limit).
-std::string VmProgramJson(const ExecutionGraph& graph, const std::vector<size_t>& param_offsets,
-                          const std::string& target, const std::string& precision,
-                          int64_t max_allocation_bytes);
+std::string VmProgramJson(const std::vector<VmProgramPart>& parts, const std::string& target,
+                          const std::string& precision, int64_t max_allocation_bytes);
 
 }  // namespace loom::graph

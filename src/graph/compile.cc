@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <new>
 #include <optional>
+#include <set>
 
 #include "graph/codegen_json.h"
 #include "graph/codegen_vm.h"
@@ -71,6 +73,8 @@ void CheckTensorsFit(const Function& main, const CompileOptions& options) {
   });
 }
 
+constexpr size_t kMaxSpecializations = 64;
+
 void CheckOptions(const IRModule& module, const CompileOptions& options) {
   LOOM_CHECK_USER(options.opt_level >= 0 && options.opt_level <= 3)
       << "Compile: opt_level must be 0, 1, 2 or 3, got " << options.opt_level;
@@ -88,6 +92,23 @@ void CheckOptions(const IRModule& module, const CompileOptions& options) {
       << options.memory_limit_bytes;
   LOOM_CHECK_USER(module.Contains("main"))
       << "Compile: the module has no function \"main\" (the model to compile)";
+  size_t combinations = 1;
+  for (const auto& [name, sizes] : options.dynamic_buckets) {
+    LOOM_CHECK_USER(options.executor != "graph")
+        << "Compile: dynamic buckets specialize the virtual machine's program; the graph "
+        << "executor runs one shape (drop the buckets, or compile for executor \"vm\")";
+    LOOM_CHECK_USER(!sizes.empty()) << "Compile: dynamic bucket '" << name << "' lists no size";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      LOOM_CHECK_USER(sizes[i] >= 1)
+          << "Compile: dynamic bucket " << name << " = " << sizes[i] << ": sizes are at least 1";
+      LOOM_CHECK_USER(std::find(sizes.begin(), sizes.begin() + i, sizes[i]) == sizes.begin() + i)
+          << "Compile: dynamic bucket " << name << " lists " << sizes[i] << " twice";
+    }
+    combinations *= sizes.size();
+    LOOM_CHECK_USER(combinations <= kMaxSpecializations)
+        << "Compile: the dynamic buckets make more than " << kMaxSpecializations
+        << " combinations of sizes, each a compile of its own; declare fewer";
+  }
   const std::vector<Var>& inputs = module.main()->params;
   std::map<std::string, size_t> index_of_name;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -227,9 +248,106 @@ IRModule OptimizeGraph(const IRModule& module, const CompileOptions& options) {
   return RunPasses(module, GraphPasses(options, target));
 }
 
+namespace {
+
+// One program of a compile: the fused graph (kept: `lowered` is keyed by its functions), its
+// kernels and its execution graph.
+struct Program {
+  IRModule fused;
+  LoweredModel lowered;
+  ExecutionGraph graph;
+  std::vector<LayerPlacement> placements;  // where the target's graph passes put layers
+  std::map<std::string, int64_t> when;     // the sizes it is specialized for (none: general)
+};
+
+// Graph passes, lowering and the execution graph of `module`, its kernels named with
+// `kernel_prefix`.
+Program CompileProgram(const IRModule& module, const CompileOptions& options,
+                       const Target& target, const std::string& kernel_prefix,
+                       StageTimer* timer) {
+  Program program;
+  // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
+  // The strategies take tuned configurations from options.configs; the target's passes
+  // record where they placed layers.
+  TakePlacements();
+  program.fused = OptimizeGraph(module, options);
+  program.placements = TakePlacements();
+  CheckTensorsFit(program.fused.main(), options);
+  timer->Done("graph passes");
+  // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower); with a
+  // device target, the groups its implementations take to the device, the rest to the host.
+  program.lowered = LowerToTIR(program.fused, target, kernel_prefix);
+  timer->Done("lowering");
+  // 3. The execution graph.
+  program.graph =
+      BuildExecutionGraph(program.fused.main(), program.lowered, module.output_names());
+  return program;
+}
+
+// Every combination of the buckets' sizes ({seq: 16, batch: 1}, ...), the last variable
+// varying fastest.
+std::vector<std::map<std::string, int64_t>> BucketCombinations(
+    const std::map<std::string, std::vector<int64_t>>& buckets) {
+  std::vector<std::map<std::string, int64_t>> combinations;
+  if (buckets.empty()) return combinations;
+  combinations.emplace_back();
+  for (const auto& [name, sizes] : buckets) {
+    std::vector<std::map<std::string, int64_t>> longer;
+    for (const auto& combination : combinations) {
+      for (int64_t size : sizes) {
+        longer.push_back(combination);
+        longer.back()[name] = size;
+      }
+    }
+    combinations = std::move(longer);
+  }
+  return combinations;
+}
+
+// "seq128_": the prefix of a specialization's kernels (letters, digits and '_' only).
+std::string SpecializationPrefix(const std::map<std::string, int64_t>& when) {
+  std::string prefix;
+  for (const auto& [name, size] : when) {
+    for (char c : name) prefix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    prefix += std::to_string(size) + "_";
+  }
+  return prefix;
+}
+
+// "seq = 128, batch = 1"
+std::string SizesText(const std::map<std::string, int64_t>& when) {
+  std::string text;
+  for (const auto& [name, size] : when) {
+    text += (text.empty() ? "" : ", ") + name + " = " + std::to_string(size);
+  }
+  return text;
+}
+
+// The names of the size variables of main's inputs.
+std::set<std::string> InputSizeVars(const Function& main) {
+  std::set<std::string> names;
+  for (const Var& input : main->params) {
+    if (!input.type().is_tensor()) continue;
+    for (const PrimExpr& dim : input.type().shape()) {
+      if (const auto* var = dim.as<loom::VarNode>()) names.insert(var->name_hint);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
 CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                       const CompileStageCallback& on_stage) {
   CheckOptions(module, options);
+  const std::set<std::string> size_vars = InputSizeVars(module.main());
+  for (const auto& [name, sizes] : options.dynamic_buckets) {
+    std::string known;
+    for (const std::string& var : size_vars) known += (known.empty() ? "'" : ", '") + var + "'";
+    LOOM_CHECK_USER(size_vars.count(name))
+        << "Compile: dynamic bucket '" << name << "' names no symbolic dimension of the model's "
+        << "inputs; " << (known.empty() ? "it has none" : "they are " + known);
+  }
   const bool symbolic =
       std::any_of(module.main()->params.begin(), module.main()->params.end(),
                   [](const Var& input) { return !input.type().ConstShape().has_value(); });
@@ -244,52 +362,75 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   Target target = Target::Parse(options.target);
   transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);
-  // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
-  // The strategies take tuned configurations from options.configs; the target's passes
-  // record where they placed layers.
-  TakePlacements();
-  IRModule fused = OptimizeGraph(module, options);
-  std::vector<LayerPlacement> placements = TakePlacements();
-  CheckTensorsFit(fused.main(), options);
-  timer.Done("graph passes");
-  // 2. Each distinct group to a PrimFunc (TE compute + group schedule + te::lower); with a
-  // device target, the groups its implementations take to the device, the rest to the host.
-  LoweredModel lowered = LowerToTIR(fused, target);
-  timer.Done("lowering");
-  // 3. The execution graph; for the graph executor, its static memory plan (the VM
-  // allocates at run time, at the sizes the inputs give).
-  ExecutionGraph graph = BuildExecutionGraph(fused.main(), lowered, module.output_names());
+  // 1-3. The model's program; for the VM, one more per combination of the buckets' sizes
+  // (the model with those sizes bound), which runs first when the inputs have them.
+  std::vector<Program> programs;
+  for (const std::map<std::string, int64_t>& when : BucketCombinations(options.dynamic_buckets)) {
+    try {
+      IRModule bound = RunPasses(module, {BindSizeVars(when)});
+      programs.push_back(
+          CompileProgram(bound, options, target, SpecializationPrefix(when), &timer));
+    } catch (const Error& error) {
+      LOOM_THROW << "Compile: specializing for the bucket " << SizesText(when) << ": "
+                 << error.what();
+    }
+    programs.back().when = when;
+  }
+  programs.push_back(CompileProgram(module, options, target, "", &timer));
+  const Program& general = programs.back();
+  // The graph executor's static memory plan (the VM allocates at run time, at the sizes the
+  // inputs give).
   MemoryPlan plan;
   if (!vm) {
-    plan = PlanMemory(graph.PlanProblem());
+    plan = PlanMemory(general.graph.PlanProblem());
     CheckMemoryFits(static_cast<double>(plan.stats.planned_bytes),
                     "the memory plan of the model's tensors needs", options);
     timer.Done("memory plan");
   }
-  // 4. Code generation (host and device kernels in one module), the weights and the graph's
-  // text.
+  // 4. Code generation (host and device kernels, every program's, in one module), the
+  // weights and the program's text.
   CompiledModel model;
-  model.kernels_tir = lowered.tir;
-  for (const auto& [name, func] : lowered.device_tir.functions()) model.kernels_tir.Add(name, func);
-  std::vector<BuildPart> parts = {{lowered.tir, target.host()}};
-  if (lowered.device_tir.size() > 0) parts.push_back({lowered.device_tir, target});
+  model.kernels_tir = general.lowered.tir;
+  loom::IRModule device_tir = general.lowered.device_tir;
+  for (const Program& program : programs) {
+    if (&program == &general) continue;
+    for (const auto& [name, func] : program.lowered.tir.functions()) model.kernels_tir.Add(name, func);
+    for (const auto& [name, func] : program.lowered.device_tir.functions()) {
+      device_tir.Add(name, func);
+    }
+  }
+  std::vector<BuildPart> parts = {{model.kernels_tir, target.host()}};
+  if (device_tir.size() > 0) parts.push_back({device_tir, target});
+  for (const auto& [name, func] : device_tir.functions()) model.kernels_tir.Add(name, func);
   model.kernels = build(parts);
   timer.Done("codegen");
-  std::vector<size_t> param_offsets;
-  model.params = ParamsBlob(graph, &param_offsets);
+  std::vector<const ExecutionGraph*> graphs;
+  for (const Program& program : programs) graphs.push_back(&program.graph);
+  std::vector<std::vector<size_t>> param_offsets;
+  model.params = ParamsBlob(graphs, &param_offsets);
   model.executor = vm ? "vm" : "graph";
-  model.graph_json = vm ? VmProgramJson(graph, param_offsets, target.str(), options.precision,
-                                        MemoryLimit(options))
-                        : ExecutionGraphJson(graph, plan, param_offsets, target.str(),
-                                             options.precision, target.kind_def().device_type,
-                                             target.kind_def().device_configuration
-                                                 ? target.kind_def().device_configuration(target)
-                                                 : "",
-                                             placements);
+  if (vm) {
+    std::vector<VmProgramPart> vm_parts;
+    for (size_t p = 0; p < programs.size(); ++p) {
+      vm_parts.push_back({&programs[p].graph, param_offsets[p], programs[p].when});
+    }
+    model.graph_json =
+        VmProgramJson(vm_parts, target.str(), options.precision, MemoryLimit(options));
+  } else {
+    model.graph_json = ExecutionGraphJson(
+        general.graph, plan, param_offsets.front(), target.str(), options.precision,
+        target.kind_def().device_type,
+        target.kind_def().device_configuration ? target.kind_def().device_configuration(target)
+                                               : "",
+        general.placements);
+  }
+  std::vector<LayerPlacement> placements = general.placements;
   model.placements = std::move(placements);
   model.memory = plan.stats;
-  for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
-    model.kernel_names.push_back(kernel.func);
+  for (const Program& program : programs) {
+    for (const ExecutionGraph::Kernel& kernel : program.graph.kernels) {
+      model.kernel_names.push_back(kernel.func);
+    }
   }
   return model;
 }

@@ -144,7 +144,8 @@ const std::string& LoweredModel::KernelName(const CallNode& call) const {
   return it->second;
 }
 
-LoweredModel LowerToTIR(const IRModule& fused, const Target& target) {
+LoweredModel LowerToTIR(const IRModule& fused, const Target& target,
+                        const std::string& kernel_prefix) {
   LoweredModel lowered;
   std::map<std::string, std::string> kernel_of_key;
   for (const CallNode* call : CallsInOrder(fused.main())) {
@@ -162,7 +163,8 @@ LoweredModel LowerToTIR(const IRModule& fused, const Target& target) {
       continue;
     }
     // Distinct groups of one name (the same operators on other shapes) get a suffix.
-    std::string base = function->attrs.Has("name") ? function->attrs.GetString("name") : "fused";
+    std::string base =
+        kernel_prefix + (function->attrs.Has("name") ? function->attrs.GetString("name") : "fused");
     std::string name = base;
     for (int copy = 1; lowered.tir.Contains(name) || lowered.device_tir.Contains(name); ++copy) {
       name = base + "_" + std::to_string(copy);

@@ -41,6 +41,10 @@ const char* OperationText(ShapeExpr::Kind kind) {
       return " // ";
     case ShapeExpr::Kind::kFloorMod:
       return " % ";
+    case ShapeExpr::Kind::kEq:
+      return " == ";
+    case ShapeExpr::Kind::kLt:
+      return " < ";
     default:
       return nullptr;
   }
@@ -80,6 +84,12 @@ int64_t ShapeExpr::Evaluate(const std::vector<int64_t>& vars, const std::string&
       break;
     case Kind::kMax:
       result = std::max(a, b);
+      break;
+    case Kind::kEq:
+      result = a == b ? 1 : 0;
+      break;
+    case Kind::kLt:
+      result = a < b ? 1 : 0;
       break;
     default:
       break;
@@ -297,6 +307,22 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
   for (size_t n = 0; n < code.size(); ++n) {
     const VmInstruction& insn = code[n];
     switch (insn.op) {
+      case VmInstruction::Op::kIf:
+        if (insn.cond.Evaluate(sizes_, "instruction " + std::to_string(n)) == 0) {
+          n = static_cast<size_t>(insn.target) - 1;  // jumps go forward (the parser checked)
+        }
+        break;
+      case VmInstruction::Op::kGoto:
+        n = static_cast<size_t>(insn.target) - 1;
+        break;
+      case VmInstruction::Op::kMove: {
+        const size_t dst = static_cast<size_t>(insn.dst), src = static_cast<size_t>(insn.src);
+        registers_[dst] = registers_[src];
+        buffers_[dst] = std::move(buffers_[src]);
+        buffers_[src] = NDArray();
+        if (!model_->IsInputRegister(insn.src)) registers_[src] = NDArray();
+        break;
+      }
       case VmInstruction::Op::kLoadParam:
         registers_[static_cast<size_t>(insn.dst)] = params_[n];
         break;
@@ -364,15 +390,16 @@ std::vector<Executor::KernelTime> VirtualMachine::ProfileKernels(int repeat) {
   LOOM_CHECK_USER(repeat >= 1) << "ProfileKernels: repeat must be at least 1, got " << repeat;
   const std::vector<VmInstruction>& code = model_->instructions();
   std::vector<std::vector<double>> samples(code.size());
-  std::vector<double> times(code.size(), 0.0);
+  std::vector<double> times(code.size());
   for (int r = 0; r < repeat; ++r) {
+    std::fill(times.begin(), times.end(), -1.0);  // kernels of branches not taken stay < 0
     Execute(&times);
     for (size_t n = 0; n < code.size(); ++n) samples[n].push_back(times[n]);
   }
   std::vector<KernelTime> result;
   for (size_t n = 0; n < code.size(); ++n) {
-    if (code[n].op != VmInstruction::Op::kInvoke) continue;
     std::vector<double>& s = samples[n];
+    if (code[n].op != VmInstruction::Op::kInvoke || s.front() < 0) continue;
     std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
     const VmKernel& kernel = model_->kernels()[static_cast<size_t>(code[n].kernel)];
     result.push_back({kernel.func, kernel.name, s[s.size() / 2]});

@@ -27,7 +27,9 @@ const std::map<std::string, ShapeExpr::Kind>& OperationKinds() {
       {"floordiv", ShapeExpr::Kind::kFloorDiv},
       {"floormod", ShapeExpr::Kind::kFloorMod},
       {"min", ShapeExpr::Kind::kMin},
-      {"max", ShapeExpr::Kind::kMax}};
+      {"max", ShapeExpr::Kind::kMax},
+      {"eq", ShapeExpr::Kind::kEq},
+      {"lt", ShapeExpr::Kind::kLt}};
   return kinds;
 }
 
@@ -52,7 +54,7 @@ ShapeExpr ParseShapeExpr(const json& value, const std::string& where, size_t num
   auto kind = OperationKinds().find(op);
   LOOM_CHECK_USER(kind != OperationKinds().end())
       << "VM program: " << where << ".op '" << op
-      << "' is no size operation (add, sub, mul, floordiv, floormod, min, max)";
+      << "' is no size operation (add, sub, mul, floordiv, floormod, min, max, eq, lt)";
   e.kind = kind->second;
   const json& args = kJson.Array(value, "args", where);
   LOOM_CHECK_USER(args.size() == 2)
@@ -147,6 +149,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   model->num_registers_ = static_cast<int>(registers);
   const size_t num_registers = static_cast<size_t>(registers);
   std::vector<bool> written(num_registers, false);
+  model->input_registers_.assign(num_registers, false);
 
   const json& inputs = kJson.Array(doc, "inputs", "the document");
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -159,6 +162,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
           << "VM program: " << where << " repeats the name or register of another input";
     }
     written[io.reg] = true;
+    model->input_registers_[io.reg] = true;
     model->inputs_.push_back(std::move(io));
   }
   // Each size variable is given by some input's dimension, as the machine binds it.
@@ -189,11 +193,43 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   }
 
   const json& code = kJson.Array(doc, "instructions", "the document");
+  // Which registers hold a tensor on every path to an instruction: jumps go forward only, so
+  // one pass meets each jump's state at its target (joined: held on every path).
+  std::map<size_t, std::vector<bool>> at_target;
+  bool reachable = true;  // from the instruction before (not after a goto)
+  auto arrive = [&](size_t n) {
+    auto jump = at_target.find(n);
+    if (jump == at_target.end()) return;
+    if (!reachable) {
+      written = jump->second;
+    } else {
+      for (size_t r = 0; r < num_registers; ++r) written[r] = written[r] && jump->second[r];
+    }
+    reachable = true;
+    at_target.erase(jump);
+  };
+  auto jump_to = [&](size_t target) {
+    auto [it, fresh] = at_target.emplace(target, written);
+    if (!fresh) {
+      for (size_t r = 0; r < num_registers; ++r) it->second[r] = it->second[r] && written[r];
+    }
+  };
   for (size_t n = 0; n < code.size(); ++n) {
     std::string where = "instructions[" + std::to_string(n) + "]";
+    arrive(n);
+    LOOM_CHECK_USER(reachable) << "VM program: " << where
+                               << " follows a goto, and no jump reaches it";
     kJson.Object(code[n], where);
     std::string op = kJson.Text(code[n], "op", where);
     VmInstruction insn;
+    // A jump's target: a later instruction, or the end of the program.
+    auto target = [&](const char* key) {
+      int64_t to = kJson.NonNegative(kJson.Field(code[n], key, where), where + "." + key);
+      LOOM_CHECK_USER(to > static_cast<int64_t>(n) && to <= static_cast<int64_t>(code.size()))
+          << "VM program: " << where << "." << key << " = " << to << " must be a later "
+          << "instruction (" << n + 1 << " to " << code.size() << ", the end)";
+      return static_cast<int>(to);
+    };
     // An input's register holds the caller's tensor for the whole run.
     auto not_input = [&](int reg, const char* verb) {
       for (const VmIO& input : model->inputs_) {
@@ -234,6 +270,24 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
         read(static_cast<int>(reg), "a kernel argument");
         insn.args.push_back(static_cast<int>(reg));
       }
+    } else if (op == "move") {
+      insn.op = VmInstruction::Op::kMove;
+      insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
+      insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
+      not_input(insn.dst, "writes");
+      read(insn.src, "the moved tensor");
+      if (!model->input_registers_[insn.src]) written[insn.src] = false;
+      written[insn.dst] = true;
+    } else if (op == "if") {
+      insn.op = VmInstruction::Op::kIf;
+      insn.cond = ParseShapeExpr(kJson.Field(code[n], "cond", where), where + ".cond", num_vars);
+      insn.target = target("else");
+      jump_to(static_cast<size_t>(insn.target));
+    } else if (op == "goto") {
+      insn.op = VmInstruction::Op::kGoto;
+      insn.target = target("target");
+      jump_to(static_cast<size_t>(insn.target));
+      reachable = false;
     } else if (op == "release") {
       insn.op = VmInstruction::Op::kRelease;
       insn.dst = kJson.Id(code[n], "register", where, num_registers, "registers");
@@ -242,10 +296,11 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       written[insn.dst] = false;
     } else {
       LOOM_THROW << "VM program: " << where << ".op '" << op
-                 << "' is no instruction (load_param, alloc, invoke, release)";
+                 << "' is no instruction (load_param, alloc, invoke, release, move, if, goto)";
     }
     model->instructions_.push_back(std::move(insn));
   }
+  arrive(code.size());
 
   const json& outputs = kJson.Array(doc, "outputs", "the document");
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -240,6 +241,34 @@ std::map<std::string, std::vector<int64_t>> ParseInputShapes(
         << "--input-shape: input '" << name << "' is given twice";
   }
   return shapes;
+}
+
+std::map<std::string, std::vector<int64_t>> ParseDynamicBuckets(
+    const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> buckets;
+  for (const std::string& text : texts) {
+    auto fail = [&](const std::string& why) {
+      LOOM_THROW << "--dynamic-buckets '" << text << "': " << why
+                 << "; expected NAME=SIZE,SIZE,... (for example seq=16,64,128)";
+    };
+    size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) fail("no 'NAME='");
+    std::string name = text.substr(0, equals);
+    std::vector<int64_t> sizes;
+    std::string list = text.substr(equals + 1);
+    for (size_t begin = 0; begin <= list.size();) {
+      size_t end = std::min(list.find(',', begin), list.size());
+      std::string size = list.substr(begin, end - begin);
+      if (size.empty() || size.size() > 18 ||
+          !std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        fail("'" + size + "' is not a size");
+      }
+      sizes.push_back(std::stoll(size));
+      begin = end + 1;
+    }
+    if (!buckets.emplace(name, sizes).second) fail("'" + name + "' is given twice");
+  }
+  return buckets;
 }
 
 }  // namespace loom::cli

@@ -47,6 +47,9 @@ void ConfigureVta(const std::string& config_path);
 // The --input-shape options ("name=1x3x224x224", repeatable) by input name; a name given
 // twice is an error.
 std::map<std::string, std::vector<int64_t>> ParseInputShapes(const std::vector<std::string>& texts);
+// "seq=16,64,128" (one per symbolic dimension) as graph::CompileOptions::dynamic_buckets.
+std::map<std::string, std::vector<int64_t>> ParseDynamicBuckets(
+    const std::vector<std::string>& texts);
 
 // "1x3x224x224" for an input of constant shape, its signature "(1, seq, 64)" otherwise.
 std::string InputShapeText(const runtime::Executor& executor, int index);

@@ -95,6 +95,11 @@ void AddCompileCommand(CLI::App& app) {
                       "NAME=DxDx...: the shape of an input, binding its symbolic dimensions "
                       "(such as a batch size); those left unbound stay symbolic, for the "
                       "virtual machine; repeatable");
+  command->add_option("--dynamic-buckets", options->dynamic_buckets,
+                      "NAME=SIZE,SIZE,...: sizes of a symbolic dimension to compile "
+                      "specialized kernels for (seq=16,64,128); the virtual machine runs them "
+                      "when the inputs have those sizes, the general kernels otherwise; "
+                      "repeatable (every combination is compiled, at most 64)");
   command
       ->add_option("--executor", options->executor,
                    "What runs the model. auto (the default): the virtual machine when an "

@@ -364,6 +364,7 @@ void RunCompile(const CompileCommandOptions& options) {
   if (!options.memory_limit.empty()) {
     compile_options.memory_limit_bytes = ParseByteSize(options.memory_limit, "--memory-limit");
   }
+  compile_options.dynamic_buckets = ParseDynamicBuckets(options.dynamic_buckets);
   if (std::optional<DataType> half = graph::ProductOperandType(options.precision);
       half && !graph::HasHalfPrecisionProducts(Target::Parse(options.target), *half)) {
     std::cerr << "note: target '" << options.target << "' has no " << *half
@@ -405,6 +406,13 @@ void RunCompile(const CompileCommandOptions& options) {
       std::cout << " " << input->name_hint << " " << input.type().str();
     }
     std::cout << ")";
+    if (!compile_options.dynamic_buckets.empty()) {
+      std::cout << ", specialized for";
+      for (const auto& [name, sizes] : compile_options.dynamic_buckets) {
+        std::cout << " " << name << " =";
+        for (size_t i = 0; i < sizes.size(); ++i) std::cout << (i ? "," : " ") << sizes[i];
+      }
+    }
   } else {
     std::cout << "planned memory " << BytesText(compiled.memory.planned_bytes) << " in "
               << compiled.memory.num_storages << " slots (lower bound "

@@ -41,6 +41,7 @@ struct CompileCommandOptions {
   QuantizeCommandOptions quantization;
   std::string precision = "float32";     // or "bf16", "fp16" (graph::CompileOptions::precision)
   std::string memory_limit;              // "64G", "512M", bytes; "": this machine's memory
+  std::vector<std::string> dynamic_buckets;  // "seq=16,64,128" (graph::CompileOptions)
 };
 
 struct TuneCommandOptions {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,11 @@ struct CompileOptions {
   // tensors from a pool), or "auto": the VM where an input has a symbolic dimension, the
   // graph executor otherwise. The artifact records it; runtime::LoadExecutor follows it.
   std::string executor = "auto";
+  // Sizes of the inputs' symbolic dimensions to specialize for ({"seq": {16, 64, 128}}): the
+  // VM's program holds, besides the general one, the model compiled with each combination
+  // of these sizes bound (constant shapes: the targets' tuned kernels, layouts and folding),
+  // and runs it when the inputs have those sizes. At most 64 combinations.
+  std::map<std::string, std::vector<int64_t>> dynamic_buckets = {};
 };
 
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")

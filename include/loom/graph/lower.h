@@ -42,8 +42,11 @@ struct LoweredModel {
 // PackedAPI); such groups get each operator's generic schedule, the targets' kernels of
 // other layouts being chosen for constant sizes. With a device target, each group goes to
 // the device when an implementation registered under the device's keys takes it, to the
-// host otherwise. An operator without a compute is a loom::Error naming it.
-LoweredModel LowerToTIR(const IRModule& fused, const Target& target);
+// host otherwise. An operator without a compute is a loom::Error naming it. Kernel names
+// start with `kernel_prefix` (a program specialized for a bucket keeps its kernels apart from
+// the general program's in one module).
+LoweredModel LowerToTIR(const IRModule& fused, const Target& target,
+                        const std::string& kernel_prefix = "");
 
 // The calls of main's body in execution order (operands first; not the calls inside the
 // fused functions they call).

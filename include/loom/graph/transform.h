@@ -6,6 +6,7 @@
 // The pipeline per optimization level reads top to bottom in src/graph/compile.cc.
 #pragma once
 
+#include <map>
 #include <functional>
 #include <string>
 #include <vector>
@@ -63,6 +64,10 @@ Pass DeadCodeElimination();
 // conv2d and its neighbours to the blocked NCHW[x]c layouts chosen per layer, with layout
 // transforms only at the boundaries (pairs that meet cancel).
 Pass AlterOpLayout(const Target& target);
+// main with the named size variables of its inputs fixed (seq = 128) and every type after
+// them recomputed: how the compiler specializes a model for a bucket. A name that is no
+// symbolic dimension of an input, or a value below 1, is a loom::Error.
+Pass BindSizeVars(std::map<std::string, int64_t> sizes);
 // Groups operators into primitive functions by the TVM paper's rules (post-dominator
 // analysis), at most `max_group_size` operators per group.
 Pass FuseOps(int max_group_size = 256);

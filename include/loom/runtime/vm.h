@@ -25,9 +25,12 @@
 
 namespace loom::runtime {
 
-// A size as a program states it: a constant, a size variable, or an integer operation of two.
+// A size as a program states it: a constant, a size variable, or an integer operation of two
+// (a comparison, for the conditions of `if`, gives 1 or 0).
 struct ShapeExpr {
-  enum class Kind : uint8_t { kConst, kVar, kAdd, kSub, kMul, kFloorDiv, kFloorMod, kMin, kMax };
+  enum class Kind : uint8_t {
+    kConst, kVar, kAdd, kSub, kMul, kFloorDiv, kFloorMod, kMin, kMax, kEq, kLt
+  };
   Kind kind = Kind::kConst;
   int64_t value = 0;                // kConst: the value; kVar: the variable's index
   std::vector<ShapeExpr> operands;  // the two operands of an operation
@@ -41,14 +44,17 @@ struct ShapeExpr {
 using ShapeExprs = std::vector<ShapeExpr>;
 
 struct VmInstruction {
-  enum class Op : uint8_t { kLoadParam, kAlloc, kInvoke, kRelease };
+  enum class Op : uint8_t { kLoadParam, kAlloc, kInvoke, kRelease, kMove, kIf, kGoto };
   Op op = Op::kAlloc;
-  int dst = -1;           // kLoadParam, kAlloc: the register written; kRelease: freed
+  int dst = -1;           // kLoadParam, kAlloc, kMove: the register written; kRelease: freed
+  int src = -1;           // kMove: the register whose tensor dst takes
   int param = -1;         // kLoadParam
   ShapeExprs shape;       // kLoadParam (constant), kAlloc
   DataType dtype;         // kLoadParam, kAlloc
   int kernel = -1;        // kInvoke
   std::vector<int> args;  // kInvoke: registers, outputs last
+  ShapeExpr cond;         // kIf: continue when non-zero, else jump to target
+  int target = -1;        // kIf, kGoto: the next instruction (always a later one)
 };
 
 struct VmKernel {
@@ -83,6 +89,10 @@ class VmModel {
   const std::vector<VmInstruction>& instructions() const { return instructions_; }
   const std::vector<VmKernel>& kernels() const { return kernels_; }
   int num_registers() const { return num_registers_; }
+  // Whether `reg` holds an input (the caller's tensor, for the whole run).
+  bool IsInputRegister(int reg) const {
+    return input_registers_[static_cast<size_t>(reg)];
+  }
   const Module& module() const { return module_; }
   // Where weight `param` lives in the parameters blob, and its bytes.
   const void* ParamData(int param) const { return params_data_ + param_offsets_[param]; }
@@ -105,6 +115,7 @@ class VmModel {
   std::vector<VmInstruction> instructions_;
   std::vector<VmKernel> kernels_;
   int num_registers_ = 0;
+  std::vector<bool> input_registers_;
   int64_t max_allocation_bytes_ = 0;
   std::vector<std::string> param_names_;
   std::vector<size_t> param_offsets_, param_bytes_;

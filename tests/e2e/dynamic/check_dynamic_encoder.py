@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A transformer encoder whose sequence length is symbolic, compiled once by `loom compile`
 (for the virtual machine) and run by `loom run` at many lengths, with and without padding in
-the attention mask, against ONNX Runtime on the same model and inputs; and the lengths the
-model's signature refuses.
+the attention mask, against ONNX Runtime on the same model and inputs; the same compiled
+with dynamic buckets (kernels specialized for two of the lengths, the general ones for the
+rest); and the lengths the model's signature refuses.
 
 Usage: check_dynamic_encoder.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -29,6 +30,7 @@ from loom_models import bert_encoder, loom_tool  # noqa: E402
 RELATIVE_TOLERANCE = 1e-4
 ABSOLUTE_TOLERANCE = 1e-5
 LENGTHS = (1, 7, 16, 33, 64)
+BUCKETS = (16, 33)
 
 
 def main():
@@ -42,6 +44,10 @@ def main():
     onnx.save(bert_encoder.build(config, seed=3), model_path)
     artifact = os.path.join(args.workdir, "encoder.so")
     loom_tool.compile_model(args.loom, model_path, artifact)
+    bucketed = os.path.join(args.workdir, "encoder_buckets.so")
+    loom_tool.compile_model(
+        args.loom, model_path, bucketed,
+        extra_args=["--dynamic-buckets", "sequence=" + ",".join(str(b) for b in BUCKETS)])
     session = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     failures = 0
@@ -49,15 +55,16 @@ def main():
         for attended in sorted({length, max(1, length - length // 3)}):
             inputs = {"hidden_states": rng.standard_normal((1, length, 64), dtype=np.float32),
                       "attention_mask": bert_encoder.attention_mask(length, attended)}
-            got = loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
-            want = dict(zip(["last_hidden_state"], session.run(None, inputs)))
-            g, w = got["last_hidden_state"], want["last_hidden_state"]
-            error = float(np.max(np.abs(g - w))) if g.shape == w.shape else float("inf")
-            bound = RELATIVE_TOLERANCE * float(np.max(np.abs(w))) + ABSOLUTE_TOLERANCE
-            ok = g.shape == w.shape and error <= bound
-            failures += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} sequence {length:3d} attended {attended:3d}: shape "
-                  f"{list(g.shape)}, max|loom - ort| = {error:.3g} (bound {bound:.3g})")
+            want = session.run(None, inputs)[0]
+            for path, kind in ((artifact, "general"), (bucketed, "buckets")):
+                g = loom_tool.run_model(args.loom, path, inputs, args.workdir)["last_hidden_state"]
+                error = float(np.max(np.abs(g - want))) if g.shape == want.shape else float("inf")
+                bound = RELATIVE_TOLERANCE * float(np.max(np.abs(want))) + ABSOLUTE_TOLERANCE
+                ok = g.shape == want.shape and error <= bound
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {kind} sequence {length:3d} attended "
+                      f"{attended:3d}: shape {list(g.shape)}, max|loom - ort| = {error:.3g} "
+                      f"(bound {bound:.3g})")
     # Inputs whose lengths disagree are refused before anything runs.
     inputs = {"hidden_states": rng.standard_normal((1, 8, 64), dtype=np.float32),
               "attention_mask": bert_encoder.attention_mask(9, 9)}

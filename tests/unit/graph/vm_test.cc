@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "compile_test_models.h"
 #include "graph_test_util.h"
 #include "loom/graph/compile.h"
+#include "loom/graph/transform.h"
 #include "loom/runtime/c_runtime_api.h"
 #include "pass_test_util.h"
 
@@ -291,7 +293,7 @@ TEST(VirtualMachine, MalformedProgramsAreErrorsNamingTheField) {
             "VM program: unknown format 'loom-vm-9'; this runtime reads 'loom-vm-1'");
   EXPECT_EQ(refuse("\"op\": \"invoke\"", "\"op\": \"jump\""),
             "VM program: instructions[1].op 'jump' is no instruction (load_param, alloc, "
-            "invoke, release)");
+            "invoke, release, move, if, goto)");
   // The kernel's output allocated into an input's register.
   EXPECT_EQ(refuse("\"dst\": 2", "\"dst\": 1"),
             "VM program: instructions[0] writes register 1, input 'mask'");
@@ -302,6 +304,143 @@ TEST(VirtualMachine, MalformedProgramsAreErrorsNamingTheField) {
   EXPECT_NE(
       refuse("\"func\": \"", "\"func\": \"missing_").find("is no function of the model's kernels"),
       std::string::npos);
+}
+
+// The kernels a run invoked, by function name.
+std::vector<std::string> InvokedKernels(runtime::Executor& executor) {
+  std::vector<std::string> funcs;
+  for (const runtime::Executor::KernelTime& kernel : executor.ProfileKernels(1)) {
+    funcs.push_back(kernel.func);
+  }
+  return funcs;
+}
+
+bool AllStartWith(const std::vector<std::string>& names, const std::string& prefix) {
+  return !names.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+    return name.rfind(prefix, 0) == 0;
+  });
+}
+
+// Compiled with buckets n = 7 and 32, the attention block runs the kernels specialized for
+// n at those lengths (the static strategies: the same outputs, bit for bit, as the model
+// compiled for that length alone) and the general kernels at the others.
+TEST(VirtualMachine, DynamicBucketsRunKernelsSpecializedForTheirSizes) {
+  loom::Var n = SizeVar("n", kI64);
+  Function main = Model(Attention, {Dim(1), n, Dim(64)});
+  IRModule module = IRModule::FromFunction(main);
+  CompiledModel compiled = Compile(module, {.dynamic_buckets = {{"n", {7, 32}}}});
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
+  for (int64_t length : {1, 7, 32, 9, 7}) {
+    runtime::NDArray input = RandomArray({1, length, 64}, kF32, static_cast<unsigned>(length));
+    runtime::NDArray got = RunOn(*vm, {input}).at(0);
+    test::ExpectClose(got, Values(test::Interpret(main, {input}).tensor), 1e-4,
+                      "n = " + std::to_string(length));
+    std::vector<std::string> invoked = InvokedKernels(*vm);
+    const std::string prefix = "n" + std::to_string(length) + "_";
+    if (length == 7 || length == 32) {
+      EXPECT_TRUE(AllStartWith(invoked, prefix)) << "n = " << length;
+      CompiledModel alone = Compile(RunPasses(module, {BindSizeVars({{"n", length}})}), {});
+      EXPECT_EQ(alone.executor, "graph");
+      EXPECT_EQ(Values(got), Values(RunOn(*MakeExecutor(alone), {input}).at(0))) << length;
+    } else {
+      for (const std::string& func : invoked) EXPECT_EQ(func.find("n7_"), std::string::npos);
+      for (const std::string& func : invoked) EXPECT_EQ(func.find("n32_"), std::string::npos);
+    }
+  }
+  // A weight several programs load (the biases: their layouts do not change) is stored once.
+  nlohmann::json program = nlohmann::json::parse(compiled.graph_json);
+  size_t loads = 0;
+  for (const nlohmann::json& insn : program["instructions"]) loads += insn["op"] == "load_param";
+  EXPECT_LT(program["params"].size(), loads);
+}
+
+// Two size variables: every combination of their buckets is a program of its own.
+TEST(VirtualMachine, DynamicBucketsCombineSizeVariables) {
+  loom::Var b = SizeVar("b", kI64), n = SizeVar("n", kI64);
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{b, n, Dim(8)}, kF32));
+  Var mask = MakeVar("mask", TensorType(std::vector<PrimExpr>{b, n}, kF32));
+  Expr y = MakeCall("multiply", {x, MakeCall("expand_dims", {mask}, {{"axis", int64_t{2}}})});
+  Function main = MakeFunction({x, mask}, MakeCall("exp", {y}));
+  CompiledModel compiled = Compile(IRModule::FromFunction(main),
+                                   {.dynamic_buckets = {{"b", {1, 2}}, {"n", {3, 5}}}});
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
+  for (auto [batch, length] : std::vector<std::pair<int64_t, int64_t>>{{2, 5}, {1, 3}, {2, 4}}) {
+    std::vector<runtime::NDArray> inputs = {RandomArray({batch, length, 8}, kF32, 1),
+                                            RandomArray({batch, length}, kF32, 2)};
+    test::ExpectClose(RunOn(*vm, inputs).at(0), Values(test::Interpret(main, inputs).tensor),
+                      1e-5, "b = " + std::to_string(batch) + ", n = " + std::to_string(length));
+    std::vector<std::string> invoked = InvokedKernels(*vm);
+    if (length == 4) {
+      EXPECT_FALSE(AllStartWith(invoked, "b")) << invoked.front();
+    } else {
+      EXPECT_TRUE(AllStartWith(invoked, "b" + std::to_string(batch) + "_n" +
+                                            std::to_string(length) + "_"));
+    }
+  }
+}
+
+TEST(VirtualMachine, DynamicBucketsThatCannotBeHonouredAreErrors) {
+  loom::Var n = SizeVar("n", kI64);
+  IRModule module = IRModule::FromFunction(Model(Attention, {Dim(1), n, Dim(64)}));
+  auto error = [&](std::map<std::string, std::vector<int64_t>> buckets,
+                   const std::string& executor = "auto") {
+    return ErrorOf([&] { Compile(module, {.executor = executor, .dynamic_buckets = buckets}); });
+  };
+  EXPECT_EQ(error({{"seq", {16}}}),
+            "Compile: dynamic bucket 'seq' names no symbolic dimension of the model's inputs; "
+            "they are 'n'");
+  EXPECT_EQ(error({{"n", {0}}}), "Compile: dynamic bucket n = 0: sizes are at least 1");
+  EXPECT_EQ(error({{"n", {8, 8}}}), "Compile: dynamic bucket n lists 8 twice");
+  EXPECT_EQ(error({{"n", {}}}), "Compile: dynamic bucket 'n' lists no size");
+  EXPECT_NE(error({{"n", {8}}}, "graph").find("dynamic buckets specialize the virtual machine"),
+            std::string::npos);
+  std::vector<int64_t> many(65);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>(i) + 1;
+  EXPECT_NE(error({{"n", many}}).find("more than 64 combinations"), std::string::npos);
+  // A bucket the model cannot take at that size names the bucket.
+  EXPECT_NE(ErrorOf([&] {
+              Compile(module, {.memory_limit_bytes = 1 << 20,
+                               .dynamic_buckets = {{"n", {16, 100000}}}});
+            }).find("Compile: specializing for the bucket n = 100000: Compile: the tensor"),
+            std::string::npos);
+}
+
+// Jumps and moves are checked like every other instruction: forward only, no register read
+// on a path that did not write it.
+TEST(VirtualMachine, MalformedControlFlowIsAnErrorNamingTheInstruction) {
+  loom::Var n = SizeVar("n", kI64);
+  IRModule module = IRModule::FromFunction(
+      Model([](Expr x) { return MakeCall("exp", {x}); }, {Dim(1), n, Dim(4)}));
+  CompiledModel compiled = Compile(module, {.dynamic_buckets = {{"n", {3}}}});
+  nlohmann::json program = nlohmann::json::parse(compiled.graph_json);
+  auto refuse = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json changed = program;
+    edit(changed);
+    return ErrorOf(
+        [&] { runtime::MakeVmModel(compiled.kernels, changed.dump(), nullptr, 0, nullptr); });
+  };
+  ASSERT_EQ(program["instructions"][0]["op"], "if");
+  const size_t branch_end = program["instructions"][0]["else"].get<size_t>();
+  EXPECT_EQ(refuse([](nlohmann::json& p) { p["instructions"][0]["else"] = 0; }),
+            "VM program: instructions[0].else = 0 must be a later instruction (1 to " +
+                std::to_string(program["instructions"].size()) + ", the end)");
+  // Code after a goto that no jump reaches.
+  EXPECT_EQ(refuse([&](nlohmann::json& p) { p["instructions"][0]["else"] = branch_end + 1; }),
+            "VM program: instructions[" + std::to_string(branch_end) +
+                "] follows a goto, and no jump reaches it");
+  // The specialization releases its output instead of moving it to the model's: on that
+  // path the output register holds nothing at the end.
+  nlohmann::json& move = program["instructions"][branch_end - 2];
+  ASSERT_EQ(move["op"], "move");
+  EXPECT_EQ(refuse([&](nlohmann::json& p) {
+              p["instructions"][branch_end - 2] = {{"op", "release"}, {"register", move["src"]}};
+            }),
+            "VM program: outputs[0] is register " + move["dst"].dump() +
+                ", which holds no tensor when the program ends");
+  EXPECT_NE(refuse([](nlohmann::json& p) {
+              p["instructions"][0]["cond"] = {{"op", "ge"}, {"args", {1, 2}}};
+            }).find("instructions[0].cond.op 'ge' is no size operation"),
+            std::string::npos);
 }
 
 }  // namespace
