@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""BERT-base compiled once with a symbolic sequence length (the virtual machine), timed at
-several lengths against ONNX Runtime on the same model and against Loom compiled statically
-for each length (the graph executor), in one run. One line per length:
-  sequence=128 threads=1 vm_ms=... static_ms=... onnxruntime_ms=... vm/ort=... vm/static=...
+"""BERT-base compiled once with a symbolic sequence length (the virtual machine), with kernels
+specialized for the --buckets lengths (--dynamic-buckets; default: every timed length),
+timed at several lengths against ONNX Runtime on the same model and against Loom compiled
+statically for each length (the graph executor), in one run. One line per length (bucket:
+whether the specialized kernels ran, else the general ones):
+  sequence=128 bucket=yes threads=1 vm_ms=... static_ms=... onnxruntime_ms=... vm/ort=...
 Each latency is the median of --repeat runs after --warmup, alternating the three engines for
 --rounds rounds (the median of the rounds' medians). A benchmark, not a test: minutes.
 
   bench/models/dynamic_bert.py --lengths 16,64,128,384,512 --threads 1
+  bench/models/dynamic_bert.py --lengths 16,24 --buckets 16     # 24: the general kernels
 """
 
 import argparse
@@ -59,6 +62,8 @@ def main():
     parser.add_argument("--loom", default=os.path.join(REPO, "build", "tools", "loom", "loom"))
     parser.add_argument("--workdir", default=os.path.join(REPO, "build", "bench-dynamic-bert"))
     parser.add_argument("--lengths", type=comma_list, default=[16, 64, 128, 384, 512])
+    parser.add_argument("--buckets", type=comma_list, default=None,
+                        help="lengths to specialize for (default: --lengths; none: 0)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--repeat", type=int, default=5)
@@ -70,8 +75,12 @@ def main():
     onnx.save(bert_encoder.build(bert_encoder.Config(layers=args.layers, dynamic=True)),
               dynamic_path)
     vm_artifact = os.path.join(args.workdir, "bert_dynamic.so")
-    compile_s = loom_tool.compile_model(args.loom, dynamic_path, vm_artifact)
-    print(f"# compiled once for the VM in {compile_s:.1f} s", flush=True)
+    buckets = [b for b in (args.lengths if args.buckets is None else args.buckets) if b > 0]
+    bucket_args = ["--dynamic-buckets", "sequence=" + ",".join(map(str, buckets))] if buckets else []
+    compile_s = loom_tool.compile_model(args.loom, dynamic_path, vm_artifact,
+                                        extra_args=bucket_args)
+    print(f"# compiled once for the VM in {compile_s:.1f} s, buckets {buckets or 'none'}",
+          flush=True)
     for length in args.lengths:
         static_path = os.path.join(args.workdir, f"bert_{length}.onnx")
         onnx.save(bert_encoder.build(bert_encoder.Config(layers=args.layers, sequence=length)),
@@ -88,7 +97,8 @@ def main():
             ort_ms.append(time_onnxruntime(dynamic_path, feeds, args.threads, args.repeat,
                                            args.warmup))
         vm, static, ort = (statistics.median(x) for x in (vm_ms, static_ms, ort_ms))
-        print(f"sequence={length} threads={args.threads} vm_ms={vm:.2f} static_ms={static:.2f} "
+        print(f"sequence={length} bucket={'yes' if length in buckets else 'no'} "
+              f"threads={args.threads} vm_ms={vm:.2f} static_ms={static:.2f} "
               f"onnxruntime_ms={ort:.2f} vm/ort={vm / ort:.2f} vm/static={vm / static:.2f}",
               flush=True)
     return 0

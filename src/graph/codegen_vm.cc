@@ -152,6 +152,14 @@ class ProgramWriter {
   ordered_json& kernels_;
 };
 
+// {"op": name, "args": [a, b]}
+ordered_json Operation(const char* name, ordered_json a, ordered_json b) {
+  ordered_json args = ordered_json::array();
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return {{"op", name}, {"args", std::move(args)}};
+}
+
 // The condition under which a specialized program runs: each bound variable equal to its
 // value (a product of comparisons, 1 when all hold).
 ordered_json BucketCondition(const std::map<std::string, int64_t>& when,
@@ -160,26 +168,30 @@ ordered_json BucketCondition(const std::map<std::string, int64_t>& when,
   for (const auto& [name, value] : when) {
     auto it = std::find(var_names.begin(), var_names.end(), name);
     LOOM_ICHECK(it != var_names.end()) << "bucket variable '" << name << "' is no size variable";
-    ordered_json args = ordered_json::array();
-    args.push_back(ordered_json{{"var", it - var_names.begin()}});
-    args.push_back(value);
-    ordered_json equal = {{"op", "eq"}, {"args", std::move(args)}};
-    if (cond.is_null()) {
-      cond = std::move(equal);
-    } else {
-      ordered_json both = ordered_json::array();
-      both.push_back(std::move(cond));
-      both.push_back(std::move(equal));
-      cond = {{"op", "mul"}, {"args", std::move(both)}};
-    }
+    ordered_json equal = Operation("eq", {{"var", it - var_names.begin()}}, value);
+    cond = cond.is_null() ? std::move(equal) : Operation("mul", std::move(cond), std::move(equal));
   }
   return cond;
 }
 
+// The size expression that is 1 where `constraint` holds (on variable number `var`).
+ordered_json ConstraintCondition(const SizeConstraint& constraint, size_t var) {
+  ordered_json x = {{"var", var}};
+  if (constraint.modulus > 0) x = Operation("floormod", std::move(x), constraint.modulus);
+  const int64_t v = constraint.value;
+  if (constraint.op == "==") return Operation("eq", std::move(x), v);
+  if (constraint.op == "<") return Operation("lt", std::move(x), v);
+  if (constraint.op == "<=") return Operation("lt", std::move(x), v + 1);
+  if (constraint.op == ">") return Operation("lt", v, std::move(x));
+  return Operation("lt", v - 1, std::move(x));  // >=
+}
+
 }  // namespace
 
-std::string VmProgramJson(const std::vector<VmProgramPart>& parts, const std::string& target,
-                          const std::string& precision, int64_t max_allocation_bytes) {
+std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
+                          const std::vector<SizeConstraint>& constraints,
+                          const std::string& target, const std::string& precision,
+                          int64_t max_allocation_bytes) {
   LOOM_ICHECK(!parts.empty() && parts.back().when.empty())
       << "VmProgramJson: the general program comes last";
   const ExecutionGraph& general = *parts.back().graph;
@@ -190,6 +202,16 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts, const std::st
   doc["precision"] = precision;
   doc["max_allocation_bytes"] = max_allocation_bytes;
   doc["size_vars"] = vars.names();
+  ordered_json declared = ordered_json::array();
+  for (const SizeConstraint& constraint : constraints) {
+    auto it = std::find(vars.names().begin(), vars.names().end(), constraint.var);
+    LOOM_ICHECK(it != vars.names().end()) << "constraint on '" << constraint.var << "'";
+    const size_t var = static_cast<size_t>(it - vars.names().begin());
+    declared.push_back({{"var", var},
+                        {"text", constraint.text},
+                        {"cond", ConstraintCondition(constraint, var)}});
+  }
+  doc["constraints"] = std::move(declared);
 
   ordered_json code = ordered_json::array(), kernels = ordered_json::array();
   ProgramWriter writer(vars, &code, &kernels);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/codegen_json.h"
+#include "graph/size_constraint.h"
 
 namespace loom::graph {
 
@@ -24,7 +25,10 @@ struct VmProgramPart {
 // The "loom-vm-1" document: each specialization, in order, runs when the inputs' sizes are
 // its own, the general program (last in `parts`) otherwise; an allocation past
 // `max_allocation_bytes` is refused at run time (0: no limit).
-std::string VmProgramJson(const std::vector<VmProgramPart>& parts, const std::string& target,
-                          const std::string& precision, int64_t max_allocation_bytes);
+// `constraints` (on the general program's size variables) are checked when a run binds them.
+std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
+                          const std::vector<SizeConstraint>& constraints,
+                          const std::string& target, const std::string& precision,
+                          int64_t max_allocation_bytes);
 
 }  // namespace loom::graph

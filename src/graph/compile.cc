@@ -15,6 +15,7 @@
 
 #include "graph/codegen_json.h"
 #include "graph/codegen_vm.h"
+#include "graph/size_constraint.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/lower.h"
 #include "loom/graph/strategy.h"
@@ -348,6 +349,21 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
         << "Compile: dynamic bucket '" << name << "' names no symbolic dimension of the model's "
         << "inputs; " << (known.empty() ? "it has none" : "they are " + known);
   }
+  std::vector<SizeConstraint> constraints;
+  for (const std::string& text : options.size_constraints) {
+    constraints.push_back(ParseSizeConstraint(text));
+    const SizeConstraint& constraint = constraints.back();
+    LOOM_CHECK_USER(size_vars.count(constraint.var))
+        << "Compile: size constraint '" << constraint.text << "' is on '" << constraint.var
+        << "', no symbolic dimension of the model's inputs";
+    auto bucket = options.dynamic_buckets.find(constraint.var);
+    if (bucket == options.dynamic_buckets.end()) continue;
+    for (int64_t size : bucket->second) {
+      LOOM_CHECK_USER(constraint.Holds(size))
+          << "Compile: dynamic bucket " << constraint.var << " = " << size
+          << " violates the size constraint " << constraint.text;
+    }
+  }
   const bool symbolic =
       std::any_of(module.main()->params.begin(), module.main()->params.end(),
                   [](const Var& input) { return !input.type().ConstShape().has_value(); });
@@ -414,8 +430,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
     for (size_t p = 0; p < programs.size(); ++p) {
       vm_parts.push_back({&programs[p].graph, param_offsets[p], programs[p].when});
     }
-    model.graph_json =
-        VmProgramJson(vm_parts, target.str(), options.precision, MemoryLimit(options));
+    model.graph_json = VmProgramJson(vm_parts, constraints, target.str(), options.precision,
+                                     MemoryLimit(options));
   } else {
     model.graph_json = ExecutionGraphJson(
         general.graph, plan, param_offsets.front(), target.str(), options.precision,

@@ -225,6 +225,12 @@ void VirtualMachine::BindSizes() {
       bound_by[v] = here;
     }
   }
+  for (const VmConstraint& constraint : model_->constraints()) {
+    const size_t v = static_cast<size_t>(constraint.var);
+    LOOM_CHECK_USER(constraint.cond.Evaluate(sizes, "constraint " + constraint.text) != 0)
+        << "VirtualMachine: " << bound_by[v] << " is " << names[v] << " = " << sizes[v]
+        << ", but the model was compiled for " << constraint.text << " only";
+  }
   // Dimensions computed from the variables (2 * n) must hold what they say.
   for (size_t i = 0; i < model_->inputs().size(); ++i) {
     const VmIO& input = model_->inputs()[i];

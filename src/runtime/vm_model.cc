@@ -126,6 +126,18 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
     model->size_vars_.push_back(vars[v].get<std::string>());
   }
   const size_t num_vars = vars.size();
+  if (doc.contains("constraints")) {
+    const json& constraints = kJson.Array(doc, "constraints", "the document");
+    for (size_t c = 0; c < constraints.size(); ++c) {
+      std::string where = "constraints[" + std::to_string(c) + "]";
+      VmConstraint constraint;
+      constraint.var = kJson.Id(constraints[c], "var", where, num_vars, "size variables");
+      constraint.text = kJson.Text(constraints[c], "text", where);
+      constraint.cond =
+          ParseShapeExpr(kJson.Field(constraints[c], "cond", where), where + ".cond", num_vars);
+      model->constraints_.push_back(std::move(constraint));
+    }
+  }
 
   const json& params_json = kJson.Array(doc, "params", "the document");
   for (size_t p = 0; p < params_json.size(); ++p) {

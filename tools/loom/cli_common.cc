@@ -207,6 +207,9 @@ void PrintVmProgram(const runtime::VmModel& model) {
   std::string vars;
   for (const std::string& var : model.size_vars()) vars += (vars.empty() ? "" : ", ") + var;
   std::printf("size variables: %s\n", vars.empty() ? "(none)" : vars.c_str());
+  for (const runtime::VmConstraint& constraint : model.constraints()) {
+    std::printf("  constraint: %s\n", constraint.text.c_str());
+  }
   std::printf("inputs:\n");
   for (const runtime::VmIO& input : model.inputs()) {
     std::string dims;
@@ -217,10 +220,18 @@ void PrintVmProgram(const runtime::VmModel& model) {
   }
   std::printf("outputs:\n");
   for (const runtime::VmIO& output : model.outputs()) PrintValue(output.name, "");
+  // The kernels of each program in execution order: a specialization's behind the `if`
+  // that tests its sizes, the general program's after the last.
   std::printf("kernels, in execution order (%zu):\n", model.kernels().size());
-  for (size_t k = 0; k < model.kernels().size(); ++k) {
-    const runtime::VmKernel& kernel = model.kernels()[k];
-    std::printf("  %4zu  %s  [%s]\n", k, kernel.func.c_str(), kernel.name.c_str());
+  for (const runtime::VmInstruction& insn : model.instructions()) {
+    if (insn.op == runtime::VmInstruction::Op::kIf) {
+      std::printf(" when %s:\n", insn.cond.str(model.size_vars()).c_str());
+    } else if (insn.op == runtime::VmInstruction::Op::kGoto) {
+      std::printf(" otherwise:\n");
+    } else if (insn.op == runtime::VmInstruction::Op::kInvoke) {
+      const runtime::VmKernel& kernel = model.kernels()[static_cast<size_t>(insn.kernel)];
+      std::printf("  %4d  %s  [%s]\n", insn.kernel, kernel.func.c_str(), kernel.name.c_str());
+    }
   }
   int64_t weights = 0;
   for (size_t p = 0; p < model.param_names().size(); ++p) {

@@ -100,6 +100,10 @@ void AddCompileCommand(CLI::App& app) {
                       "specialized kernels for (seq=16,64,128); the virtual machine runs them "
                       "when the inputs have those sizes, the general kernels otherwise; "
                       "repeatable (every combination is compiled, at most 64)");
+  command->add_option("--constraint", options->size_constraints,
+                      "'NAME OP N' or 'NAME % M OP N' (OP: ==, <, <=, >, >=): a constraint on "
+                      "a symbolic dimension ('seq % 8 == 0', 'seq <= 512'); inputs violating "
+                      "it are refused before the model runs; repeatable");
   command
       ->add_option("--executor", options->executor,
                    "What runs the model. auto (the default): the virtual machine when an "

@@ -365,6 +365,7 @@ void RunCompile(const CompileCommandOptions& options) {
     compile_options.memory_limit_bytes = ParseByteSize(options.memory_limit, "--memory-limit");
   }
   compile_options.dynamic_buckets = ParseDynamicBuckets(options.dynamic_buckets);
+  compile_options.size_constraints = options.size_constraints;
   if (std::optional<DataType> half = graph::ProductOperandType(options.precision);
       half && !graph::HasHalfPrecisionProducts(Target::Parse(options.target), *half)) {
     std::cerr << "note: target '" << options.target << "' has no " << *half

@@ -42,6 +42,7 @@ struct CompileCommandOptions {
   std::string precision = "float32";     // or "bf16", "fp16" (graph::CompileOptions::precision)
   std::string memory_limit;              // "64G", "512M", bytes; "": this machine's memory
   std::vector<std::string> dynamic_buckets;  // "seq=16,64,128" (graph::CompileOptions)
+  std::vector<std::string> size_constraints;  // "seq % 8 == 0" (graph::CompileOptions)
 };
 
 struct TuneCommandOptions {

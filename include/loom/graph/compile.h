@@ -51,6 +51,11 @@ struct CompileOptions {
   // of these sizes bound (constant shapes: the targets' tuned kernels, layouts and folding),
   // and runs it when the inputs have those sizes. At most 64 combinations.
   std::map<std::string, std::vector<int64_t>> dynamic_buckets = {};
+  // Declared constraints on those size variables ("seq % 8 == 0", "seq <= 512"; NAME OP N
+  // or NAME % M OP N, OP one of ==, <, <=, >, >=): the VM refuses inputs violating one
+  // before anything runs, naming the dimension, its value and the constraint; a bucket
+  // violating one is a compile error.
+  std::vector<std::string> size_constraints = {};
 };
 
 // Called after each stage of Compile ("graph passes", "lowering", "memory plan", "codegen")

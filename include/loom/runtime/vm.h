@@ -63,6 +63,14 @@ struct VmKernel {
   PackedFunc packed;  // `func` looked up in the model's kernels
 };
 
+// A constraint declared on a size variable at compile time ("seq % 8 == 0"): a run whose
+// inputs violate it is refused before anything runs.
+struct VmConstraint {
+  int var = -1;        // the size variable
+  std::string text;    // as declared
+  ShapeExpr cond;      // non-zero where it holds
+};
+
 struct VmIO {
   std::string name;
   int reg = -1;
@@ -84,6 +92,7 @@ class VmModel {
   const std::string& target() const { return target_; }
   const std::string& precision() const { return precision_; }
   const std::vector<std::string>& size_vars() const { return size_vars_; }
+  const std::vector<VmConstraint>& constraints() const { return constraints_; }
   const std::vector<VmIO>& inputs() const { return inputs_; }
   const std::vector<VmIO>& outputs() const { return outputs_; }
   const std::vector<VmInstruction>& instructions() const { return instructions_; }
@@ -111,6 +120,7 @@ class VmModel {
   std::string target_;
   std::string precision_ = "float32";
   std::vector<std::string> size_vars_;
+  std::vector<VmConstraint> constraints_;
   std::vector<VmIO> inputs_, outputs_;
   std::vector<VmInstruction> instructions_;
   std::vector<VmKernel> kernels_;

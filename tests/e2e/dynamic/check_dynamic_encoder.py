@@ -3,7 +3,7 @@
 (for the virtual machine) and run by `loom run` at many lengths, with and without padding in
 the attention mask, against ONNX Runtime on the same model and inputs; the same compiled
 with dynamic buckets (kernels specialized for two of the lengths, the general ones for the
-rest); and the lengths the model's signature refuses.
+rest) and a declared constraint; and the lengths the signature or the constraint refuses.
 
 Usage: check_dynamic_encoder.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -11,6 +11,7 @@ Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package)
 
 import argparse
 import os
+import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -47,7 +48,8 @@ def main():
     bucketed = os.path.join(args.workdir, "encoder_buckets.so")
     loom_tool.compile_model(
         args.loom, model_path, bucketed,
-        extra_args=["--dynamic-buckets", "sequence=" + ",".join(str(b) for b in BUCKETS)])
+        extra_args=["--dynamic-buckets", "sequence=" + ",".join(str(b) for b in BUCKETS),
+                    "--constraint", f"sequence <= {max(LENGTHS)}"])
     session = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     failures = 0
@@ -65,18 +67,32 @@ def main():
                 print(f"{'ok  ' if ok else 'FAIL'} {kind} sequence {length:3d} attended "
                       f"{attended:3d}: shape {list(g.shape)}, max|loom - ort| = {error:.3g} "
                       f"(bound {bound:.3g})")
-    # Inputs whose lengths disagree are refused before anything runs.
-    inputs = {"hidden_states": rng.standard_normal((1, 8, 64), dtype=np.float32),
-              "attention_mask": bert_encoder.attention_mask(9, 9)}
-    try:
-        loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
-        print("FAIL lengths 8 and 9 ran")
-        failures += 1
-    except loom_tool.LoomError as error:
-        expected = "inputs sharing a size variable must agree"
-        ok = expected in str(error)
+    # `loom inspect` lists each program's kernels under its condition, and the constraint.
+    listing = subprocess.run([args.loom, "inspect", bucketed], capture_output=True, text=True,
+                             check=True).stdout
+    for expected in [f"when (sequence == {b}):" for b in BUCKETS] + [
+            f"constraint: sequence <= {max(LENGTHS)}", "otherwise:"]:
+        ok = expected in listing
         failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} lengths 8 and 9 refused: {str(error).splitlines()[-1]}")
+        print(f"{'ok  ' if ok else 'FAIL'} loom inspect shows '{expected}'")
+    # Inputs whose lengths disagree, or break the constraint, are refused before anything runs.
+    longest = max(LENGTHS) + 1
+    refused = [(artifact, 8, 9, "inputs sharing a size variable must agree"),
+               (bucketed, longest, longest,
+                f"is sequence = {longest}, but the model was compiled for sequence <= "
+                f"{max(LENGTHS)} only")]
+    for path, length, mask_length, expected in refused:
+        inputs = {"hidden_states": rng.standard_normal((1, length, 64), dtype=np.float32),
+                  "attention_mask": bert_encoder.attention_mask(mask_length, mask_length)}
+        try:
+            loom_tool.run_model(args.loom, path, inputs, args.workdir)
+            print(f"FAIL lengths {length} and {mask_length} ran")
+            failures += 1
+        except loom_tool.LoomError as error:
+            ok = expected in str(error)
+            failures += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} lengths {length} and {mask_length} refused: "
+                  f"{str(error).splitlines()[-1]}")
     return 1 if failures else 0
 
 

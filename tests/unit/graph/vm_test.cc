@@ -405,6 +405,59 @@ TEST(VirtualMachine, DynamicBucketsThatCannotBeHonouredAreErrors) {
             std::string::npos);
 }
 
+// Declared constraints refuse the inputs violating them before anything runs, name the
+// dimension, its value and the constraint; buckets must satisfy them.
+TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {
+  loom::Var n = SizeVar("n", kI64);
+  IRModule module = IRModule::FromFunction(
+      Model([](Expr x) { return MakeCall("exp", {x}); }, {Dim(1), n, Dim(4)}));
+  CompiledModel compiled =
+      Compile(module, {.size_constraints = {"n%8==0", "n <= 64"}});
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
+  auto run = [&](int64_t length) {
+    return ErrorOf([&] {
+      vm->SetInput(0, RandomArray({1, length, 4}, kF32, 1));
+      vm->Run();
+    });
+  };
+  EXPECT_EQ(run(16), "no error");
+  EXPECT_EQ(run(64), "no error");
+  EXPECT_EQ(run(12),
+            "VirtualMachine: dimension 1 of input 'x' is n = 12, but the model was compiled for "
+            "n % 8 == 0 only");
+  EXPECT_EQ(run(72),
+            "VirtualMachine: dimension 1 of input 'x' is n = 72, but the model was compiled for "
+            "n <= 64 only");
+  auto error = [&](std::vector<std::string> constraints,
+                   std::map<std::string, std::vector<int64_t>> buckets = {}) {
+    return ErrorOf([&] {
+      Compile(module, {.dynamic_buckets = buckets, .size_constraints = constraints});
+    });
+  };
+  EXPECT_EQ(error({"n <= 64"}, {{"n", {16, 100}}}),
+            "Compile: dynamic bucket n = 100 violates the size constraint n <= 64");
+  EXPECT_EQ(error({"seq > 1"}),
+            "Compile: size constraint 'seq > 1' is on 'seq', no symbolic dimension of the "
+            "model's inputs");
+  EXPECT_EQ(error({"n != 3"}),
+            "size constraint 'n != 3': no comparison; expected NAME OP N or NAME % M OP N, OP "
+            "one of ==, <, <=, >, >= (for example 'seq % 8 == 0' or 'seq <= 512')");
+  EXPECT_NE(error({"n % 0 == 0"}).find("the modulus must be at least 1"), std::string::npos);
+  EXPECT_NE(error({"n < 4 x"}).find("'x' after the constraint"), std::string::npos);
+  for (const char* op : {"<", ">", ">="}) {
+    std::string constraint = std::string("n ") + op + " 8";
+    CompiledModel bounded = Compile(module, {.size_constraints = {constraint}});
+    std::unique_ptr<runtime::Executor> machine = MakeExecutor(bounded);
+    for (int64_t length : {7, 8, 9}) {
+      machine->SetInput(0, RandomArray({1, length, 4}, kF32, 1));
+      bool holds = std::string(op) == "<" ? length < 8 : std::string(op) == ">" ? length > 8
+                                                                               : length >= 8;
+      EXPECT_EQ(ErrorOf([&] { machine->Run(); }) == "no error", holds)
+          << constraint << " at " << length;
+    }
+  }
+}
+
 // Jumps and moves are checked like every other instruction: forward only, no register read
 // on a path that did not write it.
 TEST(VirtualMachine, MalformedControlFlowIsAnErrorNamingTheInstruction) {
