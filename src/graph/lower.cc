@@ -2,12 +2,15 @@
 #include "loom/graph/lower.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "graph/attrs_key.h"
 #include "loom/graph/op_util.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/strategy.h"
+#include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
 #include "loom/te/lower.h"
 
 namespace loom::graph {
@@ -21,6 +24,41 @@ const te::Tensor& Single(const std::vector<te::Tensor>& tensors, const Expr& e) 
   return tensors[0];
 }
 
+// The placeholder shapes of a group's parameters. A kernel binds its size variables from the
+// dimensions it is given, so a dimension that is an expression (b * s) of a variable no
+// parameter has as a whole dimension becomes a variable of its own (one per distinct
+// expression): the kernel computes with that size; the expression still holds outside.
+std::vector<Array<PrimExpr>> KernelParamShapes(const Function& function) {
+  std::vector<Array<PrimExpr>> shapes;
+  std::set<const Object*> bound;
+  for (const Var& param : function->params) {
+    shapes.push_back(ops::PlaceholderShape(param.type()));
+    for (const PrimExpr& dim : shapes.back()) {
+      if (dim.as<loom::VarNode>() != nullptr) bound.insert(dim.get());
+    }
+  }
+  std::map<std::string, loom::Var> abstracted;  // by the expression's text
+  for (Array<PrimExpr>& shape : shapes) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const PrimExpr& dim = shape[d];
+      if (IsConstInt(dim) || dim.as<loom::VarNode>() != nullptr) continue;
+      bool bindable = true;
+      loom::PostOrderVisit(dim, [&](const ObjectRef& node) {
+        if (node.as<loom::VarNode>() != nullptr && bound.count(node.get()) == 0) bindable = false;
+      });
+      if (bindable) continue;
+      std::ostringstream text;
+      text << dim;
+      auto [it, fresh] = abstracted.emplace(text.str(), loom::Var());
+      if (fresh) {
+        it->second = SizeVar("size" + std::to_string(abstracted.size() - 1), dim.dtype());
+      }
+      shape[d] = it->second;
+    }
+  }
+  return shapes;
+}
+
 // The group's computation in TE, scheduled by its master call and lowered: on the device
 // when `target` is a device's and an implementation for it takes the group (*on_device), on
 // the host otherwise.
@@ -29,14 +67,14 @@ PrimFunc LowerGroup(const CallNode& call, const std::string& name, const Target&
   const Function function = Downcast<Function>(call.callee);
   std::unordered_map<const Object*, std::vector<te::Tensor>> values;
   Array<te::Tensor> args;
+  const std::vector<Array<PrimExpr>> shapes = KernelParamShapes(function);
   for (size_t i = 0; i < function->params.size(); ++i) {
     const Var& param = function->params[i];
     LOOM_CHECK_USER(param.type().is_tensor())
         << call.Where() << " (kernel " << name << "): argument " << i << " is "
         << param.type().str() << "; kernels need tensors of constant shape (bind symbolic "
         << "dimensions before compiling)";
-    te::Tensor tensor = te::placeholder(ops::PlaceholderShape(param.type()),
-                                        param.type().dtype(), param->name_hint);
+    te::Tensor tensor = te::placeholder(shapes[i], param.type().dtype(), param->name_hint);
     values[param.get()] = {tensor};
     args.push_back(tensor);
   }

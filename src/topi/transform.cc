@@ -82,7 +82,8 @@ namespace {
 // own type (constants int32, symbolic sizes int64, as graph placeholders have them), and so
 // does each index into x, since a producer inlined into the read compares it with constants
 // of that type.
-te::Tensor SymbolicReshape(const te::Tensor& x, const std::vector<int64_t>& shape) {
+te::Tensor SymbolicReshape(const te::Tensor& x, const std::vector<int64_t>& shape,
+                           const std::vector<PrimExpr>& given = {}) {
   const DataType wide = DataType::Int(64);
   auto widen = [&](const PrimExpr& e) { return e.dtype() == wide ? e : loom::cast(wide, e); };
   Array<PrimExpr> in;
@@ -93,6 +94,12 @@ te::Tensor SymbolicReshape(const te::Tensor& x, const std::vector<int64_t>& shap
   PrimExpr known = make_const(wide, int64_t{1});
   int inferred = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
+    if (d < given.size() && given[d].defined()) {
+      out.push_back(given[d]);
+      out_wide.push_back(widen(given[d]));
+      known = known * out_wide.back();
+      continue;
+    }
     LOOM_CHECK_USER(shape[d] >= -1 && (shape[d] != -1 || inferred < 0) &&
                     (shape[d] != 0 || d < x.shape().size()))
         << "reshape of '" << x.name() << "': target shape " << ShapeText(shape)
@@ -178,6 +185,14 @@ te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape) {
   Array<PrimExpr> target;
   for (int64_t extent : out) target.push_back(make_const(IndexType(x), extent));
   return ReshapeTo(x, target, "reshape");
+}
+
+te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape,
+                   const std::vector<PrimExpr>& given) {
+  LOOM_CHECK_USER(given.size() == shape.size())
+      << "reshape of '" << x.name() << "': " << given.size() << " given sizes for a target of "
+      << shape.size() << " entries";
+  return SymbolicReshape(x, shape, given);
 }
 
 te::Tensor flatten(const te::Tensor& x, int64_t axis) {

@@ -25,6 +25,11 @@ namespace loom::topi {
 // ONNX Reshape (allowzero = 0): one entry may be -1 (inferred from the element count) and
 // an entry 0 copies the input's dimension at that position; the element count must match.
 te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape);
+// reshape where the dimensions at some positions are given as sizes (`given[d]` defined, an
+// exporter's x.view(y.size(0), y.size(1), -1) over symbolic sizes): shape[d] is ignored
+// there; the element count must be shown to match at compile time.
+te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape,
+                   const std::vector<PrimExpr>& given);
 // ONNX Flatten: a 2-d tensor of (product of dims before axis, product from axis on);
 // axis in [-rank, rank].
 te::Tensor flatten(const te::Tensor& x, int64_t axis = 1);

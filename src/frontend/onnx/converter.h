@@ -28,6 +28,21 @@ namespace loom::frontend::onnx {
 
 using Outputs = std::vector<graph::Expr>;
 
+// An integer tensor of rank 0 or 1 whose elements the importer knows as size expressions:
+// the Shape of a tensor of symbolic dimensions, and the arithmetic exporters do on it
+// (shape_values.cc). It has no graph value; Reshape takes it as its shape.
+struct ShapeValue {
+  std::vector<PrimExpr> elements;
+  bool scalar = false;  // rank 0 (one element)
+  // Per element, where known: the tensor whose dimension `dim` it is (Reshape takes a size
+  // it cannot express otherwise from there: graph operator reshape_like).
+  struct Origin {
+    graph::Expr tensor;
+    int64_t dim = -1;
+  };
+  std::vector<Origin> origins = {};  // empty, or one per element
+};
+
 class NodeContext {
  public:
   virtual ~NodeContext() = default;
@@ -56,6 +71,9 @@ class NodeContext {
   // ("input 1 (shape) of node 'Reshape_4' (Reshape) must be a constant ...").
   std::vector<int64_t> ConstantInts(int i) const;
   std::vector<double> ConstantFloats(int i) const;
+  // Input i as a shape value: a symbolic one, or a constant integer tensor of rank 0 or 1;
+  // nullopt for anything else.
+  virtual std::optional<ShapeValue> ShapeInput(int i) const = 0;
 
   // Attributes: `fallback` is the ONNX default; without one a missing attribute is an error.
   bool HasAttr(const std::string& name) const;

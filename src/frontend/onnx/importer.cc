@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "frontend/onnx/converter.h"
+#include "frontend/onnx/shape_values.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/evaluate.h"
 #include "loom/support/error.h"
@@ -184,6 +185,7 @@ class ImportNodeContext final : public NodeContext {
  public:
   ImportNodeContext(const ::onnx::NodeProto& node, int index, int64_t opset,
                     const std::unordered_map<std::string, graph::Expr>& values,
+                    const std::unordered_map<std::string, ShapeValue>& shape_values,
                     const std::string& scope, SubgraphImporter import_subgraph)
       : node_(node),
         where_(NodeWhere(node, index) + (scope.empty() ? "" : " in " + scope)),
@@ -192,6 +194,7 @@ class ImportNodeContext final : public NodeContext {
             (node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name())),
         opset_(opset),
         values_(values),
+        shape_values_(shape_values),
         import_subgraph_(std::move(import_subgraph)) {}
 
   const ::onnx::NodeProto& node() const override { return node_; }
@@ -203,9 +206,39 @@ class ImportNodeContext final : public NodeContext {
   }
   graph::Expr Input(int i) const override {
     if (!HasInput(i)) Fail("input " + std::to_string(i) + " is required but absent");
+    if (auto shape = shape_values_.find(node_.input(i)); shape != shape_values_.end()) {
+      Fail("input " + std::to_string(i) + " ('" + node_.input(i) + "') is computed from the " +
+           "symbolic shape of a tensor, " + ShapeValueText(shape->second) + "; Loom computes " +
+           "with such values in shape arithmetic (Shape, Gather, Unsqueeze, Squeeze, Concat, " +
+           "Slice, Cast, Add, Sub, Mul, Div, Min, Max) and as Reshape's shape only: bind the " +
+           "model's symbolic dimensions with --input-shape");
+    }
     auto it = values_.find(node_.input(i));
     LOOM_ICHECK(it != values_.end()) << where_ << ": the order check defines every input";
     return it->second;
+  }
+
+  std::optional<ShapeValue> ShapeInput(int i) const override {
+    if (!HasInput(i)) return std::nullopt;
+    if (auto shape = shape_values_.find(node_.input(i)); shape != shape_values_.end()) {
+      return shape->second;
+    }
+    std::optional<runtime::NDArray> constant = ConstantInput(i);
+    if (!constant || constant->dtype().is_float() || constant->Shape().size() > 1) {
+      return std::nullopt;
+    }
+    ShapeValue value{{}, constant->Shape().empty()};
+    for (int64_t v : ConstantInts(i)) value.elements.push_back(IntImm(DataType::Int(64), v));
+    return value;
+  }
+
+  // Whether the node reads a shape value, or takes the Shape (Size) of a symbolic tensor.
+  bool ReadsSymbolicShape() const {
+    for (int i = 0; i < NumInputs(); ++i) {
+      if (HasInput(i) && shape_values_.count(node_.input(i))) return true;
+    }
+    return (op_type() == "Shape" || op_type() == "Size") && HasInput(0) &&
+           !Input(0).type().ConstShape().has_value();
   }
 
   graph::Expr Call(const std::string& op, std::vector<graph::Expr> args,
@@ -259,6 +292,7 @@ class ImportNodeContext final : public NodeContext {
   std::string call_name_;
   int64_t opset_;
   const std::unordered_map<std::string, graph::Expr>& values_;
+  const std::unordered_map<std::string, ShapeValue>& shape_values_;
   SubgraphImporter import_subgraph_;
   std::unordered_set<const graph::CallNode*> produced_;
   std::vector<graph::Call> produced_calls_;  // keeps the pointers in produced_ unique
@@ -411,6 +445,11 @@ class Importer {
     std::vector<graph::Expr> outputs;
     std::vector<std::string> names;
     for (const ::onnx::ValueInfoProto& output : graph_.output()) {
+      if (auto shape = shape_values_.find(output.name()); shape != shape_values_.end()) {
+        LOOM_THROW << "the model's output '" << output.name() << "' is the symbolic shape value "
+                   << ShapeValueText(shape->second) << ", which Loom computes at import only; "
+                   << "bind the model's symbolic dimensions with --input-shape";
+      }
       auto it = values_.find(output.name());
       LOOM_CHECK_USER(it != values_.end()) << "the model's output '" << output.name()
                                            << "' is not computed by any node, initializer or input";
@@ -711,11 +750,48 @@ class Importer {
     return text + "]";
   }
 
+  // Shape arithmetic on symbolic sizes (shape_values.h), evaluated here: a result whose
+  // elements are all constant is an ordinary constant. False when the node is no such
+  // arithmetic.
+  bool ImportShapeArithmetic(ImportNodeContext& ctx) {
+    std::optional<std::vector<ShapeValue>> results;
+    try {
+      results = EvaluateShapeArithmetic(ctx);
+    } catch (const Error& e) {
+      if (std::string(e.what()).rfind(ctx.Where(), 0) == 0) throw;
+      ctx.Fail(e.what());
+    }
+    if (!results) return false;
+    const ::onnx::NodeProto& node = ctx.node();
+    for (size_t k = 0; k < results->size() && k < static_cast<size_t>(node.output_size()); ++k) {
+      const std::string& name = node.output(static_cast<int>(k));
+      const ShapeValue& value = (*results)[k];
+      std::vector<int64_t> ints;
+      for (const PrimExpr& e : value.elements) {
+        int64_t v = 0;
+        if (IsConstInt(e, &v)) ints.push_back(v);
+      }
+      if (ints.size() < value.elements.size()) {
+        shape_values_[name] = value;
+        continue;
+      }
+      std::vector<int64_t> shape;
+      if (!value.scalar) shape.push_back(static_cast<int64_t>(ints.size()));
+      runtime::NDArray array = runtime::NDArray::Empty(shape, DataType::Int(64));
+      for (size_t e = 0; e < ints.size(); ++e) {
+        SetIntElement(array, static_cast<int64_t>(e), ints[e]);
+      }
+      values_[name] = graph::MakeConstant(array, name);
+    }
+    return true;
+  }
+
   void ImportNode(const ::onnx::NodeProto& node, int index, const std::string& scope) {
     ImportNodeContext ctx(
-        node, index, OpsetOf(node, index), values_, scope,
+        node, index, OpsetOf(node, index), values_, shape_values_, scope,
         [this](const ::onnx::GraphProto& body, const std::vector<graph::Expr>& inputs,
                const std::string& inner) { return ImportSubgraph(body, inputs, inner); });
+    if (ctx.ReadsSymbolicShape() && ImportShapeArithmetic(ctx)) return;
     const Converter* converter = FindConverter(ConverterKey(node));
     LOOM_ICHECK(converter != nullptr) << "CheckOperatorsSupported checked " << ctx.Where();
     Outputs outputs;
@@ -755,6 +831,8 @@ class Importer {
   std::map<std::string, int64_t> opsets_;  // domain ("" for the default) -> version
   std::unordered_set<std::string> used_;   // values some node or the graph's outputs read
   std::unordered_map<std::string, graph::Expr> values_;
+  // Values computed from symbolic shapes, which have no graph value (shape_values.h).
+  std::unordered_map<std::string, ShapeValue> shape_values_;
   // The size variables of symbolic input dimensions, by name (ImportOptions::symbolic_dimensions).
   mutable std::map<std::string, loom::Var> size_vars_;
 };

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "frontend/onnx/converter.h"
+#include "frontend/onnx/shape_values.h"
+#include "loom/arith/analyzer.h"
 
 namespace loom::frontend::onnx {
 namespace {
@@ -80,7 +82,69 @@ Outputs ConvertSize(NodeContext& ctx) {
 
 // Reshape: a 0 copies the input's dimension at that position (unless allowzero = 1, opset
 // 14), one -1 is inferred from the element count.
+// Reshape to a target computed from symbolic sizes (shape_values.h): an entry equal to the
+// input's dimension at its position copies it (0); entries that are dimensions of another
+// tensor (x.view(y.size(0), y.size(1), -1)) take them from there (reshape_like); one other
+// is inferred (-1).
+Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
+  graph::Expr data = ctx.Input(0);
+  const std::vector<PrimExpr>& dims = data.type().shape();
+  arith::Analyzer analyzer;
+  std::vector<int64_t> shape, like_dims;
+  graph::Expr like;
+  for (size_t i = 0; i < target.elements.size(); ++i) {
+    const PrimExpr& e = target.elements[i];
+    int64_t value = 0;
+    like_dims.push_back(-1);
+    if (IsConstInt(e, &value)) {
+      shape.push_back(value);
+      continue;
+    }
+    if (i < dims.size() && analyzer.CanProveEqual(e, cast(DataType::Int(64), dims[i]))) {
+      shape.push_back(0);
+      continue;
+    }
+    shape.push_back(-1);
+    // A dimension of the tensor it came from (the first such tensor serves every entry).
+    if (!like.defined() && i < target.origins.size() && target.origins[i].tensor.defined()) {
+      like = target.origins[i].tensor;
+    }
+    if (!like.defined()) continue;
+    const std::vector<PrimExpr>& like_shape = like.type().shape();
+    for (size_t d = 0; d < like_shape.size(); ++d) {
+      if (analyzer.CanProveEqual(e, cast(DataType::Int(64), like_shape[d]))) {
+        like_dims.back() = static_cast<int64_t>(d);
+        shape.back() = 1;  // unused: reshape_like takes like's dimension here
+        break;
+      }
+    }
+  }
+  if (std::count(shape.begin(), shape.end(), -1) > 1) {
+    ctx.Fail("the shape " + ShapeValueText(target) + " has more than one entry that is neither "
+             "constant, nor the input's dimension at its position, nor a dimension of the "
+             "tensor it was computed from; bind the model's symbolic dimensions with "
+             "--input-shape");
+  }
+  if (ctx.AttrInt("allowzero", 0) != 0 && std::count(shape.begin(), shape.end(), 0) > 0) {
+    ctx.Fail("allowzero with a symbolic shape " + ShapeValueText(target) +
+             "; bind the model's symbolic dimensions with --input-shape");
+  }
+  if (!like.defined() || std::all_of(like_dims.begin(), like_dims.end(),
+                                     [](int64_t d) { return d < 0; })) {
+    return {ctx.Call("reshape", {data}, {{"newshape", graph::Ints(shape.begin(), shape.end())}})};
+  }
+  return {ctx.Call("reshape_like", {data, like},
+                   {{"newshape", graph::Ints(shape.begin(), shape.end())},
+                    {"like_dims", graph::Ints(like_dims.begin(), like_dims.end())}})};
+}
+
 Outputs ConvertReshape(NodeContext& ctx) {
+  // Opset 5 on, the shape is an input: constant, or computed from symbolic sizes.
+  std::optional<ShapeValue> target = ctx.opset() < 5 ? std::nullopt : ctx.ShapeInput(1);
+  if (target && std::any_of(target->elements.begin(), target->elements.end(),
+                            [](const PrimExpr& e) { return !IsConstInt(e); })) {
+    return SymbolicReshape(ctx, *target);
+  }
   std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
   bool allow_zero = ctx.AttrInt("allowzero", 0) != 0;
   if (!ctx.Input(0).type().ConstShape()) {

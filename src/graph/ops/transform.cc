@@ -58,6 +58,32 @@ void RegisterShapeChanges() {
                     })
       .Attr("newshape", AttrKind::kInts, std::nullopt,
             "the shape; 0 copies the input's dimension, one -1 is inferred");
+  RegisterInjective("reshape_like",
+                    "reshape whose dimensions at some positions are like's dimensions (an "
+                    "export's x.view(y.size(0), y.size(1), -1) over symbolic sizes)",
+                    {"data", "like"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      const Ints& shape = info.attrs.GetInts("newshape");
+                      const Ints& dims = info.attrs.GetInts("like_dims");
+                      LOOM_CHECK_USER(dims.size() == shape.size())
+                          << info.where << ": like_dims " << AttrValueText(dims)
+                          << " must have one entry per newshape entry "
+                          << AttrValueText(shape);
+                      std::vector<PrimExpr> given(shape.size());
+                      for (size_t d = 0; d < dims.size(); ++d) {
+                        if (dims[d] < 0) continue;
+                        LOOM_CHECK_USER(dims[d] < in[1].ndim())
+                            << info.where << ": like_dims " << AttrValueText(dims)
+                            << " names dimension " << dims[d] << " of like "
+                            << info.input_types[1].str();
+                        given[d] = in[1].shape()[static_cast<size_t>(dims[d])];
+                      }
+                      return Tensors{topi::reshape(in[0], shape, given)};
+                    })
+      .Attr("newshape", AttrKind::kInts, std::nullopt,
+            "the shape where like_dims is -1; 0 copies data's dimension, one -1 is inferred")
+      .Attr("like_dims", AttrKind::kInts, std::nullopt,
+            "per output dimension: the dimension of like it is, or -1");
   RegisterInjective("flatten", "2-d: dimensions before axis, and from axis on (ONNX Flatten)",
                     {"data"},
                     [](const CallInfo& info, const Tensors& in) {

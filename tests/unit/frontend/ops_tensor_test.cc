@@ -3,8 +3,11 @@
 // opset-dependent forms, negative axes and clamping, run compiled against references.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <limits>
+#include <memory>
 
+#include "loom/graph/compile.h"
 #include "onnx_test_util.h"
 
 namespace loom::frontend::onnx::test {
@@ -91,6 +94,107 @@ TEST(OnnxTensor, ShapeArithmeticFoldsIntoOneReshape) {
   EXPECT_EQ(reshape->name_hint, "flatten_view");
   EXPECT_NE(reshape->args[0].as<graph::VarNode>(), nullptr) << graph::ToText(imported.module);
   ExpectOutputs(model, {x}, {Reshaped(x, {2, 12})});
+}
+
+// The same export pattern over a symbolic batch (ImportOptions::symbolic_dimensions): the
+// shape arithmetic is evaluated at import over size expressions, Reshape takes the result,
+// and the model compiled once for the VM runs at every batch size.
+TEST(OnnxTensor, ShapeArithmeticOverSymbolicSizesSetsReshapesShape) {
+  ModelBuilder model(13);
+  model.Input("x", {-1, 3, 4});
+  model.Initializer("zero", Int64s({0}, /*scalar=*/true));
+  model.Initializer("two", Int64s({2}, /*scalar=*/true));
+  model.Initializer("axes", Int64s({0}));
+  model.Initializer("starts", Int64s({1}));
+  model.Initializer("ends", Int64s({2}));
+  model.Node("Shape", {"x"}, {"shape"}).Node("Gather", {"shape", "zero"}, {"batch"});
+  model.Node("Gather", {"shape", "two"}, {"last"});  // 4: a constant
+  model.Node("Div", {"last", "two"}, {"half"});      // 2
+  model.Node("Mul", {"batch", "half"}, {"rows"});    // d0 * 2: inferred (-1)
+  model.Node("Unsqueeze", {"rows", "axes"}, {"rows_1d"});
+  model.Node("Slice", {"shape", "starts", "ends"}, {"middle"});  // [3]
+  model.Node("Unsqueeze", {"half", "axes"}, {"half_1d"});
+  model.Node("Concat", {"rows_1d", "middle", "half_1d"}, {"target"}, {IntAttr("axis", 0)});
+  model.Node("Reshape", {"x", "target"}, {"y"}).Output("y");
+  ImportOptions options;
+  options.symbolic_dimensions = true;
+  ImportedModel imported = model.Import(options);
+  EXPECT_EQ(imported.module.main()->body.type().str(),
+            "Tensor[(d0 * T.int64(2), 3, 2), float32]");
+  std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(graph::Compile(imported.module, {}));
+  for (int64_t batch : {1, 5}) {
+    runtime::NDArray x = Iota({batch, 3, 4});
+    vm->SetInput(0, x);
+    vm->Run();
+    EXPECT_EQ(vm->GetOutput(0).Shape(), (std::vector<int64_t>{batch * 2, 3, 2}));
+    EXPECT_EQ(Values(vm->GetOutput(0)), Values(x)) << "batch " << batch;
+  }
+}
+
+// Rows flattened and unflattened (y.view(x.size(0), x.size(1), -1)): the target's sizes
+// are dimensions of x, not of the reshaped tensor, which reshape_like takes from x.
+TEST(OnnxTensor, ReshapeTakesSizesFromTheTensorTheyWereComputedFrom) {
+  ModelBuilder model(13);
+  model.Input("x", {-1, -1, 4});
+  model.Initializer("rows", Int64s({-1, 4}));
+  model.Initializer("first_two", Int64s({0, 1}));
+  model.Initializer("minus_one", Int64s({-1}));
+  model.Node("Reshape", {"x", "rows"}, {"flat"}).Node("Relu", {"flat"}, {"relu"});
+  model.Node("Shape", {"x"}, {"shape"}).Node("Gather", {"shape", "first_two"}, {"leading"});
+  model.Node("Concat", {"leading", "minus_one"}, {"target"}, {IntAttr("axis", 0)});
+  model.Node("Reshape", {"relu", "target"}, {"y"}).Output("y");
+  ImportOptions options;
+  options.symbolic_dimensions = true;
+  ImportedModel imported = model.Import(options);
+  EXPECT_EQ(imported.module.main()->body.type().str(), "Tensor[(d0, d1, 4), float32]");
+  std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(graph::Compile(imported.module, {}));
+  for (auto [a, b] : std::vector<std::pair<int64_t, int64_t>>{{2, 3}, {1, 5}}) {
+    runtime::NDArray x = RandomArray({a, b, 4}, kF32, 3);
+    vm->SetInput(0, x);
+    vm->Run();
+    EXPECT_EQ(vm->GetOutput(0).Shape(), (std::vector<int64_t>{a, b, 4}));
+    std::vector<double> relu = Values(x);
+    for (double& v : relu) v = std::max(v, 0.0);
+    EXPECT_EQ(Values(vm->GetOutput(0)), relu);
+  }
+}
+
+// Where a shape value cannot go, the error names the node and says what to do.
+TEST(OnnxTensor, SymbolicShapeValuesOutsideShapeArithmeticAreErrors) {
+  ImportOptions options;
+  options.symbolic_dimensions = true;
+  auto error = [&](const std::function<void(ModelBuilder&)>& tail) {
+    ModelBuilder model(13);
+    model.Input("x", {-1, -1});
+    model.Node("Shape", {"x"}, {"shape"});
+    tail(model);
+    return ErrorOf([&] { model.Import(options); });
+  };
+  EXPECT_EQ(error([](ModelBuilder& m) {
+              m.Node("Cast", {"shape"}, {"y"}, {IntAttr("to", 1)}, "to_float").Output("y");
+            }),
+            "node 'to_float' (Cast): input 0 ('shape') is computed from the symbolic shape of a "
+            "tensor, [d0, d1]; Loom computes with such values in shape arithmetic (Shape, "
+            "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Add, Sub, Mul, Div, Min, Max) and "
+            "as Reshape's shape only: bind the model's symbolic dimensions with --input-shape");
+  EXPECT_EQ(error([](ModelBuilder& m) { m.Output("shape"); }),
+            "the model's output 'shape' is the symbolic shape value [d0, d1], which Loom "
+            "computes at import only; bind the model's symbolic dimensions with --input-shape");
+  // (d0 * 2, d1 * 2): two sizes computed, dimensions of no tensor.
+  EXPECT_EQ(error([](ModelBuilder& m) {
+              m.Initializer("two", Int64s({2}, /*scalar=*/true));
+              m.Node("Mul", {"shape", "two"}, {"doubled"});
+              m.Node("Reshape", {"x", "doubled"}, {"y"}, {}, "double").Output("y");
+            }),
+            "node 'double' (Reshape): the shape [d0 * T.int64(2), d1 * T.int64(2)] has more "
+            "than one entry that is neither constant, nor the input's dimension at its "
+            "position, nor a dimension of the tensor it was computed from; bind the model's "
+            "symbolic dimensions with --input-shape");
+  EXPECT_EQ(error([](ModelBuilder& m) {
+              m.Initializer("nine", Int64s({9}, /*scalar=*/true));
+              m.Node("Gather", {"shape", "nine"}, {"y"}, {}, "past").Output("y");
+            }),
+            "node 'past' (Gather): index 9 is out of range for the shape value [d0, d1]");
 }
 
 TEST(OnnxTensor, ReshapeCopiesZerosAndInfersMinusOne) {

@@ -405,6 +405,22 @@ TEST(VirtualMachine, DynamicBucketsThatCannotBeHonouredAreErrors) {
             std::string::npos);
 }
 
+// A dense layer over rows flattened from [n, m, 8] gets data [n * m, 8] and nothing that
+// gives n or m alone: its kernel takes n * m as a size of its own.
+TEST(VirtualMachine, KernelsTakeSizesTheyCannotSplitAsWholes) {
+  loom::Var n = SizeVar("n", kI64), m = SizeVar("m", kI64);
+  Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{n, m, Dim(8)}, kF32));
+  Expr rows = MakeCall("reshape", {x}, {{"newshape", Ints{-1, 8}}});
+  Expr y = MakeCall("nn.dense", {rows, RandomConstant({16, 8}, "w", 1)});
+  Function main = MakeFunction({x}, MakeCall("exp", {y}));
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(Compile(IRModule::FromFunction(main), {}));
+  for (auto [a, b] : std::vector<std::pair<int64_t, int64_t>>{{2, 3}, {5, 1}}) {
+    runtime::NDArray input = RandomArray({a, b, 8}, kF32, 4);
+    test::ExpectClose(RunOn(*vm, {input}).at(0), Values(test::Interpret(main, {input}).tensor),
+                      1e-5, "n = " + std::to_string(a) + ", m = " + std::to_string(b));
+  }
+}
+
 // Declared constraints refuse the inputs violating them before anything runs, name the
 // dimension, its value and the constraint; buckets must satisfy them.
 TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {

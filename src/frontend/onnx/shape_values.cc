@@ -1,0 +1,240 @@
+#include "frontend/onnx/shape_values.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "loom/arith/analyzer.h"
+#include "loom/ir/printer.h"
+
+namespace loom::frontend::onnx {
+namespace {
+
+const DataType kI64 = DataType::Int(64);
+
+PrimExpr Int(int64_t value) { return IntImm(kI64, value); }
+
+// Input i as a shape value, or an error naming it.
+ShapeValue Operand(const NodeContext& ctx, int i) {
+  std::optional<ShapeValue> value = ctx.ShapeInput(i);
+  if (!value) {
+    ctx.Fail("input " + std::to_string(i) +
+             " must be an integer shape value (a constant, or computed from the shape of a "
+             "tensor), for the shape arithmetic of its other inputs");
+  }
+  return *value;
+}
+
+// A constant index list (Gather's indices, Slice's starts ...).
+std::vector<int64_t> Constants(const NodeContext& ctx, int i) {
+  ShapeValue value = Operand(ctx, i);
+  std::vector<int64_t> ints;
+  for (const PrimExpr& e : value.elements) {
+    int64_t v = 0;
+    if (!IsConstInt(e, &v)) {
+      ctx.Fail("input " + std::to_string(i) + " must be constant here, got " +
+               ShapeValueText(value));
+    }
+    ints.push_back(v);
+  }
+  return ints;
+}
+
+// Element k of `value` appended to `result`, with its origin.
+void Append(const ShapeValue& value, size_t k, ShapeValue* result) {
+  result->elements.push_back(value.elements[k]);
+  result->origins.push_back(k < value.origins.size() ? value.origins[k] : ShapeValue::Origin{});
+}
+
+ShapeValue Shape(const NodeContext& ctx) {
+  graph::Expr data = ctx.Input(0);
+  const std::vector<PrimExpr>& dims = data.type().shape();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  auto clamp = [rank](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
+  int64_t start = clamp(ctx.AttrInt("start", 0));
+  int64_t end = std::max(start, clamp(ctx.AttrInt("end", rank)));
+  ShapeValue result;
+  for (int64_t d = start; d < end; ++d) {
+    result.elements.push_back(dims[static_cast<size_t>(d)]);
+    result.origins.push_back({data, d});
+  }
+  return result;
+}
+
+ShapeValue Size(const NodeContext& ctx) {
+  PrimExpr count = Int(1);
+  for (const PrimExpr& dim : ctx.Input(0).type().shape()) count = count * cast(kI64, dim);
+  return {{count}, true};
+}
+
+ShapeValue Gather(const NodeContext& ctx) {
+  ShapeValue data = Operand(ctx, 0);
+  if (data.scalar || ctx.AttrInt("axis", 0) != 0) ctx.Fail("gathers from a 1-d shape value only");
+  std::optional<ShapeValue> indices_value = ctx.ShapeInput(1);
+  std::vector<int64_t> indices = Constants(ctx, 1);
+  const int64_t n = static_cast<int64_t>(data.elements.size());
+  ShapeValue result{{}, indices_value->scalar};
+  for (int64_t index : indices) {
+    if (index < -n || index >= n) {
+      ctx.Fail("index " + std::to_string(index) + " is out of range for the shape value " +
+               ShapeValueText(data));
+    }
+    Append(data, static_cast<size_t>(index < 0 ? index + n : index), &result);
+  }
+  return result;
+}
+
+ShapeValue Unsqueeze(const NodeContext& ctx) {
+  ShapeValue data = Operand(ctx, 0);
+  std::vector<int64_t> axes = ctx.opset() >= 13 ? Constants(ctx, 1) : ctx.AttrInts("axes");
+  if (!data.scalar || axes.size() != 1 || (axes[0] != 0 && axes[0] != -1)) {
+    ctx.Fail("unsqueezes a scalar shape value into a 1-d one only");
+  }
+  data.scalar = false;
+  return data;
+}
+
+ShapeValue Squeeze(const NodeContext& ctx) {
+  ShapeValue data = Operand(ctx, 0);
+  if (data.scalar || data.elements.size() != 1) {
+    ctx.Fail("squeezes a shape value of one element only, got " + ShapeValueText(data));
+  }
+  data.scalar = true;
+  return data;
+}
+
+ShapeValue Concat(const NodeContext& ctx) {
+  ShapeValue result;
+  for (int i = 0; i < ctx.NumInputs(); ++i) {
+    ShapeValue part = Operand(ctx, i);
+    if (part.scalar) ctx.Fail("concatenates 1-d shape values only");
+    for (size_t k = 0; k < part.elements.size(); ++k) Append(part, k, &result);
+  }
+  return result;
+}
+
+ShapeValue Slice(const NodeContext& ctx) {
+  ShapeValue data = Operand(ctx, 0);
+  if (data.scalar) ctx.Fail("slices a 1-d shape value only");
+  std::vector<int64_t> starts, ends, steps;
+  if (ctx.opset() >= 10) {
+    starts = Constants(ctx, 1);
+    ends = Constants(ctx, 2);
+    if (ctx.HasInput(3) && Constants(ctx, 3) != std::vector<int64_t>{0}) {
+      ctx.Fail("slices a shape value along axis 0 only");
+    }
+    steps = ctx.HasInput(4) ? Constants(ctx, 4) : std::vector<int64_t>{1};
+  } else {
+    starts = ctx.AttrInts("starts");
+    ends = ctx.AttrInts("ends");
+    steps = {1};
+  }
+  if (starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] == 0) {
+    ctx.Fail("slices a shape value with one start, end and non-zero step");
+  }
+  const int64_t n = static_cast<int64_t>(data.elements.size()), step = steps[0];
+  auto clamp = [&](int64_t i, int64_t low, int64_t high) {
+    return std::clamp(i < 0 ? i + n : i, low, high);
+  };
+  ShapeValue result;
+  if (step > 0) {
+    for (int64_t i = clamp(starts[0], 0, n); i < clamp(ends[0], 0, n); i += step) {
+      Append(data, static_cast<size_t>(i), &result);
+    }
+  } else {
+    for (int64_t i = clamp(starts[0], -1, n - 1); i > clamp(ends[0], -1, n - 1); i += step) {
+      Append(data, static_cast<size_t>(i), &result);
+    }
+  }
+  return result;
+}
+
+// Add, Sub, Mul, Div, Min, Max: elementwise, a scalar or one element broadcast.
+ShapeValue Arithmetic(const NodeContext& ctx) {
+  ShapeValue a = Operand(ctx, 0), b = Operand(ctx, 1);
+  const size_t n = std::max(a.elements.size(), b.elements.size());
+  auto at = [&](const ShapeValue& v, size_t k) {
+    if (v.elements.size() == 1) return v.elements[0];
+    if (v.elements.size() != n) {
+      ctx.Fail("operands " + ShapeValueText(a) + " and " + ShapeValueText(b) +
+               " do not broadcast");
+    }
+    return v.elements[k];
+  };
+  const std::string& op = ctx.op_type();
+  ShapeValue result{{}, a.scalar && b.scalar};
+  for (size_t k = 0; k < n; ++k) {
+    PrimExpr x = at(a, k), y = at(b, k);
+    int64_t cx = 0, cy = 0;
+    const bool constant = IsConstInt(x, &cx) && IsConstInt(y, &cy);
+    if (op == "Add") {
+      result.elements.push_back(x + y);
+    } else if (op == "Sub") {
+      result.elements.push_back(x - y);
+    } else if (op == "Mul") {
+      result.elements.push_back(x * y);
+    } else if (op == "Div") {
+      if (constant && cy == 0) ctx.Fail("divides a shape value by zero");
+      // ONNX truncates; sizes are non-negative, where that is floor division.
+      result.elements.push_back(constant ? Int(cx / cy) : floordiv(x, y));
+    } else if (op == "Min") {
+      result.elements.push_back(min(x, y));
+    } else {
+      result.elements.push_back(max(x, y));
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string ShapeValueText(const ShapeValue& value) {
+  std::ostringstream text;
+  text << (value.scalar ? "" : "[");
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    int64_t constant = 0;
+    text << (k ? ", " : "");
+    if (IsConstInt(value.elements[k], &constant)) {
+      text << constant;
+    } else {
+      text << value.elements[k];
+    }
+  }
+  text << (value.scalar ? "" : "]");
+  return text.str();
+}
+
+std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext& ctx) {
+  const std::string& op = ctx.op_type();
+  ShapeValue result;
+  if (op == "Shape" || op == "Size") {
+    result = op == "Shape" ? Shape(ctx) : Size(ctx);
+  } else if (op == "Gather") {
+    result = Gather(ctx);
+  } else if (op == "Unsqueeze") {
+    result = Unsqueeze(ctx);
+  } else if (op == "Squeeze") {
+    result = Squeeze(ctx);
+  } else if (op == "Concat") {
+    result = Concat(ctx);
+  } else if (op == "Slice") {
+    result = Slice(ctx);
+  } else if (op == "Cast" || op == "Identity") {
+    if (op == "Cast" && !DataTypeOfOnnx(static_cast<int32_t>(ctx.AttrInt("to")), ctx.Where())
+                             .is_int()) {
+      return std::nullopt;
+    }
+    result = Operand(ctx, 0);
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" ||
+             op == "Max") {
+    if (ctx.NumInputs() != 2) return std::nullopt;
+    result = Arithmetic(ctx);
+  } else {
+    return std::nullopt;
+  }
+  arith::Analyzer analyzer;
+  for (PrimExpr& e : result.elements) e = analyzer.Simplify(cast(kI64, e));
+  return std::vector<ShapeValue>{result};
+}
+
+}  // namespace loom::frontend::onnx

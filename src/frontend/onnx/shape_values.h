@@ -1,0 +1,25 @@
+// Shape arithmetic at import time over symbolic sizes. An exporter writes `x.view(b, n, 4,
+// 16)` as Shape -> Gather -> Unsqueeze -> Concat -> Reshape; with the batch and sequence
+// symbolic (ImportOptions::symbolic_dimensions) those values are size expressions, not
+// constants. The importer evaluates such nodes here, keeps their results as ShapeValues
+// (a result whose elements are all constant becomes an ordinary constant), and Reshape takes
+// them as its shape.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "frontend/onnx/converter.h"
+
+namespace loom::frontend::onnx {
+
+// The outputs of `ctx`'s node evaluated over shape values, when it is shape arithmetic
+// (Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Identity, Add, Sub, Mul,
+// Div, Min, Max) whose integer inputs are all shape values (or constants); nullopt for
+// another operator, which then sees its inputs as graph values.
+std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext& ctx);
+
+// "[batch, seq * 64]"
+std::string ShapeValueText(const ShapeValue& value);
+
+}  // namespace loom::frontend::onnx
