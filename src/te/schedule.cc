@@ -152,8 +152,10 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   LOOM_SCHEDULE_CHECK(outer->iter_type == inner->iter_type, "fuse", *stage)
       << "cannot fuse a data-parallel axis with a reduction axis ('" << outer->var.name()
       << "', '" << inner->var.name() << "')";
-  IterVar fused(Range(), Var(outer->var.name() + "." + inner->var.name() + ".fused",
-                             outer->var.dtype()),
+  // The wider of the two index types holds the product of the extents.
+  DataType index = outer->var.dtype().bits() >= inner->var.dtype().bits() ? outer->var.dtype()
+                                                                          : inner->var.dtype();
+  IterVar fused(Range(), Var(outer->var.name() + "." + inner->var.name() + ".fused", index),
                 outer->iter_type, "");
   stage->relations.push_back(FuseRelation{outer, inner, fused});
   stage->all_iter_vars.push_back(fused);

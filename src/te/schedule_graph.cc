@@ -184,10 +184,15 @@ IterVarValueMap PassUpValues(const StageNode& stage, const BoundMap& bounds,
         values[fuse.inner] = bounds.at(fuse.inner)->min;
         continue;
       }
-      values[fuse.outer] =
-          analyzer->Simplify(floordiv(fused, inner_extent) + bounds.at(fuse.outer)->min);
-      values[fuse.inner] =
-          analyzer->Simplify(floormod(fused, inner_extent) + bounds.at(fuse.inner)->min);
+      // Each axis keeps its own index type (a symbolic int64 batch fused with int32 axes:
+      // the fused index is int64, the axes' expressions compare it with their int32 values).
+      auto typed = [](const IterVar& axis, PrimExpr value) {
+        return value.dtype() == axis->var.dtype() ? value : cast(axis->var.dtype(), value);
+      };
+      values[fuse.outer] = analyzer->Simplify(
+          typed(fuse.outer, floordiv(fused, inner_extent) + bounds.at(fuse.outer)->min));
+      values[fuse.inner] = analyzer->Simplify(
+          typed(fuse.inner, floormod(fused, inner_extent) + bounds.at(fuse.inner)->min));
     }
   }
   return values;

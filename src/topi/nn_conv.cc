@@ -19,15 +19,16 @@ namespace {
 constexpr int kNhwcTileColumns = 4;
 
 struct Conv2DShape {
-  int64_t N, C, H, W;  // data
+  int64_t N, C, H, W;  // data (N: -1 where the batch is symbolic)
   int64_t K, CG, R, S;  // weight: K filters of CG channels x R x S
   int64_t P, Q;        // output rows and columns
 };
 
 // The sizes of a 2-d convolution of data [N, C, H, W] and weight [K, C / groups, R, S]
-// (channels_last: data [N, H, W, C] and weight [R, S, C / groups, K]), checked for `op`.
+// (channels_last: data [N, H, W, C] and weight [R, S, C / groups, K]), checked for `op`; the
+// batch may be symbolic where `symbolic_batch` says so (N is then -1).
 Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a,
-                        const std::string& op, bool channels_last) {
+                        const std::string& op, bool channels_last, bool symbolic_batch = false) {
   LOOM_CHECK_USER(data.ndim() == 4 && weight.ndim() == 4)
       << op << ": data '" << data.name() << "' and weight '" << weight.name() << "' must be 4-d ("
       << (channels_last ? "NHWC and HWIO" : "NCHW and KCRS") << "), got " << data.ndim()
@@ -38,7 +39,13 @@ Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const 
                   (data.dtype().is_float() || data.dtype() == DataType::Int(32)))
       << op << ": data and weight must share one float type, or both be int32, got "
       << data.dtype().str() << " and " << weight.dtype().str();
-  std::vector<int64_t> in = detail::ConstShape(data, op), w = detail::ConstShape(weight, op);
+  std::vector<int64_t> w = detail::ConstShape(weight, op), in(4, -1);
+  for (size_t d = 0; d < 4; ++d) {
+    LOOM_CHECK_USER(IsConstInt(data.shape()[d], &in[d]) || (d == 0 && symbolic_batch))
+        << op << " of '" << data.name() << "': shape " << detail::ShapeText(data.shape())
+        << " is symbolic; the operator needs constant sizes"
+        << (symbolic_batch ? " but for the batch" : "");
+  }
   Conv2DShape g{};
   if (channels_last) {
     g = {in[0], in[3], in[1], in[2], w[3], w[2], w[0], w[1], 0, 0};
@@ -63,15 +70,18 @@ Conv2DShape CheckConv2D(const te::Tensor& data, const te::Tensor& weight, const 
 te::Tensor conv2d_nchw(const te::Tensor& data, const te::Tensor& weight, const Conv2DAttrs& a,
                        DataType out_dtype) {
   const std::string op = "conv2d_nchw";
-  Conv2DShape g = CheckConv2D(data, weight, a, op, /*channels_last=*/false);
-  const int64_t N = g.N, K = g.K, CG = g.CG, R = g.R, S = g.S, P = g.P, Q = g.Q;
+  Conv2DShape g = CheckConv2D(data, weight, a, op, /*channels_last=*/false,
+                              /*symbolic_batch=*/true);
+  const int64_t K = g.K, CG = g.CG, R = g.R, S = g.S, P = g.P, Q = g.Q;
+  // A symbolic batch (the VM's models) keeps its own expression; constants are int32.
+  const PrimExpr batch = g.N < 0 ? data.shape()[0] : PrimExpr(make_const(DataType::Int(32), g.N));
   te::Tensor padded = pad(data, {0, 0, a.pads[0], a.pads[1]}, {0, 0, a.pads[2], a.pads[3]});
   IterVar rc = te::reduce_axis(Range(0, int(CG)), "rc");
   IterVar rr = te::reduce_axis(Range(0, int(R)), "rr");
   IterVar rs = te::reduce_axis(Range(0, int(S)), "rs");
   const int64_t out_per_group = K / a.groups;
   return te::compute(
-      {int(N), int(K), int(P), int(Q)},
+      {batch, int(K), int(P), int(Q)},
       [&](Var n, Var k, Var p, Var q) {
         // One group reads channel rc whatever k is: said so, not floordiv(k, K) * C + rc,
         // which a schedule's region of k past K (a guarded tile) would not fold.

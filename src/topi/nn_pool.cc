@@ -14,7 +14,8 @@ namespace loom::topi {
 namespace {
 
 struct PoolGeometry {
-  int64_t N, C, H, W, P, Q;  // C: the channels, or the channel blocks of NCHW<k>c
+  int64_t N, C, H, W, P, Q;  // C: the channels, or the channel blocks of NCHW<k>c; N: -1
+                             // where the batch is symbolic
   int64_t block;  // channels per block of NCHW<k>c, 0 for NCHW
 };
 
@@ -50,7 +51,13 @@ PoolGeometry Geometry(const te::Tensor& data, const Pool2DAttrs& a, const std::s
                       const std::string& op, bool average) {
   int64_t block = CheckLayout(data, layout, op);
   if (average || !(data.dtype().is_int() || data.dtype().is_uint())) detail::CheckFloat(data, op);
-  std::vector<int64_t> in = detail::ConstShape(data, op);
+  // The batch may be symbolic (the VM's models); the window's dimensions may not.
+  std::vector<int64_t> in(static_cast<size_t>(data.ndim()), -1);
+  for (size_t d = 0; d < in.size(); ++d) {
+    LOOM_CHECK_USER(IsConstInt(data.shape()[d], &in[d]) || d == 0)
+        << op << " of '" << data.name() << "': shape " << detail::ShapeText(data.shape())
+        << " is symbolic; the operator needs constant sizes but for the batch";
+  }
   for (int d = 0; d < 2; ++d) {
     LOOM_CHECK_USER(a.kernel[d] > 0 && a.strides[d] > 0 && a.dilations[d] > 0)
         << op << ": kernel, strides and dilations must be positive, got kernel (" << a.kernel[0]
@@ -100,7 +107,8 @@ te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, const std::string&
                       Likely(w < int(g.W));
     return te::if_then_else(inside, input_at(i, h, w), std::move(outside));
   };
-  Array<PrimExpr> out_shape{int(g.N), int(g.C), int(g.P), int(g.Q)};
+  Array<PrimExpr> out_shape{g.N < 0 ? data.shape()[0] : PrimExpr(make_const(DataType::Int(32), g.N)),
+                            int(g.C), int(g.P), int(g.Q)};
   if (g.block) out_shape.push_back(int(g.block));
   if (!average) {
     return te::compute(

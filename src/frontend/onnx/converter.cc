@@ -92,6 +92,17 @@ int NodeContext::InputRank(int i) const {
   return input.type().ndim();
 }
 
+std::vector<int64_t> NodeContext::InputSpatialShape(int i) const {
+  const std::vector<PrimExpr>& dims = Input(i).type().shape();
+  std::vector<int64_t> spatial;
+  for (size_t d = 2; d < dims.size(); ++d) {
+    int64_t value = 0;
+    if (!IsConstInt(dims[d], &value)) InputShape(i);  // an error naming the symbols
+    spatial.push_back(value);
+  }
+  return spatial;
+}
+
 std::vector<int64_t> NodeContext::InputShape(int i) const {
   graph::Expr input = Input(i);
   if (!input.type().is_tensor()) Fail(InputLabel(*this, i) + " is not a tensor");

@@ -62,6 +62,9 @@ class NodeContext {
   // Shape and dtype of input i. InputShape is for converters that need constant sizes: a
   // symbolic dimension (ImportOptions::symbolic_dimensions) is an error naming the node.
   std::vector<int64_t> InputShape(int i) const;
+  // Input i's dimensions after batch and channel, which must be constant (the batch may be
+  // symbolic); callers check the rank first.
+  std::vector<int64_t> InputSpatialShape(int i) const;
   int InputRank(int i) const;
   DataType InputDtype(int i) const;
   // The value of input i when it is a constant (an initializer, a Constant node, or a value

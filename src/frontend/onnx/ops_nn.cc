@@ -107,7 +107,7 @@ graph::Expr WithBias(NodeContext& ctx, graph::Expr out) {
 
 Outputs Conv(NodeContext& ctx) {
   RequireSpatialRank(ctx, {3, 4});
-  Window w = WindowOf(ctx, SpatialDims(ctx.InputShape(0)), KernelOfWeight(ctx));
+  Window w = WindowOf(ctx, ctx.InputSpatialShape(0), KernelOfWeight(ctx));
   graph::Attrs attrs = {{"strides", w.strides},
                         {"padding", w.pads},
                         {"dilation", w.dilations},
@@ -139,7 +139,7 @@ graph::Expr DropHeight(NodeContext& ctx, graph::Expr x) {
 // output_padding. A 1-d one is the 2-d one over an image of height 1.
 Outputs ConvTranspose(NodeContext& ctx) {
   RequireSpatialRank(ctx, {3, 4});
-  std::vector<int64_t> spatial = SpatialDims(ctx.InputShape(0));
+  std::vector<int64_t> spatial = ctx.InputSpatialShape(0);
   size_t n = spatial.size();
   Window w;
   w.kernel = KernelOfWeight(ctx);
@@ -239,7 +239,7 @@ graph::Expr Pool3d(NodeContext& ctx, const std::string& op, graph::Expr x, const
 // pooling of 8- and 16-bit integers runs in float32, which holds them exactly.
 Outputs Pool(NodeContext& ctx, const std::string& op) {
   RequireSpatialRank(ctx, {3, 4, 5});
-  Window w = WindowOf(ctx, SpatialDims(ctx.InputShape(0)), ctx.AttrInts("kernel_shape"));
+  Window w = WindowOf(ctx, ctx.InputSpatialShape(0), ctx.AttrInts("kernel_shape"));
   bool one_d = ctx.InputRank(0) == 3;
   graph::Expr x = ctx.Input(0);
   if (one_d) {

@@ -2,8 +2,9 @@
 """Models exported from PyTorch with dynamic axes (torch.onnx.export(dynamic_axes=...)), whose
 exporter writes every view as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: compiled once
 by `loom compile` (the sizes stay symbolic; the shape arithmetic is evaluated at import) and
-run by `loom run` at several sizes against ONNX Runtime on the same model and inputs, one
-also with dynamic buckets.
+run by `loom run` at several sizes against ONNX Runtime on the same model and inputs, two
+also with dynamic buckets: an attention block, rows flattened through an MLP and back, and a
+small CNN of symbolic batch.
 
 Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -68,11 +69,30 @@ class TokenMlp(torch.nn.Module):
         return y.view(x.size(0), x.size(1), -1) + x
 
 
+class ConvNet(torch.nn.Module):
+    """Convolutions (one grouped), batch norm, pools, then a classifier: a symbolic batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.grouped = torch.nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.average = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.norm(self.conv(x))))
+        y = self.average(torch.relu(self.grouped(y)))
+        return self.fc(y.view(y.size(0), -1))
+
+
 # name, module, example input shape, dynamic axes {axis: name}, sizes to run, buckets
 CASES = [
     ("attention", Attention, (1, 7, 64), {0: "batch", 1: "seq"},
      [(1, 7), (2, 13), (3, 1), (1, 16)], ["seq=16"]),
     ("token_mlp", TokenMlp, (2, 5, 32), {0: "batch", 1: "seq"}, [(2, 5), (1, 9), (4, 3)], []),
+    ("convnet", ConvNet, (2, 3, 8, 8), {0: "batch"}, [(1,), (2,), (5,)], ["batch=2"]),
 ]
 
 
