@@ -188,6 +188,14 @@ ordered_json ConstraintCondition(const SizeConstraint& constraint, size_t var) {
 
 }  // namespace
 
+std::string BucketText(const std::map<std::string, int64_t>& when) {
+  std::string text;
+  for (const auto& [name, size] : when) {
+    text += (text.empty() ? "" : ", ") + name + " = " + std::to_string(size);
+  }
+  return text;
+}
+
 std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
                           const std::vector<SizeConstraint>& constraints,
                           const std::string& target, const std::string& precision,
@@ -277,7 +285,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
       if (src == dst) continue;
       auto [it, fresh] = moved.emplace(src, dst);
       LOOM_CHECK_USER(fresh || it->second == dst)
-          << "the program specialized for " << code[branch]["cond"].dump()
+          << "the program specialized for " << BucketText(part.when)
           << " returns one tensor as outputs the general program computes apart; compile "
           << "without dynamic buckets";
       if (fresh) code.push_back({{"op", "move"}, {"dst", dst}, {"src", src}});

@@ -14,6 +14,9 @@
 
 namespace loom::graph {
 
+// "seq = 16, batch = 1": a bucket's sizes, for messages.
+std::string BucketText(const std::map<std::string, int64_t>& when);
+
 // One program of a VM document: the general one (`when` empty), or one specialized for
 // sizes of some variables (a bucket, seq = 128: the model compiled with them bound).
 struct VmProgramPart {

@@ -305,34 +305,34 @@ std::vector<std::map<std::string, int64_t>> BucketCombinations(
   return combinations;
 }
 
-// "seq128_": the prefix of a specialization's kernels (letters, digits and '_' only).
+// "seq128_": the prefix of a specialization's kernels (a C identifier's characters, a
+// letter first).
 std::string SpecializationPrefix(const std::map<std::string, int64_t>& when) {
   std::string prefix;
   for (const auto& [name, size] : when) {
     for (char c : name) prefix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     prefix += std::to_string(size) + "_";
   }
-  return prefix;
+  return std::isalpha(static_cast<unsigned char>(prefix[0])) ? prefix : "v" + prefix;
 }
 
-// "seq = 128, batch = 1"
-std::string SizesText(const std::map<std::string, int64_t>& when) {
-  std::string text;
-  for (const auto& [name, size] : when) {
-    text += (text.empty() ? "" : ", ") + name + " = " + std::to_string(size);
-  }
-  return text;
-}
-
-// The names of the size variables of main's inputs.
+// The names of the size variables of main's inputs; two variables of one name are an error
+// (buckets, constraints and the VM's program name them).
 std::set<std::string> InputSizeVars(const Function& main) {
-  std::set<std::string> names;
+  std::map<std::string, const Object*> vars;
   for (const Var& input : main->params) {
     if (!input.type().is_tensor()) continue;
     for (const PrimExpr& dim : input.type().shape()) {
-      if (const auto* var = dim.as<loom::VarNode>()) names.insert(var->name_hint);
+      const auto* var = dim.as<loom::VarNode>();
+      if (var == nullptr) continue;
+      auto [it, fresh] = vars.emplace(var->name_hint, var);
+      LOOM_CHECK_USER(fresh || it->second == var)
+          << "Compile: the inputs have two different size variables named '" << var->name_hint
+          << "'; give them distinct names";
     }
   }
+  std::set<std::string> names;
+  for (const auto& [name, var] : vars) names.insert(name);
   return names;
 }
 
@@ -387,7 +387,7 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
       programs.push_back(
           CompileProgram(bound, options, target, SpecializationPrefix(when), &timer));
     } catch (const Error& error) {
-      LOOM_THROW << "Compile: specializing for the bucket " << SizesText(when) << ": "
+      LOOM_THROW << "Compile: specializing for the bucket " << BucketText(when) << ": "
                  << error.what();
     }
     programs.back().when = when;

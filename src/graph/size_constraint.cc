@@ -1,6 +1,7 @@
 #include "graph/size_constraint.h"
 
 #include <cctype>
+#include <string_view>
 
 #include "loom/support/error.h"
 
@@ -35,8 +36,10 @@ SizeConstraint ParseSizeConstraint(const std::string& text) {
   SizeConstraint c;
   skip_spaces();
   size_t begin = at;
-  while (at < text.size() && (std::isalnum(static_cast<unsigned char>(text[at])) ||
-                              text[at] == '_' || text[at] == '.')) {
+  // A name is whatever comes before a space or the operator (ONNX's dim_params may hold
+  // any character: "batch-size", "onnx::Shape_0").
+  while (at < text.size() && !std::isspace(static_cast<unsigned char>(text[at])) &&
+         std::string_view("%<>=").find(text[at]) == std::string_view::npos) {
     ++at;
   }
   if (at == begin) fail("no size variable's name");

@@ -323,6 +323,7 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         break;
       case VmInstruction::Op::kMove: {
         const size_t dst = static_cast<size_t>(insn.dst), src = static_cast<size_t>(insn.src);
+        Release(std::move(buffers_[dst]));  // what dst held, if anything, goes back
         registers_[dst] = registers_[src];
         buffers_[dst] = std::move(buffers_[src]);
         buffers_[src] = NDArray();

@@ -286,6 +286,8 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       insn.op = VmInstruction::Op::kMove;
       insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
       insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
+      LOOM_CHECK_USER(insn.src != insn.dst)
+          << "VM program: " << where << " moves register " << insn.src << " onto itself";
       not_input(insn.dst, "writes");
       read(insn.src, "the moved tensor");
       if (!model->input_registers_[insn.src]) written[insn.src] = false;

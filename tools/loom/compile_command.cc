@@ -105,6 +105,12 @@ void AddCompileCommand(CLI::App& app) {
                       "a symbolic dimension ('seq % 8 == 0', 'seq <= 512'); inputs violating "
                       "it are refused before the model runs; repeatable");
   command
+      ->add_option("--max-loop-iterations", options->max_loop_iterations,
+                   "The most iterations an ONNX Loop or Scan is unrolled to at import; a loop "
+                   "that does not end within them is an error naming its node")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  command
       ->add_option("--executor", options->executor,
                    "What runs the model. auto (the default): the virtual machine when an "
                    "input keeps a symbolic dimension (one --input-shape does not bind), else "

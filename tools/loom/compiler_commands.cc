@@ -154,10 +154,12 @@ int64_t ParseByteSize(const std::string& text, const std::string& option) {
 // The ONNX model at `path` with the --input-shape options, the importer's warnings on stderr.
 frontend::onnx::ImportedModel ImportModel(const std::string& path,
                                           const std::vector<std::string>& input_shapes,
-                                          bool symbolic_dimensions = false) {
+                                          bool symbolic_dimensions = false,
+                                          int64_t max_loop_iterations = 4096) {
   frontend::onnx::ImportOptions import_options;
   import_options.input_shapes = ParseInputShapes(input_shapes);
   import_options.symbolic_dimensions = symbolic_dimensions;
+  import_options.max_loop_iterations = max_loop_iterations;
   frontend::onnx::ImportedModel model = frontend::onnx::ImportFile(path, import_options);
   for (const std::string& warning : model.warnings) std::cerr << "warning: " << warning << "\n";
   return model;
@@ -344,7 +346,7 @@ void RunCompile(const CompileCommandOptions& options) {
   // Dimensions --input-shape leaves unbound stay symbolic for the VM.
   const bool symbolic = options.executor == "auto" || options.executor == "vm";
   frontend::onnx::ImportedModel imported =
-      ImportModel(options.model_path, options.input_shapes, symbolic);
+      ImportModel(options.model_path, options.input_shapes, symbolic, options.max_loop_iterations);
   progress.Stage("import");
 
   if (!options.quantization.quantize.empty()) {

@@ -33,6 +33,9 @@ struct ImportOptions {
   // symbolic (a size variable named by its dim_param, one variable per name across the
   // inputs; an unknown dimension "<input>.<d>"), for the VM; else it is an error.
   bool symbolic_dimensions = false;
+  // The most iterations a Loop or Scan is unrolled to at import (each costs import and
+  // compile time); a loop that does not end within them is an error naming the node.
+  int64_t max_loop_iterations = 4096;
 };
 
 struct ImportedModel {

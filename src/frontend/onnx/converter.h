@@ -33,7 +33,8 @@ using Outputs = std::vector<graph::Expr>;
 // (shape_values.cc). It has no graph value; Reshape takes it as its shape.
 struct ShapeValue {
   std::vector<PrimExpr> elements;
-  bool scalar = false;  // rank 0 (one element)
+  bool scalar = false;                   // rank 0 (one element)
+  DataType dtype = DataType::Int(64);  // the ONNX value's (int64, or int32 after a Cast)
   // Per element, where known: the tensor whose dimension `dim` it is (Reshape takes a size
   // it cannot express otherwise from there: graph operator reshape_like).
   struct Origin {
@@ -53,6 +54,8 @@ class NodeContext {
   virtual std::string Where() const = 0;
   // The model's opset of the node's domain, to pick the semantics of an operator version.
   virtual int64_t opset() const = 0;
+  // ImportOptions::max_loop_iterations.
+  virtual int64_t max_loop_iterations() const = 0;
 
   // Inputs. An absent optional input has an index past the end or an empty name.
   virtual int NumInputs() const = 0;

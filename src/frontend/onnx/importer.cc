@@ -184,6 +184,7 @@ using SubgraphImporter = std::function<std::vector<graph::Expr>(
 class ImportNodeContext final : public NodeContext {
  public:
   ImportNodeContext(const ::onnx::NodeProto& node, int index, int64_t opset,
+                    int64_t max_loop_iterations,
                     const std::unordered_map<std::string, graph::Expr>& values,
                     const std::unordered_map<std::string, ShapeValue>& shape_values,
                     const std::string& scope, SubgraphImporter import_subgraph)
@@ -193,6 +194,7 @@ class ImportNodeContext final : public NodeContext {
             (scope.empty() ? "" : scope + "/") +
             (node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name())),
         opset_(opset),
+        max_loop_iterations_(max_loop_iterations),
         values_(values),
         shape_values_(shape_values),
         import_subgraph_(std::move(import_subgraph)) {}
@@ -200,6 +202,7 @@ class ImportNodeContext final : public NodeContext {
   const ::onnx::NodeProto& node() const override { return node_; }
   std::string Where() const override { return where_; }
   int64_t opset() const override { return opset_; }
+  int64_t max_loop_iterations() const override { return max_loop_iterations_; }
   int NumInputs() const override { return node_.input_size(); }
   bool HasInput(int i) const override {
     return i >= 0 && i < node_.input_size() && !node_.input(i).empty();
@@ -227,7 +230,7 @@ class ImportNodeContext final : public NodeContext {
     if (!constant || constant->dtype().is_float() || constant->Shape().size() > 1) {
       return std::nullopt;
     }
-    ShapeValue value{{}, constant->Shape().empty()};
+    ShapeValue value{{}, constant->Shape().empty(), constant->dtype()};
     for (int64_t v : ConstantInts(i)) value.elements.push_back(IntImm(DataType::Int(64), v));
     return value;
   }
@@ -291,6 +294,7 @@ class ImportNodeContext final : public NodeContext {
   std::string where_;
   std::string call_name_;
   int64_t opset_;
+  int64_t max_loop_iterations_;
   const std::unordered_map<std::string, graph::Expr>& values_;
   const std::unordered_map<std::string, ShapeValue>& shape_values_;
   SubgraphImporter import_subgraph_;
@@ -424,6 +428,9 @@ class Importer {
         options_(options) {}
 
   ImportedModel Run() {
+    LOOM_CHECK_USER(options_.max_loop_iterations >= 1)
+        << "ImportOptions::max_loop_iterations must be at least 1, got "
+        << options_.max_loop_iterations;
     ImportedModel result;
     ReadOpsets(&result.warnings);
     CheckNamesAreUtf8(graph_);
@@ -605,8 +612,10 @@ class Importer {
     LOOM_ICHECK(static_cast<size_t>(body.input_size()) == inputs.size())
         << scope << ": the context checked the subgraph's inputs";
     std::unordered_map<std::string, graph::Expr> outer = values_;
+    std::unordered_map<std::string, ShapeValue> outer_shapes = shape_values_;
     std::unordered_set<std::string> defined;
     for (const auto& [name, value] : values_) defined.insert(name);
+    for (const auto& [name, value] : shape_values_) defined.insert(name);
     for (const ::onnx::TensorProto& init : body.initializer()) {
       values_[init.name()] =
           InitializerConstant(init, "initializer '" + init.name() + "' in " + scope);
@@ -621,6 +630,11 @@ class Importer {
       CheckNodeOrder(body, std::move(defined), scope);
       for (int i = 0; i < body.node_size(); ++i) ImportNode(body.node(i), i, scope);
       for (const ::onnx::ValueInfoProto& output : body.output()) {
+        LOOM_CHECK_USER(shape_values_.count(output.name()) == 0)
+            << scope << ": the subgraph's output '" << output.name() << "' is the symbolic "
+            << "shape value " << ShapeValueText(shape_values_.at(output.name()))
+            << ", which Loom computes at import only; bind the model's symbolic dimensions "
+            << "with --input-shape";
         auto it = values_.find(output.name());
         LOOM_CHECK_USER(it != values_.end())
             << scope << ": the subgraph's output '" << output.name()
@@ -629,9 +643,11 @@ class Importer {
       }
     } catch (...) {
       values_ = std::move(outer);
+      shape_values_ = std::move(outer_shapes);
       throw;
     }
     values_ = std::move(outer);
+    shape_values_ = std::move(outer_shapes);
     return outputs;
   }
 
@@ -773,22 +789,25 @@ class Importer {
       }
       if (ints.size() < value.elements.size()) {
         shape_values_[name] = value;
+        values_.erase(name);
         continue;
       }
       std::vector<int64_t> shape;
       if (!value.scalar) shape.push_back(static_cast<int64_t>(ints.size()));
-      runtime::NDArray array = runtime::NDArray::Empty(shape, DataType::Int(64));
+      runtime::NDArray array = runtime::NDArray::Empty(shape, value.dtype);
       for (size_t e = 0; e < ints.size(); ++e) {
         SetIntElement(array, static_cast<int64_t>(e), ints[e]);
       }
       values_[name] = graph::MakeConstant(array, name);
+      shape_values_.erase(name);
     }
     return true;
   }
 
   void ImportNode(const ::onnx::NodeProto& node, int index, const std::string& scope) {
     ImportNodeContext ctx(
-        node, index, OpsetOf(node, index), values_, shape_values_, scope,
+        node, index, OpsetOf(node, index), options_.max_loop_iterations, values_, shape_values_,
+        scope,
         [this](const ::onnx::GraphProto& body, const std::vector<graph::Expr>& inputs,
                const std::string& inner) { return ImportSubgraph(body, inputs, inner); });
     if (ctx.ReadsSymbolicShape() && ImportShapeArithmetic(ctx)) return;
@@ -821,6 +840,7 @@ class Importer {
         value = graph::MakeConstant(constant->data, name);  // named after the ONNX value
       }
       values_[name] = value;
+      shape_values_.erase(name);  // a loop body's value of an earlier iteration
     }
   }
 

@@ -18,10 +18,6 @@ namespace {
 using graph::Expr;
 using graph::Ints;
 
-// The most iterations a loop is unrolled to: each costs import and compile time, and a
-// loop of more is better run by a loop at run time.
-constexpr int64_t kMaxUnrolledIterations = 4096;
-
 // The truth of a constant rank-0 or one-element value, or nullopt when `value` is not a
 // constant.
 std::optional<bool> ConstantTruth(NodeContext& ctx, const Expr& value, const std::string& what) {
@@ -39,10 +35,16 @@ std::optional<bool> ConstantTruth(NodeContext& ctx, const Expr& value, const std
   return false;
 }
 
+// The iteration limit (ImportOptions::max_loop_iterations): each unrolled iteration costs
+// import and compile time, and a loop that never ends must stop with an error.
 void CheckUnrollable(NodeContext& ctx, int64_t iterations) {
-  if (iterations > kMaxUnrolledIterations) {
-    ctx.Fail("it runs " + std::to_string(iterations) + " iterations; Loom unrolls loops at " +
-             "import, up to " + std::to_string(kMaxUnrolledIterations) + " iterations");
+  const int64_t limit = ctx.max_loop_iterations();
+  if (iterations > limit) {
+    ctx.Fail("it does not end within " + std::to_string(limit) + " iterations (it runs " +
+             std::to_string(iterations) + (iterations == limit + 1 ? " or more" : "") +
+             "); Loom unrolls loops at import, up to " +
+             "the iteration limit: raise it with --max-loop-iterations " +
+             "(ImportOptions::max_loop_iterations) if the loop does end");
   }
 }
 
@@ -102,7 +104,8 @@ Outputs ConvertLoop(NodeContext& ctx) {
   }
   if (!trip_count && !conditional)
     ctx.Fail("it has neither a trip count nor a condition: it never ends");
-  if (trip_count) CheckUnrollable(ctx, *trip_count);
+  // A trip count with a condition is a bound the condition may end the loop before.
+  if (trip_count && !conditional) CheckUnrollable(ctx, *trip_count);
 
   std::vector<Expr> carried;
   for (int k = 0; k < carried_count; ++k) carried.push_back(ctx.Input(2 + k));

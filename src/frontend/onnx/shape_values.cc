@@ -64,7 +64,10 @@ ShapeValue Shape(const NodeContext& ctx) {
 ShapeValue Size(const NodeContext& ctx) {
   PrimExpr count = Int(1);
   for (const PrimExpr& dim : ctx.Input(0).type().shape()) count = count * cast(kI64, dim);
-  return {{count}, true};
+  ShapeValue result;
+  result.elements = {count};
+  result.scalar = true;
+  return result;
 }
 
 ShapeValue Gather(const NodeContext& ctx) {
@@ -73,7 +76,9 @@ ShapeValue Gather(const NodeContext& ctx) {
   std::optional<ShapeValue> indices_value = ctx.ShapeInput(1);
   std::vector<int64_t> indices = Constants(ctx, 1);
   const int64_t n = static_cast<int64_t>(data.elements.size());
-  ShapeValue result{{}, indices_value->scalar};
+  ShapeValue result;
+  result.scalar = indices_value->scalar;
+  result.dtype = data.dtype;
   for (int64_t index : indices) {
     if (index < -n || index >= n) {
       ctx.Fail("index " + std::to_string(index) + " is out of range for the shape value " +
@@ -108,6 +113,7 @@ ShapeValue Concat(const NodeContext& ctx) {
   for (int i = 0; i < ctx.NumInputs(); ++i) {
     ShapeValue part = Operand(ctx, i);
     if (part.scalar) ctx.Fail("concatenates 1-d shape values only");
+    if (i == 0) result.dtype = part.dtype;
     for (size_t k = 0; k < part.elements.size(); ++k) Append(part, k, &result);
   }
   return result;
@@ -137,6 +143,7 @@ ShapeValue Slice(const NodeContext& ctx) {
     return std::clamp(i < 0 ? i + n : i, low, high);
   };
   ShapeValue result;
+  result.dtype = data.dtype;
   if (step > 0) {
     for (int64_t i = clamp(starts[0], 0, n); i < clamp(ends[0], 0, n); i += step) {
       Append(data, static_cast<size_t>(i), &result);
@@ -162,7 +169,7 @@ ShapeValue Arithmetic(const NodeContext& ctx) {
     return v.elements[k];
   };
   const std::string& op = ctx.op_type();
-  ShapeValue result{{}, a.scalar && b.scalar};
+  ShapeValue result{{}, a.scalar && b.scalar, a.dtype};
   for (size_t k = 0; k < n; ++k) {
     PrimExpr x = at(a, k), y = at(b, k);
     int64_t cx = 0, cy = 0;
@@ -220,11 +227,11 @@ std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext
   } else if (op == "Slice") {
     result = Slice(ctx);
   } else if (op == "Cast" || op == "Identity") {
-    if (op == "Cast" && !DataTypeOfOnnx(static_cast<int32_t>(ctx.AttrInt("to")), ctx.Where())
-                             .is_int()) {
-      return std::nullopt;
-    }
     result = Operand(ctx, 0);
+    if (op == "Cast") {
+      result.dtype = DataTypeOfOnnx(static_cast<int32_t>(ctx.AttrInt("to")), ctx.Where());
+      if (!result.dtype.is_int()) return std::nullopt;
+    }
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" ||
              op == "Max") {
     if (ctx.NumInputs() != 2) return std::nullopt;

@@ -150,8 +150,24 @@ TEST(OnnxControl, LoopsThatNeedARunTimeLoopAreErrors) {
                  {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
   long_loop.Output("s");
   EXPECT_EQ(ErrorOf([&] { long_loop.Import(); }),
-            "node 'loop' (Loop): it runs 5000 iterations; Loom unrolls loops at import, up to "
-            "4096 iterations");
+            "node 'loop' (Loop): it does not end within 4096 iterations (it runs 5000); "
+            "Loom unrolls loops at import, up to the iteration limit: raise it with "
+            "--max-loop-iterations (ImportOptions::max_loop_iterations) if the loop does end");
+  // The limit is the user's.
+  ModelBuilder five;
+  five.Input("x", {2}).Input("s0", {2}).Initializer("M", Scalar(kI64, 5));
+  five.Node("Loop", {"M", "", "s0"}, {"s", "scan"}, {GraphAttr("body", LoopBody(std::nullopt))},
+            "loop");
+  five.Output("s");
+  ImportOptions limit;
+  limit.max_loop_iterations = 4;
+  EXPECT_NE(ErrorOf([&] { five.Import(limit); }).find("does not end within 4 iterations"),
+            std::string::npos);
+  limit.max_loop_iterations = 5;
+  EXPECT_EQ(ErrorOf([&] { five.Import(limit); }), "no error");
+  limit.max_loop_iterations = 0;
+  EXPECT_EQ(ErrorOf([&] { five.Import(limit); }),
+            "ImportOptions::max_loop_iterations must be at least 1, got 0");
 
   // A body whose node fails names the iteration it was imported for (i = 1: a shape of
   // one element for two).
