@@ -62,6 +62,10 @@ Array<te::Tensor> split_by_count(const te::Tensor& x, int64_t axis, int64_t num_
 // before end (steps default to 1, may be negative, not 0). Negative starts and ends count
 // from the end of the dimension; both are then clamped into range, so INT64_MAX means "to
 // the end" (and INT64_MIN, with a negative step, "to the beginning").
+// x[begins[k] : ends[k]] along axes[k] (step 1), the ends sizes (symbolic: a sequence
+// length); each end must lie within its axis, which is checked where constant.
+te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
+                    const std::vector<int64_t>& begins, const Array<PrimExpr>& ends);
 te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
                          const std::vector<int64_t>& ends, const std::vector<int64_t>& axes = {},
                          const std::vector<int64_t>& steps = {});

@@ -213,8 +213,9 @@ class ImportNodeContext final : public NodeContext {
       Fail("input " + std::to_string(i) + " ('" + node_.input(i) + "') is computed from the " +
            "symbolic shape of a tensor, " + ShapeValueText(shape->second) + "; Loom computes " +
            "with such values in shape arithmetic (Shape, Gather, Unsqueeze, Squeeze, Concat, " +
-           "Slice, Cast, Add, Sub, Mul, Div, Min, Max) and as Reshape's shape only: bind the " +
-           "model's symbolic dimensions with --input-shape");
+           "Slice, Reshape, Cast, Add, Sub, Mul, Div, Min, Max, Equal, Where) and as the " +
+           "shape of Reshape, Expand and Slice's ends only: bind the model's symbolic " +
+           "dimensions with --input-shape");
     }
     auto it = values_.find(node_.input(i));
     LOOM_ICHECK(it != values_.end()) << where_ << ": the order check defines every input";

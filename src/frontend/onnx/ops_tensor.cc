@@ -104,20 +104,9 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
       shape.push_back(0);
       continue;
     }
-    shape.push_back(-1);
     // A dimension of the tensor it came from (the first such tensor serves every entry).
-    if (!like.defined() && i < target.origins.size() && target.origins[i].tensor.defined()) {
-      like = target.origins[i].tensor;
-    }
-    if (!like.defined()) continue;
-    const std::vector<PrimExpr>& like_shape = like.type().shape();
-    for (size_t d = 0; d < like_shape.size(); ++d) {
-      if (analyzer.CanProveEqual(e, cast(DataType::Int(64), like_shape[d]))) {
-        like_dims.back() = static_cast<int64_t>(d);
-        shape.back() = 1;  // unused: reshape_like takes like's dimension here
-        break;
-      }
-    }
+    like_dims.back() = DimensionOfOrigin(target, i, &like);
+    shape.push_back(like_dims.back() >= 0 ? 1 : -1);  // 1: unused, like's dimension is taken
   }
   if (std::count(shape.begin(), shape.end(), -1) > 1) {
     ctx.Fail("the shape " + ShapeValueText(target) + " has more than one entry that is neither "
@@ -327,6 +316,52 @@ Outputs ConvertSplit(NodeContext& ctx) {
 // Slice: starts / ends / axes as attributes before opset 10; from then on the inputs
 // starts, ends, axes and steps. Negative values count from the end, and out-of-range ones
 // are clamped (INT64_MAX: to the end).
+// Sizes computed from symbolic ones (shape_values.h) as an operator's integers: constants as
+// themselves, the others as dimensions of the tensor they came from (*like; like_dims[k]
+// names the dimension, else -1 and sizes[k] is the constant). One that is neither is an
+// error naming `what`.
+void SymbolicSizes(NodeContext& ctx, const ShapeValue& value, const std::string& what,
+                   Ints* sizes, Ints* like_dims, graph::Expr* like) {
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    int64_t constant = 0;
+    const bool is_constant = IsConstInt(value.elements[k], &constant);
+    like_dims->push_back(is_constant ? -1 : DimensionOfOrigin(value, k, like));
+    sizes->push_back(is_constant ? constant : 1);
+    if (!is_constant && like_dims->back() < 0) {
+      ctx.Fail("its " + what + " " + ShapeValueText(value) + " holds a size that is neither "
+               "constant nor a dimension of the tensor it was computed from; bind the model's "
+               "symbolic dimensions with --input-shape");
+    }
+  }
+}
+
+// Slice whose ends are symbolic sizes (an exporter's position_ids[:, :seq]): slice_like
+// takes each such end from the tensor it came from.
+Outputs SymbolicSlice(NodeContext& ctx, const ShapeValue& ends_value) {
+  Ints starts = ctx.ConstantInts(1), ends, like_dims;
+  graph::Expr like;
+  SymbolicSizes(ctx, ends_value, "ends", &ends, &like_dims, &like);
+  Ints axes = ctx.HasInput(3) ? ctx.ConstantInts(3) : Ints{};
+  if (axes.empty()) {
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  if (ctx.HasInput(4)) {
+    for (int64_t step : ctx.ConstantInts(4)) {
+      if (step != 1) ctx.Fail("slices to symbolic ends with steps of 1 only");
+    }
+  }
+  if (starts.size() != ends.size() || axes.size() != ends.size()) {
+    ctx.Fail("starts " + Text(starts) + ", ends " + ShapeValueText(ends_value) + " and axes " +
+             Text(axes) + " must have one entry per sliced axis");
+  }
+  for (int64_t& axis : axes) axis = NormalizeAxis(ctx, axis, ctx.InputRank(0));
+  for (int64_t start : starts) {
+    if (start < 0) ctx.Fail("slices to symbolic ends from starts of 0 or more only");
+  }
+  return {ctx.Call("slice_like", {ctx.Input(0), like},
+                   {{"begin", starts}, {"end", ends}, {"axes", axes}, {"like_dims", like_dims}})};
+}
+
 Outputs ConvertSlice(NodeContext& ctx) {
   int64_t rank = ctx.InputRank(0);
   Ints starts, ends, axes, steps;
@@ -335,6 +370,11 @@ Outputs ConvertSlice(NodeContext& ctx) {
     ends = ctx.AttrInts("ends");
     axes = ctx.AttrInts("axes", Ints{});
   } else {
+    if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2);
+        symbolic && std::any_of(symbolic->elements.begin(), symbolic->elements.end(),
+                                [](const PrimExpr& e) { return !IsConstInt(e); })) {
+      return SymbolicSlice(ctx, *symbolic);
+    }
     starts = ctx.ConstantInts(1);
     ends = ctx.ConstantInts(2);
     if (ctx.HasInput(3)) axes = ctx.ConstantInts(3);
@@ -384,6 +424,16 @@ Converter Gather(const std::string& op) {
 }
 
 Outputs ConvertExpand(NodeContext& ctx) {
+  if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(1);
+      symbolic && std::any_of(symbolic->elements.begin(), symbolic->elements.end(),
+                              [](const PrimExpr& e) { return !IsConstInt(e); })) {
+    // Sizes computed from symbolic ones: expand_like takes them from the tensor they came from.
+    Ints shape, like_dims;
+    graph::Expr like;
+    SymbolicSizes(ctx, *symbolic, "shape", &shape, &like_dims, &like);
+    return {ctx.Call("expand_like", {ctx.Input(0), like},
+                     {{"shape", shape}, {"like_dims", like_dims}})};
+  }
   return {ctx.Call("expand", {ctx.Input(0)}, {{"shape", ctx.ConstantInts(1)}})};
 }
 

@@ -14,14 +14,14 @@ const DataType kI64 = DataType::Int(64);
 
 PrimExpr Int(int64_t value) { return IntImm(kI64, value); }
 
-// Input i as a shape value, or an error naming it.
+// Thrown when an operand is no shape value (a tensor of the model's data): the node is then
+// no shape arithmetic, and its converter takes it.
+struct NotShapeArithmetic {};
+
+// Input i as a shape value.
 ShapeValue Operand(const NodeContext& ctx, int i) {
   std::optional<ShapeValue> value = ctx.ShapeInput(i);
-  if (!value) {
-    ctx.Fail("input " + std::to_string(i) +
-             " must be an integer shape value (a constant, or computed from the shape of a "
-             "tensor), for the shape arithmetic of its other inputs");
-  }
+  if (!value) throw NotShapeArithmetic{};
   return *value;
 }
 
@@ -47,6 +47,11 @@ void Append(const ShapeValue& value, size_t k, ShapeValue* result) {
 }
 
 ShapeValue Shape(const NodeContext& ctx) {
+  if (std::optional<ShapeValue> value = ctx.ShapeInput(0)) {  // the shape of a shape value
+    ShapeValue result;
+    if (!value->scalar) result.elements.push_back(Int(static_cast<int64_t>(value->elements.size())));
+    return result;
+  }
   graph::Expr data = ctx.Input(0);
   const std::vector<PrimExpr>& dims = data.type().shape();
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -193,25 +198,59 @@ ShapeValue Arithmetic(const NodeContext& ctx) {
   return result;
 }
 
-}  // namespace
-
-std::string ShapeValueText(const ShapeValue& value) {
-  std::ostringstream text;
-  text << (value.scalar ? "" : "[");
-  for (size_t k = 0; k < value.elements.size(); ++k) {
-    int64_t constant = 0;
-    text << (k ? ", " : "");
-    if (IsConstInt(value.elements[k], &constant)) {
-      text << constant;
-    } else {
-      text << value.elements[k];
+// Equal: elementwise, each decided at compile time (sizes are at least 0, so n == -1 is
+// false); one that cannot be is an error.
+ShapeValue Equal(const NodeContext& ctx) {
+  ShapeValue a = Operand(ctx, 0), b = Operand(ctx, 1);
+  const size_t n = std::max(a.elements.size(), b.elements.size());
+  arith::Analyzer analyzer;
+  ShapeValue result;
+  result.scalar = a.scalar && b.scalar;
+  result.dtype = DataType::Bool();
+  for (size_t k = 0; k < n; ++k) {
+    PrimExpr x = a.elements[a.elements.size() == 1 ? 0 : k];
+    PrimExpr y = b.elements[b.elements.size() == 1 ? 0 : k];
+    if (a.elements.size() != n && a.elements.size() != 1) throw NotShapeArithmetic{};
+    if (b.elements.size() != n && b.elements.size() != 1) throw NotShapeArithmetic{};
+    PrimExpr xe = cast(kI64, x), ye = cast(kI64, y);
+    bool equal = analyzer.CanProveEqual(xe, ye);
+    bool differ = false;
+    int64_t cy = 0, cx = 0;
+    // A size (non-negative) against a negative constant differs.
+    if (IsConstInt(ye, &cy) && cy < 0) differ = analyzer.CanProve(xe >= Int(0));
+    if (IsConstInt(xe, &cx) && cx < 0) differ = differ || analyzer.CanProve(ye >= Int(0));
+    if (!equal && !differ) differ = analyzer.CanProve(xe != ye);
+    if (!equal && !differ) {
+      ctx.Fail("cannot decide at compile time whether " + ShapeValueText(a) + " equals " +
+               ShapeValueText(b) + "; bind the model's symbolic dimensions with --input-shape");
     }
+    result.elements.push_back(Int(equal ? 1 : 0));
   }
-  text << (value.scalar ? "" : "]");
-  return text.str();
+  return result;
 }
 
-std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext& ctx) {
+// Where(condition, a, b) on shape values, the condition decided (constant).
+ShapeValue Where(const NodeContext& ctx) {
+  std::vector<int64_t> condition = Constants(ctx, 0);
+  ShapeValue a = Operand(ctx, 1), b = Operand(ctx, 2);
+  const size_t n = std::max({condition.size(), a.elements.size(), b.elements.size()});
+  auto fits = [n](size_t size) { return size == n || size == 1; };
+  if (!fits(condition.size()) || !fits(a.elements.size()) || !fits(b.elements.size())) {
+    throw NotShapeArithmetic{};
+  }
+  ShapeValue result;
+  result.scalar = a.scalar && b.scalar && condition.size() == 1;
+  result.dtype = a.dtype;
+  for (size_t k = 0; k < n; ++k) {
+    const ShapeValue& chosen = condition[condition.size() == 1 ? 0 : k] != 0 ? a : b;
+    Append(chosen, chosen.elements.size() == 1 ? 0 : k, &result);
+  }
+  return result;
+}
+
+// The node's outputs evaluated over shape values (NotShapeArithmetic when an operand is no
+// shape value); nullopt for an operator that is no shape arithmetic.
+std::optional<std::vector<ShapeValue>> EvaluateShapeNode(const NodeContext& ctx) {
   const std::string& op = ctx.op_type();
   ShapeValue result;
   if (op == "Shape" || op == "Size") {
@@ -232,6 +271,21 @@ std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext
       result.dtype = DataTypeOfOnnx(static_cast<int32_t>(ctx.AttrInt("to")), ctx.Where());
       if (!result.dtype.is_int()) return std::nullopt;
     }
+  } else if (op == "Reshape" && ctx.opset() >= 5) {
+    // A shape value reshaped to 1-d ([-1], [n]) or to a scalar ([]).
+    result = Operand(ctx, 0);
+    std::vector<int64_t> target = Constants(ctx, 1);
+    const int64_t n = static_cast<int64_t>(result.elements.size());
+    if (target.size() > 1 || (target.size() == 1 && target[0] != -1 && target[0] != n) ||
+        (target.empty() && n != 1)) {
+      ctx.Fail("reshapes a shape value of " + std::to_string(n) + " element(s) to 1-d or to a "
+               "scalar only, got the shape " + ShapeValueText(Operand(ctx, 1)));
+    }
+    result.scalar = target.empty();
+  } else if (op == "Equal") {
+    return std::vector<ShapeValue>{Equal(ctx)};
+  } else if (op == "Where") {
+    result = Where(ctx);
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Min" ||
              op == "Max") {
     if (ctx.NumInputs() != 2) return std::nullopt;
@@ -242,6 +296,47 @@ std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext
   arith::Analyzer analyzer;
   for (PrimExpr& e : result.elements) e = analyzer.Simplify(cast(kI64, e));
   return std::vector<ShapeValue>{result};
+}
+
+}  // namespace
+
+int64_t DimensionOfOrigin(const ShapeValue& value, size_t k, graph::Expr* like) {
+  if (!like->defined() && k < value.origins.size() && value.origins[k].tensor.defined()) {
+    *like = value.origins[k].tensor;
+  }
+  if (!like->defined()) return -1;
+  arith::Analyzer analyzer;
+  const std::vector<PrimExpr>& shape = like->type().shape();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (analyzer.CanProveEqual(cast(kI64, value.elements[k]), cast(kI64, shape[d]))) {
+      return static_cast<int64_t>(d);
+    }
+  }
+  return -1;
+}
+
+std::string ShapeValueText(const ShapeValue& value) {
+  std::ostringstream text;
+  text << (value.scalar ? "" : "[");
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    int64_t constant = 0;
+    text << (k ? ", " : "");
+    if (IsConstInt(value.elements[k], &constant)) {
+      text << constant;
+    } else {
+      text << value.elements[k];
+    }
+  }
+  text << (value.scalar ? "" : "]");
+  return text.str();
+}
+
+std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext& ctx) {
+  try {
+    return EvaluateShapeNode(ctx);
+  } catch (const NotShapeArithmetic&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace loom::frontend::onnx

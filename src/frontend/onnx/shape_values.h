@@ -15,9 +15,13 @@ namespace loom::frontend::onnx {
 
 // The outputs of `ctx`'s node evaluated over shape values, when it is shape arithmetic
 // (Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Identity, Add, Sub, Mul,
-// Div, Min, Max) whose integer inputs are all shape values (or constants); nullopt for
-// another operator, which then sees its inputs as graph values.
+// Div, Min, Max, Equal, Where) whose inputs are all shape values (or constants of rank 0 or
+// 1); nullopt otherwise, and the node's converter then sees its inputs as graph values.
 std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext& ctx);
+
+// The dimension of `*like` that element k of `value` is, or -1. When `*like` is undefined,
+// it becomes the tensor element k came from (its origin), if known.
+int64_t DimensionOfOrigin(const ShapeValue& value, size_t k, graph::Expr* like);
 
 // "[batch, seq * 64]"
 std::string ShapeValueText(const ShapeValue& value);

@@ -23,6 +23,30 @@ OpBuilder RegisterInjective(const std::string& name, const std::string& doc,
   return op;
 }
 
+// The sizes of attribute `sizes_attr`, each a constant or, where the "like_dims" attribute
+// names a dimension of `like`, that dimension (the *_like operators: sizes computed from
+// symbolic ones at import).
+Array<PrimExpr> LikeSizes(const CallInfo& info, const te::Tensor& like,
+                          const std::string& sizes_attr) {
+  const Ints& sizes = info.attrs.GetInts(sizes_attr);
+  const Ints& dims = info.attrs.GetInts("like_dims");
+  LOOM_CHECK_USER(dims.size() == sizes.size())
+      << info.where << ": like_dims " << AttrValueText(dims) << " must have one entry per "
+      << sizes_attr << " entry " << AttrValueText(sizes);
+  Array<PrimExpr> result;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (dims[d] < 0) {
+      result.push_back(IntImm(DataType::Int(32), sizes[d]));
+      continue;
+    }
+    LOOM_CHECK_USER(dims[d] < like.ndim())
+        << info.where << ": like_dims " << AttrValueText(dims) << " names dimension "
+        << dims[d] << " of like " << info.input_types[1].str();
+    result.push_back(like.shape()[static_cast<size_t>(dims[d])]);
+  }
+  return result;
+}
+
 // expand_dims's new dimensions: num_newaxis of them from `axis` (in [-ndim - 1, ndim], a
 // negative one counting from the end of the output) on, as positions in the output.
 std::vector<int64_t> NewAxes(const CallInfo& info) {
@@ -64,19 +88,9 @@ void RegisterShapeChanges() {
                     {"data", "like"},
                     [](const CallInfo& info, const Tensors& in) {
                       const Ints& shape = info.attrs.GetInts("newshape");
-                      const Ints& dims = info.attrs.GetInts("like_dims");
-                      LOOM_CHECK_USER(dims.size() == shape.size())
-                          << info.where << ": like_dims " << AttrValueText(dims)
-                          << " must have one entry per newshape entry "
-                          << AttrValueText(shape);
-                      std::vector<PrimExpr> given(shape.size());
-                      for (size_t d = 0; d < dims.size(); ++d) {
-                        if (dims[d] < 0) continue;
-                        LOOM_CHECK_USER(dims[d] < in[1].ndim())
-                            << info.where << ": like_dims " << AttrValueText(dims)
-                            << " names dimension " << dims[d] << " of like "
-                            << info.input_types[1].str();
-                        given[d] = in[1].shape()[static_cast<size_t>(dims[d])];
+                      Array<PrimExpr> given = LikeSizes(info, in[1], "newshape");
+                      for (size_t d = 0; d < shape.size(); ++d) {
+                        if (info.attrs.GetInts("like_dims")[d] < 0) given[d] = PrimExpr();
                       }
                       return Tensors{topi::reshape(in[0], shape, given)};
                     })
@@ -84,6 +98,30 @@ void RegisterShapeChanges() {
             "the shape where like_dims is -1; 0 copies data's dimension, one -1 is inferred")
       .Attr("like_dims", AttrKind::kInts, std::nullopt,
             "per output dimension: the dimension of like it is, or -1");
+  RegisterInjective("expand_like",
+                    "expand whose target sizes at some positions are like's dimensions (an "
+                    "export's x.expand(batch, seq) over symbolic sizes)",
+                    {"data", "like"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::expand(in[0], LikeSizes(info, in[1], "shape"))};
+                    })
+      .Attr("shape", AttrKind::kInts, std::nullopt, "the target where like_dims is -1")
+      .Attr("like_dims", AttrKind::kInts, std::nullopt,
+            "per target dimension: the dimension of like it is, or -1");
+  RegisterInjective("slice_like",
+                    "data[begin : end] along axes, an end being like's dimension where "
+                    "like_dims names one (an export's position_ids[:, :seq])",
+                    {"data", "like"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::slice_to(in[0], info.attrs.GetInts("axes"),
+                                                    info.attrs.GetInts("begin"),
+                                                    LikeSizes(info, in[1], "end"))};
+                    })
+      .Attr("begin", AttrKind::kInts, std::nullopt, "the first index per sliced axis")
+      .Attr("end", AttrKind::kInts, std::nullopt, "the end per sliced axis where like_dims is -1")
+      .Attr("axes", AttrKind::kInts, std::nullopt, "the sliced axes")
+      .Attr("like_dims", AttrKind::kInts, std::nullopt,
+            "per sliced axis: the dimension of like its end is, or -1");
   RegisterInjective("flatten", "2-d: dimensions before axis, and from axis on (ONNX Flatten)",
                     {"data"},
                     [](const CallInfo& info, const Tensors& in) {

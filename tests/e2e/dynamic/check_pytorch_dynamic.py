@@ -3,8 +3,9 @@
 exporter writes every view as Shape -> Gather -> Unsqueeze -> Concat -> Reshape: compiled once
 by `loom compile` (the sizes stay symbolic; the shape arithmetic is evaluated at import) and
 run by `loom run` at several sizes against ONNX Runtime on the same model and inputs, two
-also with dynamic buckets: an attention block, rows flattened through an MLP and back, and a
-small CNN of symbolic batch.
+also with dynamic buckets: an attention block, rows flattened through an MLP and back, a
+small CNN of symbolic batch, and BERT's embeddings as transformers writes them (buffers
+sliced to the sequence length and expanded to the batch).
 
 Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -87,12 +88,54 @@ class ConvNet(torch.nn.Module):
         return self.fc(y.view(y.size(0), -1))
 
 
-# name, module, example input shape, dynamic axes {axis: name}, sizes to run, buckets
+class Embeddings(torch.nn.Module):
+    """BERT's embeddings as transformers writes them: position ids and token types sliced
+    from buffers to the sequence length and expanded to the batch, and the additive mask."""
+
+    def __init__(self, vocabulary=100, width=32, longest=64):
+        super().__init__()
+        self.words = torch.nn.Embedding(vocabulary, width)
+        self.positions = torch.nn.Embedding(longest, width)
+        self.token_types = torch.nn.Embedding(2, width)
+        self.norm = torch.nn.LayerNorm(width)
+        self.register_buffer("position_ids", torch.arange(longest).expand((1, -1)))
+        self.register_buffer("token_type_ids", torch.zeros((1, longest), dtype=torch.long))
+
+    def forward(self, input_ids, attention_mask):
+        batch, seq = input_ids.size()
+        positions = self.position_ids[:, 0:seq]
+        token_types = self.token_type_ids[:, :seq].expand(batch, seq)
+        x = self.words(input_ids) + self.positions(positions) + self.token_types(token_types)
+        mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        return self.norm(x), mask
+
+
+def float_input(shape):
+    """Inputs of one float tensor "x" of `shape`."""
+    def make(rng):
+        return {"x": rng.standard_normal(shape, dtype=np.float32)}
+    return make
+
+
+def token_inputs(batch, seq):
+    """Token ids and an attention mask (a third of the positions padded)."""
+    def make(rng):
+        return {"input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
+                "attention_mask": (rng.random((batch, seq)) > 0.3).astype(np.int64)}
+    return make
+
+
+# name, module, its inputs for the export, dynamic axes per input, inputs to run, buckets
 CASES = [
-    ("attention", Attention, (1, 7, 64), {0: "batch", 1: "seq"},
-     [(1, 7), (2, 13), (3, 1), (1, 16)], ["seq=16"]),
-    ("token_mlp", TokenMlp, (2, 5, 32), {0: "batch", 1: "seq"}, [(2, 5), (1, 9), (4, 3)], []),
-    ("convnet", ConvNet, (2, 3, 8, 8), {0: "batch"}, [(1,), (2,), (5,)], ["batch=2"]),
+    ("attention", Attention, float_input((1, 7, 64)), {"x": {0: "batch", 1: "seq"}},
+     [float_input(s) for s in [(1, 7, 64), (2, 13, 64), (3, 1, 64), (1, 16, 64)]], ["seq=16"]),
+    ("token_mlp", TokenMlp, float_input((2, 5, 32)), {"x": {0: "batch", 1: "seq"}},
+     [float_input(s) for s in [(2, 5, 32), (1, 9, 32), (4, 3, 32)]], []),
+    ("convnet", ConvNet, float_input((2, 3, 8, 8)), {"x": {0: "batch"}},
+     [float_input((b, 3, 8, 8)) for b in (1, 2, 5)], ["batch=2"]),
+    ("embeddings", Embeddings, token_inputs(2, 7),
+     {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+     [token_inputs(b, n) for b, n in [(2, 7), (1, 13), (3, 1)]], ["seq=13"]),
 ]
 
 
@@ -105,12 +148,14 @@ def main():
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     failures = 0
-    for name, module_class, example, axes, sizes, buckets in CASES:
+    for name, module_class, example, axes, runs, buckets in CASES:
         module = module_class().eval()
         model_path = os.path.join(args.workdir, f"{name}.onnx")
+        example_inputs = example(rng)
         with torch.no_grad():
-            torch.onnx.export(module, (torch.randn(*example),), model_path, input_names=["x"],
-                              output_names=["y"], dynamic_axes={"x": axes}, opset_version=17)
+            torch.onnx.export(module, tuple(torch.from_numpy(v) for v in example_inputs.values()),
+                              model_path, input_names=list(example_inputs), dynamic_axes=axes,
+                              opset_version=17)
         artifacts = [(os.path.join(args.workdir, f"{name}.so"), [])]
         for bucket in buckets:
             artifacts.append((os.path.join(args.workdir, f"{name}_buckets.so"),
@@ -118,22 +163,24 @@ def main():
         for artifact, extra in artifacts:
             loom_tool.compile_model(args.loom, model_path, artifact, extra_args=extra)
         session = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-        for dynamic in sizes:
-            shape = list(example)
-            for (axis, _), size in zip(sorted(axes.items()), dynamic):
-                shape[axis] = size
-            x = rng.standard_normal(shape, dtype=np.float32)
-            want = session.run(None, {"x": x})[0]
+        output_names = [output.name for output in session.get_outputs()]
+        for make_inputs in runs:
+            inputs = make_inputs(rng)
+            wants = dict(zip(output_names, session.run(None, inputs)))
+            shapes = " ".join(f"{k}{list(v.shape)}" for k, v in inputs.items())
             for artifact, extra in artifacts:
-                got = loom_tool.run_model(args.loom, artifact, {"x": x}, args.workdir)["y"]
-                error = (float(np.max(np.abs(got - want))) if got.shape == want.shape
-                         else float("inf"))
-                bound = RELATIVE_TOLERANCE * float(np.max(np.abs(want))) + ABSOLUTE_TOLERANCE
-                ok = got.shape == want.shape and error <= bound
-                failures += not ok
-                label = f"{name}{' ' + ' '.join(extra) if extra else ''}"
-                print(f"{'ok  ' if ok else 'FAIL'} {label} x{list(shape)}: shape "
-                      f"{list(got.shape)}, max|loom - ort| = {error:.3g} (bound {bound:.3g})")
+                gots = loom_tool.run_model(args.loom, artifact, inputs, args.workdir)
+                for output, want in wants.items():
+                    got = gots[output]
+                    error = (float(np.max(np.abs(got - want))) if got.shape == want.shape
+                             else float("inf"))
+                    bound = (RELATIVE_TOLERANCE * float(np.max(np.abs(want))) +
+                             ABSOLUTE_TOLERANCE)
+                    ok = got.shape == want.shape and error <= bound
+                    failures += not ok
+                    label = f"{name}{' ' + ' '.join(extra) if extra else ''}"
+                    print(f"{'ok  ' if ok else 'FAIL'} {label} {shapes} -> {output} "
+                          f"{list(got.shape)}: max|loom - ort| = {error:.3g} (bound {bound:.3g})")
     return 1 if failures else 0
 
 

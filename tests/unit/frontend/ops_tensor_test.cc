@@ -159,6 +159,42 @@ TEST(OnnxTensor, ReshapeTakesSizesFromTheTensorTheyWereComputedFrom) {
   }
 }
 
+// What exporters write for x.expand(batch, seq) and buffer[:, :seq] over symbolic sizes:
+// Equal and Where decided at import (a size is never -1), Expand and Slice taking the sizes
+// from the tensor they came from; a Cast to int32 keeps its type when it folds.
+TEST(OnnxTensor, ExpandAndSliceTakeSymbolicSizes) {
+  ModelBuilder model(13);
+  model.Input("ids", {-1, -1}, kI64);
+  model.Initializer("table", Iota({1, 8}));
+  model.Initializer("zero", Int64s({0}));
+  model.Initializer("one", Int64s({1}));
+  model.Initializer("minus_one", Int64s({-1}));
+  model.Initializer("flat", Int64s({-1}));
+  model.Node("Shape", {"ids"}, {"shape"});
+  model.Node("Slice", {"shape", "one", "minus_one"}, {"unused_empty"});
+  model.Node("Gather", {"shape", "one"}, {"seq_1d"});  // [d1]
+  model.Node("Slice", {"table", "zero", "seq_1d", "one"}, {"sliced"});  // [1, d1]
+  model.Node("Reshape", {"shape", "flat"}, {"target"});
+  model.Node("Equal", {"target", "minus_one"}, {"is_minus_one"});  // [false, false]
+  model.Node("Where", {"is_minus_one", "one", "target"}, {"expand_to"});
+  model.Node("Expand", {"sliced", "expand_to"}, {"y"}).Output("y");
+  model.Node("Cast", {"shape"}, {"shape32"}, {IntAttr("to", 6)});
+  model.Node("Shape", {"shape32"}, {"rank"}).Output("rank");  // [2]
+  ImportOptions options;
+  options.symbolic_dimensions = true;
+  ImportedModel imported = model.Import(options);
+  const graph::Type& type = imported.module.main()->body.type();
+  ASSERT_TRUE(type.is_tuple());
+  EXPECT_EQ(type.fields()[0].str(), "Tensor[(d0, d1), float32]");
+  EXPECT_EQ(type.fields()[1].str(), "Tensor[(1,), int64]");
+  std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(graph::Compile(imported.module, {}));
+  vm->SetInput(0, Int64s({1, 2, 3, 4, 5, 6}).CreateView({2, 3}, kI64));
+  vm->Run();
+  EXPECT_EQ(vm->GetOutput(0).Shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Values(vm->GetOutput(0)), (std::vector<double>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(Values(vm->GetOutput(1)), (std::vector<double>{2}));
+}
+
 // Where a shape value cannot go, the error names the node and says what to do.
 TEST(OnnxTensor, SymbolicShapeValuesOutsideShapeArithmeticAreErrors) {
   ImportOptions options;
@@ -175,8 +211,9 @@ TEST(OnnxTensor, SymbolicShapeValuesOutsideShapeArithmeticAreErrors) {
             }),
             "node 'to_float' (Cast): input 0 ('shape') is computed from the symbolic shape of a "
             "tensor, [d0, d1]; Loom computes with such values in shape arithmetic (Shape, "
-            "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Add, Sub, Mul, Div, Min, Max) and "
-            "as Reshape's shape only: bind the model's symbolic dimensions with --input-shape");
+            "Gather, Unsqueeze, Squeeze, Concat, Slice, Reshape, Cast, Add, Sub, Mul, Div, Min, "
+            "Max, Equal, Where) and as the shape of Reshape, Expand and Slice's ends only: bind "
+            "the model's symbolic dimensions with --input-shape");
   EXPECT_EQ(error([](ModelBuilder& m) { m.Output("shape"); }),
             "the model's output 'shape' is the symbolic shape value [d0, d1], which Loom "
             "computes at import only; bind the model's symbolic dimensions with --input-shape");
