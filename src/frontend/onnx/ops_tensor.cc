@@ -82,6 +82,31 @@ Outputs ConvertSize(NodeContext& ctx) {
 
 // Reshape: a 0 copies the input's dimension at that position (unless allowzero = 1, opset
 // 14), one -1 is inferred from the element count.
+// Whether some element of `value` is not constant.
+bool IsSymbolic(const ShapeValue& value) {
+  return std::any_of(value.elements.begin(), value.elements.end(),
+                     [](const PrimExpr& e) { return !IsConstInt(e); });
+}
+
+// Sizes computed from symbolic ones (shape_values.h) as an operator's integers: constants as
+// themselves, the others as dimensions of the tensor they came from (*like; like_dims[k]
+// names the dimension, else -1 and sizes[k] is the constant). One that is neither is an
+// error naming `what`.
+void SymbolicSizes(NodeContext& ctx, const ShapeValue& value, const std::string& what,
+                   Ints* sizes, Ints* like_dims, graph::Expr* like) {
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    int64_t constant = 0;
+    const bool is_constant = IsConstInt(value.elements[k], &constant);
+    like_dims->push_back(is_constant ? -1 : DimensionOfOrigin(value, k, like));
+    sizes->push_back(is_constant ? constant : 1);
+    if (!is_constant && like_dims->back() < 0) {
+      ctx.Fail("its " + what + " " + ShapeValueText(value) + " holds a size that is neither "
+               "constant nor a dimension of the tensor it was computed from; bind the model's "
+               "symbolic dimensions with --input-shape");
+    }
+  }
+}
+
 // Reshape to a target computed from symbolic sizes (shape_values.h): an entry equal to the
 // input's dimension at its position copies it (0); entries that are dimensions of another
 // tensor (x.view(y.size(0), y.size(1), -1)) take them from there (reshape_like); one other
@@ -130,8 +155,7 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
 Outputs ConvertReshape(NodeContext& ctx) {
   // Opset 5 on, the shape is an input: constant, or computed from symbolic sizes.
   std::optional<ShapeValue> target = ctx.opset() < 5 ? std::nullopt : ctx.ShapeInput(1);
-  if (target && std::any_of(target->elements.begin(), target->elements.end(),
-                            [](const PrimExpr& e) { return !IsConstInt(e); })) {
+  if (target && IsSymbolic(*target)) {
     return SymbolicReshape(ctx, *target);
   }
   std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
@@ -316,25 +340,6 @@ Outputs ConvertSplit(NodeContext& ctx) {
 // Slice: starts / ends / axes as attributes before opset 10; from then on the inputs
 // starts, ends, axes and steps. Negative values count from the end, and out-of-range ones
 // are clamped (INT64_MAX: to the end).
-// Sizes computed from symbolic ones (shape_values.h) as an operator's integers: constants as
-// themselves, the others as dimensions of the tensor they came from (*like; like_dims[k]
-// names the dimension, else -1 and sizes[k] is the constant). One that is neither is an
-// error naming `what`.
-void SymbolicSizes(NodeContext& ctx, const ShapeValue& value, const std::string& what,
-                   Ints* sizes, Ints* like_dims, graph::Expr* like) {
-  for (size_t k = 0; k < value.elements.size(); ++k) {
-    int64_t constant = 0;
-    const bool is_constant = IsConstInt(value.elements[k], &constant);
-    like_dims->push_back(is_constant ? -1 : DimensionOfOrigin(value, k, like));
-    sizes->push_back(is_constant ? constant : 1);
-    if (!is_constant && like_dims->back() < 0) {
-      ctx.Fail("its " + what + " " + ShapeValueText(value) + " holds a size that is neither "
-               "constant nor a dimension of the tensor it was computed from; bind the model's "
-               "symbolic dimensions with --input-shape");
-    }
-  }
-}
-
 // Slice whose ends are symbolic sizes (an exporter's position_ids[:, :seq]): slice_like
 // takes each such end from the tensor it came from.
 Outputs SymbolicSlice(NodeContext& ctx, const ShapeValue& ends_value) {
@@ -370,9 +375,7 @@ Outputs ConvertSlice(NodeContext& ctx) {
     ends = ctx.AttrInts("ends");
     axes = ctx.AttrInts("axes", Ints{});
   } else {
-    if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2);
-        symbolic && std::any_of(symbolic->elements.begin(), symbolic->elements.end(),
-                                [](const PrimExpr& e) { return !IsConstInt(e); })) {
+    if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2); symbolic && IsSymbolic(*symbolic)) {
       return SymbolicSlice(ctx, *symbolic);
     }
     starts = ctx.ConstantInts(1);
@@ -424,9 +427,7 @@ Converter Gather(const std::string& op) {
 }
 
 Outputs ConvertExpand(NodeContext& ctx) {
-  if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(1);
-      symbolic && std::any_of(symbolic->elements.begin(), symbolic->elements.end(),
-                              [](const PrimExpr& e) { return !IsConstInt(e); })) {
+  if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(1); symbolic && IsSymbolic(*symbolic)) {
     // Sizes computed from symbolic ones: expand_like takes them from the tensor they came from.
     Ints shape, like_dims;
     graph::Expr like;
@@ -450,6 +451,35 @@ Outputs ConvertTile(NodeContext& ctx) {
 // ConstantOfShape: a constant of the given shape filled with `value` (one element; float32
 // 0 by default).
 Outputs ConvertConstantOfShape(NodeContext& ctx) {
+  if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(0); symbolic && IsSymbolic(*symbolic)) {
+    // Sizes computed from symbolic ones: full_like takes them from the tensor they came from.
+    NDArray value = ctx.HasAttr("value") ? ctx.AttrTensor("value") : Float32Array({0.0f}, true);
+    if (value.NumElements() != 1) {
+      ctx.Fail("attribute 'value' must hold one element, got " + Text(value.Shape()));
+    }
+    Ints shape, like_dims;
+    graph::Expr like;
+    SymbolicSizes(ctx, *symbolic, "shape", &shape, &like_dims, &like);
+    double fill = 0;
+    const void* data = value.data();
+    if (value.dtype() == DataType::Float(32)) {
+      fill = *static_cast<const float*>(data);
+    } else if (value.dtype() == DataType::Int(64)) {
+      fill = static_cast<double>(*static_cast<const int64_t*>(data));
+    } else if (value.dtype() == DataType::Int(32)) {
+      fill = *static_cast<const int32_t*>(data);
+    } else if (value.dtype().bits() == 8 || value.dtype().is_bool()) {
+      fill = *static_cast<const uint8_t*>(data);
+    } else {
+      ctx.Fail("fills " + value.dtype().str() + " to a symbolic shape; float32, int64, int32 "
+               "and 8-bit values are supported");
+    }
+    return {ctx.Call("full_like", {like},
+                     {{"shape", shape},
+                      {"like_dims", like_dims},
+                      {"value", fill},
+                      {"dtype", value.dtype().str()}})};
+  }
   Ints shape = ctx.ConstantInts(0);
   for (int64_t d : shape) {
     if (d < 0) ctx.Fail("shape " + Text(shape) + " holds a negative dimension");
@@ -471,6 +501,23 @@ Outputs ConvertConstantOfShape(NodeContext& ctx) {
 // Range: start, start + delta, ... before limit, from constant scalars (the output's length
 // depends on their values, and shapes are static, so it is computed at import).
 Outputs ConvertRange(NodeContext& ctx) {
+  if (std::optional<ShapeValue> limit = ctx.ShapeInput(1); limit && IsSymbolic(*limit)) {
+    // A limit computed from a symbolic size (torch.arange(seq)): arange_like takes it from
+    // the tensor it came from.
+    Ints starts = ctx.ConstantInts(0), deltas = ctx.ConstantInts(2);
+    graph::Expr like;
+    int64_t dim = limit->elements.size() == 1 ? DimensionOfOrigin(*limit, 0, &like) : -1;
+    if (starts.size() != 1 || deltas.size() != 1 || dim < 0) {
+      ctx.Fail("its limit " + ShapeValueText(*limit) + " is symbolic and not a dimension of "
+               "the tensor it was computed from, or start and delta are not one constant "
+               "each; bind the model's symbolic dimensions with --input-shape");
+    }
+    return {ctx.Call("arange_like", {like},
+                     {{"start", starts[0]},
+                      {"delta", deltas[0]},
+                      {"like_dim", dim},
+                      {"dtype", ctx.InputDtype(0).str()}})};
+  }
   auto scalar = [&ctx](int i, const auto& values) {
     if (values.size() != 1) {
       ctx.Fail("input " + std::to_string(i) + " must be a scalar, got " +

@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "loom/arith/analyzer.h"
 #include "loom/graph/op_util.h"
 
 namespace loom::graph::ops {
@@ -41,7 +42,7 @@ Array<PrimExpr> LikeSizes(const CallInfo& info, const te::Tensor& like,
     }
     LOOM_CHECK_USER(dims[d] < like.ndim())
         << info.where << ": like_dims " << AttrValueText(dims) << " names dimension "
-        << dims[d] << " of like " << info.input_types[1].str();
+        << dims[d] << " of like, which has " << like.ndim();
     result.push_back(like.shape()[static_cast<size_t>(dims[d])]);
   }
   return result;
@@ -122,6 +123,57 @@ void RegisterShapeChanges() {
       .Attr("axes", AttrKind::kInts, std::nullopt, "the sliced axes")
       .Attr("like_dims", AttrKind::kInts, std::nullopt,
             "per sliced axis: the dimension of like its end is, or -1");
+  RegisterInjective("arange_like",
+                    "start, start + delta, ... below like's dimension like_dim (an export's "
+                    "torch.arange(seq) over a symbolic size)",
+                    {"like"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      const int64_t start = info.attrs.GetInt("start");
+                      const int64_t delta = info.attrs.GetInt("delta");
+                      const int64_t dim = info.attrs.GetInt("like_dim");
+                      LOOM_CHECK_USER(start >= 0 && delta >= 1 && dim >= 0 &&
+                                      dim < in[0].ndim())
+                          << info.where << ": start " << start << " and delta " << delta
+                          << " must be at least 0 and 1, and like_dim " << dim
+                          << " a dimension of like " << info.input_types[0].str();
+                      const PrimExpr limit = in[0].shape()[static_cast<size_t>(dim)];
+                      const DataType t = limit.dtype();
+                      arith::Analyzer analyzer;
+                      PrimExpr extent = analyzer.Simplify(max(
+                          floordiv(limit - make_const(t, start) + make_const(t, delta - 1),
+                                   make_const(t, delta)),
+                          make_zero(t)));
+                      DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
+                      return Tensors{te::compute(
+                          {extent},
+                          [&](const Array<Var>& i) {
+                            PrimExpr value = make_const(i[0].dtype(), start) +
+                                             i[0] * make_const(i[0].dtype(), delta);
+                            return value.dtype() == dtype ? value : cast(dtype, value);
+                          },
+                          "arange", "injective")};
+                    })
+      .Attr("start", AttrKind::kInt, std::nullopt, "the first value")
+      .Attr("delta", AttrKind::kInt, std::nullopt, "the step (at least 1)")
+      .Attr("like_dim", AttrKind::kInt, std::nullopt, "the dimension of like that is the limit")
+      .Attr("dtype", AttrKind::kString, std::string("int64"), "the values' type");
+  RegisterInjective("full_like",
+                    "a tensor filled with value, of shape with like's dimensions where "
+                    "like_dims names them (an export's torch.ones(batch, seq))",
+                    {"like"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
+                      const double value = info.attrs.GetFloat("value");
+                      return Tensors{te::compute(
+                          LikeSizes(info, in[0], "shape"),
+                          [&](const Array<Var>&) { return make_const(dtype, value); }, "full",
+                          "injective")};
+                    })
+      .Attr("shape", AttrKind::kInts, std::nullopt, "the shape where like_dims is -1")
+      .Attr("like_dims", AttrKind::kInts, std::nullopt,
+            "per dimension: the dimension of like it is, or -1")
+      .Attr("value", AttrKind::kFloat, std::nullopt, "the fill value")
+      .Attr("dtype", AttrKind::kString, std::nullopt, "the tensor's type");
   RegisterInjective("flatten", "2-d: dimensions before axis, and from axis on (ONNX Flatten)",
                     {"data"},
                     [](const CallInfo& info, const Tensors& in) {

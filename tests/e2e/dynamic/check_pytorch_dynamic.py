@@ -4,8 +4,9 @@ exporter writes every view as Shape -> Gather -> Unsqueeze -> Concat -> Reshape:
 by `loom compile` (the sizes stay symbolic; the shape arithmetic is evaluated at import) and
 run by `loom run` at several sizes against ONNX Runtime on the same model and inputs, two
 also with dynamic buckets: an attention block, rows flattened through an MLP and back, a
-small CNN of symbolic batch, and BERT's embeddings as transformers writes them (buffers
-sliced to the sequence length and expanded to the batch).
+small CNN of symbolic batch, BERT's embeddings as transformers writes them (buffers sliced
+to the sequence length and expanded to the batch), and GPT-2's position ids (arange) with a
+mask of ones.
 
 Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -110,6 +111,22 @@ class Embeddings(torch.nn.Module):
         return self.norm(x), mask
 
 
+class Positions(torch.nn.Module):
+    """GPT-2's position ids (torch.arange to the sequence length) and a mask of ones made
+    for the batch (torch.ones): Range and ConstantOfShape of symbolic sizes."""
+
+    def __init__(self, vocabulary=100, width=32, longest=64):
+        super().__init__()
+        self.words = torch.nn.Embedding(vocabulary, width)
+        self.positions = torch.nn.Embedding(longest, width)
+
+    def forward(self, input_ids):
+        batch, seq = input_ids.size()
+        position_ids = torch.arange(0, seq, dtype=torch.long).unsqueeze(0)
+        ones = torch.ones(batch, seq)
+        return (self.words(input_ids) + self.positions(position_ids)) * ones[:, :, None]
+
+
 def float_input(shape):
     """Inputs of one float tensor "x" of `shape`."""
     def make(rng):
@@ -117,11 +134,13 @@ def float_input(shape):
     return make
 
 
-def token_inputs(batch, seq):
-    """Token ids and an attention mask (a third of the positions padded)."""
+def token_inputs(batch, seq, mask=True):
+    """Token ids and (with `mask`) an attention mask, a third of the positions padded."""
     def make(rng):
-        return {"input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
-                "attention_mask": (rng.random((batch, seq)) > 0.3).astype(np.int64)}
+        inputs = {"input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64)}
+        if mask:
+            inputs["attention_mask"] = (rng.random((batch, seq)) > 0.3).astype(np.int64)
+        return inputs
     return make
 
 
@@ -136,6 +155,9 @@ CASES = [
     ("embeddings", Embeddings, token_inputs(2, 7),
      {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
      [token_inputs(b, n) for b, n in [(2, 7), (1, 13), (3, 1)]], ["seq=13"]),
+    ("positions", Positions, token_inputs(2, 7, mask=False),
+     {"input_ids": {0: "batch", 1: "seq"}},
+     [token_inputs(b, n, mask=False) for b, n in [(2, 7), (1, 13)]], []),
 ]
 
 
