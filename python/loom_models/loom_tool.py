@@ -124,3 +124,15 @@ def bench(loom, artifact_path, threads, repeat, warmup, timeout=None):
     out, rss_mb = measure_child([loom, "bench", artifact_path, "--threads", str(threads),
                                  "--repeat", str(repeat), "--warmup", str(warmup)], timeout)
     return parse_bench_line(out), rss_mb
+
+
+def end_to_end_arguments(doc):
+    """The arguments every end-to-end check takes, --loom (the binary) and --workdir (made
+    if missing), parsed with the check's docstring as its description."""
+    import argparse
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--loom", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    return args

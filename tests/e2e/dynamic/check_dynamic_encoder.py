@@ -9,7 +9,6 @@ Usage: check_dynamic_encoder.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -35,11 +34,7 @@ BUCKETS = (16, 33)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--loom", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
+    args = loom_tool.end_to_end_arguments(__doc__)
     config = bert_encoder.Config(layers=2, hidden=64, heads=4, ffn=128, dynamic=True)
     model_path = os.path.join(args.workdir, "encoder.onnx")
     onnx.save(bert_encoder.build(config, seed=3), model_path)

@@ -12,7 +12,6 @@ Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
-import argparse
 import os
 import sys
 
@@ -162,11 +161,7 @@ CASES = [
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--loom", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
+    args = loom_tool.end_to_end_arguments(__doc__)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     failures = 0
