@@ -2,9 +2,8 @@
 #include "graph/codegen_json.h"
 
 #include <algorithm>
-
-#include <nlohmann/json.hpp>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
 

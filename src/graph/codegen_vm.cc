@@ -197,9 +197,8 @@ std::string BucketText(const std::map<std::string, int64_t>& when) {
 }
 
 std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
-                          const std::vector<SizeConstraint>& constraints,
-                          const std::string& target, const std::string& precision,
-                          int64_t max_allocation_bytes) {
+                          const std::vector<SizeConstraint>& constraints, const std::string& target,
+                          const std::string& precision, int64_t max_allocation_bytes) {
   LOOM_ICHECK(!parts.empty() && parts.back().when.empty())
       << "VmProgramJson: the general program comes last";
   const ExecutionGraph& general = *parts.back().graph;
@@ -215,9 +214,8 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
     auto it = std::find(vars.names().begin(), vars.names().end(), constraint.var);
     LOOM_ICHECK(it != vars.names().end()) << "constraint on '" << constraint.var << "'";
     const size_t var = static_cast<size_t>(it - vars.names().begin());
-    declared.push_back({{"var", var},
-                        {"text", constraint.text},
-                        {"cond", ConstraintCondition(constraint, var)}});
+    declared.push_back(
+        {{"var", var}, {"text", constraint.text}, {"cond", ConstraintCondition(constraint, var)}});
   }
   doc["constraints"] = std::move(declared);
 

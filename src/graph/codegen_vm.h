@@ -21,7 +21,7 @@ std::string BucketText(const std::map<std::string, int64_t>& when);
 // sizes of some variables (a bucket, seq = 128: the model compiled with them bound).
 struct VmProgramPart {
   const ExecutionGraph* graph = nullptr;
-  std::vector<size_t> param_offsets;     // its weights' offsets in the parameters blob
+  std::vector<size_t> param_offsets;    // its weights' offsets in the parameters blob
   std::map<std::string, int64_t> when;  // the sizes it was specialized for
 };
 
@@ -30,8 +30,7 @@ struct VmProgramPart {
 // `max_allocation_bytes` is refused at run time (0: no limit).
 // `constraints` (on the general program's size variables) are checked when a run binds them.
 std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
-                          const std::vector<SizeConstraint>& constraints,
-                          const std::string& target, const std::string& precision,
-                          int64_t max_allocation_bytes);
+                          const std::vector<SizeConstraint>& constraints, const std::string& target,
+                          const std::string& precision, int64_t max_allocation_bytes);
 
 }  // namespace loom::graph

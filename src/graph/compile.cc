@@ -263,9 +263,8 @@ struct Program {
 
 // Graph passes, lowering and the execution graph of `module`, its kernels named with
 // `kernel_prefix`.
-Program CompileProgram(const IRModule& module, const CompileOptions& options,
-                       const Target& target, const std::string& kernel_prefix,
-                       StageTimer* timer) {
+Program CompileProgram(const IRModule& module, const CompileOptions& options, const Target& target,
+                       const std::string& kernel_prefix, StageTimer* timer) {
   Program program;
   // 1. Graph rewrites, ending with fusion: main calls one primitive function per kernel.
   // The strategies take tuned configurations from options.configs; the target's passes
@@ -280,8 +279,7 @@ Program CompileProgram(const IRModule& module, const CompileOptions& options,
   program.lowered = LowerToTIR(program.fused, target, kernel_prefix);
   timer->Done("lowering");
   // 3. The execution graph.
-  program.graph =
-      BuildExecutionGraph(program.fused.main(), program.lowered, module.output_names());
+  program.graph = BuildExecutionGraph(program.fused.main(), program.lowered, module.output_names());
   return program;
 }
 
@@ -410,7 +408,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   loom::IRModule device_tir = general.lowered.device_tir;
   for (const Program& program : programs) {
     if (&program == &general) continue;
-    for (const auto& [name, func] : program.lowered.tir.functions()) model.kernels_tir.Add(name, func);
+    for (const auto& [name, func] : program.lowered.tir.functions())
+      model.kernels_tir.Add(name, func);
     for (const auto& [name, func] : program.lowered.device_tir.functions()) {
       device_tir.Add(name, func);
     }
@@ -430,15 +429,15 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
     for (size_t p = 0; p < programs.size(); ++p) {
       vm_parts.push_back({&programs[p].graph, param_offsets[p], programs[p].when});
     }
-    model.graph_json = VmProgramJson(vm_parts, constraints, target.str(), options.precision,
-                                     MemoryLimit(options));
+    model.graph_json =
+        VmProgramJson(vm_parts, constraints, target.str(), options.precision, MemoryLimit(options));
   } else {
-    model.graph_json = ExecutionGraphJson(
-        general.graph, plan, param_offsets.front(), target.str(), options.precision,
-        target.kind_def().device_type,
-        target.kind_def().device_configuration ? target.kind_def().device_configuration(target)
-                                               : "",
-        general.placements);
+    model.graph_json = ExecutionGraphJson(general.graph, plan, param_offsets.front(), target.str(),
+                                          options.precision, target.kind_def().device_type,
+                                          target.kind_def().device_configuration
+                                              ? target.kind_def().device_configuration(target)
+                                              : "",
+                                          general.placements);
   }
   std::vector<LayerPlacement> placements = general.placements;
   model.placements = std::move(placements);

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "graph/attrs_key.h"
-#include "loom/graph/op_util.h"
 #include "loom/graph/functor.h"
+#include "loom/graph/op_util.h"
 #include "loom/graph/strategy.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"

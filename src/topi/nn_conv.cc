@@ -19,7 +19,7 @@ namespace {
 constexpr int kNhwcTileColumns = 4;
 
 struct Conv2DShape {
-  int64_t N, C, H, W;  // data (N: -1 where the batch is symbolic)
+  int64_t N, C, H, W;   // data (N: -1 where the batch is symbolic)
   int64_t K, CG, R, S;  // weight: K filters of CG channels x R x S
   int64_t P, Q;        // output rows and columns
 };

@@ -107,8 +107,9 @@ te::Tensor Pool(const te::Tensor& data, const Pool2DAttrs& a, const std::string&
                       Likely(w < int(g.W));
     return te::if_then_else(inside, input_at(i, h, w), std::move(outside));
   };
-  Array<PrimExpr> out_shape{g.N < 0 ? data.shape()[0] : PrimExpr(make_const(DataType::Int(32), g.N)),
-                            int(g.C), int(g.P), int(g.Q)};
+  Array<PrimExpr> out_shape{
+      g.N < 0 ? data.shape()[0] : PrimExpr(make_const(DataType::Int(32), g.N)), int(g.C), int(g.P),
+      int(g.Q)};
   if (g.block) out_shape.push_back(int(g.block));
   if (!average) {
     return te::compute(

@@ -300,8 +300,8 @@ te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
                     const std::vector<int64_t>& begins, const Array<PrimExpr>& ends) {
   const std::string op = "slice of '" + x.name() + "'";
   LOOM_CHECK_USER(axes.size() == begins.size() && axes.size() == ends.size())
-      << op << ": " << axes.size() << " axes, " << begins.size() << " begins and "
-      << ends.size() << " ends";
+      << op << ": " << axes.size() << " axes, " << begins.size() << " begins and " << ends.size()
+      << " ends";
   Array<PrimExpr> shape = x.shape();
   std::vector<int64_t> offset(shape.size(), 0);
   for (size_t k = 0; k < axes.size(); ++k) {
@@ -309,15 +309,14 @@ te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
     // A symbolic end keeps its type (a size variable's int64); a constant one is int32, as
     // every constant size.
     int64_t end_value = 0, extent = 0;
-    const PrimExpr end = IsConstInt(ends[k], &end_value) ? make_const(DataType::Int(32), end_value)
-                                                          : ends[k];
+    const PrimExpr end =
+        IsConstInt(ends[k], &end_value) ? make_const(DataType::Int(32), end_value) : ends[k];
     const DataType t = end.dtype();
-    LOOM_CHECK_USER(begins[k] >= 0 &&
-                    (!IsConstInt(end, &end_value) || end_value >= begins[k]) &&
-                    (!IsConstInt(end, &end_value) || !IsConstInt(shape[a], &extent) ||
-                     end_value <= extent))
-        << op << ": [" << begins[k] << ", " << end << ") does not lie within axis " << a
-        << " of " << ShapeText(x.shape());
+    LOOM_CHECK_USER(
+        begins[k] >= 0 && (!IsConstInt(end, &end_value) || end_value >= begins[k]) &&
+        (!IsConstInt(end, &end_value) || !IsConstInt(shape[a], &extent) || end_value <= extent))
+        << op << ": [" << begins[k] << ", " << end << ") does not lie within axis " << a << " of "
+        << ShapeText(x.shape());
     offset[static_cast<size_t>(a)] = begins[k];
     arith::Analyzer analyzer;
     shape[a] = analyzer.Simplify(end - make_const(t, begins[k]));
@@ -327,7 +326,8 @@ te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index;
         for (size_t d = 0; d < i.size(); ++d) {
-          PrimExpr at = offset[d] == 0 ? PrimExpr(i[d]) : i[d] + make_const(i[d].dtype(), offset[d]);
+          PrimExpr at =
+              offset[d] == 0 ? PrimExpr(i[d]) : i[d] + make_const(i[d].dtype(), offset[d]);
           const DataType t = x.shape()[d].dtype();
           index.push_back(at.dtype() == t ? at : loom::cast(t, at));
         }

@@ -41,9 +41,9 @@ struct CompileCommandOptions {
   QuantizeCommandOptions quantization;
   std::string precision = "float32";     // or "bf16", "fp16" (graph::CompileOptions::precision)
   std::string memory_limit;              // "64G", "512M", bytes; "": this machine's memory
-  std::vector<std::string> dynamic_buckets;  // "seq=16,64,128" (graph::CompileOptions)
+  std::vector<std::string> dynamic_buckets;   // "seq=16,64,128" (graph::CompileOptions)
   std::vector<std::string> size_constraints;  // "seq % 8 == 0" (graph::CompileOptions)
-  int64_t max_loop_iterations = 4096;  // frontend::onnx::ImportOptions::max_loop_iterations
+  int64_t max_loop_iterations = 4096;         // frontend::onnx::ImportOptions::max_loop_iterations
 };
 
 struct TuneCommandOptions {

@@ -6,8 +6,8 @@
 // The pipeline per optimization level reads top to bottom in src/graph/compile.cc.
 #pragma once
 
-#include <map>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 

@@ -29,7 +29,17 @@ namespace loom::runtime {
 // (a comparison, for the conditions of `if`, gives 1 or 0).
 struct ShapeExpr {
   enum class Kind : uint8_t {
-    kConst, kVar, kAdd, kSub, kMul, kFloorDiv, kFloorMod, kMin, kMax, kEq, kLt
+    kConst,
+    kVar,
+    kAdd,
+    kSub,
+    kMul,
+    kFloorDiv,
+    kFloorMod,
+    kMin,
+    kMax,
+    kEq,
+    kLt
   };
   Kind kind = Kind::kConst;
   int64_t value = 0;                // kConst: the value; kVar: the variable's index
@@ -66,9 +76,9 @@ struct VmKernel {
 // A constraint declared on a size variable at compile time ("seq % 8 == 0"): a run whose
 // inputs violate it is refused before anything runs.
 struct VmConstraint {
-  int var = -1;        // the size variable
-  std::string text;    // as declared
-  ShapeExpr cond;      // non-zero where it holds
+  int var = -1;      // the size variable
+  std::string text;  // as declared
+  ShapeExpr cond;    // non-zero where it holds
 };
 
 struct VmIO {
@@ -99,9 +109,7 @@ class VmModel {
   const std::vector<VmKernel>& kernels() const { return kernels_; }
   int num_registers() const { return num_registers_; }
   // Whether `reg` holds an input (the caller's tensor, for the whole run).
-  bool IsInputRegister(int reg) const {
-    return input_registers_[static_cast<size_t>(reg)];
-  }
+  bool IsInputRegister(int reg) const { return input_registers_[static_cast<size_t>(reg)]; }
   const Module& module() const { return module_; }
   // Where weight `param` lives in the parameters blob, and its bytes.
   const void* ParamData(int param) const { return params_data_ + param_offsets_[param]; }

@@ -33,7 +33,7 @@ using Outputs = std::vector<graph::Expr>;
 // (shape_values.cc). It has no graph value; Reshape takes it as its shape.
 struct ShapeValue {
   std::vector<PrimExpr> elements;
-  bool scalar = false;                   // rank 0 (one element)
+  bool scalar = false;                 // rank 0 (one element)
   DataType dtype = DataType::Int(64);  // the ONNX value's (int64, or int32 after a Cast)
   // Per element, where known: the tensor whose dimension `dim` it is (Reshape takes a size
   // it cannot express otherwise from there: graph operator reshape_like).

@@ -92,15 +92,16 @@ bool IsSymbolic(const ShapeValue& value) {
 // themselves, the others as dimensions of the tensor they came from (*like; like_dims[k]
 // names the dimension, else -1 and sizes[k] is the constant). One that is neither is an
 // error naming `what`.
-void SymbolicSizes(NodeContext& ctx, const ShapeValue& value, const std::string& what,
-                   Ints* sizes, Ints* like_dims, graph::Expr* like) {
+void SymbolicSizes(NodeContext& ctx, const ShapeValue& value, const std::string& what, Ints* sizes,
+                   Ints* like_dims, graph::Expr* like) {
   for (size_t k = 0; k < value.elements.size(); ++k) {
     int64_t constant = 0;
     const bool is_constant = IsConstInt(value.elements[k], &constant);
     like_dims->push_back(is_constant ? -1 : DimensionOfOrigin(value, k, like));
     sizes->push_back(is_constant ? constant : 1);
     if (!is_constant && like_dims->back() < 0) {
-      ctx.Fail("its " + what + " " + ShapeValueText(value) + " holds a size that is neither "
+      ctx.Fail("its " + what + " " + ShapeValueText(value) +
+               " holds a size that is neither "
                "constant nor a dimension of the tensor it was computed from; bind the model's "
                "symbolic dimensions with --input-shape");
     }
@@ -134,7 +135,8 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
     shape.push_back(like_dims.back() >= 0 ? 1 : -1);  // 1: unused, like's dimension is taken
   }
   if (std::count(shape.begin(), shape.end(), -1) > 1) {
-    ctx.Fail("the shape " + ShapeValueText(target) + " has more than one entry that is neither "
+    ctx.Fail("the shape " + ShapeValueText(target) +
+             " has more than one entry that is neither "
              "constant, nor the input's dimension at its position, nor a dimension of the "
              "tensor it was computed from; bind the model's symbolic dimensions with "
              "--input-shape");
@@ -143,8 +145,8 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
     ctx.Fail("allowzero with a symbolic shape " + ShapeValueText(target) +
              "; bind the model's symbolic dimensions with --input-shape");
   }
-  if (!like.defined() || std::all_of(like_dims.begin(), like_dims.end(),
-                                     [](int64_t d) { return d < 0; })) {
+  if (!like.defined() ||
+      std::all_of(like_dims.begin(), like_dims.end(), [](int64_t d) { return d < 0; })) {
     return {ctx.Call("reshape", {data}, {{"newshape", graph::Ints(shape.begin(), shape.end())}})};
   }
   return {ctx.Call("reshape_like", {data, like},
@@ -471,7 +473,8 @@ Outputs ConvertConstantOfShape(NodeContext& ctx) {
     } else if (value.dtype().bits() == 8 || value.dtype().is_bool()) {
       fill = *static_cast<const uint8_t*>(data);
     } else {
-      ctx.Fail("fills " + value.dtype().str() + " to a symbolic shape; float32, int64, int32 "
+      ctx.Fail("fills " + value.dtype().str() +
+               " to a symbolic shape; float32, int64, int32 "
                "and 8-bit values are supported");
     }
     return {ctx.Call("full_like", {like},
@@ -508,7 +511,8 @@ Outputs ConvertRange(NodeContext& ctx) {
     graph::Expr like;
     int64_t dim = limit->elements.size() == 1 ? DimensionOfOrigin(*limit, 0, &like) : -1;
     if (starts.size() != 1 || deltas.size() != 1 || dim < 0) {
-      ctx.Fail("its limit " + ShapeValueText(*limit) + " is symbolic and not a dimension of "
+      ctx.Fail("its limit " + ShapeValueText(*limit) +
+               " is symbolic and not a dimension of "
                "the tensor it was computed from, or start and delta are not one constant "
                "each; bind the model's symbolic dimensions with --input-shape");
     }

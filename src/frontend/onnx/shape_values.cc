@@ -49,7 +49,8 @@ void Append(const ShapeValue& value, size_t k, ShapeValue* result) {
 ShapeValue Shape(const NodeContext& ctx) {
   if (std::optional<ShapeValue> value = ctx.ShapeInput(0)) {  // the shape of a shape value
     ShapeValue result;
-    if (!value->scalar) result.elements.push_back(Int(static_cast<int64_t>(value->elements.size())));
+    if (!value->scalar)
+      result.elements.push_back(Int(static_cast<int64_t>(value->elements.size())));
     return result;
   }
   graph::Expr data = ctx.Input(0);
@@ -168,8 +169,7 @@ ShapeValue Arithmetic(const NodeContext& ctx) {
   auto at = [&](const ShapeValue& v, size_t k) {
     if (v.elements.size() == 1) return v.elements[0];
     if (v.elements.size() != n) {
-      ctx.Fail("operands " + ShapeValueText(a) + " and " + ShapeValueText(b) +
-               " do not broadcast");
+      ctx.Fail("operands " + ShapeValueText(a) + " and " + ShapeValueText(b) + " do not broadcast");
     }
     return v.elements[k];
   };
@@ -278,8 +278,10 @@ std::optional<std::vector<ShapeValue>> EvaluateShapeNode(const NodeContext& ctx)
     const int64_t n = static_cast<int64_t>(result.elements.size());
     if (target.size() > 1 || (target.size() == 1 && target[0] != -1 && target[0] != n) ||
         (target.empty() && n != 1)) {
-      ctx.Fail("reshapes a shape value of " + std::to_string(n) + " element(s) to 1-d or to a "
-               "scalar only, got the shape " + ShapeValueText(Operand(ctx, 1)));
+      ctx.Fail("reshapes a shape value of " + std::to_string(n) +
+               " element(s) to 1-d or to a "
+               "scalar only, got the shape " +
+               ShapeValueText(Operand(ctx, 1)));
     }
     result.scalar = target.empty();
   } else if (op == "Equal") {

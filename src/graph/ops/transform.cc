@@ -41,8 +41,8 @@ Array<PrimExpr> LikeSizes(const CallInfo& info, const te::Tensor& like,
       continue;
     }
     LOOM_CHECK_USER(dims[d] < like.ndim())
-        << info.where << ": like_dims " << AttrValueText(dims) << " names dimension "
-        << dims[d] << " of like, which has " << like.ndim();
+        << info.where << ": like_dims " << AttrValueText(dims) << " names dimension " << dims[d]
+        << " of like, which has " << like.ndim();
     result.push_back(like.shape()[static_cast<size_t>(dims[d])]);
   }
   return result;
@@ -109,66 +109,65 @@ void RegisterShapeChanges() {
       .Attr("shape", AttrKind::kInts, std::nullopt, "the target where like_dims is -1")
       .Attr("like_dims", AttrKind::kInts, std::nullopt,
             "per target dimension: the dimension of like it is, or -1");
-  RegisterInjective("slice_like",
-                    "data[begin : end] along axes, an end being like's dimension where "
-                    "like_dims names one (an export's position_ids[:, :seq])",
-                    {"data", "like"},
-                    [](const CallInfo& info, const Tensors& in) {
-                      return Tensors{topi::slice_to(in[0], info.attrs.GetInts("axes"),
-                                                    info.attrs.GetInts("begin"),
-                                                    LikeSizes(info, in[1], "end"))};
-                    })
+  RegisterInjective(
+      "slice_like",
+      "data[begin : end] along axes, an end being like's dimension where "
+      "like_dims names one (an export's position_ids[:, :seq])",
+      {"data", "like"},
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::slice_to(in[0], info.attrs.GetInts("axes"),
+                                      info.attrs.GetInts("begin"), LikeSizes(info, in[1], "end"))};
+      })
       .Attr("begin", AttrKind::kInts, std::nullopt, "the first index per sliced axis")
       .Attr("end", AttrKind::kInts, std::nullopt, "the end per sliced axis where like_dims is -1")
       .Attr("axes", AttrKind::kInts, std::nullopt, "the sliced axes")
       .Attr("like_dims", AttrKind::kInts, std::nullopt,
             "per sliced axis: the dimension of like its end is, or -1");
-  RegisterInjective("arange_like",
-                    "start, start + delta, ... below like's dimension like_dim (an export's "
-                    "torch.arange(seq) over a symbolic size)",
-                    {"like"},
-                    [](const CallInfo& info, const Tensors& in) {
-                      const int64_t start = info.attrs.GetInt("start");
-                      const int64_t delta = info.attrs.GetInt("delta");
-                      const int64_t dim = info.attrs.GetInt("like_dim");
-                      LOOM_CHECK_USER(start >= 0 && delta >= 1 && dim >= 0 &&
-                                      dim < in[0].ndim())
-                          << info.where << ": start " << start << " and delta " << delta
-                          << " must be at least 0 and 1, and like_dim " << dim
-                          << " a dimension of like " << info.input_types[0].str();
-                      const PrimExpr limit = in[0].shape()[static_cast<size_t>(dim)];
-                      const DataType t = limit.dtype();
-                      arith::Analyzer analyzer;
-                      PrimExpr extent = analyzer.Simplify(max(
-                          floordiv(limit - make_const(t, start) + make_const(t, delta - 1),
-                                   make_const(t, delta)),
-                          make_zero(t)));
-                      DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
-                      return Tensors{te::compute(
-                          {extent},
-                          [&](const Array<Var>& i) {
-                            PrimExpr value = make_const(i[0].dtype(), start) +
-                                             i[0] * make_const(i[0].dtype(), delta);
-                            return value.dtype() == dtype ? value : cast(dtype, value);
-                          },
-                          "arange", "injective")};
-                    })
+  RegisterInjective(
+      "arange_like",
+      "start, start + delta, ... below like's dimension like_dim (an export's "
+      "torch.arange(seq) over a symbolic size)",
+      {"like"},
+      [](const CallInfo& info, const Tensors& in) {
+        const int64_t start = info.attrs.GetInt("start");
+        const int64_t delta = info.attrs.GetInt("delta");
+        const int64_t dim = info.attrs.GetInt("like_dim");
+        LOOM_CHECK_USER(start >= 0 && delta >= 1 && dim >= 0 && dim < in[0].ndim())
+            << info.where << ": start " << start << " and delta " << delta
+            << " must be at least 0 and 1, and like_dim " << dim << " a dimension of like "
+            << info.input_types[0].str();
+        const PrimExpr limit = in[0].shape()[static_cast<size_t>(dim)];
+        const DataType t = limit.dtype();
+        arith::Analyzer analyzer;
+        PrimExpr extent = analyzer.Simplify(max(
+            floordiv(limit - make_const(t, start) + make_const(t, delta - 1), make_const(t, delta)),
+            make_zero(t)));
+        DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
+        return Tensors{te::compute(
+            {extent},
+            [&](const Array<Var>& i) {
+              PrimExpr value =
+                  make_const(i[0].dtype(), start) + i[0] * make_const(i[0].dtype(), delta);
+              return value.dtype() == dtype ? value : cast(dtype, value);
+            },
+            "arange", "injective")};
+      })
       .Attr("start", AttrKind::kInt, std::nullopt, "the first value")
       .Attr("delta", AttrKind::kInt, std::nullopt, "the step (at least 1)")
       .Attr("like_dim", AttrKind::kInt, std::nullopt, "the dimension of like that is the limit")
       .Attr("dtype", AttrKind::kString, std::string("int64"), "the values' type");
-  RegisterInjective("full_like",
-                    "a tensor filled with value, of shape with like's dimensions where "
-                    "like_dims names them (an export's torch.ones(batch, seq))",
-                    {"like"},
-                    [](const CallInfo& info, const Tensors& in) {
-                      DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
-                      const double value = info.attrs.GetFloat("value");
-                      return Tensors{te::compute(
-                          LikeSizes(info, in[0], "shape"),
-                          [&](const Array<Var>&) { return make_const(dtype, value); }, "full",
-                          "injective")};
-                    })
+  RegisterInjective(
+      "full_like",
+      "a tensor filled with value, of shape with like's dimensions where "
+      "like_dims names them (an export's torch.ones(batch, seq))",
+      {"like"},
+      [](const CallInfo& info, const Tensors& in) {
+        DataType dtype = DataType::Parse(info.attrs.GetString("dtype"));
+        const double value = info.attrs.GetFloat("value");
+        return Tensors{te::compute(
+            LikeSizes(info, in[0], "shape"),
+            [&](const Array<Var>&) { return make_const(dtype, value); }, "full", "injective")};
+      })
       .Attr("shape", AttrKind::kInts, std::nullopt, "the shape where like_dims is -1")
       .Attr("like_dims", AttrKind::kInts, std::nullopt,
             "per dimension: the dimension of like it is, or -1")

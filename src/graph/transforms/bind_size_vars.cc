@@ -51,8 +51,7 @@ Pass BindSizeVars(std::map<std::string, int64_t> sizes) {
             SizeBinder binder;
             std::vector<Var> params;
             for (const Var& input : main->params) {
-              Type type = input.type().is_tensor() ? BoundType(input.type(), sizes, &used)
-                                                   : Type();
+              Type type = input.type().is_tensor() ? BoundType(input.type(), sizes, &used) : Type();
               params.push_back(type.defined() ? MakeVar(input->name_hint, type) : input);
               binder.Bind(input, params.back());
             }

@@ -119,8 +119,7 @@ TEST(OnnxTensor, ShapeArithmeticOverSymbolicSizesSetsReshapesShape) {
   ImportOptions options;
   options.symbolic_dimensions = true;
   ImportedModel imported = model.Import(options);
-  EXPECT_EQ(imported.module.main()->body.type().str(),
-            "Tensor[(d0 * T.int64(2), 3, 2), float32]");
+  EXPECT_EQ(imported.module.main()->body.type().str(), "Tensor[(d0 * T.int64(2), 3, 2), float32]");
   std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(graph::Compile(imported.module, {}));
   for (int64_t batch : {1, 5}) {
     runtime::NDArray x = Iota({batch, 3, 4});
@@ -172,7 +171,7 @@ TEST(OnnxTensor, ExpandAndSliceTakeSymbolicSizes) {
   model.Initializer("flat", Int64s({-1}));
   model.Node("Shape", {"ids"}, {"shape"});
   model.Node("Slice", {"shape", "one", "minus_one"}, {"unused_empty"});
-  model.Node("Gather", {"shape", "one"}, {"seq_1d"});  // [d1]
+  model.Node("Gather", {"shape", "one"}, {"seq_1d"});                   // [d1]
   model.Node("Slice", {"table", "zero", "seq_1d", "one"}, {"sliced"});  // [1, d1]
   model.Node("Reshape", {"shape", "flat"}, {"target"});
   model.Node("Equal", {"target", "minus_one"}, {"is_minus_one"});  // [false, false]

@@ -27,9 +27,13 @@ TEST(BindSizeVars, UnknownNamesAndSizesBelowOneAreErrors) {
   loom::Var n = SizeVar("n", kI64);
   Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{n}, kF32));
   IRModule module = IRModule::FromFunction(MakeFunction({x}, MakeCall("exp", {x})));
-  EXPECT_EQ(ErrorOf([&] { RunPasses(module, {BindSizeVars({{"seq", 4}})}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              RunPasses(module, {BindSizeVars({{"seq", 4}})});
+            }),
             "BindSizeVars: 'seq' is no symbolic dimension of the model's inputs");
-  EXPECT_EQ(ErrorOf([&] { RunPasses(module, {BindSizeVars({{"n", 0}})}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              RunPasses(module, {BindSizeVars({{"n", 0}})});
+            }),
             "BindSizeVars: size variable 'n' must be at least 1, got 0");
 }
 

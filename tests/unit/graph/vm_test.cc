@@ -361,20 +361,20 @@ TEST(VirtualMachine, DynamicBucketsCombineSizeVariables) {
   Var mask = MakeVar("mask", TensorType(std::vector<PrimExpr>{b, n}, kF32));
   Expr y = MakeCall("multiply", {x, MakeCall("expand_dims", {mask}, {{"axis", int64_t{2}}})});
   Function main = MakeFunction({x, mask}, MakeCall("exp", {y}));
-  CompiledModel compiled = Compile(IRModule::FromFunction(main),
-                                   {.dynamic_buckets = {{"b", {1, 2}}, {"n", {3, 5}}}});
+  CompiledModel compiled =
+      Compile(IRModule::FromFunction(main), {.dynamic_buckets = {{"b", {1, 2}}, {"n", {3, 5}}}});
   std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
   for (auto [batch, length] : std::vector<std::pair<int64_t, int64_t>>{{2, 5}, {1, 3}, {2, 4}}) {
     std::vector<runtime::NDArray> inputs = {RandomArray({batch, length, 8}, kF32, 1),
                                             RandomArray({batch, length}, kF32, 2)};
-    test::ExpectClose(RunOn(*vm, inputs).at(0), Values(test::Interpret(main, inputs).tensor),
-                      1e-5, "b = " + std::to_string(batch) + ", n = " + std::to_string(length));
+    test::ExpectClose(RunOn(*vm, inputs).at(0), Values(test::Interpret(main, inputs).tensor), 1e-5,
+                      "b = " + std::to_string(batch) + ", n = " + std::to_string(length));
     std::vector<std::string> invoked = InvokedKernels(*vm);
     if (length == 4) {
       EXPECT_FALSE(AllStartWith(invoked, "b")) << invoked.front();
     } else {
-      EXPECT_TRUE(AllStartWith(invoked, "b" + std::to_string(batch) + "_n" +
-                                            std::to_string(length) + "_"));
+      EXPECT_TRUE(
+          AllStartWith(invoked, "b" + std::to_string(batch) + "_n" + std::to_string(length) + "_"));
     }
   }
 }
@@ -398,11 +398,11 @@ TEST(VirtualMachine, DynamicBucketsThatCannotBeHonouredAreErrors) {
   for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<int64_t>(i) + 1;
   EXPECT_NE(error({{"n", many}}).find("more than 64 combinations"), std::string::npos);
   // A bucket the model cannot take at that size names the bucket.
-  EXPECT_NE(ErrorOf([&] {
-              Compile(module, {.memory_limit_bytes = 1 << 20,
-                               .dynamic_buckets = {{"n", {16, 100000}}}});
-            }).find("Compile: specializing for the bucket n = 100000: Compile: the tensor"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([&] {
+        Compile(module, {.memory_limit_bytes = 1 << 20, .dynamic_buckets = {{"n", {16, 100000}}}});
+      }).find("Compile: specializing for the bucket n = 100000: Compile: the tensor"),
+      std::string::npos);
 }
 
 // A dense layer over rows flattened from [n, m, 8] gets data [n * m, 8] and nothing that
@@ -427,8 +427,7 @@ TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {
   loom::Var n = SizeVar("n", kI64);
   IRModule module = IRModule::FromFunction(
       Model([](Expr x) { return MakeCall("exp", {x}); }, {Dim(1), n, Dim(4)}));
-  CompiledModel compiled =
-      Compile(module, {.size_constraints = {"n%8==0", "n <= 64"}});
+  CompiledModel compiled = Compile(module, {.size_constraints = {"n%8==0", "n <= 64"}});
   std::unique_ptr<runtime::Executor> vm = MakeExecutor(compiled);
   auto run = [&](int64_t length) {
     return ErrorOf([&] {
@@ -446,9 +445,8 @@ TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {
             "n <= 64 only");
   auto error = [&](std::vector<std::string> constraints,
                    std::map<std::string, std::vector<int64_t>> buckets = {}) {
-    return ErrorOf([&] {
-      Compile(module, {.dynamic_buckets = buckets, .size_constraints = constraints});
-    });
+    return ErrorOf(
+        [&] { Compile(module, {.dynamic_buckets = buckets, .size_constraints = constraints}); });
   };
   EXPECT_EQ(error({"n <= 64"}, {{"n", {16, 100}}}),
             "Compile: dynamic bucket n = 100 violates the size constraint n <= 64");
@@ -466,8 +464,9 @@ TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {
     std::unique_ptr<runtime::Executor> machine = MakeExecutor(bounded);
     for (int64_t length : {7, 8, 9}) {
       machine->SetInput(0, RandomArray({1, length, 4}, kF32, 1));
-      bool holds = std::string(op) == "<" ? length < 8 : std::string(op) == ">" ? length > 8
-                                                                               : length >= 8;
+      bool holds = std::string(op) == "<"   ? length < 8
+                   : std::string(op) == ">" ? length > 8
+                                            : length >= 8;
       EXPECT_EQ(ErrorOf([&] { machine->Run(); }) == "no error", holds)
           << constraint << " at " << length;
     }
