@@ -300,7 +300,11 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   doc["instructions"] = std::move(code);
   ordered_json outputs = ordered_json::array();
   for (const ExecutionGraph::IO& io : general.outputs) {
-    outputs.push_back({{"name", io.name}, {"register", io.entry}});
+    const ExecutionGraph::Entry& entry = general.entries[io.entry];
+    outputs.push_back({{"name", io.name},
+                       {"register", io.entry},
+                       {"dtype", entry.dtype.str()},
+                       {"shape", writer.Shape(entry)}});
   }
   doc["outputs"] = std::move(outputs);
   return doc.dump(1);

@@ -320,6 +320,11 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string where = "outputs[" + std::to_string(i) + "]";
     VmIO io = ParseIO(outputs[i], where, num_registers);
+    // Older programs name an output's register only; its dtype and shape are for people.
+    if (outputs[i].contains("dtype")) {
+      io.dtype = kJson.ParseDtype(kJson.Text(outputs[i], "dtype", where), where);
+      io.shape = ParseShape(outputs[i], where, num_vars);
+    }
     LOOM_CHECK_USER(written[io.reg]) << "VM program: " << where << " is register " << io.reg
                                      << ", which holds no tensor when the program ends";
     model->outputs_.push_back(std::move(io));

@@ -210,16 +210,19 @@ void PrintVmProgram(const runtime::VmModel& model) {
   for (const runtime::VmConstraint& constraint : model.constraints()) {
     std::printf("  constraint: %s\n", constraint.text.c_str());
   }
-  std::printf("inputs:\n");
-  for (const runtime::VmIO& input : model.inputs()) {
+  // "float32 (1, seq, 64)"; empty for an output of a program that does not say.
+  auto signature = [&](const runtime::VmIO& io) {
+    if (io.dtype.is_void()) return std::string();
     std::string dims;
-    for (const runtime::ShapeExpr& e : input.shape) {
+    for (const runtime::ShapeExpr& e : io.shape) {
       dims += (dims.empty() ? "" : ", ") + e.str(model.size_vars());
     }
-    PrintValue(input.name, input.dtype.str() + " (" + dims + ")");
-  }
+    return io.dtype.str() + " (" + dims + ")";
+  };
+  std::printf("inputs:\n");
+  for (const runtime::VmIO& input : model.inputs()) PrintValue(input.name, signature(input));
   std::printf("outputs:\n");
-  for (const runtime::VmIO& output : model.outputs()) PrintValue(output.name, "");
+  for (const runtime::VmIO& output : model.outputs()) PrintValue(output.name, signature(output));
   // The kernels of each program in execution order: a specialization's behind the `if`
   // that tests its sizes, the general program's after the last.
   std::printf("kernels, in execution order (%zu):\n", model.kernels().size());

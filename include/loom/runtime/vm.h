@@ -85,7 +85,7 @@ struct VmIO {
   std::string name;
   int reg = -1;
   DataType dtype;
-  ShapeExprs shape;  // inputs: the signature each input must fit
+  ShapeExprs shape;  // inputs: the signature each input must fit; outputs: what they hold
 };
 
 class VmModel;

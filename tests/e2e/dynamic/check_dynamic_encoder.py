@@ -66,7 +66,8 @@ def main():
     listing = subprocess.run([args.loom, "inspect", bucketed], capture_output=True, text=True,
                              check=True).stdout
     for expected in [f"when (sequence == {b}):" for b in BUCKETS] + [
-            f"constraint: sequence <= {max(LENGTHS)}", "otherwise:"]:
+            f"constraint: sequence <= {max(LENGTHS)}", "otherwise:",
+            "float32 (1, sequence, 64)"]:
         ok = expected in listing
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} loom inspect shows '{expected}'")

@@ -228,6 +228,12 @@ TEST(VirtualMachine, TheArtifactRecordsItsExecutor) {
             std::string::npos);
   std::shared_ptr<const runtime::VmModel> described = runtime::DescribeVmModel(path);
   EXPECT_EQ(described->size_vars(), (std::vector<std::string>{"b", "n"}));
+  // The outputs' dtype and sizes, for people (loom inspect).
+  const runtime::VmIO& output = described->outputs().at(0);
+  EXPECT_EQ(output.dtype, kF32);
+  ASSERT_EQ(output.shape.size(), 3u);
+  EXPECT_EQ(output.shape[1].str(described->size_vars()), "n");
+  EXPECT_EQ(output.shape[2].str(described->size_vars()), "8");
   std::remove(path.c_str());
 }
 
