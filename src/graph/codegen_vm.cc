@@ -221,15 +221,20 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
 
   ordered_json code = ordered_json::array(), kernels = ordered_json::array();
   ProgramWriter writer(vars, &code, &kernels);
-  ordered_json inputs = ordered_json::array();
-  for (const ExecutionGraph::IO& io : general.inputs) {
-    const ExecutionGraph::Entry& entry = general.entries[io.entry];
-    inputs.push_back({{"name", io.name},
-                      {"register", io.entry},
-                      {"dtype", entry.dtype.str()},
-                      {"shape", writer.Shape(entry)}});
-  }
-  doc["inputs"] = std::move(inputs);
+  // The model's inputs and outputs: the general program's entries (their registers), with
+  // dtype and sizes.
+  auto ios = [&](const std::vector<ExecutionGraph::IO>& list) {
+    ordered_json items = ordered_json::array();
+    for (const ExecutionGraph::IO& io : list) {
+      const ExecutionGraph::Entry& entry = general.entries[io.entry];
+      items.push_back({{"name", io.name},
+                       {"register", io.entry},
+                       {"dtype", entry.dtype.str()},
+                       {"shape", writer.Shape(entry)}});
+    }
+    return items;
+  };
+  doc["inputs"] = ios(general.inputs);
 
   // One "params" item per distinct weight (the parts' offsets into one blob coincide where
   // they hold the same bytes).
@@ -298,15 +303,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   doc["params"] = std::move(params);
   doc["kernels"] = std::move(kernels);
   doc["instructions"] = std::move(code);
-  ordered_json outputs = ordered_json::array();
-  for (const ExecutionGraph::IO& io : general.outputs) {
-    const ExecutionGraph::Entry& entry = general.entries[io.entry];
-    outputs.push_back({{"name", io.name},
-                       {"register", io.entry},
-                       {"dtype", entry.dtype.str()},
-                       {"shape", writer.Shape(entry)}});
-  }
-  doc["outputs"] = std::move(outputs);
+  doc["outputs"] = ios(general.outputs);
   return doc.dump(1);
 }
 

@@ -404,12 +404,11 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   // 4. Code generation (host and device kernels, every program's, in one module), the
   // weights and the program's text.
   CompiledModel model;
-  model.kernels_tir = general.lowered.tir;
-  loom::IRModule device_tir = general.lowered.device_tir;
+  loom::IRModule device_tir;
   for (const Program& program : programs) {
-    if (&program == &general) continue;
-    for (const auto& [name, func] : program.lowered.tir.functions())
+    for (const auto& [name, func] : program.lowered.tir.functions()) {
       model.kernels_tir.Add(name, func);
+    }
     for (const auto& [name, func] : program.lowered.device_tir.functions()) {
       device_tir.Add(name, func);
     }
@@ -439,8 +438,7 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                                               : "",
                                           general.placements);
   }
-  std::vector<LayerPlacement> placements = general.placements;
-  model.placements = std::move(placements);
+  model.placements = general.placements;
   model.memory = plan.stats;
   for (const Program& program : programs) {
     for (const ExecutionGraph::Kernel& kernel : program.graph.kernels) {

@@ -116,6 +116,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const VmModel> model) : model_(st
   // Each weight's view, made once: a view of the blob in place, whose deleter frees only its
   // own shape (the model owns the blob).
   params_.resize(model_->instructions().size());
+  // Each instruction's name in messages, made once, not on every run.
+  for (size_t n = 0; n < model_->instructions().size(); ++n) {
+    instruction_names_.push_back("instruction " + std::to_string(n));
+  }
   for (size_t n = 0; n < model_->instructions().size(); ++n) {
     const VmInstruction& insn = model_->instructions()[n];
     if (insn.op != VmInstruction::Op::kLoadParam) continue;
@@ -227,7 +231,7 @@ void VirtualMachine::BindSizes() {
   }
   for (const VmConstraint& constraint : model_->constraints()) {
     const size_t v = static_cast<size_t>(constraint.var);
-    LOOM_CHECK_USER(constraint.cond.Evaluate(sizes, "constraint " + constraint.text) != 0)
+    LOOM_CHECK_USER(constraint.cond.Evaluate(sizes, constraint.text) != 0)
         << "VirtualMachine: " << bound_by[v] << " is " << names[v] << " = " << sizes[v]
         << ", but the model was compiled for " << constraint.text << " only";
   }
@@ -250,21 +254,22 @@ void VirtualMachine::BindSizes() {
 }
 
 NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtype,
-                                const std::string& what, NDArray* buffer_out) {
+                                const std::string& instruction, NDArray* buffer_out) {
+  const auto what = [&] { return instruction + "'s tensor"; };  // for messages only
   uint64_t bytes = ElementBytes(dtype);
   for (int64_t extent : shape) {
     LOOM_CHECK_USER(extent >= 0)
-        << "VirtualMachine: " << what << " has the shape " << ShapeString(shape)
+        << "VirtualMachine: " << what() << " has the shape " << ShapeString(shape)
         << " at these input sizes: a negative dimension (the inputs are too small for the "
         << "model)";
     LOOM_CHECK_USER(extent == 0 || bytes <= UINT64_MAX / static_cast<uint64_t>(extent))
-        << "VirtualMachine: " << what << " has the shape " << ShapeString(shape)
+        << "VirtualMachine: " << what() << " has the shape " << ShapeString(shape)
         << ", whose size in bytes overflows 64 bits";
     bytes *= static_cast<uint64_t>(extent);
   }
   const int64_t limit = model_->max_allocation_bytes();
   LOOM_CHECK_USER(limit <= 0 || bytes <= static_cast<uint64_t>(limit))
-      << "VirtualMachine: " << what << " " << dtype << ShapeString(shape) << " needs " << bytes
+      << "VirtualMachine: " << what() << " " << dtype << ShapeString(shape) << " needs " << bytes
       << " bytes, more than the " << limit << " one allocation may take (the compile's "
       << "memory limit); run smaller inputs, or compile with a larger --memory-limit";
   const size_t size = SizeClass(static_cast<size_t>(bytes));
@@ -314,7 +319,7 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
     const VmInstruction& insn = code[n];
     switch (insn.op) {
       case VmInstruction::Op::kIf:
-        if (insn.cond.Evaluate(sizes_, "instruction " + std::to_string(n)) == 0) {
+        if (insn.cond.Evaluate(sizes_, instruction_names_[n]) == 0) {
           n = static_cast<size_t>(insn.target) - 1;  // jumps go forward (the parser checked)
         }
         break;
@@ -335,10 +340,10 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         break;
       case VmInstruction::Op::kAlloc: {
         std::vector<int64_t> shape;
-        std::string where = "instruction " + std::to_string(n);
+        const std::string& where = instruction_names_[n];
         for (const ShapeExpr& e : insn.shape) shape.push_back(e.Evaluate(sizes_, where));
-        registers_[static_cast<size_t>(insn.dst)] = Acquire(
-            shape, insn.dtype, where + "'s tensor", &buffers_[static_cast<size_t>(insn.dst)]);
+        registers_[static_cast<size_t>(insn.dst)] =
+            Acquire(shape, insn.dtype, where, &buffers_[static_cast<size_t>(insn.dst)]);
         break;
       }
       case VmInstruction::Op::kInvoke: {

@@ -193,8 +193,9 @@ class VirtualMachine final : public Executor {
  private:
   void BindSizes();
   void Execute(std::vector<double>* kernel_ms);
-  // A tensor from the pool (its buffer in *buffer, for Release).
-  NDArray Acquire(const std::vector<int64_t>& shape, DataType dtype, const std::string& what,
+  // A tensor from the pool for `instruction` (named in errors; its buffer in *buffer, for
+  // Release).
+  NDArray Acquire(const std::vector<int64_t>& shape, DataType dtype, const std::string& instruction,
                   NDArray* buffer);
   void Release(NDArray buffer);
   int CheckIndex(const char* what, int index, size_t count) const;
@@ -202,6 +203,7 @@ class VirtualMachine final : public Executor {
   std::shared_ptr<const VmModel> model_;
   std::vector<NDArray> inputs_;  // as set, one per input
   std::vector<NDArray> params_;  // the view each load_param instruction loads
+  std::vector<std::string> instruction_names_;  // "instruction 7", for messages
   std::vector<NDArray> registers_;
   std::vector<NDArray> buffers_;  // each register's pool buffer, if it holds one
   std::vector<NDArray> outputs_;  // of the last run

@@ -163,20 +163,34 @@ ShapeValue Slice(const NodeContext& ctx) {
 }
 
 // Add, Sub, Mul, Div, Min, Max: elementwise, a scalar or one element broadcast.
+// The element count of operands broadcast together (each of one element or of the same
+// count); an error naming them otherwise.
+size_t BroadcastCount(const NodeContext& ctx, const std::vector<const ShapeValue*>& operands) {
+  size_t n = 1;
+  for (const ShapeValue* v : operands) n = std::max(n, v->elements.size());
+  for (const ShapeValue* v : operands) {
+    if (v->elements.size() != 1 && v->elements.size() != n) {
+      std::string texts;
+      for (const ShapeValue* w : operands)
+        texts += (texts.empty() ? "" : ", ") + ShapeValueText(*w);
+      ctx.Fail("operands " + texts + " do not broadcast");
+    }
+  }
+  return n;
+}
+
+// Element k of a broadcast operand.
+const PrimExpr& ElementAt(const ShapeValue& v, size_t k) {
+  return v.elements[v.elements.size() == 1 ? 0 : k];
+}
+
 ShapeValue Arithmetic(const NodeContext& ctx) {
   ShapeValue a = Operand(ctx, 0), b = Operand(ctx, 1);
-  const size_t n = std::max(a.elements.size(), b.elements.size());
-  auto at = [&](const ShapeValue& v, size_t k) {
-    if (v.elements.size() == 1) return v.elements[0];
-    if (v.elements.size() != n) {
-      ctx.Fail("operands " + ShapeValueText(a) + " and " + ShapeValueText(b) + " do not broadcast");
-    }
-    return v.elements[k];
-  };
+  const size_t n = BroadcastCount(ctx, {&a, &b});
   const std::string& op = ctx.op_type();
   ShapeValue result{{}, a.scalar && b.scalar, a.dtype};
   for (size_t k = 0; k < n; ++k) {
-    PrimExpr x = at(a, k), y = at(b, k);
+    const PrimExpr &x = ElementAt(a, k), &y = ElementAt(b, k);
     int64_t cx = 0, cy = 0;
     const bool constant = IsConstInt(x, &cx) && IsConstInt(y, &cy);
     if (op == "Add") {
@@ -202,17 +216,13 @@ ShapeValue Arithmetic(const NodeContext& ctx) {
 // false); one that cannot be is an error.
 ShapeValue Equal(const NodeContext& ctx) {
   ShapeValue a = Operand(ctx, 0), b = Operand(ctx, 1);
-  const size_t n = std::max(a.elements.size(), b.elements.size());
+  const size_t n = BroadcastCount(ctx, {&a, &b});
   arith::Analyzer analyzer;
   ShapeValue result;
   result.scalar = a.scalar && b.scalar;
   result.dtype = DataType::Bool();
   for (size_t k = 0; k < n; ++k) {
-    PrimExpr x = a.elements[a.elements.size() == 1 ? 0 : k];
-    PrimExpr y = b.elements[b.elements.size() == 1 ? 0 : k];
-    if (a.elements.size() != n && a.elements.size() != 1) throw NotShapeArithmetic{};
-    if (b.elements.size() != n && b.elements.size() != 1) throw NotShapeArithmetic{};
-    PrimExpr xe = cast(kI64, x), ye = cast(kI64, y);
+    PrimExpr xe = cast(kI64, ElementAt(a, k)), ye = cast(kI64, ElementAt(b, k));
     bool equal = analyzer.CanProveEqual(xe, ye);
     bool differ = false;
     int64_t cy = 0, cx = 0;
@@ -231,18 +241,14 @@ ShapeValue Equal(const NodeContext& ctx) {
 
 // Where(condition, a, b) on shape values, the condition decided (constant).
 ShapeValue Where(const NodeContext& ctx) {
-  std::vector<int64_t> condition = Constants(ctx, 0);
-  ShapeValue a = Operand(ctx, 1), b = Operand(ctx, 2);
-  const size_t n = std::max({condition.size(), a.elements.size(), b.elements.size()});
-  auto fits = [n](size_t size) { return size == n || size == 1; };
-  if (!fits(condition.size()) || !fits(a.elements.size()) || !fits(b.elements.size())) {
-    throw NotShapeArithmetic{};
-  }
+  ShapeValue condition = Operand(ctx, 0), a = Operand(ctx, 1), b = Operand(ctx, 2);
+  std::vector<int64_t> decided = Constants(ctx, 0);
+  const size_t n = BroadcastCount(ctx, {&condition, &a, &b});
   ShapeValue result;
-  result.scalar = a.scalar && b.scalar && condition.size() == 1;
+  result.scalar = a.scalar && b.scalar && condition.scalar;
   result.dtype = a.dtype;
   for (size_t k = 0; k < n; ++k) {
-    const ShapeValue& chosen = condition[condition.size() == 1 ? 0 : k] != 0 ? a : b;
+    const ShapeValue& chosen = decided[decided.size() == 1 ? 0 : k] != 0 ? a : b;
     Append(chosen, chosen.elements.size() == 1 ? 0 : k, &result);
   }
   return result;
