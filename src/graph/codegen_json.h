@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/graph/lower.h"
-#include "loom/graph/strategy.h"
 #include "loom/graph/memory_plan.h"
+#include "loom/graph/op_util.h"
+#include "loom/graph/strategy.h"
 
 namespace loom::graph {
 
@@ -31,6 +33,10 @@ struct ExecutionGraph {
     std::vector<std::string> nodes;  // the graph calls fused into it
     std::vector<int> in_place_candidates;
     bool on_device = false;  // built for the device target (LoweredModel::device_tir)
+    // A kernel of dim_of_value: the size it makes known, read from entry args[value_arg]
+    // before its output is allocated.
+    std::optional<ops::ValueSize> reads_size = std::nullopt;
+    int value_arg = -1;
   };
   struct IO {
     std::string name;

@@ -12,7 +12,8 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Size variables (the inputs' symbolic dimensions) numbered in the order the inputs give them.
+// Size variables: the inputs' symbolic dimensions in the order the inputs give them, then the
+// sizes the program reads from tensors (dim_of_value) in the order it reads them.
 class SizeVars {
  public:
   explicit SizeVars(const ExecutionGraph& graph) {
@@ -28,6 +29,13 @@ class SizeVars {
 
   const std::vector<std::string>& names() const { return names_; }
 
+  // The number of a size the program reads from a tensor.
+  size_t Read(const loom::Var& var) {
+    auto [it, fresh] = index_.emplace(var.get(), names_.size());
+    if (fresh) names_.push_back(var->name_hint);
+    return it->second;
+  }
+
   // `size` as the program writes it: an integer, {"var": i}, or {"op": ..., "args": [a, b]}.
   ordered_json Expr(const PrimExpr& size, const std::string& entry) const {
     int64_t value = 0;
@@ -36,8 +44,8 @@ class SizeVars {
       auto it = index_.find(var);
       LOOM_CHECK_USER(it != index_.end())
           << "the size of '" << entry << "' depends on '" << var->name_hint
-          << "', which is no dimension of the model's inputs; the VM computes sizes from the "
-          << "inputs' dimensions only";
+          << "', neither a dimension of the model's inputs nor a size read before it; the VM "
+          << "computes sizes from those only";
       return {{"var", it->second}};
     }
     if (const auto* cast = size.as<CastNode>()) return Expr(cast->value, entry);
@@ -90,8 +98,8 @@ class SizeVars {
 // `graph` lives in register reg_of[e]; weight entries load params[param_of(entry)].
 class ProgramWriter {
  public:
-  ProgramWriter(const SizeVars& vars, ordered_json* code, ordered_json* kernels)
-      : vars_(vars), code_(*code), kernels_(*kernels) {}
+  ProgramWriter(SizeVars* vars, ordered_json* code, ordered_json* kernels)
+      : vars_(*vars), code_(*code), kernels_(*kernels) {}
 
   ordered_json Shape(const ExecutionGraph::Entry& entry) const {
     ordered_json dims = ordered_json::array();
@@ -125,6 +133,13 @@ class ProgramWriter {
           << "(compile a model of symbolic dimensions for a CPU target)";
       ordered_json args = ordered_json::array();
       for (int arg : kernel.args) args.push_back(reg_of[static_cast<size_t>(arg)]);
+      if (kernel.reads_size) {
+        code_.push_back({{"op", "load_size"},
+                         {"var", vars_.Read(kernel.reads_size->var)},
+                         {"src", args[static_cast<size_t>(kernel.value_arg)]},
+                         {"upper", vars_.Expr(kernel.reads_size->upper, kernel.name)},
+                         {"name", kernel.name}});
+      }
       for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
            a < kernel.args.size(); ++a) {
         const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
@@ -147,7 +162,7 @@ class ProgramWriter {
   }
 
  private:
-  const SizeVars& vars_;
+  SizeVars& vars_;
   ordered_json& code_;
   ordered_json& kernels_;
 };
@@ -208,7 +223,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   doc["target"] = target;
   doc["precision"] = precision;
   doc["max_allocation_bytes"] = max_allocation_bytes;
-  doc["size_vars"] = vars.names();
+  doc["size_vars"] = nullptr;  // below: the inputs' and those the program reads
   ordered_json declared = ordered_json::array();
   for (const SizeConstraint& constraint : constraints) {
     auto it = std::find(vars.names().begin(), vars.names().end(), constraint.var);
@@ -220,7 +235,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   doc["constraints"] = std::move(declared);
 
   ordered_json code = ordered_json::array(), kernels = ordered_json::array();
-  ProgramWriter writer(vars, &code, &kernels);
+  ProgramWriter writer(&vars, &code, &kernels);
   // The model's inputs and outputs: the general program's entries (their registers), with
   // dtype and sizes.
   auto ios = [&](const std::vector<ExecutionGraph::IO>& list) {
@@ -299,6 +314,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   for (ordered_json& insn : code) {
     if (insn["op"] == "goto") insn["target"] = code.size();
   }
+  doc["size_vars"] = vars.names();
   doc["registers"] = registers;
   doc["params"] = std::move(params);
   doc["kernels"] = std::move(kernels);

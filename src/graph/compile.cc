@@ -316,6 +316,27 @@ std::string SpecializationPrefix(const std::map<std::string, int64_t>& when) {
 
 // The names of the size variables of main's inputs; two variables of one name are an error
 // (buckets, constraints and the VM's program name them).
+// The first call of main whose result has a size its inputs do not give (a size read from a
+// tensor at run time, such as NonZero's count); nullptr when there is none, or when the
+// inputs are symbolic already (the VM runs the model either way).
+const CallNode* FirstCallSizedAtRunTime(const Function& main) {
+  const CallNode* found = nullptr;
+  auto constant = [](const Type& type) {
+    if (!type.is_tuple()) return !type.is_tensor() || type.ConstShape().has_value();
+    return std::all_of(type.fields().begin(), type.fields().end(),
+                       [](const Type& field) { return field.ConstShape().has_value(); });
+  };
+  const bool inputs_constant =
+      std::all_of(main->params.begin(), main->params.end(),
+                  [&](const Var& input) { return constant(input.type()); });
+  if (!inputs_constant) return nullptr;  // symbolic anyway: the VM
+  PostOrderVisit(main->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (found == nullptr && call != nullptr && !constant(call->checked_type)) found = call;
+  });
+  return found;
+}
+
 std::set<std::string> InputSizeVars(const Function& main) {
   std::map<std::string, const Object*> vars;
   for (const Var& input : main->params) {
@@ -365,7 +386,9 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   const bool symbolic =
       std::any_of(module.main()->params.begin(), module.main()->params.end(),
                   [](const Var& input) { return !input.type().ConstShape().has_value(); });
-  const bool vm = options.executor == "vm" || (options.executor == "auto" && symbolic);
+  const CallNode* sized_at_run_time = FirstCallSizedAtRunTime(module.main());
+  const bool vm = options.executor == "vm" ||
+                  (options.executor == "auto" && (symbolic || sized_at_run_time != nullptr));
   // The graph executor's memory plan and calls are laid out for one shape per tensor.
   for (const Var& input : module.main()->params) {
     LOOM_CHECK_USER(vm || input.type().ConstShape().has_value())
@@ -373,6 +396,11 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
         << "; the graph executor needs constant shapes: bind its symbolic dimensions, or "
         << "compile for the virtual machine (executor \"vm\" or \"auto\")";
   }
+  LOOM_CHECK_USER(vm || sized_at_run_time == nullptr)
+      << "Compile: " << sized_at_run_time->Where() << " computes "
+      << sized_at_run_time->checked_type.str()
+      << ", a size known only when the model runs; the graph executor needs constant shapes: "
+      << "compile for the virtual machine (executor \"vm\" or \"auto\")";
   Target target = Target::Parse(options.target);
   transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);

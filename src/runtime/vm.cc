@@ -50,6 +50,35 @@ const char* OperationText(ShapeExpr::Kind kind) {
   }
 }
 
+// The one integer element of `value` (a load_size's source), or an error naming `what`.
+int64_t IntegerValue(const NDArray& value, const std::string& what) {
+  const DataType t = value.dtype();
+  LOOM_CHECK_USER((t.is_int() || t.is_uint()) && value.NumElements() == 1)
+      << "VirtualMachine: " << what << " must be one integer, got " << t
+      << ShapeString(value.Shape());
+  const void* data = value.data();
+  switch (t.bits() * (t.is_int() ? 1 : -1)) {
+    case 8:
+      return *static_cast<const int8_t*>(data);
+    case 16:
+      return *static_cast<const int16_t*>(data);
+    case 32:
+      return *static_cast<const int32_t*>(data);
+    case 64:
+      return *static_cast<const int64_t*>(data);
+    case -8:
+      return *static_cast<const uint8_t*>(data);
+    case -16:
+      return *static_cast<const uint16_t*>(data);
+    case -32:
+      return *static_cast<const uint32_t*>(data);
+    default: {
+      const uint64_t u = *static_cast<const uint64_t*>(data);
+      return u > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(u);
+    }
+  }
+}
+
 }  // namespace
 
 int64_t ShapeExpr::Evaluate(const std::vector<int64_t>& vars, const std::string& where) const {
@@ -338,6 +367,18 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
       case VmInstruction::Op::kLoadParam:
         registers_[static_cast<size_t>(insn.dst)] = params_[n];
         break;
+      case VmInstruction::Op::kLoadSize: {
+        const std::string& name = model_->size_vars()[static_cast<size_t>(insn.var)];
+        const int64_t value =
+            IntegerValue(registers_[static_cast<size_t>(insn.src)], "'" + insn.name + "'");
+        const int64_t upper = insn.upper.Evaluate(sizes_, insn.name);
+        LOOM_CHECK_USER(value >= 0 && value <= upper)
+            << "VirtualMachine: the size " << name << " read at run time is " << value
+            << ", but it must lie in [0, " << upper << "] ("
+            << insn.upper.str(model_->size_vars()) << " at these inputs)";
+        sizes_[static_cast<size_t>(insn.var)] = value;
+        break;
+      }
       case VmInstruction::Op::kAlloc: {
         std::vector<int64_t> shape;
         const std::string& where = instruction_names_[n];

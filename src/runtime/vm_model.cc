@@ -160,7 +160,10 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       << "VM program: registers = " << registers << " is implausibly many";
   model->num_registers_ = static_cast<int>(registers);
   const size_t num_registers = static_cast<size_t>(registers);
-  std::vector<bool> written(num_registers, false);
+  // What holds a value at each point: every register (a tensor), then every size variable
+  // (bound by an input or by a load_size).
+  std::vector<bool> written(num_registers + num_vars, false);
+  auto var_bound = [&](size_t v) { return written[num_registers + v]; };
   model->input_registers_.assign(num_registers, false);
 
   const json& inputs = kJson.Array(doc, "inputs", "the document");
@@ -177,17 +180,15 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
     model->input_registers_[io.reg] = true;
     model->inputs_.push_back(std::move(io));
   }
-  // Each size variable is given by some input's dimension, as the machine binds it.
-  for (size_t v = 0; v < num_vars; ++v) {
-    bool bound = false;
-    for (const VmIO& io : model->inputs_) {
-      for (const ShapeExpr& e : io.shape) {
-        bound |= e.kind == ShapeExpr::Kind::kVar && e.value == static_cast<int64_t>(v);
-      }
+  // The inputs' dimensions bind their size variables before the program runs.
+  for (const VmIO& io : model->inputs_) {
+    for (const ShapeExpr& e : io.shape) {
+      if (e.kind == ShapeExpr::Kind::kVar)
+        written[num_registers + static_cast<size_t>(e.value)] = true;
     }
-    LOOM_CHECK_USER(bound) << "VM program: size variable '" << model->size_vars_[v]
-                           << "' is no dimension of any input, so no run can give its value";
   }
+  const std::vector<bool> input_vars(written.begin() + static_cast<std::ptrdiff_t>(num_registers),
+                                     written.end());
 
   const json& kernels_json = kJson.Array(doc, "kernels", "the document");
   for (size_t k = 0; k < kernels_json.size(); ++k) {
@@ -215,7 +216,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
     if (!reachable) {
       written = jump->second;
     } else {
-      for (size_t r = 0; r < num_registers; ++r) written[r] = written[r] && jump->second[r];
+      for (size_t r = 0; r < written.size(); ++r) written[r] = written[r] && jump->second[r];
     }
     reachable = true;
     at_target.erase(jump);
@@ -223,7 +224,7 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   auto jump_to = [&](size_t target) {
     auto [it, fresh] = at_target.emplace(target, written);
     if (!fresh) {
-      for (size_t r = 0; r < num_registers; ++r) it->second[r] = it->second[r] && written[r];
+      for (size_t r = 0; r < written.size(); ++r) it->second[r] = it->second[r] && written[r];
     }
   };
   for (size_t n = 0; n < code.size(); ++n) {
@@ -254,12 +255,29 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
           << "VM program: " << where << " reads register " << reg << " (" << what
           << ") before any instruction writes it";
     };
+    // A size expression of variables bound on every path here.
+    auto sizes_bound = [&](const ShapeExpr& e, const std::string& what) {
+      std::vector<const ShapeExpr*> pending = {&e};
+      while (!pending.empty()) {
+        const ShapeExpr* next = pending.back();
+        pending.pop_back();
+        if (next->kind == ShapeExpr::Kind::kVar) {
+          const size_t v = static_cast<size_t>(next->value);
+          LOOM_CHECK_USER(var_bound(v))
+              << "VM program: " << where << " (" << what << ") uses size variable '"
+              << model->size_vars_[v] << "' before any input or load_size gives its value";
+        }
+        for (const ShapeExpr& operand : next->operands) pending.push_back(&operand);
+      }
+      return e;
+    };
     if (op == "load_param" || op == "alloc") {
       insn.op = op == "alloc" ? VmInstruction::Op::kAlloc : VmInstruction::Op::kLoadParam;
       insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
       not_input(insn.dst, "writes");
       insn.dtype = kJson.ParseDtype(kJson.Text(code[n], "dtype", where), where);
       insn.shape = ParseShape(code[n], where, num_vars);
+      for (const ShapeExpr& e : insn.shape) sizes_bound(e, "its shape");
       if (insn.op == VmInstruction::Op::kLoadParam) {
         insn.param = kJson.Id(code[n], "param", where, model->param_bytes_.size(), "params");
         size_t bytes = kJson.TensorBytes(ConstantShape(insn.shape, where), insn.dtype, where,
@@ -294,7 +312,9 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       written[insn.dst] = true;
     } else if (op == "if") {
       insn.op = VmInstruction::Op::kIf;
-      insn.cond = ParseShapeExpr(kJson.Field(code[n], "cond", where), where + ".cond", num_vars);
+      insn.cond = sizes_bound(
+          ParseShapeExpr(kJson.Field(code[n], "cond", where), where + ".cond", num_vars),
+          "its condition");
       insn.target = target("else");
       jump_to(static_cast<size_t>(insn.target));
     } else if (op == "goto") {
@@ -302,6 +322,19 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       insn.target = target("target");
       jump_to(static_cast<size_t>(insn.target));
       reachable = false;
+    } else if (op == "load_size") {
+      insn.op = VmInstruction::Op::kLoadSize;
+      insn.var = kJson.Id(code[n], "var", where, num_vars, "size variables");
+      LOOM_CHECK_USER(!input_vars[static_cast<size_t>(insn.var)])
+          << "VM program: " << where << " loads size variable '" << model->size_vars_[insn.var]
+          << "', which an input's dimension gives";
+      insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
+      read(insn.src, "the size's value");
+      insn.upper = sizes_bound(
+          ParseShapeExpr(kJson.Field(code[n], "upper", where), where + ".upper", num_vars),
+          "its bound");
+      insn.name = kJson.Text(code[n], "name", where);
+      written[num_registers + static_cast<size_t>(insn.var)] = true;
     } else if (op == "release") {
       insn.op = VmInstruction::Op::kRelease;
       insn.dst = kJson.Id(code[n], "register", where, num_registers, "registers");
@@ -310,7 +343,8 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       written[insn.dst] = false;
     } else {
       LOOM_THROW << "VM program: " << where << ".op '" << op
-                 << "' is no instruction (load_param, alloc, invoke, release, move, if, goto)";
+                 << "' is no instruction (load_param, alloc, invoke, release, move, if, goto, "
+                 << "load_size)";
     }
     model->instructions_.push_back(std::move(insn));
   }

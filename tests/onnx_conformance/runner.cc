@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "frontend/onnx/converter.h"
-#include "loom/runtime/float_codec.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/compile.h"
-#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/executor.h"
+#include "loom/runtime/float_codec.h"
 #include "loom/support/error.h"
 
 namespace {
@@ -344,7 +344,10 @@ Result RunCase(const fs::path& case_dir, bool may_freeze) {
   try {
     loom::graph::CompiledModel compiled = loom::graph::Compile(imported.module, {.opt_level = 1});
     stage = "run";
-    loom::runtime::GraphExecutor executor(loom::graph::MakeGraphModel(compiled));
+    // The executor the model was compiled for: the graph executor, or the VM where a size is
+    // known only at run time (NonZero's count).
+    std::unique_ptr<loom::runtime::Executor> run = loom::graph::MakeExecutor(compiled);
+    loom::runtime::Executor& executor = *run;
     for (size_t i = 0; i < names.size(); ++i) {
       if (!frozen.count(names[i])) {
         executor.SetInput(names[i], AsDeclared(inputs[i], model, names[i]));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,19 @@ TypeRelationFn TypeFromCompute(ComputeFn compute, bool tuple_output = false);
 
 // Registers `name` with its compute and the type relation derived from it.
 OpBuilder RegisterComputedOp(const std::string& name, ComputeFn compute, bool tuple_output = false);
+
+// The size variable named `name`, one object per name: a size the model computes at run
+// time (dim_of_value's "size" attribute; the importer names each uniquely).
+loom::Var DataDependentSize(const std::string& name);
+
+// What a call of dim_of_value reads at run time: the size variable its output's first
+// dimension is, and the bound the value must not exceed (from its like input's type).
+struct ValueSize {
+  loom::Var var;
+  PrimExpr upper;
+};
+// nullopt for a call of any other operator.
+std::optional<ValueSize> ValueSizeOf(const CallNode& call);
 
 // Attribute `attr` holding exactly N integers; a loom::Error naming the call otherwise.
 template <size_t N>

@@ -25,7 +25,8 @@
 
 namespace loom::runtime {
 
-// A size as a program states it: a constant, a size variable, or an integer operation of two
+// A size as a program states it: a constant, a size variable (an input's dimension, or a value
+// read from a tensor at run time: load_size), or an integer operation of two
 // (a comparison, for the conditions of `if`, gives 1 or 0).
 struct ShapeExpr {
   enum class Kind : uint8_t {
@@ -54,10 +55,10 @@ struct ShapeExpr {
 using ShapeExprs = std::vector<ShapeExpr>;
 
 struct VmInstruction {
-  enum class Op : uint8_t { kLoadParam, kAlloc, kInvoke, kRelease, kMove, kIf, kGoto };
+  enum class Op : uint8_t { kLoadParam, kAlloc, kInvoke, kRelease, kMove, kIf, kGoto, kLoadSize };
   Op op = Op::kAlloc;
   int dst = -1;           // kLoadParam, kAlloc, kMove: the register written; kRelease: freed
-  int src = -1;           // kMove: the register whose tensor dst takes
+  int src = -1;           // kMove: the register whose tensor dst takes; kLoadSize: read
   int param = -1;         // kLoadParam
   ShapeExprs shape;       // kLoadParam (constant), kAlloc
   DataType dtype;         // kLoadParam, kAlloc
@@ -65,6 +66,11 @@ struct VmInstruction {
   std::vector<int> args;  // kInvoke: registers, outputs last
   ShapeExpr cond;         // kIf: continue when non-zero, else jump to target
   int target = -1;        // kIf, kGoto: the next instruction (always a later one)
+  // kLoadSize: size variable `var` takes the value of src's one integer element, which must
+  // lie in [0, upper]; `name` (the call computing it) names it in errors.
+  int var = -1;
+  ShapeExpr upper;
+  std::string name;
 };
 
 struct VmKernel {

@@ -56,6 +56,9 @@ class NodeContext {
   virtual int64_t opset() const = 0;
   // ImportOptions::max_loop_iterations.
   virtual int64_t max_loop_iterations() const = 0;
+  // The name the node's calls take, unique in the model (a subgraph's nodes include their
+  // import's label): a base for names the converter makes, such as size variables.
+  virtual const std::string& CallName() const = 0;
 
   // Inputs. An absent optional input has an index past the end or an empty name.
   virtual int NumInputs() const = 0;

@@ -203,6 +203,7 @@ class ImportNodeContext final : public NodeContext {
   std::string Where() const override { return where_; }
   int64_t opset() const override { return opset_; }
   int64_t max_loop_iterations() const override { return max_loop_iterations_; }
+  const std::string& CallName() const override { return call_name_; }
   int NumInputs() const override { return node_.input_size(); }
   bool HasInput(int i) const override {
     return i >= 0 && i < node_.input_size() && !node_.input(i).empty();

@@ -46,9 +46,14 @@ class ConstantFolder : public ExprMutator {
   }
 
  private:
-  // An operator call (not a fused function) whose every input is a constant.
+  // An operator call (not a fused function) whose every input is a constant, its result of
+  // constant shape (not a size the model reads at run time: dim_of_value).
   static bool Foldable(const CallNode* call) {
     if (call == nullptr || call->op == nullptr || !call->op->compute) return false;
+    const Type& type = call->checked_type;
+    for (const Type& t : type.is_tuple() ? type.fields() : std::vector<Type>{type}) {
+      if (!t.ConstShape().has_value()) return false;
+    }
     for (const Expr& arg : call->args) {
       if (!arg.as<ConstantNode>()) return false;
     }

@@ -299,7 +299,7 @@ TEST(VirtualMachine, MalformedProgramsAreErrorsNamingTheField) {
             "VM program: unknown format 'loom-vm-9'; this runtime reads 'loom-vm-1'");
   EXPECT_EQ(refuse("\"op\": \"invoke\"", "\"op\": \"jump\""),
             "VM program: instructions[1].op 'jump' is no instruction (load_param, alloc, "
-            "invoke, release, move, if, goto)");
+            "invoke, release, move, if, goto, load_size)");
   // The kernel's output allocated into an input's register.
   EXPECT_EQ(refuse("\"dst\": 2", "\"dst\": 1"),
             "VM program: instructions[0] writes register 1, input 'mask'");
