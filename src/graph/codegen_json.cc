@@ -121,12 +121,12 @@ class Builder {
       }
     }
     if (const auto* body = function->body.as<CallNode>()) {
-      kernel.reads_size = ops::ValueSizeOf(*body);
-      for (size_t p = 0; kernel.reads_size && p < function->params.size(); ++p) {
+      kernel.reads_sizes = ops::ValueSizesOf(*body);
+      for (size_t p = 0; kernel.reads_sizes && p < function->params.size(); ++p) {
         if (body->args[0].same_as(function->params[p])) kernel.value_arg = static_cast<int>(p);
       }
-      LOOM_ICHECK(!kernel.reads_size || kernel.value_arg >= 0)
-          << call.Where() << ": dim_of_value's value is no parameter of its kernel";
+      LOOM_ICHECK(!kernel.reads_sizes || kernel.value_arg >= 0)
+          << call.Where() << ": dims_of_value's value is no parameter of its kernel";
     }
     kernel.args.insert(kernel.args.end(), outputs.begin(), outputs.end());
     kernel.num_outputs = static_cast<int>(outputs.size());

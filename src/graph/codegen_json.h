@@ -33,9 +33,9 @@ struct ExecutionGraph {
     std::vector<std::string> nodes;  // the graph calls fused into it
     std::vector<int> in_place_candidates;
     bool on_device = false;  // built for the device target (LoweredModel::device_tir)
-    // A kernel of dim_of_value: the size it makes known, read from entry args[value_arg]
+    // A kernel of dims_of_value: the sizes it makes known, read from entry args[value_arg]
     // before its output is allocated.
-    std::optional<ops::ValueSize> reads_size = std::nullopt;
+    std::optional<ops::ValueSizes> reads_sizes = std::nullopt;
     int value_arg = -1;
   };
   struct IO {

@@ -13,7 +13,7 @@ namespace {
 using nlohmann::ordered_json;
 
 // Size variables: the inputs' symbolic dimensions in the order the inputs give them, then the
-// sizes the program reads from tensors (dim_of_value) in the order it reads them.
+// sizes the program reads from tensors (dims_of_value) in the order it reads them.
 class SizeVars {
  public:
   explicit SizeVars(const ExecutionGraph& graph) {
@@ -133,12 +133,19 @@ class ProgramWriter {
           << "(compile a model of symbolic dimensions for a CPU target)";
       ordered_json args = ordered_json::array();
       for (int arg : kernel.args) args.push_back(reg_of[static_cast<size_t>(arg)]);
-      if (kernel.reads_size) {
-        code_.push_back({{"op", "load_size"},
-                         {"var", vars_.Read(kernel.reads_size->var)},
-                         {"src", args[static_cast<size_t>(kernel.value_arg)]},
-                         {"upper", vars_.Expr(kernel.reads_size->upper, kernel.name)},
-                         {"name", kernel.name}});
+      if (kernel.reads_sizes) {
+        const std::vector<loom::Var>& read = kernel.reads_sizes->vars;
+        for (size_t i = 0; i < read.size(); ++i) {
+          ordered_json load = {{"op", "load_size"},
+                               {"var", vars_.Read(read[i])},
+                               {"src", args[static_cast<size_t>(kernel.value_arg)]},
+                               {"index", i},
+                               {"name", kernel.name}};
+          if (kernel.reads_sizes->upper.defined()) {
+            load["upper"] = vars_.Expr(kernel.reads_sizes->upper, kernel.name);
+          }
+          code_.push_back(std::move(load));
+        }
       }
       for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
            a < kernel.args.size(); ++a) {

@@ -50,13 +50,13 @@ const char* OperationText(ShapeExpr::Kind kind) {
   }
 }
 
-// The one integer element of `value` (a load_size's source), or an error naming `what`.
-int64_t IntegerValue(const NDArray& value, const std::string& what) {
+// Integer element `index` of `value` (a load_size's source), or an error naming `what`.
+int64_t IntegerValue(const NDArray& value, int64_t index, const std::string& what) {
   const DataType t = value.dtype();
-  LOOM_CHECK_USER((t.is_int() || t.is_uint()) && value.NumElements() == 1)
-      << "VirtualMachine: " << what << " must be one integer, got " << t
+  LOOM_CHECK_USER((t.is_int() || t.is_uint()) && index < value.NumElements())
+      << "VirtualMachine: " << what << " must be integers, at least " << index + 1 << ", got " << t
       << ShapeString(value.Shape());
-  const void* data = value.data();
+  const void* data = static_cast<const uint8_t*>(value.data()) + index * t.bytes();
   switch (t.bits() * (t.is_int() ? 1 : -1)) {
     case 8:
       return *static_cast<const int8_t*>(data);
@@ -369,13 +369,19 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         break;
       case VmInstruction::Op::kLoadSize: {
         const std::string& name = model_->size_vars()[static_cast<size_t>(insn.var)];
-        const int64_t value =
-            IntegerValue(registers_[static_cast<size_t>(insn.src)], "'" + insn.name + "'");
-        const int64_t upper = insn.upper.Evaluate(sizes_, insn.name);
-        LOOM_CHECK_USER(value >= 0 && value <= upper)
+        const int64_t value = IntegerValue(registers_[static_cast<size_t>(insn.src)], insn.index,
+                                           "'" + insn.name + "'");
+        LOOM_CHECK_USER(value >= 0)
             << "VirtualMachine: the size " << name << " read at run time is " << value
-            << ", but it must lie in [0, " << upper << "] ("
-            << insn.upper.str(model_->size_vars()) << " at these inputs)";
+            << ", not a size: the inputs do not fit the model's shape computation (or give a "
+            << "negative size)";
+        if (insn.bounded) {
+          const int64_t upper = insn.upper.Evaluate(sizes_, insn.name);
+          LOOM_CHECK_USER(value <= upper)
+              << "VirtualMachine: the size " << name << " read at run time is " << value
+              << ", but it must lie in [0, " << upper << "] ("
+              << insn.upper.str(model_->size_vars()) << " at these inputs)";
+        }
         sizes_[static_cast<size_t>(insn.var)] = value;
         break;
       }

@@ -330,9 +330,13 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
           << "', which an input's dimension gives";
       insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
       read(insn.src, "the size's value");
-      insn.upper = sizes_bound(
-          ParseShapeExpr(kJson.Field(code[n], "upper", where), where + ".upper", num_vars),
-          "its bound");
+      if (code[n].contains("index")) insn.index = kJson.Count(code[n], "index", where);
+      insn.bounded = code[n].contains("upper");
+      if (insn.bounded) {
+        insn.upper = sizes_bound(
+            ParseShapeExpr(kJson.Field(code[n], "upper", where), where + ".upper", num_vars),
+            "its bound");
+      }
       insn.name = kJson.Text(code[n], "name", where);
       written[num_registers + static_cast<size_t>(insn.var)] = true;
     } else if (op == "release") {

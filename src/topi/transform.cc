@@ -195,6 +195,38 @@ te::Tensor reshape(const te::Tensor& x, const std::vector<int64_t>& shape,
   return SymbolicReshape(x, shape, given);
 }
 
+te::Tensor reshape_to(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  return ReshapeTo(x, shape, "reshape");
+}
+
+te::Tensor expand_to(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  LOOM_CHECK_USER(shape.size() >= x.shape().size())
+      << "expand of '" << x.name() << "': the target " << ShapeText(shape)
+      << " has a lower rank than " << ShapeText(x.shape());
+  return te::compute(
+      shape, [&](const Array<Var>& i) { return BroadcastRead(x, i); }, "expand", kInjective);
+}
+
+te::Tensor tile_to(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  LOOM_CHECK_USER(shape.size() == x.shape().size())
+      << "tile of '" << x.name() << "': the target " << ShapeText(shape) << " has another rank "
+      << "than " << ShapeText(x.shape());
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        for (size_t d = 0; d < i.size(); ++d) {
+          // An empty x makes an empty output: the modulo never runs by 0.
+          const PrimExpr extent = loom::cast(i[d].dtype(), x.shape()[d]);
+          const PrimExpr at =
+              IsConst(x.shape()[d], 1) ? make_zero(i[d].dtype()) : floormod(i[d], extent);
+          index.push_back(loom::cast(x.shape()[d].dtype(), at));
+        }
+        return x(index);
+      },
+      "tile", kInjective);
+}
+
 te::Tensor flatten(const te::Tensor& x, int64_t axis) {
   int64_t rank = x.ndim();
   // Unlike other axes, axis == rank is allowed (an outer dimension of everything).

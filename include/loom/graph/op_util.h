@@ -52,17 +52,23 @@ TypeRelationFn TypeFromCompute(ComputeFn compute, bool tuple_output = false);
 OpBuilder RegisterComputedOp(const std::string& name, ComputeFn compute, bool tuple_output = false);
 
 // The size variable named `name`, one object per name: a size the model computes at run
-// time (dim_of_value's "size" attribute; the importer names each uniquely).
+// time (dims_of_value's "size" attribute; the importer names each uniquely).
 loom::Var DataDependentSize(const std::string& name);
 
-// What a call of dim_of_value reads at run time: the size variable its output's first
-// dimension is, and the bound the value must not exceed (from its like input's type).
-struct ValueSize {
-  loom::Var var;
+// What a call of dims_of_value reads at run time: per element of its value, the size variable
+// it becomes (its output's dimension at that position), and the bound each must not exceed
+// (from its like input's type; undefined: none, a size is only at least 0).
+struct ValueSizes {
+  std::vector<loom::Var> vars;
   PrimExpr upper;
 };
 // nullopt for a call of any other operator.
-std::optional<ValueSize> ValueSizeOf(const CallNode& call);
+std::optional<ValueSizes> ValueSizesOf(const CallNode& call);
+
+// The schedule of a group of loop nests written as TIR (te::extern_op: topi/select.h,
+// topi/shape_function.h): as written, no loops to transform.
+te::Schedule ScheduleAsWritten(const CallInfo& info, const std::vector<te::Tensor>& outputs,
+                               const Target& target);
 
 // Attribute `attr` holding exactly N integers; a loom::Error naming the call otherwise.
 template <size_t N>

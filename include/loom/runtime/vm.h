@@ -66,9 +66,12 @@ struct VmInstruction {
   std::vector<int> args;  // kInvoke: registers, outputs last
   ShapeExpr cond;         // kIf: continue when non-zero, else jump to target
   int target = -1;        // kIf, kGoto: the next instruction (always a later one)
-  // kLoadSize: size variable `var` takes the value of src's one integer element, which must
-  // lie in [0, upper]; `name` (the call computing it) names it in errors.
+  // kLoadSize: size variable `var` takes the value of src's integer element `index`, which
+  // must be at least 0 and, when `bounded`, at most `upper`; `name` (the kernel computing it)
+  // names the tensor in errors.
   int var = -1;
+  int64_t index = 0;
+  bool bounded = false;
   ShapeExpr upper;
   std::string name;
 };

@@ -46,6 +46,16 @@ te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape);
 // NumPy broadcast_to: x broadcast to exactly `shape` (x's dimensions must be 1 or match).
 te::Tensor broadcast_to(const te::Tensor& x, const Array<PrimExpr>& shape);
 
+// ---- to shapes a run computes (sizes a shape function checked: loom/topi/shape_function.h)
+
+// x's elements in row-major order in `shape`, whose element count must be x's.
+te::Tensor reshape_to(const te::Tensor& x, const Array<PrimExpr>& shape);
+// x broadcast to `shape` (of at least x's rank): a dimension of x that is not the constant 1
+// must equal the output's.
+te::Tensor expand_to(const te::Tensor& x, const Array<PrimExpr>& shape);
+// x repeated to `shape` (x's rank), each output dimension a multiple of x's.
+te::Tensor tile_to(const te::Tensor& x, const Array<PrimExpr>& shape);
+
 // ---- joining, splitting, slicing
 
 // ONNX Concat: tensors of one dtype and rank, equal in every dimension but `axis`.

@@ -241,6 +241,12 @@ runtime::NDArray NodeContext::AttrTensor(const std::string& name) const {
   return ArrayOfTensorProto(attr->t(), Where() + " attribute '" + name + "'");
 }
 
+graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph::Expr& like,
+                         int64_t like_dim, const std::string& what) {
+  return ctx.Call("dims_of_value", {value, like},
+                  {{"size", ctx.CallName() + "." + what}, {"like_dim", like_dim}});
+}
+
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis) {
   LOOM_ICHECK(!pieces.empty()) << ctx.Where() << ": Stack of no pieces";
   std::vector<graph::Expr> expanded;

@@ -149,6 +149,14 @@ std::vector<std::string> ConverterNames();
 int64_t NormalizeAxis(const NodeContext& ctx, int64_t axis, int64_t rank,
                       const std::string& what = "axis");
 
+// Sizes only a run knows: an empty tensor whose dimensions are `value`'s elements (a 1-d or
+// scalar integer tensor) when the model runs, named "<call>.<what>" (graph operator
+// dims_of_value). Each must be at least 0 and at most like's dimension `like_dim`
+// (kBoundByCount: like's element count; kUnbounded: no bound).
+constexpr int64_t kBoundByCount = -1, kUnbounded = -2;
+graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph::Expr& like,
+                         int64_t like_dim, const std::string& what);
+
 // `pieces` (one shape, at least one) joined along a new dimension `axis` of the result.
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis);
 

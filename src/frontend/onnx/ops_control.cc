@@ -56,8 +56,8 @@ Outputs ConvertIf(NodeContext& ctx) {
     ctx.Fail(
         "its condition is computed at run time; Loom imports If only when the condition "
         "is known at compile time (a constant, or computed from constants and static "
-        "shapes): choosing a branch at run time needs a virtual machine, which Loom does "
-        "not have yet");
+        "shapes); choosing a branch on a value at run time is not supported yet (the VM "
+        "branches on sizes only)");
   }
   const char* branch = *taken ? "then_branch" : "else_branch";
   return ctx.ImportSubgraph(branch, {}, branch);
@@ -86,8 +86,8 @@ Outputs ConvertLoop(NodeContext& ctx) {
       ctx.Fail(
           "its trip count M is computed at run time; Loom unrolls Loop at import and "
           "needs M known at compile time (a constant, or computed from constants and "
-          "static shapes): a loop at run time needs a virtual machine, which Loom does "
-          "not have yet");
+          "static shapes); a loop at run time is not supported yet (the VM's jumps go "
+          "forward only)");
     }
     trip_count = ctx.ConstantInts(0).at(0);
   }

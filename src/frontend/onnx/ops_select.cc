@@ -1,6 +1,6 @@
 // Selections whose output sizes may depend on values: TopK (k a run-time input), NonZero
 // (as many columns as non-zero elements) and NonMaxSuppression (as many rows as boxes kept).
-// A size only a run can know enters the graph through dim_of_value, whose size variable is
+// A size only a run can know enters the graph through dims_of_value, whose size variable is
 // named after the node; the VM reads it when the model runs.
 #include <cmath>
 #include <limits>
@@ -15,14 +15,6 @@ namespace {
 using graph::Expr;
 using graph::Ints;
 using runtime::NDArray;
-
-// An empty tensor whose first dimension is `value`'s element at run time (named
-// "<call>.<what>"), at most like's dimension like_dim (-1: its element count).
-Expr SizeOfValue(NodeContext& ctx, const Expr& value, const Expr& like, int64_t like_dim,
-                 const std::string& what) {
-  return ctx.Call("dim_of_value", {value, like},
-                  {{"size", ctx.CallName() + "." + what}, {"like_dim", like_dim}});
-}
 
 Outputs Fields(const Expr& tuple, int count) {
   Outputs fields;
@@ -49,7 +41,7 @@ Outputs ConvertTopK(NodeContext& ctx) {
     return Fields(ctx.Call("topk", {ctx.Input(0)}, {{"k", *k}, {"axis", axis}, {"largest", largest}}),
                   2);
   }
-  Expr dims = SizeOfValue(ctx, ctx.Input(1), ctx.Input(0), axis, "k");
+  Expr dims = SizesOfValue(ctx, ctx.Input(1), ctx.Input(0), axis, "k");
   return Fields(ctx.Call("topk_like", {ctx.Input(0), dims}, {{"axis", axis}, {"largest", largest}}),
                 2);
 }
@@ -63,7 +55,7 @@ Outputs ConvertNonZero(NodeContext& ctx) {
                      : ctx.Call("not_equal", {x, ctx.Scalar(0, ctx.InputDtype(0))});
   Expr count = ctx.Call("sum", {ctx.Call("cast", {nonzero}, {{"dtype", std::string("int64")}})},
                         {{"axis", Ints{}}, {"keepdims", int64_t{0}}});
-  return {ctx.Call("nonzero", {x, SizeOfValue(ctx, count, x, -1, "count")})};
+  return {ctx.Call("nonzero", {x, SizesOfValue(ctx, count, x, kBoundByCount, "count")})};
 }
 
 // NonMaxSuppression: the selection with room for every box, then its first `count` rows.
@@ -92,7 +84,7 @@ Outputs ConvertNonMaxSuppression(NodeContext& ctx) {
        scalar(4, -std::numeric_limits<double>::infinity(), DataType::Float(32), "score_threshold")},
       {{"center_point_box", center_point_box}});
   Outputs fields = Fields(selection, 3);
-  Expr dims = SizeOfValue(ctx, fields[1], fields[0], 0, "count");
+  Expr dims = SizesOfValue(ctx, fields[1], fields[0], 0, "count");
   return {ctx.Call("slice_like", {fields[0], dims},
                    {{"begin", Ints{0}}, {"end", Ints{0}}, {"axes", Ints{0}}, {"like_dims", Ints{0}}})};
 }

@@ -154,14 +154,28 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
                     {"like_dims", graph::Ints(like_dims.begin(), like_dims.end())}})};
 }
 
+// x (input 0) shaped by input 1, a tensor only a run knows: the shape function `dims_op`
+// computes the output's dimensions then, and `to_op` builds the output at them (named
+// "<call>.<what>[i]").
+Expr ShapedAtRunTime(NodeContext& ctx, const std::string& dims_op, const std::string& to_op,
+                     const std::string& what, graph::Attrs dims_attrs = {}) {
+  Expr dims = ctx.Call(dims_op, {ctx.Input(0), ctx.Input(1)}, std::move(dims_attrs));
+  return ctx.Call(to_op, {ctx.Input(0), SizesOfValue(ctx, dims, dims, kUnbounded, what)});
+}
+
 Outputs ConvertReshape(NodeContext& ctx) {
   // Opset 5 on, the shape is an input: constant, or computed from symbolic sizes.
   std::optional<ShapeValue> target = ctx.opset() < 5 ? std::nullopt : ctx.ShapeInput(1);
   if (target && IsSymbolic(*target)) {
     return SymbolicReshape(ctx, *target);
   }
-  std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
   bool allow_zero = ctx.AttrInt("allowzero", 0) != 0;
+  if (ctx.opset() >= 5 && !target) {
+    // A shape only a run knows: reshape_dims resolves its 0s and -1 then, and checks it.
+    return {ShapedAtRunTime(ctx, "reshape_dims", "reshape_to", "shape",
+                            {{"allowzero", int64_t{allow_zero}}})};
+  }
+  std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
   if (!ctx.Input(0).type().ConstShape()) {
     // Symbolic sizes (the VM's models): the graph operator resolves 0 and -1 in terms of
     // them, and says so when it cannot.
@@ -437,11 +451,13 @@ Outputs ConvertExpand(NodeContext& ctx) {
     return {ctx.Call("expand_like", {ctx.Input(0), like},
                      {{"shape", shape}, {"like_dims", like_dims}})};
   }
+  if (!ctx.ConstantInput(1)) return {ShapedAtRunTime(ctx, "broadcast_dims", "expand_to", "shape")};
   return {ctx.Call("expand", {ctx.Input(0)}, {{"shape", ctx.ConstantInts(1)}})};
 }
 
 Outputs ConvertTile(NodeContext& ctx) {
   if (ctx.opset() < 6) ctx.Fail("the opset 1 form (tiles and axis inputs) is not supported");
+  if (!ctx.ConstantInput(1)) return {ShapedAtRunTime(ctx, "tile_dims", "tile_to", "repeats")};
   Ints repeats = ctx.ConstantInts(1);
   if (static_cast<int64_t>(repeats.size()) != ctx.InputRank(0)) {
     ctx.Fail("repeats " + Text(repeats) + " must have one entry per input dimension (input " +
@@ -453,15 +469,24 @@ Outputs ConvertTile(NodeContext& ctx) {
 // ConstantOfShape: a constant of the given shape filled with `value` (one element; float32
 // 0 by default).
 Outputs ConvertConstantOfShape(NodeContext& ctx) {
-  if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(0); symbolic && IsSymbolic(*symbolic)) {
-    // Sizes computed from symbolic ones: full_like takes them from the tensor they came from.
+  std::optional<ShapeValue> symbolic = ctx.ShapeInput(0);
+  if ((symbolic && IsSymbolic(*symbolic)) || !ctx.ConstantInput(0)) {
     NDArray value = ctx.HasAttr("value") ? ctx.AttrTensor("value") : Float32Array({0.0f}, true);
     if (value.NumElements() != 1) {
       ctx.Fail("attribute 'value' must hold one element, got " + Text(value.Shape()));
     }
     Ints shape, like_dims;
     graph::Expr like;
-    SymbolicSizes(ctx, *symbolic, "shape", &shape, &like_dims, &like);
+    if (symbolic) {
+      // Sizes computed from symbolic ones: full_like takes them from the tensor they came from.
+      SymbolicSizes(ctx, *symbolic, "shape", &shape, &like_dims, &like);
+    } else {
+      // A shape only a run knows: its values become sizes then.
+      like = SizesOfValue(ctx, ctx.Input(0), ctx.Input(0), kUnbounded, "shape");
+      const int64_t rank = like.type().ndim() - 1;
+      shape.assign(static_cast<size_t>(rank), 0);
+      for (int64_t d = 0; d < rank; ++d) like_dims.push_back(d);
+    }
     double fill = 0;
     const void* data = value.data();
     if (value.dtype() == DataType::Float(32)) {
@@ -501,8 +526,8 @@ Outputs ConvertConstantOfShape(NodeContext& ctx) {
   return {ctx.Const(result)};
 }
 
-// Range: start, start + delta, ... before limit, from constant scalars (the output's length
-// depends on their values, and shapes are static, so it is computed at import).
+// Range: start, start + delta, ... before limit: computed at import from constant scalars,
+// else at run time (its length a size read then).
 Outputs ConvertRange(NodeContext& ctx) {
   if (std::optional<ShapeValue> limit = ctx.ShapeInput(1); limit && IsSymbolic(*limit)) {
     // A limit computed from a symbolic size (torch.arange(seq)): arange_like takes it from
@@ -521,6 +546,12 @@ Outputs ConvertRange(NodeContext& ctx) {
                       {"delta", deltas[0]},
                       {"like_dim", dim},
                       {"dtype", ctx.InputDtype(0).str()}})};
+  }
+  if (!ctx.ConstantInput(0) || !ctx.ConstantInput(1) || !ctx.ConstantInput(2)) {
+    // Bounds only a run knows: range_length computes the length then.
+    Expr length = ctx.Call("range_length", {ctx.Input(0), ctx.Input(1), ctx.Input(2)});
+    return {ctx.Call("arange_to", {ctx.Input(0), ctx.Input(2),
+                                   SizesOfValue(ctx, length, length, kUnbounded, "length")})};
   }
   auto scalar = [&ctx](int i, const auto& values) {
     if (values.size() != 1) {

@@ -50,4 +50,11 @@ std::vector<int64_t> ConstInputShape(const CallInfo& info, int index) {
   return *shape;
 }
 
+te::Schedule ScheduleAsWritten(const CallInfo&, const std::vector<te::Tensor>& outputs,
+                               const Target&) {
+  Array<te::Operation> ops;
+  for (const te::Tensor& t : outputs) ops.push_back(t.op());
+  return te::create_schedule(ops);
+}
+
 }  // namespace loom::graph::ops

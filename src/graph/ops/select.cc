@@ -1,8 +1,8 @@
-// Selections (topk, nonzero, non_max_suppression: topi/select.h loop nests) and dim_of_value,
-// through which a size computed at run time enters the types: an empty tensor whose first
-// dimension is a tensor's value, from which the *_like operators and topk_like / nonzero
-// take their sizes like from any dimension. The VM reads the value when it runs that call
-// (graph/codegen_vm.cc), checked against its bound.
+// Selections (topk, nonzero, non_max_suppression: topi/select.h loop nests) and
+// dims_of_value, through which sizes computed at run time enter the types: an empty tensor
+// whose dimensions are a tensor's values, from which the *_like operators and topk_like /
+// nonzero take their sizes like from any dimension. The VM reads the values when it runs
+// that call (graph/codegen_vm.cc), each checked against its bound.
 #include "loom/topi/select.h"
 
 #include <map>
@@ -17,51 +17,63 @@ namespace {
 
 using Tensors = std::vector<te::Tensor>;
 
-constexpr const char* kDimOfValue = "dim_of_value";
+constexpr const char* kDimsOfValue = "dims_of_value";
 
-// The schedule of a group of selections: their loop nests as written.
-te::Schedule AsWritten(const CallInfo&, const Tensors& outputs, const Target&) {
-  Array<te::Operation> ops;
-  for (const te::Tensor& t : outputs) ops.push_back(t.op());
-  return te::create_schedule(ops);
-}
+// like_dim: the values are bounded by like's element count / by nothing.
+constexpr int64_t kBoundByCount = -1, kUnbounded = -2;
 
-// The size of `like` that bounds a value read at run time: its dimension `dim`, or its
-// element count when dim is -1.
+// The size of `like` that bounds a value read at run time: its dimension `dim`, its element
+// count (kBoundByCount), or none (kUnbounded: undefined).
 PrimExpr Bound(const std::vector<PrimExpr>& like, int64_t dim) {
+  if (dim == kUnbounded) return PrimExpr();
   if (dim >= 0) return like.at(static_cast<size_t>(dim));
   PrimExpr count = make_const(DataType::Int(64), int64_t{1});
   for (const PrimExpr& d : like) count = count * cast(DataType::Int(64), d);
   return count;
 }
 
-void RegisterDimOfValue() {
+// The size variables of a dims_of_value call of `count` values: "size", or "size[i]" each.
+std::vector<loom::Var> SizesNamed(const std::string& size, int64_t count) {
+  std::vector<loom::Var> vars;
+  for (int64_t i = 0; i < count; ++i) {
+    vars.push_back(DataDependentSize(count == 1 ? size : size + "[" + std::to_string(i) + "]"));
+  }
+  return vars;
+}
+
+void RegisterDimsOfValue() {
   RegisterComputedOp(
-      kDimOfValue,
+      kDimsOfValue,
       [](const CallInfo& info, const Tensors& in) {
         const Type& value = info.input_types[0];
-        LOOM_CHECK_USER(value.dtype().is_int() && value.NumElements() == 1)
-            << info.where << ": value must be an integer tensor of one element, got "
-            << value.str();
+        const std::optional<int64_t> count = value.NumElements();
+        LOOM_CHECK_USER(value.dtype().is_int() && value.ndim() <= 1 && count && *count >= 1)
+            << info.where << ": value must be an integer tensor of rank 0 or 1 with a constant "
+            << "number of elements, got " << value.str();
         const int64_t dim = info.attrs.GetInt("like_dim");
-        LOOM_CHECK_USER(dim >= -1 && dim < in[1].ndim())
-            << info.where << ": like_dim " << dim << " must be -1 or a dimension of like "
+        LOOM_CHECK_USER(dim >= kUnbounded && dim < in[1].ndim())
+            << info.where << ": like_dim " << dim << " must be -2, -1 or a dimension of like "
             << info.input_types[1].str();
-        const loom::Var size = DataDependentSize(info.attrs.GetString("size"));
+        Array<PrimExpr> shape;
+        for (const loom::Var& size : SizesNamed(info.attrs.GetString("size"), *count)) {
+          shape.push_back(size);
+        }
+        shape.push_back(make_const(DataType::Int(64), int64_t{0}));
         return Tensors{te::compute(
-            {size, make_const(DataType::Int(64), int64_t{0})},
-            [](const Array<loom::Var>&) { return make_zero(DataType::Int(64)); }, "dims", "injective")};
+            shape, [](const Array<loom::Var>&) { return make_zero(DataType::Int(64)); }, "dims",
+            "injective")};
       })
       .Describe(
-          "an empty int64 tensor (size, 0) whose first dimension `size` is value's element, read "
-          "at run time, at least 0 and at most like's dimension like_dim (-1: like's element "
-          "count)")
+          "an empty int64 tensor (v0, ..., vk, 0) whose dimensions are value's k + 1 elements, "
+          "read at run time, each at least 0 and at most like's dimension like_dim (-1: like's "
+          "element count, -2: no bound)")
       .Inputs({"value", "like"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule(AsWritten)
+      .Schedule(ScheduleAsWritten)
       .Attr("size", AttrKind::kString, std::nullopt,
-            "the size variable's name (one name is one variable)")
-      .Attr("like_dim", AttrKind::kInt, int64_t{-1}, "like's dimension bounding the value");
+            "the size variables' name, \"size\" for one value, \"size[i]\" for several (one "
+            "name is one variable)")
+      .Attr("like_dim", AttrKind::kInt, kBoundByCount, "what bounds the values");
 }
 
 te::Tensor LikeSize(const CallInfo& info, const te::Tensor& like) {
@@ -79,7 +91,7 @@ void RegisterSelections() {
   };
   auto topk_attrs = [](OpBuilder op) {
     op.Pattern(OpPattern::kOpaque)
-        .Schedule(AsWritten)
+        .Schedule(ScheduleAsWritten)
         .Attr("axis", AttrKind::kInt, int64_t{-1}, "the dimension selected along")
         .Attr("largest", AttrKind::kInt, int64_t{1}, "1: the largest elements, 0: the smallest");
   };
@@ -112,7 +124,7 @@ void RegisterSelections() {
           "being like's first dimension (their number, through dim_of_value)")
       .Inputs({"data", "like"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule(AsWritten);
+      .Schedule(ScheduleAsWritten);
   RegisterComputedOp(
       "vision.non_max_suppression",
       [](const CallInfo& info, const Tensors& in) {
@@ -132,16 +144,15 @@ void RegisterSelections() {
           "ONNX NonMaxSuppression with room for every box: (selected int64 [rows, 3], count "
           "int64 [1], the sorted candidates int64 [batches, classes, boxes] as working space); "
           "the first count rows are the selection")
-      .Inputs({"boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
-               "score_threshold"})
+      .Inputs({"boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"})
       .Pattern(OpPattern::kOpaque)
-      .Schedule(AsWritten)
+      .Schedule(ScheduleAsWritten)
       .Attr("center_point_box", AttrKind::kInt, int64_t{0},
             "0: boxes are (y1, x1, y2, x2); 1: (x_center, y_center, width, height)");
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
-  RegisterDimOfValue();
+  RegisterDimsOfValue();
   RegisterSelections();
   return true;
 }();
@@ -157,11 +168,12 @@ loom::Var DataDependentSize(const std::string& name) {
   return it->second;
 }
 
-std::optional<ValueSize> ValueSizeOf(const CallNode& call) {
-  if (call.op == nullptr || call.op->name != kDimOfValue) return std::nullopt;
+std::optional<ValueSizes> ValueSizesOf(const CallNode& call) {
+  if (call.op == nullptr || call.op->name != kDimsOfValue) return std::nullopt;
   const std::vector<PrimExpr> like = call.args[1].type().shape();
-  return ValueSize{DataDependentSize(call.attrs.GetString("size")),
-                   Bound(like, call.attrs.GetInt("like_dim"))};
+  return ValueSizes{
+      SizesNamed(call.attrs.GetString("size"), call.args[0].type().NumElements().value()),
+      Bound(like, call.attrs.GetInt("like_dim"))};
 }
 
 }  // namespace loom::graph::ops

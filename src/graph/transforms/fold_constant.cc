@@ -47,7 +47,7 @@ class ConstantFolder : public ExprMutator {
 
  private:
   // An operator call (not a fused function) whose every input is a constant, its result of
-  // constant shape (not a size the model reads at run time: dim_of_value).
+  // constant shape (not a size the model reads at run time: dims_of_value).
   static bool Foldable(const CallNode* call) {
     if (call == nullptr || call->op == nullptr || !call->op->compute) return false;
     const Type& type = call->checked_type;

@@ -70,8 +70,8 @@ TEST(OnnxControl, IfWithARunTimeConditionIsAnError) {
   EXPECT_EQ(ErrorOf([&] { model.Import(); }),
             "node 'branch' (If): its condition is computed at run time; Loom imports If only "
             "when the condition is known at compile time (a constant, or computed from "
-            "constants and static shapes): choosing a branch at run time needs a virtual "
-            "machine, which Loom does not have yet");
+            "constants and static shapes); choosing a branch on a value at run time is not "
+            "supported yet (the VM branches on sizes only)");
 }
 
 // Loop body: s' = s + x * (i + 1) (x from outside), a scan output 2 s', and the condition

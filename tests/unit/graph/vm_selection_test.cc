@@ -108,11 +108,12 @@ TEST(Selection, TopKMatchesAStableSortOfEachRow) {
   }
 }
 
-// x [3, n] and k, a tensor read at run time: topk_like of dim_of_value(k).
+// x [3, n] and k, a tensor read at run time: topk_like of dims_of_value(k).
 CompiledModel TopKOfRunTimeK(PrimExpr n) {
   Var x = MakeVar("x", TensorType(std::vector<PrimExpr>{IntImm(kI64, 3), n}, kF32));
   Var k = test::In("k", {1}, kI64);
-  Expr dims = MakeCall("dim_of_value", {k, x}, {{"size", std::string("test.k")}, {"like_dim", int64_t{1}}});
+  Expr dims = MakeCall("dims_of_value", {k, x},
+                       {{"size", std::string("test.k")}, {"like_dim", int64_t{1}}});
   Expr top = MakeCall("topk_like", {x, dims}, {{"axis", int64_t{1}}, {"largest", int64_t{1}}});
   return Compile(IRModule::FromFunction(MakeFunction({x, k}, top)), {});
 }
@@ -145,13 +146,15 @@ TEST(Selection, ASizeReadAtRunTimeGivesEachRunItsOwnShape) {
 TEST(Selection, TheGraphExecutorRefusesSizesReadAtRunTime) {
   Var x = test::In("x", {3, 10});
   Var k = test::In("k", {1}, kI64);
-  Expr dims = MakeCall("dim_of_value", {k, x}, {{"size", std::string("test.k")}, {"like_dim", int64_t{1}}}, "topk.k");
+  Expr dims = MakeCall("dims_of_value", {k, x},
+                       {{"size", std::string("test.k")}, {"like_dim", int64_t{1}}}, "topk.k");
   Expr top = MakeCall("topk_like", {x, dims}, {{"axis", int64_t{1}}});
   IRModule module = IRModule::FromFunction(MakeFunction({x, k}, top));
-  EXPECT_EQ(ErrorOf([&] { Compile(module, {.executor = "graph"}); }),
-            "Compile: dim_of_value 'topk.k' computes Tensor[(test.k, 0), int64], a size known only "
-            "when the model runs; the graph executor needs constant shapes: compile for the "
-            "virtual machine (executor \"vm\" or \"auto\")");
+  EXPECT_EQ(
+      ErrorOf([&] { Compile(module, {.executor = "graph"}); }),
+      "Compile: dims_of_value 'topk.k' computes Tensor[(test.k, 0), int64], a size known only "
+      "when the model runs; the graph executor needs constant shapes: compile for the "
+      "virtual machine (executor \"vm\" or \"auto\")");
 }
 
 // nonzero(x) of x with about a third of its elements zero (all of them in one run), against
@@ -160,7 +163,7 @@ TEST(Selection, NonZeroListsTheNonZeroPositionsInRowMajorOrder) {
   Var x = test::In("x", {4, 3, 5});
   Expr count = MakeCall("sum", {MakeCall("cast", {MakeCall("not_equal", {x, MakeConstant(test::ArrayOf({}, kF32, {0}))})}, {{"dtype", std::string("int64")}})},
                         {{"axis", Ints{}}, {"keepdims", int64_t{0}}});
-  Expr dims = MakeCall("dim_of_value", {count, x}, {{"size", std::string("test.count")}});
+  Expr dims = MakeCall("dims_of_value", {count, x}, {{"size", std::string("test.count")}});
   Function main = MakeFunction({x}, MakeCall("nonzero", {x, dims}));
   std::unique_ptr<runtime::Executor> vm =
       MakeExecutor(Compile(IRModule::FromFunction(main), {.opt_level = 3}));
@@ -241,7 +244,7 @@ TEST(Selection, NonMaxSuppressionMatchesTheReferenceOnRandomBoxes) {
   Var floor = test::In("floor", {1});
   Expr nms = MakeCall("vision.non_max_suppression", {boxes, scores, max_out, iou, floor});
   Expr selected = MakeTupleGetItem(nms, 0);
-  Expr dims = MakeCall("dim_of_value", {MakeTupleGetItem(nms, 1), selected},
+  Expr dims = MakeCall("dims_of_value", {MakeTupleGetItem(nms, 1), selected},
                        {{"size", std::string("test.kept")}, {"like_dim", int64_t{0}}});
   Expr kept = MakeCall("slice_like", {selected, dims},
                        {{"begin", Ints{0}}, {"end", Ints{0}}, {"axes", Ints{0}}, {"like_dims", Ints{0}}});

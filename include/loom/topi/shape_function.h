@@ -1,0 +1,32 @@
+// Shape functions: the output dimensions of an operator whose shape operand is a tensor only
+// a run knows (ONNX Reshape's shape, Expand's shape, Tile's repeats, Range's bounds), as a
+// small kernel of straight-line TIR over the operand and the data's dimensions. The VM reads
+// the dimensions it writes (graph operator dims_of_value) before it allocates the output.
+// An operand that does not fit the data gives -1 in every dimension, which the VM refuses as
+// a size.
+//
+//   te::Tensor dims = topi::reshape_dims(x, shape);   // int64 [rank of the target]
+#pragma once
+
+#include "loom/te/operation.h"
+
+namespace loom::topi {
+
+// ONNX Reshape of x to `shape` (int64 [r]): 0 copies x's dimension at that position (with
+// allowzero, 0 is an empty dimension), one -1 is inferred from the element count; the
+// element counts must match.
+te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allowzero);
+
+// ONNX Expand of x by `shape` (int64 [r]): both aligned at the end, each dimension the one
+// of the two that is not 1 (equal when neither is); int64 [max(x's rank, r)]. A dimension of
+// x that is not the constant 1 stays x's: `shape` may only repeat it or give 1 there.
+te::Tensor broadcast_dims(const te::Tensor& x, const te::Tensor& shape);
+
+// ONNX Tile of x by `repeats` (int64 [x's rank], each at least 0): x's dimensions times them.
+te::Tensor tile_dims(const te::Tensor& x, const te::Tensor& repeats);
+
+// ONNX Range's length from the scalars start, limit and delta (one dtype, rank 0):
+// max(ceil((limit - start) / delta), 0), int64 [1]; a delta of 0 gives -1.
+te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const te::Tensor& delta);
+
+}  // namespace loom::topi

@@ -1,0 +1,106 @@
+// Operators whose shape operand is a tensor only a run knows (ONNX Reshape, Expand, Tile and
+// Range with such an input): a shape function computes the output's dimensions as a tensor
+// (topi/shape_function.h), dims_of_value makes them sizes, and the *_to operator builds the
+// output at those sizes, which the shape function checked.
+//
+//   dims = reshape_dims(x, shape)                      int64 [r]
+//   sizes = dims_of_value(dims, dims, like_dim = -2)   (s0, ..., s{r-1}, 0)
+//   y = reshape_to(x, sizes)                           (s0, ..., s{r-1})
+#include "loom/topi/shape_function.h"
+
+#include "loom/graph/op_util.h"
+#include "loom/topi/transform.h"
+
+namespace loom::graph::ops {
+namespace {
+
+using Tensors = std::vector<te::Tensor>;
+
+// The sizes a dims_of_value output carries: its dimensions but the last (the empty one).
+Array<PrimExpr> SizesOf(const CallInfo& info, const te::Tensor& sizes) {
+  LOOM_CHECK_USER(sizes.ndim() >= 1 && sizes.dtype() == DataType::Int(64))
+      << info.where << ": sizes must be the output of dims_of_value, got "
+      << info.input_types.back().str();
+  Array<PrimExpr> shape = sizes.shape();
+  shape.pop_back();
+  return shape;
+}
+
+OpBuilder RegisterShapeFunction(const std::string& name, const std::string& doc,
+                                std::vector<std::string> inputs, ComputeFn compute) {
+  return RegisterComputedOp(name, std::move(compute))
+      .Describe(doc)
+      .Inputs(std::move(inputs))
+      .Pattern(OpPattern::kOpaque)
+      .Schedule(ScheduleAsWritten);
+}
+
+void RegisterTo(const std::string& name, const std::string& doc, std::vector<std::string> inputs,
+                ComputeFn compute) {
+  RegisterComputedOp(name, std::move(compute))
+      .Describe(doc)
+      .Inputs(std::move(inputs))
+      .Pattern(OpPattern::kInjective);
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  RegisterShapeFunction("reshape_dims",
+                        "int64 [r]: ONNX Reshape's output dimensions for shape (int64 [r]), -1 "
+                        "each when shape does not fit data",
+                        {"data", "shape"}, [](const CallInfo& info, const Tensors& in) {
+                          return Tensors{topi::reshape_dims(
+                              in[0], in[1], info.attrs.GetInt("allowzero") != 0)};
+                        })
+      .Attr("allowzero", AttrKind::kInt, int64_t{0}, "1: a 0 in shape is an empty dimension");
+  RegisterShapeFunction("broadcast_dims",
+                        "ONNX Expand's output dimensions for shape (int64 [r]), -1 where shape "
+                        "does not broadcast with data",
+                        {"data", "shape"}, [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::broadcast_dims(in[0], in[1])};
+                        });
+  RegisterShapeFunction("tile_dims",
+                        "ONNX Tile's output dimensions for repeats (int64 [rank]), -1 where a "
+                        "repeat is negative",
+                        {"data", "repeats"}, [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::tile_dims(in[0], in[1])};
+                        });
+  RegisterShapeFunction("range_length",
+                        "int64 [1]: ONNX Range's length for scalars start, limit and delta (-1 "
+                        "for a delta of 0)",
+                        {"start", "limit", "delta"}, [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::range_length(in[0], in[1], in[2])};
+                        });
+  RegisterTo("reshape_to", "data's elements in the shape sizes carries (checked by reshape_dims)",
+             {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::reshape_to(in[0], SizesOf(info, in[1]))};
+             });
+  RegisterTo("expand_to", "data broadcast to the shape sizes carries (checked by broadcast_dims)",
+             {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::expand_to(in[0], SizesOf(info, in[1]))};
+             });
+  RegisterTo("tile_to", "data repeated to the shape sizes carries (checked by tile_dims)",
+             {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::tile_to(in[0], SizesOf(info, in[1]))};
+             });
+  RegisterTo("arange_to",
+             "start, start + delta, ... (scalars), as many as the one size sizes carries "
+             "(range_length's)",
+             {"start", "delta", "sizes"}, [](const CallInfo& info, const Tensors& in) {
+               const Array<PrimExpr> length = SizesOf(info, in[2]);
+               LOOM_CHECK_USER(length.size() == 1 && in[0].dtype() == in[1].dtype())
+                   << info.where << ": arange_to takes one size and start and delta of one dtype";
+               auto scalar = [](const te::Tensor& t) {
+                 return t.ndim() == 0 ? t(Array<PrimExpr>{}) : t(make_zero(t.shape()[0].dtype()));
+               };
+               return Tensors{te::compute(
+                   length,
+                   [&](const Array<loom::Var>& i) {
+                     return scalar(in[0]) + cast(in[0].dtype(), i[0]) * scalar(in[1]);
+                   },
+                   "arange", "injective")};
+             });
+  return true;
+}();
+
+}  // namespace
+}  // namespace loom::graph::ops

@@ -1,0 +1,155 @@
+// Shape functions as straight-line TIR (one statement per output dimension; the operand's
+// length is known when compiling, its values only when running).
+#include "loom/topi/shape_function.h"
+
+#include <algorithm>
+#include <string>
+
+#include "loom/ir/math.h"
+#include "topi/loop_nest.h"
+
+namespace loom::topi {
+
+namespace {
+
+using detail::Counter;
+using detail::I64;
+using detail::If;
+using detail::kI64;
+using detail::Seq;
+
+// The element count of a 1-d integer operand (`what` of `op`), which must be constant.
+int64_t OperandLength(const te::Tensor& operand, const std::string& op, const std::string& what) {
+  int64_t length = 0;
+  LOOM_CHECK_USER(operand.ndim() == 1 && IsConstInt(operand.shape()[0], &length) &&
+                  operand.dtype().is_int())
+      << op << ": " << what << " '" << operand.name()
+      << "' must be a 1-d integer tensor of constant length";
+  return length;
+}
+
+// Whether `extent` is the constant `value`.
+bool IsConstant(const PrimExpr& extent, int64_t value) {
+  int64_t constant = 0;
+  return IsConstInt(extent, &constant) && constant == value;
+}
+
+// Element `i` of a 1-d operand, as int64.
+PrimExpr Element(const Buffer& operand, int64_t i) {
+  return cast(kI64, BufferLoad(operand, {I64(i)}));
+}
+
+// The one element of a scalar (rank 0, or one element of rank 1).
+PrimExpr ScalarOf(const Buffer& scalar) {
+  Array<PrimExpr> index;
+  for (size_t d = 0; d < scalar->shape.size(); ++d) index.push_back(I64(0));
+  return BufferLoad(scalar, index);
+}
+
+}  // namespace
+
+te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allowzero) {
+  const int64_t r = OperandLength(shape, "reshape", "the target shape");
+  const int64_t rank = x.ndim();
+  return te::extern_op(
+      {I64(r)}, kI64, {x, shape},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const Buffer &data = in[0], &target = in[1], &dims = out[0];
+        Counter known("known"), inferred("inferred"), bad("bad");
+        PrimExpr count = I64(1);
+        for (int64_t d = 0; d < rank; ++d) count = count * cast(kI64, data->shape[d]);
+        Array<Stmt> body = {known.Set(I64(1)), inferred.Set(I64(-1)), bad.Set(I64(0))};
+        for (int64_t d = 0; d < r; ++d) {
+          // 0 copies x's dimension (one past x's rank copies nothing: -2, refused below).
+          const PrimExpr given = Element(target, d);
+          const PrimExpr copied = d < rank ? cast(kI64, data->shape[d]) : I64(-2);
+          body.push_back(BufferStore(
+              dims, allowzero ? given : select(given == I64(0), copied, given), {I64(d)}));
+          const PrimExpr size = BufferLoad(dims, {I64(d)});
+          body.push_back(IfThenElse(
+              size == I64(-1), Seq({If(inferred.value() >= I64(0), bad.Set(I64(1))), inferred.Set(I64(d))}),
+              IfThenElse(size < I64(0), bad.Set(I64(1)), known.Set(known.value() * size))));
+        }
+        // The -1 is what the others leave of x's element count.
+        const PrimExpr divisor = select(known.value() == I64(0), I64(1), known.value());
+        body.push_back(IfThenElse(
+            inferred.value() >= I64(0),
+            Seq({If(known.value() == I64(0) || floormod(count, divisor) != I64(0), bad.Set(I64(1))),
+                 BufferStore(dims, floordiv(count, divisor), {inferred.value()})}),
+            If(known.value() != count, bad.Set(I64(1)))));
+        Array<Stmt> refuse;
+        for (int64_t d = 0; d < r; ++d) refuse.push_back(BufferStore(dims, I64(-1), {I64(d)}));
+        body.push_back(If(bad.value() != I64(0), Seq(refuse)));
+        return known.Scope(inferred.Scope(bad.Scope(Seq(body))));
+      },
+      "reshape_dims", "shape_function");
+}
+
+te::Tensor broadcast_dims(const te::Tensor& x, const te::Tensor& shape) {
+  const int64_t r = OperandLength(shape, "expand", "the shape");
+  const int64_t rank = x.ndim(), out_rank = std::max(rank, r);
+  return te::extern_op(
+      {I64(out_rank)}, kI64, {x, shape},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        for (int64_t j = 0; j < out_rank; ++j) {
+          const int64_t xd = j - (out_rank - rank), sd = j - (out_rank - r);
+          const PrimExpr given = sd >= 0 ? Element(in[1], sd) : I64(1);
+          PrimExpr size = given;  // where x has no dimension, or x's is the constant 1
+          if (xd >= 0 && !IsConstant(x.shape()[static_cast<size_t>(xd)], 1)) {
+            const PrimExpr own = cast(kI64, in[0]->shape[static_cast<size_t>(xd)]);
+            size = select(given == I64(1) || given == own, own, I64(-1));
+          }
+          body.push_back(BufferStore(out[0], size, {I64(j)}));
+        }
+        return Seq(body);
+      },
+      "broadcast_dims", "shape_function");
+}
+
+te::Tensor tile_dims(const te::Tensor& x, const te::Tensor& repeats) {
+  const int64_t r = OperandLength(repeats, "tile", "repeats");
+  LOOM_CHECK_USER(r == x.ndim()) << "tile: repeats '" << repeats.name() << "' has " << r
+                                 << " entries for '" << x.name() << "' of rank " << x.ndim();
+  return te::extern_op(
+      {I64(r)}, kI64, {x, repeats},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        for (int64_t d = 0; d < r; ++d) {
+          const PrimExpr times = Element(in[1], d);
+          body.push_back(BufferStore(
+              out[0], select(times >= I64(0), cast(kI64, in[0]->shape[d]) * times, I64(-1)),
+              {I64(d)}));
+        }
+        return Seq(body);
+      },
+      "tile_dims", "shape_function");
+}
+
+te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const te::Tensor& delta) {
+  for (const te::Tensor* t : {&start, &limit, &delta}) {
+    LOOM_CHECK_USER(t->dtype() == start.dtype() && t->ndim() <= 1 &&
+                    (t->ndim() == 0 || IsConstant(t->shape()[0], 1)))
+        << "range: start, limit and delta must be scalars of one dtype; '" << t->name()
+        << "' is " << t->dtype();
+  }
+  return te::extern_op(
+      {I64(1)}, kI64, {start, limit, delta},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const PrimExpr first = ScalarOf(in[0]), end = ScalarOf(in[1]), step = ScalarOf(in[2]);
+        const PrimExpr zero = make_zero(step.dtype());
+        PrimExpr steps;
+        if (step.dtype().is_float()) {
+          const DataType f64 = DataType::Float(64);
+          steps = cast(kI64, ceil(cast(f64, end - first) / cast(f64, step)));
+        } else {  // ceil division, the divisor never 0 (that case is refused)
+          const PrimExpr diff = cast(kI64, end) - cast(kI64, first);
+          const PrimExpr divisor = select(step == zero, I64(1), cast(kI64, step));
+          steps = floordiv(diff, divisor) + select(floormod(diff, divisor) != I64(0), I64(1), I64(0));
+        }
+        return BufferStore(out[0], select(step == zero, I64(-1), max(steps, I64(0))), {I64(0)});
+      },
+      "range_length", "shape_function");
+}
+
+}  // namespace loom::topi
