@@ -13,12 +13,7 @@ namespace loom::topi {
 
 namespace {
 
-using detail::Counter;
-using detail::I64;
-using detail::If;
-using detail::kI64;
-using detail::Loop;
-using detail::Seq;
+using namespace detail;  // NOLINT: the loop-nest helpers (loop_nest.h)
 
 // The loops over every dimension of `shape` but `skip` (-1: none) around body(index), where
 // index holds the loop variables and, at `skip`, a placeholder the body replaces. The

@@ -12,11 +12,7 @@ namespace loom::topi {
 
 namespace {
 
-using detail::Counter;
-using detail::I64;
-using detail::If;
-using detail::kI64;
-using detail::Seq;
+using namespace detail;  // NOLINT: the loop-nest helpers (loop_nest.h)
 
 // The element count of a 1-d integer operand (`what` of `op`), which must be constant.
 int64_t OperandLength(const te::Tensor& operand, const std::string& op, const std::string& what) {

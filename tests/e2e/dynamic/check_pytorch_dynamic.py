@@ -5,8 +5,8 @@ by `loom compile` (the sizes stay symbolic; the shape arithmetic is evaluated at
 run by `loom run` at several sizes against ONNX Runtime on the same model and inputs, two
 also with dynamic buckets: an attention block, rows flattened through an MLP and back, a
 small CNN of symbolic batch, BERT's embeddings as transformers writes them (buffers sliced
-to the sequence length and expanded to the batch), and GPT-2's position ids (arange) with a
-mask of ones.
+to the sequence length and expanded to the batch), GPT-2's position ids (arange) with a
+mask of ones, and a selection (TopK, and NonZero, whose row count only a run knows).
 
 Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -126,6 +126,15 @@ class Positions(torch.nn.Module):
         return (self.words(input_ids) + self.positions(position_ids)) * ones[:, :, None]
 
 
+class Selection(torch.nn.Module):
+    """The 3 best scores of each row with their positions (TopK), and the positions of the
+    scores above 1 (NonZero: as many rows as a run finds)."""
+
+    def forward(self, x):
+        values, indices = torch.topk(x, 3, dim=-1)
+        return values, indices, torch.nonzero(x > 1.0)
+
+
 def float_input(shape):
     """Inputs of one float tensor "x" of `shape`."""
     def make(rng):
@@ -157,6 +166,8 @@ CASES = [
     ("positions", Positions, token_inputs(2, 7, mask=False),
      {"input_ids": {0: "batch", 1: "seq"}},
      [token_inputs(b, n, mask=False) for b, n in [(2, 7), (1, 13)]], []),
+    ("selection", Selection, float_input((2, 9)), {"x": {0: "batch", 1: "seq"}},
+     [float_input(s) for s in [(2, 9), (1, 4), (3, 17)]], []),
 ]
 
 

@@ -141,7 +141,9 @@ std::vector<runtime::NDArray> RunImported(const ImportedModel& model,
                                           const std::vector<runtime::NDArray>& inputs,
                                           int opt_level) {
   graph::CompiledModel compiled = graph::Compile(model.module, {.opt_level = opt_level});
-  runtime::GraphExecutor executor(graph::MakeGraphModel(compiled));
+  // The graph executor, or the VM for a model with sizes only a run knows.
+  std::unique_ptr<runtime::Executor> run = graph::MakeExecutor(compiled);
+  runtime::Executor& executor = *run;
   EXPECT_EQ(executor.NumInputs(), static_cast<int>(inputs.size()));
   for (int i = 0; i < executor.NumInputs() && i < static_cast<int>(inputs.size()); ++i) {
     executor.SetInput(i, inputs[static_cast<size_t>(i)]);

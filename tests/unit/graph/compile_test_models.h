@@ -96,14 +96,20 @@ inline runtime::NDArray Copy(const runtime::NDArray& array) {
   return copy;
 }
 
-inline std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::GraphModel> model,
-                                       const std::vector<runtime::NDArray>& inputs) {
-  runtime::GraphExecutor executor(std::move(model));
-  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(executor.InputName(i), inputs[i]);
+// `executor` (either kind) run on `inputs`, in its inputs' order: its outputs, copied.
+inline std::vector<runtime::NDArray> RunOn(runtime::Executor& executor,
+                                           const std::vector<runtime::NDArray>& inputs) {
+  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(i, inputs[i]);
   executor.Run();
   std::vector<runtime::NDArray> outputs;
   for (int i = 0; i < executor.NumOutputs(); ++i) outputs.push_back(Copy(executor.GetOutput(i)));
   return outputs;
+}
+
+inline std::vector<runtime::NDArray> RunModel(std::shared_ptr<const runtime::GraphModel> model,
+                                              const std::vector<runtime::NDArray>& inputs) {
+  runtime::GraphExecutor executor(std::move(model));
+  return RunOn(executor, inputs);
 }
 
 // Compiles `main` at `opt_level` for `target`, runs it on random inputs and compares with

@@ -22,20 +22,10 @@ using test::ErrorOf;
 using test::GetFloat;
 using test::GetInt;
 using test::RandomArray;
+using test::models::RunOn;
 
 const DataType kF32 = DataType::Float(32);
 const DataType kI64 = DataType::Int(64);
-
-std::vector<runtime::NDArray> RunOn(runtime::Executor& executor,
-                                    const std::vector<runtime::NDArray>& inputs) {
-  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(i, inputs[i]);
-  executor.Run();
-  std::vector<runtime::NDArray> outputs;
-  for (int i = 0; i < executor.NumOutputs(); ++i) {
-    outputs.push_back(test::models::Copy(executor.GetOutput(i)));
-  }
-  return outputs;
-}
 
 runtime::NDArray Scalar1(int64_t value) { return test::ArrayOf({1}, kI64, {double(value)}); }
 

@@ -24,9 +24,7 @@ runtime::NDArray Ints64(const std::vector<int64_t>& values) {
 }
 
 runtime::NDArray RunOn(runtime::Executor& executor, const std::vector<runtime::NDArray>& inputs) {
-  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(i, inputs[i]);
-  executor.Run();
-  return test::models::Copy(executor.GetOutput(0));
+  return test::models::RunOn(executor, inputs).at(0);
 }
 
 // data [shape] and an operand of `length` int64 values, through `dims_op` (a shape function),

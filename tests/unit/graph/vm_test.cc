@@ -25,6 +25,7 @@ using test::ErrorOf;
 using test::RandomArray;
 using test::RandomConstant;
 using test::Values;
+using test::models::RunOn;
 
 const DataType kF32 = DataType::Float(32);
 const DataType kI64 = DataType::Int(64);
@@ -59,17 +60,6 @@ Expr Attention(Expr x) {
 Function Model(const std::function<Expr(Expr)>& body, std::vector<PrimExpr> shape) {
   Var x = MakeVar("x", TensorType(std::move(shape), kF32));
   return MakeFunction({x}, body(x));
-}
-
-std::vector<runtime::NDArray> RunOn(runtime::Executor& executor,
-                                    const std::vector<runtime::NDArray>& inputs) {
-  for (int i = 0; i < executor.NumInputs(); ++i) executor.SetInput(i, inputs[i]);
-  executor.Run();
-  std::vector<runtime::NDArray> outputs;
-  for (int i = 0; i < executor.NumOutputs(); ++i) {
-    outputs.push_back(test::models::Copy(executor.GetOutput(i)));
-  }
-  return outputs;
 }
 
 // `body` over [1, n, 64] compiled once at `opt_level` and run at n = 1, 7, 32, then 7
