@@ -1,6 +1,6 @@
 // Selections as TIR loop nests (te::extern_op bodies): top-k by insertion into the sorted
-// output row, non-zero positions by a running count, non-maximum suppression by a sorted
-// candidate list and a greedy pass over it.
+// output row, non-zero positions by a running count, non-maximum suppression by a greedy
+// pass over the candidates taken from a heap.
 #include "loom/topi/select.h"
 
 #include <string>
@@ -67,7 +67,11 @@ Stmt TopKRow(const Buffer& x, const Buffer& values, const Buffer& indices, int a
   Stmt element = Seq({position.Set(I64(0)),
                       Loop(j, min(i, k), position.Add(select(ahead, I64(1), I64(0)))),
                       If(p < k, insert)});
-  return position.Scope(Loop(i, n, element));
+  // Once k are kept, most elements lose to the last of them: one comparison each (the nested
+  // If reads that slot only when there is one).
+  const PrimExpr worst = BufferLoad(values, At(row, axis, k - I64(1)));
+  const PrimExpr enters = i < k || (largest ? v > worst : v < worst);
+  return position.Scope(Loop(i, n, If(k > I64(0), If(enters, element))));
 }
 
 // Whether boxes a and b of `boxes` (batch `batch`) overlap by more than `threshold`
@@ -157,28 +161,49 @@ Array<te::Tensor> non_max_suppression(const te::Tensor& boxes, const te::Tensor&
       {{rows, I64(3)}, {I64(1)}, {batches, classes, n}}, {kI64, kI64, kI64},
       {boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold},
       [&](const Array<Buffer>& in, const Array<Buffer>& out) {
-        const Buffer &box_data = in[0], &score_data = in[1], &selected = out[0],
-                     &order = out[2];
+        const Buffer &box_data = in[0], &score_data = in[1], &selected = out[0], &heap = out[2];
         const PrimExpr limit = cast(kI64, BufferLoad(in[2], {I64(0)}));
         const PrimExpr iou = BufferLoad(in[3], {I64(0)});
         const PrimExpr score_floor = BufferLoad(in[4], {I64(0)});
-        Var b("b", kI64), c("c", kI64), i("i", kI64), j("j", kI64), t("t", kI64),
-            q("q", kI64), r("r", kI64);
-        Counter total("total"), candidates("candidates"), position("position"), first("first"),
-            suppressed("suppressed");
+        Var b("b", kI64), c("c", kI64), i("i", kI64), s("s", kI64), r("r", kI64);
+        Counter total("total"), size("size"), at("at"), child("child"), sifting("sifting"),
+            carried("carried"), top("top"), first("first"), suppressed("suppressed");
         auto score = [&](const PrimExpr& box) { return BufferLoad(score_data, {b, c, box}); };
-        auto ordered = [&](const PrimExpr& at) { return BufferLoad(order, {b, c, at}); };
-        // The candidates above the score floor, by descending score (ties: lower index
-        // first), inserted into order[b, c, :].
-        const PrimExpr m = candidates.value(), p = position.value(), to = m - t;
-        Stmt insert = Seq(
-            {position.Set(I64(0)),
-             Loop(j, m, position.Add(select(score(ordered(j)) >= score(i), I64(1), I64(0)))),
-             Loop(t, m - p, BufferStore(order, ordered(to - I64(1)), {b, c, to})),
-             BufferStore(order, i, {b, c, p}), candidates.Add(I64(1))});
-        Stmt sort = Seq({candidates.Set(I64(0)), Loop(i, n, If(score(i) > score_floor, insert))});
-        // Each candidate in order, kept unless it overlaps one kept before it in this class.
-        const PrimExpr kept = total.value() - first.value(), box = ordered(q);
+        auto held = [&](const PrimExpr& slot) { return BufferLoad(heap, {b, c, slot}); };
+        auto hold = [&](const PrimExpr& box, const PrimExpr& slot) {
+          return BufferStore(heap, box, {b, c, slot});
+        };
+        // Whether box p comes before box q: a higher score, or the same and a lower index.
+        auto before = [&](const PrimExpr& p, const PrimExpr& q) {
+          return score(p) > score(q) || (score(p) == score(q) && p < q);
+        };
+        // The box at slot `start` moved down the heap (of size() boxes, each before its
+        // children) until no child comes before it.
+        auto sift_down = [&](const PrimExpr& start) {
+          const PrimExpr pos = at.value(), left = pos * I64(2) + I64(1), pick = child.value();
+          // The right child is read only where there is one (a condition's operands are all
+          // evaluated, and a box index read past the heap would index the scores).
+          Stmt choose =
+              Seq({child.Set(left),
+                   If(left + I64(1) < size.value(),
+                      If(before(held(left + I64(1)), held(left)), child.Set(left + I64(1))))});
+          Stmt swap = Seq({carried.Set(held(pos)), hold(held(pick), pos),
+                           hold(carried.value(), pick), at.Set(pick)});
+          Stmt step = IfThenElse(
+              left >= size.value(), sifting.Set(I64(0)),
+              Seq({choose, IfThenElse(before(held(pick), held(pos)), swap, sifting.Set(I64(0)))}));
+          return Seq({at.Set(start), sifting.Set(I64(1)), While(sifting.value() != I64(0), step)});
+        };
+        // The candidates above the score floor in a heap (heap[b, c, :]): the next one is
+        // taken from its top only when the greedy pass needs it, so a class stops after
+        // max_output_boxes_per_class kept ones without sorting the rest.
+        const PrimExpr half = floordiv(size.value(), I64(2));
+        Stmt build = Seq(
+            {size.Set(I64(0)),
+             Loop(i, n, If(score(i) > score_floor, Seq({hold(i, size.value()), size.Add(I64(1))}))),
+             Loop(s, half, sift_down(half - I64(1) - s))});
+        // Each candidate in turn, kept unless it overlaps one kept before it in this class.
+        const PrimExpr kept = total.value() - first.value(), box = top.value();
         Stmt check = Loop(
             r, kept,
             If(Overlaps(box_data, b, box, BufferLoad(selected, {first.value() + r, I64(2)}), iou,
@@ -187,13 +212,16 @@ Array<te::Tensor> non_max_suppression(const te::Tensor& boxes, const te::Tensor&
         Stmt keep = Seq({BufferStore(selected, b, {total.value(), I64(0)}),
                          BufferStore(selected, c, {total.value(), I64(1)}),
                          BufferStore(selected, box, {total.value(), I64(2)}), total.Add(I64(1))});
-        Stmt greedy = Seq({first.Set(total.value()),
-                           Loop(q, m,
-                                If(kept < limit, Seq({suppressed.Set(I64(0)), check,
-                                                      If(suppressed.value() == I64(0), keep)})))});
-        Stmt per_class = Loop(b, batches, Loop(c, classes, Seq({sort, greedy})));
+        Stmt take = Seq({top.Set(held(I64(0))), size.Add(I64(-1)), hold(held(size.value()), I64(0)),
+                         sift_down(I64(0))});
+        Stmt greedy =
+            Seq({first.Set(total.value()), While(size.value() > I64(0) && kept < limit,
+                                                 Seq({take, suppressed.Set(I64(0)), check,
+                                                      If(suppressed.value() == I64(0), keep)}))});
+        Stmt per_class = Loop(b, batches, Loop(c, classes, Seq({build, greedy})));
         Stmt body = Seq({total.Set(I64(0)), per_class, BufferStore(out[1], total.value(), {I64(0)})});
-        for (const Counter* counter : {&suppressed, &first, &position, &candidates, &total}) {
+        for (const Counter* counter :
+             {&suppressed, &first, &top, &carried, &sifting, &child, &at, &size, &total}) {
           body = counter->Scope(body);
         }
         return body;

@@ -32,9 +32,10 @@ te::Tensor nonzero(const te::Tensor& x, PrimExpr count);
 // descending score above score_threshold, each kept unless its IoU with a kept one exceeds
 // iou_threshold, at most max_output_boxes_per_class. Returns the selections (int64
 // [batches * classes * n, 3] rows (batch, class, box), the first `count` valid), count
-// (int64 [1]) and the candidates of each batch and class by descending score (int64
-// [batches, classes, n], working space). `center_point_box` picks the box format: 0 (y1, x1, y2, x2) corners in any
-// order, 1 (x_center, y_center, width, height).
+// (int64 [1]), and int64 [batches, classes, n] of working space (each batch and class's
+// candidates in a heap by descending score, taken only as far as the selection needs).
+// `center_point_box` picks the box format: 0 (y1, x1, y2, x2) corners in any order, 1 (x_center,
+// y_center, width, height).
 Array<te::Tensor> non_max_suppression(const te::Tensor& boxes, const te::Tensor& scores,
                                       const te::Tensor& max_output_boxes_per_class,
                                       const te::Tensor& iou_threshold,

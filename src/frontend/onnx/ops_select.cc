@@ -83,7 +83,7 @@ Outputs ConvertNonMaxSuppression(NodeContext& ctx) {
        scalar(3, 0, DataType::Float(32), "iou_threshold"),
        scalar(4, -std::numeric_limits<double>::infinity(), DataType::Float(32), "score_threshold")},
       {{"center_point_box", center_point_box}});
-  Outputs fields = Fields(selection, 3);
+  Outputs fields = Fields(selection, 2);  // the selection and its count
   Expr dims = SizesOfValue(ctx, fields[1], fields[0], 0, "count");
   return {ctx.Call("slice_like", {fields[0], dims},
                    {{"begin", Ints{0}}, {"end", Ints{0}}, {"axes", Ints{0}}, {"like_dims", Ints{0}}})};

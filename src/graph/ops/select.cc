@@ -142,7 +142,7 @@ void RegisterSelections() {
       /*tuple_output=*/true)
       .Describe(
           "ONNX NonMaxSuppression with room for every box: (selected int64 [rows, 3], count "
-          "int64 [1], the sorted candidates int64 [batches, classes, boxes] as working space); "
+          "int64 [1], int64 [batches, classes, boxes] of working space for the candidates); "
           "the first count rows are the selection")
       .Inputs({"boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"})
       .Pattern(OpPattern::kOpaque)
