@@ -18,7 +18,11 @@ struct Tables {
   // (op, target key) -> entries, in registration order.
   std::map<std::pair<std::string, std::string>, std::vector<OpImplementation>> implementations;
   std::map<std::string, std::vector<OpImplementation>> fallbacks;  // target key -> entries
-  std::map<std::pair<std::string, std::string>, std::vector<LayoutRewriteFn>> rewrites;
+  struct Rewrite {
+    LayoutRewriteFn fn;
+    RewriteShapes shapes;
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<Rewrite>> rewrites;
   // (target key, the operands' type) -> predicate
   std::map<std::pair<std::string, std::string>, TargetPredicate> half_precision_products;
   std::map<std::string, IntegerKernelPredicate> integer_kernels;  // target key -> predicate
@@ -82,10 +86,10 @@ void RecordPlacement(LayerPlacement placement) {
 std::vector<LayerPlacement> TakePlacements() { return std::exchange(recorded_placements, {}); }
 
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
-                           LayoutRewriteFn rewrite) {
+                           LayoutRewriteFn rewrite, RewriteShapes shapes) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
-  tables.rewrites[{op, target_key}].push_back(std::move(rewrite));
+  tables.rewrites[{op, target_key}].push_back({std::move(rewrite), shapes});
 }
 
 const OpImplementation* SelectImplementation(const CallInfo& master,
@@ -124,13 +128,17 @@ const OpImplementation* SelectImplementation(const CallInfo& master,
   return best != nullptr ? best : best_of(fallbacks);
 }
 
-std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target) {
+std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target,
+                                            bool symbolic) {
   Tables& tables = GlobalTables();
   std::lock_guard<std::mutex> lock(tables.mutex);
   std::vector<LayoutRewriteFn> found;
   for (const std::string& key : target.keys()) {
     auto it = tables.rewrites.find({op, key});
-    if (it != tables.rewrites.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+    if (it == tables.rewrites.end()) continue;
+    for (const Tables::Rewrite& rewrite : it->second) {
+      if (!symbolic || rewrite.shapes == RewriteShapes::kSymbolicToo) found.push_back(rewrite.fn);
+    }
   }
   return found;
 }

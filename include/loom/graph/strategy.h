@@ -12,6 +12,7 @@
 //   RegisterLayoutRewrite("nn.conv2d", "x86", RewriteConv2DToBlocked);
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -94,8 +95,13 @@ struct LayerPlacement {
 void RecordPlacement(LayerPlacement placement);
 // The placements recorded on this thread since the last call (which it takes).
 std::vector<LayerPlacement> TakePlacements();
+// Which calls a layout rewrite is offered: those whose operand and result shapes are all
+// constant (the targets' kernels are chosen and packed at constant sizes), or also those of
+// symbolic sizes (a rewrite that reads the sizes it needs and declines the rest).
+enum class RewriteShapes : uint8_t { kConstant, kSymbolicToo };
 void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
-                           LayoutRewriteFn rewrite);
+                           LayoutRewriteFn rewrite,
+                           RewriteShapes shapes = RewriteShapes::kConstant);
 
 // The implementation that schedules a group on `target`: the highest-priority applicable one
 // registered under any of its keys for the master's operator, else an applicable fallback of
@@ -103,8 +109,10 @@ void RegisterLayoutRewrite(const std::string& op, const std::string& target_key,
 const OpImplementation* SelectImplementation(const CallInfo& master,
                                              const std::vector<te::Tensor>& outputs,
                                              const Target& target);
-// The layout rewrites of `op` for `target`'s keys, most specific key first.
-std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target);
+// The layout rewrites of `op` for `target`'s keys, most specific key first; for a call of
+// symbolic sizes (`symbolic`), those registered for RewriteShapes::kSymbolicToo only.
+std::vector<LayoutRewriteFn> LayoutRewrites(const std::string& op, const Target& target,
+                                            bool symbolic = false);
 // Whether any operator has a layout rewrite for `target` (else AlterOpLayout does nothing).
 bool HasLayoutRewrites(const Target& target);
 

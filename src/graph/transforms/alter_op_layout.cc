@@ -114,13 +114,13 @@ class LayoutRewriter {
       return absorbed;
     }
     // The targets' kernels of other layouts are chosen for, and packed at, constant sizes: a
-    // call over symbolic sizes keeps its layout (and its generic kernel).
+    // call over symbolic sizes is offered only to the rewrites declared to take them.
     const bool constant_shapes =
         std::all_of(call->args.begin(), call->args.end(),
                     [](const Expr& arg) { return HasConstantShapes(arg.type()); }) &&
         HasConstantShapes(call->checked_type);
-    for (const LayoutRewriteFn& rewrite : constant_shapes ? LayoutRewrites(call->op->name, target_)
-                                                          : std::vector<LayoutRewriteFn>{}) {
+    for (const LayoutRewriteFn& rewrite :
+         LayoutRewrites(call->op->name, target_, /*symbolic=*/!constant_shapes)) {
       OperandConverter operands(*this, *call);
       if (std::optional<LayoutRewrite> rewritten = rewrite(*call, operands, target_)) {
         const std::string& layout = rewritten->layout;

@@ -513,21 +513,53 @@ std::optional<LayoutRewrite> RewriteIntegerDense(const CallNode& call,
   return LayoutRewrite{product, ""};
 }
 
+// The row count a dense layer's tiling is chosen for when it is a size only a run knows
+// (one row dimension symbolic, the others 1: a sequence length): several row tiles' worth,
+// so that the tiling is the one for many rows, which a run at a short length still fits.
+constexpr int64_t kRowsOfASymbolicCount = 64;
+
+// The rows of dense data [..., M, K] (its dimensions before K multiplied): constant, or
+// kRowsOfASymbolicCount where one of them is symbolic and the others 1; nullopt otherwise.
+std::optional<int64_t> DenseRows(const graph::Type& data) {
+  int64_t rows = 1;
+  int symbolic = 0;
+  const std::vector<PrimExpr>& shape = data.shape();
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    int64_t extent = 0;
+    if (!IsConstInt(shape[d], &extent)) {
+      ++symbolic;
+    } else if (extent <= 0) {
+      return std::nullopt;
+    } else {
+      rows *= extent;
+    }
+  }
+  int64_t k = 0;
+  if (!IsConstInt(shape.back(), &k) || k <= 0 || symbolic > 1 || (symbolic == 1 && rows != 1)) {
+    return std::nullopt;
+  }
+  return symbolic == 1 ? kRowsOfASymbolicCount : rows;
+}
+
 // nn.dense(x, W) with a constant float32 weight W [N, K] -> the packed-panel GEMM
-// (PackedDense) with the tuned tiling, else topi's default for the shape.
+// (PackedDense) with the tuned tiling, else topi's default for the shape. Data of a symbolic
+// row count (DenseRows) takes the default for kRowsOfASymbolicCount rows.
 std::optional<LayoutRewrite> RewriteDense(const CallNode& call, LayoutRewriteContext& context,
                                           const Target& target) {
-  auto operands = OperandShapesOf(call, DataType::Float(32));
-  if (!HasBlockedKernels(target) || !operands || operands->first.size() < 2 ||
+  const graph::Type& data = call.args[0].type();
+  const graph::Type& weight = call.args[1].type();
+  const std::optional<std::vector<int64_t>> w = weight.ConstShape();
+  if (!HasBlockedKernels(target) || data.dtype() != DataType::Float(32) ||
+      weight.dtype() != DataType::Float(32) || data.ndim() < 2 || !w || !PositiveShape(*w) ||
       !IsConstantExpr(call.args[1])) {
     return std::nullopt;
   }
-  const std::vector<int64_t>& x = operands->first;
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < x.size(); ++d) rows *= x[d];
-  const int64_t n = operands->second[0], k = operands->second[1];
+  const std::optional<int64_t> counted = DenseRows(data);
+  if (!counted) return std::nullopt;
+  const int64_t rows = *counted, n = (*w)[0], k = (*w)[1];
   const std::optional<topi::Config> tuned =
-      graph::QueryTunedConfig(target, DenseTuningWorkload(rows, n, k));
+      data.ConstShape() ? graph::QueryTunedConfig(target, DenseTuningWorkload(rows, n, k))
+                        : std::nullopt;
   topi::x86::DenseConfig config = tuned ? topi::x86::DenseConfigFrom(rows, n, k, *tuned)
                                         : topi::x86::DefaultDenseConfig(rows, n, k);
   return LayoutRewrite{PackedDense(context.Operand(0, ""), call.args[1], n, config, call.name_hint),
@@ -619,7 +651,8 @@ std::optional<LayoutRewrite> RewriteIntegerMatmul(const CallNode& call,
   graph::RegisterLayoutRewrite("qnn.conv2d", "x86", RewriteIntegerConv2D);
   graph::RegisterLayoutRewrite("qnn.dense", "x86", RewriteIntegerDense);
   graph::RegisterLayoutRewrite("qnn.matmul", "x86", RewriteIntegerMatmul);
-  graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteDense);
+  // Dense data of a symbolic row count (a sequence length) takes the packed GEMM too.
+  graph::RegisterLayoutRewrite("nn.dense", "x86", RewriteDense, graph::RewriteShapes::kSymbolicToo);
   return true;
 }();
 

@@ -144,6 +144,14 @@ class BodyVectorizer : public StmtExprMutator {
   PrimExpr VisitExpr_(const CastNode* op) override {
     PrimExpr value = VisitExpr(op->value);
     if (failed_ || value.same_as(op->value)) return PrimExpr(op);
+    // An index widened (int32 to int64: a loop's lane into a buffer of symbolic, int64 size)
+    // stays a Ramp, so the access stays contiguous: the narrow lanes do not wrap, as an
+    // index that did would be out of range in either type.
+    const auto* ramp = value.as<RampNode>();
+    const DataType from = value.dtype().element_of(), to = op->dtype.element_of();
+    if (ramp != nullptr && from.is_int() && to.is_int() && to.bits() >= from.bits()) {
+      return Ramp(cast(to, ramp->base), cast(to, ramp->stride), ramp->lanes);
+    }
     return Cast(op->dtype.with_lanes(Lanes(value)), value);
   }
 

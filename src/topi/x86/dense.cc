@@ -157,25 +157,58 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
     CheckFloat32(data, op);
     CheckFloat32(packed_weight, op);
   }
-  std::vector<int64_t> in = detail::ConstShape(data, op);
+  // The rows may be a size only a run knows (one of data's row dimensions; the others 1).
+  const Array<PrimExpr> row_shape(data.shape().begin(), data.shape().end() - 1);
+  int symbolic_row_dim = -1;
+  for (size_t d = 0; d < row_shape.size(); ++d) {
+    int64_t extent = 0;
+    if (IsConstInt(row_shape[d], &extent)) continue;
+    LOOM_CHECK_USER(symbolic_row_dim < 0)
+        << op << ": data '" << data.name() << "' " << detail::ShapeText(data.shape())
+        << " has more than one symbolic row dimension";
+    symbolic_row_dim = static_cast<int>(d);
+  }
+  std::vector<int64_t> in;
+  for (const PrimExpr& extent : data.shape()) {
+    int64_t value = 1;
+    IsConstInt(extent, &value);
+    in.push_back(value);  // a symbolic row dimension counts as 1 in the checks below
+  }
   std::vector<int64_t> packed = detail::ConstShape(packed_weight, op);
   const int64_t K = in.back(), panels = packed[0], nr = packed[2];
+  LOOM_CHECK_USER(IsConstInt(data.shape().back()))
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(data.shape())
+      << " must have a constant K (its last dimension)";
   LOOM_CHECK_USER(packed[1] * depth == K)
-      << op << ": data '" << data.name() << "' " << detail::ShapeText(in) << " has K=" << K
-      << " but the packed weight '" << packed_weight.name() << "' " << detail::ShapeText(packed)
-      << " was packed from K=" << packed[1] * depth << " rows";
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(data.shape())
+      << " has K=" << K << " but the packed weight '" << packed_weight.name() << "' "
+      << detail::ShapeText(packed) << " was packed from K=" << packed[1] * depth << " rows";
   LOOM_CHECK_USER(N > (panels - 1) * nr && N <= panels * nr)
       << op << ": N=" << N << " does not match the packed weight '" << packed_weight.name()
       << "' " << detail::ShapeText(packed) << " (" << panels << " panels of " << nr
       << " columns hold N in [" << (panels - 1) * nr + 1 << ", " << panels * nr << "])";
   std::vector<int64_t> row_dims(in.begin(), in.end() - 1);  // [..., M]
-  int64_t rows = 1;
-  for (int64_t extent : row_dims) rows *= extent;
-  LOOM_CHECK_USER(rows > 0 && K > 0 && rows * std::max(K, panels * nr) < kMaxExtent)
-      << op << ": data '" << data.name() << "' " << detail::ShapeText(in)
+  int64_t constant_rows = 1;
+  for (int64_t extent : row_dims) constant_rows *= extent;
+  LOOM_CHECK_USER(constant_rows > 0 && K > 0 &&
+                  constant_rows * std::max(K, panels * nr) < kMaxExtent)
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(data.shape())
       << " must be non-empty, and it and the output below 2^30 elements";
-  Array<PrimExpr> row_shape;
-  for (int64_t extent : row_dims) row_shape.push_back(static_cast<int>(extent));
+  LOOM_CHECK_USER(symbolic_row_dim < 0 || constant_rows == 1)
+      << op << ": data '" << data.name() << "' " << detail::ShapeText(data.shape())
+      << " has a symbolic row dimension beside row dimensions other than 1";
+  // Symbolic: the one symbolic dimension's rows (the others are 1, so the row index is it).
+  const PrimExpr rows = symbolic_row_dim >= 0 ? row_shape[static_cast<size_t>(symbolic_row_dim)]
+                                              : PrimExpr(static_cast<int>(constant_rows));
+  auto row_index = [&](const PrimExpr& i) {
+    if (row_shape.size() == 1) return Array<PrimExpr>{i};
+    if (symbolic_row_dim < 0) return detail::Unravel(i, row_shape);
+    Array<PrimExpr> index;
+    for (size_t d = 0; d < row_shape.size(); ++d) {
+      index.push_back(static_cast<int>(d) == symbolic_row_dim ? i : make_zero(i.dtype()));
+    }
+    return index;
+  };
   // The register tiles' stage: rows fused, columns padded to whole panels (the zero
   // columns of the last panel), so that a tile is computed without bound checks on its
   // columns; the output copies out [..., N]. Rows are not padded: the rows of a partial
@@ -188,10 +221,9 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
   IterVar k_lane = te::reduce_axis(Range(0, depth), "k_lane");
   const int width = static_cast<int>(nr);
   te::Tensor tile = te::compute(
-      {static_cast<int>(rows), static_cast<int>(panels * nr)},
+      {rows, static_cast<int>(panels * nr)},
       [&](Var i, Var j) {
-        Array<PrimExpr> index =
-            row_dims.size() == 1 ? Array<PrimExpr>{i} : detail::Unravel(i, row_shape);
+        Array<PrimExpr> index = row_index(i);
         if (!dot) {
           index.push_back(k->var);
           return te::sum(
@@ -208,7 +240,11 @@ te::Tensor dense_packed(const te::Tensor& data, const te::Tensor& packed_weight,
       out_shape,
       [&](const Array<Var>& i) {
         PrimExpr row = i[0];
-        for (size_t d = 1; d + 1 < i.size(); ++d) row = row * row_shape[d] + i[d];
+        if (symbolic_row_dim >= 0) {
+          row = i[static_cast<size_t>(symbolic_row_dim)];
+        } else {
+          for (size_t d = 1; d + 1 < i.size(); ++d) row = row * row_shape[d] + i[d];
+        }
         return tile(row, i.back());
       },
       op, kDenseTag);
@@ -251,12 +287,17 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   // all: a [1, 35, 512] x [512, 10000] decoder ran 9 times over), or to a symbolic row count
   // that the tile's unrolling refuses. Otherwise each entry's M rows are tiled apart, the
   // batch dimensions outermost.
-  const int64_t rows_total = detail::ConstShape(tile, op)[0];
-  std::vector<int64_t> out_shape = detail::ConstShape(out, op);
-  const int64_t m = out_shape[out_shape.size() - 2];
+  // A symbolic row count (the tile's rows: one symbolic dimension, the others 1) is tiled
+  // as one entry, its last row tile checked row by row.
+  int64_t rows_total = 0;
+  const bool symbolic_rows = !IsConstInt(tile.shape()[0], &rows_total);
+  const size_t out_rank = out.shape().size();
+  int64_t m = 0;
+  IsConstInt(out.shape()[out_rank - 2], &m);
   // Tile rows past the data's rows would only add bound checks.
-  int mr = static_cast<int>(std::min(config.tile_rows, rows_total));
-  const bool tile_entries_apart = out_shape.size() > 2 && rows_total > mr && mr % m != 0;
+  int mr =
+      static_cast<int>(symbolic_rows ? config.tile_rows : std::min(config.tile_rows, rows_total));
+  const bool tile_entries_apart = !symbolic_rows && out_rank > 2 && rows_total > mr && mr % m != 0;
   if (tile_entries_apart) mr = static_cast<int>(std::min(config.tile_rows, m));
 
   te::Schedule s = te::create_schedule({out.op()});
@@ -268,7 +309,13 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   Array<IterVar> axes = c->leaf_iter_vars;
   const size_t row_axis = axes.size() - 2;
   IterVar rows = axes[0], batch;  // batch: the entries' dimensions fused, when tiled apart
-  if (!tile_entries_apart) {
+  if (symbolic_rows) {
+    // The symbolic dimension itself: fused with the others (all 1), its index would be a
+    // remainder by the symbolic size, whose bounds cover every row.
+    for (size_t d = 0; d <= row_axis; ++d) {
+      if (!IsConstInt(out.shape()[d])) rows = axes[d];
+    }
+  } else if (!tile_entries_apart) {
     for (size_t d = 1; d <= row_axis; ++d) rows = c.fuse(rows, axes[d]);
   } else {
     batch = axes[0];
@@ -289,11 +336,18 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   c.unroll(tile_row);
   c.unroll(lane_vector);
   c.vectorize(vector_lane);
-  c.reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
-  IterVar tasks = c.fuse(column_block, row_tile);
+  if (symbolic_rows) {
+    c.reorder({row_tile, column_block, panel, tile_row, lane_vector, vector_lane});
+  } else {
+    c.reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
+  }
+  // A symbolic row count: row tiles outermost, so that the fused task index gives its
+  // column block by a remainder by a constant (provably in range: the columns need no checks
+  // inside the vector loop) and its row tile by a division by a constant.
+  IterVar tasks = symbolic_rows ? c.fuse(row_tile, column_block) : c.fuse(column_block, row_tile);
   // (A batch of one stays an outer loop of one iteration: fused in, it would put a division
   // by the task count into every index.)
-  if (batch.defined() && rows_total > m) {
+  if (batch.defined() && !symbolic_rows && rows_total > m) {
     c.reorder({batch, tasks});
     tasks = c.fuse(batch, tasks);
   }

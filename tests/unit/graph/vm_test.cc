@@ -317,6 +317,31 @@ bool AllStartWith(const std::vector<std::string>& names, const std::string& pref
   });
 }
 
+// A dense layer over a symbolic row count (x [1, n, 64]) takes the packed GEMM and its
+// bias epilogue, not the generic reduction: the same results as the operators evaluated
+// alone, at row counts below, at and past a row tile.
+TEST(VirtualMachine, DenseOfASymbolicRowCountTakesThePackedGemm) {
+  loom::Var n = SizeVar("n", kI64);
+  Function main = Model(
+      [](Expr x) {
+        Expr y = MakeCall("nn.dense", {x, RandomConstant({48, 64}, "w", 3, -0.2, 0.2)});
+        return MakeCall("erf", {MakeCall("add", {y, RandomConstant({48}, "b", 4)})});
+      },
+      {Dim(1), n, Dim(64)});
+  std::unique_ptr<runtime::Executor> vm =
+      MakeExecutor(Compile(IRModule::FromFunction(main), {.opt_level = 3}));
+  for (int64_t length : {1, 5, 8, 9, 33}) {
+    runtime::NDArray input = RandomArray({1, length, 64}, kF32, static_cast<unsigned>(length));
+    runtime::NDArray got = RunOn(*vm, {input}).at(0);
+    test::ExpectClose(got, Values(test::Interpret(main, {input}).tensor), 1e-4,
+                      "n = " + std::to_string(length));
+  }
+  std::vector<std::string> kernels = InvokedKernels(*vm);
+  EXPECT_TRUE(std::any_of(kernels.begin(), kernels.end(), [](const std::string& name) {
+    return name.find("dense_packed") != std::string::npos;
+  })) << kernels.front();
+}
+
 // Compiled with buckets n = 7 and 32, the attention block runs the kernels specialized for
 // n at those lengths (the static strategies: the same outputs, bit for bit, as the model
 // compiled for that length alone) and the general kernels at the others.

@@ -58,6 +58,22 @@ TEST_F(VectorizeLoopTest, AffineIndicesStayRamps) {
             "    C[T.Ramp(40 - n, -1, 8)] = D[T.Ramp(n * 2 + 1, 2, 8)] - T.Ramp(n, 1, 8)\n");
 }
 
+// A lane index widened to int64 (the index into a buffer of symbolic size) stays a Ramp:
+// the access stays contiguous rather than a gather of widened lanes.
+TEST_F(VectorizeLoopTest, WidenedIndicesStayRamps) {
+  const DataType i64 = DataType::Int(64);
+  Var row("row", i64);
+  Buffer wide = DeclBuffer({row, 16}, kFloat32, "W");
+  Stmt body =
+      Loop(i, 0, 4, BufferStore(wide, BufferLoad(a, {i}), {IntImm(i64, 0), Cast(i64, i + 4)}));
+  EXPECT_EQ(Run(body),
+            "    W[T.int64(0), T.Ramp(T.int64(4), T.int64(1), 4)] = A[T.Ramp(0, 1, 4)]\n");
+  // A narrowing cast keeps the lanes' conversion.
+  Stmt narrow = Loop(i, 0, 4, BufferStore(c, Cast(kInt32, Cast(DataType::Int(8), i)), {i}));
+  EXPECT_NE(Run(narrow).find("T.Cast(\"int8x4\", T.Ramp(0, 1, 4))"), std::string::npos)
+      << Run(narrow);
+}
+
 TEST_F(VectorizeLoopTest, WidensDivisionSelectCastAndComparisons) {
   PrimExpr value = Select(LT(floormod(i, 3), n), Cast(kFloat32, floordiv(i, 2)),
                           Cast(kFloat32, max(i, n)));
