@@ -53,7 +53,9 @@ const char* OperationText(ShapeExpr::Kind kind) {
 // Integer element `index` of `value` (a load_size's source), or an error naming `what`.
 int64_t IntegerValue(const NDArray& value, int64_t index, const std::string& what) {
   const DataType t = value.dtype();
-  LOOM_CHECK_USER((t.is_int() || t.is_uint()) && index < value.NumElements())
+  const bool readable = (t.is_int() || t.is_uint()) && t.lanes() == 1 &&
+                        (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64);
+  LOOM_CHECK_USER(readable && index < value.NumElements())
       << "VirtualMachine: " << what << " must be integers, at least " << index + 1 << ", got " << t
       << ShapeString(value.Shape());
   const void* data = static_cast<const uint8_t*>(value.data()) + index * t.bytes();

@@ -189,6 +189,32 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   }
   const std::vector<bool> input_vars(written.begin() + static_cast<std::ptrdiff_t>(num_registers),
                                      written.end());
+  // What the machine computes before the program runs (an input's computed dimension, a
+  // constraint) uses only variables an input's dimension gives.
+  auto from_inputs_only = [&](const ShapeExpr& e, const std::string& where) {
+    std::vector<const ShapeExpr*> pending = {&e};
+    while (!pending.empty()) {
+      const ShapeExpr* next = pending.back();
+      pending.pop_back();
+      LOOM_CHECK_USER(next->kind != ShapeExpr::Kind::kVar ||
+                      input_vars[static_cast<size_t>(next->value)])
+          << "VM program: " << where << " uses size variable '"
+          << model->size_vars_[static_cast<size_t>(next->value)]
+          << "', which no input's dimension gives";
+      for (const ShapeExpr& operand : next->operands) pending.push_back(&operand);
+    }
+  };
+  for (size_t i = 0; i < model->inputs_.size(); ++i) {
+    for (const ShapeExpr& e : model->inputs_[i].shape) {
+      from_inputs_only(e, "inputs[" + std::to_string(i) + "]");
+    }
+  }
+  for (size_t c = 0; c < model->constraints_.size(); ++c) {
+    from_inputs_only(model->constraints_[c].cond, "constraints[" + std::to_string(c) + "]");
+    LOOM_CHECK_USER(input_vars[static_cast<size_t>(model->constraints_[c].var)])
+        << "VM program: constraints[" << c << "] is on a size variable no input's dimension "
+        << "gives";
+  }
 
   const json& kernels_json = kJson.Array(doc, "kernels", "the document");
   for (size_t k = 0; k < kernels_json.size(); ++k) {

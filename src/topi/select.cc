@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "loom/arith/analyzer.h"
 #include "loom/ir/expr_ops.h"
 #include "topi/loop_nest.h"
 #include "topi/topi_util.h"
@@ -141,7 +142,11 @@ te::Tensor nonzero(const te::Tensor& x, PrimExpr count) {
             write.push_back(BufferStore(out[0], at[static_cast<size_t>(d)], {I64(d), found.value()}));
           }
           write.push_back(found.Add(I64(1)));
-          return If(BufferLoad(in[0], at) != make_zero(in[0]->dtype), Seq(write));
+          // Never past the count the caller computed (a count that disagrees with this
+          // kernel's test leaves positions unwritten rather than writing past the output).
+          return If(BufferLoad(in[0], at) != make_zero(in[0]->dtype) &&
+                        found.value() < cast(kI64, out[0]->shape[1]),
+                    Seq(write));
         });
         return found.Scope(Seq({found.Set(I64(0)), nest}));
       },
@@ -152,9 +157,17 @@ Array<te::Tensor> non_max_suppression(const te::Tensor& boxes, const te::Tensor&
                                       const te::Tensor& max_output_boxes_per_class,
                                       const te::Tensor& iou_threshold,
                                       const te::Tensor& score_threshold, bool center_point_box) {
-  LOOM_CHECK_USER(boxes.ndim() == 3 && scores.ndim() == 3)
+  // The kernel reads scores at boxes' batch and box indices: the shapes must be shown to
+  // agree when compiling (the same constant, or the same size variable).
+  auto same = [](const PrimExpr& a, const PrimExpr& b) {
+    return arith::Analyzer().CanProveEqual(cast(kI64, a), cast(kI64, b));
+  };
+  LOOM_CHECK_USER(boxes.ndim() == 3 && scores.ndim() == 3 && same(boxes.shape()[2], I64(4)) &&
+                  same(boxes.shape()[0], scores.shape()[0]) &&
+                  same(boxes.shape()[1], scores.shape()[2]))
       << "non_max_suppression: boxes must be [batches, boxes, 4] and scores [batches, "
-      << "classes, boxes], got ranks " << boxes.ndim() << " and " << scores.ndim();
+      << "classes, boxes], got " << detail::ShapeText(boxes.shape()) << " and "
+      << detail::ShapeText(scores.shape());
   const PrimExpr batches = boxes.shape()[0], n = boxes.shape()[1], classes = scores.shape()[1];
   const PrimExpr rows = cast(kI64, batches) * cast(kI64, classes) * cast(kI64, n);
   return te::extern_op(

@@ -62,9 +62,15 @@ te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allow
           body.push_back(BufferStore(
               dims, allowzero ? given : select(given == I64(0), copied, given), {I64(d)}));
           const PrimExpr size = BufferLoad(dims, {I64(d)});
+          // A product past int64 is refused, not wrapped (it could wrap to x's count).
+          const PrimExpr overflows =
+              size > I64(0) &&
+              known.value() > floordiv(I64(INT64_MAX), select(size > I64(0), size, I64(1)));
           body.push_back(IfThenElse(
-              size == I64(-1), Seq({If(inferred.value() >= I64(0), bad.Set(I64(1))), inferred.Set(I64(d))}),
-              IfThenElse(size < I64(0), bad.Set(I64(1)), known.Set(known.value() * size))));
+              size == I64(-1),
+              Seq({If(inferred.value() >= I64(0), bad.Set(I64(1))), inferred.Set(I64(d))}),
+              IfThenElse(size < I64(0) || overflows, bad.Set(I64(1)),
+                         known.Set(known.value() * size))));
         }
         // The -1 is what the others leave of x's element count.
         const PrimExpr divisor = select(known.value() == I64(0), I64(1), known.value());
@@ -112,10 +118,12 @@ te::Tensor tile_dims(const te::Tensor& x, const te::Tensor& repeats) {
       [&](const Array<Buffer>& in, const Array<Buffer>& out) {
         Array<Stmt> body;
         for (int64_t d = 0; d < r; ++d) {
-          const PrimExpr times = Element(in[1], d);
-          body.push_back(BufferStore(
-              out[0], select(times >= I64(0), cast(kI64, in[0]->shape[d]) * times, I64(-1)),
-              {I64(d)}));
+          const PrimExpr times = Element(in[1], d), extent = cast(kI64, in[0]->shape[d]);
+          // A negative repeat, or a product past int64, is refused.
+          const PrimExpr fits =
+              times >= I64(0) &&
+              times <= floordiv(I64(INT64_MAX), select(extent > I64(0), extent, I64(1)));
+          body.push_back(BufferStore(out[0], select(fits, extent * times, I64(-1)), {I64(d)}));
         }
         return Seq(body);
       },
@@ -136,14 +144,19 @@ te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const 
         const PrimExpr zero = make_zero(step.dtype());
         PrimExpr steps;
         if (step.dtype().is_float()) {
+          // A NaN, an infinity or a count past int64 is refused (-1), not converted.
           const DataType f64 = DataType::Float(64);
-          steps = cast(kI64, ceil(cast(f64, end - first) / cast(f64, step)));
+          const PrimExpr count = ceil((cast(f64, end) - cast(f64, first)) / cast(f64, step));
+          steps = select(count > make_const(f64, -9.0e18) && count < make_const(f64, 9.0e18),
+                         cast(kI64, count), I64(-1));
+          steps = select(count <= make_const(f64, 0.0), I64(0), steps);
         } else {  // ceil division, the divisor never 0 (that case is refused)
           const PrimExpr diff = cast(kI64, end) - cast(kI64, first);
           const PrimExpr divisor = select(step == zero, I64(1), cast(kI64, step));
           steps = floordiv(diff, divisor) + select(floormod(diff, divisor) != I64(0), I64(1), I64(0));
         }
-        return BufferStore(out[0], select(step == zero, I64(-1), max(steps, I64(0))), {I64(0)});
+        const PrimExpr length = step.dtype().is_float() ? steps : max(steps, I64(0));
+        return BufferStore(out[0], select(step == zero, I64(-1), length), {I64(0)});
       },
       "range_length", "shape_function");
 }

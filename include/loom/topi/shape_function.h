@@ -2,8 +2,8 @@
 // a run knows (ONNX Reshape's shape, Expand's shape, Tile's repeats, Range's bounds), as a
 // small kernel of straight-line TIR over the operand and the data's dimensions. The VM reads
 // the dimensions it writes (graph operator dims_of_value) before it allocates the output.
-// An operand that does not fit the data gives -1 in every dimension, which the VM refuses as
-// a size.
+// An operand that does not fit the data gives -1 (reshape_dims: in every dimension; the
+// others: where it does not fit), which the VM refuses as a size.
 //
 //   te::Tensor dims = topi::reshape_dims(x, shape);   // int64 [rank of the target]
 #pragma once

@@ -37,11 +37,20 @@ Outputs ConvertTopK(NodeContext& ctx) {
     if (ks.size() != 1) ctx.Fail("K must hold one value, got " + std::to_string(ks.size()));
     k = ks[0];
   }
-  if (k) {
+  const bool axis_constant = IsConstInt(ctx.Input(0).type().shape()[static_cast<size_t>(axis)]);
+  if (k && axis_constant) {
     return Fields(ctx.Call("topk", {ctx.Input(0)}, {{"k", *k}, {"axis", axis}, {"largest", largest}}),
                   2);
   }
-  Expr dims = SizesOfValue(ctx, ctx.Input(1), ctx.Input(0), axis, "k");
+  // k read at run time, or a constant k over a symbolic axis: checked against the axis's size
+  // when the model runs.
+  Expr k_tensor = ctx.Input(1);
+  if (k) {
+    NDArray value = NDArray::Empty({1}, DataType::Int(64));
+    SetIntElement(value, 0, *k);
+    k_tensor = ctx.Const(value);
+  }
+  Expr dims = SizesOfValue(ctx, k_tensor, ctx.Input(0), axis, "k");
   return Fields(ctx.Call("topk_like", {ctx.Input(0), dims}, {{"axis", axis}, {"largest", largest}}),
                 2);
 }

@@ -98,8 +98,10 @@ void RegisterSelections() {
   topk_attrs(RegisterComputedOp(
                  "topk",
                  [topk](const CallInfo& info, const Tensors& in) {
-                   return topk(info, in[0],
-                               make_const(DataType::Int(32), info.attrs.GetInt("k")));
+                   const int64_t k = info.attrs.GetInt("k");
+                   LOOM_CHECK_USER(k >= 0 && k <= INT32_MAX)
+                       << info.where << ": k = " << k << " must be in [0, 2^31)";
+                   return topk(info, in[0], make_const(DataType::Int(32), k));
                  },
                  /*tuple_output=*/true)
                  .Describe("the k largest or smallest elements along axis, sorted, and their "

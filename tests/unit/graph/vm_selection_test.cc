@@ -226,6 +226,25 @@ std::vector<std::array<int64_t, 3>> ReferenceNms(const runtime::NDArray& boxes,
   return selected;
 }
 
+TEST(Selection, NonMaxSuppressionRefusesScoresThatDoNotFitTheBoxes) {
+  auto nms = [](std::vector<int64_t> boxes, std::vector<int64_t> scores) {
+    return ErrorOf([&] {
+      MakeCall("vision.non_max_suppression",
+               {test::In("boxes", boxes), test::In("scores", scores), test::In("m", {1}, kI64),
+                test::In("iou", {1}), test::In("floor", {1})},
+               {}, "nms");
+    });
+  };
+  EXPECT_NE(nms({1, 10, 4}, {1, 2, 5})
+                .find("boxes must be [batches, boxes, 4] and scores "
+                      "[batches, classes, boxes], got (1, 10, 4) and "
+                      "(1, 2, 5)"),
+            std::string::npos)
+      << nms({1, 10, 4}, {1, 2, 5});
+  EXPECT_NE(nms({2, 10, 4}, {1, 2, 10}).find("boxes must be"), std::string::npos);
+  EXPECT_NE(nms({1, 10, 2}, {1, 2, 10}).find("boxes must be"), std::string::npos);
+}
+
 TEST(Selection, NonMaxSuppressionMatchesTheReferenceOnRandomBoxes) {
   Var boxes = test::In("boxes", {2, 40, 4});
   Var scores = test::In("scores", {2, 3, 40});

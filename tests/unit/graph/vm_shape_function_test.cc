@@ -4,6 +4,8 @@
 // as sizes, before the output is allocated.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compile_test_models.h"
 #include "graph_test_util.h"
 #include "loom/graph/compile.h"
@@ -72,8 +74,9 @@ TEST(ShapeFunction, ReshapeByATensorMatchesReshapeByAConstant) {
                "shape " + Text(shape));
   }
   // Shapes that do not fit: refused as sizes, nothing allocated at them.
-  for (const std::vector<int64_t>& shape :
-       std::vector<std::vector<int64_t>>{{5, 5, 1}, {-1, -1, 2}, {7, -1, 1}, {-3, 4, 2}}) {
+  // {8, 2^61 + 3, 1}: a product that wraps past int64 to x's 24 elements.
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {5, 5, 1}, {-1, -1, 2}, {7, -1, 1}, {-3, 4, 2}, {8, (int64_t{1} << 61) + 3, 1}}) {
     EXPECT_NE(ErrorOf([&] { RunOn(*vm, {x, Ints64(shape)}); })
                   .find("VirtualMachine: the size test.reshape_dims[0] read at run time is -1, not "
                         "a size: the inputs do not fit the model's shape computation"),
@@ -103,6 +106,11 @@ TEST(ShapeFunction, ExpandAndTileByATensorMatchTheirConstantForms) {
   EXPECT_NE(ErrorOf([&] { RunOn(*tile, {x, Ints64({1, -2})}); })
                 .find("the size test.tile_dims[1] read at run time is -1"),
             std::string::npos);
+  // 3 x 2^62 rows: past int64, refused rather than wrapped.
+  EXPECT_NE(ErrorOf([&] {
+              RunOn(*tile, {x, Ints64({int64_t{1} << 62, 1})});
+            }).find("the size test.tile_dims[0] read at run time is -1"),
+            std::string::npos);
 }
 
 TEST(ShapeFunction, RangeOfScalarsGivenAtRunTime) {
@@ -129,6 +137,12 @@ TEST(ShapeFunction, RangeOfScalarsGivenAtRunTime) {
     EXPECT_NE(ErrorOf([&] { RunOn(*vm, {scalar(0), scalar(4), scalar(0)}); })
                   .find("the size test.length read at run time is -1"),
               std::string::npos);
+    if (is_float) {  // a bound that is not a number has no length
+      EXPECT_NE(ErrorOf([&] {
+                  RunOn(*vm, {scalar(0), scalar(std::nan("")), scalar(1)});
+                }).find("the size test.length read at run time is -1"),
+                std::string::npos);
+    }
   }
 }
 
