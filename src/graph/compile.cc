@@ -314,11 +314,8 @@ std::string SpecializationPrefix(const std::map<std::string, int64_t>& when) {
   return std::isalpha(static_cast<unsigned char>(prefix[0])) ? prefix : "v" + prefix;
 }
 
-// The names of the size variables of main's inputs; two variables of one name are an error
-// (buckets, constraints and the VM's program name them).
-// The first call of main whose result has a size its inputs do not give (a size read from a
-// tensor at run time, such as NonZero's count); nullptr when there is none, or when the
-// inputs are symbolic already (the VM runs the model either way).
+// The first call of main whose result has a size that is not constant, or nullptr: in a
+// model of constant inputs, a size read from a tensor at run time (NonZero's count).
 const CallNode* FirstCallSizedAtRunTime(const Function& main) {
   const CallNode* found = nullptr;
   auto constant = [](const Type& type) {
@@ -326,10 +323,6 @@ const CallNode* FirstCallSizedAtRunTime(const Function& main) {
     return std::all_of(type.fields().begin(), type.fields().end(),
                        [](const Type& field) { return field.ConstShape().has_value(); });
   };
-  const bool inputs_constant =
-      std::all_of(main->params.begin(), main->params.end(),
-                  [&](const Var& input) { return constant(input.type()); });
-  if (!inputs_constant) return nullptr;  // symbolic anyway: the VM
   PostOrderVisit(main->body, [&](const Expr& e) {
     const auto* call = e.as<CallNode>();
     if (found == nullptr && call != nullptr && !constant(call->checked_type)) found = call;
@@ -337,6 +330,8 @@ const CallNode* FirstCallSizedAtRunTime(const Function& main) {
   return found;
 }
 
+// The names of the size variables of main's inputs; two variables of one name are an error
+// (buckets, constraints and the VM's program name them).
 std::set<std::string> InputSizeVars(const Function& main) {
   std::map<std::string, const Object*> vars;
   for (const Var& input : main->params) {
@@ -386,7 +381,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   const bool symbolic =
       std::any_of(module.main()->params.begin(), module.main()->params.end(),
                   [](const Var& input) { return !input.type().ConstShape().has_value(); });
-  const CallNode* sized_at_run_time = FirstCallSizedAtRunTime(module.main());
+  // Symbolic inputs choose the VM already; a size read at run time needs it as well.
+  const CallNode* sized_at_run_time = symbolic ? nullptr : FirstCallSizedAtRunTime(module.main());
   const bool vm = options.executor == "vm" ||
                   (options.executor == "auto" && (symbolic || sized_at_run_time != nullptr));
   // The graph executor's memory plan and calls are laid out for one shape per tensor.

@@ -56,8 +56,8 @@ int64_t IntegerValue(const NDArray& value, int64_t index, const std::string& wha
   const bool readable = (t.is_int() || t.is_uint()) && t.lanes() == 1 &&
                         (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64);
   LOOM_CHECK_USER(readable && index < value.NumElements())
-      << "VirtualMachine: " << what << " must be integers, at least " << index + 1 << ", got " << t
-      << ShapeString(value.Shape());
+      << "VirtualMachine: '" << what << "' must be integers, at least " << index + 1 << ", got "
+      << t << ShapeString(value.Shape());
   const void* data = static_cast<const uint8_t*>(value.data()) + index * t.bytes();
   switch (t.bits() * (t.is_int() ? 1 : -1)) {
     case 8:
@@ -371,8 +371,8 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         break;
       case VmInstruction::Op::kLoadSize: {
         const std::string& name = model_->size_vars()[static_cast<size_t>(insn.var)];
-        const int64_t value = IntegerValue(registers_[static_cast<size_t>(insn.src)], insn.index,
-                                           "'" + insn.name + "'");
+        const int64_t value =
+            IntegerValue(registers_[static_cast<size_t>(insn.src)], insn.index, insn.name);
         LOOM_CHECK_USER(value >= 0)
             << "VirtualMachine: the size " << name << " read at run time is " << value
             << ", not a size: the inputs do not fit the model's shape computation (or give a "

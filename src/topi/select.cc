@@ -17,7 +17,7 @@ namespace {
 using namespace detail;  // NOLINT: the loop-nest helpers (loop_nest.h)
 
 // The loops over every dimension of `shape` but `skip` (-1: none) around body(index), where
-// index holds the loop variables and, at `skip`, a placeholder the body replaces. The
+// index holds the loop variables and, at `skip`, a 0 the body replaces with its own. The
 // outermost loop runs in parallel when `parallel`.
 template <typename Body>
 Stmt OverDims(const Array<PrimExpr>& shape, int skip, bool parallel, const Body& body) {

@@ -7,6 +7,7 @@
 
 #include "loom/ir/math.h"
 #include "topi/loop_nest.h"
+#include "topi/topi_util.h"
 
 namespace loom::topi {
 
@@ -22,12 +23,6 @@ int64_t OperandLength(const te::Tensor& operand, const std::string& op, const st
       << op << ": " << what << " '" << operand.name()
       << "' must be a 1-d integer tensor of constant length";
   return length;
-}
-
-// Whether `extent` is the constant `value`.
-bool IsConstant(const PrimExpr& extent, int64_t value) {
-  int64_t constant = 0;
-  return IsConstInt(extent, &constant) && constant == value;
 }
 
 // Element `i` of a 1-d operand, as int64.
@@ -98,7 +93,7 @@ te::Tensor broadcast_dims(const te::Tensor& x, const te::Tensor& shape) {
           const int64_t xd = j - (out_rank - rank), sd = j - (out_rank - r);
           const PrimExpr given = sd >= 0 ? Element(in[1], sd) : I64(1);
           PrimExpr size = given;  // where x has no dimension, or x's is the constant 1
-          if (xd >= 0 && !IsConstant(x.shape()[static_cast<size_t>(xd)], 1)) {
+          if (xd >= 0 && !IsConst(x.shape()[static_cast<size_t>(xd)], 1)) {
             const PrimExpr own = cast(kI64, in[0]->shape[static_cast<size_t>(xd)]);
             size = select(given == I64(1) || given == own, own, I64(-1));
           }
@@ -133,9 +128,9 @@ te::Tensor tile_dims(const te::Tensor& x, const te::Tensor& repeats) {
 te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const te::Tensor& delta) {
   for (const te::Tensor* t : {&start, &limit, &delta}) {
     LOOM_CHECK_USER(t->dtype() == start.dtype() && t->ndim() <= 1 &&
-                    (t->ndim() == 0 || IsConstant(t->shape()[0], 1)))
-        << "range: start, limit and delta must be scalars of one dtype; '" << t->name()
-        << "' is " << t->dtype();
+                    (t->ndim() == 0 || IsConst(t->shape()[0], 1)))
+        << "range: start, limit and delta must be scalars of one dtype; '" << t->name() << "' is "
+        << t->dtype();
   }
   return te::extern_op(
       {I64(1)}, kI64, {start, limit, delta},

@@ -18,6 +18,12 @@ inline constexpr const char* kInjective = "injective";
 // `axis` in [-rank, rank) as an index in [0, rank), or a loom::Error naming `op` and `x`.
 int NormalizeAxis(int64_t axis, int64_t rank, const std::string& op, const te::Tensor& x);
 
+// Whether `extent` is the constant `expected`.
+inline bool IsConst(const PrimExpr& extent, int64_t expected) {
+  int64_t value = 0;
+  return IsConstInt(extent, &value) && value == expected;
+}
+
 // x's dimension sizes, which must be constant for `op` (loom::Error otherwise).
 std::vector<int64_t> ConstShape(const te::Tensor& x, const std::string& op);
 

@@ -19,6 +19,7 @@ namespace {
 using detail::ClampIndex;
 using detail::ConstShape;
 using detail::IndexType;
+using detail::IsConst;
 using detail::kInjective;
 using detail::NormalizeAxis;
 using detail::ShapeText;
@@ -26,11 +27,6 @@ using detail::Unravel;
 
 Array<PrimExpr> AsExprs(const Array<Var>& vars) {
   return Array<PrimExpr>(vars.begin(), vars.end());
-}
-
-bool IsConst(const PrimExpr& extent, int64_t expected) {
-  int64_t value = 0;
-  return IsConstInt(extent, &value) && value == expected;
 }
 
 // Equal sizes: equal constants, or one and the same symbolic expression.
