@@ -77,7 +77,7 @@ def cached(name, directory, layers=None):
     suffix = "" if layers is None else f"_{layers}layers"
     path = os.path.join(directory, f"{name}{suffix}.onnx")
     if not os.path.exists(path) or os.path.getmtime(path) < _newest_generator_time():
-        partial = path + ".partial"
+        partial = f"{path}.{os.getpid()}.partial"
         generate(name, partial, layers)
         os.replace(partial, path)  # an interrupted run leaves no truncated model behind
     return path

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -24,6 +25,8 @@
 
 namespace {
 
+// The file an input is written to (the loader takes a path), removed once the input is
+// checked: libFuzzer ends a run with _Exit, so nothing at exit would remove it.
 const std::string& ScratchFile() {
   static const std::string path = "/tmp/loom-artifact-fuzz-" + std::to_string(getpid()) + ".so";
   return path;
@@ -48,5 +51,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     loom::runtime::SealArtifact(path);
     loom::runtime::DescribeModel(path);
   });
+  std::remove(path.c_str());
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A real model end to end against ONNX Runtime.
 
-Generates the model (cached in --workdir), compiles it with `loom compile` (for --target),
+Generates the model (cached in --model-dir, shared by a model's variants), compiles it with `loom compile` (for --target),
 runs it with `loom run` (through --runner, for another architecture's runtime under an
 emulator) on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
 output: same names, shapes and dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
@@ -14,6 +14,8 @@ classifier's scores ([batch, classes]), in their top-1 class. So must a model co
 --precision bf16, whose products round their operands to bfloat16 (8 significant bits):
 cosine similarity >= BF16_MIN_COSINE, and a float16 model (<model>_fp16): FP16_MIN_COSINE.
 With --compile-only (a cuda target on a machine without a GPU) it only compiles.
+A passing check removes its artifact and arrays (the whole suite's would take gigabytes of a
+machine's disk); a failing one keeps them in --workdir to look into, as does --keep.
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
 """
 
@@ -21,6 +23,7 @@ import argparse
 import importlib
 import os
 import shlex
+import shutil
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -100,6 +103,16 @@ def compare(loom_outputs, reference_outputs, quantized=False, min_cosine=None):
     return lines, passed
 
 
+def passed_and_cleaned(args, artifact):
+    """0, once the artifact and the arrays of a passing check are removed (unless --keep)."""
+    if not args.keep:
+        if os.path.exists(artifact):
+            os.remove(artifact)
+        for arrays in ("inputs", "outputs"):
+            shutil.rmtree(os.path.join(args.workdir, arrays), ignore_errors=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loom", required=True, help="the loom binary")
@@ -107,7 +120,12 @@ def main():
                         help="a model of loom_models.models.NAMES (resnet18, resnet18_int8, "
                              "bert_base, ...)")
     parser.add_argument("--workdir", required=True,
-                        help="where the model, the artifact and the arrays are kept")
+                        help="where the artifact and the arrays are written")
+    parser.add_argument("--model-dir",
+                        help="where the generated models are cached (default: --workdir); "
+                             "the variants of a model (bf16, opencl, ...) share one")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the artifact and the arrays after a passing check")
     parser.add_argument("--layers", type=int, help="encoder layers of bert_base")
     parser.add_argument("--opt-level", type=int, help="loom compile --opt-level")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -139,7 +157,7 @@ def main():
         return 1
 
     os.makedirs(args.workdir, exist_ok=True)
-    model_path = models.cached(args.model, args.workdir, args.layers)
+    model_path = models.cached(args.model, args.model_dir or args.workdir, args.layers)
     artifact = os.path.join(args.workdir, os.path.basename(model_path)[:-len(".onnx")] +
                             ("" if args.precision == "float32" else "_" + args.precision) + ".so")
     extra_args = ["--precision", args.precision]
@@ -151,7 +169,7 @@ def main():
         print(f"{args.model}: loom compile took {compile_s:.1f} s", flush=True)
         if args.compile_only:
             print(f"{args.model}: compiled for {args.target}; not run (--compile-only)")
-            return 0
+            return passed_and_cleaned(args, artifact)
         inputs = models.random_inputs(args.model, args.seed)
         loom_outputs = loom_tool.run_model(
             shlex.split(args.runner) if args.runner else args.loom, artifact, inputs,
@@ -167,7 +185,10 @@ def main():
     for line in lines:
         print(f"{args.model}: {line}")
     print(f"{args.model}: {'PASS' if passed else 'FAIL'}")
-    return 0 if passed else 1
+    if not passed:
+        print(f"{args.model}: the artifact and the arrays are kept in {args.workdir}")
+        return 1
+    return passed_and_cleaned(args, artifact)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ encoder's ONNX graph against the same encoder written in numpy from its weights,
 torchvision export against torch itself, and the generate CLI and model cache.
 Exit status 77 (skipped) when this Python lacks a package the generators need."""
 
+import argparse
 import importlib
 import math
 import os
@@ -224,6 +225,34 @@ class GenerateTest(unittest.TestCase):
             os.utime(path, (0, 0))  # older than the generators: made again
             models.cached("bert_base", directory, layers=1)
             self.assertGreater(os.path.getmtime(path), 0)
+            self.assertEqual(os.listdir(directory), ["bert_base_1layers.onnx"])  # no .partial
+
+
+class CleanupTest(unittest.TestCase):
+    """A passing check removes its artifact and arrays (gigabytes over the suite), unless
+    --keep; the cached models stay."""
+
+    def check_in(self, directory, keep):
+        workdir = os.path.join(directory, "work")
+        for arrays in ("inputs", "outputs"):
+            os.makedirs(os.path.join(workdir, arrays))
+            open(os.path.join(workdir, arrays, "x.npy"), "wb").close()
+        artifact = os.path.join(workdir, "model.so")
+        model = os.path.join(workdir, "model.onnx")
+        for path in (artifact, model):
+            open(path, "wb").close()
+        args = argparse.Namespace(keep=keep, workdir=workdir)
+        self.assertEqual(check_model.passed_and_cleaned(args, artifact), 0)
+        return sorted(os.listdir(workdir))
+
+    def test_a_pass_leaves_only_the_model(self):
+        with tempfile.TemporaryDirectory() as directory:
+            self.assertEqual(self.check_in(directory, keep=False), ["model.onnx"])
+
+    def test_keep_leaves_everything(self):
+        with tempfile.TemporaryDirectory() as directory:
+            self.assertEqual(self.check_in(directory, keep=True),
+                             ["inputs", "model.onnx", "model.so", "outputs"])
 
 
 class CompareTest(unittest.TestCase):
