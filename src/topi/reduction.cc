@@ -2,6 +2,7 @@
 // for what follows it (mean's division, l2's square root, softmax's normalization).
 #include "loom/topi/reduction.h"
 
+#include <map>
 #include <string>
 
 #include "loom/ir/math.h"
@@ -32,51 +33,141 @@ using Reducer = std::function<PrimExpr(const PrimExpr& source, const Array<IterV
 // The element of x a reduction reads, from the output index and the reduction variables.
 using SourceOf = std::function<PrimExpr(const Array<PrimExpr>& x_index)>;
 
-// A Reduce compute over the `reduced` dimensions of x (shape `shape`): its output drops them,
-// or keeps them as 1 with keepdims.
-te::Tensor ReduceCompute(const Array<PrimExpr>& shape, const std::vector<bool>& reduced,
-                         bool keepdims, const std::string& name, const SourceOf& source,
-                         const Reducer& reducer) {
+// Where a reduction reads: its output's shape, its reduction axes, the index of x it reads at
+// an output index (the axes' variables in it), and how many elements each output reduces.
+struct Geometry {
   Array<PrimExpr> out_shape;
-  std::vector<IterVar> dim_axis(shape.size());
   Array<IterVar> axes;
+  std::function<Array<PrimExpr>(const Array<Var>& out)> x_index;
+  PrimExpr count;
+};
+
+// Over the `reduced` dimensions of `shape`: the output drops them, or keeps them as 1 with
+// keepdims.
+Geometry OverDims(const Array<PrimExpr>& shape, const std::vector<bool>& reduced, bool keepdims) {
+  Geometry g;
+  std::vector<IterVar> dim_axis(shape.size());
+  g.count = make_const(DataType::Int(32), int64_t{1});
   for (size_t d = 0; d < shape.size(); ++d) {
     if (reduced[d]) {
       dim_axis[d] = te::reduce_axis(Range(0, shape[d]), "k" + std::to_string(d));
-      axes.push_back(dim_axis[d]);
-      if (keepdims) out_shape.push_back(1);
+      g.axes.push_back(dim_axis[d]);
+      g.count = g.count * shape[d];
+      if (keepdims) g.out_shape.push_back(1);
     } else {
-      out_shape.push_back(shape[d]);
+      g.out_shape.push_back(shape[d]);
     }
   }
-  return te::compute(
-      out_shape,
-      [&](const Array<Var>& i) {
-        Array<PrimExpr> index;
-        size_t position = 0;
-        for (size_t d = 0; d < shape.size(); ++d) {
-          if (reduced[d]) {
-            index.push_back(dim_axis[d]->var);
-            position += keepdims ? 1 : 0;
-          } else {
-            index.push_back(i[position++]);
-          }
-        }
-        return reducer(source(index), axes);
-      },
-      name, kReduceTag);
+  g.x_index = [dim_axis, reduced, keepdims](const Array<Var>& i) {
+    Array<PrimExpr> index;
+    size_t position = 0;
+    for (size_t d = 0; d < reduced.size(); ++d) {
+      if (reduced[d]) {
+        index.push_back(dim_axis[d]->var);
+        position += keepdims ? 1 : 0;
+      } else {
+        index.push_back(i[position++]);
+      }
+    }
+    return index;
+  };
+  return g;
 }
 
-te::Tensor Reduce(const te::Tensor& x, const std::vector<int>& axes, bool keepdims,
-                  const std::string& op, const std::function<PrimExpr(PrimExpr)>& transform,
-                  const Reducer& reducer) {
-  return ReduceCompute(
-      x.shape(), ReducedDims(x, axes, op), keepdims, op,
-      [&](const Array<PrimExpr>& index) { return transform(x(index)); }, reducer);
+// To `shape`, each of whose dimensions is x's (kept) or 1 (reduced), as a run gives them:
+// along dimension d the output reads x_d - s_d + 1 elements from its own index on (all x_d
+// from 0 where s_d is 1, its own element where s_d is x_d).
+Geometry ToShape(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  const DataType i64 = DataType::Int(64);
+  LOOM_CHECK_USER(static_cast<int>(shape.size()) == x.ndim())
+      << "reduce_to: '" << x.name() << "' of rank " << x.ndim() << " reduced to a shape of rank "
+      << shape.size();
+  Geometry g;
+  g.out_shape = shape;
+  g.count = make_const(i64, int64_t{1});
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const PrimExpr extent =
+        cast(i64, x.shape()[d]) - cast(i64, shape[d]) + make_const(i64, int64_t{1});
+    g.axes.push_back(
+        te::reduce_axis(Range(make_const(i64, int64_t{0}), extent), "k" + std::to_string(d)));
+    g.count = g.count * extent;
+  }
+  g.x_index = [axes = g.axes](const Array<Var>& i) {
+    Array<PrimExpr> index;
+    for (size_t d = 0; d < axes.size(); ++d) {
+      index.push_back(cast(DataType::Int(64), i[d]) + axes[d]->var);
+    }
+    return index;
+  };
+  return g;
+}
+
+te::Tensor ReduceCompute(const Geometry& g, const std::string& name, const SourceOf& source,
+                         const Reducer& reducer) {
+  return te::compute(
+      g.out_shape, [&](const Array<Var>& i) { return reducer(source(g.x_index(i)), g.axes); }, name,
+      kReduceTag);
+}
+
+// A Reduce compute over the `reduced` dimensions of `shape`: its output drops them, or keeps
+// them as 1 with keepdims.
+te::Tensor ReduceCompute(const Array<PrimExpr>& shape, const std::vector<bool>& reduced,
+                         bool keepdims, const std::string& name, const SourceOf& source,
+                         const Reducer& reducer) {
+  return ReduceCompute(OverDims(shape, reduced, keepdims), name, source, reducer);
+}
+
+// What a reduction operator reduces: its geometry (made anew, with fresh reduction axes, for
+// each compute; `keep`: the reduced dimensions kept as 1), whether its output keeps them, and
+// the keepdims-shaped index of an output index.
+struct Reduction {
+  std::function<Geometry(bool keep)> geometry;
+  bool keepdims = true;
+  std::function<Array<PrimExpr>(const Array<Var>& out)> kept_index;
+};
+
+// Over the listed axes (every one when empty; ONNX noop_with_empty_axes = 0).
+Reduction OverAxes(const te::Tensor& x, const std::vector<int>& axes, bool keepdims,
+                   const std::string& op) {
+  std::vector<bool> reduced = ReducedDims(x, axes, op);
+  Reduction r;
+  r.geometry = [shape = x.shape(), reduced](bool keep) { return OverDims(shape, reduced, keep); };
+  r.keepdims = keepdims;
+  r.kept_index = [reduced, keepdims](const Array<Var>& out) {
+    Array<PrimExpr> kept;
+    size_t position = 0;
+    for (bool is_reduced : reduced) {
+      if (is_reduced && !keepdims) {
+        kept.push_back(make_zero(DataType::Int(32)));
+      } else {
+        kept.push_back(out[position++]);
+      }
+    }
+    return kept;
+  };
+  return r;
+}
+
+// To a shape a run gives (ToShape; the output keeps every dimension).
+Reduction OverShape(const te::Tensor& x, const Array<PrimExpr>& shape) {
+  Reduction r;
+  r.geometry = [x, shape](bool) { return ToShape(x, shape); };
+  r.kept_index = [](const Array<Var>& out) { return Array<PrimExpr>(out.begin(), out.end()); };
+  return r;
 }
 
 PrimExpr Identity(PrimExpr v) { return v; }
-Reducer SumReducer() { return [](const PrimExpr& v, const Array<IterVar>& a) { return te::sum(v, a); }; }
+Reducer SumReducer() {
+  return [](const PrimExpr& v, const Array<IterVar>& a) { return te::sum(v, a); };
+}
+
+// x's elements, `transform`ed, reduced by `reducer`.
+te::Tensor Reduce(const te::Tensor& x, const Reduction& r, const std::string& name,
+                  const std::function<PrimExpr(PrimExpr)>& transform, const Reducer& reducer) {
+  return ReduceCompute(
+      r.geometry(r.keepdims), name,
+      [&](const Array<PrimExpr>& index) { return transform(x(index)); }, reducer);
+}
 
 // The index of a keepdims-shaped tensor for element `index` of the full shape: reduced
 // dimensions read 0.
@@ -88,12 +179,82 @@ Array<PrimExpr> KeptIndex(const Array<PrimExpr>& index, const std::vector<bool>&
   return kept;
 }
 
-// The keepdims-shaped index for an output index of a reduction without keepdims.
-Array<PrimExpr> ExpandIndex(const Array<Var>& out, const std::vector<bool>& reduced) {
-  Array<PrimExpr> kept;
-  size_t position = 0;
-  for (bool r : reduced) kept.push_back(r ? make_zero(DataType::Int(32)) : PrimExpr(out[position++]));
-  return kept;
+te::Tensor SumOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(x, r, "sum", Identity, SumReducer());
+}
+
+// Integers divide truncating, as ONNX ReduceMean.
+te::Tensor MeanOf(const te::Tensor& x, const Reduction& r) {
+  Geometry g = r.geometry(r.keepdims);
+  te::Tensor total = ReduceCompute(
+      g, "sum", [&](const Array<PrimExpr>& index) { return x(index); }, SumReducer());
+  DataType t = x.dtype();
+  return te::compute(
+      total.shape(),
+      [&](const Array<Var>& i) {
+        return t.is_float() ? total(i) / loom::cast(t, g.count)
+                            : truncdiv(total(i), loom::cast(t, g.count));
+      },
+      "mean", "elemwise");
+}
+
+te::Tensor MaxOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(x, r, "max", Identity,
+                [](const PrimExpr& v, const Array<IterVar>& a) { return te::max(v, a); });
+}
+
+te::Tensor MinOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(x, r, "min", Identity,
+                [](const PrimExpr& v, const Array<IterVar>& a) { return te::min(v, a); });
+}
+
+te::Tensor ProdOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(x, r, "prod", Identity,
+                [](const PrimExpr& v, const Array<IterVar>& a) { return te::prod(v, a); });
+}
+
+te::Tensor L1NormOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(
+      x, r, "l1_norm",
+      [](PrimExpr v) {
+        if (v.dtype().is_float()) return loom::fabs(v);
+        return select(v < make_zero(v.dtype()), make_zero(v.dtype()) - v, v);
+      },
+      SumReducer());
+}
+
+te::Tensor SumSquareOf(const te::Tensor& x, const Reduction& r) {
+  return Reduce(
+      x, r, "sum_square", [](PrimExpr v) { return v * v; }, SumReducer());
+}
+
+te::Tensor L2NormOf(const te::Tensor& x, const Reduction& r) {
+  detail::CheckFloat(x, "l2_norm");
+  te::Tensor squares = SumSquareOf(x, r);
+  return te::compute(
+      squares.shape(), [&](const Array<Var>& i) { return loom::sqrt(squares(i)); }, "l2_norm",
+      "elemwise");
+}
+
+// log(sum(exp(x))) as m + log(sum(exp(x - m))), m the maximum (no overflow); the maximum and
+// the sum keep the reduced dimensions, the last stage drops them where the operator does.
+te::Tensor LogSumExpOf(const te::Tensor& x, const Reduction& r) {
+  detail::CheckFloat(x, "logsumexp");
+  Reduction kept = r;
+  kept.keepdims = true;
+  te::Tensor largest = MaxOf(x, kept);
+  Geometry g = r.geometry(/*keep=*/true);
+  te::Tensor total = te::compute(
+      g.out_shape,
+      [&](const Array<Var>& i) { return te::sum(loom::exp(x(g.x_index(i)) - largest(i)), g.axes); },
+      "logsumexp_sum", kReduceTag);
+  return te::compute(
+      r.geometry(r.keepdims).out_shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> at = r.kept_index(i);
+        return loom::log(total(at)) + largest(at);
+      },
+      "logsumexp", "elemwise");
 }
 
 te::Tensor ArgReduce(const te::Tensor& x, int axis, bool keepdims, bool select_last_index,
@@ -149,85 +310,50 @@ te::Tensor ArgReduce(const te::Tensor& x, int axis, bool keepdims, bool select_l
 }  // namespace
 
 te::Tensor sum(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(x, axes, keepdims, "sum", Identity, SumReducer());
+  return SumOf(x, OverAxes(x, axes, keepdims, "sum"));
 }
-
 te::Tensor mean(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  std::vector<bool> reduced = ReducedDims(x, axes, "mean");
-  PrimExpr count = make_const(DataType::Int(32), int64_t{1});
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    if (reduced[d]) count = count * x.shape()[d];
-  }
-  te::Tensor total = sum(x, axes, keepdims);
-  DataType t = x.dtype();
-  return te::compute(
-      total.shape(),
-      [&](const Array<Var>& i) {
-        return t.is_float() ? total(i) / loom::cast(t, count) : truncdiv(total(i), loom::cast(t, count));
-      },
-      "mean", "elemwise");
+  return MeanOf(x, OverAxes(x, axes, keepdims, "mean"));
 }
-
 te::Tensor max(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(x, axes, keepdims, "max", Identity,
-                [](const PrimExpr& v, const Array<IterVar>& a) { return te::max(v, a); });
+  return MaxOf(x, OverAxes(x, axes, keepdims, "max"));
 }
-
 te::Tensor min(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(x, axes, keepdims, "min", Identity,
-                [](const PrimExpr& v, const Array<IterVar>& a) { return te::min(v, a); });
+  return MinOf(x, OverAxes(x, axes, keepdims, "min"));
 }
-
 te::Tensor prod(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(x, axes, keepdims, "prod", Identity,
-                [](const PrimExpr& v, const Array<IterVar>& a) { return te::prod(v, a); });
+  return ProdOf(x, OverAxes(x, axes, keepdims, "prod"));
 }
-
 te::Tensor l1_norm(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(
-      x, axes, keepdims, "l1_norm",
-      [](PrimExpr v) {
-        if (v.dtype().is_float()) return loom::fabs(v);
-        return select(v < make_zero(v.dtype()), make_zero(v.dtype()) - v, v);
-      },
-      SumReducer());
+  return L1NormOf(x, OverAxes(x, axes, keepdims, "l1_norm"));
 }
-
-te::Tensor sum_square(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  return Reduce(x, axes, keepdims, "sum_square", [](PrimExpr v) { return v * v; }, SumReducer());
-}
-
 te::Tensor l2_norm(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  detail::CheckFloat(x, "l2_norm");
-  te::Tensor squares = sum_square(x, axes, keepdims);
-  return te::compute(
-      squares.shape(), [&](const Array<Var>& i) { return loom::sqrt(squares(i)); }, "l2_norm",
-      "elemwise");
+  return L2NormOf(x, OverAxes(x, axes, keepdims, "l2_norm"));
+}
+te::Tensor sum_square(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return SumSquareOf(x, OverAxes(x, axes, keepdims, "sum_square"));
+}
+te::Tensor logsumexp(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return LogSumExpOf(x, OverAxes(x, axes, keepdims, "logsumexp"));
 }
 
-te::Tensor logsumexp(const te::Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  detail::CheckFloat(x, "logsumexp");
-  std::vector<bool> reduced = ReducedDims(x, axes, "logsumexp");
-  te::Tensor largest = max(x, axes, /*keepdims=*/true);
-  te::Tensor total = ReduceCompute(
-      x.shape(), reduced, /*keepdims=*/true, "logsumexp_sum",
-      [&](const Array<PrimExpr>& index) {
-        return loom::exp(x(index) - largest(KeptIndex(index, reduced)));
-      },
-      SumReducer());
-  Array<PrimExpr> out_shape;
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) out_shape.push_back(x.shape()[d]);
-    else if (keepdims) out_shape.push_back(1);
-  }
-  return te::compute(
-      out_shape,
-      [&](const Array<Var>& i) {
-        Array<PrimExpr> kept =
-            keepdims ? Array<PrimExpr>(i.begin(), i.end()) : ExpandIndex(i, reduced);
-        return loom::log(total(kept)) + largest(kept);
-      },
-      "logsumexp", "elemwise");
+te::Tensor reduce_to(const te::Tensor& x, const Array<PrimExpr>& shape,
+                     const std::string& reducer) {
+  using Kind = te::Tensor (*)(const te::Tensor&, const Reduction&);
+  static const std::map<std::string, Kind> kKinds = {{"sum", SumOf},
+                                                     {"mean", MeanOf},
+                                                     {"max", MaxOf},
+                                                     {"min", MinOf},
+                                                     {"prod", ProdOf},
+                                                     {"l1_norm", L1NormOf},
+                                                     {"l2_norm", L2NormOf},
+                                                     {"sum_square", SumSquareOf},
+                                                     {"logsumexp", LogSumExpOf}};
+  auto kind = kKinds.find(reducer);
+  LOOM_CHECK_USER(kind != kKinds.end())
+      << "reduce_to: unknown reducer '" << reducer
+      << "'; known: sum, mean, max, min, prod, l1_norm, l2_norm, sum_square, logsumexp";
+  return kind->second(x, OverShape(x, shape));
 }
 
 te::Tensor argmax(const te::Tensor& x, int axis, bool keepdims, bool select_last_index) {

@@ -37,7 +37,108 @@ PrimExpr ScalarOf(const Buffer& scalar) {
   return BufferLoad(scalar, index);
 }
 
+// Whether one of the k `axes` (positions in a rank of `rank`, negative ones counting from the
+// end) is position d.
+PrimExpr Lists(const Buffer& axes, int64_t k, int64_t rank, int64_t d) {
+  PrimExpr listed = const_false();
+  for (int64_t j = 0; j < k; ++j) {
+    const PrimExpr axis = Element(axes, j);
+    listed = listed || select(axis < I64(0), axis + I64(rank), axis) == I64(d);
+  }
+  return listed;
+}
+
+// Whether every one of the k `axes` is within a rank of `rank`.
+PrimExpr AllWithin(const Buffer& axes, int64_t k, int64_t rank) {
+  PrimExpr within = const_true();
+  for (int64_t j = 0; j < k; ++j) {
+    const PrimExpr axis = Element(axes, j);
+    within = within && axis >= I64(-rank) && axis < I64(rank);
+  }
+  return within;
+}
+
+// The statements that set every one of dims's `count` values to -1 when `bad` holds.
+Stmt RefuseIf(const PrimExpr& bad, const Buffer& dims, int64_t count) {
+  Array<Stmt> refuse;
+  for (int64_t d = 0; d < count; ++d) refuse.push_back(BufferStore(dims, I64(-1), {I64(d)}));
+  return count == 0 ? Evaluate(I64(0)) : If(bad, Seq(refuse));
+}
+
+// x's dimensions but those `axes` lists (distinct, within x's rank; with `only_ones`, each of
+// size 1): int64 [rank - k], -1 each where they are not.
+te::Tensor DroppedDims(const te::Tensor& x, const te::Tensor& axes, const std::string& op,
+                       bool only_ones) {
+  const int64_t k = OperandLength(axes, op, "axes"), rank = x.ndim();
+  LOOM_CHECK_USER(k <= rank) << op << ": " << k << " axes '" << axes.name() << "' for '" << x.name()
+                             << "' of rank " << rank;
+  return te::extern_op(
+      {I64(rank - k)}, kI64, {x, axes},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        PrimExpr dropped = I64(0), bad = !AllWithin(in[1], k, rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          const PrimExpr listed = Lists(in[1], k, rank, d), size = cast(kI64, in[0]->shape[d]);
+          // Kept dimension d lands after the kept ones before it.
+          const PrimExpr at = I64(d) - dropped;
+          body.push_back(If(!listed && at < I64(rank - k), BufferStore(out[0], size, {at})));
+          if (only_ones) bad = bad || (listed && size != I64(1));
+          dropped = dropped + select(listed, I64(1), I64(0));
+        }
+        body.push_back(RefuseIf(bad || dropped != I64(k), out[0], rank - k));
+        return Seq(body);
+      },
+      op + "_dims", "shape_function");
+}
+
 }  // namespace
+
+te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims) {
+  if (!keepdims) return DroppedDims(x, axes, "reduce", /*only_ones=*/false);
+  const int64_t k = OperandLength(axes, "reduce", "axes"), rank = x.ndim();
+  return te::extern_op(
+      {I64(rank)}, kI64, {x, axes},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        for (int64_t d = 0; d < rank; ++d) {
+          body.push_back(BufferStore(
+              out[0], select(Lists(in[1], k, rank, d), I64(1), cast(kI64, in[0]->shape[d])),
+              {I64(d)}));
+        }
+        body.push_back(RefuseIf(!AllWithin(in[1], k, rank), out[0], rank));
+        return Seq(body);
+      },
+      "reduce_dims", "shape_function");
+}
+
+te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes) {
+  return DroppedDims(x, axes, "squeeze", /*only_ones=*/true);
+}
+
+te::Tensor unsqueeze_dims(const te::Tensor& x, const te::Tensor& axes) {
+  const int64_t k = OperandLength(axes, "unsqueeze", "axes"), rank = x.ndim(), out_rank = rank + k;
+  return te::extern_op(
+      {I64(out_rank)}, kI64, {x, axes},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        PrimExpr inserted = I64(0);
+        for (int64_t p = 0; p < out_rank; ++p) {
+          const PrimExpr listed = Lists(in[1], k, out_rank, p);
+          // Position p takes x's dimension p - (the 1s inserted before it).
+          const PrimExpr source = I64(p) - inserted;
+          PrimExpr size = I64(-1);
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            size = select(source == I64(d), cast(kI64, in[0]->shape[d]), size);
+          }
+          body.push_back(BufferStore(out[0], select(listed, I64(1), size), {I64(p)}));
+          inserted = inserted + select(listed, I64(1), I64(0));
+        }
+        body.push_back(
+            RefuseIf(!AllWithin(in[1], k, out_rank) || inserted != I64(k), out[0], out_rank));
+        return Seq(body);
+      },
+      "unsqueeze_dims", "shape_function");
+}
 
 te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allowzero) {
   const int64_t r = OperandLength(shape, "reshape", "the target shape");

@@ -6,6 +6,7 @@
 // 1. An axis out of range or listed twice is a loom::Error naming the operator.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "loom/te/operation.h"
@@ -26,6 +27,12 @@ te::Tensor sum_square(const te::Tensor& x, const std::vector<int>& axes = {},
 // log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m the maximum (no overflow).
 te::Tensor logsumexp(const te::Tensor& x, const std::vector<int>& axes = {},
                      bool keepdims = false);
+// x reduced by `reducer` (sum, mean, max, min, prod, l1_norm, l2_norm, sum_square,
+// logsumexp) to `shape`, each of whose dimensions is x's (kept) or 1 (reduced): the reduction
+// axes only a run knows (ONNX Reduce* with axes given at run time). Each dimension's extent
+// is x_d - shape_d + 1, so a dimension that is neither is not caught here: the shape
+// function that computes `shape` (reduce_dims) gives only x's or 1.
+te::Tensor reduce_to(const te::Tensor& x, const Array<PrimExpr>& shape, const std::string& reducer);
 // The int64 index of the largest (smallest) element along `axis`; ties take the first
 // index, or the last with select_last_index.
 te::Tensor argmax(const te::Tensor& x, int axis = 0, bool keepdims = true,

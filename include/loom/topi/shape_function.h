@@ -1,9 +1,10 @@
 // Shape functions: the output dimensions of an operator whose shape operand is a tensor only
-// a run knows (ONNX Reshape's shape, Expand's shape, Tile's repeats, Range's bounds), as a
-// small kernel of straight-line TIR over the operand and the data's dimensions. The VM reads
-// the dimensions it writes (graph operator dims_of_value) before it allocates the output.
-// An operand that does not fit the data gives -1 (reshape_dims: in every dimension; the
-// others: where it does not fit), which the VM refuses as a size.
+// a run knows (ONNX Reshape's shape, Expand's shape, Tile's repeats, Range's bounds, the
+// axes of Reduce*, Squeeze and Unsqueeze), as a small kernel of straight-line TIR over the
+// operand and the data's dimensions. The VM reads the dimensions it writes (graph operator
+// dims_of_value) before it allocates the output.
+// An operand that does not fit the data gives -1 (reshape_dims and the axes' functions: in
+// every dimension; the others: where it does not fit), which the VM refuses as a size.
 //
 //   te::Tensor dims = topi::reshape_dims(x, shape);   // int64 [rank of the target]
 #pragma once
@@ -28,5 +29,17 @@ te::Tensor tile_dims(const te::Tensor& x, const te::Tensor& repeats);
 // ONNX Range's length from the scalars start, limit and delta (one dtype, rank 0):
 // max(ceil((limit - start) / delta), 0), int64 [1]; a delta of 0 gives -1.
 te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const te::Tensor& delta);
+
+// ONNX Reduce* over `axes` (int64 [k], each within x's rank, negative ones from the end)
+// given at run time: with keepdims, x's dimensions with the listed ones 1 (int64 [rank]); without,
+// x's dimensions but the listed ones (int64 [rank - k]; the axes must be distinct).
+te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims);
+
+// ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k].
+te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes);
+
+// ONNX Unsqueeze at `axes` (int64 [k], distinct positions in the output's rank): 1s there,
+// x's dimensions in order elsewhere; int64 [rank + k].
+te::Tensor unsqueeze_dims(const te::Tensor& x, const te::Tensor& axes);
 
 }  // namespace loom::topi

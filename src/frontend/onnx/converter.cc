@@ -247,6 +247,14 @@ graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph
                   {{"size", ctx.CallName() + "." + what}, {"like_dim", like_dim}});
 }
 
+graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std::string& dims_op,
+                            graph::Attrs dims_attrs, const std::string& to_op,
+                            graph::Attrs to_attrs, const std::string& what) {
+  graph::Expr dims = ctx.Call(dims_op, {ctx.Input(0), ctx.Input(1)}, std::move(dims_attrs));
+  return ctx.Call(to_op, {data, SizesOfValue(ctx, dims, dims, kUnbounded, what)},
+                  std::move(to_attrs));
+}
+
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis) {
   LOOM_ICHECK(!pieces.empty()) << ctx.Where() << ": Stack of no pieces";
   std::vector<graph::Expr> expanded;

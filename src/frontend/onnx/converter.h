@@ -157,6 +157,13 @@ constexpr int64_t kBoundByCount = -1, kUnbounded = -2;
 graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph::Expr& like,
                          int64_t like_dim, const std::string& what);
 
+// `data` shaped by input 1, a tensor only a run knows: the shape function `dims_op` of
+// inputs 0 and 1 computes the output's dimensions then, which become sizes (named
+// "<call>.<what>[i]"), and `to_op` builds the output from `data` at them.
+graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std::string& dims_op,
+                            graph::Attrs dims_attrs, const std::string& to_op,
+                            graph::Attrs to_attrs, const std::string& what);
+
 // `pieces` (one shape, at least one) joined along a new dimension `axis` of the result.
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis);
 

@@ -177,14 +177,26 @@ Outputs ConvertCastLike(NodeContext& ctx) {
   return {ctx.Call("cast", {ctx.Input(0)}, {{"dtype", ctx.InputDtype(1).str()}})};
 }
 
+// Whether a Reduce* node's axes are input 1 (from opset `input_since` on), a tensor only a
+// run knows and not empty (its length, which the output's rank depends on, is static).
+bool ReducedAxesAtRunTime(NodeContext& ctx, int64_t input_since) {
+  if (ctx.opset() < input_since || !ctx.HasInput(1) || ctx.ConstantInput(1)) return false;
+  std::vector<int64_t> shape = ctx.InputShape(1);
+  if (shape.size() != 1) {
+    ctx.Fail("axes must be a 1-d tensor, got shape " + runtime::ShapeString(shape));
+  }
+  return shape[0] > 0;
+}
+
 // The reduced axes of a Reduce* node: the attribute before `input_since` (opset 13 for
-// ReduceSum, 18 for the others), the optional input 1 from then on. nullopt when there are
-// none and noop_with_empty_axes asks for the input unchanged.
+// ReduceSum, 18 for the others), the optional input 1 from then on (an empty one may be
+// given at run time). nullopt when there are none and noop_with_empty_axes asks for the
+// input unchanged.
 std::optional<Ints> ReducedAxes(NodeContext& ctx, int64_t input_since) {
   Ints axes;
   if (ctx.opset() < input_since) {
     axes = ctx.AttrInts("axes", Ints{});
-  } else if (ctx.HasInput(1)) {
+  } else if (ctx.HasInput(1) && ctx.ConstantInput(1)) {
     axes = ctx.ConstantInts(1);
   }
   if (axes.empty() && ctx.opset() >= input_since && ctx.AttrInt("noop_with_empty_axes", 0) != 0) {
@@ -198,10 +210,23 @@ std::optional<Ints> ReducedAxes(NodeContext& ctx, int64_t input_since) {
 // `op` over the reduced axes; `post` (when given) applied to its result (ReduceLogSum).
 Converter Reduce(const std::string& op, int64_t input_since, const std::string& post = "") {
   return [op, input_since, post](NodeContext& ctx) -> Outputs {
-    std::optional<Ints> axes = ReducedAxes(ctx, input_since);
-    if (!axes) return {ctx.Call("copy", {ctx.Input(0)})};
-    Expr result =
-        ctx.Call(op, {ctx.Input(0)}, {{"axis", *axes}, {"keepdims", ctx.AttrInt("keepdims", 1)}});
+    const int64_t keepdims = ctx.AttrInt("keepdims", 1);
+    Expr result;
+    if (ReducedAxesAtRunTime(ctx, input_since)) {
+      // The reduced dimensions only a run knows: reduced to 1 first (reduce_dims with
+      // keepdims), then, without keepdims, dropped by a reshape.
+      const Expr& x = ctx.Input(0);
+      result = ShapedAtRunTime(ctx, x, "reduce_dims", {{"keepdims", int64_t{1}}}, "reduce_to",
+                               {{"reducer", op}}, "reduced");
+      if (keepdims == 0) {
+        result = ShapedAtRunTime(ctx, result, "reduce_dims", {{"keepdims", int64_t{0}}},
+                                 "reshape_to", {}, "kept");
+      }
+    } else {
+      std::optional<Ints> axes = ReducedAxes(ctx, input_since);
+      if (!axes) return {ctx.Call("copy", {ctx.Input(0)})};
+      result = ctx.Call(op, {ctx.Input(0)}, {{"axis", *axes}, {"keepdims", keepdims}});
+    }
     if (!post.empty()) result = ctx.Call(post, {result});
     return {result};
   };

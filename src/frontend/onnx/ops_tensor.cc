@@ -154,15 +154,6 @@ Outputs SymbolicReshape(NodeContext& ctx, const ShapeValue& target) {
                     {"like_dims", graph::Ints(like_dims.begin(), like_dims.end())}})};
 }
 
-// x (input 0) shaped by input 1, a tensor only a run knows: the shape function `dims_op`
-// computes the output's dimensions then, and `to_op` builds the output at them (named
-// "<call>.<what>[i]").
-Expr ShapedAtRunTime(NodeContext& ctx, const std::string& dims_op, const std::string& to_op,
-                     const std::string& what, graph::Attrs dims_attrs = {}) {
-  Expr dims = ctx.Call(dims_op, {ctx.Input(0), ctx.Input(1)}, std::move(dims_attrs));
-  return ctx.Call(to_op, {ctx.Input(0), SizesOfValue(ctx, dims, dims, kUnbounded, what)});
-}
-
 Outputs ConvertReshape(NodeContext& ctx) {
   // Opset 5 on, the shape is an input: constant, or computed from symbolic sizes.
   std::optional<ShapeValue> target = ctx.opset() < 5 ? std::nullopt : ctx.ShapeInput(1);
@@ -172,8 +163,8 @@ Outputs ConvertReshape(NodeContext& ctx) {
   bool allow_zero = ctx.AttrInt("allowzero", 0) != 0;
   if (ctx.opset() >= 5 && !target) {
     // A shape only a run knows: reshape_dims resolves its 0s and -1 then, and checks it.
-    return {ShapedAtRunTime(ctx, "reshape_dims", "reshape_to", "shape",
-                            {{"allowzero", int64_t{allow_zero}}})};
+    return {ShapedAtRunTime(ctx, ctx.Input(0), "reshape_dims", {{"allowzero", int64_t{allow_zero}}},
+                            "reshape_to", {}, "shape")};
   }
   std::vector<int64_t> shape = ctx.opset() < 5 ? ctx.AttrInts("shape") : ctx.ConstantInts(1);
   if (!ctx.Input(0).type().ConstShape()) {
@@ -230,6 +221,11 @@ Outputs ConvertTranspose(NodeContext& ctx) {
   return {ctx.Call("transpose", {ctx.Input(0)}, {{"axes", perm}})};
 }
 
+// Whether Squeeze's / Unsqueeze's axes are input 1 (opset 13 on), a tensor only a run knows.
+bool AxesAtRunTime(NodeContext& ctx) {
+  return ctx.opset() >= 13 && ctx.HasInput(1) && !ctx.ConstantInput(1);
+}
+
 // The axes of Squeeze / Unsqueeze: an attribute before opset 13, input 1 from then on.
 Ints AxesOperand(NodeContext& ctx) {
   if (ctx.opset() < 13) return ctx.AttrInts("axes", Ints{});
@@ -238,6 +234,9 @@ Ints AxesOperand(NodeContext& ctx) {
 
 // Squeeze: the listed dimensions (which must be 1) removed; no axes removes every 1.
 Outputs ConvertSqueeze(NodeContext& ctx) {
+  if (AxesAtRunTime(ctx)) {
+    return {ShapedAtRunTime(ctx, ctx.Input(0), "squeeze_dims", {}, "reshape_to", {}, "axes")};
+  }
   std::vector<int64_t> shape = ctx.InputShape(0);
   int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> removed(shape.size(), false);
@@ -260,6 +259,9 @@ Outputs ConvertSqueeze(NodeContext& ctx) {
 
 // Unsqueeze: dimensions of size 1 inserted at `axes`, positions in the output's rank.
 Outputs ConvertUnsqueeze(NodeContext& ctx) {
+  if (AxesAtRunTime(ctx)) {
+    return {ShapedAtRunTime(ctx, ctx.Input(0), "unsqueeze_dims", {}, "reshape_to", {}, "axes")};
+  }
   Ints axes = AxesOperand(ctx);
   if (axes.empty()) ctx.Fail("needs at least one axis");
   int64_t out_rank = ctx.InputRank(0) + static_cast<int64_t>(axes.size());
@@ -451,13 +453,17 @@ Outputs ConvertExpand(NodeContext& ctx) {
     return {ctx.Call("expand_like", {ctx.Input(0), like},
                      {{"shape", shape}, {"like_dims", like_dims}})};
   }
-  if (!ctx.ConstantInput(1)) return {ShapedAtRunTime(ctx, "broadcast_dims", "expand_to", "shape")};
+  if (!ctx.ConstantInput(1)) {
+    return {ShapedAtRunTime(ctx, ctx.Input(0), "broadcast_dims", {}, "expand_to", {}, "shape")};
+  }
   return {ctx.Call("expand", {ctx.Input(0)}, {{"shape", ctx.ConstantInts(1)}})};
 }
 
 Outputs ConvertTile(NodeContext& ctx) {
   if (ctx.opset() < 6) ctx.Fail("the opset 1 form (tiles and axis inputs) is not supported");
-  if (!ctx.ConstantInput(1)) return {ShapedAtRunTime(ctx, "tile_dims", "tile_to", "repeats")};
+  if (!ctx.ConstantInput(1)) {
+    return {ShapedAtRunTime(ctx, ctx.Input(0), "tile_dims", {}, "tile_to", {}, "repeats")};
+  }
   Ints repeats = ctx.ConstantInts(1);
   if (static_cast<int64_t>(repeats.size()) != ctx.InputRank(0)) {
     ctx.Fail("repeats " + Text(repeats) + " must have one entry per input dimension (input " +

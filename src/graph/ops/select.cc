@@ -47,7 +47,7 @@ void RegisterDimsOfValue() {
       [](const CallInfo& info, const Tensors& in) {
         const Type& value = info.input_types[0];
         const std::optional<int64_t> count = value.NumElements();
-        LOOM_CHECK_USER(value.dtype().is_int() && value.ndim() <= 1 && count && *count >= 1)
+        LOOM_CHECK_USER(value.dtype().is_int() && value.ndim() <= 1 && count)
             << info.where << ": value must be an integer tensor of rank 0 or 1 with a constant "
             << "number of elements, got " << value.str();
         const int64_t dim = info.attrs.GetInt("like_dim");

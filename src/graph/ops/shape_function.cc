@@ -1,7 +1,8 @@
-// Operators whose shape operand is a tensor only a run knows (ONNX Reshape, Expand, Tile and
-// Range with such an input): a shape function computes the output's dimensions as a tensor
-// (topi/shape_function.h), dims_of_value makes them sizes, and the *_to operator builds the
-// output at those sizes, which the shape function checked.
+// Operators whose shape operand is a tensor only a run knows (ONNX Reshape, Expand, Tile,
+// Range, and the axes of Reduce*, Squeeze and Unsqueeze, given as such an input): a shape
+// function computes the output's dimensions as a tensor (topi/shape_function.h),
+// dims_of_value makes them sizes, and the *_to operator builds the output at those sizes,
+// which the shape function checked.
 //
 //   dims = reshape_dims(x, shape)                      int64 [r]
 //   sizes = dims_of_value(dims, dims, like_dim = -2)   (s0, ..., s{r-1}, 0)
@@ -9,6 +10,7 @@
 #include "loom/topi/shape_function.h"
 
 #include "loom/graph/op_util.h"
+#include "loom/topi/reduction.h"
 #include "loom/topi/transform.h"
 
 namespace loom::graph::ops {
@@ -70,6 +72,41 @@ void RegisterTo(const std::string& name, const std::string& doc, std::vector<std
                         {"start", "limit", "delta"}, [](const CallInfo&, const Tensors& in) {
                           return Tensors{topi::range_length(in[0], in[1], in[2])};
                         });
+  RegisterShapeFunction(
+      "reduce_dims",
+      "ONNX Reduce*'s output dimensions for axes (int64 [k]) given at run time: "
+      "with keepdims the listed ones 1 (int64 [rank]), without them dropped "
+      "(int64 [rank - k]); -1 each where an axis is out of range (or, "
+      "without keepdims, repeated)",
+      {"data", "axes"},
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::reduce_dims(in[0], in[1], info.attrs.GetInt("keepdims") != 0)};
+      })
+      .Attr("keepdims", AttrKind::kInt, int64_t{1}, "1: the reduced dimensions stay as 1");
+  RegisterShapeFunction("squeeze_dims",
+                        "ONNX Squeeze's output dimensions for axes (int64 [k]): data's but the "
+                        "listed ones; -1 each where one is out of range, repeated or not 1",
+                        {"data", "axes"}, [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::squeeze_dims(in[0], in[1])};
+                        });
+  RegisterShapeFunction("unsqueeze_dims",
+                        "ONNX Unsqueeze's output dimensions for axes (int64 [k], positions in "
+                        "the output); -1 each where one is out of range or repeated",
+                        {"data", "axes"}, [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::unsqueeze_dims(in[0], in[1])};
+                        });
+  RegisterComputedOp("reduce_to",
+                     [](const CallInfo& info, const Tensors& in) {
+                       return Tensors{topi::reduce_to(in[0], SizesOf(info, in[1]),
+                                                      info.attrs.GetString("reducer"))};
+                     })
+      .Describe(
+          "data reduced by reducer to the shape sizes carries (reduce_dims's with keepdims: "
+          "each dimension data's or 1)")
+      .Inputs({"data", "sizes"})
+      .Pattern(OpPattern::kCommReduce)
+      .Attr("reducer", AttrKind::kString, std::string("sum"),
+            "sum, mean, max, min, prod, l1_norm, l2_norm, sum_square or logsumexp");
   RegisterTo("reshape_to", "data's elements in the shape sizes carries (checked by reshape_dims)",
              {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
                return Tensors{topi::reshape_to(in[0], SizesOf(info, in[1]))};

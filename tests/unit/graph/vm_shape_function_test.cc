@@ -1,10 +1,12 @@
-// Shapes given as tensors at run time: reshape, expand, tile and range compiled once with
-// their shape operand an input, run with many operands against the same operator compiled
-// for each operand as a constant (the graph executor); operands that do not fit are refused
-// as sizes, before the output is allocated.
+// Shapes given as tensors at run time: reshape, expand, tile, range, the reductions, squeeze
+// and unsqueeze compiled once with their shape operand an input, run with many operands
+// against the same operator compiled for each operand as a constant (the graph executor);
+// operands that do not fit are refused as sizes, before the output is allocated.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <set>
 
 #include "compile_test_models.h"
 #include "graph_test_util.h"
@@ -29,27 +31,36 @@ runtime::NDArray RunOn(runtime::Executor& executor, const std::vector<runtime::N
   return test::models::RunOn(executor, inputs).at(0);
 }
 
+// Sizes `dims` computes (dims_of_value, named "test.<dims_op>").
+Expr SizesOf(const Expr& dims, const std::string& dims_op) {
+  return MakeCall("dims_of_value", {dims, dims},
+                  {{"size", std::string("test." + dims_op)}, {"like_dim", int64_t{-2}}});
+}
+
 // data [shape] and an operand of `length` int64 values, through `dims_op` (a shape function),
 // dims_of_value and `to_op`.
 std::unique_ptr<runtime::Executor> ShapedAtRunTime(const std::vector<int64_t>& shape,
                                                    int64_t length, const std::string& dims_op,
-                                                   const std::string& to_op) {
+                                                   const std::string& to_op, Attrs to_attrs = {}) {
   Var data = test::In("data", shape);
   Var operand = test::In("operand", {length}, kI64);
-  Expr dims = MakeCall(dims_op, {data, operand});
-  Expr sizes = MakeCall("dims_of_value", {dims, dims},
-                        {{"size", std::string("test." + dims_op)}, {"like_dim", int64_t{-2}}});
-  Function main = MakeFunction({data, operand}, MakeCall(to_op, {data, sizes}));
+  Expr sizes = SizesOf(MakeCall(dims_op, {data, operand}), dims_op);
+  Function main =
+      MakeFunction({data, operand}, MakeCall(to_op, {data, sizes}, std::move(to_attrs)));
   CompiledModel compiled = Compile(IRModule::FromFunction(main), {.opt_level = 3});
   EXPECT_EQ(compiled.executor, "vm");
   return MakeExecutor(compiled);
 }
 
 // The same operator with the operand as an attribute, compiled for the graph executor.
+// (With `keepdims`, a reduction's.)
 runtime::NDArray Static(const std::string& op, const std::string& attr,
-                        const runtime::NDArray& data, const std::vector<int64_t>& operand) {
+                        const runtime::NDArray& data, const std::vector<int64_t>& operand,
+                        std::optional<bool> keepdims = std::nullopt) {
   Var x = test::In("data", data.Shape());
-  Function main = MakeFunction({x}, MakeCall(op, {x}, {{attr, Ints(operand.begin(), operand.end())}}));
+  Attrs attrs = {{attr, Ints(operand.begin(), operand.end())}};
+  if (keepdims) attrs = attrs.With("keepdims", int64_t{*keepdims});
+  Function main = MakeFunction({x}, MakeCall(op, {x}, attrs));
   std::unique_ptr<runtime::Executor> graph = MakeExecutor(Compile(IRModule::FromFunction(main), {}));
   return RunOn(*graph, {data});
 }
@@ -143,6 +154,116 @@ TEST(ShapeFunction, RangeOfScalarsGivenAtRunTime) {
                 }).find("the size test.length read at run time is -1"),
                 std::string::npos);
     }
+  }
+}
+
+// data [2, 3, 4] reduced by `reducer` over k axes given at run time (reduce_dims, reduce_to,
+// and without keepdims reduce_dims again and reshape_to), as the ONNX importer writes it.
+std::unique_ptr<runtime::Executor> ReducedAtRunTime(const std::string& reducer, int64_t k,
+                                                    bool keepdims) {
+  Var data = test::In("data", {2, 3, 4});
+  Var axes = test::In("axes", {k}, kI64);
+  Expr kept = MakeCall("reduce_dims", {data, axes}, {{"keepdims", int64_t{1}}});
+  Expr y = MakeCall("reduce_to", {data, SizesOf(kept, "reduce_dims")}, {{"reducer", reducer}});
+  if (!keepdims) {
+    Expr dropped = MakeCall("reduce_dims", {data, axes}, {{"keepdims", int64_t{0}}});
+    y = MakeCall("reshape_to", {y, SizesOf(dropped, "dropped_dims")});
+  }
+  CompiledModel compiled =
+      Compile(IRModule::FromFunction(MakeFunction({data, axes}, y)), {.opt_level = 3});
+  EXPECT_EQ(compiled.executor, "vm");
+  return MakeExecutor(compiled);
+}
+
+void ExpectClose(const runtime::NDArray& got, const runtime::NDArray& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.Shape(), want.Shape()) << what;
+  std::vector<double> a = Values(got), b = Values(want);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(b[i]))) << what << " element " << i;
+  }
+}
+
+TEST(ShapeFunction, ReductionsOverAxesGivenAtRunTimeMatchTheirConstantForms) {
+  runtime::NDArray x = RandomArray({2, 3, 4}, kF32, 3);
+  for (const std::string reducer :
+       {"sum", "mean", "max", "min", "prod", "l1_norm", "l2_norm", "sum_square", "logsumexp"}) {
+    std::unique_ptr<runtime::Executor> two = ReducedAtRunTime(reducer, 2, /*keepdims=*/true);
+    for (const std::vector<int64_t>& axes :
+         std::vector<std::vector<int64_t>>{{0, 1}, {2, 0}, {-1, 1}, {1, 1}, {0, 2}}) {
+      std::set<int64_t> listed;
+      for (int64_t a : axes) listed.insert(a < 0 ? a + 3 : a);
+      ExpectClose(RunOn(*two, {x, Ints64(axes)}),
+                  Static(reducer, "axis", x, std::vector<int64_t>(listed.begin(), listed.end()),
+                         /*keepdims=*/true),
+                  reducer + " keepdims over " + Text(axes));
+    }
+  }
+  for (const std::string reducer : {"sum", "mean", "logsumexp"}) {
+    std::unique_ptr<runtime::Executor> one = ReducedAtRunTime(reducer, 1, /*keepdims=*/false);
+    for (int64_t axis : {0, 1, 2, -2}) {
+      ExpectClose(RunOn(*one, {x, Ints64({axis})}),
+                  Static(reducer, "axis", x, {axis}, /*keepdims=*/false),
+                  reducer + " over " + std::to_string(axis));
+    }
+    std::unique_ptr<runtime::Executor> all = ReducedAtRunTime(reducer, 3, /*keepdims=*/false);
+    ExpectClose(RunOn(*all, {x, Ints64({2, 0, 1})}), Static(reducer, "axis", x, {}, false),
+                reducer + " over every axis");
+  }
+}
+
+TEST(ShapeFunction, AxesThatDoNotFitAreRefusedBeforeTheReduction) {
+  runtime::NDArray x = RandomArray({2, 3, 4}, kF32, 4);
+  std::unique_ptr<runtime::Executor> keep = ReducedAtRunTime("sum", 1, /*keepdims=*/true);
+  std::unique_ptr<runtime::Executor> drop = ReducedAtRunTime("sum", 2, /*keepdims=*/false);
+  for (int64_t axis : {int64_t{3}, int64_t{-4}, int64_t{1} << 40}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*keep, {x, Ints64({axis})});
+              }).find("the size test.reduce_dims[0] read at run time is -1"),
+              std::string::npos)
+        << axis;
+  }
+  // Without keepdims the output's rank counts the axes: a repeated one would leave a dimension
+  // no axis drops.
+  EXPECT_NE(ErrorOf([&] {
+              RunOn(*drop, {x, Ints64({1, 1})});
+            }).find("the size test.dropped_dims read at run time is -1"),
+            std::string::npos);
+}
+
+TEST(ShapeFunction, SqueezeAndUnsqueezeByAxesGivenAtRunTime) {
+  runtime::NDArray x = RandomArray({1, 3, 1, 2}, kF32, 5);
+  std::unique_ptr<runtime::Executor> squeeze =
+      ShapedAtRunTime({1, 3, 1, 2}, 2, "squeeze_dims", "reshape_to");
+  for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{0, 2}, {-2, 0}}) {
+    ExpectSame(RunOn(*squeeze, {x, Ints64(axes)}), Static("reshape", "newshape", x, {3, 2}),
+               "squeeze " + Text(axes));
+  }
+  // A dimension that is not 1, a repeated axis, one out of range.
+  for (const std::vector<int64_t>& axes :
+       std::vector<std::vector<int64_t>>{{0, 1}, {2, 2}, {0, 4}}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*squeeze, {x, Ints64(axes)});
+              }).find("the size test.squeeze_dims[0] read at run time is -1"),
+              std::string::npos)
+        << Text(axes);
+  }
+  std::unique_ptr<runtime::Executor> unsqueeze =
+      ShapedAtRunTime({1, 3, 1, 2}, 2, "unsqueeze_dims", "reshape_to");
+  for (const auto& [axes, shape] :
+       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{0, 5}, {1, 1, 3, 1, 2, 1}},
+           {{-1, 2}, {1, 3, 1, 1, 2, 1}},
+           {{4, 1}, {1, 1, 3, 1, 1, 2}}}) {
+    ExpectSame(RunOn(*unsqueeze, {x, Ints64(axes)}), Static("reshape", "newshape", x, shape),
+               "unsqueeze " + Text(axes));
+  }
+  for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{1, 1}, {6, 0}}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*unsqueeze, {x, Ints64(axes)});
+              }).find("the size test.unsqueeze_dims[0] read at run time is -1"),
+              std::string::npos)
+        << Text(axes);
   }
 }
 
