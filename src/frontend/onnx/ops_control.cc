@@ -1,10 +1,10 @@
-// Converters of ONNX's control flow whose course is known at compile time: If with a
-// constant condition imports the branch it takes; Loop with a constant trip count (and a
-// condition that stays constant) and Scan (whose length is its inputs' static sequence
-// dimension) are unrolled, their body imported once per iteration with the values around
-// the node visible in it. Each iteration's kernels are the same, so they compile once.
-// A condition or trip count computed at run time needs a loop at run time, which the graph
-// executor does not have: the error says so.
+// Converters of ONNX's control flow: If with a constant condition imports the branch it
+// takes, and with a condition computed at run time both branches and a selection. Loop with
+// a constant trip count (and a condition that stays constant) and Scan (whose length is its
+// inputs' static sequence dimension) are unrolled, their body imported once per iteration
+// with the values around the node visible in it. Each iteration's kernels are the same, so
+// they compile once. A loop whose trip count or condition is computed at run time needs a
+// loop at run time, which neither executor has: the error says so.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -50,15 +50,41 @@ void CheckUnrollable(NodeContext& ctx, int64_t iterations) {
 
 std::string BodyLabel(int64_t iteration) { return "body[" + std::to_string(iteration) + "]"; }
 
+// If on a condition only a run knows, converted to data flow: both branches are computed
+// and each output selects between them (`where` on the condition). ONNX operators have no
+// side effects, and Loom's kernels read indices clamped into range, so the branch not taken
+// only costs its time. Its outputs must have the same types in both branches.
+Outputs SelectBetweenBranches(NodeContext& ctx) {
+  const Expr& condition = ctx.Input(0);
+  const graph::Type& type = condition.type();
+  if (!type.is_tensor() || type.NumElements() != std::optional<int64_t>(1) ||
+      !type.dtype().is_bool()) {
+    ctx.Fail("the condition must be one bool, got " + type.str());
+  }
+  Expr flag = ctx.Call("reshape", {condition}, {{"newshape", Ints{}}});
+  std::vector<Expr> taken = ctx.ImportSubgraph("then_branch", {}, "then_branch");
+  std::vector<Expr> other = ctx.ImportSubgraph("else_branch", {}, "else_branch");
+  if (taken.size() != other.size()) {
+    ctx.Fail("its branches give " + std::to_string(taken.size()) + " and " +
+             std::to_string(other.size()) + " outputs; they must give the same number");
+  }
+  Outputs results;
+  for (size_t k = 0; k < taken.size(); ++k) {
+    const graph::Type &a = taken[k].type(), &b = other[k].type();
+    if (!graph::Equal(a, b)) {
+      ctx.Fail("output " + std::to_string(k) + " is " + a.str() + " in then_branch and " +
+               b.str() + " in else_branch; with a condition computed at run time Loom " +
+               "computes both branches and selects, so their outputs must have the same " +
+               "types (a branch chosen by a size, or a constant, may differ)");
+    }
+    results.push_back(ctx.Call("where", {flag, taken[k], other[k]}));
+  }
+  return results;
+}
+
 Outputs ConvertIf(NodeContext& ctx) {
   std::optional<bool> taken = ConstantTruth(ctx, ctx.Input(0), "the condition");
-  if (!taken) {
-    ctx.Fail(
-        "its condition is computed at run time; Loom imports If only when the condition "
-        "is known at compile time (a constant, or computed from constants and static "
-        "shapes); choosing a branch on a value at run time is not supported yet (the VM "
-        "branches on sizes only)");
-  }
+  if (!taken) return SelectBetweenBranches(ctx);
   const char* branch = *taken ? "then_branch" : "else_branch";
   return ctx.ImportSubgraph(branch, {}, branch);
 }

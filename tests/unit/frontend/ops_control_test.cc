@@ -1,6 +1,7 @@
-// If, Loop and Scan whose course is known at compile time: the branch taken, the loops
-// unrolled (each iteration's body imported with the values around the node visible), against
-// references computed here; and the errors for what needs a loop at run time.
+// If, Loop and Scan: the branch taken, or both and a selection for a condition only a run
+// knows; the loops whose course is known at compile time unrolled (each iteration's body
+// imported with the values around the node visible), against references computed here; and
+// the errors for what needs a loop at run time.
 #include <gtest/gtest.h>
 
 #include "onnx_test_util.h"
@@ -59,19 +60,50 @@ TEST(OnnxControl, IfWithAConstantConditionImportsTheBranchItTakes) {
   ExpectOutputs(shaped, {x}, {x});
 }
 
-TEST(OnnxControl, IfWithARunTimeConditionIsAnError) {
+TEST(OnnxControl, IfWithARunTimeConditionSelectsBetweenItsBranches) {
+  runtime::NDArray x = ArrayOf({3}, kF32, {1, 2, 3});
+  // The condition as ONNX gives it (rank 0) and as exporters often do (one element, rank 1).
+  for (const std::vector<int64_t>& cond_shape : {std::vector<int64_t>{}, {1}}) {
+    ModelBuilder model;
+    model.Input("x", {3})
+        .Input("cond", cond_shape, kBool)
+        .Node("If", {"cond"}, {"y"},
+              {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", Branch("Sub"))},
+              "branch")
+        .Output("y");
+    for (bool taken : {true, false}) {
+      runtime::NDArray cond = runtime::NDArray::Empty(cond_shape, kBool);
+      SetValue(cond, 0, taken);
+      ExpectOutputs(model, {x, cond},
+                    {ArrayOf({3}, kF32,
+                             taken ? std::vector<double>{2, 3, 4} : std::vector<double>{0, 1, 2})});
+    }
+  }
+}
+
+TEST(OnnxControl, RunTimeBranchesMustAgreeOnTheirOutputs) {
+  ModelBuilder wider;  // else gives [6]: x joined with itself
+  wider.Node("Concat", {"x", "x"}, {"y_wide"}, {IntAttr("axis", 0)}).Output("y_wide");
   ModelBuilder model;
   model.Input("x", {3})
       .Input("cond", {}, kBool)
       .Node("If", {"cond"}, {"y"},
-            {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", Branch("Sub"))},
-            "branch")
+            {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", wider)}, "branch")
       .Output("y");
   EXPECT_EQ(ErrorOf([&] { model.Import(); }),
-            "node 'branch' (If): its condition is computed at run time; Loom imports If only "
-            "when the condition is known at compile time (a constant, or computed from "
-            "constants and static shapes); choosing a branch on a value at run time is not "
-            "supported yet (the VM branches on sizes only)");
+            "node 'branch' (If): output 0 is Tensor[(3,), float32] in then_branch and "
+            "Tensor[(6,), float32] in else_branch; with a condition computed at run time Loom "
+            "computes both branches and selects, so their outputs must have the same types (a "
+            "branch chosen by a size, or a constant, may differ)");
+  ModelBuilder counted;
+  counted.Input("x", {3})
+      .Input("cond", {2}, kBool)
+      .Node("If", {"cond"}, {"y"},
+            {GraphAttr("then_branch", Branch("Add")), GraphAttr("else_branch", Branch("Sub"))},
+            "two")
+      .Output("y");
+  EXPECT_EQ(ErrorOf([&] { counted.Import(); }),
+            "node 'two' (If): the condition must be one bool, got Tensor[(2,), bool]");
 }
 
 // Loop body: s' = s + x * (i + 1) (x from outside), a scan output 2 s', and the condition
