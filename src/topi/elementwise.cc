@@ -209,9 +209,28 @@ te::Tensor subtract(const te::Tensor& a, const te::Tensor& b) {
 te::Tensor multiply(const te::Tensor& a, const te::Tensor& b) {
   return Binary(a, b, "multiply", Operands::kNumeric, [](PrimExpr x, PrimExpr y) { return x * y; });
 }
+namespace {
+
+// x `divide`d by y for integers, without the divisions the processor traps on: a zero
+// divisor (undefined in ONNX) gives 0, and a signed divisor of -1 negates (wrapping, so the
+// smallest value divided by -1 is itself) or leaves no remainder.
+PrimExpr IntegerDivision(const PrimExpr& x, const PrimExpr& y, bool remainder,
+                         PrimExpr (*divide)(PrimExpr, PrimExpr)) {
+  const DataType t = x.dtype();
+  const PrimExpr zero = make_zero(t);
+  if (!t.is_int()) return select(y == zero, zero, divide(x, select(y == zero, Constant(t, 1), y)));
+  const PrimExpr minus_one = Constant(t, -1);
+  const PrimExpr safe = select(y == zero || y == minus_one, Constant(t, 1), y);
+  return select(y == zero, zero,
+                select(y == minus_one, remainder ? zero : zero - x, divide(x, safe)));
+}
+
+}  // namespace
+
 te::Tensor divide(const te::Tensor& a, const te::Tensor& b) {
   return Binary(a, b, "divide", Operands::kNumeric, [](PrimExpr x, PrimExpr y) {
-    return x.dtype().is_float() ? x / y : truncdiv(x, y);
+    if (x.dtype().is_float()) return x / y;
+    return IntegerDivision(x, y, false, [](PrimExpr n, PrimExpr d) { return truncdiv(n, d); });
   });
 }
 te::Tensor mod(const te::Tensor& a, const te::Tensor& b, bool fmod) {
@@ -219,7 +238,11 @@ te::Tensor mod(const te::Tensor& a, const te::Tensor& b, bool fmod) {
       << "mod of '" << a.name() << "': float operands need fmod = true (the result takes "
       << "the sign of the dividend), as ONNX Mod requires";
   return Binary(a, b, "mod", Operands::kNumeric, [fmod](PrimExpr x, PrimExpr y) {
-    return fmod ? truncmod(x, y) : floormod(x, y);
+    if (x.dtype().is_float()) return truncmod(x, y);
+    if (fmod) {
+      return IntegerDivision(x, y, true, [](PrimExpr n, PrimExpr d) { return truncmod(n, d); });
+    }
+    return IntegerDivision(x, y, true, [](PrimExpr n, PrimExpr d) { return floormod(n, d); });
   });
 }
 te::Tensor power(const te::Tensor& a, const te::Tensor& b) {

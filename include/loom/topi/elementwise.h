@@ -54,7 +54,9 @@ te::Tensor cast(const te::Tensor& x, DataType dtype);
 te::Tensor add(const te::Tensor& a, const te::Tensor& b);
 te::Tensor subtract(const te::Tensor& a, const te::Tensor& b);
 te::Tensor multiply(const te::Tensor& a, const te::Tensor& b);
-// Floats: IEEE division. Integers: truncating, as ONNX Div (a zero divisor is undefined).
+// Floats: IEEE division. Integers: truncating, as ONNX Div; a zero divisor, undefined in
+// ONNX, gives 0 rather than a trap, as does the remainder below (and the smallest signed
+// value divided by -1 wraps to itself).
 te::Tensor divide(const te::Tensor& a, const te::Tensor& b);
 // ONNX Mod: integers take the sign of the divisor (fmod = false); floats need fmod = true
 // and take the sign of the dividend (C fmod).

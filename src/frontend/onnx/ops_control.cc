@@ -52,8 +52,9 @@ std::string BodyLabel(int64_t iteration) { return "body[" + std::to_string(itera
 
 // If on a condition only a run knows, converted to data flow: both branches are computed
 // and each output selects between them (`where` on the condition). ONNX operators have no
-// side effects, and Loom's kernels read indices clamped into range, so the branch not taken
-// only costs its time. Its outputs must have the same types in both branches.
+// side effects, and Loom's kernels read indices clamped into range and divide integers
+// without trapping, so the branch not taken only costs its time. Its outputs must have the same
+// types in both branches.
 Outputs SelectBetweenBranches(NodeContext& ctx) {
   const Expr& condition = ctx.Input(0);
   const graph::Type& type = condition.type();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -183,6 +184,45 @@ TEST(TopiElementwise, BinaryOperatorsBroadcastLikeNumPy) {
           },
           2e-6, c.name);
     }
+  }
+}
+
+// Integer division and remainder by 0 (undefined in ONNX) and of the smallest value by -1
+// trap on x86; Loom's give 0 and wrap instead, for every integer type.
+TEST(TopiElementwise, IntegerDivisionNeverTraps) {
+  for (DataType dtype : {DataType::Int(8), DataType::Int(32), DataType::Int(64), DataType::UInt(8),
+                         DataType::UInt(32)}) {
+    const bool is_signed = dtype.is_int();
+    const int64_t smallest = is_signed ? -(int64_t{1} << (dtype.bits() - 1)) : 0;
+    std::vector<std::array<int64_t, 2>> pairs = {{7, 0}, {0, 0}, {7, 2}, {smallest, 3}};
+    if (is_signed) pairs.insert(pairs.end(), {{smallest, -1}, {-7, 0}, {-7, -1}, {7, -2}});
+    const int64_t n = static_cast<int64_t>(pairs.size());
+    te::Tensor a = te::placeholder(test::Exprs({n}), dtype, "a");
+    te::Tensor b = te::placeholder(test::Exprs({n}), dtype, "b");
+    tir::HostArray in_a(dtype, {n}), in_b(dtype, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      in_a.SetInt(i, pairs[static_cast<size_t>(i)][0]);
+      in_b.SetInt(i, pairs[static_cast<size_t>(i)][1]);
+    }
+    auto reference = [&](int64_t i, int op) -> double {
+      const int64_t x = pairs[static_cast<size_t>(i)][0], y = pairs[static_cast<size_t>(i)][1];
+      if (y == 0) return 0;
+      if (y == -1) return op == 0 ? (x == smallest ? double(smallest) : double(-x)) : 0;
+      const int64_t q = x / y, r = x % y;
+      if (op == 0) return double(q);
+      if (op == 1) return double(r);                            // fmod: dividend's sign
+      return double(r != 0 && (r < 0) != (y < 0) ? r + y : r);  // mod: divisor's sign
+    };
+    const std::string type = dtype.str();
+    ExpectClose(
+        RunCompiled({a, b}, divide(a, b), {in_a, in_b}), [&](int64_t i) { return reference(i, 0); },
+        0, "divide " + type);
+    ExpectClose(
+        RunCompiled({a, b}, mod(a, b, true), {in_a, in_b}),
+        [&](int64_t i) { return reference(i, 1); }, 0, "fmod " + type);
+    ExpectClose(
+        RunCompiled({a, b}, mod(a, b), {in_a, in_b}), [&](int64_t i) { return reference(i, 2); }, 0,
+        "mod " + type);
   }
 }
 
