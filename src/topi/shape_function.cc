@@ -140,6 +140,69 @@ te::Tensor unsqueeze_dims(const te::Tensor& x, const te::Tensor& axes) {
       "unsqueeze_dims", "shape_function");
 }
 
+te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::Tensor& ends,
+                      const te::Tensor& axes, const te::Tensor& steps) {
+  const int64_t k = OperandLength(starts, "slice", "starts"), rank = x.ndim();
+  for (const te::Tensor* operand : {&ends, &axes, &steps}) {
+    LOOM_CHECK_USER(OperandLength(*operand, "slice", "an operand") == k)
+        << "slice: '" << operand->name() << "' must have " << k << " entries, as starts '"
+        << starts.name() << "'";
+  }
+  return te::extern_op(
+      {I64(rank)}, kI64, {x, starts, ends, axes, steps},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        PrimExpr bad = !AllWithin(in[3], k, rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          detail::SliceBounds bounds = detail::SliceAlong(
+              d, rank, in[0]->shape[d], k,
+              [&](int operand, int64_t j) { return Element(in[1 + operand], j); });
+          body.push_back(BufferStore(out[0], bounds.count, {I64(d)}));
+          bad = bad || bounds.bad;
+        }
+        body.push_back(RefuseIf(bad, out[0], rank));
+        return Seq(body);
+      },
+      "slice_dims", "shape_function");
+}
+
+te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes, int mode) {
+  const int64_t k = OperandLength(axes, "pad", "axes"), rank = x.ndim();
+  LOOM_CHECK_USER(OperandLength(pads, "pad", "pads") == 2 * k)
+      << "pad: pads '" << pads.name() << "' must hold " << 2 * k << " values for " << k << " axes";
+  return te::extern_op(
+      {I64(rank)}, kI64, {x, pads, axes},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        PrimExpr bad = !AllWithin(in[2], k, rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          PrimExpr before = I64(0), after = I64(0), listed = I64(0);
+          for (int64_t j = 0; j < k; ++j) {
+            const PrimExpr axis = Element(in[2], j);
+            const PrimExpr here = select(axis < I64(0), axis + I64(rank), axis) == I64(d);
+            before = select(here, Element(in[1], j), before);
+            after = select(here, Element(in[1], j + k), after);
+            listed = listed + select(here, I64(1), I64(0));
+          }
+          // Past +-2^62 a pad is refused rather than summed (no int64 overflow below).
+          const PrimExpr huge = I64(int64_t{1} << 62);
+          bad = bad || listed > I64(1) || before > huge || before < -huge || after > huge ||
+                after < -huge;
+          const PrimExpr extent = cast(kI64, in[0]->shape[d]);
+          const PrimExpr cropped = extent + min(before, I64(0)) + min(after, I64(0));
+          const PrimExpr padded = before > I64(0) || after > I64(0);
+          bad = bad || cropped < I64(0);
+          if (mode == 1) bad = bad || (padded && (before >= cropped || after >= cropped));
+          if (mode >= 2) bad = bad || (padded && cropped == I64(0));
+          body.push_back(
+              BufferStore(out[0], cropped + max(before, I64(0)) + max(after, I64(0)), {I64(d)}));
+        }
+        body.push_back(RefuseIf(bad, out[0], rank));
+        return Seq(body);
+      },
+      "pad_dims", "shape_function");
+}
+
 te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allowzero) {
   const int64_t r = OperandLength(shape, "reshape", "the target shape");
   const int64_t rank = x.ndim();

@@ -189,6 +189,38 @@ Conv2DOutputSize CheckedConv2DOutputSize(const std::string& op, int64_t h, int64
   return {span_h / a.strides[0] + 1, span_w / a.strides[1] + 1};
 }
 
+SliceBounds SliceAlong(int64_t d, int64_t rank, const PrimExpr& extent, int64_t k,
+                       const std::function<PrimExpr(int operand, int64_t j)>& value) {
+  const DataType i64 = DataType::Int(64);
+  auto c = [&](int64_t v) { return make_const(i64, v); };
+  PrimExpr start = c(0), end = c(INT64_MAX), step = c(1), listed = c(0);
+  for (int64_t j = 0; j < k; ++j) {
+    const PrimExpr axis = value(2, j);
+    const PrimExpr here = select(axis < c(0), axis + c(rank), axis) == c(d);
+    start = select(here, value(0, j), start);
+    end = select(here, value(1, j), end);
+    step = select(here, value(3, j), step);
+    listed = listed + select(here, c(1), c(0));
+  }
+  const PrimExpr n = cast(i64, extent);
+  const PrimExpr forward = step > c(0);
+  start = select(start < c(0), start + n, start);
+  end = select(end < c(0), end + n, end);
+  start = select(forward, max(min(start, n), c(0)), max(min(start, n - c(1)), c(0)));
+  end = select(forward, max(min(end, n), c(0)), max(min(end, n - c(1)), c(-1)));
+  const PrimExpr span = select(forward, end - start, start - end);
+  // |step|, with INT64_MIN's taken as INT64_MAX: either way one element past the first is out.
+  const PrimExpr magnitude =
+      select(forward, step, select(step == c(INT64_MIN), c(INT64_MAX), c(0) - step));
+  const PrimExpr divisor = select(magnitude > c(0), magnitude, c(1));
+  SliceBounds bounds;
+  bounds.first = start;
+  bounds.step = step;
+  bounds.count = select(span > c(0), c(1) + floordiv(span - c(1), divisor), c(0));
+  bounds.bad = step == c(0) || listed > c(1);
+  return bounds;
+}
+
 }  // namespace detail
 
 }  // namespace loom::topi

@@ -50,6 +50,18 @@ bool SameExtent(const PrimExpr& a, const PrimExpr& b);
 // right-aligned, a dimension of extent 1 reading element 0.
 Array<PrimExpr> BroadcastIndex(const Array<PrimExpr>& shape, const Array<PrimExpr>& out);
 
+// Where ONNX Slice reads along one dimension of `extent` (int64): from `first`, every
+// `step`, `count` elements; `bad` holds where the slice is not one (a step of 0).
+struct SliceBounds {
+  PrimExpr first, step, count, bad;
+};
+// The bounds along dimension d of a tensor of rank `rank` from the k sliced axes' starts,
+// ends, axes and steps as int64 values (`value(operand, j)`, operand 0 to 3, j < k): a
+// dimension no axis names is taken whole. Negative starts and ends count from the end, then
+// clamp to [0, extent] going forward or [-1, extent - 1] going backward.
+SliceBounds SliceAlong(int64_t d, int64_t rank, const PrimExpr& extent, int64_t k,
+                       const std::function<PrimExpr(int operand, int64_t j)>& value);
+
 // A loom::Error naming `op` unless x has a float type.
 void CheckFloat(const te::Tensor& x, const std::string& op);
 

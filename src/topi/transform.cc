@@ -324,6 +324,36 @@ te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape) {
       out, [&](const Array<Var>& i) { return BroadcastRead(x, i); }, "expand", kInjective);
 }
 
+te::Tensor strided_slice_to(const te::Tensor& x, const Array<te::Tensor>& operands,
+                            const Array<PrimExpr>& shape) {
+  LOOM_CHECK_USER(operands.size() == 4 && static_cast<int>(shape.size()) == x.ndim())
+      << "strided_slice_to of '" << x.name() << "': takes starts, ends, axes and steps and a "
+      << "shape of rank " << x.ndim();
+  int64_t k = -1;
+  if (operands[0].ndim() == 1 && !IsConstInt(operands[0].shape()[0], &k)) k = -1;
+  for (const te::Tensor& operand : operands) {
+    LOOM_CHECK_USER(k >= 0 && operand.ndim() == 1 && detail::IsConst(operand.shape()[0], k) &&
+                    operand.dtype().is_int())
+        << "strided_slice_to of '" << x.name() << "': starts, ends, axes and steps must be 1-d "
+        << "integer tensors of one constant length; '" << operand.name() << "' is not";
+  }
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        for (int d = 0; d < x.ndim(); ++d) {
+          detail::SliceBounds bounds =
+              detail::SliceAlong(d, x.ndim(), x.shape()[d], k, [&](int operand, int64_t j) {
+                const te::Tensor& values = operands[static_cast<size_t>(operand)];
+                return loom::cast(DataType::Int(64), values(make_const(DataType::Int(64), j)));
+              });
+          index.push_back(bounds.first + loom::cast(DataType::Int(64), i[d]) * bounds.step);
+        }
+        return x(index);
+      },
+      "strided_slice", kInjective);
+}
+
 te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
                     const std::vector<int64_t>& begins, const Array<PrimExpr>& ends) {
   const std::string op = "slice of '" + x.name() + "'";

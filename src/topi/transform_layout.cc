@@ -23,6 +23,8 @@ const char* PadModeName(PadMode mode) {
     case PadMode::kConstant: return "constant";
     case PadMode::kReflect: return "reflect";
     case PadMode::kEdge: return "edge";
+    case PadMode::kWrap:
+      return "wrap";
   }
   return "?";
 }
@@ -32,6 +34,39 @@ const char* PadModeName(PadMode mode) {
 PrimExpr Reflect(const PrimExpr& at, const PrimExpr& extent) {
   PrimExpr folded = select(at < make_zero(at.dtype()), make_zero(at.dtype()) - at, at);
   return select(folded >= extent, (extent - 1) * 2 - folded, folded);
+}
+
+// Where position i of a dimension padded by `before` and `after` reads x's dimension of
+// `extent`: negative pads crop first (as ONNX's reference does), the positive ones then pad
+// the cropped view, which reflect mirrors, edge repeats and wrap reads circularly; `inside`
+// is false where kConstant fills instead.
+struct PadRead {
+  PrimExpr source, inside;
+};
+PadRead PadAlong(const PrimExpr& i, const PrimExpr& before, const PrimExpr& after,
+                 const PrimExpr& extent, PadMode mode) {
+  const DataType t = i.dtype();
+  const PrimExpr zero = make_zero(t);
+  auto typed = [&](const PrimExpr& e) { return e.dtype() == t ? e : cast(t, e); };
+  const PrimExpr b = typed(before), a = typed(after);
+  const PrimExpr cropped = typed(extent) + min(b, zero) + min(a, zero);
+  const PrimExpr at = i - max(b, zero);
+  PadRead read{ClampIndex(at, cropped), const_true()};
+  switch (mode) {
+    case PadMode::kConstant:
+      read.inside = at >= zero && at < cropped;
+      break;
+    case PadMode::kReflect:
+      read.source = Reflect(at, cropped);
+      break;
+    case PadMode::kEdge:
+      break;
+    case PadMode::kWrap:
+      read.source = floormod(at, max(cropped, make_const(t, int64_t{1})));
+      break;
+  }
+  read.source = read.source + max(zero - b, zero);
+  return read;
 }
 
 // (N, C, H, W) of a 4-d tensor, constant, for `op`.
@@ -74,7 +109,8 @@ te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
     LOOM_CHECK_USER(!padded || mode != PadMode::kReflect || !known || std::max(begin, end) < extent)
         << op << ": pads of dimension " << d << " (" << pads_begin[d] << ", " << pads_end[d]
         << ") must be smaller than its size " << extent << " to reflect";
-    LOOM_CHECK_USER(!padded || mode != PadMode::kEdge || !known || extent > 0)
+    LOOM_CHECK_USER(!padded || (mode != PadMode::kEdge && mode != PadMode::kWrap) || !known ||
+                    extent > 0)
         << op << ": dimension " << d << " is empty, with no edge to repeat";
     shape.push_back(begin + end == 0 ? cropped.back() : cropped.back() + make_const(t, begin + end));
     nothing_kept = nothing_kept || (known && extent == 0);
@@ -93,23 +129,51 @@ te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
             index.push_back(pads_begin[d] == 0 ? PrimExpr(i[d]) : i[d] + crop_offset);
             continue;
           }
-          // The position in the cropped view, then in x.
-          PrimExpr at = i[d] - make_const(t, std::max<int64_t>(pads_begin[d], 0));
-          const PrimExpr& extent = cropped[d];
-          PrimExpr source;
-          switch (mode) {
-            case PadMode::kConstant:
-              inside = inside && at >= 0 && at < extent;
-              source = ClampIndex(at, extent);
-              break;
-            case PadMode::kReflect: source = Reflect(at, extent); break;
-            case PadMode::kEdge: source = ClampIndex(at, extent); break;
-          }
-          index.push_back(pads_begin[d] < 0 ? source + crop_offset : source);
+          PadRead read = PadAlong(i[d], make_const(t, pads_begin[d]), make_const(t, pads_end[d]),
+                                  x.shape()[d], mode);
+          index.push_back(read.source);
+          if (mode == PadMode::kConstant) inside = inside && read.inside;
         }
         PrimExpr read = x(index);
         return mode == PadMode::kConstant ? select(inside, read, make_const(x.dtype(), value))
                                           : read;
+      },
+      "pad", kInjective);
+}
+
+te::Tensor pad_to(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes,
+                  const te::Tensor& value, const Array<PrimExpr>& shape, PadMode mode) {
+  int64_t k = 0;
+  LOOM_CHECK_USER(axes.ndim() == 1 && IsConstInt(axes.shape()[0], &k) && pads.ndim() == 1 &&
+                  detail::IsConst(pads.shape()[0], 2 * k) && value.dtype() == x.dtype() &&
+                  static_cast<int>(shape.size()) == x.ndim())
+      << "pad_to of '" << x.name() << "': pads must hold 2k values for k axes, value must be "
+      << "of " << x.dtype() << " and the shape of rank " << x.ndim();
+  const DataType i64 = DataType::Int(64);
+  auto c = [&](int64_t v) { return make_const(i64, v); };
+  auto element = [](const te::Tensor& t, int64_t j) {
+    return cast(DataType::Int(64), t(make_const(DataType::Int(64), j)));
+  };
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index;
+        PrimExpr inside = const_true();
+        for (int d = 0; d < x.ndim(); ++d) {
+          PrimExpr before = c(0), after = c(0);
+          for (int64_t j = 0; j < k; ++j) {
+            const PrimExpr axis = element(axes, j);
+            const PrimExpr here = select(axis < c(0), axis + c(x.ndim()), axis) == c(d);
+            before = select(here, element(pads, j), before);
+            after = select(here, element(pads, j + k), after);
+          }
+          PadRead read = PadAlong(cast(i64, i[d]), before, after, x.shape()[d], mode);
+          index.push_back(read.source);
+          inside = inside && read.inside;
+        }
+        const PrimExpr fill = value.ndim() == 0 ? value(Array<PrimExpr>{}) : value(c(0));
+        // A constant border never reads x there (x may even be empty).
+        return mode == PadMode::kConstant ? te::if_then_else(inside, x(index), fill) : x(index);
       },
       "pad", kInjective);
 }

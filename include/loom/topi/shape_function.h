@@ -35,6 +35,18 @@ te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const 
 // x's dimensions but the listed ones (int64 [rank - k]; the axes must be distinct).
 te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims);
 
+// ONNX Slice of x by starts, ends, axes and steps (each int64 or int32 [k]; topi::
+// strided_slice's rules): the elements along each dimension, int64 [rank]; -1 each where an
+// axis is out of range or repeated, or a step is 0.
+te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::Tensor& ends,
+                      const te::Tensor& axes, const te::Tensor& steps);
+
+// ONNX Pad of x by pads (integer [2k]: begins, then ends) along axes (integer [k]): x's
+// dimensions plus both pads, int64 [rank]; -1 each where an axis is out of range or repeated,
+// a dimension would be cropped below 0, or, for `mode` reflect (1), edge (2) or wrap (3), a
+// padded dimension has nothing left to read (reflect: a pad at least its size).
+te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes, int mode);
+
 // ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k].
 te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes);
 

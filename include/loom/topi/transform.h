@@ -76,6 +76,10 @@ Array<te::Tensor> split_by_count(const te::Tensor& x, int64_t axis, int64_t num_
 // length); each end must lie within its axis, which is checked where constant.
 te::Tensor slice_to(const te::Tensor& x, const std::vector<int64_t>& axes,
                     const std::vector<int64_t>& begins, const Array<PrimExpr>& ends);
+// strided_slice by starts, ends, axes and steps (`operands`, 1-d integer tensors of one length)
+// only a run knows, to `shape` (the counts topi::slice_dims computed and checked).
+te::Tensor strided_slice_to(const te::Tensor& x, const Array<te::Tensor>& operands,
+                            const Array<PrimExpr>& shape);
 te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts,
                          const std::vector<int64_t>& ends, const std::vector<int64_t>& axes = {},
                          const std::vector<int64_t>& steps = {});
@@ -97,15 +101,22 @@ te::Tensor take(const te::Tensor& data, const te::Tensor& indices);
 // ---- padding and layouts
 
 // How pad fills the border: with a constant, mirrored without repeating the edge
-// (reflect: 3 2 | 1 2 3 | 2 1), or repeating the edge (edge: 1 1 | 1 2 3 | 3 3).
-enum class PadMode { kConstant, kReflect, kEdge };
+// (reflect: 3 2 | 1 2 3 | 2 1), repeating the edge (edge: 1 1 | 1 2 3 | 3 3), or circularly
+// (wrap: 2 3 | 1 2 3 | 1 2).
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 // ONNX Pad: pads_begin[d] and pads_end[d] elements added before and after dimension d; a
 // negative pad removes elements instead (crops), and the positive pads then extend the
 // cropped tensor. kConstant fills with `value` converted to x's dtype; kReflect needs pads
-// below the (cropped) dimension's size; kEdge needs a non-empty (cropped) dimension.
+// below the (cropped) dimension's size; kEdge and kWrap need a non-empty (cropped)
+// dimension.
 te::Tensor pad(const te::Tensor& x, const std::vector<int64_t>& pads_begin,
                const std::vector<int64_t>& pads_end, PadMode mode = PadMode::kConstant,
                double value = 0);
+// ONNX Pad by pads (integer [2k]: the k axes' begins, then their ends) along axes (integer
+// [k], negative from the end) only a run knows, to `shape` (the dimensions topi::pad_dims
+// computed and checked); `value` (a scalar of x's dtype) fills a constant border.
+te::Tensor pad_to(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes,
+                  const te::Tensor& value, const Array<PrimExpr>& shape, PadMode mode);
 // ONNX DepthToSpace orders: channel blocks depth-column-row (DCR, the default) or
 // column-row-depth (CRD).
 enum class DepthToSpaceMode { kDCR, kCRD };

@@ -396,31 +396,41 @@ Outputs ThresholdedRelu(NodeContext& ctx) {
   return {Activate(ctx, {"thresholdedrelu", ctx.AttrFloat("alpha", 1.0f)}, ctx.Input(0))};
 }
 
-// Pad's "wrap" mode (opset 19): negative pads crop first, then each padded dimension reads
-// the cropped data circularly, as one take of constant indices per dimension.
-graph::Expr WrapPad(NodeContext& ctx, const std::vector<int64_t>& width) {
-  std::vector<int64_t> shape = ctx.InputShape(0);
-  int64_t rank = static_cast<int64_t>(shape.size());
-  graph::Expr x = ctx.Input(0);
-  for (int64_t axis = 0; axis < rank; ++axis) {
-    int64_t begin = width[axis], end = width[axis + rank];
-    if (begin == 0 && end == 0) continue;
-    int64_t first = std::max<int64_t>(0, -begin);
-    int64_t kept = shape[axis] - first - std::max<int64_t>(0, -end);
-    if (kept <= 0) ctx.Fail("pads crop every element of dimension " + std::to_string(axis));
-    int64_t before = std::max<int64_t>(0, begin), size = kept + before + std::max<int64_t>(0, end);
-    runtime::NDArray indices = runtime::NDArray::Empty({size}, DataType::Int(64));
-    for (int64_t i = 0; i < size; ++i) {
-      static_cast<int64_t*>(indices.data())[i] = first + ((i - before) % kept + kept) % kept;
-    }
-    x = ctx.Call("take", {x, ctx.Const(indices)}, {{"axis", axis}});
+// Pad (opset 11 on) whose pads, constant_value or axes only a run knows: pad_dims computes
+// the output's dimensions then (checking the pads against the data and the mode), pad_to
+// reads there.
+graph::Expr PadAtRunTime(NodeContext& ctx, const std::string& mode) {
+  std::vector<int64_t> pads_shape = ctx.InputShape(1);
+  if (pads_shape.size() != 1 || pads_shape[0] % 2 != 0) {
+    ctx.Fail("pads must be a 1-d tensor of an even length, got shape " + IntsText(pads_shape));
   }
-  return x;
+  const int64_t k = pads_shape[0] / 2, rank = ctx.InputRank(0);
+  graph::Expr axes;
+  if (ctx.HasInput(3)) {
+    axes = ctx.Input(3);
+  } else if (k != rank) {
+    ctx.Fail("pads has " + std::to_string(2 * k) + " values; without axes it needs " +
+             std::to_string(2 * rank) + " (a begin and an end for each dimension)");
+  } else {
+    runtime::NDArray every = runtime::NDArray::Empty({k}, DataType::Int(64));
+    for (int64_t d = 0; d < k; ++d) static_cast<int64_t*>(every.data())[d] = d;
+    axes = ctx.Const(every);
+  }
+  graph::Expr value = ctx.HasInput(2) ? ctx.Input(2) : ctx.Scalar(0, ctx.InputDtype(0));
+  graph::Expr dims = ctx.Call("pad_dims", {ctx.Input(0), ctx.Input(1), axes}, {{"pad_mode", mode}});
+  return ctx.Call(
+      "pad_to",
+      {ctx.Input(0), ctx.Input(1), axes, value, SizesOfValue(ctx, dims, dims, kUnbounded, "sizes")},
+      {{"pad_mode", mode}});
 }
 
 // Pad: pads (every dimension's begin, then every end) as an attribute before opset 11, as a
 // constant input from it on (with constant_value, and axes from opset 18).
 Outputs Pad(NodeContext& ctx) {
+  const std::string mode = ctx.AttrString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    ctx.Fail("mode '" + mode + "' is not supported; supported: constant, reflect, edge, wrap");
+  }
   int rank = ctx.InputRank(0);
   std::vector<int64_t> pads;
   double value = 0;
@@ -429,6 +439,9 @@ Outputs Pad(NodeContext& ctx) {
     pads = ctx.AttrInts(ctx.opset() < 2 ? "paddings" : "pads");
     value = ctx.AttrFloat("value", 0.0f);
   } else {
+    for (int i = 1; i <= 3; ++i) {
+      if (ctx.HasInput(i) && !ctx.ConstantInput(i)) return {PadAtRunTime(ctx, mode)};
+    }
     pads = ctx.ConstantInts(1);
     if (ctx.HasInput(2)) value = ctx.ConstantFloats(2).at(0);
     if (ctx.HasInput(3)) axes = ctx.ConstantInts(3);
@@ -447,11 +460,6 @@ Outputs Pad(NodeContext& ctx) {
     if (axis < 0 || axis >= rank) ctx.Fail("axis " + std::to_string(axes[k]) + " is out of range");
     width[axis] = pads[k];
     width[axis + rank] = pads[k + axes.size()];
-  }
-  std::string mode = ctx.AttrString("mode", "constant");
-  if (mode == "wrap") return {WrapPad(ctx, width)};
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    ctx.Fail("mode '" + mode + "' is not supported; supported: constant, reflect, edge, wrap");
   }
   return {ctx.Call("nn.pad", {ctx.Input(0)},
                    {{"pad_width", width}, {"pad_value", value}, {"pad_mode", mode}})};

@@ -385,6 +385,22 @@ Outputs SymbolicSlice(NodeContext& ctx, const ShapeValue& ends_value) {
                    {{"begin", starts}, {"end", ends}, {"axes", axes}, {"like_dims", like_dims}})};
 }
 
+// Slice (opset 10 on) whose starts, ends, axes or steps only a run knows: slice_dims computes
+// the output's dimensions then (checking the axes and steps), strided_slice_to reads there.
+Outputs SliceAtRunTime(NodeContext& ctx) {
+  std::vector<int64_t> shape = ctx.InputShape(1);
+  if (shape.size() != 1) ctx.Fail("starts must be a 1-d tensor, got shape " + Text(shape));
+  const int64_t k = shape[0];
+  std::vector<int64_t> first_axes, ones(static_cast<size_t>(k), 1);
+  for (int64_t j = 0; j < k; ++j) first_axes.push_back(j);
+  std::vector<Expr> operands = {ctx.Input(0), ctx.Input(1), ctx.Input(2),
+                                ctx.HasInput(3) ? ctx.Input(3) : ctx.Const(Int64Array(first_axes)),
+                                ctx.HasInput(4) ? ctx.Input(4) : ctx.Const(Int64Array(ones))};
+  Expr dims = ctx.Call("slice_dims", operands);
+  operands.push_back(SizesOfValue(ctx, dims, dims, kUnbounded, "sizes"));
+  return {ctx.Call("strided_slice_to", operands)};
+}
+
 Outputs ConvertSlice(NodeContext& ctx) {
   int64_t rank = ctx.InputRank(0);
   Ints starts, ends, axes, steps;
@@ -395,6 +411,9 @@ Outputs ConvertSlice(NodeContext& ctx) {
   } else {
     if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2); symbolic && IsSymbolic(*symbolic)) {
       return SymbolicSlice(ctx, *symbolic);
+    }
+    for (int i = 1; i <= 4; ++i) {
+      if (ctx.HasInput(i) && !ctx.ConstantInput(i)) return SliceAtRunTime(ctx);
     }
     starts = ctx.ConstantInts(1);
     ends = ctx.ConstantInts(2);

@@ -1,6 +1,6 @@
 // Operators whose shape operand is a tensor only a run knows (ONNX Reshape, Expand, Tile,
-// Range, and the axes of Reduce*, Squeeze and Unsqueeze, given as such an input): a shape
-// function computes the output's dimensions as a tensor (topi/shape_function.h),
+// Range, Slice, and the axes of Reduce*, Squeeze and Unsqueeze, given as such an input): a
+// shape function computes the output's dimensions as a tensor (topi/shape_function.h),
 // dims_of_value makes them sizes, and the *_to operator builds the output at those sizes,
 // which the shape function checked.
 //
@@ -28,6 +28,13 @@ Array<PrimExpr> SizesOf(const CallInfo& info, const te::Tensor& sizes) {
   return shape;
 }
 
+constexpr const char* kPadModes = "\"constant\", \"reflect\", \"edge\" or \"wrap\"";
+
+// The call's pad_mode as topi::PadMode's number.
+int PadModeOf(const CallInfo& info) {
+  return ChoiceAttr(info, "pad_mode", {"constant", "reflect", "edge", "wrap"});
+}
+
 OpBuilder RegisterShapeFunction(const std::string& name, const std::string& doc,
                                 std::vector<std::string> inputs, ComputeFn compute) {
   return RegisterComputedOp(name, std::move(compute))
@@ -37,9 +44,9 @@ OpBuilder RegisterShapeFunction(const std::string& name, const std::string& doc,
       .Schedule(ScheduleAsWritten);
 }
 
-void RegisterTo(const std::string& name, const std::string& doc, std::vector<std::string> inputs,
-                ComputeFn compute) {
-  RegisterComputedOp(name, std::move(compute))
+OpBuilder RegisterTo(const std::string& name, const std::string& doc,
+                     std::vector<std::string> inputs, ComputeFn compute) {
+  return RegisterComputedOp(name, std::move(compute))
       .Describe(doc)
       .Inputs(std::move(inputs))
       .Pattern(OpPattern::kInjective);
@@ -83,6 +90,22 @@ void RegisterTo(const std::string& name, const std::string& doc, std::vector<std
         return Tensors{topi::reduce_dims(in[0], in[1], info.attrs.GetInt("keepdims") != 0)};
       })
       .Attr("keepdims", AttrKind::kInt, int64_t{1}, "1: the reduced dimensions stay as 1");
+  RegisterShapeFunction("slice_dims",
+                        "ONNX Slice's output dimensions for starts, ends, axes and steps "
+                        "(integer [k] each); -1 each where an axis is out of range or repeated, "
+                        "or a step is 0",
+                        {"data", "starts", "ends", "axes", "steps"},
+                        [](const CallInfo&, const Tensors& in) {
+                          return Tensors{topi::slice_dims(in[0], in[1], in[2], in[3], in[4])};
+                        });
+  RegisterShapeFunction("pad_dims",
+                        "ONNX Pad's output dimensions for pads (integer [2k]) along axes "
+                        "(integer [k]); -1 each where they do not fit data or pad_mode",
+                        {"data", "pads", "axes"},
+                        [](const CallInfo& info, const Tensors& in) {
+                          return Tensors{topi::pad_dims(in[0], in[1], in[2], PadModeOf(info))};
+                        })
+      .Attr("pad_mode", AttrKind::kString, std::string("constant"), kPadModes);
   RegisterShapeFunction("squeeze_dims",
                         "ONNX Squeeze's output dimensions for axes (int64 [k]): data's but the "
                         "listed ones; -1 each where one is out of range, repeated or not 1",
@@ -111,6 +134,23 @@ void RegisterTo(const std::string& name, const std::string& doc, std::vector<std
              {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
                return Tensors{topi::reshape_to(in[0], SizesOf(info, in[1]))};
              });
+  RegisterTo("strided_slice_to",
+             "ONNX Slice of data by starts, ends, axes and steps, at the shape sizes carries "
+             "(slice_dims's)",
+             {"data", "starts", "ends", "axes", "steps", "sizes"},
+             [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::strided_slice_to(in[0], {in[1], in[2], in[3], in[4]},
+                                                     SizesOf(info, in[5]))};
+             });
+  RegisterTo("pad_to",
+             "ONNX Pad of data by pads along axes (value fills a constant border), at the shape "
+             "sizes carries (pad_dims's)",
+             {"data", "pads", "axes", "value", "sizes"},
+             [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::pad_to(in[0], in[1], in[2], in[3], SizesOf(info, in[4]),
+                                           static_cast<topi::PadMode>(PadModeOf(info)))};
+             })
+      .Attr("pad_mode", AttrKind::kString, std::string("constant"), kPadModes);
   RegisterTo("expand_to", "data broadcast to the shape sizes carries (checked by broadcast_dims)",
              {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
                return Tensors{topi::expand_to(in[0], SizesOf(info, in[1]))};

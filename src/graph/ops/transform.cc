@@ -276,7 +276,7 @@ void RegisterPadding() {
             << "dimension's begin, then every end) for data " << info.input_types[0].str()
             << ", got " << AttrValueText(widths);
         auto mode = static_cast<topi::PadMode>(
-            ChoiceAttr(info, "pad_mode", {"constant", "reflect", "edge"}));
+            ChoiceAttr(info, "pad_mode", {"constant", "reflect", "edge", "wrap"}));
         std::vector<int64_t> begins(widths.begin(), widths.begin() + ndim);
         std::vector<int64_t> ends(widths.begin() + ndim, widths.end());
         return Tensors{topi::pad(in[0], begins, ends, mode, info.attrs.GetFloat("pad_value"))};
@@ -285,7 +285,7 @@ void RegisterPadding() {
             "every dimension's begin pad, then every end pad (ONNX pads)")
       .Attr("pad_value", AttrKind::kFloat, 0.0, "the constant border value")
       .Attr("pad_mode", AttrKind::kString, std::string("constant"),
-            "\"constant\", \"reflect\" or \"edge\"");
+            "\"constant\", \"reflect\", \"edge\" or \"wrap\"");
 }
 
 void RegisterSpatial() {

@@ -1,9 +1,10 @@
-// Shapes given as tensors at run time: reshape, expand, tile, range, the reductions, squeeze
-// and unsqueeze compiled once with their shape operand an input, run with many operands
+// Shapes given as tensors at run time: reshape, expand, tile, range, the reductions, squeeze,
+// unsqueeze, slice and pad compiled once with their shape operand an input, run with many operands
 // against the same operator compiled for each operand as a constant (the graph executor);
 // operands that do not fit are refused as sizes, before the output is allocated.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -22,9 +23,11 @@ using test::Values;
 const DataType kF32 = DataType::Float(32);
 const DataType kI64 = DataType::Int(64);
 
+// (Written as int64: a double would round INT64_MAX.)
 runtime::NDArray Ints64(const std::vector<int64_t>& values) {
-  std::vector<double> as_double(values.begin(), values.end());
-  return test::ArrayOf({static_cast<int64_t>(values.size())}, kI64, as_double);
+  runtime::NDArray array = runtime::NDArray::Empty({static_cast<int64_t>(values.size())}, kI64);
+  std::copy(values.begin(), values.end(), static_cast<int64_t*>(array.data()));
+  return array;
 }
 
 runtime::NDArray RunOn(runtime::Executor& executor, const std::vector<runtime::NDArray>& inputs) {
@@ -264,6 +267,103 @@ TEST(ShapeFunction, SqueezeAndUnsqueezeByAxesGivenAtRunTime) {
               }).find("the size test.unsqueeze_dims[0] read at run time is -1"),
               std::string::npos)
         << Text(axes);
+  }
+}
+
+// `op` with `attrs` on data, compiled for the graph executor.
+runtime::NDArray StaticCall(const std::string& op, const Attrs& attrs,
+                            const runtime::NDArray& data) {
+  Var x = test::In("data", data.Shape());
+  Function main = MakeFunction({x}, MakeCall(op, {x}, attrs));
+  std::unique_ptr<runtime::Executor> graph =
+      MakeExecutor(Compile(IRModule::FromFunction(main), {}));
+  return RunOn(*graph, {data});
+}
+
+TEST(ShapeFunction, SliceByOperandsGivenAtRunTimeMatchesTheConstantSlice) {
+  runtime::NDArray x = RandomArray({4, 5, 6}, kF32, 6);
+  std::vector<Var> params = {test::In("data", {4, 5, 6})};
+  for (const char* name : {"starts", "ends", "axes", "steps"})
+    params.push_back(test::In(name, {2}, kI64));
+  std::vector<Expr> operands(params.begin(), params.end());
+  Expr dims = MakeCall("slice_dims", operands);
+  operands.push_back(SizesOf(dims, "slice_dims"));
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(Compile(
+      IRModule::FromFunction(MakeFunction(params, MakeCall("strided_slice_to", operands))), {}));
+  const int64_t big = INT64_MAX, small = INT64_MIN;
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 0}, {3, 5}, {0, 2}, {1, 2}},
+                                         {{-1, 4}, {-5, 0}, {1, 2}, {-1, -2}},
+                                         {{0, 0}, {big, big}, {0, -1}, {1, 1}},
+                                         {{10, -10}, {20, -20}, {0, 1}, {1, -1}},
+                                         {{5, -1}, {small, small}, {2, 1}, {-2, small}},
+                                         {{2, 1}, {2, 1}, {0, 1}, {1, 1}}}) {
+    const std::string what =
+        "starts " + Text(c.starts) + " ends " + Text(c.ends) + " axes " + Text(c.axes);
+    ExpectSame(RunOn(*vm, {x, Ints64(c.starts), Ints64(c.ends), Ints64(c.axes), Ints64(c.steps)}),
+               StaticCall("strided_slice",
+                          {{"begin", Ints(c.starts)},
+                           {"end", Ints(c.ends)},
+                           {"axes", Ints(c.axes)},
+                           {"strides", Ints(c.steps)}},
+                          x),
+               what);
+  }
+  // A step of 0, a repeated axis, an axis out of range.
+  for (const Case& c : std::vector<Case>{{{0, 0}, {2, 2}, {0, 1}, {1, 0}},
+                                         {{0, 0}, {2, 2}, {1, -2}, {1, 1}},
+                                         {{0, 0}, {2, 2}, {0, 3}, {1, 1}}}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*vm, {x, Ints64(c.starts), Ints64(c.ends), Ints64(c.axes), Ints64(c.steps)});
+              }).find("the size test.slice_dims[0] read at run time is -1"),
+              std::string::npos)
+        << "axes " << Text(c.axes) << " steps " << Text(c.steps);
+  }
+}
+
+TEST(ShapeFunction, PadByOperandsGivenAtRunTimeMatchesTheConstantPad) {
+  runtime::NDArray x = RandomArray({3, 4}, kF32, 7);
+  runtime::NDArray seven = test::ArrayOf({}, kF32, {7});
+  for (const std::string mode : {"constant", "reflect", "edge", "wrap"}) {
+    Var data = test::In("data", {3, 4}), pads = test::In("pads", {4}, kI64);
+    Var axes = test::In("axes", {2}, kI64);
+    Var value = MakeVar("value", TensorType(std::vector<int64_t>{}, kF32));
+    Expr dims = MakeCall("pad_dims", {data, pads, axes}, {{"pad_mode", mode}});
+    Expr y = MakeCall("pad_to", {data, pads, axes, value, SizesOf(dims, "pad_dims")},
+                      {{"pad_mode", mode}});
+    std::unique_ptr<runtime::Executor> vm = MakeExecutor(
+        Compile(IRModule::FromFunction(MakeFunction({data, pads, axes, value}, y)), {}));
+    // pads (begin of axes[0], of axes[1], end of axes[0], of axes[1]).
+    for (const auto& [given, order] :
+         std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+             {{1, 2, 0, 1}, {0, 1}}, {{0, -1, 2, 1}, {1, 0}}, {{-1, 0, 1, 2}, {-2, 1}}}) {
+      Ints width(4, 0);
+      for (size_t j = 0; j < 2; ++j) {
+        const int64_t d = order[j] < 0 ? order[j] + 2 : order[j];
+        width[static_cast<size_t>(d)] = given[j];
+        width[static_cast<size_t>(d) + 2] = given[j + 2];
+      }
+      ExpectSame(
+          RunOn(*vm, {x, Ints64(given), Ints64(order), seven}),
+          StaticCall("nn.pad", {{"pad_width", width}, {"pad_value", 7.0}, {"pad_mode", mode}}, x),
+          mode + " pads " + Text(given) + " axes " + Text(order));
+    }
+    // A dimension cropped below 0, a repeated axis; reflect: a pad as large as the dimension.
+    std::vector<std::vector<int64_t>> refused = {{-2, 0, -2, 0}, {0, 0, 0, 0}};
+    std::vector<std::vector<int64_t>> refused_axes = {{0, 1}, {1, 1}};
+    if (mode == "reflect") {
+      refused.push_back({3, 0, 0, 0});
+      refused_axes.push_back({0, 1});
+    }
+    for (size_t r = 0; r < refused.size(); ++r) {
+      EXPECT_NE(ErrorOf([&] {
+                  RunOn(*vm, {x, Ints64(refused[r]), Ints64(refused_axes[r]), seven});
+                }).find("the size test.pad_dims[0] read at run time is -1"),
+                std::string::npos)
+          << mode << " pads " << Text(refused[r]) << " axes " << Text(refused_axes[r]);
+    }
   }
 }
 
