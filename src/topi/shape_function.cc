@@ -203,6 +203,29 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
       "pad_dims", "shape_function");
 }
 
+te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis) {
+  const int64_t n = OperandLength(split, "split", "split"), rank = x.ndim();
+  LOOM_CHECK_USER(axis >= 0 && axis < rank)
+      << "split: axis " << axis << " of '" << x.name() << "' of rank " << rank;
+  return te::extern_op(
+      {I64(n)}, kI64, {x, split},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const PrimExpr extent = cast(kI64, in[0]->shape[static_cast<size_t>(axis)]);
+        Array<Stmt> body;
+        PrimExpr total = I64(0), bad = const_false();
+        for (int64_t j = 0; j < n; ++j) {
+          // Each size within [0, extent], so the running total stays below 2^63.
+          const PrimExpr size = Element(in[1], j);
+          bad = bad || size < I64(0) || size > extent;
+          total = total + select(size < I64(0) || size > extent, I64(0), size);
+          body.push_back(BufferStore(out[0], size, {I64(j)}));
+        }
+        body.push_back(RefuseIf(bad || total != extent, out[0], n));
+        return Seq(body);
+      },
+      "split_dims", "shape_function");
+}
+
 te::Tensor reshape_dims(const te::Tensor& x, const te::Tensor& shape, bool allowzero) {
   const int64_t r = OperandLength(shape, "reshape", "the target shape");
   const int64_t rank = x.ndim();

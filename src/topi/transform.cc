@@ -324,6 +324,27 @@ te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape) {
       out, [&](const Array<Var>& i) { return BroadcastRead(x, i); }, "expand", kInjective);
 }
 
+te::Tensor split_piece(const te::Tensor& x, const Array<PrimExpr>& sizes, int64_t axis,
+                       int64_t index) {
+  LOOM_CHECK_USER(axis >= 0 && axis < x.ndim() && index >= 0 &&
+                  index < static_cast<int64_t>(sizes.size()))
+      << "split_piece of '" << x.name() << "': piece " << index << " of " << sizes.size()
+      << " along axis " << axis << " of a tensor of rank " << x.ndim();
+  const DataType i64 = DataType::Int(64);
+  PrimExpr offset = make_const(i64, int64_t{0});
+  for (int64_t j = 0; j < index; ++j) offset = offset + cast(i64, sizes[static_cast<size_t>(j)]);
+  Array<PrimExpr> shape = x.shape();
+  shape[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(index)];
+  return te::compute(
+      shape,
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> at(i.begin(), i.end());
+        at[static_cast<size_t>(axis)] = cast(i64, i[static_cast<size_t>(axis)]) + offset;
+        return x(at);
+      },
+      "split", kInjective);
+}
+
 te::Tensor strided_slice_to(const te::Tensor& x, const Array<te::Tensor>& operands,
                             const Array<PrimExpr>& shape) {
   LOOM_CHECK_USER(operands.size() == 4 && static_cast<int>(shape.size()) == x.ndim())

@@ -47,6 +47,10 @@ te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::T
 // padded dimension has nothing left to read (reflect: a pad at least its size).
 te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes, int mode);
 
+// ONNX Split of x along `axis` into pieces of the sizes `split` (integer [n]) gives: those
+// sizes, int64 [n]; -1 each where one is negative or they do not sum to the dimension.
+te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis);
+
 // ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k].
 te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes);
 

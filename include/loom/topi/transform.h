@@ -63,6 +63,10 @@ te::Tensor concat(const Array<te::Tensor>& tensors, int64_t axis);
 // ONNX Split: consecutive pieces of x along `axis`, of the given sizes (which must sum to
 // the dimension).
 Array<te::Tensor> split(const te::Tensor& x, int64_t axis, const std::vector<int64_t>& sizes);
+// Piece `index` of x split along `axis` into pieces of `sizes` (sizes a run gives, which
+// topi::split_dims checked): from the sum of the sizes before it, sizes[index] long.
+te::Tensor split_piece(const te::Tensor& x, const Array<PrimExpr>& sizes, int64_t axis,
+                       int64_t index);
 // ONNX Split without sizes (opset 18 num_outputs): num_outputs pieces of
 // ceil(dimension / num_outputs), the last one smaller when it does not divide evenly (a
 // loom::Error when not even the last piece is left, such as 5 in 4 parts of 2). A name of

@@ -303,12 +303,33 @@ Outputs ConvertConcat(NodeContext& ctx) {
 // Split: explicit sizes (attribute `split` before opset 13, input 1 from then on), else
 // opset 18's num_outputs (pieces of ceil(d / n), the last smaller), else equal pieces, one
 // per node output.
+// Split (opset 13 on) whose sizes only a run knows: split_dims checks them then, and each
+// output is one piece at those sizes.
+Outputs SplitAtRunTime(NodeContext& ctx, int64_t axis, int outputs) {
+  std::vector<int64_t> shape = ctx.InputShape(1);
+  if (shape.size() != 1 || shape[0] != outputs) {
+    ctx.Fail("split must be a 1-d tensor of " + std::to_string(outputs) +
+             " sizes (one per output), got shape " + Text(shape));
+  }
+  Expr dims = ctx.Call("split_dims", {ctx.Input(0), ctx.Input(1)}, {{"axis", axis}});
+  Expr sizes = SizesOfValue(ctx, dims, dims, kUnbounded, "sizes");
+  Outputs pieces;
+  for (int64_t i = 0; i < outputs; ++i) {
+    pieces.push_back(
+        ctx.Call("split_piece_to", {ctx.Input(0), sizes}, {{"axis", axis}, {"index", i}}));
+  }
+  return pieces;
+}
+
 Outputs ConvertSplit(NodeContext& ctx) {
   std::vector<int64_t> shape = ctx.InputShape(0);
   int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), static_cast<int64_t>(shape.size()));
   int64_t dim = shape[static_cast<size_t>(axis)];
   int outputs = ctx.node().output_size();
   if (outputs < 1) ctx.Fail("needs at least one output");
+  if (ctx.opset() >= 13 && ctx.HasInput(1) && !ctx.ConstantInput(1)) {
+    return SplitAtRunTime(ctx, axis, outputs);
+  }
   Ints sizes;
   if (ctx.opset() < 13) {
     sizes = ctx.AttrInts("split", Ints{});

@@ -106,6 +106,14 @@ OpBuilder RegisterTo(const std::string& name, const std::string& doc,
                           return Tensors{topi::pad_dims(in[0], in[1], in[2], PadModeOf(info))};
                         })
       .Attr("pad_mode", AttrKind::kString, std::string("constant"), kPadModes);
+  RegisterShapeFunction("split_dims",
+                        "ONNX Split's piece sizes split (integer [n]) along axis, checked: -1 "
+                        "each where one is negative or they do not sum to the dimension",
+                        {"data", "split"},
+                        [](const CallInfo& info, const Tensors& in) {
+                          return Tensors{topi::split_dims(in[0], in[1], info.attrs.GetInt("axis"))};
+                        })
+      .Attr("axis", AttrKind::kInt, std::nullopt, "the split dimension (from 0)");
   RegisterShapeFunction("squeeze_dims",
                         "ONNX Squeeze's output dimensions for axes (int64 [k]): data's but the "
                         "listed ones; -1 each where one is out of range, repeated or not 1",
@@ -151,6 +159,16 @@ OpBuilder RegisterTo(const std::string& name, const std::string& doc,
                                            static_cast<topi::PadMode>(PadModeOf(info)))};
              })
       .Attr("pad_mode", AttrKind::kString, std::string("constant"), kPadModes);
+  RegisterTo(
+      "split_piece_to",
+      "piece index of data split along axis at the sizes sizes carries (split_dims's)",
+      {"data", "sizes"},
+      [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::split_piece(in[0], SizesOf(info, in[1]), info.attrs.GetInt("axis"),
+                                         info.attrs.GetInt("index"))};
+      })
+      .Attr("axis", AttrKind::kInt, std::nullopt, "the split dimension (from 0)")
+      .Attr("index", AttrKind::kInt, std::nullopt, "which piece");
   RegisterTo("expand_to", "data broadcast to the shape sizes carries (checked by broadcast_dims)",
              {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
                return Tensors{topi::expand_to(in[0], SizesOf(info, in[1]))};

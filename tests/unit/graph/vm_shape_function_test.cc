@@ -1,6 +1,6 @@
 // Shapes given as tensors at run time: reshape, expand, tile, range, the reductions, squeeze,
-// unsqueeze, slice and pad compiled once with their shape operand an input, run with many operands
-// against the same operator compiled for each operand as a constant (the graph executor);
+// unsqueeze, slice, pad and split compiled once with their shape operand an input, run with many
+// operands against the same operator compiled for each operand as a constant (the graph executor);
 // operands that do not fit are refused as sizes, before the output is allocated.
 #include <gtest/gtest.h>
 
@@ -364,6 +364,46 @@ TEST(ShapeFunction, PadByOperandsGivenAtRunTimeMatchesTheConstantPad) {
                 std::string::npos)
           << mode << " pads " << Text(refused[r]) << " axes " << Text(refused_axes[r]);
     }
+  }
+}
+
+TEST(ShapeFunction, SplitBySizesGivenAtRunTime) {
+  runtime::NDArray x = RandomArray({3, 7}, kF32, 8);
+  Var data = test::In("data", {3, 7}), split = test::In("split", {3}, kI64);
+  Expr dims = MakeCall("split_dims", {data, split}, {{"axis", int64_t{1}}});
+  Expr sizes = SizesOf(dims, "split_dims");
+  std::vector<Expr> pieces;
+  for (int64_t i = 0; i < 3; ++i) {
+    pieces.push_back(
+        MakeCall("split_piece_to", {data, sizes}, {{"axis", int64_t{1}}, {"index", i}}));
+  }
+  std::unique_ptr<runtime::Executor> vm = MakeExecutor(
+      Compile(IRModule::FromFunction(MakeFunction({data, split}, MakeTuple(pieces))), {}));
+  for (const std::vector<int64_t>& given :
+       std::vector<std::vector<int64_t>>{{2, 4, 1}, {0, 7, 0}, {7, 0, 0}}) {
+    std::vector<runtime::NDArray> got = test::models::RunOn(*vm, {x, Ints64(given)});
+    ASSERT_EQ(got.size(), 3u);
+    int64_t begin = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      ExpectSame(got[i],
+                 StaticCall("strided_slice",
+                            {{"begin", Ints{begin}},
+                             {"end", Ints{begin + given[i]}},
+                             {"axes", Ints{1}},
+                             {"strides", Ints{1}}},
+                            x),
+                 "piece " + std::to_string(i) + " of " + Text(given));
+      begin += given[i];
+    }
+  }
+  // Sizes that do not sum to 7, a negative one, one past the dimension.
+  for (const std::vector<int64_t>& given :
+       std::vector<std::vector<int64_t>>{{3, 3, 3}, {-1, 4, 4}, {8, -1, 0}}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*vm, {x, Ints64(given)});
+              }).find("the size test.split_dims[0] read at run time is -1"),
+              std::string::npos)
+        << Text(given);
   }
 }
 
