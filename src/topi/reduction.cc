@@ -192,8 +192,14 @@ te::Tensor MeanOf(const te::Tensor& x, const Reduction& r) {
   return te::compute(
       total.shape(),
       [&](const Array<Var>& i) {
-        return t.is_float() ? total(i) / loom::cast(t, g.count)
-                            : truncdiv(total(i), loom::cast(t, g.count));
+        if (t.is_float()) return total(i) / loom::cast(t, g.count);
+        // In int64, so that a count past the type's range neither wraps nor reaches 0; an
+        // empty reduction (count 0) gives 0 rather than a trap.
+        const DataType i64 = DataType::Int(64);
+        const PrimExpr count = loom::cast(i64, g.count);
+        const PrimExpr one = make_const(i64, int64_t{1});
+        return loom::cast(t, select(count == make_zero(i64), make_zero(i64),
+                                    truncdiv(loom::cast(i64, total(i)), max(count, one))));
       },
       "mean", "elemwise");
 }

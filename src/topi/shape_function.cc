@@ -58,6 +58,13 @@ PrimExpr AllWithin(const Buffer& axes, int64_t k, int64_t rank) {
   return within;
 }
 
+// A tensor of rank 0 has no axis for any of k > 0 axes to name (and a shape function of
+// rank 0 could not refuse them).
+void CheckAxesOfAScalar(const te::Tensor& x, int64_t k, const std::string& op) {
+  LOOM_CHECK_USER(x.ndim() > 0 || k == 0)
+      << op << ": " << k << " axes for '" << x.name() << "', a scalar, which has none";
+}
+
 // The statements that set every one of dims's `count` values to -1 when `bad` holds.
 Stmt RefuseIf(const PrimExpr& bad, const Buffer& dims, int64_t count) {
   Array<Stmt> refuse;
@@ -66,14 +73,17 @@ Stmt RefuseIf(const PrimExpr& bad, const Buffer& dims, int64_t count) {
 }
 
 // x's dimensions but those `axes` lists (distinct, within x's rank; with `only_ones`, each of
-// size 1): int64 [rank - k], -1 each where they are not.
+// size 1): int64 [rank - k], -1 each where they are not. Dropping every dimension gives
+// int64 [1] holding 1 (-1 where the axes do not fit): an empty result could refuse nothing,
+// so the caller reshapes the one dimension away.
 te::Tensor DroppedDims(const te::Tensor& x, const te::Tensor& axes, const std::string& op,
                        bool only_ones) {
   const int64_t k = OperandLength(axes, op, "axes"), rank = x.ndim();
   LOOM_CHECK_USER(k <= rank) << op << ": " << k << " axes '" << axes.name() << "' for '" << x.name()
                              << "' of rank " << rank;
+  const int64_t kept = std::max<int64_t>(rank - k, 1);
   return te::extern_op(
-      {I64(rank - k)}, kI64, {x, axes},
+      {I64(kept)}, kI64, {x, axes},
       [&](const Array<Buffer>& in, const Array<Buffer>& out) {
         Array<Stmt> body;
         PrimExpr dropped = I64(0), bad = !AllWithin(in[1], k, rank);
@@ -85,7 +95,8 @@ te::Tensor DroppedDims(const te::Tensor& x, const te::Tensor& axes, const std::s
           if (only_ones) bad = bad || (listed && size != I64(1));
           dropped = dropped + select(listed, I64(1), I64(0));
         }
-        body.push_back(RefuseIf(bad || dropped != I64(k), out[0], rank - k));
+        if (rank == k) body.push_back(BufferStore(out[0], I64(1), {I64(0)}));
+        body.push_back(RefuseIf(bad || dropped != I64(k), out[0], kept));
         return Seq(body);
       },
       op + "_dims", "shape_function");
@@ -96,6 +107,7 @@ te::Tensor DroppedDims(const te::Tensor& x, const te::Tensor& axes, const std::s
 te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims) {
   if (!keepdims) return DroppedDims(x, axes, "reduce", /*only_ones=*/false);
   const int64_t k = OperandLength(axes, "reduce", "axes"), rank = x.ndim();
+  CheckAxesOfAScalar(x, k, "reduce");
   return te::extern_op(
       {I64(rank)}, kI64, {x, axes},
       [&](const Array<Buffer>& in, const Array<Buffer>& out) {
@@ -143,6 +155,7 @@ te::Tensor unsqueeze_dims(const te::Tensor& x, const te::Tensor& axes) {
 te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::Tensor& ends,
                       const te::Tensor& axes, const te::Tensor& steps) {
   const int64_t k = OperandLength(starts, "slice", "starts"), rank = x.ndim();
+  CheckAxesOfAScalar(x, k, "slice");
   for (const te::Tensor* operand : {&ends, &axes, &steps}) {
     LOOM_CHECK_USER(OperandLength(*operand, "slice", "an operand") == k)
         << "slice: '" << operand->name() << "' must have " << k << " entries, as starts '"
@@ -168,6 +181,7 @@ te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::T
 
 te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes, int mode) {
   const int64_t k = OperandLength(axes, "pad", "axes"), rank = x.ndim();
+  CheckAxesOfAScalar(x, k, "pad");
   LOOM_CHECK_USER(OperandLength(pads, "pad", "pads") == 2 * k)
       << "pad: pads '" << pads.name() << "' must hold " << 2 * k << " values for " << k << " axes";
   return te::extern_op(
@@ -184,8 +198,9 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
             after = select(here, Element(in[1], j + k), after);
             listed = listed + select(here, I64(1), I64(0));
           }
-          // Past +-2^62 a pad is refused rather than summed (no int64 overflow below).
-          const PrimExpr huge = I64(int64_t{1} << 62);
+          // Past +-2^61 a pad is refused rather than summed: with a dimension below 2^62,
+          // the sums below stay within int64.
+          const PrimExpr huge = I64(int64_t{1} << 61);
           bad = bad || listed > I64(1) || before > huge || before < -huge || after > huge ||
                 after < -huge;
           const PrimExpr extent = cast(kI64, in[0]->shape[d]);

@@ -216,7 +216,9 @@ SliceBounds SliceAlong(int64_t d, int64_t rank, const PrimExpr& extent, int64_t 
   SliceBounds bounds;
   bounds.first = start;
   bounds.step = step;
-  bounds.count = select(span > c(0), c(1) + floordiv(span - c(1), divisor), c(0));
+  // An empty dimension has nothing to read (going backward, its clamped start 0 and end -1
+  // would span one element).
+  bounds.count = select(span > c(0) && n > c(0), c(1) + floordiv(span - c(1), divisor), c(0));
   bounds.bad = step == c(0) || listed > c(1);
   return bounds;
 }

@@ -546,7 +546,9 @@ te::Tensor strided_slice(const te::Tensor& x, const std::vector<int64_t>& starts
     // forward or [-1, extent - 1] going backward (where -1 is "before the first").
     int64_t start = starts[k] < 0 ? starts[k] + extent : starts[k];
     int64_t end = ends[k] < 0 ? ends[k] + extent : ends[k];
-    if (step > 0) {
+    if (extent == 0) {  // nothing to read, in either direction
+      start = end = 0;
+    } else if (step > 0) {
       start = std::clamp<int64_t>(start, 0, extent);
       end = std::clamp<int64_t>(end, 0, extent);
     } else {

@@ -32,7 +32,8 @@ te::Tensor range_length(const te::Tensor& start, const te::Tensor& limit, const 
 
 // ONNX Reduce* over `axes` (int64 [k], each within x's rank, negative ones from the end)
 // given at run time: with keepdims, x's dimensions with the listed ones 1 (int64 [rank]); without,
-// x's dimensions but the listed ones (int64 [rank - k]; the axes must be distinct).
+// x's dimensions but the listed ones (int64 [rank - k]; the axes must be distinct; all of
+// them: int64 [1] holding 1, for the caller to reshape to a scalar).
 te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims);
 
 // ONNX Slice of x by starts, ends, axes and steps (each int64 or int32 [k]; topi::
@@ -51,7 +52,8 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
 // sizes, int64 [n]; -1 each where one is negative or they do not sum to the dimension.
 te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis);
 
-// ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k].
+// ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k]
+// (every dimension: int64 [1] holding 1, as reduce_dims without keepdims).
 te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes);
 
 // ONNX Unsqueeze at `axes` (int64 [k], distinct positions in the output's rank): 1s there,

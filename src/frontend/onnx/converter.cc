@@ -255,6 +255,10 @@ graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std
                   std::move(to_attrs));
 }
 
+graph::Expr ScalarOfOne(NodeContext& ctx, const graph::Expr& x) {
+  return ctx.Call("reshape_to", {x, ctx.Const(runtime::NDArray::Empty({0}, DataType::Int(64)))});
+}
+
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis) {
   LOOM_ICHECK(!pieces.empty()) << ctx.Where() << ": Stack of no pieces";
   std::vector<graph::Expr> expanded;

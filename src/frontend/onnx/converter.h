@@ -164,6 +164,10 @@ graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std
                             graph::Attrs dims_attrs, const std::string& to_op,
                             graph::Attrs to_attrs, const std::string& what);
 
+// A tensor of one dimension that a shape function checked to be 1 at run time, as a scalar
+// (reshape_to the empty shape: a static reshape cannot tell the size is 1).
+graph::Expr ScalarOfOne(NodeContext& ctx, const graph::Expr& x);
+
 // `pieces` (one shape, at least one) joined along a new dimension `axis` of the result.
 graph::Expr Stack(NodeContext& ctx, const std::vector<graph::Expr>& pieces, int64_t axis);
 

@@ -53,8 +53,9 @@ std::string BodyLabel(int64_t iteration) { return "body[" + std::to_string(itera
 // If on a condition only a run knows, converted to data flow: both branches are computed
 // and each output selects between them (`where` on the condition). ONNX operators have no
 // side effects, and Loom's kernels read indices clamped into range and divide integers
-// without trapping, so the branch not taken only costs its time. Its outputs must have the same
-// types in both branches.
+// without trapping, so the branch not taken costs its time, except that a size it reads at
+// run time (a shape operand only a run knows) is checked all the same. Its outputs must have
+// the same types in both branches.
 Outputs SelectBetweenBranches(NodeContext& ctx) {
   const Expr& condition = ctx.Input(0);
   const graph::Type& type = condition.type();

@@ -221,6 +221,8 @@ Converter Reduce(const std::string& op, int64_t input_since, const std::string& 
       if (keepdims == 0) {
         result = ShapedAtRunTime(ctx, result, "reduce_dims", {{"keepdims", int64_t{0}}},
                                  "reshape_to", {}, "kept");
+        // Every dimension reduced: reduce_dims kept one of 1 (to refuse repeated axes).
+        if (ctx.InputShape(1)[0] == ctx.InputRank(0)) result = ScalarOfOne(ctx, result);
       }
     } else {
       std::optional<Ints> axes = ReducedAxes(ctx, input_since);

@@ -235,7 +235,11 @@ Ints AxesOperand(NodeContext& ctx) {
 // Squeeze: the listed dimensions (which must be 1) removed; no axes removes every 1.
 Outputs ConvertSqueeze(NodeContext& ctx) {
   if (AxesAtRunTime(ctx)) {
-    return {ShapedAtRunTime(ctx, ctx.Input(0), "squeeze_dims", {}, "reshape_to", {}, "axes")};
+    Expr y = ShapedAtRunTime(ctx, ctx.Input(0), "squeeze_dims", {}, "reshape_to", {}, "axes");
+    // Every dimension squeezed: squeeze_dims kept one of 1 (to refuse axes that do not fit).
+    std::vector<int64_t> axes_shape = ctx.InputShape(1);
+    if (axes_shape.size() == 1 && axes_shape[0] == ctx.InputRank(0)) y = ScalarOfOne(ctx, y);
+    return {y};
   }
   std::vector<int64_t> shape = ctx.InputShape(0);
   int64_t rank = static_cast<int64_t>(shape.size());
@@ -430,7 +434,13 @@ Outputs ConvertSlice(NodeContext& ctx) {
     ends = ctx.AttrInts("ends");
     axes = ctx.AttrInts("axes", Ints{});
   } else {
-    if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2); symbolic && IsSymbolic(*symbolic)) {
+    // Ends computed from symbolic sizes (a sequence length) with constant starts, axes and
+    // steps stay sizes; any other operand only a run knows is read then.
+    const bool others_constant = ctx.ConstantInput(1) &&
+                                 (!ctx.HasInput(3) || ctx.ConstantInput(3)) &&
+                                 (!ctx.HasInput(4) || ctx.ConstantInput(4));
+    if (std::optional<ShapeValue> symbolic = ctx.ShapeInput(2);
+        others_constant && symbolic && IsSymbolic(*symbolic)) {
       return SymbolicSlice(ctx, *symbolic);
     }
     for (int i = 1; i <= 4; ++i) {

@@ -218,12 +218,15 @@ TEST(GraphOpsTransform, PadModes) {
             }),
             "nn.pad 'p': pad_width must hold 4 integers (every dimension's begin, then every "
             "end) for data Tensor[(2, 3), float32], got [1, 1]");
+  Call wrap = MakeCall("nn.pad", {In("x", {2, 3})}, attrs.With("pad_mode", std::string("wrap")));
+  EXPECT_EQ(Values(RunCall(wrap, {x})),
+            (std::vector<double>{3, 4, 5, 3, 4, 0, 1, 2, 0, 1, 3, 4, 5, 3, 4}));
   EXPECT_EQ(
       ErrorOf([&] {
-        MakeCall("nn.pad", {In("x", {2, 3})}, attrs.With("pad_mode", std::string("wrap")), "p");
+        MakeCall("nn.pad", {In("x", {2, 3})}, attrs.With("pad_mode", std::string("circular")), "p");
       }),
       "nn.pad 'p': attribute 'pad_mode' must be one of \"constant\", \"reflect\", \"edge\", "
-      "got \"wrap\"");
+      "\"wrap\", got \"circular\"");
 }
 
 TEST(GraphOpsTransform, DepthAndSpace) {

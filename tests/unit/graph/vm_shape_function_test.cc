@@ -160,17 +160,23 @@ TEST(ShapeFunction, RangeOfScalarsGivenAtRunTime) {
   }
 }
 
-// data [2, 3, 4] reduced by `reducer` over k axes given at run time (reduce_dims, reduce_to,
-// and without keepdims reduce_dims again and reshape_to), as the ONNX importer writes it.
+// data (of `shape`) reduced by `reducer` over k axes given at run time (reduce_dims,
+// reduce_to, and without keepdims reduce_dims again, reshape_to, and to a scalar when every
+// dimension goes), as the ONNX importer writes it.
 std::unique_ptr<runtime::Executor> ReducedAtRunTime(const std::string& reducer, int64_t k,
-                                                    bool keepdims) {
-  Var data = test::In("data", {2, 3, 4});
+                                                    bool keepdims,
+                                                    const std::vector<int64_t>& shape = {2, 3, 4},
+                                                    DataType dtype = kF32) {
+  Var data = test::In("data", shape, dtype);
   Var axes = test::In("axes", {k}, kI64);
   Expr kept = MakeCall("reduce_dims", {data, axes}, {{"keepdims", int64_t{1}}});
   Expr y = MakeCall("reduce_to", {data, SizesOf(kept, "reduce_dims")}, {{"reducer", reducer}});
   if (!keepdims) {
     Expr dropped = MakeCall("reduce_dims", {data, axes}, {{"keepdims", int64_t{0}}});
     y = MakeCall("reshape_to", {y, SizesOf(dropped, "dropped_dims")});
+    if (k == static_cast<int64_t>(shape.size())) {  // one dimension, checked to be 1: a scalar
+      y = MakeCall("reshape_to", {y, MakeConstant(runtime::NDArray::Empty({0}, kI64))});
+    }
   }
   CompiledModel compiled =
       Compile(IRModule::FromFunction(MakeFunction({data, axes}, y)), {.opt_level = 3});
@@ -232,6 +238,21 @@ TEST(ShapeFunction, AxesThatDoNotFitAreRefusedBeforeTheReduction) {
               RunOn(*drop, {x, Ints64({1, 1})});
             }).find("the size test.dropped_dims read at run time is -1"),
             std::string::npos);
+  // So with every dimension dropped (a scalar result, which alone could refuse nothing).
+  std::unique_ptr<runtime::Executor> all = ReducedAtRunTime("sum", 3, /*keepdims=*/false);
+  EXPECT_NE(ErrorOf([&] {
+              RunOn(*all, {x, Ints64({0, 0, 1})});
+            }).find("the size test.dropped_dims read at run time is -1"),
+            std::string::npos);
+}
+
+TEST(ShapeFunction, AnIntegerMeanOverAnEmptyDimensionIsZero) {
+  runtime::NDArray empty = runtime::NDArray::Empty({0, 3}, DataType::Int(32));
+  std::unique_ptr<runtime::Executor> mean =
+      ReducedAtRunTime("mean", 1, /*keepdims=*/true, {0, 3}, DataType::Int(32));
+  runtime::NDArray got = RunOn(*mean, {empty, Ints64({0})});
+  EXPECT_EQ(got.Shape(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Values(got), (std::vector<double>{0, 0, 0}));
 }
 
 TEST(ShapeFunction, SqueezeAndUnsqueezeByAxesGivenAtRunTime) {
@@ -251,6 +272,14 @@ TEST(ShapeFunction, SqueezeAndUnsqueezeByAxesGivenAtRunTime) {
               std::string::npos)
         << Text(axes);
   }
+  // Every dimension squeezed: one dimension of 1, or refused (a repeated axis leaves a 2).
+  runtime::NDArray pair = RandomArray({1, 2}, kF32, 9);
+  std::unique_ptr<runtime::Executor> squeeze_all =
+      ShapedAtRunTime({1, 2}, 2, "squeeze_dims", "reshape_to");
+  EXPECT_NE(ErrorOf([&] {
+              RunOn(*squeeze_all, {pair, Ints64({0, 0})});
+            }).find("the size test.squeeze_dims read at run time is -1"),
+            std::string::npos);
   std::unique_ptr<runtime::Executor> unsqueeze =
       ShapedAtRunTime({1, 3, 1, 2}, 2, "unsqueeze_dims", "reshape_to");
   for (const auto& [axes, shape] :
@@ -310,6 +339,26 @@ TEST(ShapeFunction, SliceByOperandsGivenAtRunTimeMatchesTheConstantSlice) {
                            {"strides", Ints(c.steps)}},
                           x),
                what);
+  }
+  // Going backward over an empty dimension reads nothing, as the constant slice.
+  {
+    runtime::NDArray empty = runtime::NDArray::Empty({0, 3}, kF32);
+    std::vector<Var> one = {test::In("data", {0, 3})};
+    for (const char* name : {"starts", "ends", "axes", "steps"})
+      one.push_back(test::In(name, {1}, kI64));
+    std::vector<Expr> args(one.begin(), one.end());
+    Expr counts = MakeCall("slice_dims", args);
+    args.push_back(SizesOf(counts, "slice_dims"));
+    std::unique_ptr<runtime::Executor> backward = MakeExecutor(
+        Compile(IRModule::FromFunction(MakeFunction(one, MakeCall("strided_slice_to", args))), {}));
+    runtime::NDArray got =
+        RunOn(*backward, {empty, Ints64({0}), Ints64({-10}), Ints64({0}), Ints64({-1})});
+    EXPECT_EQ(got.Shape(), (std::vector<int64_t>{0, 3}));
+    Var data = test::In("data", {0, 3});
+    Call constant = MakeCall(
+        "strided_slice", {data},
+        {{"begin", Ints{0}}, {"end", Ints{-10}}, {"axes", Ints{0}}, {"strides", Ints{-1}}});
+    EXPECT_EQ(constant.type().str(), "Tensor[(0, 3), float32]");
   }
   // A step of 0, a repeated axis, an axis out of range.
   for (const Case& c : std::vector<Case>{{{0, 0}, {2, 2}, {0, 1}, {1, 0}},
