@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Selections whose output sizes only a run knows, timed against ONNX Runtime on the same
-models and inputs, in one run: TopK with k a run-time input, NonZero, NonMaxSuppression
-(a detector's post-processing), each one ONNX node. One line per case:
+"""One-node models whose output sizes only a run knows, timed against ONNX Runtime on the
+same models and inputs, in one run: selections (TopK with k a run-time input, NonZero,
+NonMaxSuppression: a detector's post-processing) and operators whose shape operands are
+run-time inputs (ReduceSum's axes, beside the same reduction with constant axes; Slice's
+starts, ends and steps; Pad's pads). One line per case:
   topk_k5 threads=1 loom_ms=... onnxruntime_ms=... loom/ort=...
 Each latency is the median of --repeat runs after --warmup, the two engines alternating for
 --rounds rounds (the median of the rounds' medians). A benchmark, not a test.
@@ -61,7 +63,37 @@ def cases(rng):
         [helper.make_tensor("max_out", TensorProto.INT64, [1], [100]),
          helper.make_tensor("iou", TensorProto.FLOAT, [1], [0.5]),
          helper.make_tensor("floor", TensorProto.FLOAT, [1], [0.2])])
+    reduce_at_run_time = one_node_model(
+        helper.make_node("ReduceSum", ["x", "axes"], ["sums"], keepdims=0),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1000]),
+         helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("sums", TensorProto.FLOAT, None)])
+    reduce_constant = one_node_model(
+        helper.make_node("ReduceSum", ["x", "axes"], ["sums"], keepdims=0),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1000])],
+        [helper.make_tensor_value_info("sums", TensorProto.FLOAT, None)],
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+    slice_at_run_time = one_node_model(
+        helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["part"]),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1000])]
+        + [helper.make_tensor_value_info(name, TensorProto.INT64, [2])
+           for name in ("starts", "ends", "axes", "steps")],
+        [helper.make_tensor_value_info("part", TensorProto.FLOAT, None)])
+    image = rng.standard_normal((1, 64, 112, 112), dtype=np.float32)
+    pad_at_run_time = one_node_model(
+        helper.make_node("Pad", ["x", "pads"], ["padded"], mode="reflect"),
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 112, 112]),
+         helper.make_tensor_value_info("pads", TensorProto.INT64, [8])],
+        [helper.make_tensor_value_info("padded", TensorProto.FLOAT, None)])
+    pairs = lambda *values: np.array(values, np.int64)  # noqa: E731
     return [
+        ("reduce_sum_axes_at_run_time", reduce_at_run_time, {"x": x, "axes": pairs(1)}),
+        ("reduce_sum_constant_axes", reduce_constant, {"x": x}),
+        ("slice_at_run_time", slice_at_run_time,
+         {"x": x, "starts": pairs(10, 0), "ends": pairs(200, 1000), "axes": pairs(0, 1),
+          "steps": pairs(1, 2)}),
+        ("pad_reflect_at_run_time", pad_at_run_time,
+         {"x": image, "pads": pairs(0, 0, 1, 1, 0, 0, 1, 1)}),
         ("topk_k5", topk, {"x": x, "k": np.array([5], np.int64)}),
         ("topk_k100", topk, {"x": x, "k": np.array([100], np.int64)}),
         ("nonzero_1M_10pct", nonzero, {"x": sparse}),
@@ -94,8 +126,11 @@ def main():
             # The outputs agree before anything is timed.
             got = loom_tool.run_model(args.loom, artifact, feeds, workdir)
             want = reference.run(model_path, feeds)
+            # (Sums in another order differ by rounding: a bound relative to the largest.)
             for output, expected in want.items():
-                if got[output].shape != expected.shape or not np.allclose(got[output], expected):
+                bound = 1e-5 * float(np.abs(expected).max()) if expected.size else 0.0
+                if got[output].shape != expected.shape or not np.allclose(
+                        got[output], expected, rtol=1e-5, atol=bound):
                     raise SystemExit(f"{name}: output '{output}' differs from ONNX Runtime")
             loom_ms, ort_ms = [], []
             for _ in range(args.rounds):

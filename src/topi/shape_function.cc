@@ -102,6 +102,42 @@ te::Tensor DroppedDims(const te::Tensor& x, const te::Tensor& axes, const std::s
       op + "_dims", "shape_function");
 }
 
+// The pads ONNX Pad's `pads` (k begins, then k ends) and `axes` give dimension d of a tensor
+// of rank `rank` (0 where no axis names it), and how many axes name it.
+struct DimensionPads {
+  PrimExpr before, after, listed;
+};
+DimensionPads PadsOf(const Buffer& pads, const Buffer& axes, int64_t k, int64_t rank, int64_t d) {
+  DimensionPads p{I64(0), I64(0), I64(0)};
+  for (int64_t j = 0; j < k; ++j) {
+    const PrimExpr axis = Element(axes, j);
+    const PrimExpr here = select(axis < I64(0), axis + I64(rank), axis) == I64(d);
+    p.before = select(here, Element(pads, j), p.before);
+    p.after = select(here, Element(pads, j + k), p.after);
+    p.listed = p.listed + select(here, I64(1), I64(0));
+  }
+  return p;
+}
+
+// A kernel's plan: int64 [2 * rank], two values per dimension that `of(d)` gives, computed
+// once before the kernel's loops rather than per element.
+te::Tensor Plan(
+    int64_t rank, const Array<te::Tensor>& operands, const std::string& name,
+    const std::function<std::pair<PrimExpr, PrimExpr>(const Array<Buffer>& in, int64_t d)>& of) {
+  return te::extern_op(
+      {I64(2 * rank)}, kI64, operands,
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        Array<Stmt> body;
+        for (int64_t d = 0; d < rank; ++d) {
+          auto [first, second] = of(in, d);
+          body.push_back(BufferStore(out[0], first, {I64(2 * d)}));
+          body.push_back(BufferStore(out[0], second, {I64(2 * d + 1)}));
+        }
+        return rank == 0 ? Evaluate(I64(0)) : Seq(body);
+      },
+      name, "shape_function");
+}
+
 }  // namespace
 
 te::Tensor reduce_dims(const te::Tensor& x, const te::Tensor& axes, bool keepdims) {
@@ -179,6 +215,26 @@ te::Tensor slice_dims(const te::Tensor& x, const te::Tensor& starts, const te::T
       "slice_dims", "shape_function");
 }
 
+te::Tensor slice_plan(const Array<PrimExpr>& dims, const Array<te::Tensor>& operands) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const int64_t k = OperandLength(operands[0], "slice", "starts");
+  return Plan(rank, operands, "slice_plan", [&](const Array<Buffer>& in, int64_t d) {
+    detail::SliceBounds bounds = detail::SliceAlong(
+        d, rank, dims[static_cast<size_t>(d)], k,
+        [&](int operand, int64_t j) { return Element(in[static_cast<size_t>(operand)], j); });
+    return std::make_pair(bounds.first, bounds.step);
+  });
+}
+
+te::Tensor pad_plan(const Array<PrimExpr>& dims, const te::Tensor& pads, const te::Tensor& axes) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const int64_t k = OperandLength(axes, "pad", "axes");
+  return Plan(rank, {pads, axes}, "pad_plan", [&](const Array<Buffer>& in, int64_t d) {
+    DimensionPads p = PadsOf(in[0], in[1], k, rank, d);
+    return std::make_pair(p.before, p.after);
+  });
+}
+
 te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tensor& axes, int mode) {
   const int64_t k = OperandLength(axes, "pad", "axes"), rank = x.ndim();
   CheckAxesOfAScalar(x, k, "pad");
@@ -190,14 +246,7 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
         Array<Stmt> body;
         PrimExpr bad = !AllWithin(in[2], k, rank);
         for (int64_t d = 0; d < rank; ++d) {
-          PrimExpr before = I64(0), after = I64(0), listed = I64(0);
-          for (int64_t j = 0; j < k; ++j) {
-            const PrimExpr axis = Element(in[2], j);
-            const PrimExpr here = select(axis < I64(0), axis + I64(rank), axis) == I64(d);
-            before = select(here, Element(in[1], j), before);
-            after = select(here, Element(in[1], j + k), after);
-            listed = listed + select(here, I64(1), I64(0));
-          }
+          auto [before, after, listed] = PadsOf(in[1], in[2], k, rank, d);
           // Past +-2^61 a pad is refused rather than summed: with a dimension below 2^62,
           // the sums below stay within int64.
           const PrimExpr huge = I64(int64_t{1} << 61);

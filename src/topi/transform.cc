@@ -10,6 +10,7 @@
 #include "loom/arith/analyzer.h"
 #include "loom/ir/printer.h"
 #include "loom/topi/elementwise.h"
+#include "loom/topi/shape_function.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi {
@@ -358,17 +359,17 @@ te::Tensor strided_slice_to(const te::Tensor& x, const Array<te::Tensor>& operan
         << "strided_slice_to of '" << x.name() << "': starts, ends, axes and steps must be 1-d "
         << "integer tensors of one constant length; '" << operand.name() << "' is not";
   }
+  // Each dimension's first element and step, computed once (not per element).
+  te::Tensor plan = slice_plan(x.shape(), operands);
+  const DataType i64 = DataType::Int(64);
   return te::compute(
       shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index;
         for (int d = 0; d < x.ndim(); ++d) {
-          detail::SliceBounds bounds =
-              detail::SliceAlong(d, x.ndim(), x.shape()[d], k, [&](int operand, int64_t j) {
-                const te::Tensor& values = operands[static_cast<size_t>(operand)];
-                return loom::cast(DataType::Int(64), values(make_const(DataType::Int(64), j)));
-              });
-          index.push_back(bounds.first + loom::cast(DataType::Int(64), i[d]) * bounds.step);
+          const PrimExpr first = plan(make_const(i64, int64_t{2} * d));
+          const PrimExpr step = plan(make_const(i64, int64_t{2} * d + 1));
+          index.push_back(first + loom::cast(i64, i[d]) * step);
         }
         return x(index);
       },

@@ -1,11 +1,11 @@
 // Padding and layout changes of image-like tensors: pad, depth_to_space, space_to_depth and
 // layout_transform between NCHW and blocked NCHW<k>c.
-#include "loom/topi/transform.h"
-
 #include <algorithm>
 #include <string>
 
 #include "loom/ir/printer.h"
+#include "loom/topi/shape_function.h"
+#include "loom/topi/transform.h"
 #include "topi/topi_util.h"
 
 namespace loom::topi {
@@ -151,23 +151,16 @@ te::Tensor pad_to(const te::Tensor& x, const te::Tensor& pads, const te::Tensor&
       << "of " << x.dtype() << " and the shape of rank " << x.ndim();
   const DataType i64 = DataType::Int(64);
   auto c = [&](int64_t v) { return make_const(i64, v); };
-  auto element = [](const te::Tensor& t, int64_t j) {
-    return cast(DataType::Int(64), t(make_const(DataType::Int(64), j)));
-  };
+  // Each dimension's begin and end pad, computed once (not per element).
+  te::Tensor plan = pad_plan(x.shape(), pads, axes);
   return te::compute(
       shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index;
         PrimExpr inside = const_true();
         for (int d = 0; d < x.ndim(); ++d) {
-          PrimExpr before = c(0), after = c(0);
-          for (int64_t j = 0; j < k; ++j) {
-            const PrimExpr axis = element(axes, j);
-            const PrimExpr here = select(axis < c(0), axis + c(x.ndim()), axis) == c(d);
-            before = select(here, element(pads, j), before);
-            after = select(here, element(pads, j + k), after);
-          }
-          PadRead read = PadAlong(cast(i64, i[d]), before, after, x.shape()[d], mode);
+          PadRead read =
+              PadAlong(cast(i64, i[d]), plan(c(2 * d)), plan(c(2 * d + 1)), x.shape()[d], mode);
           index.push_back(read.source);
           inside = inside && read.inside;
         }

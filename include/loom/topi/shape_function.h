@@ -52,6 +52,13 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
 // sizes, int64 [n]; -1 each where one is negative or they do not sum to the dimension.
 te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis);
 
+// Kernel plans: what a kernel reads per dimension, from its operands, computed once before
+// its loops (int64 [2 * rank] for a tensor of dimensions `dims`). slice_plan: each
+// dimension's first element and step (`operands`: starts, ends, axes, steps, as slice_dims);
+// pad_plan: each dimension's begin and end pad (as pad_dims).
+te::Tensor slice_plan(const Array<PrimExpr>& dims, const Array<te::Tensor>& operands);
+te::Tensor pad_plan(const Array<PrimExpr>& dims, const te::Tensor& pads, const te::Tensor& axes);
+
 // ONNX Squeeze of the listed `axes` (int64 [k], distinct, each of size 1): int64 [rank - k]
 // (every dimension: int64 [1] holding 1, as reduce_dims without keepdims).
 te::Tensor squeeze_dims(const te::Tensor& x, const te::Tensor& axes);
