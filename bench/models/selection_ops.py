@@ -3,7 +3,8 @@
 same models and inputs, in one run: selections (TopK with k a run-time input, NonZero,
 NonMaxSuppression: a detector's post-processing) and operators whose shape operands are
 run-time inputs (ReduceSum's axes, beside the same reduction with constant axes; Slice's
-starts, ends and steps; Pad's pads). One line per case:
+starts, ends and steps; Pad's pads; Resize's scales and sizes, beside the same resize with
+constant scales). One line per case:
   topk_k5 threads=1 loom_ms=... onnxruntime_ms=... loom/ort=...
 Each latency is the median of --repeat runs after --warmup, the two engines alternating for
 --rounds rounds (the median of the rounds' medians). A benchmark, not a test.
@@ -85,7 +86,21 @@ def cases(rng):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 112, 112]),
          helper.make_tensor_value_info("pads", TensorProto.INT64, [8])],
         [helper.make_tensor_value_info("padded", TensorProto.FLOAT, None)])
+    def resize(operand, constant=None, **attrs):
+        """Resize-13 of image by scales (input 2) or sizes (input 3), a run-time input unless
+        `constant` gives its values."""
+        inputs = ["x", "", "scales"] if operand == "scales" else ["x", "", "", "sizes"]
+        kind = TensorProto.FLOAT if operand == "scales" else TensorProto.INT64
+        given = [] if constant is not None else [
+            helper.make_tensor_value_info(operand, kind, [4])]
+        initializers = [] if constant is None else [
+            helper.make_tensor(operand, kind, [4], constant)]
+        return one_node_model(
+            helper.make_node("Resize", inputs, ["resized"], **attrs),
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 112, 112])] + given,
+            [helper.make_tensor_value_info("resized", TensorProto.FLOAT, None)], initializers)
     pairs = lambda *values: np.array(values, np.int64)  # noqa: E731
+    scales = np.array([1, 1, 2, 2], np.float32)
     return [
         ("reduce_sum_axes_at_run_time", reduce_at_run_time, {"x": x, "axes": pairs(1)}),
         ("reduce_sum_constant_axes", reduce_constant, {"x": x}),
@@ -94,6 +109,12 @@ def cases(rng):
           "steps": pairs(1, 2)}),
         ("pad_reflect_at_run_time", pad_at_run_time,
          {"x": image, "pads": pairs(0, 0, 1, 1, 0, 0, 1, 1)}),
+        ("resize_nearest_scales_at_run_time", resize("scales"), {"x": image, "scales": scales}),
+        ("resize_nearest_constant_scales", resize("scales", [1, 1, 2, 2]), {"x": image}),
+        ("resize_linear_sizes_at_run_time", resize("sizes", mode="linear"),
+         {"x": image, "sizes": pairs(1, 64, 200, 200)}),
+        ("resize_linear_constant_sizes", resize("sizes", [1, 64, 200, 200], mode="linear"),
+         {"x": image}),
         ("topk_k5", topk, {"x": x, "k": np.array([5], np.int64)}),
         ("topk_k100", topk, {"x": x, "k": np.array([100], np.int64)}),
         ("nonzero_1M_10pct", nonzero, {"x": sparse}),

@@ -267,6 +267,58 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
       "pad_dims", "shape_function");
 }
 
+te::Tensor resize_dims(const te::Tensor& x, const te::Tensor& operand, const ResizeBy& by) {
+  const int64_t rank = x.ndim(), k = static_cast<int64_t>(by.axes.size());
+  const bool sizes = by.operand == ResizeOperand::kSizes;
+  LOOM_CHECK_USER(operand.ndim() == 1 && IsConst(operand.shape()[0], k) &&
+                  (sizes ? operand.dtype().is_int() : operand.dtype().is_float()))
+      << "resize: " << (sizes ? "sizes" : "scales") << " '" << operand.name() << "' must be a 1-d "
+      << (sizes ? "integer" : "float") << " tensor of " << k << " values (one per axis)";
+  LOOM_CHECK_USER(rank >= 2) << "resize: '" << x.name()
+                             << "' needs two spatial (trailing) dimensions, got " << rank << "-d";
+  const DataType f64 = DataType::Float(64);
+  return te::extern_op(
+      {I64(rank)}, kI64, {x, operand},
+      [&](const Array<Buffer>& in, const Array<Buffer>& out) {
+        const Array<PrimExpr> scales = ResizeScales(
+            rank, by, [&](int64_t j) { return cast(f64, BufferLoad(in[1], {I64(j)})); },
+            [&](int64_t d) { return in[0]->shape[static_cast<size_t>(d)]; });
+        Array<Stmt> body;
+        PrimExpr bad = const_false();
+        for (int64_t d = 0; d < rank; ++d) {
+          const PrimExpr extent = cast(kI64, in[0]->shape[static_cast<size_t>(d)]);
+          const PrimExpr scale = scales[static_cast<size_t>(d)];
+          PrimExpr dim = extent;
+          for (int64_t j = 0; j < k; ++j) {
+            if (by.axes[static_cast<size_t>(j)] != d) continue;
+            // Past 2^62 elements a dimension is refused rather than converted (the float
+            // product of a huge scale would not fit int64).
+            const PrimExpr product = scale * cast(f64, extent);
+            const PrimExpr huge = make_const(f64, 0x1p62);
+            if (sizes) {
+              bad = bad || Element(in[1], j) < I64(0) || extent == I64(0);
+            } else {
+              bad = bad || !(scale > make_const(f64, 0.0));
+            }
+            bad = bad || product >= huge;
+            const PrimExpr fits = product < huge;
+            if (!sizes) {
+              dim = select(fits, cast(kI64, floor(product)), I64(-1));
+            } else if (by.policy == AspectPolicy::kStretch) {
+              dim = Element(in[1], j);
+            } else {  // round half up
+              dim = select(fits, cast(kI64, product + make_const(f64, 0.5)), I64(-1));
+            }
+          }
+          if (d < rank - 2) bad = bad || scale != make_const(f64, 1.0);
+          body.push_back(BufferStore(out[0], dim, {I64(d)}));
+        }
+        body.push_back(RefuseIf(bad, out[0], rank));
+        return Seq(body);
+      },
+      "resize_dims", "shape_function");
+}
+
 te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis) {
   const int64_t n = OperandLength(split, "split", "split"), rank = x.ndim();
   LOOM_CHECK_USER(axis >= 0 && axis < rank)

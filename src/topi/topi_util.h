@@ -9,6 +9,7 @@
 #include "loom/te/operation.h"
 #include "loom/te/schedule.h"
 #include "loom/topi/nn.h"
+#include "loom/topi/transform.h"
 
 namespace loom::topi::detail {
 
@@ -61,6 +62,14 @@ struct SliceBounds {
 // clamp to [0, extent] going forward or [-1, extent - 1] going backward.
 SliceBounds SliceAlong(int64_t d, int64_t rank, const PrimExpr& extent, int64_t k,
                        const std::function<PrimExpr(int operand, int64_t j)>& value);
+
+// ONNX Resize's scale of each of the `rank` dimensions (float64; 1 where by.axes does not
+// list one) from the operand's float64 values `value(j)` (j < by.axes.size()) and the input's
+// extents `extent(d)`: a listed scale as given, or a size's ratio to the extent (under an
+// aspect policy, the smallest or largest ratio for every listed axis).
+Array<PrimExpr> ResizeScales(int64_t rank, const ResizeBy& by,
+                             const std::function<PrimExpr(int64_t j)>& value,
+                             const std::function<PrimExpr(int64_t d)>& extent);
 
 // A loom::Error naming `op` unless x has a float type.
 void CheckFloat(const te::Tensor& x, const std::string& op);

@@ -15,31 +15,50 @@ namespace loom::topi {
 
 namespace {
 
-// The input coordinate of output coordinate `out` (an axis of length `in` resized to
-// `out_size`); roi_start and roi_end are the axis's region for kTfCropAndResize.
-PrimExpr InputCoordinate(const PrimExpr& out, int64_t in, int64_t out_size,
-                         ResizeCoordinates mode, double roi_start, double roi_end) {
-  const DataType f32 = DataType::Float(32);
-  PrimExpr o = loom::cast(f32, out);
-  double scale = static_cast<double>(out_size) / in;
+// One resized axis: its input and output extents (integers); the ONNX scale and the
+// real-valued output extent scale * in, in the coordinate type (ONNX's reference maps
+// align_corners and tf_crop_and_resize by that extent, not by the whole output size); and
+// the tf_crop_and_resize region (float64).
+struct ResizeAxis {
+  PrimExpr in, out, scale, width, roi_start, roi_end;
+};
+
+// `when_one` where the real-valued output extent is 1, else `otherwise` (decided when
+// compiling for a constant extent).
+PrimExpr WhenWidthIsOne(const PrimExpr& width, const PrimExpr& when_one,
+                        const PrimExpr& otherwise) {
+  if (const auto* w = width.as<FloatImmNode>()) return w->value == 1 ? when_one : otherwise;
+  return select(width == make_const(width.dtype(), 1.0), when_one, otherwise);
+}
+
+// The input coordinate of output index `out` along `axis`, in ONNX's reference's order of
+// operations (so that a coordinate on the input's last pixel is exactly that); float64 for
+// kTfCropAndResize.
+PrimExpr InputCoordinate(const PrimExpr& out, const ResizeAxis& axis, ResizeCoordinates mode) {
+  const DataType t = axis.scale.dtype();
+  auto c = [&](double v) { return make_const(t, v); };
+  const PrimExpr o = loom::cast(t, out), in = loom::cast(t, axis.in);
   switch (mode) {
     case ResizeCoordinates::kHalfPixel:
-      return (o + make_const(f32, 0.5)) / make_const(f32, scale) - make_const(f32, 0.5);
+      return (o + c(0.5)) / axis.scale - c(0.5);
     case ResizeCoordinates::kPytorchHalfPixel:
-      if (out_size == 1) return make_const(f32, 0.0);
-      return (o + make_const(f32, 0.5)) / make_const(f32, scale) - make_const(f32, 0.5);
+      return WhenWidthIsOne(axis.width, c(0), (o + c(0.5)) / axis.scale - c(0.5));
+    case ResizeCoordinates::kHalfPixelSymmetric: {
+      // The output's centre lands on the input's: an offset of in / 2 * (1 - out / width).
+      const PrimExpr offset = in / c(2) * (c(1) - loom::cast(t, axis.out) / axis.width);
+      return offset + (o + c(0.5)) / axis.scale - c(0.5);
+    }
     case ResizeCoordinates::kAlignCorners:
-      if (out_size == 1) return make_const(f32, 0.0);
-      return o * make_const(f32, static_cast<double>(in - 1) / (out_size - 1));
+      return WhenWidthIsOne(axis.width, c(0), o * ((in - c(1)) / (axis.width - c(1))));
     case ResizeCoordinates::kAsymmetric:
-      return o / make_const(f32, scale);
+      return o / axis.scale;
     case ResizeCoordinates::kTfCropAndResize: {
       const DataType f64 = DataType::Float(64);
-      PrimExpr start = make_const(f64, roi_start * double(in - 1));
-      if (out_size == 1) return make_const(f64, (roi_end - roi_start) * double(in - 1) / 2) + start;
-      return loom::cast(f64, out) * make_const(f64, roi_end - roi_start) *
-                 make_const(f64, double(in - 1)) / make_const(f64, double(out_size - 1)) +
-             start;
+      auto d = [&](double v) { return make_const(f64, v); };
+      const PrimExpr last = loom::cast(f64, axis.in) - d(1), width = loom::cast(f64, axis.width);
+      const PrimExpr span = axis.roi_end - axis.roi_start, start = axis.roi_start * last;
+      return WhenWidthIsOne(width, span * last / d(2) + start,
+                            loom::cast(f64, out) * span * last / (width - d(1)) + start);
     }
   }
   return PrimExpr();
@@ -75,57 +94,48 @@ PrimExpr Round(const PrimExpr& x, ResizeRounding rounding) {
   return PrimExpr();
 }
 
-PrimExpr ClampToAxis(const PrimExpr& index, int64_t in) {
-  return max(min(index, int(in - 1)), 0);
+// An index along `axis` clamped into the input: edge pixels repeat.
+PrimExpr ClampToAxis(const PrimExpr& index, const ResizeAxis& axis) {
+  return max(min(index, axis.in - 1), make_zero(index.dtype()));
 }
 
-}  // namespace
-
-te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const ResizeAttrs& attrs) {
-  const std::string op = "resize2d";
-  LOOM_CHECK_USER(x.ndim() >= 2) << op << ": '" << x.name()
-                                 << "' needs two spatial (trailing) dimensions, got "
-                                 << x.ndim() << "-d";
-  LOOM_CHECK_USER(out_h > 0 && out_w > 0)
-      << op << ": the output size " << out_h << "x" << out_w << " must be positive";
+// x (of rank >= 2) resized in its two trailing dimensions along `rows` and `columns` to
+// `out_shape`.
+te::Tensor ResizeTrailing(const te::Tensor& x, const Array<PrimExpr>& out_shape,
+                          const ResizeAxis& rows, const ResizeAxis& columns,
+                          const ResizeAttrs& attrs) {
   const ResizeMethod method = attrs.method;
-  LOOM_CHECK_USER(method == ResizeMethod::kNearest || x.dtype().is_float())
-      << op << ": " << (method == ResizeMethod::kLinear ? "linear" : "cubic") << " resizing of '"
-      << x.name() << "' needs a float tensor, got " << x.dtype().str();
-  std::vector<int64_t> shape = detail::ConstShape(x, op);
-  const int64_t H = shape[shape.size() - 2], W = shape.back();
-  Array<PrimExpr> out_shape(x.shape().begin(), x.shape().end() - 2);
-  out_shape.push_back(int(out_h));
-  out_shape.push_back(int(out_w));
-  const DataType i32 = DataType::Int(32);
   const bool crop = attrs.coordinates == ResizeCoordinates::kTfCropAndResize;
   return te::compute(
       out_shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index(i.begin(), i.end() - 2);
-        PrimExpr h = InputCoordinate(i[i.size() - 2], H, out_h, attrs.coordinates, attrs.roi[0],
-                                     attrs.roi[2]);
-        PrimExpr w = InputCoordinate(i.back(), W, out_w, attrs.coordinates, attrs.roi[1],
-                                     attrs.roi[3]);
+        PrimExpr h = InputCoordinate(i[i.size() - 2], rows, attrs.coordinates);
+        PrimExpr w = InputCoordinate(i.back(), columns, attrs.coordinates);
         auto at = [&](const PrimExpr& row, const PrimExpr& column) {
           Array<PrimExpr> full = index;
           full.push_back(row);
           full.push_back(column);
           return x(full);
         };
+        // An index along `axis` from a coordinate (rounded, floored), in the axis's type.
+        auto index_along = [](const PrimExpr& v, const ResizeAxis& axis) {
+          return loom::cast(axis.in.dtype(), v);
+        };
         const DataType t = x.dtype();
         PrimExpr value;
         if (method == ResizeMethod::kNearest) {
-          value = at(ClampToAxis(loom::cast(i32, Round(h, attrs.rounding)), H),
-                     ClampToAxis(loom::cast(i32, Round(w, attrs.rounding)), W));
+          value = at(ClampToAxis(index_along(Round(h, attrs.rounding), rows), rows),
+                     ClampToAxis(index_along(Round(w, attrs.rounding), columns), columns));
         } else if (method == ResizeMethod::kLinear) {
           // The coordinate clamped into the image, its floor and the fractions.
-          auto clamp = [](const PrimExpr& v, int64_t in) {
-            return max(min(v, make_const(v.dtype(), double(in - 1))), make_const(v.dtype(), 0.0));
+          auto clamp = [](const PrimExpr& v, const ResizeAxis& axis) {
+            return max(min(v, loom::cast(v.dtype(), axis.in - 1)), make_zero(v.dtype()));
           };
-          PrimExpr hc = clamp(h, H), wc = clamp(w, W);
-          PrimExpr h0 = loom::cast(i32, loom::floor(hc)), w0 = loom::cast(i32, loom::floor(wc));
-          PrimExpr h1 = min(h0 + 1, int(H - 1)), w1 = min(w0 + 1, int(W - 1));
+          PrimExpr hc = clamp(h, rows), wc = clamp(w, columns);
+          PrimExpr h0 = index_along(loom::floor(hc), rows);
+          PrimExpr w0 = index_along(loom::floor(wc), columns);
+          PrimExpr h1 = min(h0 + 1, rows.in - 1), w1 = min(w0 + 1, columns.in - 1);
           PrimExpr fh = loom::cast(t, hc - loom::floor(hc)), fw = loom::cast(t, wc - loom::floor(wc));
           PrimExpr one = make_const(t, 1.0);
           PrimExpr top = at(h0, w0) * (one - fw) + at(h0, w1) * fw;
@@ -133,17 +143,17 @@ te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const Res
           value = top * (one - fh) + bottom * fh;
         } else {
           // Per axis: the four taps (clamped: edge pixels repeat) and their weights.
-          auto taps = [&](const PrimExpr& coordinate, int64_t in) {
-            PrimExpr first = loom::cast(i32, loom::floor(coordinate)) - 1;
+          auto taps = [&](const PrimExpr& coordinate, const ResizeAxis& axis) {
+            PrimExpr first = index_along(loom::floor(coordinate), axis) - 1;
             std::array<PrimExpr, 4> weights =
                 CubicWeights(loom::cast(t, coordinate - loom::floor(coordinate)), attrs.cubic_coeff_a);
             std::array<PrimExpr, 4> positions;
             PrimExpr total = make_zero(t);
             for (int k = 0; k < 4; ++k) {
               PrimExpr tap = first + k;
-              positions[k] = ClampToAxis(tap, in);
+              positions[k] = ClampToAxis(tap, axis);
               if (attrs.exclude_outside) {
-                weights[k] = select(tap >= 0 && tap < int(in), weights[k], make_zero(t));
+                weights[k] = select(tap >= 0 && tap < axis.in, weights[k], make_zero(t));
                 total = total + weights[k];
               }
             }
@@ -152,24 +162,91 @@ te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const Res
             }
             return std::pair{positions, weights};
           };
-          auto [rows, row_weights] = taps(h, H);
-          auto [columns, column_weights] = taps(w, W);
+          auto [row_taps, row_weights] = taps(h, rows);
+          auto [column_taps, column_weights] = taps(w, columns);
           value = make_zero(t);
           for (int r = 0; r < 4; ++r) {
             PrimExpr row = make_zero(t);
-            for (int c = 0; c < 4; ++c) row = row + at(rows[r], columns[c]) * column_weights[c];
+            for (int c = 0; c < 4; ++c)
+              row = row + at(row_taps[r], column_taps[c]) * column_weights[c];
             value = value + row * row_weights[r];
           }
         }
         if (!crop) return value;
         // Outside the input, TF's CropAndResize (and ONNX) give the extrapolation value.
-        auto inside = [](const PrimExpr& v, int64_t in) {
-          return v >= make_zero(v.dtype()) && v <= make_const(v.dtype(), double(in - 1));
+        auto inside = [](const PrimExpr& v, const ResizeAxis& axis) {
+          return v >= make_zero(v.dtype()) && v <= loom::cast(v.dtype(), axis.in - 1);
         };
-        return select(inside(h, H) && inside(w, W), value,
+        return select(inside(h, rows) && inside(w, columns), value,
                       make_const(t, attrs.extrapolation_value));
       },
-      op, "injective");
+      "resize2d", "injective");
+}
+
+void CheckResizable(const te::Tensor& x, const ResizeAttrs& attrs, const std::string& op) {
+  LOOM_CHECK_USER(x.ndim() >= 2) << op << ": '" << x.name()
+                                 << "' needs two spatial (trailing) dimensions, got " << x.ndim()
+                                 << "-d";
+  LOOM_CHECK_USER(attrs.method == ResizeMethod::kNearest || x.dtype().is_float())
+      << op << ": " << (attrs.method == ResizeMethod::kLinear ? "linear" : "cubic")
+      << " resizing of '" << x.name() << "' needs a float tensor, got " << x.dtype().str();
+}
+
+}  // namespace
+
+namespace detail {
+
+Array<PrimExpr> ResizeScales(int64_t rank, const ResizeBy& by,
+                             const std::function<PrimExpr(int64_t j)>& value,
+                             const std::function<PrimExpr(int64_t d)>& extent) {
+  const DataType f64 = DataType::Float(64);
+  Array<PrimExpr> scales(static_cast<size_t>(rank), make_const(f64, 1.0));
+  PrimExpr common;
+  for (size_t j = 0; j < by.axes.size(); ++j) {
+    const size_t d = static_cast<size_t>(by.axes[j]);
+    PrimExpr scale = by.operand == ResizeOperand::kScales
+                         ? value(static_cast<int64_t>(j))
+                         : value(static_cast<int64_t>(j)) / loom::cast(f64, extent(by.axes[j]));
+    scales[d] = scale;
+    if (by.policy != AspectPolicy::kStretch) {
+      const bool smallest = by.policy == AspectPolicy::kNotLarger;
+      common = !common.defined() ? scale : smallest ? min(common, scale) : max(common, scale);
+    }
+  }
+  if (by.operand == ResizeOperand::kSizes && common.defined()) {
+    for (int64_t axis : by.axes) scales[static_cast<size_t>(axis)] = common;
+  }
+  return scales;
+}
+
+}  // namespace detail
+
+te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const ResizeAttrs& attrs) {
+  const std::string op = "resize2d";
+  CheckResizable(x, attrs, op);
+  LOOM_CHECK_USER(out_h > 0 && out_w > 0)
+      << op << ": the output size " << out_h << "x" << out_w << " must be positive";
+  std::vector<int64_t> shape = detail::ConstShape(x, op);
+  Array<PrimExpr> out_shape(x.shape().begin(), x.shape().end() - 2);
+  out_shape.push_back(int(out_h));
+  out_shape.push_back(int(out_w));
+  // Coordinates by the sizes' ratio stay float32 (they land on the reference's pixels);
+  // by a given scale, float64.
+  auto axis = [](int64_t in, int64_t out, double given, double roi_start, double roi_end) {
+    const DataType t = DataType::Float(given > 0 ? 64 : 32);
+    const double scale = given > 0 ? given : static_cast<double>(out) / in;
+    const double width = given > 0 ? given * in : static_cast<double>(out);
+    const DataType f64 = DataType::Float(64);
+    return ResizeAxis{make_const(DataType::Int(32), in),
+                      make_const(DataType::Int(32), out),
+                      make_const(t, scale),
+                      make_const(t, width),
+                      make_const(f64, roi_start),
+                      make_const(f64, roi_end)};
+  };
+  const int64_t H = shape[shape.size() - 2], W = shape.back();
+  return ResizeTrailing(x, out_shape, axis(H, out_h, attrs.scales[0], attrs.roi[0], attrs.roi[2]),
+                        axis(W, out_w, attrs.scales[1], attrs.roi[1], attrs.roi[3]), attrs);
 }
 
 te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, ResizeMethod method,
@@ -179,6 +256,45 @@ te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, ResizeMet
   attrs.coordinates = coordinates;
   attrs.rounding = rounding;
   return resize2d(x, out_h, out_w, attrs);
+}
+
+te::Tensor resize_to(const te::Tensor& x, const te::Tensor& operand, const te::Tensor& roi,
+                     const Array<PrimExpr>& shape, const ResizeBy& by, const ResizeAttrs& attrs) {
+  const std::string op = "resize_to";
+  CheckResizable(x, attrs, op);
+  const int64_t rank = x.ndim(), k = static_cast<int64_t>(by.axes.size());
+  LOOM_CHECK_USER(static_cast<int64_t>(shape.size()) == rank && operand.ndim() == 1 &&
+                  detail::IsConst(operand.shape()[0], k))
+      << op << " of '" << x.name() << "': the operand must hold " << k
+      << " values (one per axis) and the shape be of rank " << rank;
+  const bool crop = attrs.coordinates == ResizeCoordinates::kTfCropAndResize;
+  LOOM_CHECK_USER(!crop || (roi.ndim() == 1 && detail::IsConst(roi.shape()[0], 2 * k) &&
+                            roi.dtype().is_float()))
+      << op << " of '" << x.name() << "': tf_crop_and_resize needs roi '" << roi.name() << "' of "
+      << 2 * k << " floats (each axis's start, then each end)";
+  const DataType f64 = DataType::Float(64);
+  auto element = [&](const te::Tensor& t, int64_t j) {
+    return loom::cast(f64, t(make_const(DataType::Int(64), j)));
+  };
+  Array<PrimExpr> scales = detail::ResizeScales(
+      rank, by, [&](int64_t j) { return element(operand, j); },
+      [&](int64_t d) { return x.shape()[static_cast<size_t>(d)]; });
+  auto axis = [&](int64_t d) {
+    ResizeAxis a{x.shape()[static_cast<size_t>(d)],
+                 shape[static_cast<size_t>(d)],
+                 scales[static_cast<size_t>(d)],
+                 PrimExpr(),
+                 make_const(f64, 0.0),
+                 make_const(f64, 1.0)};
+    a.width = a.scale * loom::cast(f64, a.in);
+    for (int64_t j = 0; crop && j < k; ++j) {
+      if (by.axes[static_cast<size_t>(j)] != d) continue;
+      a.roi_start = element(roi, j);
+      a.roi_end = element(roi, j + k);
+    }
+    return a;
+  };
+  return ResizeTrailing(x, shape, axis(rank - 2), axis(rank - 1), attrs);
 }
 
 }  // namespace loom::topi

@@ -11,6 +11,7 @@
 
 #include "loom/graph/op.h"
 #include "loom/topi/nn.h"
+#include "loom/topi/transform.h"
 
 namespace loom::graph {
 struct CallNode;
@@ -92,6 +93,19 @@ topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups);
 OpBuilder& ConvAttrFields(OpBuilder& op);
 // A convolution call's strides, padding and dilation, as those convolutions take them.
 Attrs WindowAttrs(const CallNode& call);
+// ONNX Resize's attributes of the resize operators (image.resize2d, image.resize_to): mode,
+// coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+// extrapolation_value; the fields, with their defaults.
+topi::ResizeAttrs ResizeAttrsOf(const CallInfo& info);
+OpBuilder& ResizeAttrFields(OpBuilder& op);
+// The operand, axes and keep_aspect_ratio_policy of a resize by run-time scales or sizes
+// (resize_dims, image.resize_to); the fields.
+topi::ResizeBy ResizeByOf(const CallInfo& info);
+OpBuilder& ResizeByFields(OpBuilder& op);
+
+// The sizes a dims_of_value output carries: its dimensions but the last (the empty one).
+Array<PrimExpr> SizesOf(const CallInfo& info, const te::Tensor& sizes);
+
 // String attribute `attr`, which must be one of `choices`; its index there.
 size_t ChoiceAttr(const CallInfo& info, const std::string& attr,
                   const std::vector<std::string>& choices);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "loom/te/operation.h"
+#include "loom/topi/transform.h"
 
 namespace loom::topi {
 
@@ -51,6 +52,13 @@ te::Tensor pad_dims(const te::Tensor& x, const te::Tensor& pads, const te::Tenso
 // ONNX Split of x along `axis` into pieces of the sizes `split` (integer [n]) gives: those
 // sizes, int64 [n]; -1 each where one is negative or they do not sum to the dimension.
 te::Tensor split_dims(const te::Tensor& x, const te::Tensor& split, int64_t axis);
+
+// ONNX Resize of x by `operand` (float [k] scales or integer [k] sizes of the axes `by`
+// lists): int64 [rank], a scaled dimension floor(extent * scale), a sized one its size (under
+// an aspect policy, round(extent * the common scale)); -1 each where a scale is not positive
+// or a size negative, a sized dimension is empty, or a dimension before the last two would be
+// scaled (Loom resizes the two trailing ones).
+te::Tensor resize_dims(const te::Tensor& x, const te::Tensor& operand, const ResizeBy& by);
 
 // Kernel plans: what a kernel reads per dimension, from its operands, computed once before
 // its loops (int64 [2 * rank] for a tensor of dimensions `dims`). slice_plan: each

@@ -157,7 +157,8 @@ enum class ResizeCoordinates {
   kPytorchHalfPixel,
   kAlignCorners,
   kAsymmetric,
-  kTfCropAndResize
+  kTfCropAndResize,
+  kHalfPixelSymmetric
 };
 // How nearest rounds the input coordinate (ONNX nearest_mode).
 enum class ResizeRounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
@@ -174,11 +175,33 @@ struct ResizeAttrs {
   // roi of the two spatial axes): {h_start, w_start, h_end, w_end}.
   std::array<double, 4> roi{0, 0, 1, 1};
   double extrapolation_value = 0;
+  // The scales of H and W the model gave (0: none, the sizes' ratio out / in). A given scale
+  // maps coordinates by itself, as ONNX does (not by the ratio of the whole output size), in
+  // float64 as ONNX's reference: a float32 quotient can round onto the next pixel.
+  std::array<double, 2> scales{0, 0};
 };
 te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const ResizeAttrs& attrs);
 te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w,
                     ResizeMethod method = ResizeMethod::kNearest,
                     ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel,
                     ResizeRounding rounding = ResizeRounding::kRoundPreferFloor);
+
+// ONNX Resize whose scales or sizes (and roi) only a run knows: what the operand holds, the
+// dimensions it lists (ONNX axes, each in [0, rank), in its order) and, for sizes, the
+// keep_aspect_ratio_policy (not_larger and not_smaller resize every listed axis by the
+// smallest or largest of their ratios size / input).
+enum class ResizeOperand { kScales, kSizes };
+enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
+struct ResizeBy {
+  ResizeOperand operand = ResizeOperand::kScales;
+  std::vector<int64_t> axes;
+  AspectPolicy policy = AspectPolicy::kStretch;
+};
+// x resized in its two trailing dimensions by `operand` (float [k] scales or int64 [k]
+// sizes, k = by.axes.size()) to `shape` (the dimensions topi::resize_dims checked; the
+// others stay), with the region `roi` (float [2k], starts then ends) for kTfCropAndResize.
+// Coordinates are float64 (ONNX's reference); attrs.roi and attrs.scales are not read.
+te::Tensor resize_to(const te::Tensor& x, const te::Tensor& operand, const te::Tensor& roi,
+                     const Array<PrimExpr>& shape, const ResizeBy& by, const ResizeAttrs& attrs);
 
 }  // namespace loom::topi

@@ -1,8 +1,10 @@
 // Converters of the ONNX operators of convolutional networks: convolutions, pooling,
 // normalizations, Gemm, activations, padding, resizing and the channel/space shuffles.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "frontend/onnx/activations.h"
 #include "frontend/onnx/converter.h"
@@ -465,8 +467,8 @@ Outputs Pad(NodeContext& ctx) {
                    {{"pad_width", width}, {"pad_value", value}, {"pad_mode", mode}})};
 }
 
-// The parts of a resize the graph operator image.resize2d takes: a 4-d NCHW input resized
-// in H and W only.
+// The parts of a resize the graph operators image.resize2d and image.resize_to take: the
+// two trailing dimensions resized.
 struct ResizeSpec {
   std::string mode = "nearest";
   std::string coordinates = "half_pixel";
@@ -474,38 +476,31 @@ struct ResizeSpec {
   double cubic_coeff_a = -0.75;
   int64_t exclude_outside = 0;
   double extrapolation_value = 0;
-  graph::Floats roi = {0, 0, 1, 1};
 };
 
-// The output shape of resizing `in` by `scales` (one per dimension): each size times its
-// scale must be an integer, since image.resize2d maps coordinates by the size ratio.
-std::vector<int64_t> ScaledShape(const NodeContext& ctx, const std::vector<int64_t>& in,
-                                 const std::vector<double>& scales) {
-  if (scales.size() != in.size()) {
-    ctx.Fail("scales must have " + std::to_string(in.size()) + " values, got " +
-             std::to_string(scales.size()));
-  }
-  std::vector<int64_t> out;
-  for (size_t d = 0; d < in.size(); ++d) {
-    // Scales are float32 in the model: compare in float32 precision.
-    double size = static_cast<float>(in[d] * scales[d]);
-    if (size != std::floor(size) || size < 1) {
-      ctx.Fail("scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) +
-               " (size " + std::to_string(in[d]) +
-               ") does not give a whole output size; Loom resizes to sizes whose ratio "
-               "defines the scale: give `sizes` instead");
-    }
-    out.push_back(static_cast<int64_t>(size));
-  }
-  return out;
+// An operand of a resize, with its values when they are constants.
+struct KnownOperand {
+  graph::Expr value;
+  std::optional<std::vector<double>> known;
+};
+KnownOperand OperandOf(const NodeContext& ctx, int i) {
+  KnownOperand operand{ctx.Input(i), std::nullopt};
+  if (ctx.ConstantInput(i)) operand.known = ctx.ConstantFloats(i);
+  return operand;
 }
 
-graph::Expr Resize2d(NodeContext& ctx, const std::vector<int64_t>& out, const ResizeSpec& spec) {
-  std::vector<int64_t> in = ctx.InputShape(0);
-  if (in.size() != 4 || out[0] != in[0] || out[1] != in[1]) {
-    ctx.Fail("only resizing H and W of a 4-d NCHW input is supported, got " + IntsText(in) +
-             " -> " + IntsText(out));
-  }
+// How the node resizes: by scales or sizes, of which dimensions (ONNX axes), under which
+// keep_aspect_ratio_policy; and the roi for tf_crop_and_resize (none: undefined value).
+struct ResizeOperand {
+  KnownOperand operand;
+  bool sizes = false;
+  std::vector<int64_t> axes;
+  std::string policy = "stretch";
+  KnownOperand roi;
+};
+
+// The spec's attributes, checked to be ones Loom supports.
+graph::Attrs ResizeSpecAttrs(const NodeContext& ctx, const ResizeSpec& spec) {
   auto supported = [&](const std::string& value, const std::vector<std::string>& choices,
                        const char* what) {
     for (const std::string& choice : choices) {
@@ -516,21 +511,123 @@ graph::Expr Resize2d(NodeContext& ctx, const std::vector<int64_t>& out, const Re
     ctx.Fail(std::string(what) + " '" + value + "' is not supported; supported: " + list);
   };
   supported(spec.mode, {"nearest", "linear", "cubic"}, "mode");
-  supported(
-      spec.coordinates,
-      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"},
-      "coordinate_transformation_mode");
+  supported(spec.coordinates,
+            {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+             "tf_crop_and_resize", "half_pixel_symmetric"},
+            "coordinate_transformation_mode");
   supported(spec.rounding, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
             "nearest_mode");
+  return {{"mode", spec.mode},
+          {"coordinate_transformation_mode", spec.coordinates},
+          {"nearest_mode", spec.rounding},
+          {"cubic_coeff_a", spec.cubic_coeff_a},
+          {"exclude_outside", spec.exclude_outside},
+          {"extrapolation_value", spec.extrapolation_value}};
+}
+
+// A resize whose operand (or roi) only a run knows, or whose input has symbolic dimensions:
+// resize_dims computes (and checks) the output's dimensions then, image.resize_to resizes.
+graph::Expr ResizeAtRunTime(NodeContext& ctx, const ResizeSpec& spec, const ResizeOperand& by) {
+  graph::Attrs attrs = ResizeSpecAttrs(ctx, spec);
+  if (ctx.InputRank(0) < 2) ctx.Fail("the input needs two spatial (trailing) dimensions to resize");
+  graph::Attrs operand = {{"operand", std::string(by.sizes ? "sizes" : "scales")},
+                          {"axes", graph::Ints(by.axes)},
+                          {"keep_aspect_ratio_policy", by.policy}};
+  for (const auto& [name, value] : operand.values()) attrs = attrs.With(name, value);
+  graph::Expr roi = by.roi.value.defined()
+                        ? by.roi.value
+                        : ctx.Const(runtime::NDArray::Empty({0}, DataType::Float(32)));
+  graph::Expr dims = ctx.Call("resize_dims", {ctx.Input(0), by.operand.value}, operand);
+  return ctx.Call(
+      "image.resize_to",
+      {ctx.Input(0), by.operand.value, roi, SizesOfValue(ctx, dims, dims, kUnbounded, "sizes")},
+      attrs);
+}
+
+// A resize whose operand and roi are constants, of an input of constant shape: the output
+// size and the scales mapping coordinates computed now (as resize_dims would), for
+// image.resize2d.
+graph::Expr ResizeNow(NodeContext& ctx, const ResizeSpec& spec, const ResizeOperand& by) {
+  graph::Attrs attrs = ResizeSpecAttrs(ctx, spec);
+  const std::vector<int64_t> in = ctx.InputShape(0);
+  const size_t rank = in.size(), k = by.axes.size();
+  if (rank < 2) ctx.Fail("the input needs two spatial (trailing) dimensions to resize");
+  const std::vector<double>& operand = *by.operand.known;
+  if (operand.size() != k) {
+    ctx.Fail(std::string(by.sizes ? "sizes" : "scales") + " must have " + std::to_string(k) +
+             " values (one per axis), got " + std::to_string(operand.size()));
+  }
+  // Each dimension's scale (1 where not listed), as topi::ResizeScales computes it.
+  std::vector<double> scales(rank, 1.0);
+  std::vector<int64_t> out = in;
+  std::optional<double> common;
+  for (size_t j = 0; j < k; ++j) {
+    const size_t d = static_cast<size_t>(by.axes[j]);
+    if (by.sizes && (operand[j] < 0 || in[d] == 0)) {
+      ctx.Fail("size " + std::to_string(static_cast<int64_t>(operand[j])) + " of dimension " +
+               std::to_string(d) + " (of " + std::to_string(in[d]) + ") cannot be resized to");
+    }
+    if (!by.sizes && !(operand[j] > 0 && operand[j] * static_cast<double>(in[d]) < 0x1p62)) {
+      ctx.Fail("scale " + std::to_string(operand[j]) + " of dimension " + std::to_string(d) +
+               " must be positive (and the scaled size fit int64)");
+    }
+    scales[d] = by.sizes ? operand[j] / static_cast<double>(in[d]) : operand[j];
+    out[d] = by.sizes ? static_cast<int64_t>(operand[j])
+                      : static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(in[d])));
+    if (by.policy != "stretch") {
+      common = !common                     ? scales[d]
+               : by.policy == "not_larger" ? std::min(*common, scales[d])
+                                           : std::max(*common, scales[d]);
+    }
+  }
+  for (size_t j = 0; common && j < k; ++j) {
+    const size_t d = static_cast<size_t>(by.axes[j]);
+    scales[d] = *common;
+    out[d] = static_cast<int64_t>(*common * static_cast<double>(in[d]) + 0.5);
+  }
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (scales[d] != 1.0) {
+      ctx.Fail("only the two trailing (spatial) dimensions can be resized, got " + IntsText(in) +
+               " -> " + IntsText(out));
+    }
+  }
+  graph::Floats roi = {0, 0, 1, 1};
+  if (by.roi.value.defined()) {
+    const std::vector<double>& given = *by.roi.known;
+    if (given.size() != 2 * k) ctx.Fail("roi must have " + std::to_string(2 * k) + " values");
+    for (size_t j = 0; j < k; ++j) {
+      const size_t d = static_cast<size_t>(by.axes[j]);
+      if (d + 2 >= rank) {
+        roi[d + 2 - rank] = given[j];
+        roi[d + 4 - rank] = given[j + k];
+      }
+    }
+  }
+  // A scale that is the sizes' ratio exactly (a whole upsampling, sizes stretched) maps
+  // coordinates by that ratio, in float32; any other by itself, in float64.
+  graph::Floats given_scales;
+  for (size_t d = rank - 2; (!by.sizes || common) && d < rank; ++d) {
+    if (scales[d] * static_cast<double>(in[d]) != static_cast<double>(out[d])) {
+      given_scales = {scales[rank - 2], scales[rank - 1]};
+    }
+  }
   return ctx.Call("image.resize2d", {ctx.Input(0)},
-                  {{"size", Ints{out[2], out[3]}},
-                   {"mode", spec.mode},
-                   {"coordinate_transformation_mode", spec.coordinates},
-                   {"nearest_mode", spec.rounding},
-                   {"cubic_coeff_a", spec.cubic_coeff_a},
-                   {"exclude_outside", spec.exclude_outside},
-                   {"roi", spec.roi},
-                   {"extrapolation_value", spec.extrapolation_value}});
+                  attrs.With("size", graph::Ints{out[rank - 2], out[rank - 1]})
+                      .With("roi", roi)
+                      .With("scales", given_scales));
+}
+
+graph::Expr ResizeBy(NodeContext& ctx, const ResizeSpec& spec, const ResizeOperand& by) {
+  const bool now = ctx.Input(0).type().ConstShape().has_value() && by.operand.known &&
+                   (!by.roi.value.defined() || by.roi.known);
+  return now ? ResizeNow(ctx, spec, by) : ResizeAtRunTime(ctx, spec, by);
+}
+
+// Every dimension of input 0, as ONNX axes.
+std::vector<int64_t> EveryAxis(const NodeContext& ctx) {
+  std::vector<int64_t> axes(static_cast<size_t>(ctx.InputRank(0)));
+  for (size_t d = 0; d < axes.size(); ++d) axes[d] = static_cast<int64_t>(d);
+  return axes;
 }
 
 // Upsample (opsets 7-9; scales an attribute, then an input) and Resize-10: asymmetric
@@ -541,18 +638,22 @@ Outputs Upsample(NodeContext& ctx) {
   if (spec.mode == "bilinear") spec.mode = "linear";
   spec.coordinates = "asymmetric";
   spec.rounding = "floor";
-  bool scales_attr = ctx.op_type() == "Upsample" && ctx.opset() < 9;
-  std::vector<double> scales;
-  if (scales_attr) {
-    for (float s : ctx.AttrFloats("scales")) scales.push_back(s);
+  ResizeOperand by;
+  by.axes = EveryAxis(ctx);
+  if (ctx.op_type() == "Upsample" && ctx.opset() < 9) {
+    std::vector<float> attr = ctx.AttrFloats("scales");
+    runtime::NDArray scales =
+        runtime::NDArray::Empty({static_cast<int64_t>(attr.size())}, DataType::Float(32));
+    std::copy(attr.begin(), attr.end(), static_cast<float*>(scales.data()));
+    by.operand = {ctx.Const(scales), std::vector<double>(attr.begin(), attr.end())};
   } else {
-    scales = ctx.ConstantFloats(1);
+    by.operand = OperandOf(ctx, 1);
   }
-  return {Resize2d(ctx, ScaledShape(ctx, ctx.InputShape(0), scales), spec)};
+  return {ResizeBy(ctx, spec, by)};
 }
 
-// Resize from opset 11: inputs X, roi, scales, sizes (sizes win when given), with axes from
-// opset 18.
+// Resize from opset 11: inputs X, roi, scales, sizes (sizes win when given), with axes and
+// keep_aspect_ratio_policy from opset 18.
 Outputs Resize(NodeContext& ctx) {
   if (ctx.opset() < 11) return Upsample(ctx);
   ResizeSpec spec;
@@ -563,49 +664,32 @@ Outputs Resize(NodeContext& ctx) {
   spec.exclude_outside = ctx.AttrInt("exclude_outside", 0);
   spec.extrapolation_value = ctx.AttrFloat("extrapolation_value", 0.0f);
   if (ctx.AttrInt("antialias", 0) != 0) ctx.Fail("antialias = 1 is not supported");
-  std::string policy = ctx.AttrString("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch") {
-    ctx.Fail("keep_aspect_ratio_policy '" + policy + "' is not supported; supported: stretch");
+  ResizeOperand by;
+  by.policy = ctx.AttrString("keep_aspect_ratio_policy", "stretch");
+  if (by.policy != "stretch" && by.policy != "not_larger" && by.policy != "not_smaller") {
+    ctx.Fail("keep_aspect_ratio_policy '" + by.policy +
+             "' is not supported; supported: stretch, not_larger, not_smaller");
   }
-  std::vector<int64_t> in = ctx.InputShape(0);
-  int rank = static_cast<int>(in.size());
-  std::vector<int64_t> axes = ctx.AttrInts("axes", std::vector<int64_t>{});
-  if (axes.empty()) {
-    for (int d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  for (int64_t& axis : axes) {
+  const int64_t rank = ctx.InputRank(0);
+  by.axes = ctx.AttrInts("axes", std::vector<int64_t>{});
+  if (by.axes.empty()) by.axes = EveryAxis(ctx);
+  for (int64_t& axis : by.axes) {
     if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) ctx.Fail("axes " + IntsText(axes) + " are out of range");
+    if (axis < 0 || axis >= rank) ctx.Fail("axes " + IntsText(by.axes) + " are out of range");
   }
-  std::vector<int64_t> sizes = ctx.HasInput(3) ? ctx.ConstantInts(3) : std::vector<int64_t>{};
-  std::vector<int64_t> out = in;
-  if (!sizes.empty()) {
-    if (sizes.size() != axes.size()) {
-      ctx.Fail("sizes must have " + std::to_string(axes.size()) + " values");
-    }
-    for (size_t k = 0; k < axes.size(); ++k) out[axes[k]] = sizes[k];
-  } else {
-    std::vector<double> scales = ctx.HasInput(2) ? ctx.ConstantFloats(2) : std::vector<double>{};
-    if (scales.empty()) ctx.Fail("one of the inputs scales and sizes must be given");
-    std::vector<int64_t> selected;
-    for (int64_t axis : axes) selected.push_back(in[axis]);
-    std::vector<int64_t> scaled = ScaledShape(ctx, selected, scales);
-    for (size_t k = 0; k < axes.size(); ++k) out[axes[k]] = scaled[k];
-  }
-  if (spec.coordinates == "tf_crop_and_resize") {
-    std::vector<double> roi = ctx.ConstantFloats(1);
-    if (roi.size() != 2 * axes.size()) {
-      ctx.Fail("roi must have " + std::to_string(2 * axes.size()) + " values");
-    }
-    size_t n = axes.size();
-    for (size_t k = 0; k < n; ++k) {
-      if (axes[k] == 2 || axes[k] == 3) {
-        spec.roi[axes[k] - 2] = roi[k];
-        spec.roi[axes[k]] = roi[k + n];
-      }
-    }
-  }
-  return {Resize2d(ctx, out, spec)};
+  // An absent or empty operand is not the one given.
+  auto given = [&](int i) {
+    if (!ctx.HasInput(i)) return false;
+    const std::vector<PrimExpr>& shape = ctx.Input(i).type().shape();
+    int64_t length = -1;
+    return !(shape.size() == 1 && IsConstInt(shape[0], &length) && length == 0);
+  };
+  by.sizes = given(3);
+  if (!by.sizes && !given(2)) ctx.Fail("one of the inputs scales and sizes must be given");
+  by.operand = OperandOf(ctx, by.sizes ? 3 : 2);
+  if (!by.sizes) by.policy = "stretch";  // ONNX: the policy applies to sizes only
+  if (spec.coordinates == "tf_crop_and_resize") by.roi = OperandOf(ctx, 1);
+  return {ResizeBy(ctx, spec, by)};
 }
 
 // A converter calling the unary graph operator `op` with float attributes read from the node

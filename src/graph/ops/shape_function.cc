@@ -18,16 +18,6 @@ namespace {
 
 using Tensors = std::vector<te::Tensor>;
 
-// The sizes a dims_of_value output carries: its dimensions but the last (the empty one).
-Array<PrimExpr> SizesOf(const CallInfo& info, const te::Tensor& sizes) {
-  LOOM_CHECK_USER(sizes.ndim() >= 1 && sizes.dtype() == DataType::Int(64))
-      << info.where << ": sizes must be the output of dims_of_value, got "
-      << info.input_types.back().str();
-  Array<PrimExpr> shape = sizes.shape();
-  shape.pop_back();
-  return shape;
-}
-
 constexpr const char* kPadModes = "\"constant\", \"reflect\", \"edge\" or \"wrap\"";
 
 // The call's pad_mode as topi::PadMode's number.
@@ -106,6 +96,25 @@ OpBuilder RegisterTo(const std::string& name, const std::string& doc,
                           return Tensors{topi::pad_dims(in[0], in[1], in[2], PadModeOf(info))};
                         })
       .Attr("pad_mode", AttrKind::kString, std::string("constant"), kPadModes);
+  OpBuilder resize_dims = RegisterShapeFunction(
+      "resize_dims",
+      "ONNX Resize's output dimensions for scales (float [k]) or sizes (int64 [k]) of axes; -1 "
+      "each where a scale is not positive, a size negative, a sized dimension empty, or a "
+      "dimension before the last two would change",
+      {"data", "operand"}, [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::resize_dims(in[0], in[1], ResizeByOf(info))};
+      });
+  ResizeByFields(resize_dims);
+  OpBuilder resize_to = RegisterTo(
+      "image.resize_to",
+      "ONNX Resize of data's two trailing dimensions by run-time scales or sizes (operand) of "
+      "axes, in the region roi for tf_crop_and_resize, at the shape sizes carries "
+      "(resize_dims's)",
+      {"data", "operand", "roi", "sizes"}, [](const CallInfo& info, const Tensors& in) {
+        return Tensors{topi::resize_to(in[0], in[1], in[2], SizesOf(info, in[3]), ResizeByOf(info),
+                                       ResizeAttrsOf(info))};
+      });
+  ResizeByFields(ResizeAttrFields(resize_to));
   RegisterShapeFunction("split_dims",
                         "ONNX Split's piece sizes split (integer [n]) along axis, checked: -1 "
                         "each where one is negative or they do not sum to the dimension",

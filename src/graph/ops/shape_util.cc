@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 
 #include "loom/graph/expr.h"
@@ -119,6 +120,69 @@ Attrs WindowAttrs(const CallNode& call) {
   return {{"strides", call.attrs.GetInts("strides")},
           {"padding", call.attrs.GetInts("padding")},
           {"dilation", call.attrs.GetInts("dilation")}};
+}
+
+topi::ResizeAttrs ResizeAttrsOf(const CallInfo& info) {
+  topi::ResizeAttrs attrs;
+  attrs.method =
+      static_cast<topi::ResizeMethod>(ChoiceAttr(info, "mode", {"nearest", "linear", "cubic"}));
+  attrs.coordinates = static_cast<topi::ResizeCoordinates>(
+      ChoiceAttr(info, "coordinate_transformation_mode",
+                 {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                  "tf_crop_and_resize", "half_pixel_symmetric"}));
+  attrs.rounding = static_cast<topi::ResizeRounding>(ChoiceAttr(
+      info, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
+  attrs.cubic_coeff_a = info.attrs.GetFloat("cubic_coeff_a");
+  attrs.exclude_outside = info.attrs.GetInt("exclude_outside") != 0;
+  attrs.extrapolation_value = info.attrs.GetFloat("extrapolation_value");
+  return attrs;
+}
+
+OpBuilder& ResizeAttrFields(OpBuilder& op) {
+  return op
+      .Attr("mode", AttrKind::kString, std::string("nearest"), "\"nearest\", \"linear\", \"cubic\"")
+      .Attr("coordinate_transformation_mode", AttrKind::kString, std::string("half_pixel"),
+            "\"half_pixel\", \"pytorch_half_pixel\", \"align_corners\", \"asymmetric\", "
+            "\"tf_crop_and_resize\", \"half_pixel_symmetric\"")
+      .Attr("nearest_mode", AttrKind::kString, std::string("round_prefer_floor"),
+            "\"round_prefer_floor\", \"round_prefer_ceil\", \"floor\", \"ceil\"")
+      .Attr("cubic_coeff_a", AttrKind::kFloat, -0.75, "the cubic kernel's parameter")
+      .Attr("exclude_outside", AttrKind::kInt, int64_t{0},
+            "1: cubic taps outside the image get weight 0")
+      .Attr("extrapolation_value", AttrKind::kFloat, 0.0,
+            "tf_crop_and_resize value outside the input");
+}
+
+topi::ResizeBy ResizeByOf(const CallInfo& info) {
+  topi::ResizeBy by;
+  by.operand = static_cast<topi::ResizeOperand>(ChoiceAttr(info, "operand", {"scales", "sizes"}));
+  by.policy = static_cast<topi::AspectPolicy>(
+      ChoiceAttr(info, "keep_aspect_ratio_policy", {"stretch", "not_larger", "not_smaller"}));
+  const int64_t rank = static_cast<int64_t>(info.input_types.at(0).shape().size());
+  for (int64_t axis : info.attrs.GetInts("axes")) {
+    LOOM_CHECK_USER(axis >= 0 && axis < rank &&
+                    std::find(by.axes.begin(), by.axes.end(), axis) == by.axes.end())
+        << info.where << ": axes " << AttrValueText(info.attrs.GetInts("axes"))
+        << " must be distinct dimensions of " << InputName(info, 0) << " (rank " << rank << ")";
+    by.axes.push_back(axis);
+  }
+  return by;
+}
+
+OpBuilder& ResizeByFields(OpBuilder& op) {
+  return op.Attr("operand", AttrKind::kString, std::nullopt, "\"scales\" or \"sizes\"")
+      .Attr("axes", AttrKind::kInts, std::nullopt, "the dimensions the operand lists, in order")
+      .Attr("keep_aspect_ratio_policy", AttrKind::kString, std::string("stretch"),
+            "sizes: \"stretch\", \"not_larger\" or \"not_smaller\"");
+}
+
+Array<PrimExpr> SizesOf(const CallInfo& info, const te::Tensor& sizes) {
+  LOOM_CHECK_USER(sizes.ndim() >= 1 && sizes.dtype() == DataType::Int(64))
+      << info.where << ": sizes must be the output of dims_of_value, got "
+      << info.input_types.back().str();
+  Array<PrimExpr> shape = sizes.shape();
+  shape.pop_back();
+  return shape;
 }
 
 topi::Conv2DAttrs Conv2DAttrsOf(const CallInfo& info, int64_t groups) {

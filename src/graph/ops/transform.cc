@@ -306,43 +306,29 @@ void RegisterSpatial() {
       .Attr("blocksize", AttrKind::kInt, std::nullopt, "the spatial block size")
       .Attr("mode", AttrKind::kString, std::string("DCR"), "\"DCR\" (the only order)");
 
-  RegisterInjective(
+  OpBuilder resize = RegisterInjective(
       "image.resize2d", "NCHW resized in H and W to size (ONNX Resize)", {"data"},
       [](const CallInfo& info, const Tensors& in) {
         std::array<int64_t, 2> size = FixedInts<2>(info, "size");
-        topi::ResizeAttrs attrs;
-        attrs.method = static_cast<topi::ResizeMethod>(
-            ChoiceAttr(info, "mode", {"nearest", "linear", "cubic"}));
-        attrs.coordinates = static_cast<topi::ResizeCoordinates>(
-            ChoiceAttr(info, "coordinate_transformation_mode",
-                       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                        "tf_crop_and_resize"}));
-        attrs.rounding = static_cast<topi::ResizeRounding>(ChoiceAttr(
-            info, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
-        attrs.cubic_coeff_a = info.attrs.GetFloat("cubic_coeff_a");
-        attrs.exclude_outside = info.attrs.GetInt("exclude_outside") != 0;
+        topi::ResizeAttrs attrs = ResizeAttrsOf(info);
         const Floats& roi = info.attrs.GetFloats("roi");
         LOOM_CHECK_USER(roi.size() == 4)
             << info.where << ": roi must hold 4 floats (h_start, w_start, h_end, w_end), got "
             << AttrValueText(roi);
         std::copy(roi.begin(), roi.end(), attrs.roi.begin());
-        attrs.extrapolation_value = info.attrs.GetFloat("extrapolation_value");
+        const Floats& scales = info.attrs.GetFloats("scales");
+        LOOM_CHECK_USER(scales.empty() || (scales.size() == 2 && scales[0] > 0 && scales[1] > 0))
+            << info.where << ": scales must be empty or two positive floats (h, w), got "
+            << AttrValueText(scales);
+        if (!scales.empty()) attrs.scales = {scales[0], scales[1]};
         return Tensors{topi::resize2d(in[0], size[0], size[1], attrs)};
-      })
+      });
+  ResizeAttrFields(resize)
       .Attr("size", AttrKind::kInts, std::nullopt, "output (h, w)")
-      .Attr("mode", AttrKind::kString, std::string("nearest"), "\"nearest\", \"linear\", \"cubic\"")
-      .Attr("coordinate_transformation_mode", AttrKind::kString, std::string("half_pixel"),
-            "\"half_pixel\", \"pytorch_half_pixel\", \"align_corners\", \"asymmetric\", "
-            "\"tf_crop_and_resize\"")
-      .Attr("nearest_mode", AttrKind::kString, std::string("round_prefer_floor"),
-            "\"round_prefer_floor\", \"round_prefer_ceil\", \"floor\", \"ceil\"")
-      .Attr("cubic_coeff_a", AttrKind::kFloat, -0.75, "the cubic kernel's parameter")
-      .Attr("exclude_outside", AttrKind::kInt, int64_t{0},
-            "1: cubic taps outside the image get weight 0")
       .Attr("roi", AttrKind::kFloats, Floats{0, 0, 1, 1},
             "tf_crop_and_resize region, normalized (h_start, w_start, h_end, w_end)")
-      .Attr("extrapolation_value", AttrKind::kFloat, 0.0,
-            "tf_crop_and_resize value outside the input");
+      .Attr("scales", AttrKind::kFloats, Floats{},
+            "the scales (h, w) the model gave, which map coordinates (empty: size / input)");
 }
 
 [[maybe_unused]] const bool kRegistered = [] {

@@ -441,15 +441,6 @@ TEST(Importer, GatherIndicesOutOfRangeAreAnError) {
   }
 }
 
-TEST(Importer, NonConstantInputsWhereConstantsAreNeeded) {
-  ModelBuilder model(13);
-  model.Input("x", {1, 1, 2, 2}).Input("sizes", {4}, kI64);
-  model.Node("Resize", {"x", "", "", "sizes"}, {"y"}, {}, "resize").Output("y");
-  std::string message = ErrorOf([&] { model.Import(); });
-  EXPECT_TRUE(Contains(message, "node 'resize' (Resize): input 3 (sizes) must be a constant"))
-      << message;
-}
-
 TEST(Importer, UnsupportedElementTypesAreNamed) {
   ModelBuilder model;
   model.Input("x", {2}).Node("Relu", {"x"}, {"y"}).Output("y");

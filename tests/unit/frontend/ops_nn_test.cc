@@ -817,15 +817,82 @@ TEST(OnnxResize, UnsupportedFormsListWhatIsSupported) {
       error({1, 1, 2, 2}, {StringAttr("coordinate_transformation_mode", "tf_half_pixel_for_nn")}),
       "node 'rs' (Resize): coordinate_transformation_mode 'tf_half_pixel_for_nn' is not "
       "supported; supported: half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-      "tf_crop_and_resize");
-  EXPECT_TRUE(Contains(error({1, 1, 1.3, 2}, {}),
-                       "does not give a whole output size; Loom resizes to sizes whose ratio "
-                       "defines the scale: give `sizes` instead"));
+      "tf_crop_and_resize, half_pixel_symmetric");
   EXPECT_TRUE(Contains(error({1, 2, 2, 2}, {}),
-                       "only resizing H and W of a 4-d NCHW input is supported, got [1, 1, 4, 4] "
-                       "-> [1, 2, 8, 8]"));
+                       "node 'rs' (Resize): only the two trailing (spatial) dimensions can be "
+                       "resized, got [1, 1, 4, 4] -> [1, 2, 8, 8]"));
+  EXPECT_TRUE(Contains(error({1, 1, 0, 2}, {}), "scale 0.000000 of dimension 2 must be positive"));
+  EXPECT_TRUE(Contains(error({1, 1, 2, 2}, {StringAttr("keep_aspect_ratio_policy", "fit")}),
+                       "keep_aspect_ratio_policy 'fit' is not supported; supported: stretch, "
+                       "not_larger, not_smaller"));
   EXPECT_TRUE(
       Contains(error({1, 1, 2, 2}, {IntAttr("antialias", 1)}), "antialias = 1 is not supported"));
+}
+
+// Scales, sizes and roi given at run time (graph inputs) or over an input of symbolic shape
+// resize as the same model with them as initializers: fractional scales map coordinates by
+// themselves, sizes under an aspect policy, a tf_crop_and_resize region, Upsample-9's scales.
+TEST(OnnxResize, OperandsGivenAtRunTimeMatchTheirConstantForms) {
+  runtime::NDArray x = RandomArray({1, 2, 5, 6}, kF32, 34);
+  struct Case {
+    std::string what;
+    int64_t opset;
+    std::string op;
+    std::vector<std::string> inputs;  // after x: "" for an absent one
+    std::vector<runtime::NDArray> operands;
+    std::vector<::onnx::AttributeProto> attrs;
+  };
+  std::vector<Case> cases = {
+      {"fractional scales, cubic",
+       13,
+       "Resize",
+       {"", "scales"},
+       {ArrayOf({4}, kF32, {1, 1, 1.7, 0.6})},
+       {StringAttr("mode", "cubic")}},
+      {"sizes not_larger, linear",
+       18,
+       "Resize",
+       {"", "", "sizes"},
+       {ArrayOf({2}, kI64, {9, 8})},
+       {StringAttr("mode", "linear"), IntsAttr("axes", {2, 3}),
+        StringAttr("keep_aspect_ratio_policy", "not_larger")}},
+      {"roi, tf_crop_and_resize",
+       13,
+       "Resize",
+       {"roi", "", "sizes"},
+       {ArrayOf({8}, kF32, {0, 0, 0.2, 0.1, 1, 1, 0.9, 1.3}), ArrayOf({4}, kI64, {1, 2, 4, 7})},
+       {StringAttr("coordinate_transformation_mode", "tf_crop_and_resize"),
+        StringAttr("mode", "linear"), FloatAttr("extrapolation_value", 2)}},
+      {"Upsample-9 scales", 9, "Upsample", {"scales"}, {ArrayOf({4}, kF32, {1, 1, 2, 1.5})}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto build = [&](bool given_at_run_time, bool symbolic) {
+      ModelBuilder model(c.opset);
+      model.Input("x", symbolic ? std::vector<int64_t>{-1, 2, -1, -1} : x.Shape());
+      std::vector<std::string> inputs = {"x"};
+      size_t next = 0;
+      for (const std::string& name : c.inputs) {
+        inputs.push_back(name);
+        if (name.empty()) continue;
+        const runtime::NDArray& value = c.operands.at(next++);
+        if (given_at_run_time) {
+          model.Input(name, value.Shape(), value.dtype());
+        } else {
+          model.Initializer(name, value);
+        }
+      }
+      model.Node(c.op, inputs, {"y"}, c.attrs).Output("y");
+      return model;
+    };
+    std::vector<runtime::NDArray> want = RunImported(build(false, false).Import(), {x}, 3);
+    std::vector<runtime::NDArray> run_time_inputs = {x};
+    for (const runtime::NDArray& operand : c.operands) run_time_inputs.push_back(operand);
+    ExpectOutputs(build(true, false), run_time_inputs, want, 1e-5);
+    ImportOptions symbolic;
+    symbolic.symbolic_dimensions = true;
+    ExpectOutputs(build(false, true), {x}, want, 1e-5, symbolic);
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Shapes given as tensors at run time: reshape, expand, tile, range, the reductions, squeeze,
-// unsqueeze, slice, pad and split compiled once with their shape operand an input, run with many
-// operands against the same operator compiled for each operand as a constant (the graph executor);
-// operands that do not fit are refused as sizes, before the output is allocated.
+// unsqueeze, slice, pad, split and resize compiled once with their shape operand an input, run with
+// many operands against the same operator compiled for each operand as a constant (the graph
+// executor); operands that do not fit are refused as sizes, before the output is allocated.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -453,6 +453,111 @@ TEST(ShapeFunction, SplitBySizesGivenAtRunTime) {
               }).find("the size test.split_dims[0] read at run time is -1"),
               std::string::npos)
         << Text(given);
+  }
+}
+
+// x resized by an operand (scales or sizes, of `axes`) and a roi given at run time, through
+// resize_dims and image.resize_to, with the resize attributes `attrs`.
+std::unique_ptr<runtime::Executor> ResizeAtRunTime(const std::vector<int64_t>& shape,
+                                                   const std::string& operand, const Ints& axes,
+                                                   Attrs attrs,
+                                                   const std::string& policy = "stretch") {
+  const int64_t k = static_cast<int64_t>(axes.size());
+  Var data = test::In("data", shape);
+  Var given = test::In(operand, {k}, operand == "sizes" ? kI64 : kF32);
+  Var roi = test::In("roi", {2 * k}, kF32);
+  Attrs by = {{"operand", operand}, {"axes", axes}, {"keep_aspect_ratio_policy", policy}};
+  for (const auto& [name, value] : by.values()) attrs = attrs.With(name, value);
+  Expr dims = MakeCall("resize_dims", {data, given}, by);
+  Expr y = MakeCall("image.resize_to", {data, given, roi, SizesOf(dims, "resize_dims")}, attrs);
+  return MakeExecutor(
+      Compile(IRModule::FromFunction(MakeFunction({data, given, roi}, y)), {.opt_level = 3}));
+}
+
+void ExpectSameResize(const runtime::NDArray& got, const runtime::NDArray& want, bool exact,
+                      const std::string& what) {
+  ASSERT_EQ(got.Shape(), want.Shape()) << what;
+  if (exact) {
+    EXPECT_EQ(Values(got), Values(want)) << what;
+  } else {
+    test::ExpectClose(got, Values(want), 1e-5, what);
+  }
+}
+
+TEST(ShapeFunction, ResizeByScalesGivenAtRunTimeMatchesTheConstantResize) {
+  runtime::NDArray x = RandomArray({1, 2, 5, 7}, kF32, 9);
+  const std::vector<double> roi = {0, 0, 0.1, 0.0, 1, 1, 0.9, 1.2};
+  for (const std::string method : {"nearest", "linear", "cubic"}) {
+    for (const std::string mode : {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                   "asymmetric", "tf_crop_and_resize", "half_pixel_symmetric"}) {
+      Attrs attrs = {{"mode", method},
+                     {"coordinate_transformation_mode", mode},
+                     {"nearest_mode", std::string("round_prefer_ceil")},
+                     {"extrapolation_value", -3.0}};
+      std::unique_ptr<runtime::Executor> vm =
+          ResizeAtRunTime({1, 2, 5, 7}, "scales", {0, 1, 2, 3}, attrs);
+      for (auto [h, w] : std::vector<std::pair<float, float>>{{0.6f, 1.7f}, {2.0f, 0.5f}}) {
+        const std::string what =
+            method + " " + mode + " scales " + std::to_string(h) + "x" + std::to_string(w);
+        runtime::NDArray got =
+            RunOn(*vm, {x, test::ArrayOf({4}, kF32, {1, 1, h, w}), test::ArrayOf({8}, kF32, roi)});
+        Attrs fixed = attrs
+                          .With("size", Ints{static_cast<int64_t>(std::floor(5 * double(h))),
+                                             static_cast<int64_t>(std::floor(7 * double(w)))})
+                          .With("scales", Floats{h, w})
+                          .With("roi", Floats{roi[2], roi[3], roi[6], roi[7]});
+        ExpectSameResize(got, StaticCall("image.resize2d", fixed, x), method == "nearest", what);
+      }
+    }
+  }
+}
+
+// Sizes of some axes, in their order, stretched or under an aspect policy (one scale for
+// every listed axis, the output rounded half up); operands that do not fit are refused.
+TEST(ShapeFunction, ResizeBySizesGivenAtRunTimeMatchesTheConstantResize) {
+  runtime::NDArray x = RandomArray({2, 1, 6, 4}, kF32, 10);
+  for (const std::string method : {"nearest", "linear"}) {
+    Attrs attrs = {{"mode", method},
+                   {"coordinate_transformation_mode", std::string("align_corners")}};
+    struct Case {
+      std::string policy;
+      std::vector<int64_t> sizes;  // of axes (3, 2)
+      Ints out;                    // (h, w)
+      Floats scales;               // mapping coordinates (float64 at run time: exact ratios)
+    };
+    for (const Case& c : std::vector<Case>{{"stretch", {9, 4}, {4, 9}, {4 / 6.0, 9 / 4.0}},
+                                           {"stretch", {1, 13}, {13, 1}, {13 / 6.0, 1 / 4.0}},
+                                           {"not_larger", {10, 9}, {9, 6}, {1.5, 1.5}},
+                                           {"not_smaller", {10, 9}, {15, 10}, {2.5, 2.5}}}) {
+      std::unique_ptr<runtime::Executor> vm =
+          ResizeAtRunTime({2, 1, 6, 4}, "sizes", {3, 2}, attrs, c.policy);
+      const std::string what = method + " " + c.policy + " sizes " + Text(c.sizes);
+      runtime::NDArray got =
+          RunOn(*vm, {x, Ints64(c.sizes), test::ArrayOf({4}, kF32, {0, 0, 1, 1})});
+      Attrs fixed = attrs.With("size", c.out).With("scales", c.scales);
+      ExpectSameResize(got, StaticCall("image.resize2d", fixed, x), method == "nearest", what);
+    }
+  }
+  std::unique_ptr<runtime::Executor> every =
+      ResizeAtRunTime({2, 1, 6, 4}, "sizes", {0, 1, 2, 3}, {});
+  std::unique_ptr<runtime::Executor> scaled = ResizeAtRunTime({2, 1, 6, 4}, "scales", {2, 3}, {});
+  const runtime::NDArray roi4 = test::ArrayOf({4}, kF32, {0, 0, 1, 1});
+  const runtime::NDArray roi8 = test::ArrayOf({8}, kF32, {0, 0, 0, 0, 1, 1, 1, 1});
+  // A batch or channel resized, a negative size; a scale of 0, a negative or NaN one.
+  for (const std::vector<int64_t>& sizes :
+       std::vector<std::vector<int64_t>>{{3, 1, 6, 4}, {2, 2, 6, 4}, {2, 1, -1, 4}}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*every, {x, Ints64(sizes), roi8});
+              }).find("the size test.resize_dims[0] read at run time is -1"),
+              std::string::npos)
+        << Text(sizes);
+  }
+  for (double scale : {0.0, -2.0, std::nan("")}) {
+    EXPECT_NE(ErrorOf([&] {
+                RunOn(*scaled, {x, test::ArrayOf({2}, kF32, {scale, 2}), roi4});
+              }).find("the size test.resize_dims[0] read at run time is -1"),
+              std::string::npos)
+        << scale;
   }
 }
 

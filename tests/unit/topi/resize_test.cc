@@ -30,6 +30,7 @@ float Coordinate(int64_t out, int64_t in, int64_t out_size, ResizeCoordinates mo
     case ResizeCoordinates::kAsymmetric:
       return o / scale;
     case ResizeCoordinates::kTfCropAndResize:  // tested against OnnxResize below
+    case ResizeCoordinates::kHalfPixelSymmetric:
       break;
   }
   return 0;
@@ -84,12 +85,12 @@ TEST(TopiResize, NearestAndLinearInEveryCoordinateMode) {
 }
 
 // ONNX's reference implementation (onnx/reference/ops/op_resize.py), in double: one axis
-// interpolated at output coordinate `x` from `data`, the neighbours chosen as the n input
-// positions nearest the coordinate (ties to the lower) in the edge-padded data.
+// interpolated at output coordinate `x` from `data` (edge pixels repeated outside it).
 struct OnnxAxis {
   ResizeAttrs attrs;
   int64_t out_size;
   double roi_start = 0, roi_end = 1;
+  double scale = 0;  // the scale the model gave (0: out_size / in)
 };
 
 std::vector<double> CubicCoefficients(double ratio, double A) {
@@ -101,24 +102,40 @@ std::vector<double> CubicCoefficients(double ratio, double A) {
 
 double Interpolate1D(const std::vector<double>& data, const OnnxAxis& axis, int64_t x) {
   const int64_t in = static_cast<int64_t>(data.size());
-  const double scale = double(axis.out_size) / in;
+  const double scale = axis.scale > 0 ? axis.scale : double(axis.out_size) / in;
+  // The real-valued output size (ONNX's output_width): align_corners and tf_crop_and_resize
+  // map by it.
+  const double width = scale * double(in);
   double x_ori = 0;
   switch (axis.attrs.coordinates) {
     case ResizeCoordinates::kHalfPixel: x_ori = (x + 0.5) / scale - 0.5; break;
     case ResizeCoordinates::kPytorchHalfPixel:
-      x_ori = axis.out_size == 1 ? 0 : (x + 0.5) / scale - 0.5;
+      x_ori = width == 1 ? 0 : (x + 0.5) / scale - 0.5;
       break;
     case ResizeCoordinates::kAlignCorners:
-      x_ori = axis.out_size == 1 ? 0 : x * double(in - 1) / double(axis.out_size - 1);
+      x_ori = width == 1 ? 0 : x * (double(in - 1) / (width - 1));
       break;
     case ResizeCoordinates::kAsymmetric: x_ori = x / scale; break;
+    case ResizeCoordinates::kHalfPixelSymmetric:
+      x_ori = double(in) / 2 * (1 - double(axis.out_size) / width) + (x + 0.5) / scale - 0.5;
+      break;
     case ResizeCoordinates::kTfCropAndResize:
-      x_ori = axis.out_size == 1
-                  ? (axis.roi_end - axis.roi_start) * double(in - 1) / 2
-                  : x * (axis.roi_end - axis.roi_start) * double(in - 1) / double(axis.out_size - 1);
+      x_ori = width == 1 ? (axis.roi_end - axis.roi_start) * double(in - 1) / 2
+                         : x * (axis.roi_end - axis.roi_start) * double(in - 1) / (width - 1);
       x_ori += axis.roi_start * double(in - 1);
       if (x_ori < 0 || x_ori > double(in - 1)) return axis.attrs.extrapolation_value;
       break;
+  }
+  if (axis.attrs.method == ResizeMethod::kNearest) {
+    const ResizeRounding r = axis.attrs.rounding;
+    const double fraction = x_ori - std::floor(x_ori);
+    const double rounded =
+        r == ResizeRounding::kFloor  ? std::floor(x_ori)
+        : r == ResizeRounding::kCeil ? std::ceil(x_ori)
+        : fraction == 0.5
+            ? (r == ResizeRounding::kRoundPreferFloor ? std::floor(x_ori) : std::ceil(x_ori))
+            : std::round(x_ori);
+    return data[std::clamp<int64_t>(static_cast<int64_t>(rounded), 0, in - 1)];
   }
   const int64_t x_ori_int = static_cast<int64_t>(std::floor(x_ori));
   double ratio = x_ori == std::floor(x_ori) ? 1 : x_ori - double(x_ori_int);
@@ -128,22 +145,22 @@ double Interpolate1D(const std::vector<double>& data, const OnnxAxis& axis, int6
   } else {
     coeffs = CubicCoefficients(ratio, axis.attrs.cubic_coeff_a);
   }
-  const int64_t n = static_cast<int64_t>(coeffs.size()), pad = (n + 1) / 2;
-  std::vector<int64_t> padded(in + 2 * pad);
-  std::iota(padded.begin(), padded.end(), int64_t{0});
-  std::stable_sort(padded.begin(), padded.end(), [&](int64_t a, int64_t b) {
-    return std::abs(x_ori + double(pad) - double(a)) < std::abs(x_ori + double(pad) - double(b));
-  });
-  std::vector<int64_t> nearest(padded.begin(), padded.begin() + n);
-  std::sort(nearest.begin(), nearest.end());
+  // The n taps around the coordinate (ratio 1: it is the upper of the middle two). The
+  // reference finds them as the n positions nearest x + pad in the edge-padded data, which
+  // picks the same ones except just above an integer, where x + pad rounds onto it and the
+  // lower neighbour wins the tie: a discontinuity the kernels do not copy.
+  const int64_t n = static_cast<int64_t>(coeffs.size());
+  const int64_t base = (ratio == 1 ? x_ori_int - 1 : x_ori_int) - (n / 2 - 1);
+  std::vector<int64_t> nearest(n);
+  std::iota(nearest.begin(), nearest.end(), base);
   double total = 0, weight_sum = 0;
   for (int64_t k = 0; k < n; ++k) {
-    int64_t index = nearest[k] - pad;
+    int64_t index = nearest[k];
     if (axis.attrs.exclude_outside && (index < 0 || index >= in)) coeffs[k] = 0;
     weight_sum += coeffs[k];
   }
   for (int64_t k = 0; k < n; ++k) {
-    int64_t index = std::clamp<int64_t>(nearest[k] - pad, 0, in - 1);
+    int64_t index = std::clamp<int64_t>(nearest[k], 0, in - 1);
     double weight = axis.attrs.exclude_outside ? coeffs[k] / weight_sum : coeffs[k];
     total += weight * data[index];
   }
@@ -238,6 +255,54 @@ TEST(TopiResize, TfCropAndResizeNearest) {
         return in.GetFloat(int64_t(std::floor(h)) * W + int64_t(std::floor(w)));
       },
       0, "tf_crop_and_resize nearest");
+}
+
+// Scales the model gave map coordinates by themselves (ONNX), not by the output size's ratio:
+// 0.6 of 5 rows gives 3 rows read at (o + 0.5) / 0.6 - 0.5, not / (3 / 5). Every coordinate
+// mode against the reference, with two of the three methods each, whole and fractional scales.
+TEST(TopiResize, GivenScalesMapCoordinatesByThemselves) {
+  const int64_t H = 5, W = 7, planes = 2;
+  using M = ResizeMethod;
+  using C = ResizeCoordinates;
+  const std::vector<std::pair<double, double>> scales = {{0.6, 1.7}, {2.0, 0.5}};
+  const std::vector<C> modes = {C::kHalfPixel,  C::kPytorchHalfPixel,   C::kAlignCorners,
+                                C::kAsymmetric, C::kHalfPixelSymmetric, C::kTfCropAndResize};
+  for (size_t pair = 0; pair < scales.size(); ++pair) {
+    auto [scale_h, scale_w] = scales[pair];
+    for (size_t m = 0; m < modes.size(); ++m) {
+      const M method = static_cast<M>((m + pair) % 3);
+      const C mode = modes[m];
+      ResizeAttrs a;
+      a.method = method;
+      a.coordinates = mode;
+      a.rounding = ResizeRounding::kRoundPreferCeil;
+      a.roi = {0.1, 0.0, 0.9, 1.2};
+      a.extrapolation_value = -3;
+      // As ONNX: scales are float32 in the model; the output size is floor(in * scale).
+      a.scales = {static_cast<float>(scale_h), static_cast<float>(scale_w)};
+      const int64_t out_h = static_cast<int64_t>(std::floor(a.scales[0] * H));
+      const int64_t out_w = static_cast<int64_t>(std::floor(a.scales[1] * W));
+      te::Tensor x = te::placeholder({int(planes), 1, int(H), int(W)}, DataType::Float(32), "x");
+      te::Tensor y = resize2d(x, out_h, out_w, a);
+      tir::HostArray in = RandomArray(DataType::Float(32), {planes, 1, H, W}, 96);
+      tir::HostArray got = test::RunCompiled({x}, y, {in});
+      OnnxAxis rows{a, out_h, a.roi[0], a.roi[2], a.scales[0]};
+      OnnxAxis columns{a, out_w, a.roi[1], a.roi[3], a.scales[1]};
+      test::ExpectClose(
+          got,
+          [&](int64_t i) {
+            int64_t plane = i / (out_h * out_w), oh = (i / out_w) % out_h, ow = i % out_w;
+            std::vector<std::vector<double>> image(H, std::vector<double>(W));
+            for (int64_t r = 0; r < H; ++r)
+              for (int64_t col = 0; col < W; ++col)
+                image[r][col] = in.GetFloat((plane * H + r) * W + col);
+            return OnnxResize(image, rows, columns, oh, ow);
+          },
+          method == M::kNearest ? 0 : 1e-4,
+          "scales " + std::to_string(scale_h) + "x" + std::to_string(scale_w) + " method " +
+              std::to_string(int(method)) + " mode " + std::to_string(int(mode)));
+    }
+  }
 }
 
 TEST(TopiResize, BadArgumentsAreUserErrors) {
