@@ -563,9 +563,15 @@ graph::Expr ResizeNow(NodeContext& ctx, const ResizeSpec& spec, const ResizeOper
   std::optional<double> common;
   for (size_t j = 0; j < k; ++j) {
     const size_t d = static_cast<size_t>(by.axes[j]);
-    if (by.sizes && (operand[j] < 0 || in[d] == 0)) {
+    if (by.sizes && operand[j] < 0) {
       ctx.Fail("size " + std::to_string(static_cast<int64_t>(operand[j])) + " of dimension " +
-               std::to_string(d) + " (of " + std::to_string(in[d]) + ") cannot be resized to");
+               std::to_string(d) + " is negative");
+    }
+    if (by.sizes && in[d] == 0) {
+      ctx.Fail("dimension " + std::to_string(d) +
+               " of the input is empty: it has nothing to "
+               "resize to size " +
+               std::to_string(static_cast<int64_t>(operand[j])));
     }
     if (!by.sizes && !(operand[j] > 0 && operand[j] * static_cast<double>(in[d]) < 0x1p62)) {
       ctx.Fail("scale " + std::to_string(operand[j]) + " of dimension " + std::to_string(d) +

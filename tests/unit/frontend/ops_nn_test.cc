@@ -822,6 +822,11 @@ TEST(OnnxResize, UnsupportedFormsListWhatIsSupported) {
                        "node 'rs' (Resize): only the two trailing (spatial) dimensions can be "
                        "resized, got [1, 1, 4, 4] -> [1, 2, 8, 8]"));
   EXPECT_TRUE(Contains(error({1, 1, 0, 2}, {}), "scale 0.000000 of dimension 2 must be positive"));
+  ModelBuilder negative(13);
+  negative.Input("x", x.Shape()).Initializer("sizes", ArrayOf({4}, kI64, {1, 1, 4, -2}));
+  negative.Node("Resize", {"x", "", "", "sizes"}, {"y"}, {}, "rs").Output("y");
+  EXPECT_TRUE(Contains(ErrorOf([&] { negative.Import(); }),
+                       "node 'rs' (Resize): size -2 of dimension 3 is negative"));
   EXPECT_TRUE(Contains(error({1, 1, 2, 2}, {StringAttr("keep_aspect_ratio_policy", "fit")}),
                        "keep_aspect_ratio_policy 'fit' is not supported; supported: stretch, "
                        "not_larger, not_smaller"));
