@@ -1,10 +1,10 @@
-// resize2d: each output pixel's input coordinate, per ONNX Resize (float32, or float64 for
-// tf_crop_and_resize, evaluated in the order of ONNX's reference so that a coordinate on the
-// input's last pixel is exactly that); nearest rounds it, linear blends the 2 x 2 neighbours
-// (the coordinate clamped to the image, as ONNX does), cubic the 4 x 4 ones (Keys kernel,
-// edge pixels repeated outside the image).
+// resize2d and resize_to: each output row's and column's input coordinate, per ONNX Resize
+// (float32 by the sizes' ratio; float64 by a given or run-time scale and for
+// tf_crop_and_resize; evaluated in the order of ONNX's reference so that a coordinate on the
+// input's last pixel is exactly that), in a table per axis; nearest rounds it, linear blends the 2
+// x 2 neighbours (the coordinate clamped to the image, as ONNX does), cubic the 4 x 4 ones (Keys
+// kernel, edge pixels repeated outside the image).
 #include <array>
-#include <functional>
 #include <string>
 #include <utility>
 
@@ -100,23 +100,28 @@ PrimExpr ClampToAxis(const PrimExpr& index, const ResizeAxis& axis) {
   return max(min(index, axis.in - 1), make_zero(index.dtype()));
 }
 
-// The input coordinate of an output index along an axis (the rows' or the columns').
-using CoordinateFn =
-    std::function<PrimExpr(const PrimExpr& out, const ResizeAxis& axis, bool rows)>;
-
 // x (of rank >= 2) resized in its two trailing dimensions along `rows` and `columns` to
-// `out_shape`, each output index's input coordinate given by `coordinate`.
+// `out_shape`. Each output row's and column's input coordinate is computed once, in a table
+// per axis (a stage the injective schedules do not inline), not per element: a division
+// each, by a run-time scale, tripled a resize's time.
 te::Tensor ResizeTrailing(const te::Tensor& x, const Array<PrimExpr>& out_shape,
                           const ResizeAxis& rows, const ResizeAxis& columns,
-                          const ResizeAttrs& attrs, const CoordinateFn& coordinate) {
+                          const ResizeAttrs& attrs) {
   const ResizeMethod method = attrs.method;
   const bool crop = attrs.coordinates == ResizeCoordinates::kTfCropAndResize;
+  auto table = [&](const ResizeAxis& a, const std::string& name) {
+    return te::compute(
+        {a.out}, [&](const Array<Var>& i) { return InputCoordinate(i[0], a, attrs.coordinates); },
+        name, "resize_coordinates");
+  };
+  const te::Tensor row_coordinates = table(rows, "row_coordinates");
+  const te::Tensor column_coordinates = table(columns, "column_coordinates");
   return te::compute(
       out_shape,
       [&](const Array<Var>& i) {
         Array<PrimExpr> index(i.begin(), i.end() - 2);
-        PrimExpr h = coordinate(i[i.size() - 2], rows, true);
-        PrimExpr w = coordinate(i.back(), columns, false);
+        PrimExpr h = row_coordinates(i[i.size() - 2]);
+        PrimExpr w = column_coordinates(i.back());
         auto at = [&](const PrimExpr& row, const PrimExpr& column) {
           Array<PrimExpr> full = index;
           full.push_back(row);
@@ -251,10 +256,7 @@ te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, const Res
   };
   const int64_t H = shape[shape.size() - 2], W = shape.back();
   return ResizeTrailing(x, out_shape, axis(H, out_h, attrs.scales[0], attrs.roi[0], attrs.roi[2]),
-                        axis(W, out_w, attrs.scales[1], attrs.roi[1], attrs.roi[3]), attrs,
-                        [&](const PrimExpr& out, const ResizeAxis& a, bool) {
-                          return InputCoordinate(out, a, attrs.coordinates);
-                        });
+                        axis(W, out_w, attrs.scales[1], attrs.roi[1], attrs.roi[3]), attrs);
 }
 
 te::Tensor resize2d(const te::Tensor& x, int64_t out_h, int64_t out_w, ResizeMethod method,
@@ -302,20 +304,7 @@ te::Tensor resize_to(const te::Tensor& x, const te::Tensor& operand, const te::T
     }
     return a;
   };
-  // Each output row's and column's coordinate, computed once in a table of its own (float64
-  // [out] per axis; not inlined: a run-time scale's division per element cost 3x).
-  const ResizeAxis rows = axis(rank - 2), columns = axis(rank - 1);
-  auto table = [&](const ResizeAxis& a, const std::string& name) {
-    return te::compute(
-        {a.out}, [&](const Array<Var>& i) { return InputCoordinate(i[0], a, attrs.coordinates); },
-        name, "resize_coordinates");
-  };
-  const te::Tensor row_table = table(rows, "row_coordinates");
-  const te::Tensor column_table = table(columns, "column_coordinates");
-  return ResizeTrailing(x, shape, rows, columns, attrs,
-                        [&](const PrimExpr& out, const ResizeAxis&, bool along_rows) {
-                          return along_rows ? row_table(out) : column_table(out);
-                        });
+  return ResizeTrailing(x, shape, axis(rank - 2), axis(rank - 1), attrs);
 }
 
 }  // namespace loom::topi
