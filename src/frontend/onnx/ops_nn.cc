@@ -679,9 +679,15 @@ Outputs Resize(NodeContext& ctx) {
   const int64_t rank = ctx.InputRank(0);
   by.axes = ctx.AttrInts("axes", std::vector<int64_t>{});
   if (by.axes.empty()) by.axes = EveryAxis(ctx);
-  for (int64_t& axis : by.axes) {
+  const std::vector<int64_t> listed = by.axes;
+  for (size_t j = 0; j < by.axes.size(); ++j) {
+    int64_t& axis = by.axes[j];
     if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) ctx.Fail("axes " + IntsText(by.axes) + " are out of range");
+    if (axis < 0 || axis >= rank) ctx.Fail("axes " + IntsText(listed) + " are out of range");
+    // A repeated axis would take two scales (the constant path would keep the last).
+    if (std::find(by.axes.begin(), by.axes.begin() + j, axis) != by.axes.begin() + j) {
+      ctx.Fail("axes " + IntsText(listed) + " name dimension " + std::to_string(axis) + " twice");
+    }
   }
   // An absent or empty operand is not the one given.
   auto given = [&](int i) {

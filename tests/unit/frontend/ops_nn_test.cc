@@ -822,6 +822,12 @@ TEST(OnnxResize, UnsupportedFormsListWhatIsSupported) {
                        "node 'rs' (Resize): only the two trailing (spatial) dimensions can be "
                        "resized, got [1, 1, 4, 4] -> [1, 2, 8, 8]"));
   EXPECT_TRUE(Contains(error({1, 1, 0, 2}, {}), "scale 0.000000 of dimension 2 must be positive"));
+  ModelBuilder repeated(18);
+  repeated.Input("x", x.Shape()).Initializer("sizes", ArrayOf({2}, kI64, {8, 8}));
+  repeated.Node("Resize", {"x", "", "", "sizes"}, {"y"}, {IntsAttr("axes", {3, -1})}, "rs")
+      .Output("y");
+  EXPECT_TRUE(Contains(ErrorOf([&] { repeated.Import(); }),
+                       "node 'rs' (Resize): axes [3, -1] name dimension 3 twice"));
   ModelBuilder negative(13);
   negative.Input("x", x.Shape()).Initializer("sizes", ArrayOf({4}, kI64, {1, 1, 4, -2}));
   negative.Node("Resize", {"x", "", "", "sizes"}, {"y"}, {}, "rs").Output("y");
