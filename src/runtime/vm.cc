@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
@@ -50,15 +51,24 @@ const char* OperationText(ShapeExpr::Kind kind) {
   }
 }
 
-// Integer element `index` of `value` (a load_size's source), or an error naming `what`.
+// Where `array`'s elements start.
+uint8_t* Bytes(const NDArray& array) {
+  return static_cast<uint8_t*>(array.data()) + array->byte_offset;
+}
+
+// Integer (or bool) element `index` of `value` (a load_size's source), or an error naming
+// `what`.
 int64_t IntegerValue(const NDArray& value, int64_t index, const std::string& what) {
   const DataType t = value.dtype();
-  const bool readable = (t.is_int() || t.is_uint()) && t.lanes() == 1 &&
-                        (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64);
+  const bool readable =
+      t.lanes() == 1 &&
+      (t.is_bool() || ((t.is_int() || t.is_uint()) &&
+                       (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64)));
   LOOM_CHECK_USER(readable && index < value.NumElements())
-      << "VirtualMachine: '" << what << "' must be integers, at least " << index + 1 << ", got "
-      << t << ShapeString(value.Shape());
-  const void* data = static_cast<const uint8_t*>(value.data()) + index * t.bytes();
+      << "VirtualMachine: '" << what << "' must be integers or bools, at least " << index + 1
+      << ", got " << t << ShapeString(value.Shape());
+  const void* data = Bytes(value) + index * t.bytes();
+  if (t.is_bool()) return *static_cast<const uint8_t*>(data) != 0 ? 1 : 0;
   switch (t.bits() * (t.is_int() ? 1 : -1)) {
     case 8:
       return *static_cast<const int8_t*>(data);
@@ -79,6 +89,69 @@ int64_t IntegerValue(const NDArray& value, int64_t index, const std::string& wha
       return u > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(u);
     }
   }
+}
+
+// "float32[2, 3]", for messages.
+std::string TensorText(const NDArray& array) {
+  return array.dtype().str() + ShapeString(array.Shape());
+}
+
+// write_size: `value` into the one integer or bool element of `dst`.
+void WriteSize(const NDArray& dst, int64_t value, const std::string& where) {
+  const DataType t = dst.dtype();
+  const bool integer =
+      t.lanes() == 1 &&
+      (t.is_bool() || ((t.is_int() || t.is_uint()) &&
+                       (t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64)));
+  LOOM_CHECK_USER(integer && dst.NumElements() == 1)
+      << "VirtualMachine: " << where << " (write_size) writes a size into " << TensorText(dst)
+      << ", which must be one integer or bool element";
+  void* data = Bytes(dst);
+  if (t.is_bool()) {
+    *static_cast<uint8_t*>(data) = value != 0 ? 1 : 0;
+    return;
+  }
+  LOOM_CHECK_USER(t.is_representable(value))
+      << "VirtualMachine: " << where << " (write_size) writes the size " << value << " into "
+      << TensorText(dst) << ", whose dtype cannot hold it";
+  switch (t.bits()) {
+    case 8:
+      *static_cast<uint8_t*>(data) = static_cast<uint8_t>(value);
+      break;
+    case 16:
+      *static_cast<uint16_t*>(data) = static_cast<uint16_t>(value);
+      break;
+    case 32:
+      *static_cast<uint32_t*>(data) = static_cast<uint32_t>(value);
+      break;
+    default:
+      *static_cast<uint64_t*>(data) = static_cast<uint64_t>(value);
+      break;
+  }
+}
+
+// copy: src's elements into dst.
+void CopyElements(const NDArray& dst, const NDArray& src, const std::string& where) {
+  LOOM_CHECK_USER(dst.dtype() == src.dtype() && dst.NumElements() == src.NumElements())
+      << "VirtualMachine: " << where << " (copy) copies " << TensorText(src) << " into "
+      << TensorText(dst) << ": the dtype and the element count must be the same";
+  if (dst.NumBytes() > 0) std::memcpy(Bytes(dst), Bytes(src), dst.NumBytes());
+}
+
+// store_row: src's elements into row `row` of dst (along its first axis).
+void StoreRow(const NDArray& dst, const NDArray& src, int64_t row, const std::string& where) {
+  const std::vector<int64_t> shape = dst.Shape();
+  const int64_t rows = shape.empty() ? 0 : shape[0];
+  const auto stores = [&] {
+    return "VirtualMachine: " + where + " (store_row) stores " + TensorText(src) + " as row " +
+           std::to_string(row) + " of " + TensorText(dst);
+  };
+  LOOM_CHECK_USER(!shape.empty() && row >= 0 && row < rows)
+      << stores() << ", which has " << rows << (rows == 1 ? " row" : " rows");
+  LOOM_CHECK_USER(src.dtype() == dst.dtype() && src.NumElements() * rows == dst.NumElements())
+      << stores() << ": a row must have its dtype and " << dst.NumElements() / rows << " elements";
+  const size_t bytes = src.NumBytes();
+  if (bytes > 0) std::memcpy(Bytes(dst) + static_cast<size_t>(row) * bytes, Bytes(src), bytes);
 }
 
 }  // namespace
@@ -317,6 +390,33 @@ NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtyp
   return buffer.CreateView(shape, dtype);
 }
 
+NDArray VirtualMachine::Writable(const VmInstruction& insn, size_t n, const char* op) const {
+  const size_t dst = static_cast<size_t>(insn.dst);
+  // A weight's view is the model's (shared by every machine), an input's the caller's for
+  // the whole run: only a tensor from the pool may be written.
+  LOOM_CHECK_USER(buffers_[dst].defined())
+      << "VirtualMachine: " << instruction_names_[n] << " (" << op << ") writes into register "
+      << insn.dst << ", which holds a weight or an input, not a tensor allocated by the program";
+  return registers_[dst];
+}
+
+NDArray VirtualMachine::View(const NDArray& src, const VmInstruction& insn, size_t n) const {
+  const std::string& where = instruction_names_[n];
+  std::vector<int64_t> shape;
+  uint64_t bytes = ElementBytes(src.dtype());
+  bool fits = true;
+  for (const ShapeExpr& e : insn.shape) {
+    const int64_t extent = e.Evaluate(sizes_, where);
+    shape.push_back(extent);
+    fits = fits && extent >= 0 &&
+           !__builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes);
+  }
+  LOOM_CHECK_USER(fits && bytes <= src.NumBytes())
+      << "VirtualMachine: " << where << " (move) views " << TensorText(src) << " at the shape "
+      << ShapeString(shape) << ", which needs more bytes than its " << src.NumBytes();
+  return src.CreateView(shape, src.dtype());
+}
+
 void VirtualMachine::Release(NDArray buffer) {
   if (!buffer.defined()) return;
   const size_t size = buffer.NumBytes();
@@ -351,7 +451,7 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
     switch (insn.op) {
       case VmInstruction::Op::kIf:
         if (insn.cond.Evaluate(sizes_, instruction_names_[n]) == 0) {
-          n = static_cast<size_t>(insn.target) - 1;  // jumps go forward (the parser checked)
+          n = static_cast<size_t>(insn.target) - 1;  // wraps to the first at ++n for target 0
         }
         break;
       case VmInstruction::Op::kGoto:
@@ -360,15 +460,23 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
       case VmInstruction::Op::kMove: {
         const size_t dst = static_cast<size_t>(insn.dst), src = static_cast<size_t>(insn.src);
         Release(std::move(buffers_[dst]));  // what dst held, if anything, goes back
-        registers_[dst] = registers_[src];
+        if (insn.reshape) {
+          registers_[dst] = View(registers_[src], insn, n);
+        } else {
+          registers_[dst] = registers_[src];
+        }
         buffers_[dst] = std::move(buffers_[src]);
         buffers_[src] = NDArray();
         if (!model_->IsInputRegister(insn.src)) registers_[src] = NDArray();
         break;
       }
-      case VmInstruction::Op::kLoadParam:
-        registers_[static_cast<size_t>(insn.dst)] = params_[n];
+      case VmInstruction::Op::kLoadParam: {
+        const size_t dst = static_cast<size_t>(insn.dst);
+        Release(std::move(buffers_[dst]));  // a tensor dst held in a loop's last iteration
+        buffers_[dst] = NDArray();
+        registers_[dst] = params_[n];
         break;
+      }
       case VmInstruction::Op::kLoadSize: {
         const std::string& name = model_->size_vars()[static_cast<size_t>(insn.var)];
         const int64_t value =
@@ -387,12 +495,34 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         sizes_[static_cast<size_t>(insn.var)] = value;
         break;
       }
+      case VmInstruction::Op::kSetSize:
+        sizes_[static_cast<size_t>(insn.var)] = insn.value.Evaluate(sizes_, instruction_names_[n]);
+        break;
+      case VmInstruction::Op::kWriteSize:
+        WriteSize(Writable(insn, n, "write_size"),
+                  insn.value.Evaluate(sizes_, instruction_names_[n]), instruction_names_[n]);
+        break;
+      case VmInstruction::Op::kCopy:
+        CopyElements(Writable(insn, n, "copy"), registers_[static_cast<size_t>(insn.src)],
+                     instruction_names_[n]);
+        break;
+      case VmInstruction::Op::kStoreRow:
+        StoreRow(Writable(insn, n, "store_row"), registers_[static_cast<size_t>(insn.src)],
+                 insn.value.Evaluate(sizes_, instruction_names_[n]), instruction_names_[n]);
+        break;
+      case VmInstruction::Op::kCheck:
+        LOOM_CHECK_USER(insn.cond.Evaluate(sizes_, instruction_names_[n]) != 0)
+            << "VirtualMachine: " << insn.message;
+        break;
       case VmInstruction::Op::kAlloc: {
         std::vector<int64_t> shape;
         const std::string& where = instruction_names_[n];
         for (const ShapeExpr& e : insn.shape) shape.push_back(e.Evaluate(sizes_, where));
-        registers_[static_cast<size_t>(insn.dst)] =
-            Acquire(shape, insn.dtype, where, &buffers_[static_cast<size_t>(insn.dst)]);
+        const size_t dst = static_cast<size_t>(insn.dst);
+        // A loop allocates into the register again: its last buffer goes back first.
+        Release(std::move(buffers_[dst]));
+        buffers_[dst] = NDArray();
+        registers_[dst] = Acquire(shape, insn.dtype, where, &buffers_[dst]);
         break;
       }
       case VmInstruction::Op::kInvoke: {
@@ -408,13 +538,16 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
                      << "') failed: " << error.what();
         }
         if (kernel_ms != nullptr) {
-          (*kernel_ms)[n] =
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
+          // A kernel in a loop: the time of every iteration (branches not taken stay < 0).
+          double& ms = (*kernel_ms)[n];
+          ms = std::max(ms, 0.0) +
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count();
         }
         break;
       }
       case VmInstruction::Op::kRelease:
+        // A weight's view (no pool buffer) is only let go.
         registers_[static_cast<size_t>(insn.dst)] = NDArray();
         Release(std::move(buffers_[static_cast<size_t>(insn.dst)]));
         buffers_[static_cast<size_t>(insn.dst)] = NDArray();
@@ -423,10 +556,16 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
   }
   for (const VmIO& output : model_->outputs()) {
     outputs_.push_back(registers_[static_cast<size_t>(output.reg)]);
-    output_buffers_.push_back(buffers_[static_cast<size_t>(output.reg)]);
+    // Taken once: two outputs of one register must not return its buffer twice.
+    output_buffers_.push_back(std::move(buffers_[static_cast<size_t>(output.reg)]));
+    buffers_[static_cast<size_t>(output.reg)] = NDArray();
   }
   for (NDArray& reg : registers_) reg = NDArray();
-  for (NDArray& buffer : buffers_) buffer = NDArray();
+  // A buffer the program did not release (none, from the compiler) goes back to the pool.
+  for (NDArray& buffer : buffers_) {
+    Release(std::move(buffer));
+    buffer = NDArray();
+  }
   TrimPool();
 }
 

@@ -1,6 +1,8 @@
 // VmModel: the VM's program (docs/vm_artifact.md) parsed and checked once, so the machine
 // can trust every register, kernel, weight and size expression in it.
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "loom/runtime/cpu_features.h"
 #include "loom/runtime/vm.h"
@@ -94,6 +96,225 @@ std::vector<int64_t> ConstantShape(const ShapeExprs& shape, const std::string& w
   return dims;
 }
 
+// The instructions that may run after instruction `n` of `code`: the next, a jump's target
+// (the count: the end).
+std::vector<size_t> Successors(const std::vector<VmInstruction>& code, size_t n) {
+  const VmInstruction& insn = code[n];
+  if (insn.op == VmInstruction::Op::kGoto) return {static_cast<size_t>(insn.target)};
+  if (insn.op == VmInstruction::Op::kIf) return {n + 1, static_cast<size_t>(insn.target)};
+  return {n + 1};
+}
+
+// What an instruction needs: registers holding a tensor (with what they hold, for messages),
+// and size expressions, whose variables must be bound.
+struct Uses {
+  std::vector<std::pair<int, const char*>> registers;
+  std::vector<std::pair<const ShapeExpr*, const char*>> sizes;
+};
+
+Uses UsesOf(const VmInstruction& insn) {
+  using Op = VmInstruction::Op;
+  Uses uses;
+  auto shape = [&] {
+    for (const ShapeExpr& e : insn.shape) uses.sizes.emplace_back(&e, "its shape");
+  };
+  switch (insn.op) {
+    case Op::kLoadParam:
+    case Op::kAlloc:
+      shape();
+      break;
+    case Op::kInvoke:
+      for (int r : insn.args) uses.registers.emplace_back(r, "a kernel argument");
+      break;
+    case Op::kMove:
+      uses.registers.emplace_back(insn.src, "the moved tensor");
+      if (insn.reshape) shape();
+      break;
+    case Op::kIf:
+    case Op::kCheck:
+      uses.sizes.emplace_back(&insn.cond, "its condition");
+      break;
+    case Op::kGoto:
+      break;
+    case Op::kLoadSize:
+      uses.registers.emplace_back(insn.src, "the size's value");
+      if (insn.bounded) uses.sizes.emplace_back(&insn.upper, "its bound");
+      break;
+    case Op::kSetSize:
+      uses.sizes.emplace_back(&insn.value, "its value");
+      break;
+    case Op::kWriteSize:
+      uses.registers.emplace_back(insn.dst, "the tensor written");
+      uses.sizes.emplace_back(&insn.value, "its value");
+      break;
+    case Op::kCopy:
+      uses.registers.emplace_back(insn.dst, "the tensor written");
+      uses.registers.emplace_back(insn.src, "the copied tensor");
+      break;
+    case Op::kStoreRow:
+      uses.registers.emplace_back(insn.dst, "the tensor written");
+      uses.registers.emplace_back(insn.src, "the stored row");
+      uses.sizes.emplace_back(&insn.value, "its row");
+      break;
+    case Op::kRelease:
+      uses.registers.emplace_back(insn.dst, "the released tensor");
+      break;
+  }
+  return uses;
+}
+
+// `state` (which registers hold a tensor, then which size variables are bound) after
+// `insn` runs.
+void Transfer(const VmModel& model, const VmInstruction& insn, std::vector<bool>* state) {
+  using Op = VmInstruction::Op;
+  const size_t registers = static_cast<size_t>(model.num_registers());
+  switch (insn.op) {
+    case Op::kLoadParam:
+    case Op::kAlloc:
+      (*state)[static_cast<size_t>(insn.dst)] = true;
+      break;
+    case Op::kMove:
+      if (!model.IsInputRegister(insn.src)) (*state)[static_cast<size_t>(insn.src)] = false;
+      (*state)[static_cast<size_t>(insn.dst)] = true;
+      break;
+    case Op::kRelease:
+      (*state)[static_cast<size_t>(insn.dst)] = false;
+      break;
+    case Op::kLoadSize:
+    case Op::kSetSize:
+      (*state)[registers + static_cast<size_t>(insn.var)] = true;
+      break;
+    default:
+      break;
+  }
+}
+
+// The checks over every path through the program, loops included: each instruction is on
+// some path from the first; the end is too (a program that cannot end is no model); a
+// register is read, and a size variable used, only where every path to it has written the
+// register (and not released or moved it since) and bound the variable; the outputs hold a
+// tensor at the end on every path. `entry`: what holds before the first instruction (the
+// inputs' registers, the variables their dimensions bind).
+void CheckDataflow(const VmModel& model, const std::vector<bool>& entry) {
+  const std::vector<VmInstruction>& code = model.instructions();
+  const size_t end = code.size();
+  // Basic blocks: runs of instructions entered at their first only, each starting at the first
+  // instruction, a jump's target or the instruction after a jump; the end is one of its own
+  // (empty). What holds is kept at their starts only: a program of many specializations has
+  // many registers and instructions but few jumps.
+  std::vector<size_t> starts = {0, end};
+  for (size_t n = 0; n < end; ++n) {
+    if (code[n].op == VmInstruction::Op::kIf || code[n].op == VmInstruction::Op::kGoto) {
+      starts.push_back(static_cast<size_t>(code[n].target));
+      starts.push_back(n + 1);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  const size_t blocks = starts.size();  // the last: the end
+  std::vector<size_t> block_at(end + 1, 0);
+  for (size_t b = 0; b < blocks; ++b) block_at[starts[b]] = b;
+  // The blocks control may pass to from block b (< the end's): its last instruction's
+  // successors.
+  auto next_blocks = [&](size_t b) {
+    std::vector<size_t> next;
+    for (size_t n : Successors(code, starts[b + 1] - 1)) next.push_back(block_at[n]);
+    return next;
+  };
+
+  std::vector<bool> reached(blocks, false);
+  reached[0] = true;
+  std::vector<size_t> pending = {0};
+  while (!pending.empty()) {
+    const size_t b = pending.back();
+    pending.pop_back();
+    if (b + 1 == blocks) continue;
+    for (size_t next : next_blocks(b)) {
+      if (!reached[next]) {
+        reached[next] = true;
+        pending.push_back(next);
+      }
+    }
+  }
+  for (size_t b = 0; b + 1 < blocks; ++b) {
+    LOOM_CHECK_USER(reached[b]) << "VM program: instructions[" << starts[b]
+                                << "] is on no path from the first instruction: no jump or "
+                                << "instruction before it leads there";
+  }
+  LOOM_CHECK_USER(reached[blocks - 1])
+      << "VM program: no path from the first instruction reaches the end (instruction " << end
+      << "): the program would never stop";
+
+  // What holds at each block's start on every path to it (a must-analysis): the first path
+  // to arrive sets it, every other one takes away what it lacks, and a block whose state lost
+  // something is visited again, until nothing changes (a loop's body is first seen with what
+  // held on entering it, then without what an iteration releases). In program order, a
+  // program without backward jumps takes one pass.
+  std::vector<std::vector<bool>> before(blocks);
+  before[0] = entry;
+  std::set<size_t> visit = {0};
+  while (!visit.empty()) {
+    const size_t b = *visit.begin();
+    visit.erase(visit.begin());
+    if (b + 1 == blocks) continue;
+    std::vector<bool> after = before[b];
+    for (size_t n = starts[b]; n < starts[b + 1]; ++n) Transfer(model, code[n], &after);
+    for (size_t next : next_blocks(b)) {
+      std::vector<bool>& state = before[next];
+      bool changed = false;
+      if (state.empty()) {
+        state = after;
+        changed = true;
+      } else {
+        for (size_t k = 0; k < state.size(); ++k) {
+          if (state[k] && !after[k]) {
+            state[k] = false;
+            changed = true;
+          }
+        }
+      }
+      if (changed) visit.insert(next);
+    }
+  }
+
+  // Each instruction's uses against what holds before it, in program order.
+  const size_t registers = static_cast<size_t>(model.num_registers());
+  for (size_t b = 0; b + 1 < blocks; ++b) {
+    std::vector<bool> state = before[b];
+    for (size_t n = starts[b]; n < starts[b + 1]; ++n) {
+      const std::string where = "instructions[" + std::to_string(n) + "]";
+      const Uses uses = UsesOf(code[n]);
+      for (const auto& [reg, what] : uses.registers) {
+        LOOM_CHECK_USER(state[static_cast<size_t>(reg)])
+            << "VM program: " << where << " reads register " << reg << " (" << what
+            << ") before any instruction writes it";
+      }
+      for (const auto& [size, what] : uses.sizes) {
+        std::vector<const ShapeExpr*> parts = {size};
+        while (!parts.empty()) {
+          const ShapeExpr* part = parts.back();
+          parts.pop_back();
+          if (part->kind == ShapeExpr::Kind::kVar) {
+            const size_t v = static_cast<size_t>(part->value);
+            LOOM_CHECK_USER(state[registers + v])
+                << "VM program: " << where << " (" << what << ") uses size variable '"
+                << model.size_vars()[v] << "' before any input or load_size gives its value on "
+                << "every path to it";
+          }
+          for (const ShapeExpr& operand : part->operands) parts.push_back(&operand);
+        }
+      }
+      Transfer(model, code[n], &state);
+    }
+  }
+  for (size_t i = 0; i < model.outputs().size(); ++i) {
+    const int reg = model.outputs()[i].reg;
+    LOOM_CHECK_USER(before[blocks - 1][static_cast<size_t>(reg)])
+        << "VM program: outputs[" << i << "] is register " << reg
+        << ", which holds no tensor when the program ends";
+  }
+}
+
 }  // namespace
 
 bool IsVmProgram(const std::string& text) {
@@ -160,10 +381,9 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       << "VM program: registers = " << registers << " is implausibly many";
   model->num_registers_ = static_cast<int>(registers);
   const size_t num_registers = static_cast<size_t>(registers);
-  // What holds a value at each point: every register (a tensor), then every size variable
-  // (bound by an input or by a load_size).
+  // What holds a value before the program runs: the inputs' registers (a tensor each), then the
+  // size variables their dimensions bind; the dataflow check below starts from it.
   std::vector<bool> written(num_registers + num_vars, false);
-  auto var_bound = [&](size_t v) { return written[num_registers + v]; };
   model->input_registers_.assign(num_registers, false);
 
   const json& inputs = kJson.Array(doc, "inputs", "the document");
@@ -232,78 +452,50 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
   }
 
   const json& code = kJson.Array(doc, "instructions", "the document");
-  // Which registers hold a tensor on every path to an instruction: jumps go forward only, so
-  // one pass meets each jump's state at its target (joined: held on every path).
-  std::map<size_t, std::vector<bool>> at_target;
-  bool reachable = true;  // from the instruction before (not after a goto)
-  auto arrive = [&](size_t n) {
-    auto jump = at_target.find(n);
-    if (jump == at_target.end()) return;
-    if (!reachable) {
-      written = jump->second;
-    } else {
-      for (size_t r = 0; r < written.size(); ++r) written[r] = written[r] && jump->second[r];
-    }
-    reachable = true;
-    at_target.erase(jump);
-  };
-  auto jump_to = [&](size_t target) {
-    auto [it, fresh] = at_target.emplace(target, written);
-    if (!fresh) {
-      for (size_t r = 0; r < written.size(); ++r) it->second[r] = it->second[r] && written[r];
-    }
-  };
+  // Each instruction's fields, checked alone; what holds a value where (a register read or a
+  // size used on some path before anything writes it) is checked once all are parsed, since
+  // a jump may go back.
   for (size_t n = 0; n < code.size(); ++n) {
     std::string where = "instructions[" + std::to_string(n) + "]";
-    arrive(n);
-    LOOM_CHECK_USER(reachable) << "VM program: " << where
-                               << " follows a goto, and no jump reaches it";
     kJson.Object(code[n], where);
     std::string op = kJson.Text(code[n], "op", where);
     VmInstruction insn;
-    // A jump's target: a later instruction, or the end of the program.
+    // A jump's target: any instruction, or the end of the program.
     auto target = [&](const char* key) {
       int64_t to = kJson.NonNegative(kJson.Field(code[n], key, where), where + "." + key);
-      LOOM_CHECK_USER(to > static_cast<int64_t>(n) && to <= static_cast<int64_t>(code.size()))
-          << "VM program: " << where << "." << key << " = " << to << " must be a later "
-          << "instruction (" << n + 1 << " to " << code.size() << ", the end)";
+      LOOM_CHECK_USER(to <= static_cast<int64_t>(code.size()))
+          << "VM program: " << where << "." << key << " = " << to << " must be an instruction "
+          << "(0 to " << code.size() << ", " << code.size() << " the end)";
       return static_cast<int>(to);
     };
+    auto size = [&](const char* key) {
+      return ParseShapeExpr(kJson.Field(code[n], key, where), where + "." + key, num_vars);
+    };
+    auto reg = [&](const char* key) {
+      return kJson.Id(code[n], key, where, num_registers, "registers");
+    };
     // An input's register holds the caller's tensor for the whole run.
-    auto not_input = [&](int reg, const char* verb) {
+    auto not_input = [&](int r, const char* verb) {
       for (const VmIO& input : model->inputs_) {
-        LOOM_CHECK_USER(input.reg != reg) << "VM program: " << where << " " << verb << " register "
-                                          << reg << ", input '" << input.name << "'";
+        LOOM_CHECK_USER(input.reg != r) << "VM program: " << where << " " << verb << " register "
+                                        << r << ", input '" << input.name << "'";
       }
     };
-    auto read = [&](int reg, const char* what) {
-      LOOM_CHECK_USER(written[static_cast<size_t>(reg)])
-          << "VM program: " << where << " reads register " << reg << " (" << what
-          << ") before any instruction writes it";
-    };
-    // A size expression of variables bound on every path here.
-    auto sizes_bound = [&](const ShapeExpr& e, const std::string& what) {
-      std::vector<const ShapeExpr*> pending = {&e};
-      while (!pending.empty()) {
-        const ShapeExpr* next = pending.back();
-        pending.pop_back();
-        if (next->kind == ShapeExpr::Kind::kVar) {
-          const size_t v = static_cast<size_t>(next->value);
-          LOOM_CHECK_USER(var_bound(v))
-              << "VM program: " << where << " (" << what << ") uses size variable '"
-              << model->size_vars_[v] << "' before any input or load_size gives its value";
-        }
-        for (const ShapeExpr& operand : next->operands) pending.push_back(&operand);
-      }
-      return e;
+    // A variable the program binds itself (load_size, set_size): no input's dimension gives
+    // it, which binds it before the run.
+    auto own_var = [&](const char* verb) {
+      int v = kJson.Id(code[n], "var", where, num_vars, "size variables");
+      LOOM_CHECK_USER(!input_vars[static_cast<size_t>(v)])
+          << "VM program: " << where << " " << verb << " size variable '" << model->size_vars_[v]
+          << "', which an input's dimension gives";
+      return v;
     };
     if (op == "load_param" || op == "alloc") {
       insn.op = op == "alloc" ? VmInstruction::Op::kAlloc : VmInstruction::Op::kLoadParam;
-      insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
+      insn.dst = reg("dst");
       not_input(insn.dst, "writes");
       insn.dtype = kJson.ParseDtype(kJson.Text(code[n], "dtype", where), where);
       insn.shape = ParseShape(code[n], where, num_vars);
-      for (const ShapeExpr& e : insn.shape) sizes_bound(e, "its shape");
       if (insn.op == VmInstruction::Op::kLoadParam) {
         insn.param = kJson.Id(code[n], "param", where, model->param_bytes_.size(), "params");
         size_t bytes = kJson.TensorBytes(ConstantShape(insn.shape, where), insn.dtype, where,
@@ -312,74 +504,75 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
             << "VM program: " << where << " reads param " << insn.param << " as " << bytes
             << " bytes, but it holds " << model->param_bytes_[insn.param];
       }
-      written[insn.dst] = true;
     } else if (op == "invoke") {
       insn.op = VmInstruction::Op::kInvoke;
       insn.kernel = kJson.Id(code[n], "kernel", where, model->kernels_.size(), "kernels");
       const json& args = kJson.Array(code[n], "args", where);
       for (size_t a = 0; a < args.size(); ++a) {
         std::string arg_where = where + ".args[" + std::to_string(a) + "]";
-        int64_t reg = kJson.NonNegative(args[a], arg_where);
-        LOOM_CHECK_USER(static_cast<uint64_t>(reg) < num_registers)
-            << "VM program: " << arg_where << " = " << reg << " is out of range: there are "
+        int64_t r = kJson.NonNegative(args[a], arg_where);
+        LOOM_CHECK_USER(static_cast<uint64_t>(r) < num_registers)
+            << "VM program: " << arg_where << " = " << r << " is out of range: there are "
             << num_registers << " registers";
-        read(static_cast<int>(reg), "a kernel argument");
-        insn.args.push_back(static_cast<int>(reg));
+        insn.args.push_back(static_cast<int>(r));
       }
     } else if (op == "move") {
       insn.op = VmInstruction::Op::kMove;
-      insn.dst = kJson.Id(code[n], "dst", where, num_registers, "registers");
-      insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
+      insn.dst = reg("dst");
+      insn.src = reg("src");
       LOOM_CHECK_USER(insn.src != insn.dst)
           << "VM program: " << where << " moves register " << insn.src << " onto itself";
       not_input(insn.dst, "writes");
-      read(insn.src, "the moved tensor");
-      if (!model->input_registers_[insn.src]) written[insn.src] = false;
-      written[insn.dst] = true;
+      insn.reshape = code[n].contains("shape");
+      if (insn.reshape) insn.shape = ParseShape(code[n], where, num_vars);
     } else if (op == "if") {
       insn.op = VmInstruction::Op::kIf;
-      insn.cond = sizes_bound(
-          ParseShapeExpr(kJson.Field(code[n], "cond", where), where + ".cond", num_vars),
-          "its condition");
+      insn.cond = size("cond");
       insn.target = target("else");
-      jump_to(static_cast<size_t>(insn.target));
     } else if (op == "goto") {
       insn.op = VmInstruction::Op::kGoto;
       insn.target = target("target");
-      jump_to(static_cast<size_t>(insn.target));
-      reachable = false;
     } else if (op == "load_size") {
       insn.op = VmInstruction::Op::kLoadSize;
-      insn.var = kJson.Id(code[n], "var", where, num_vars, "size variables");
-      LOOM_CHECK_USER(!input_vars[static_cast<size_t>(insn.var)])
-          << "VM program: " << where << " loads size variable '" << model->size_vars_[insn.var]
-          << "', which an input's dimension gives";
-      insn.src = kJson.Id(code[n], "src", where, num_registers, "registers");
-      read(insn.src, "the size's value");
+      insn.var = own_var("loads");
+      insn.src = reg("src");
       if (code[n].contains("index")) insn.index = kJson.Count(code[n], "index", where);
       insn.bounded = code[n].contains("upper");
-      if (insn.bounded) {
-        insn.upper = sizes_bound(
-            ParseShapeExpr(kJson.Field(code[n], "upper", where), where + ".upper", num_vars),
-            "its bound");
-      }
+      if (insn.bounded) insn.upper = size("upper");
       insn.name = kJson.Text(code[n], "name", where);
-      written[num_registers + static_cast<size_t>(insn.var)] = true;
+    } else if (op == "set_size") {
+      insn.op = VmInstruction::Op::kSetSize;
+      insn.var = own_var("sets");
+      insn.value = size("value");
+    } else if (op == "write_size") {
+      insn.op = VmInstruction::Op::kWriteSize;
+      insn.dst = reg("dst");
+      not_input(insn.dst, "writes");
+      insn.value = size("value");
+    } else if (op == "copy" || op == "store_row") {
+      insn.op = op == "copy" ? VmInstruction::Op::kCopy : VmInstruction::Op::kStoreRow;
+      insn.dst = reg("dst");
+      insn.src = reg("src");
+      not_input(insn.dst, "writes");
+      // Copying a tensor's elements onto themselves is no copy (and overlapping memory).
+      LOOM_CHECK_USER(insn.src != insn.dst)
+          << "VM program: " << where << " copies register " << insn.src << " onto itself";
+      if (insn.op == VmInstruction::Op::kStoreRow) insn.value = size("row");
+    } else if (op == "check") {
+      insn.op = VmInstruction::Op::kCheck;
+      insn.cond = size("cond");
+      insn.message = kJson.Text(code[n], "message", where);
     } else if (op == "release") {
       insn.op = VmInstruction::Op::kRelease;
-      insn.dst = kJson.Id(code[n], "register", where, num_registers, "registers");
-      read(insn.dst, "the released tensor");
+      insn.dst = reg("register");
       not_input(insn.dst, "releases");
-      written[insn.dst] = false;
     } else {
       LOOM_THROW << "VM program: " << where << ".op '" << op
                  << "' is no instruction (load_param, alloc, invoke, release, move, if, goto, "
-                 << "load_size)";
+                 << "load_size, set_size, write_size, copy, store_row, check)";
     }
     model->instructions_.push_back(std::move(insn));
   }
-  arrive(code.size());
-
   const json& outputs = kJson.Array(doc, "outputs", "the document");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string where = "outputs[" + std::to_string(i) + "]";
@@ -389,10 +582,9 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       io.dtype = kJson.ParseDtype(kJson.Text(outputs[i], "dtype", where), where);
       io.shape = ParseShape(outputs[i], where, num_vars);
     }
-    LOOM_CHECK_USER(written[io.reg]) << "VM program: " << where << " is register " << io.reg
-                                     << ", which holds no tensor when the program ends";
     model->outputs_.push_back(std::move(io));
   }
+  CheckDataflow(*model, written);
   return model;
 }
 

@@ -2,9 +2,10 @@
 // (a sequence length n declared symbolic). Its program (docs/vm_artifact.md), written by the
 // compiler beside the kernels and the weights, is register bytecode: load a weight, allocate
 // a tensor of a shape computed from the size variables, invoke a kernel, release a tensor
-// after its last use. The inputs' sizes bind the size variables; every run computes the
-// shapes, checks each input against the model's signature, and takes its tensors from a
-// pool that keeps freed buffers for the next allocation and the next run.
+// after its last use, jump (backwards too: a loop whose trip count only the run knows). The
+// inputs' sizes bind the size variables; every run computes the shapes, checks each input
+// against the model's signature, and takes its tensors from a pool that keeps freed buffers
+// for the next allocation and the next run.
 //
 //   std::shared_ptr<const VmModel> model = LoadVmModel("encoder.so");
 //   VirtualMachine vm(model);
@@ -55,25 +56,49 @@ struct ShapeExpr {
 using ShapeExprs = std::vector<ShapeExpr>;
 
 struct VmInstruction {
-  enum class Op : uint8_t { kLoadParam, kAlloc, kInvoke, kRelease, kMove, kIf, kGoto, kLoadSize };
+  enum class Op : uint8_t {
+    kLoadParam,
+    kAlloc,
+    kInvoke,
+    kRelease,
+    kMove,
+    kIf,
+    kGoto,
+    kLoadSize,
+    kSetSize,
+    kWriteSize,
+    kCopy,
+    kStoreRow,
+    kCheck
+  };
   Op op = Op::kAlloc;
-  int dst = -1;           // kLoadParam, kAlloc, kMove: the register written; kRelease: freed
-  int src = -1;           // kMove: the register whose tensor dst takes; kLoadSize: read
-  int param = -1;         // kLoadParam
-  ShapeExprs shape;       // kLoadParam (constant), kAlloc
+  // kLoadParam, kAlloc, kMove: the register written; kRelease: freed; kWriteSize, kCopy,
+  // kStoreRow: the register whose tensor (already there) takes the values
+  int dst = -1;
+  // kMove: the register whose tensor dst takes; kLoadSize: read; kCopy, kStoreRow: the
+  // tensor whose elements are copied
+  int src = -1;
+  int param = -1;  // kLoadParam
+  // kLoadParam (constant), kAlloc; kMove when `reshape`: the shape dst views src's tensor at
+  ShapeExprs shape;
+  bool reshape = false;   // kMove: whether `shape` is given
   DataType dtype;         // kLoadParam, kAlloc
   int kernel = -1;        // kInvoke
   std::vector<int> args;  // kInvoke: registers, outputs last
-  ShapeExpr cond;         // kIf: continue when non-zero, else jump to target
-  int target = -1;        // kIf, kGoto: the next instruction (always a later one)
-  // kLoadSize: size variable `var` takes the value of src's integer element `index`, which
-  // must be at least 0 and, when `bounded`, at most `upper`; `name` (the kernel computing it)
-  // names the tensor in errors.
+  ShapeExpr cond;         // kIf: continue when non-zero, else jump to target; kCheck: must hold
+  int target = -1;        // kIf, kGoto: the next instruction (any, or the count: the end)
+  // kLoadSize: size variable `var` takes the value of src's integer (or bool) element `index`,
+  // which must be at least 0 and, when `bounded`, at most `upper`; `name` (the kernel
+  // computing it) names the tensor in errors. kSetSize: `var` takes `value`.
   int var = -1;
   int64_t index = 0;
   bool bounded = false;
   ShapeExpr upper;
   std::string name;
+  // kSetSize: the variable's new value; kWriteSize: the value dst's one element takes;
+  // kStoreRow: the row of dst (along its first axis) that src's elements fill
+  ShapeExpr value;
+  std::string message;  // kCheck: the error when `cond` is zero (after "VirtualMachine: ")
 };
 
 struct VmKernel {
@@ -207,6 +232,11 @@ class VirtualMachine final : public Executor {
   NDArray Acquire(const std::vector<int64_t>& shape, DataType dtype, const std::string& instruction,
                   NDArray* buffer);
   void Release(NDArray buffer);
+  // The tensor `insn` (instruction n, `op`: write_size, copy, store_row) writes into: one from
+  // the pool (not a weight's or an input's).
+  NDArray Writable(const VmInstruction& insn, size_t n, const char* op) const;
+  // move with a shape: `src` viewed at it (at most its bytes).
+  NDArray View(const NDArray& src, const VmInstruction& insn, size_t n) const;
   int CheckIndex(const char* what, int index, size_t count) const;
 
   std::shared_ptr<const VmModel> model_;

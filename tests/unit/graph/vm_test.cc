@@ -289,7 +289,8 @@ TEST(VirtualMachine, MalformedProgramsAreErrorsNamingTheField) {
             "VM program: unknown format 'loom-vm-9'; this runtime reads 'loom-vm-1'");
   EXPECT_EQ(refuse("\"op\": \"invoke\"", "\"op\": \"jump\""),
             "VM program: instructions[1].op 'jump' is no instruction (load_param, alloc, "
-            "invoke, release, move, if, goto, load_size)");
+            "invoke, release, move, if, goto, load_size, set_size, write_size, copy, store_row, "
+            "check)");
   // The kernel's output allocated into an input's register.
   EXPECT_EQ(refuse("\"dst\": 2", "\"dst\": 1"),
             "VM program: instructions[0] writes register 1, input 'mask'");
@@ -494,8 +495,8 @@ TEST(VirtualMachine, DeclaredSizeConstraintsRefuseInputsThatViolateThem) {
   }
 }
 
-// Jumps and moves are checked like every other instruction: forward only, no register read
-// on a path that did not write it.
+// Jumps and moves are checked like every other instruction: a target in the program, no
+// register read on a path that did not write it, no instruction that no path reaches.
 TEST(VirtualMachine, MalformedControlFlowIsAnErrorNamingTheInstruction) {
   loom::Var n = SizeVar("n", kI64);
   IRModule module = IRModule::FromFunction(
@@ -510,13 +511,18 @@ TEST(VirtualMachine, MalformedControlFlowIsAnErrorNamingTheInstruction) {
   };
   ASSERT_EQ(program["instructions"][0]["op"], "if");
   const size_t branch_end = program["instructions"][0]["else"].get<size_t>();
-  EXPECT_EQ(refuse([](nlohmann::json& p) { p["instructions"][0]["else"] = 0; }),
-            "VM program: instructions[0].else = 0 must be a later instruction (1 to " +
-                std::to_string(program["instructions"].size()) + ", the end)");
-  // Code after a goto that no jump reaches.
-  EXPECT_EQ(refuse([&](nlohmann::json& p) { p["instructions"][0]["else"] = branch_end + 1; }),
-            "VM program: instructions[" + std::to_string(branch_end) +
-                "] follows a goto, and no jump reaches it");
+  const std::string count = std::to_string(program["instructions"].size());
+  EXPECT_EQ(refuse([](nlohmann::json& p) { p["instructions"][0]["else"] = 99; }),
+            "VM program: instructions[0].else = 99 must be an instruction (0 to " + count + ", " +
+                count + " the end)");
+  // Code after a goto that no jump reaches: past the one jump to it, or with that jump going
+  // back (a legal target: a loop) instead.
+  for (size_t to : {branch_end + 1, size_t{0}}) {
+    EXPECT_EQ(refuse([&](nlohmann::json& p) { p["instructions"][0]["else"] = to; }),
+              "VM program: instructions[" + std::to_string(branch_end) +
+                  "] is on no path from the first instruction: no jump or instruction before it "
+                  "leads there");
+  }
   // The specialization releases its output instead of moving it to the model's: on that
   // path the output register holds nothing at the end.
   nlohmann::json& move = program["instructions"][branch_end - 2];
