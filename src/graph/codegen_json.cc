@@ -93,24 +93,50 @@ class Builder {
     return entries;
   }
 
+  // The entries of `call`'s results, one per tensor of its type.
+  std::vector<int> AddResults(const CallNode& call, const std::string& name) {
+    std::vector<Type> types = call.checked_type.is_tuple() ? call.checked_type.fields()
+                                                           : std::vector<Type>{call.checked_type};
+    std::vector<int> outputs;
+    for (size_t i = 0; i < types.size(); ++i) {
+      std::string entry = name + (types.size() > 1 ? "." + std::to_string(i) : "");
+      outputs.push_back(AddEntry(entry, types[i], EntryKind::kIntermediate));
+    }
+    return outputs;
+  }
+
+  std::vector<int> Arguments(const CallNode& call) {
+    std::vector<int> args;
+    for (const Expr& arg : call.args) {
+      std::vector<int> entries = Entries(arg);
+      LOOM_ICHECK(entries.size() == 1) << call.Where() << ": a tuple argument";
+      args.push_back(entries[0]);
+    }
+    return args;
+  }
+
+  void AddLoop(const CallNode& call, ops::LoopAttrs loop) {
+    ExecutionGraph::Kernel kernel;
+    kernel.name = call.name_hint.empty() ? loop.body : call.name_hint;
+    kernel.args = Arguments(call);
+    std::vector<int> outputs = AddResults(call, kernel.name);
+    kernel.args.insert(kernel.args.end(), outputs.begin(), outputs.end());
+    kernel.num_outputs = static_cast<int>(outputs.size());
+    kernel.nodes = {kernel.name};
+    kernel.loop = std::move(loop);
+    entries_of_[&call] = outputs;
+    graph_->kernels.push_back(std::move(kernel));
+  }
+
   void AddKernel(const CallNode& call) {
+    if (std::optional<ops::LoopAttrs> loop = ops::LoopOf(call)) return AddLoop(call, *loop);
     const Function function = Downcast<Function>(call.callee);
     ExecutionGraph::Kernel kernel;
     kernel.func = lowered_.KernelName(call);
     kernel.on_device = lowered_.device_tir.Contains(kernel.func);
     kernel.name = call.name_hint.empty() ? kernel.func : call.name_hint;
-    for (const Expr& arg : call.args) {
-      std::vector<int> entries = Entries(arg);
-      LOOM_ICHECK(entries.size() == 1) << call.Where() << ": a tuple argument";
-      kernel.args.push_back(entries[0]);
-    }
-    std::vector<Type> types = call.checked_type.is_tuple() ? call.checked_type.fields()
-                                                           : std::vector<Type>{call.checked_type};
-    std::vector<int> outputs;
-    for (size_t i = 0; i < types.size(); ++i) {
-      std::string name = kernel.name + (types.size() > 1 ? "." + std::to_string(i) : "");
-      outputs.push_back(AddEntry(name, types[i], EntryKind::kIntermediate));
-    }
+    kernel.args = Arguments(call);
+    std::vector<int> outputs = AddResults(call, kernel.name);
     if (ElementwiseOnly(function)) {
       const ExecutionGraph::Entry& out = graph_->entries[outputs[0]];
       for (int arg : kernel.args) {
@@ -243,6 +269,8 @@ std::string ExecutionGraphJson(const ExecutionGraph& graph, const MemoryPlan& pl
   }
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (const ExecutionGraph::Kernel& kernel : graph.kernels) {
+    LOOM_ICHECK(!kernel.loop) << "ExecutionGraphJson: loop '" << kernel.name
+                              << "' needs the VM (Compile chooses it)";
     nlohmann::ordered_json item = {{"func", kernel.func},
                                    {"name", kernel.name},
                                    {"args", kernel.args},

@@ -37,6 +37,9 @@ struct ExecutionGraph {
     // before its output is allocated.
     std::optional<ops::ValueSizes> reads_sizes = std::nullopt;
     int value_arg = -1;
+    // A call of `loop`, which the VM runs itself (no func): args are the trip count, the
+    // condition, the carried and the captured values, then its results.
+    std::optional<ops::LoopAttrs> loop = std::nullopt;
   };
   struct IO {
     std::string name;

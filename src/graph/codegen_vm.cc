@@ -1,8 +1,10 @@
 #include "graph/codegen_vm.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "loom/ir/printer.h"
 #include "loom/support/error.h"
@@ -28,6 +30,19 @@ class SizeVars {
   }
 
   const std::vector<std::string>& names() const { return names_; }
+
+  // A variable of the program's own (a loop's trip count and iteration number), which no
+  // size of a tensor's type names.
+  // A loop written in several programs (buckets) gets one per program, told apart by a
+  // suffix.
+  size_t Fresh(const std::string& name) {
+    std::string unique = name;
+    for (int copy = 1; std::find(names_.begin(), names_.end(), unique) != names_.end(); ++copy) {
+      unique = name + "#" + std::to_string(copy);
+    }
+    names_.push_back(unique);
+    return names_.size() - 1;
+  }
 
   // The number of a size the program reads from a tensor.
   size_t Read(const loom::Var& var) {
@@ -93,13 +108,23 @@ class SizeVars {
   std::vector<std::string> names_;
 };
 
+// {"op": name, "args": [a, b]}
+ordered_json Operation(const char* name, ordered_json a, ordered_json b) {
+  ordered_json args = ordered_json::array();
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return {{"op", name}, {"args", std::move(args)}};
+}
+
+ordered_json SizeVar(size_t var) { return {{"var", var}}; }
+
 // Writes one program's instructions: its weights loaded, then per kernel its outputs
-// allocated, the kernel invoked, and the intermediates it read last released. Entry e of
-// `graph` lives in register reg_of[e]; weight entries load params[param_of(entry)].
+// allocated, the kernel invoked, and the intermediates it read last released; a loop's body
+// program inside the loop's own instructions. Entry e of the part's graph lives in register
+// reg_of[e].
 class ProgramWriter {
  public:
-  ProgramWriter(SizeVars* vars, ordered_json* code, ordered_json* kernels)
-      : vars_(*vars), code_(*code), kernels_(*kernels) {}
+  ProgramWriter(SizeVars* vars, size_t first_register) : vars_(*vars), registers_(first_register) {}
 
   ordered_json Shape(const ExecutionGraph::Entry& entry) const {
     ordered_json dims = ordered_json::array();
@@ -107,8 +132,16 @@ class ProgramWriter {
     return dims;
   }
 
-  void Write(const ExecutionGraph& graph, const std::vector<int>& reg_of,
-             const std::vector<int>& param_of) {
+  int NewRegister() { return static_cast<int>(registers_++); }
+  size_t registers() const { return registers_; }
+  ordered_json& code() { return code_; }
+  ordered_json TakeCode() { return std::move(code_); }
+  ordered_json TakeKernels() { return std::move(kernels_); }
+  ordered_json TakeParams() { return std::move(params_); }
+
+  void Write(const VmProgramPart& part, const std::vector<int>& reg_of) {
+    const ExecutionGraph& graph = *part.graph;
+    std::vector<int> param_of = ParamsOf(part);
     size_t weight = 0;
     for (size_t e = 0; e < graph.entries.size(); ++e) {
       const ExecutionGraph::Entry& entry = graph.entries[e];
@@ -128,33 +161,13 @@ class ProgramWriter {
     }
     for (size_t k = 0; k < graph.kernels.size(); ++k) {
       const ExecutionGraph::Kernel& kernel = graph.kernels[k];
-      LOOM_CHECK_USER(!kernel.on_device)
-          << "kernel '" << kernel.name << "' runs on a device; the VM runs host kernels only "
-          << "(compile a model of symbolic dimensions for a CPU target)";
-      ordered_json args = ordered_json::array();
+      std::vector<int> args;
       for (int arg : kernel.args) args.push_back(reg_of[static_cast<size_t>(arg)]);
-      if (kernel.reads_sizes) {
-        const std::vector<loom::Var>& read = kernel.reads_sizes->vars;
-        for (size_t i = 0; i < read.size(); ++i) {
-          ordered_json load = {{"op", "load_size"},
-                               {"var", vars_.Read(read[i])},
-                               {"src", args[static_cast<size_t>(kernel.value_arg)]},
-                               {"index", i},
-                               {"name", kernel.name}};
-          if (kernel.reads_sizes->upper.defined()) {
-            load["upper"] = vars_.Expr(kernel.reads_sizes->upper, kernel.name);
-          }
-          code_.push_back(std::move(load));
-        }
+      if (kernel.loop) {
+        WriteLoop(graph, kernel, args, BodyOf(part, kernel.loop->body));
+      } else {
+        WriteInvoke(graph, kernel, args);
       }
-      for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
-           a < kernel.args.size(); ++a) {
-        const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
-        code_.push_back(
-            {{"op", "alloc"}, {"dst", args[a]}, {"dtype", out.dtype.str()}, {"shape", Shape(out)}});
-      }
-      code_.push_back({{"op", "invoke"}, {"kernel", kernels_.size()}, {"args", args}});
-      kernels_.push_back({{"func", kernel.func}, {"name", kernel.name}});
       std::vector<int> done;
       for (int arg : kernel.args) {
         const ExecutionGraph::Entry& entry = graph.entries[static_cast<size_t>(arg)];
@@ -169,18 +182,288 @@ class ProgramWriter {
   }
 
  private:
-  SizeVars& vars_;
-  ordered_json& code_;
-  ordered_json& kernels_;
-};
+  static const VmProgramPart& BodyOf(const VmProgramPart& part, const std::string& name) {
+    for (const VmProgramPart& body : part.bodies) {
+      if (body.body == name) return body;
+    }
+    LOOM_ICHECK(false) << "VmProgramJson: no program for loop body '" << name << "'";
+    return part;
+  }
 
-// {"op": name, "args": [a, b]}
-ordered_json Operation(const char* name, ordered_json a, ordered_json b) {
-  ordered_json args = ordered_json::array();
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  return {{"op", name}, {"args", std::move(args)}};
-}
+  // One "params" item per distinct weight (the parts' offsets into one blob coincide where
+  // they hold the same bytes); the item of each of the part's weights.
+  std::vector<int> ParamsOf(const VmProgramPart& part) {
+    std::vector<int> param_of;
+    size_t weight = 0;
+    for (const ExecutionGraph::Entry& entry : part.graph->entries) {
+      if (entry.kind != MemoryPlanProblem::EntryKind::kParam) continue;
+      size_t offset = part.param_offsets.at(weight++);
+      auto [it, fresh] = param_at_offset_.emplace(offset, static_cast<int>(params_.size()));
+      if (fresh) {
+        params_.push_back(
+            {{"name", entry.name}, {"offset", offset}, {"bytes", entry.constant.NumBytes()}});
+      }
+      param_of.push_back(it->second);
+    }
+    return param_of;
+  }
+
+  void WriteInvoke(const ExecutionGraph& graph, const ExecutionGraph::Kernel& kernel,
+                   const std::vector<int>& args) {
+    LOOM_CHECK_USER(!kernel.on_device)
+        << "kernel '" << kernel.name << "' runs on a device; the VM runs host kernels only "
+        << "(compile a model of symbolic dimensions for a CPU target)";
+    if (kernel.reads_sizes) {
+      const std::vector<loom::Var>& read = kernel.reads_sizes->vars;
+      for (size_t i = 0; i < read.size(); ++i) {
+        ordered_json load = {{"op", "load_size"},
+                             {"var", vars_.Read(read[i])},
+                             {"src", args[static_cast<size_t>(kernel.value_arg)]},
+                             {"index", i},
+                             {"name", kernel.name}};
+        if (kernel.reads_sizes->upper.defined()) {
+          load["upper"] = vars_.Expr(kernel.reads_sizes->upper, kernel.name);
+        }
+        code_.push_back(std::move(load));
+      }
+    }
+    for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
+         a < kernel.args.size(); ++a) {
+      const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
+      code_.push_back(
+          {{"op", "alloc"}, {"dst", args[a]}, {"dtype", out.dtype.str()}, {"shape", Shape(out)}});
+    }
+    code_.push_back({{"op", "invoke"}, {"kernel", kernels_.size()}, {"args", args}});
+    kernels_.push_back({{"func", kernel.func}, {"name", kernel.name}});
+  }
+
+  // A loop: its state in registers of its own (the carried values copied in, the scan outputs
+  // stacked in buffers of the trip count's rows), the body's program run while the
+  // iteration number is below the trip count and the condition holds, each iteration's carried
+  // results taking the state's place; at the end the state and the buffers' first rows
+  // become the loop's results.
+  void WriteLoop(const ExecutionGraph& graph, const ExecutionGraph::Kernel& kernel,
+                 const std::vector<int>& args, const VmProgramPart& body) {
+    const ops::LoopAttrs& loop = *kernel.loop;
+    const ExecutionGraph& inner = *body.graph;
+    const size_t carried = static_cast<size_t>(loop.num_carried);
+    const size_t scans = loop.scan_shapes.size();
+    const size_t outputs_at = args.size() - carried - scans;
+    const size_t captured = outputs_at - 2 - carried;
+    LOOM_ICHECK(inner.inputs.size() == 2 + carried + captured &&
+                inner.outputs.size() == 1 + carried + scans)
+        << "VmProgramJson: loop '" << kernel.name << "' and its body disagree on their values";
+    auto entry_of = [&](size_t arg) -> const ExecutionGraph::Entry& {
+      return graph.entries[static_cast<size_t>(kernel.args[arg])];
+    };
+    const size_t trip = vars_.Fresh(kernel.name + ".trip_count");
+    const size_t cond = vars_.Fresh(kernel.name + ".condition");
+    const size_t iteration = vars_.Fresh(kernel.name + ".iteration");
+    const size_t count = vars_.Read(loop.iterations);  // the scan outputs' first dimension
+    code_.push_back({{"op", "load_size"},
+                     {"var", trip},
+                     {"src", args[0]},
+                     {"index", 0},
+                     {"name", kernel.name + "'s trip count"}});
+    code_.push_back({{"op", "load_size"},
+                     {"var", cond},
+                     {"src", args[1]},
+                     {"index", 0},
+                     {"name", kernel.name + "'s condition"}});
+    code_.push_back({{"op", "set_size"}, {"var", iteration}, {"value", 0}});
+    // The body's inputs: the iteration number, the condition (true whenever it runs), the
+    // state, the captured values where the loop's arguments are.
+    std::vector<int> reg_of(inner.entries.size(), -1);
+    const int iteration_reg = NewRegister(), cond_reg = NewRegister();
+    code_.push_back({{"op", "alloc"},
+                     {"dst", iteration_reg},
+                     {"dtype", "int64"},
+                     {"shape", ordered_json::array()}});
+    code_.push_back(
+        {{"op", "alloc"}, {"dst", cond_reg}, {"dtype", "bool"}, {"shape", ordered_json::array()}});
+    code_.push_back({{"op", "write_size"}, {"dst", cond_reg}, {"value", 1}});
+    reg_of[static_cast<size_t>(inner.inputs[0].entry)] = iteration_reg;
+    reg_of[static_cast<size_t>(inner.inputs[1].entry)] = cond_reg;
+    std::vector<int> state(carried);
+    for (size_t k = 0; k < carried; ++k) {
+      state[k] = NewRegister();
+      const ExecutionGraph::Entry& initial = entry_of(2 + k);
+      code_.push_back({{"op", "alloc"},
+                       {"dst", state[k]},
+                       {"dtype", initial.dtype.str()},
+                       {"shape", Shape(initial)}});
+      code_.push_back({{"op", "copy"}, {"dst", state[k]}, {"src", args[2 + k]}});
+      reg_of[static_cast<size_t>(inner.inputs[2 + k].entry)] = state[k];
+    }
+    for (size_t c = 0; c < captured; ++c) {
+      reg_of[static_cast<size_t>(inner.inputs[2 + carried + c].entry)] = args[2 + carried + c];
+    }
+    for (int& reg : reg_of) {
+      if (reg < 0) reg = NewRegister();
+    }
+    // Scan buffers of the trip count's rows (at most the iteration limit). A slice dimension
+    // only a run knows is 0 until the first iteration gives it, and the buffer empty.
+    const ordered_json rows = Operation("min", SizeVar(trip), loop.max_iterations);
+    std::vector<int> stacked(scans);
+    std::vector<std::vector<size_t>> slice_vars(scans);  // per dimension, or SIZE_MAX
+    auto buffer_shape = [&](size_t j) {
+      ordered_json shape = Shape(entry_of(outputs_at + carried + j));
+      shape[0] = rows;
+      return shape;
+    };
+    for (size_t j = 0; j < scans; ++j) {
+      stacked[j] = NewRegister();
+      const ExecutionGraph::Entry& result = entry_of(outputs_at + carried + j);
+      bool sized_by_a_run = false;
+      for (size_t d = 1; d < result.dims.size(); ++d) {
+        const auto* var = result.dims[d].as<loom::VarNode>();
+        slice_vars[j].push_back(var == nullptr ? SIZE_MAX
+                                               : vars_.Read(Downcast<loom::Var>(result.dims[d])));
+        if (var == nullptr) continue;
+        code_.push_back({{"op", "set_size"}, {"var", slice_vars[j].back()}, {"value", 0}});
+        sized_by_a_run = true;
+      }
+      ordered_json shape = buffer_shape(j);
+      if (sized_by_a_run) shape[0] = 0;
+      code_.push_back(
+          {{"op", "alloc"}, {"dst", stacked[j]}, {"dtype", result.dtype.str()}, {"shape", shape}});
+    }
+    const size_t head = code_.size();
+    code_.push_back({{"op", "if"},
+                     {"cond", Operation("mul", Operation("lt", SizeVar(iteration), SizeVar(trip)),
+                                        Operation("lt", 0, SizeVar(cond)))}});
+    code_.push_back(
+        {{"op", "check"},
+         {"cond", Operation("lt", SizeVar(iteration), loop.max_iterations)},
+         {"message", kernel.name + ": the loop does not end within " +
+                         std::to_string(loop.max_iterations) +
+                         " iterations, the limit it was compiled with; raise it with "
+                         "--max-loop-iterations (ImportOptions::max_loop_iterations) if the "
+                         "loop does end"}});
+    code_.push_back({{"op", "write_size"}, {"dst", iteration_reg}, {"value", SizeVar(iteration)}});
+    Write(body, reg_of);
+    auto output_reg = [&](size_t o) { return reg_of[static_cast<size_t>(inner.outputs[o].entry)]; };
+    auto fresh = [&](size_t o) {
+      // A result a body kernel computed (not an input or a weight it hands back).
+      MemoryPlanProblem::EntryKind kind =
+          inner.entries[static_cast<size_t>(inner.outputs[o].entry)].kind;
+      return kind == MemoryPlanProblem::EntryKind::kOutput;
+    };
+    code_.push_back({{"op", "load_size"},
+                     {"var", cond},
+                     {"src", output_reg(0)},
+                     {"index", 0},
+                     {"name", kernel.name + "'s condition"}});
+    for (size_t j = 0; j < scans; ++j) {
+      const ordered_json got =
+          Shape(inner.entries[static_cast<size_t>(inner.outputs[1 + carried + j].entry)]);
+      const std::vector<size_t>& known = slice_vars[j];
+      if (std::any_of(known.begin(), known.end(), [](size_t v) { return v != SIZE_MAX; })) {
+        // The first iteration's slice sizes the buffer; the others' must agree.
+        const size_t branch = code_.size();
+        code_.push_back({{"op", "if"}, {"cond", Operation("eq", SizeVar(iteration), 0)}});
+        for (size_t d = 0; d < known.size(); ++d) {
+          if (known[d] != SIZE_MAX) {
+            code_.push_back({{"op", "set_size"}, {"var", known[d]}, {"value", got[d]}});
+          }
+        }
+        code_.push_back({{"op", "release"}, {"register", stacked[j]}});
+        code_.push_back({{"op", "alloc"},
+                         {"dst", stacked[j]},
+                         {"dtype", entry_of(outputs_at + carried + j).dtype.str()},
+                         {"shape", buffer_shape(j)}});
+        code_[branch]["else"] = code_.size();
+        for (size_t d = 0; d < known.size(); ++d) {
+          if (known[d] == SIZE_MAX) continue;
+          code_.push_back({{"op", "check"},
+                           {"cond", Operation("eq", got[d], SizeVar(known[d]))},
+                           {"message", kernel.name + ": scan output " + std::to_string(j) +
+                                           "'s slices differ in dimension " + std::to_string(d) +
+                                           " between iterations; they are stacked, so they "
+                                           "must agree"}});
+        }
+      }
+      code_.push_back({{"op", "store_row"},
+                       {"dst", stacked[j]},
+                       {"src", output_reg(1 + carried + j)},
+                       {"row", SizeVar(iteration)}});
+    }
+    // A carried value's dimension only a run knows must be the state's.
+    for (size_t k = 0; k < carried; ++k) {
+      const ordered_json want = Shape(entry_of(2 + k));
+      const ordered_json got =
+          Shape(inner.entries[static_cast<size_t>(inner.outputs[1 + k].entry)]);
+      for (size_t d = 0; d < want.size(); ++d) {
+        if (got[d] == want[d]) continue;
+        code_.push_back({{"op", "check"},
+                         {"cond", Operation("eq", got[d], want[d])},
+                         {"message", kernel.name + ": loop-carried value " + std::to_string(k) +
+                                         " changes its dimension " + std::to_string(d) +
+                                         " in an iteration; a loop keeps each carried value's "
+                                         "shape"}});
+      }
+    }
+    // The next state, gathered before any of it is replaced (a body may swap carried values):
+    // a result the body computed is moved, anything else copied.
+    std::map<int, int> moved;  // body result register -> where it went
+    std::vector<int> next(carried, -1);
+    for (size_t k = 0; k < carried; ++k) {
+      const int src = output_reg(1 + k);
+      if (src == state[k]) continue;
+      next[k] = NewRegister();
+      auto done = moved.find(src);
+      if (fresh(1 + k) && done == moved.end()) {
+        code_.push_back({{"op", "move"}, {"dst", next[k]}, {"src", src}});
+        moved[src] = next[k];
+        continue;
+      }
+      const ExecutionGraph::Entry& value = entry_of(2 + k);
+      code_.push_back({{"op", "alloc"},
+                       {"dst", next[k]},
+                       {"dtype", value.dtype.str()},
+                       {"shape", Shape(value)}});
+      code_.push_back(
+          {{"op", "copy"}, {"dst", next[k]}, {"src", done == moved.end() ? src : done->second}});
+    }
+    std::set<int> released;
+    for (size_t o = 0; o < inner.outputs.size(); ++o) {
+      const int reg = output_reg(o);
+      if (fresh(o) && !moved.count(reg) && released.insert(reg).second) {
+        code_.push_back({{"op", "release"}, {"register", reg}});
+      }
+    }
+    for (size_t k = 0; k < carried; ++k) {
+      if (next[k] < 0) continue;
+      code_.push_back({{"op", "release"}, {"register", state[k]}});
+      code_.push_back({{"op", "move"}, {"dst", state[k]}, {"src", next[k]}});
+    }
+    code_.push_back({{"op", "set_size"},
+                     {"var", iteration},
+                     {"value", Operation("add", SizeVar(iteration), 1)}});
+    code_.push_back({{"op", "goto"}, {"target", head}});
+    code_[head]["else"] = code_.size();
+    code_.push_back({{"op", "set_size"}, {"var", count}, {"value", SizeVar(iteration)}});
+    for (size_t k = 0; k < carried; ++k) {
+      code_.push_back({{"op", "move"}, {"dst", args[outputs_at + k]}, {"src", state[k]}});
+    }
+    for (size_t j = 0; j < scans; ++j) {
+      const ExecutionGraph::Entry& result = entry_of(outputs_at + carried + j);
+      code_.push_back({{"op", "move"},
+                       {"dst", args[outputs_at + carried + j]},
+                       {"src", stacked[j]},
+                       {"shape", Shape(result)}});
+    }
+    code_.push_back({{"op", "release"}, {"register", iteration_reg}});
+    code_.push_back({{"op", "release"}, {"register", cond_reg}});
+  }
+
+  SizeVars& vars_;
+  size_t registers_;
+  ordered_json code_ = ordered_json::array();
+  ordered_json kernels_ = ordered_json::array();
+  ordered_json params_ = ordered_json::array();
+  std::map<size_t, int> param_at_offset_;
+};
 
 // The condition under which a specialized program runs: each bound variable equal to its
 // value (a product of comparisons, 1 when all hold).
@@ -241,8 +524,9 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   }
   doc["constraints"] = std::move(declared);
 
-  ordered_json code = ordered_json::array(), kernels = ordered_json::array();
-  ProgramWriter writer(&vars, &code, &kernels);
+  // Registers: the general program's entries first (its inputs and outputs are the model's),
+  // then each specialization's, its inputs shared, and the loops'.
+  ProgramWriter writer(&vars, general.entries.size());
   // The model's inputs and outputs: the general program's entries (their registers), with
   // dtype and sizes.
   auto ios = [&](const std::vector<ExecutionGraph::IO>& list) {
@@ -258,35 +542,13 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   };
   doc["inputs"] = ios(general.inputs);
 
-  // One "params" item per distinct weight (the parts' offsets into one blob coincide where
-  // they hold the same bytes).
-  ordered_json params = ordered_json::array();
-  std::map<size_t, int> param_at_offset;
-  auto params_of = [&](const VmProgramPart& part) {
-    std::vector<int> param_of;
-    size_t weight = 0;
-    for (const ExecutionGraph::Entry& entry : part.graph->entries) {
-      if (entry.kind != MemoryPlanProblem::EntryKind::kParam) continue;
-      size_t offset = part.param_offsets.at(weight++);
-      auto [it, fresh] = param_at_offset.emplace(offset, static_cast<int>(params.size()));
-      if (fresh) {
-        params.push_back(
-            {{"name", entry.name}, {"offset", offset}, {"bytes", entry.constant.NumBytes()}});
-      }
-      param_of.push_back(it->second);
-    }
-    return param_of;
-  };
-
-  // Registers: the general program's entries first (its inputs and outputs are the model's),
-  // then each specialization's, its inputs shared.
-  size_t registers = general.entries.size();
+  ordered_json& code = writer.code();
   for (const VmProgramPart& part : parts) {
     const ExecutionGraph& graph = *part.graph;
     if (part.when.empty()) {
       std::vector<int> reg_of(graph.entries.size());
       for (size_t e = 0; e < reg_of.size(); ++e) reg_of[e] = static_cast<int>(e);
-      writer.Write(graph, reg_of, params_of(part));
+      writer.Write(part, reg_of);
       continue;
     }
     // if (seq == 16) { its program; its outputs moved to the model's; goto end }
@@ -299,11 +561,11 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
       reg_of[graph.inputs[i].entry] = general.inputs[i].entry;
     }
     for (int& reg : reg_of) {
-      if (reg < 0) reg = static_cast<int>(registers++);
+      if (reg < 0) reg = writer.NewRegister();
     }
     const size_t branch = code.size();
     code.push_back({{"op", "if"}, {"cond", BucketCondition(part.when, vars.names())}});
-    writer.Write(graph, reg_of, params_of(part));
+    writer.Write(part, reg_of);
     std::map<int, int> moved;  // source register -> the output register it went to
     for (size_t o = 0; o < graph.outputs.size(); ++o) {
       int src = reg_of[graph.outputs[o].entry], dst = general.outputs[o].entry;
@@ -318,14 +580,15 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
     code.push_back({{"op", "goto"}, {"target", -1}});  // the end, set below
     code[branch]["else"] = code.size();
   }
+  const size_t end_of_program = code.size();
   for (ordered_json& insn : code) {
-    if (insn["op"] == "goto") insn["target"] = code.size();
+    if (insn["op"] == "goto" && insn["target"] == -1) insn["target"] = end_of_program;
   }
   doc["size_vars"] = vars.names();
-  doc["registers"] = registers;
-  doc["params"] = std::move(params);
-  doc["kernels"] = std::move(kernels);
-  doc["instructions"] = std::move(code);
+  doc["registers"] = writer.registers();
+  doc["params"] = writer.TakeParams();
+  doc["kernels"] = writer.TakeKernels();
+  doc["instructions"] = writer.TakeCode();
   doc["outputs"] = ios(general.outputs);
   return doc.dump(1);
 }

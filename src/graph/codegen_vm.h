@@ -23,6 +23,10 @@ struct VmProgramPart {
   const ExecutionGraph* graph = nullptr;
   std::vector<size_t> param_offsets;    // its weights' offsets in the parameters blob
   std::map<std::string, int64_t> when;  // the sizes it was specialized for
+  // The programs of the bodies of its loops (ExecutionGraph::Kernel::loop), each named by
+  // its body function.
+  std::string body;
+  std::vector<VmProgramPart> bodies;
 };
 
 // The "loom-vm-1" document: each specialization, in order, runs when the inputs' sizes are

@@ -18,6 +18,7 @@
 #include "graph/size_constraint.h"
 #include "loom/graph/functor.h"
 #include "loom/graph/lower.h"
+#include "loom/graph/op_util.h"
 #include "loom/graph/strategy.h"
 #include "loom/graph/transform.h"
 #include "loom/ir/pass_context.h"
@@ -259,10 +260,38 @@ struct Program {
   ExecutionGraph graph;
   std::vector<LayerPlacement> placements;  // where the target's graph passes put layers
   std::map<std::string, int64_t> when;     // the sizes it is specialized for (none: general)
+  // A loop body's program: the body's function name; and the programs of this program's
+  // loops' bodies.
+  std::string body;
+  std::vector<Program> bodies;
+
+  // This program and its bodies' (and theirs), depth first.
+  template <typename Visit>
+  void ForEach(const Visit& visit) const {
+    visit(*this);
+    for (const Program& inner : bodies) inner.ForEach(visit);
+  }
 };
 
+// The module whose main is `module`'s function `body` (a loop's body), with the other
+// functions that are not main (the bodies of loops inside it).
+IRModule BodyModule(const IRModule& module, const std::string& body) {
+  IRModule result = IRModule::FromFunction(module.Lookup(body));
+  for (const auto& [name, function] : module.functions()) {
+    if (name != "main" && name != body) result.Add(name, function);
+  }
+  return result;
+}
+
+// "Loop_3_body_": a loop body's kernel prefix (a C identifier's characters).
+std::string BodyPrefix(const std::string& body) {
+  std::string prefix;
+  for (char c : body) prefix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return prefix + "_";
+}
+
 // Graph passes, lowering and the execution graph of `module`, its kernels named with
-// `kernel_prefix`.
+// `kernel_prefix`; then, for each loop, the program of its body.
 Program CompileProgram(const IRModule& module, const CompileOptions& options, const Target& target,
                        const std::string& kernel_prefix, StageTimer* timer) {
   Program program;
@@ -280,7 +309,29 @@ Program CompileProgram(const IRModule& module, const CompileOptions& options, co
   timer->Done("lowering");
   // 3. The execution graph.
   program.graph = BuildExecutionGraph(program.fused.main(), program.lowered, module.output_names());
+  for (const ExecutionGraph::Kernel& kernel : program.graph.kernels) {
+    if (!kernel.loop) continue;
+    const std::string& body = kernel.loop->body;
+    auto compiled = [&](const Program& p) { return p.body == body; };
+    if (std::any_of(program.bodies.begin(), program.bodies.end(), compiled)) continue;
+    try {
+      program.bodies.push_back(CompileProgram(BodyModule(module, body), options, target,
+                                              kernel_prefix + BodyPrefix(body), timer));
+    } catch (const Error& error) {
+      LOOM_THROW << "Compile: the body of loop '" << kernel.name << "': " << error.what();
+    }
+    program.bodies.back().body = body;
+  }
   return program;
+}
+
+// The VM's view of `program` and its bodies, with their weights' offsets (`offsets`, in the
+// order Program::ForEach visits the programs, from `*next` on).
+VmProgramPart VmPart(const Program& program, const std::vector<std::vector<size_t>>& offsets,
+                     size_t* next) {
+  VmProgramPart part{&program.graph, offsets.at((*next)++), program.when, program.body, {}};
+  for (const Program& body : program.bodies) part.bodies.push_back(VmPart(body, offsets, next));
+  return part;
 }
 
 // Every combination of the buckets' sizes ({seq: 16, batch: 1}, ...), the last variable
@@ -326,6 +377,16 @@ const CallNode* FirstCallSizedAtRunTime(const Function& main) {
   PostOrderVisit(main->body, [&](const Expr& e) {
     const auto* call = e.as<CallNode>();
     if (found == nullptr && call != nullptr && !constant(call->checked_type)) found = call;
+  });
+  return found;
+}
+
+// The first call of `loop` in main, or nullptr.
+const CallNode* FirstLoop(const Function& main) {
+  const CallNode* found = nullptr;
+  PostOrderVisit(main->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (found == nullptr && call != nullptr && ops::LoopOf(*call)) found = call;
   });
   return found;
 }
@@ -383,6 +444,7 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
                   [](const Var& input) { return !input.type().ConstShape().has_value(); });
   // Symbolic inputs choose the VM already; a size read at run time needs it as well.
   const CallNode* sized_at_run_time = symbolic ? nullptr : FirstCallSizedAtRunTime(module.main());
+  if (sized_at_run_time == nullptr && !symbolic) sized_at_run_time = FirstLoop(module.main());
   const bool vm = options.executor == "vm" ||
                   (options.executor == "auto" && (symbolic || sized_at_run_time != nullptr));
   // The graph executor's memory plan and calls are laid out for one shape per tensor.
@@ -393,10 +455,14 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
         << "compile for the virtual machine (executor \"vm\" or \"auto\")";
   }
   LOOM_CHECK_USER(vm || sized_at_run_time == nullptr)
-      << "Compile: " << sized_at_run_time->Where() << " computes "
-      << sized_at_run_time->checked_type.str()
-      << ", a size known only when the model runs; the graph executor needs constant shapes: "
-      << "compile for the virtual machine (executor \"vm\" or \"auto\")";
+      << "Compile: " << sized_at_run_time->Where()
+      << (ops::LoopOf(*sized_at_run_time)
+              ? " is a loop run at run time, which the virtual machine runs; the graph executor "
+                "runs kernels in a fixed order"
+              : " computes " + sized_at_run_time->checked_type.str() +
+                    ", a size known only when the model runs; the graph executor needs constant "
+                    "shapes")
+      << ": compile for the virtual machine (executor \"vm\" or \"auto\")";
   Target target = Target::Parse(options.target);
   transform::PassContextScope scope(CompileContext(options));
   StageTimer timer(on_stage);
@@ -429,13 +495,15 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   // weights and the program's text.
   CompiledModel model;
   loom::IRModule device_tir;
-  for (const Program& program : programs) {
-    for (const auto& [name, func] : program.lowered.tir.functions()) {
-      model.kernels_tir.Add(name, func);
-    }
-    for (const auto& [name, func] : program.lowered.device_tir.functions()) {
-      device_tir.Add(name, func);
-    }
+  for (const Program& top : programs) {
+    top.ForEach([&](const Program& program) {
+      for (const auto& [name, func] : program.lowered.tir.functions()) {
+        model.kernels_tir.Add(name, func);
+      }
+      for (const auto& [name, func] : program.lowered.device_tir.functions()) {
+        device_tir.Add(name, func);
+      }
+    });
   }
   std::vector<BuildPart> parts = {{model.kernels_tir, target.host()}};
   if (device_tir.size() > 0) parts.push_back({device_tir, target});
@@ -443,15 +511,17 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   model.kernels = build(parts);
   timer.Done("codegen");
   std::vector<const ExecutionGraph*> graphs;
-  for (const Program& program : programs) graphs.push_back(&program.graph);
+  for (const Program& top : programs) {
+    top.ForEach([&](const Program& program) { graphs.push_back(&program.graph); });
+  }
   std::vector<std::vector<size_t>> param_offsets;
   model.params = ParamsBlob(graphs, &param_offsets);
   model.executor = vm ? "vm" : "graph";
   if (vm) {
     std::vector<VmProgramPart> vm_parts;
-    for (size_t p = 0; p < programs.size(); ++p) {
-      vm_parts.push_back({&programs[p].graph, param_offsets[p], programs[p].when});
-    }
+    size_t next = 0;
+    for (const Program& program : programs)
+      vm_parts.push_back(VmPart(program, param_offsets, &next));
     model.graph_json =
         VmProgramJson(vm_parts, constraints, target.str(), options.precision, MemoryLimit(options));
   } else {
@@ -464,10 +534,12 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   }
   model.placements = general.placements;
   model.memory = plan.stats;
-  for (const Program& program : programs) {
-    for (const ExecutionGraph::Kernel& kernel : program.graph.kernels) {
-      model.kernel_names.push_back(kernel.func);
-    }
+  for (const Program& top : programs) {
+    top.ForEach([&](const Program& program) {
+      for (const ExecutionGraph::Kernel& kernel : program.graph.kernels) {
+        if (!kernel.loop) model.kernel_names.push_back(kernel.func);
+      }
+    });
   }
   return model;
 }

@@ -187,6 +187,7 @@ LoweredModel LowerToTIR(const IRModule& fused, const Target& target,
   LoweredModel lowered;
   std::map<std::string, std::string> kernel_of_key;
   for (const CallNode* call : CallsInOrder(fused.main())) {
+    if (ops::LoopOf(*call)) continue;  // the executor runs it; its body compiles apart
     LOOM_CHECK_USER(call->callee.defined())
         << call->Where() << " is an operator call outside a fused group: run FuseOps before "
         << "lowering";

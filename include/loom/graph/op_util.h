@@ -66,6 +66,30 @@ struct ValueSizes {
 // nullopt for a call of any other operator.
 std::optional<ValueSizes> ValueSizesOf(const CallNode& call);
 
+// What a call of `loop` (an ONNX Loop run at run time, graph/ops/control.cc) runs: its
+// arguments are the trip count, the condition, the `num_carried` carried values and the
+// values the body captures; its results the carried values' last values, then the scan
+// outputs, each [iterations, slice...].
+struct LoopAttrs {
+  std::string body;  // the body's function in the module
+  int64_t num_carried = 0;
+  int64_t max_iterations = 0;  // a run that would exceed it stops with an error
+  loom::Var iterations;        // the iteration count, known when the loop ends
+  std::vector<DataType> scan_dtypes;
+  // Each scan output's slice; -1 for a dimension only a run knows (the first iteration's
+  // slice gives it, the others must agree).
+  std::vector<std::vector<int64_t>> scan_shapes;
+
+  // Scan output j's shape: [iterations, slice...], a size variable of its own for each
+  // dimension only a run knows.
+  std::vector<PrimExpr> ScanShape(size_t j) const;
+};
+LoopAttrs LoopAttrsOf(const Attrs& attrs);
+// The attributes of a loop call that runs `loop`.
+Attrs LoopCallAttrs(const LoopAttrs& loop);
+// nullopt for a call of any other operator.
+std::optional<LoopAttrs> LoopOf(const CallNode& call);
+
 // The schedule of a group of loop nests written as TIR (te::extern_op: topi/select.h,
 // topi/shape_function.h): as written, no loops to transform.
 te::Schedule ScheduleAsWritten(const CallInfo& info, const std::vector<te::Tensor>& outputs,

@@ -120,6 +120,10 @@ class NodeContext {
                                                   const std::vector<graph::Expr>& inputs,
                                                   const std::string& label) = 0;
 
+  // Adds `function` to the model's module as `name` (a loop's body, which graph operator
+  // `loop` names).
+  virtual void AddFunction(const std::string& name, graph::Function function) = 0;
+
   // A call of graph operator `op`, named after the node (the first call of a node takes the
   // node's name, later ones "<name>.<k>"); a type error names the node.
   virtual graph::Expr Call(const std::string& op, std::vector<graph::Expr> args,

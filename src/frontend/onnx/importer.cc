@@ -187,7 +187,8 @@ class ImportNodeContext final : public NodeContext {
                     int64_t max_loop_iterations,
                     const std::unordered_map<std::string, graph::Expr>& values,
                     const std::unordered_map<std::string, ShapeValue>& shape_values,
-                    const std::string& scope, SubgraphImporter import_subgraph)
+                    const std::string& scope, SubgraphImporter import_subgraph,
+                    std::map<std::string, graph::Function>* functions)
       : node_(node),
         where_(NodeWhere(node, index) + (scope.empty() ? "" : " in " + scope)),
         call_name_(
@@ -197,7 +198,8 @@ class ImportNodeContext final : public NodeContext {
         max_loop_iterations_(max_loop_iterations),
         values_(values),
         shape_values_(shape_values),
-        import_subgraph_(std::move(import_subgraph)) {}
+        import_subgraph_(std::move(import_subgraph)),
+        functions_(*functions) {}
 
   const ::onnx::NodeProto& node() const override { return node_; }
   std::string Where() const override { return where_; }
@@ -277,6 +279,11 @@ class ImportNodeContext final : public NodeContext {
     return import_subgraph_(body, inputs, call_name_ + "/" + label);
   }
 
+  void AddFunction(const std::string& name, graph::Function function) override {
+    LOOM_ICHECK(functions_.emplace(name, std::move(function)).second)
+        << Where() << ": a second function named '" << name << "'";
+  }
+
   // Whether `message` is an error of a node in one of this node's subgraphs.
   bool NamesInnerNode(const std::string& message) const {
     return message.rfind("node ", 0) == 0 &&
@@ -300,6 +307,7 @@ class ImportNodeContext final : public NodeContext {
   const std::unordered_map<std::string, graph::Expr>& values_;
   const std::unordered_map<std::string, ShapeValue>& shape_values_;
   SubgraphImporter import_subgraph_;
+  std::map<std::string, graph::Function>& functions_;
   std::unordered_set<const graph::CallNode*> produced_;
   std::vector<graph::Call> produced_calls_;  // keeps the pointers in produced_ unique
   int name_count_ = 0;
@@ -468,6 +476,7 @@ class Importer {
     LOOM_CHECK_USER(!outputs.empty()) << "the model's graph has no outputs";
     graph::Expr body = outputs.size() == 1 ? outputs[0] : graph::MakeTuple(outputs);
     result.module = graph::IRModule::FromFunction(graph::MakeFunction(inputs, body));
+    for (auto& [name, function] : functions_) result.module.Add(name, function);
     result.module.SetOutputNames(names);
     return result;
   }
@@ -811,7 +820,8 @@ class Importer {
         node, index, OpsetOf(node, index), options_.max_loop_iterations, values_, shape_values_,
         scope,
         [this](const ::onnx::GraphProto& body, const std::vector<graph::Expr>& inputs,
-               const std::string& inner) { return ImportSubgraph(body, inputs, inner); });
+               const std::string& inner) { return ImportSubgraph(body, inputs, inner); },
+        &functions_);
     if (ctx.ReadsSymbolicShape() && ImportShapeArithmetic(ctx)) return;
     const Converter* converter = FindConverter(ConverterKey(node));
     LOOM_ICHECK(converter != nullptr) << "CheckOperatorsSupported checked " << ctx.Where();
@@ -857,6 +867,8 @@ class Importer {
   std::unordered_map<std::string, ShapeValue> shape_values_;
   // The size variables of symbolic input dimensions, by name (ImportOptions::symbolic_dimensions).
   mutable std::map<std::string, loom::Var> size_vars_;
+  // Functions converters add to the module (the bodies of loops run at run time).
+  std::map<std::string, graph::Function> functions_;
 };
 
 ImportedModel ImportParsed(const std::string& bytes, const std::string& source,

@@ -3,14 +3,18 @@
 // a constant trip count (and a condition that stays constant) and Scan (whose length is its
 // inputs' static sequence dimension) are unrolled, their body imported once per iteration
 // with the values around the node visible in it. Each iteration's kernels are the same, so
-// they compile once. A loop whose trip count or condition is computed at run time needs a
-// loop at run time, which neither executor has: the error says so.
+// they compile once. A Loop whose trip count or condition only a run knows becomes graph
+// operator `loop`: its body a function of the module, which the VM runs once per iteration.
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/onnx/converter.h"
+#include "loom/graph/functor.h"
+#include "loom/graph/op_util.h"
 
 namespace loom::frontend::onnx {
 namespace {
@@ -91,6 +95,154 @@ Outputs ConvertIf(NodeContext& ctx) {
   return ctx.ImportSubgraph(branch, {}, branch);
 }
 
+// The operands of graph value `e`.
+std::vector<Expr> Operands(const Expr& e) {
+  if (const auto* call = e.as<graph::CallNode>()) return call->args;
+  if (const auto* tuple = e.as<graph::TupleNode>()) return tuple->fields;
+  if (const auto* item = e.as<graph::TupleGetItemNode>()) return {item->tuple};
+  return {};
+}
+
+// A loop body's values rewritten to read the values around the loop through parameters of
+// their own: each largest part of the body that depends on none of the body's parameters
+// (a model input, a value computed before the loop, or work the body repeats on them) is
+// captured, computed once before the loop and passed in. Constants stay in the body.
+class CaptureOuterValues : public graph::ExprMutator {
+ public:
+  CaptureOuterValues(const std::vector<graph::Var>& params, const std::vector<Expr>& outputs) {
+    for (const graph::Var& param : params) varies_.insert(param.get());
+    for (const Expr& output : outputs) {
+      graph::PostOrderVisit(output, [&](const Expr& e) {
+        for (const Expr& operand : Operands(e)) {
+          if (varies_.count(operand.get())) varies_.insert(e.get());
+        }
+      });
+    }
+  }
+
+  Expr VisitExpr(const Expr& e) override {
+    if (varies_.count(e.get()) || e.as<graph::ConstantNode>() || !e.type().is_tensor()) {
+      return ExprMutator::VisitExpr(e);
+    }
+    auto [it, fresh] = index_.emplace(e.get(), values_.size());
+    if (fresh) {
+      params_.push_back(graph::MakeVar("captured" + std::to_string(values_.size()), e.type()));
+      values_.push_back(e);
+    }
+    return params_[it->second];
+  }
+
+  const std::vector<graph::Var>& params() const { return params_; }
+  const std::vector<Expr>& values() const { return values_; }
+
+ private:
+  std::unordered_set<const Object*> varies_;  // the parameters and what depends on them
+  std::unordered_map<const Object*, size_t> index_;
+  std::vector<graph::Var> params_;
+  std::vector<Expr> values_;
+};
+
+// Whether a carried value of type `before` may have type `after` after an iteration: the
+// same dtype and rank, each dimension equal or known only at run time (the VM checks those
+// at the end of each iteration).
+bool MayKeepType(const graph::Type& before, const graph::Type& after) {
+  if (!before.is_tensor() || !after.is_tensor() || before.dtype() != after.dtype() ||
+      before.ndim() != after.ndim()) {
+    return false;
+  }
+  for (int d = 0; d < before.ndim(); ++d) {
+    int64_t a = 0, b = 0;
+    const PrimExpr &x = before.shape()[static_cast<size_t>(d)],
+                   &y = after.shape()[static_cast<size_t>(d)];
+    if (IsConstInt(x, &a) && IsConstInt(y, &b) && a != b) return false;
+  }
+  return true;
+}
+
+// `value`, checked to be one element of `dtype` (of any rank: the VM reads element 0).
+Expr OneElement(NodeContext& ctx, const Expr& value, DataType dtype, const std::string& what) {
+  const graph::Type& type = value.type();
+  if (!type.is_tensor() || type.NumElements() != std::optional<int64_t>(1) ||
+      type.dtype() != dtype) {
+    ctx.Fail(what + " must be one " + dtype.str() + ", got " + type.str());
+  }
+  return value;
+}
+
+// Loop whose trip count or condition only a run knows: graph operator `loop`, its body a
+// function of the module whose parameters are the iteration number, the condition, the
+// carried values and the values it captures. Each carried value keeps its dtype and shape
+// across iterations (a dimension only a run knows is checked then); each scan output's
+// slices have one shape (the VM stacks them in a buffer of the trip count's rows; a dimension
+// only a run knows is the first iteration's). The iteration limit is checked at run time.
+Outputs LoopAtRunTime(NodeContext& ctx, int carried_count, int scan_count) {
+  const ::onnx::GraphProto& graph = ctx.AttrGraph("body");
+  const int64_t limit = ctx.max_loop_iterations();
+  // Without a trip count the iteration limit bounds the loop (one more, so that reaching the
+  // limit is the error it is, not the end).
+  Expr trip = ctx.HasInput(0) ? OneElement(ctx, ctx.Input(0), DataType::Int(64), "the trip count M")
+                              : ctx.Scalar(static_cast<double>(limit + 1), DataType::Int(64));
+  Expr cond = ctx.HasInput(1) ? OneElement(ctx, ctx.Input(1), DataType::Bool(), "the condition")
+                              : ctx.Scalar(1, DataType::Bool());
+  std::vector<graph::Var> params = {
+      graph::MakeVar(graph.input(0).name(),
+                     graph::TensorType(std::vector<int64_t>{}, DataType::Int(64))),
+      graph::MakeVar(graph.input(1).name(),
+                     graph::TensorType(std::vector<int64_t>{}, DataType::Bool()))};
+  std::vector<Expr> initial;
+  for (int k = 0; k < carried_count; ++k) {
+    initial.push_back(ctx.Input(2 + k));
+    params.push_back(graph::MakeVar(graph.input(2 + k).name(), initial.back().type()));
+  }
+  std::vector<Expr> outputs =
+      ctx.ImportSubgraph("body", std::vector<Expr>(params.begin(), params.end()), "body");
+  OneElement(ctx, outputs[0], DataType::Bool(), "the body's condition");
+  for (int k = 0; k < carried_count; ++k) {
+    const graph::Type &before = initial[static_cast<size_t>(k)].type(),
+                      &after = outputs[static_cast<size_t>(1 + k)].type();
+    if (!MayKeepType(before, after)) {
+      ctx.Fail("loop-carried value " + std::to_string(k) + " ('" + graph.input(2 + k).name() +
+               "') is " + before.str() + " before the loop and " + after.str() +
+               " after an iteration; a loop run at run time keeps each carried value's dtype and "
+               "shape");
+    }
+  }
+  graph::ops::LoopAttrs loop;
+  loop.body = ctx.CallName() + "/body";
+  loop.num_carried = carried_count;
+  loop.max_iterations = limit;
+  loop.iterations = graph::ops::DataDependentSize(ctx.CallName() + ".iterations");
+  for (int j = 0; j < scan_count; ++j) {
+    const graph::Type& slice = outputs[static_cast<size_t>(1 + carried_count + j)].type();
+    if (!slice.is_tensor()) ctx.Fail("scan output " + std::to_string(j) + " is no tensor");
+    std::vector<int64_t> shape;
+    for (const PrimExpr& dim : slice.shape()) {
+      int64_t value = 0;
+      shape.push_back(IsConstInt(dim, &value) ? value : -1);
+    }
+    loop.scan_dtypes.push_back(slice.dtype());
+    loop.scan_shapes.push_back(shape);
+  }
+  if (scan_count > 0 && !ctx.HasInput(0)) {
+    ctx.Fail(
+        "it has scan outputs and no trip count; a loop run at run time stacks its scan "
+        "outputs in a buffer of the trip count's rows: give it a trip count M");
+  }
+  CaptureOuterValues capture(params, outputs);
+  std::vector<Expr> results;
+  for (const Expr& output : outputs) results.push_back(capture.VisitExpr(output));
+  params.insert(params.end(), capture.params().begin(), capture.params().end());
+  ctx.AddFunction(loop.body, graph::MakeFunction(params, graph::MakeTuple(results)));
+  std::vector<Expr> args = {trip, cond};
+  args.insert(args.end(), initial.begin(), initial.end());
+  args.insert(args.end(), capture.values().begin(), capture.values().end());
+  Expr call = ctx.Call("loop", args, graph::ops::LoopCallAttrs(loop));
+  Outputs values;
+  for (int k = 0; k < carried_count + scan_count; ++k)
+    values.push_back(graph::MakeTupleGetItem(call, k));
+  return values;
+}
+
 // Loop (opset 1 to 19): inputs M (trip count), cond, the loop-carried values; the body takes
 // the iteration number, the condition and the carried values, and gives the condition, the
 // carried values and the scan outputs, which are stacked along a new first axis.
@@ -108,30 +260,20 @@ Outputs ConvertLoop(NodeContext& ctx) {
              " outputs; it must give the condition and the " + std::to_string(carried_count) +
              " loop-carried value(s), then any scan outputs");
   }
-  std::optional<int64_t> trip_count;
-  if (ctx.HasInput(0)) {
-    if (!ctx.ConstantInput(0)) {
-      ctx.Fail(
-          "its trip count M is computed at run time; Loom unrolls Loop at import and "
-          "needs M known at compile time (a constant, or computed from constants and "
-          "static shapes); a loop at run time is not supported yet (the VM's jumps go "
-          "forward only)");
-    }
-    trip_count = ctx.ConstantInts(0).at(0);
-  }
   const bool conditional = ctx.HasInput(1);
+  if (!ctx.HasInput(0) && !conditional)
+    ctx.Fail("it has neither a trip count nor a condition: it never ends");
+  // What only a run knows runs at run time; a loop of constant bounds unrolls.
+  if (ctx.HasInput(0) && !ctx.ConstantInput(0))
+    return LoopAtRunTime(ctx, carried_count, scan_count);
+  std::optional<int64_t> trip_count;
+  if (ctx.HasInput(0)) trip_count = ctx.ConstantInts(0).at(0);
   bool running = true;
   if (conditional) {
     std::optional<bool> initial = ConstantTruth(ctx, ctx.Input(1), "the condition");
-    if (!initial) {
-      ctx.Fail(
-          "its initial condition is computed at run time; Loom unrolls Loop at import and "
-          "needs the condition known at compile time");
-    }
+    if (!initial) return LoopAtRunTime(ctx, carried_count, scan_count);
     running = *initial;
   }
-  if (!trip_count && !conditional)
-    ctx.Fail("it has neither a trip count nor a condition: it never ends");
   // A trip count with a condition is a bound the condition may end the loop before.
   if (trip_count && !conditional) CheckUnrollable(ctx, *trip_count);
 
@@ -147,11 +289,8 @@ Outputs ConvertLoop(NodeContext& ctx) {
     std::vector<Expr> outputs = ctx.ImportSubgraph("body", inputs, BodyLabel(iteration));
     if (conditional) {
       std::optional<bool> next = ConstantTruth(ctx, outputs[0], "the body's condition");
-      if (!next) {
-        ctx.Fail("its body computes the condition from run-time values (iteration " +
-                 std::to_string(iteration) + "); Loom unrolls Loop at import and needs the " +
-                 "condition known at compile time");
-      }
+      // The unrolled iterations are dropped: the loop runs at run time.
+      if (!next) return LoopAtRunTime(ctx, carried_count, scan_count);
       running = *next;
     }
     carried.assign(outputs.begin() + 1, outputs.begin() + 1 + carried_count);
@@ -159,12 +298,10 @@ Outputs ConvertLoop(NodeContext& ctx) {
       scans[static_cast<size_t>(k)].push_back(outputs[static_cast<size_t>(1 + carried_count + k)]);
     }
   }
+  // No iteration: the scan outputs' slices have the shape only an import of the body tells,
+  // which the loop run at run time has (it then runs no iteration).
+  if (scan_count > 0 && iteration == 0) return LoopAtRunTime(ctx, carried_count, scan_count);
   Outputs results = carried;
-  if (scan_count > 0 && iteration == 0) {
-    ctx.Fail(
-        "it runs no iteration, so its scan outputs are empty and of a shape only its body "
-        "knows; Loom needs at least one iteration");
-  }
   for (const std::vector<Expr>& pieces : scans) results.push_back(Stack(ctx, pieces, 0));
   return results;
 }

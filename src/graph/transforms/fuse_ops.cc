@@ -329,9 +329,11 @@ class GroupBuilder {
   }
 
  private:
+  // Calls of operators with a compute; one without (`loop`, which the executor runs itself)
+  // stays a bare call of its operator.
   bool IsMember(int i) const {
     const auto* call = graph_.nodes[i].expr.as<CallNode>();
-    return call != nullptr && call->op != nullptr;
+    return call != nullptr && call->op != nullptr && call->op->compute;
   }
 
   // A value as main sees it after the rewrite.
@@ -350,7 +352,10 @@ class GroupBuilder {
     if (const auto* item = e.as<TupleGetItemNode>()) {
       return MakeTupleGetItem(operands[0], item->index);
     }
-    const auto* call = e.as<CallNode>();  // a call of an already fused function
+    const auto* call = e.as<CallNode>();
+    if (call->op != nullptr)
+      return MakeCall(call->op, std::move(operands), call->attrs, call->name_hint);
+    // a call of an already fused function
     return MakeCall(Downcast<Function>(call->callee), std::move(operands), call->name_hint);
   }
 

@@ -1,9 +1,10 @@
 // If, Loop and Scan: the branch taken, or both and a selection for a condition only a run
 // knows; the loops whose course is known at compile time unrolled (each iteration's body
-// imported with the values around the node visible), against references computed here; and
-// the errors for what needs a loop at run time.
+// imported with the values around the node visible), the others run by the VM, against
+// references computed here and against their unrolled forms; and the errors.
 #include <gtest/gtest.h>
 
+#include "loom/graph/compile.h"
 #include "onnx_test_util.h"
 
 namespace loom::frontend::onnx::test {
@@ -166,16 +167,139 @@ TEST(OnnxControl, LoopEndsWhenItsConstantConditionTurnsFalse) {
   ExpectOutputs(model, {ArrayOf({2}, kF32, x), ArrayOf({2}, kF32, s0)}, LoopReference(x, s0, 3));
 }
 
-TEST(OnnxControl, LoopsThatNeedARunTimeLoopAreErrors) {
-  ModelBuilder runtime_count;
-  runtime_count.Input("x", {2}).Input("s0", {2}).Input("M", {}, kI64);
-  runtime_count.Node("Loop", {"M", "", "s0"}, {"s", "scan"},
-                     {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
-  runtime_count.Output("s");
-  EXPECT_TRUE(ErrorOf([&] {
-                runtime_count.Import();
-              }).starts_with("node 'loop' (Loop): its trip count M is computed at run time"));
+// A loop of the trip count the model gives at run time.
+ModelBuilder RunTimeLoop(std::optional<int64_t> last = std::nullopt) {
+  ModelBuilder model;
+  model.Input("x", {2}).Input("s0", {2}).Input("M", {}, kI64);
+  if (last) model.Input("go", {}, kBool);
+  model.Node("Loop", {"M", last ? "go" : "", "s0"}, {"s", "scan"},
+             {GraphAttr("body", LoopBody(last))}, "loop");
+  model.Output("s").Output("scan");
+  return model;
+}
 
+TEST(OnnxControl, LoopWithARunTimeTripCountRunsInTheVm) {
+  ModelBuilder model = RunTimeLoop();
+  std::vector<double> x = {0.5, -1}, s0 = {3, 4};
+  // No iteration: the carried value as given, an empty scan output.
+  for (int trips : {0, 1, 4, 7}) {
+    SCOPED_TRACE("M = " + std::to_string(trips));
+    ExpectOutputs(model, {ArrayOf({2}, kF32, x), ArrayOf({2}, kF32, s0), Scalar(kI64, trips)},
+                  LoopReference(x, s0, trips));
+  }
+  // The loop runs in the VM, however constant the rest of the model is.
+  graph::CompiledModel compiled = graph::Compile(model.Import().module, {});
+  EXPECT_EQ(compiled.executor, "vm");
+  EXPECT_NE(ErrorOf([&] {
+              graph::Compile(model.Import().module, {.executor = "graph"});
+            }).find("'loop' is a loop run at run time, which the virtual machine runs"),
+            std::string::npos);
+}
+
+TEST(OnnxControl, LoopWithARunTimeConditionEndsWhenItTurnsFalse) {
+  // The body's condition i < 2 ends the loop after three iterations, the trip count after M.
+  ModelBuilder model = RunTimeLoop(2);
+  std::vector<double> x = {1, 2}, s0 = {0, 0.5};
+  auto inputs = [&](int trips, bool go) {
+    return std::vector<runtime::NDArray>{ArrayOf({2}, kF32, x), ArrayOf({2}, kF32, s0),
+                                         Scalar(kI64, trips), Scalar(kBool, go)};
+  };
+  ExpectOutputs(model, inputs(10, true), LoopReference(x, s0, 3));
+  ExpectOutputs(model, inputs(2, true), LoopReference(x, s0, 2));
+  ExpectOutputs(model, inputs(10, false), LoopReference(x, s0, 0));
+}
+
+// Differential: the loop run at run time computes what the same loop unrolled at import (its
+// trip count a constant) computes, over random values and trip counts.
+TEST(OnnxControl, RunTimeLoopsComputeWhatTheirUnrolledFormsCompute) {
+  ImportedModel at_run_time = RunTimeLoop().Import();
+  graph::CompiledModel compiled = graph::Compile(at_run_time.module, {});
+  std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(compiled);
+  for (int seed = 0; seed < 6; ++seed) {
+    const int trips = (seed * 5) % 7;
+    runtime::NDArray x = RandomArray({2}, kF32, seed), s0 = RandomArray({2}, kF32, seed + 50);
+    ModelBuilder unrolled;
+    unrolled.Input("x", {2}).Input("s0", {2}).Initializer("M", Scalar(kI64, trips));
+    unrolled.Node("Loop", {"M", "", "s0"}, {"s", "scan"},
+                  {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
+    unrolled.Output("s").Output("scan");
+    std::vector<runtime::NDArray> want = RunImported(unrolled.Import(), {x, s0}, 3);
+    vm->SetInput(0, x);
+    vm->SetInput(1, s0);
+    vm->SetInput(2, Scalar(kI64, trips));
+    vm->Run();
+    for (int o = 0; o < 2; ++o) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", output " + std::to_string(o));
+      ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
+      ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-6, "");
+    }
+  }
+}
+
+TEST(OnnxControl, RunTimeLoopsStopAtTheIterationLimit) {
+  ImportOptions limit;
+  limit.max_loop_iterations = 4;
+  ImportedModel model = RunTimeLoop().Import(limit);
+  std::vector<runtime::NDArray> inputs = {ArrayOf({2}, kF32, {1, 2}), ArrayOf({2}, kF32, {0, 0}),
+                                          Scalar(kI64, 4)};
+  EXPECT_EQ(RunImported(model, inputs, 3)[1].Shape(), (std::vector<int64_t>{4, 2}));
+  inputs[2] = Scalar(kI64, 5);
+  EXPECT_EQ(ErrorOf([&] { RunImported(model, inputs, 3); }),
+            "VirtualMachine: loop: the loop does not end within 4 iterations, the limit it was "
+            "compiled with; raise it with --max-loop-iterations "
+            "(ImportOptions::max_loop_iterations) if the loop does end");
+}
+
+TEST(OnnxControl, RunTimeLoopsTheVmCannotRunAreErrors) {
+  // A carried value whose shape changes across iterations.
+  ModelBuilder growing_body;
+  growing_body.Input("i", {}, kI64).Input("cond_in", {}, kBool).Input("s", {2});
+  growing_body.Node("Concat", {"s", "s"}, {"s_out"}, {IntAttr("axis", 0)})
+      .Node("Identity", {"cond_in"}, {"cond_out"})
+      .Output("cond_out")
+      .Output("s_out");
+  ModelBuilder growing;
+  growing.Input("s0", {2}).Input("M", {}, kI64);
+  growing.Node("Loop", {"M", "", "s0"}, {"s"}, {GraphAttr("body", growing_body)}, "loop")
+      .Output("s");
+  EXPECT_EQ(ErrorOf([&] { growing.Import(); }),
+            "node 'loop' (Loop): loop-carried value 0 ('s') is Tensor[(2,), float32] before the "
+            "loop and Tensor[(4,), float32] after an iteration; a loop run at run time keeps "
+            "each carried value's dtype and shape");
+  // A dimension only a run knows is checked each iteration: s' = (s, s)[: i + 2] keeps s's
+  // two elements in iteration 0 only.
+  ModelBuilder sliced_body;
+  sliced_body.Input("i", {}, kI64).Input("cond_in", {}, kBool).Input("s", {2});
+  sliced_body.Initializer("zero", ArrayOf({1}, kI64, {0}))
+      .Initializer("two", ArrayOf({1}, kI64, {2}))
+      .Node("Concat", {"s", "s"}, {"ss"}, {IntAttr("axis", 0)})
+      .Node("Add", {"i", "two"}, {"end"})
+      .Node("Slice", {"ss", "zero", "end"}, {"s_out"})
+      .Node("Identity", {"cond_in"}, {"cond_out"})
+      .Output("cond_out")
+      .Output("s_out");
+  ModelBuilder sliced;
+  sliced.Input("s0", {2}).Input("M", {}, kI64);
+  sliced.Node("Loop", {"M", "", "s0"}, {"s"}, {GraphAttr("body", sliced_body)}, "loop").Output("s");
+  ImportedModel imported = sliced.Import();
+  runtime::NDArray s0 = ArrayOf({2}, kF32, {1, 2});
+  EXPECT_EQ(RunImported(imported, {s0, Scalar(kI64, 1)}, 3)[0].Shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(ErrorOf([&] {
+              RunImported(imported, {s0, Scalar(kI64, 2)}, 3);
+            }),
+            "VirtualMachine: loop: loop-carried value 0 changes its dimension 0 in an iteration; "
+            "a loop keeps each carried value's shape");
+  // Scan outputs without a trip count.
+  ModelBuilder unbounded;
+  unbounded.Input("x", {2}).Input("s0", {2}).Input("go", {}, kBool);
+  unbounded.Node("Loop", {"", "go", "s0"}, {"s", "scan"}, {GraphAttr("body", LoopBody(2))}, "loop");
+  unbounded.Output("s");
+  EXPECT_TRUE(ErrorOf([&] {
+                unbounded.Import();
+              }).starts_with("node 'loop' (Loop): it has scan outputs and no trip count"));
+}
+
+TEST(OnnxControl, LoopsOfConstantCourseUnrollUpToTheLimit) {
   ModelBuilder long_loop;
   long_loop.Input("x", {2}).Input("s0", {2}).Initializer("M", Scalar(kI64, 5000));
   long_loop.Node("Loop", {"M", "", "s0"}, {"s", "scan"},
