@@ -236,6 +236,60 @@ TEST(OnnxControl, RunTimeLoopsComputeWhatTheirUnrolledFormsCompute) {
   }
 }
 
+// Loops nest, each body compiled as a program of its own, and their values may have sizes
+// only a run knows: the outer loop's iteration i runs an inner loop of i iterations adding
+// x (read from two scopes out) to the state, so s = s0 + x * (0 + 1 + ... + (M - 1)), and
+// stacks each iteration's state (slices of the input's symbolic length).
+TEST(OnnxControl, RunTimeLoopsNestAndTakeSymbolicShapes) {
+  ModelBuilder inner;
+  inner.Input("j", {}, kI64).Input("c", {}, kBool).Input("t", {-1});
+  inner.Node("Add", {"t", "x"}, {"t_out"})
+      .Node("Identity", {"c"}, {"c_out"})
+      .Output("c_out")
+      .Output("t_out");
+  ModelBuilder outer;
+  outer.Input("i", {}, kI64).Input("c", {}, kBool).Input("s", {-1});
+  outer.Node("Loop", {"i", "", "s"}, {"s_out"}, {GraphAttr("body", inner)}, "inner")
+      .Node("Identity", {"c"}, {"c_out"})
+      .Node("Identity", {"s_out"}, {"row"})
+      .Output("c_out")
+      .Output("s_out")
+      .Output("row");
+  ModelBuilder model;
+  model.Input("x", {-1}).Input("s0", {-1}).Input("M", {}, kI64);
+  model.Node("Loop", {"M", "", "s0"}, {"s", "rows"}, {GraphAttr("body", outer)}, "outer");
+  model.Output("s").Output("rows");
+  ImportOptions options;
+  options.symbolic_dimensions = true;
+  // The general program, and one with a program specialized for n = 3 (its loops' bodies
+  // compiled for it too).
+  graph::IRModule module = model.Import(options).module;
+  for (auto [n, trips, buckets] :
+       {std::tuple{3, 4, false}, std::tuple{5, 2, false}, std::tuple{2, 1, false},
+        std::tuple{3, 3, true}, std::tuple{4, 2, true}}) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", M = " + std::to_string(trips) +
+                 (buckets ? ", buckets n = 3" : ""));
+    graph::CompileOptions compile;
+    if (buckets) compile.dynamic_buckets = {{"d0", {3}}};
+    std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(graph::Compile(module, compile));
+    runtime::NDArray x = RandomArray({n}, kF32, n), s0 = RandomArray({n}, kF32, n + 1);
+    vm->SetInput(0, x);
+    vm->SetInput(1, s0);
+    vm->SetInput(2, Scalar(kI64, trips));
+    vm->Run();
+    std::vector<double> s = Values(s0), rows;
+    for (int i = 0; i < trips; ++i) {
+      for (int k = 0; k < n; ++k) {
+        for (int j = 0; j < i; ++j) s[static_cast<size_t>(k)] += Values(x)[static_cast<size_t>(k)];
+      }
+      rows.insert(rows.end(), s.begin(), s.end());
+    }
+    ExpectClose(vm->GetOutput(0), s, 1e-5, "s");
+    ASSERT_EQ(vm->GetOutput(1).Shape(), (std::vector<int64_t>{trips, n}));
+    ExpectClose(vm->GetOutput(1), rows, 1e-5, "rows");
+  }
+}
+
 TEST(OnnxControl, RunTimeLoopsStopAtTheIterationLimit) {
   ImportOptions limit;
   limit.max_loop_iterations = 4;
