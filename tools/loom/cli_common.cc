@@ -224,13 +224,20 @@ void PrintVmProgram(const runtime::VmModel& model) {
   std::printf("outputs:\n");
   for (const runtime::VmIO& output : model.outputs()) PrintValue(output.name, signature(output));
   // The kernels of each program in execution order: a specialization's behind the `if`
-  // that tests its sizes, the general program's after the last.
+  // that tests its sizes, the general program's after the last; a loop's body between the
+  // `if` that tests whether it goes on and the `goto` back to it.
   std::printf("kernels, in execution order (%zu):\n", model.kernels().size());
-  for (const runtime::VmInstruction& insn : model.instructions()) {
+  const std::vector<runtime::VmInstruction>& code = model.instructions();
+  for (size_t at = 0; at < code.size(); ++at) {
+    const runtime::VmInstruction& insn = code[at];
     if (insn.op == runtime::VmInstruction::Op::kIf) {
-      std::printf(" when %s:\n", insn.cond.str(model.size_vars()).c_str());
+      const size_t end = static_cast<size_t>(insn.target);
+      const bool loop = end > at && code[end - 1].op == runtime::VmInstruction::Op::kGoto &&
+                        static_cast<size_t>(code[end - 1].target) == at;
+      std::printf(" %s %s:\n", loop ? "loop while" : "when",
+                  insn.cond.str(model.size_vars()).c_str());
     } else if (insn.op == runtime::VmInstruction::Op::kGoto) {
-      std::printf(" otherwise:\n");
+      std::printf(static_cast<size_t>(insn.target) < at ? " end of loop\n" : " otherwise:\n");
     } else if (insn.op == runtime::VmInstruction::Op::kInvoke) {
       const runtime::VmKernel& kernel = model.kernels()[static_cast<size_t>(insn.kernel)];
       std::printf("  %4d  %s  [%s]\n", insn.kernel, kernel.func.c_str(), kernel.name.c_str());

@@ -249,8 +249,9 @@ graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph
 
 graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std::string& dims_op,
                             graph::Attrs dims_attrs, const std::string& to_op,
-                            graph::Attrs to_attrs, const std::string& what) {
-  graph::Expr dims = ctx.Call(dims_op, {ctx.Input(0), ctx.Input(1)}, std::move(dims_attrs));
+                            graph::Attrs to_attrs, const std::string& what, graph::Expr operand) {
+  if (!operand.defined()) operand = ctx.Input(1);
+  graph::Expr dims = ctx.Call(dims_op, {ctx.Input(0), operand}, std::move(dims_attrs));
   return ctx.Call(to_op, {data, SizesOfValue(ctx, dims, dims, kUnbounded, what)},
                   std::move(to_attrs));
 }

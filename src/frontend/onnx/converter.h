@@ -161,12 +161,14 @@ constexpr int64_t kBoundByCount = -1, kUnbounded = -2;
 graph::Expr SizesOfValue(NodeContext& ctx, const graph::Expr& value, const graph::Expr& like,
                          int64_t like_dim, const std::string& what);
 
-// `data` shaped by input 1, a tensor only a run knows: the shape function `dims_op` of
-// inputs 0 and 1 computes the output's dimensions then, which become sizes (named
-// "<call>.<what>[i]"), and `to_op` builds the output from `data` at them.
+// `data` shaped by input 1 (or `operand` when given), a tensor only a run knows, or sizes
+// of input 0 only a run knows: the shape function `dims_op` of input 0 and the operand
+// computes the output's dimensions then, which become sizes (named "<call>.<what>[i]"), and
+// `to_op` builds the output from `data` at them.
 graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std::string& dims_op,
                             graph::Attrs dims_attrs, const std::string& to_op,
-                            graph::Attrs to_attrs, const std::string& what);
+                            graph::Attrs to_attrs, const std::string& what,
+                            graph::Expr operand = graph::Expr());
 
 // A tensor of one dimension that a shape function checked to be 1 at run time, as a scalar
 // (reshape_to the empty shape: a static reshape cannot tell the size is 1).

@@ -179,6 +179,26 @@ std::string ShapeText(const std::vector<int64_t>& shape, const char* separator) 
 using SubgraphImporter = std::function<std::vector<graph::Expr>(
     const ::onnx::GraphProto&, const std::vector<graph::Expr>&, const std::string&)>;
 
+// A tensor of `values` that has `var` as a dimension (the first by name: the same graph every
+// import), where a run reads the size.
+std::optional<SizeSource> SizeSourceIn(const std::unordered_map<std::string, graph::Expr>& values,
+                                       const loom::VarNode* var) {
+  std::optional<SizeSource> found;
+  std::string found_name;
+  for (const auto& [name, value] : values) {
+    const graph::Type& type = value.type();
+    if (!type.is_tensor() || (found && name >= found_name)) continue;
+    for (size_t d = 0; d < type.shape().size(); ++d) {
+      if (type.shape()[d].get() == var) {
+        found = SizeSource{value, static_cast<int64_t>(d)};
+        found_name = name;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
 // What a converter sees of the node it converts. `scope` is empty for the model's own graph,
 // else the path of the subgraph import the node is in ("Loop_3/body[2]").
 class ImportNodeContext final : public NodeContext {
@@ -213,12 +233,16 @@ class ImportNodeContext final : public NodeContext {
   graph::Expr Input(int i) const override {
     if (!HasInput(i)) Fail("input " + std::to_string(i) + " is required but absent");
     if (auto shape = shape_values_.find(node_.input(i)); shape != shape_values_.end()) {
-      Fail("input " + std::to_string(i) + " ('" + node_.input(i) + "') is computed from the " +
-           "symbolic shape of a tensor, " + ShapeValueText(shape->second) + "; Loom computes " +
-           "with such values in shape arithmetic (Shape, Gather, Unsqueeze, Squeeze, Concat, " +
-           "Slice, Reshape, Cast, Add, Sub, Mul, Div, Min, Max, Equal, Where) and as the " +
-           "shape of Reshape, Expand and Slice's ends only: bind the model's symbolic " +
-           "dimensions with --input-shape");
+      // A shape value the node reads as data: computed when the model runs.
+      try {
+        return ShapeValueTensor(
+            shape->second, [this](const loom::VarNode* var) { return SizeSourceIn(values_, var); },
+            call_name_ + "." + node_.input(i));
+      } catch (const Error& e) {
+        Fail("input " + std::to_string(i) + " ('" + node_.input(i) + "') is computed from the " +
+             "symbolic shape of a tensor, " + ShapeValueText(shape->second) +
+             ", which Loom cannot compute at run time: " + e.what());
+      }
     }
     auto it = values_.find(node_.input(i));
     LOOM_ICHECK(it != values_.end()) << where_ << ": the order check defines every input";
@@ -463,9 +487,12 @@ class Importer {
     std::vector<std::string> names;
     for (const ::onnx::ValueInfoProto& output : graph_.output()) {
       if (auto shape = shape_values_.find(output.name()); shape != shape_values_.end()) {
-        LOOM_THROW << "the model's output '" << output.name() << "' is the symbolic shape value "
-                   << ShapeValueText(shape->second) << ", which Loom computes at import only; "
-                   << "bind the model's symbolic dimensions with --input-shape";
+        // A shape value the model returns: computed when it runs.
+        outputs.push_back(ShapeValueTensor(
+            shape->second, [this](const loom::VarNode* var) { return SizeSourceIn(values_, var); },
+            output.name()));
+        names.push_back(output.name());
+        continue;
       }
       auto it = values_.find(output.name());
       LOOM_CHECK_USER(it != values_.end()) << "the model's output '" << output.name()
@@ -641,11 +668,13 @@ class Importer {
       CheckNodeOrder(body, std::move(defined), scope);
       for (int i = 0; i < body.node_size(); ++i) ImportNode(body.node(i), i, scope);
       for (const ::onnx::ValueInfoProto& output : body.output()) {
-        LOOM_CHECK_USER(shape_values_.count(output.name()) == 0)
-            << scope << ": the subgraph's output '" << output.name() << "' is the symbolic "
-            << "shape value " << ShapeValueText(shape_values_.at(output.name()))
-            << ", which Loom computes at import only; bind the model's symbolic dimensions "
-            << "with --input-shape";
+        if (auto shape = shape_values_.find(output.name()); shape != shape_values_.end()) {
+          outputs.push_back(ShapeValueTensor(
+              shape->second,
+              [this](const loom::VarNode* var) { return SizeSourceIn(values_, var); },
+              scope + "/" + output.name()));
+          continue;
+        }
         auto it = values_.find(output.name());
         LOOM_CHECK_USER(it != values_.end())
             << scope << ": the subgraph's output '" << output.name()

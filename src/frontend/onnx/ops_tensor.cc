@@ -241,6 +241,17 @@ Outputs ConvertSqueeze(NodeContext& ctx) {
     if (axes_shape.size() == 1 && axes_shape[0] == ctx.InputRank(0)) y = ScalarOfOne(ctx, y);
     return {y};
   }
+  if (!ctx.Input(0).type().ConstShape() && !AxesOperand(ctx).empty()) {
+    // Sizes only a run knows: squeeze_dims checks then that each squeezed one is 1.
+    Ints axes = AxesOperand(ctx);
+    runtime::NDArray operand =
+        runtime::NDArray::Empty({static_cast<int64_t>(axes.size())}, DataType::Int(64));
+    std::copy(axes.begin(), axes.end(), static_cast<int64_t*>(operand.data()));
+    Expr y = ShapedAtRunTime(ctx, ctx.Input(0), "squeeze_dims", {}, "reshape_to", {}, "axes",
+                             ctx.Const(operand));
+    if (static_cast<int>(axes.size()) == ctx.InputRank(0)) y = ScalarOfOne(ctx, y);
+    return {y};
+  }
   std::vector<int64_t> shape = ctx.InputShape(0);
   int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> removed(shape.size(), false);
@@ -309,13 +320,13 @@ Outputs ConvertConcat(NodeContext& ctx) {
 // per node output.
 // Split (opset 13 on) whose sizes only a run knows: split_dims checks them then, and each
 // output is one piece at those sizes.
-Outputs SplitAtRunTime(NodeContext& ctx, int64_t axis, int outputs) {
-  std::vector<int64_t> shape = ctx.InputShape(1);
-  if (shape.size() != 1 || shape[0] != outputs) {
+Outputs SplitAtRunTime(NodeContext& ctx, int64_t axis, int outputs, const Expr& split) {
+  const graph::Type& type = split.type();
+  if (type.ndim() != 1 || type.NumElements() != std::optional<int64_t>(outputs)) {
     ctx.Fail("split must be a 1-d tensor of " + std::to_string(outputs) +
-             " sizes (one per output), got shape " + Text(shape));
+             " sizes (one per output), got " + type.str());
   }
-  Expr dims = ctx.Call("split_dims", {ctx.Input(0), ctx.Input(1)}, {{"axis", axis}});
+  Expr dims = ctx.Call("split_dims", {ctx.Input(0), split}, {{"axis", axis}});
   Expr sizes = SizesOfValue(ctx, dims, dims, kUnbounded, "sizes");
   Outputs pieces;
   for (int64_t i = 0; i < outputs; ++i) {
@@ -326,19 +337,40 @@ Outputs SplitAtRunTime(NodeContext& ctx, int64_t axis, int outputs) {
 }
 
 Outputs ConvertSplit(NodeContext& ctx) {
-  std::vector<int64_t> shape = ctx.InputShape(0);
-  int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), static_cast<int64_t>(shape.size()));
-  int64_t dim = shape[static_cast<size_t>(axis)];
+  const graph::Type& type = ctx.Input(0).type();
+  int64_t axis = NormalizeAxis(ctx, ctx.AttrInt("axis", 0), type.ndim());
+  int64_t dim = -1;
+  const bool dim_known = IsConstInt(type.shape()[static_cast<size_t>(axis)], &dim);
+  const std::string shape = type.ConstShape() ? Text(*type.ConstShape()) : type.str();
   int outputs = ctx.node().output_size();
   if (outputs < 1) ctx.Fail("needs at least one output");
   if (ctx.opset() >= 13 && ctx.HasInput(1) && !ctx.ConstantInput(1)) {
-    return SplitAtRunTime(ctx, axis, outputs);
+    return SplitAtRunTime(ctx, axis, outputs, ctx.Input(1));
   }
   Ints sizes;
   if (ctx.opset() < 13) {
     sizes = ctx.AttrInts("split", Ints{});
   } else if (ctx.HasInput(1)) {
     sizes = ctx.ConstantInts(1);
+  }
+  if (!dim_known) {
+    // A dimension only a run knows: the sizes checked against it then (split_dims); equal
+    // pieces are its quotient by the output count, which must divide it.
+    if (sizes.empty()) {
+      Expr dims = ctx.Call("shape_of", {ctx.Input(0)});
+      Expr length =
+          ctx.Call("take", {dims, ctx.Scalar(static_cast<double>(axis), DataType::Int(64))},
+                   {{"axis", int64_t{0}}});
+      Expr piece = ctx.Call("divide", {length, ctx.Scalar(outputs, DataType::Int(64))});
+      piece = ctx.Call("reshape", {piece}, {{"newshape", Ints{1}}});
+      std::vector<Expr> pieces(static_cast<size_t>(outputs), piece);
+      return SplitAtRunTime(ctx, axis, outputs,
+                            ctx.Call("concatenate", pieces, {{"axis", int64_t{0}}}));
+    }
+    runtime::NDArray split =
+        runtime::NDArray::Empty({static_cast<int64_t>(sizes.size())}, DataType::Int(64));
+    std::copy(sizes.begin(), sizes.end(), static_cast<int64_t*>(split.data()));
+    return SplitAtRunTime(ctx, axis, outputs, ctx.Const(split));
   }
   Ints parts;  // the split operator's indices_or_sections
   if (!sizes.empty()) {
@@ -350,13 +382,12 @@ Outputs ConvertSplit(NodeContext& ctx) {
     for (int64_t size : sizes) {
       if (size < 0 || __builtin_add_overflow(total, size, &total)) {
         ctx.Fail("split " + Text(sizes) + " must hold non-negative sizes that sum to dimension " +
-                 std::to_string(axis) + " of the input " + Text(shape));
+                 std::to_string(axis) + " of the input " + shape);
       }
     }
     if (total != dim) {
       ctx.Fail("split " + Text(sizes) + " sums to " + std::to_string(total) + ", dimension " +
-               std::to_string(axis) + " of the input " + Text(shape) + " is " +
-               std::to_string(dim));
+               std::to_string(axis) + " of the input " + shape + " is " + std::to_string(dim));
     }
     // One entry would mean a piece count.
     parts = sizes.size() == 1 ? Ints{1} : sizes;
@@ -369,7 +400,7 @@ Outputs ConvertSplit(NodeContext& ctx) {
     parts = {count};
   } else {
     if (dim % outputs != 0) {
-      ctx.Fail("dimension " + std::to_string(axis) + " of the input " + Text(shape) +
+      ctx.Fail("dimension " + std::to_string(axis) + " of the input " + shape +
                " does not split into " + std::to_string(outputs) + " equal pieces");
     }
     parts = {outputs};

@@ -1,6 +1,7 @@
 #include "frontend/onnx/shape_values.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -345,6 +346,88 @@ std::optional<std::vector<ShapeValue>> EvaluateShapeArithmetic(const NodeContext
   } catch (const NotShapeArithmetic&) {
     return std::nullopt;
   }
+}
+
+}  // namespace loom::frontend::onnx
+
+namespace loom::frontend::onnx {
+namespace {
+
+// Builds the graph values of size expressions, one shape_of per tensor read.
+class SizeTensors {
+ public:
+  SizeTensors(const FindSizeSource& find, const std::string& name) : find_(find), name_(name) {}
+
+  // `size` as an int64 scalar tensor.
+  graph::Expr Build(const PrimExpr& size) {
+    int64_t value = 0;
+    if (IsConstInt(size, &value)) return Constant(value);
+    if (const auto* var = size.as<loom::VarNode>()) {
+      std::optional<SizeSource> source = find_(var);
+      LOOM_CHECK_USER(source) << "the size " << var->name_hint << " is no dimension of a tensor "
+                              << "the node can read; bind the model's symbolic dimensions with "
+                              << "--input-shape";
+      auto [it, fresh] = shapes_.emplace(source->tensor.get(), graph::Expr());
+      if (fresh) it->second = Call("shape_of", {source->tensor});
+      return Call("take", {it->second, Constant(source->dim)}, {{"axis", int64_t{0}}});
+    }
+    if (const auto* c = size.as<CastNode>()) return Build(c->value);
+    switch (size.kind()) {
+#define LOOM_BINARY(Kind, build)                        \
+  case NodeKind::Kind: {                                \
+    const auto* node = size.as<Kind##Node>();           \
+    graph::Expr a = Build(node->a), b = Build(node->b); \
+    return build;                                       \
+  }
+      LOOM_BINARY(Add, Call("add", {a, b}))
+      LOOM_BINARY(Sub, Call("subtract", {a, b}))
+      LOOM_BINARY(Mul, Call("multiply", {a, b}))
+      LOOM_BINARY(Min, Call("minimum", {a, b}))
+      LOOM_BINARY(Max, Call("maximum", {a, b}))
+      LOOM_BINARY(FloorMod, Call("mod", {a, b}))  // the divisor's sign: floor's remainder
+      // floor(a / b) = (a - a mod b) / b, the division then exact.
+      LOOM_BINARY(FloorDiv, Call("divide", {Call("subtract", {a, Call("mod", {a, b})}), b}))
+#undef LOOM_BINARY
+      default:
+        LOOM_THROW << "the size " << size << " is computed in a way Loom does not compute at "
+                   << "run time";
+    }
+  }
+
+ private:
+  graph::Expr Constant(int64_t value) {
+    runtime::NDArray array = runtime::NDArray::Empty({}, kI64);
+    *static_cast<int64_t*>(array.data()) = value;
+    return graph::MakeConstant(array, name_ + ".const" + std::to_string(count_++));
+  }
+  graph::Expr Call(const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs = {}) {
+    return graph::MakeCall(op, std::move(args), std::move(attrs),
+                           name_ + "." + std::to_string(count_++));
+  }
+
+  const FindSizeSource& find_;
+  const std::string& name_;
+  std::map<const Object*, graph::Expr> shapes_;
+  int count_ = 0;
+};
+
+}  // namespace
+
+graph::Expr ShapeValueTensor(const ShapeValue& value, const FindSizeSource& find,
+                             const std::string& name) {
+  SizeTensors sizes(find, name);
+  std::vector<graph::Expr> elements;
+  for (const PrimExpr& element : value.elements) {
+    graph::Expr scalar = sizes.Build(element);
+    elements.push_back(value.scalar
+                           ? scalar
+                           : graph::MakeCall("reshape", {scalar}, {{"newshape", graph::Ints{1}}}));
+  }
+  LOOM_CHECK_USER(!elements.empty()) << "an empty shape value has no size to compute";
+  graph::Expr tensor = elements.size() == 1
+                           ? elements[0]
+                           : graph::MakeCall("concatenate", elements, {{"axis", int64_t{0}}});
+  return value.dtype == kI64 ? tensor : graph::MakeCast(tensor, value.dtype);
 }
 
 }  // namespace loom::frontend::onnx

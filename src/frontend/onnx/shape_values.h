@@ -6,6 +6,7 @@
 // them as its shape.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,5 +26,20 @@ int64_t DimensionOfOrigin(const ShapeValue& value, size_t k, graph::Expr* like);
 
 // "[batch, seq * 64]"
 std::string ShapeValueText(const ShapeValue& value);
+
+// Where a run finds a size variable: a tensor that has it as dimension `dim`.
+struct SizeSource {
+  graph::Expr tensor;
+  int64_t dim = -1;
+};
+using FindSizeSource = std::function<std::optional<SizeSource>(const loom::VarNode* var)>;
+
+// `value` as a tensor a run computes (where a shape value meets a tensor of the model's
+// data, which needs a graph value): each size variable read from the shape of a tensor
+// `find` gives (graph operator shape_of), the size arithmetic done by graph operators, the
+// elements concatenated and cast to value's dtype. Calls are named `name`.k. A loom::Error
+// when a variable has no source or the arithmetic has no graph operator.
+graph::Expr ShapeValueTensor(const ShapeValue& value, const FindSizeSource& find,
+                             const std::string& name);
 
 }  // namespace loom::frontend::onnx

@@ -2,7 +2,7 @@
 // Range, Slice, and the axes of Reduce*, Squeeze and Unsqueeze, given as such an input): a
 // shape function computes the output's dimensions as a tensor (topi/shape_function.h),
 // dims_of_value makes them sizes, and the *_to operator builds the output at those sizes,
-// which the shape function checked.
+// which the shape function checked. shape_of gives a tensor's dimensions as a tensor.
 //
 //   dims = reshape_dims(x, shape)                      int64 [r]
 //   sizes = dims_of_value(dims, dims, like_dim = -2)   (s0, ..., s{r-1}, 0)
@@ -43,6 +43,27 @@ OpBuilder RegisterTo(const std::string& name, const std::string& doc,
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
+  // The sizes a run binds, as a tensor for arithmetic with run-time values (the importer's
+  // shape values where they meet such values). Its own kernel: it reads only x's shape.
+  RegisterComputedOp("shape_of",
+                     [](const CallInfo&, const Tensors& in) {
+                       const Array<PrimExpr> dims = in[0].shape();
+                       const DataType i64 = DataType::Int(64);
+                       return Tensors{te::compute(
+                           {make_const(i64, static_cast<int64_t>(dims.size()))},
+                           [&](const Array<loom::Var>& i) {
+                             PrimExpr value = make_zero(i64);
+                             for (size_t d = dims.size(); d-- > 0;) {
+                               value = select(i[0] == make_const(i64, static_cast<int64_t>(d)),
+                                              cast(i64, dims[d]), value);
+                             }
+                             return value;
+                           },
+                           "shape", "injective")};
+                     })
+      .Describe("x's dimensions, int64 [rank]")
+      .Inputs({"x"})
+      .Pattern(OpPattern::kOpaque);
   RegisterShapeFunction("reshape_dims",
                         "int64 [r]: ONNX Reshape's output dimensions for shape (int64 [r]), -1 "
                         "each when shape does not fit data",
