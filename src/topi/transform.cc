@@ -319,6 +319,19 @@ te::Tensor transpose(const te::Tensor& x, const std::vector<int64_t>& perm) {
       "transpose", kInjective);
 }
 
+te::Tensor reverse(const te::Tensor& x, int64_t axis) {
+  const int d = NormalizeAxis(axis, x.ndim(), "reverse", x);
+  return te::compute(
+      x.shape(),
+      [&](const Array<Var>& i) {
+        Array<PrimExpr> index(i.begin(), i.end());
+        const PrimExpr& extent = x.shape()[d];
+        index[d] = extent - make_const(extent.dtype(), int64_t{1}) - i[d];
+        return x(index);
+      },
+      "reverse", kInjective);
+}
+
 te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape) {
   Array<PrimExpr> out = BroadcastShape(x.shape(), shape, "expand of '" + x.name() + "'");
   return te::compute(

@@ -40,6 +40,8 @@ te::Tensor squeeze(const te::Tensor& x, const std::vector<int64_t>& axes = {});
 te::Tensor unsqueeze(const te::Tensor& x, const std::vector<int64_t>& axes);
 // ONNX Transpose: output dimension d is input dimension perm[d]; no perm reverses them.
 te::Tensor transpose(const te::Tensor& x, const std::vector<int64_t>& perm = {});
+// x with its elements along `axis` in reverse order (NumPy flip; the extent may be symbolic).
+te::Tensor reverse(const te::Tensor& x, int64_t axis);
 // ONNX Expand: x broadcast with `shape` in both directions (NumPy rules), so a 1 in
 // `shape` keeps x's dimension.
 te::Tensor expand(const te::Tensor& x, const Array<PrimExpr>& shape);

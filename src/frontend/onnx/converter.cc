@@ -11,13 +11,85 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "loom/frontend/onnx.h"
+#include "loom/graph/functor.h"
+#include "loom/graph/op_util.h"
 #include "loom/runtime/float_codec.h"
 #include "loom/support/error.h"
 
 namespace loom::frontend::onnx {
 namespace {
+
+// The operands of graph value `e`.
+std::vector<graph::Expr> Operands(const graph::Expr& e) {
+  if (const auto* call = e.as<graph::CallNode>()) return call->args;
+  if (const auto* tuple = e.as<graph::TupleNode>()) return tuple->fields;
+  if (const auto* item = e.as<graph::TupleGetItemNode>()) return {item->tuple};
+  return {};
+}
+
+// A loop body's values rewritten to read the values around the loop through parameters of
+// their own: each largest part of the body that depends on none of the body's parameters
+// (a model input, a value computed before the loop, or work the body repeats on them) is
+// captured, computed once before the loop and passed in. Constants, and what is computed
+// from constants only, stay in the body.
+class CaptureOuterValues : public graph::ExprMutator {
+ public:
+  CaptureOuterValues(const std::vector<graph::Var>& params,
+                     const std::vector<graph::Expr>& outputs) {
+    for (const graph::Var& param : params) varies_.insert(param.get());
+    for (const graph::Expr& output : outputs) {
+      graph::PostOrderVisit(output, [&](const graph::Expr& e) {
+        for (const graph::Expr& operand : Operands(e)) {
+          if (varies_.count(operand.get())) varies_.insert(e.get());
+        }
+      });
+    }
+  }
+
+  graph::Expr VisitExpr(const graph::Expr& e) override {
+    // What folds to a constant stays: the body's own constant folding makes it a weight
+    // (a product's, which the target's layout then packs).
+    if (varies_.count(e.get()) || graph::IsConstantExpr(e) || !e.type().is_tensor()) {
+      return ExprMutator::VisitExpr(e);
+    }
+    auto [it, fresh] = index_.emplace(e.get(), values_.size());
+    if (fresh) {
+      params_.push_back(graph::MakeVar("captured" + std::to_string(values_.size()), e.type()));
+      values_.push_back(e);
+    }
+    return params_[it->second];
+  }
+
+  const std::vector<graph::Var>& params() const { return params_; }
+  const std::vector<graph::Expr>& values() const { return values_; }
+
+ private:
+  std::unordered_set<const Object*> varies_;  // the parameters and what depends on them
+  std::unordered_map<const Object*, size_t> index_;
+  std::vector<graph::Var> params_;
+  std::vector<graph::Expr> values_;
+};
+
+// Whether a carried value of type `before` may have type `after` after an iteration: the
+// same dtype and rank, each dimension equal or known only at run time (the VM checks those
+// at the end of each iteration).
+bool MayKeepType(const graph::Type& before, const graph::Type& after) {
+  if (!before.is_tensor() || !after.is_tensor() || before.dtype() != after.dtype() ||
+      before.ndim() != after.ndim()) {
+    return false;
+  }
+  for (int d = 0; d < before.ndim(); ++d) {
+    int64_t a = 0, b = 0;
+    const PrimExpr &x = before.shape()[static_cast<size_t>(d)],
+                   &y = after.shape()[static_cast<size_t>(d)];
+    if (IsConstInt(x, &a) && IsConstInt(y, &b) && a != b) return false;
+  }
+  return true;
+}
 
 std::map<std::string, Converter>& Registry() {
   static std::map<std::string, Converter> registry;
@@ -477,6 +549,58 @@ runtime::NDArray ReadTensorProtoFile(const std::string& path) {
       << "cannot parse '" << path << "' as an ONNX TensorProto: the file is corrupt, truncated "
       << "or not a serialized tensor";
   return ArrayOfTensorProto(tensor, "tensor file '" + path + "'");
+}
+
+}  // namespace loom::frontend::onnx
+
+namespace loom::frontend::onnx {
+
+Outputs RunTimeLoop(NodeContext& ctx, const std::string& label, graph::Expr trip, graph::Expr cond,
+                    std::vector<graph::Var> params, const std::vector<graph::Expr>& initial,
+                    const std::vector<graph::Expr>& body_outputs) {
+  const size_t carried = initial.size();
+  LOOM_ICHECK(params.size() == 2 + carried && body_outputs.size() >= 1 + carried)
+      << ctx.Where() << ": RunTimeLoop's parameters and outputs disagree";
+  for (size_t k = 0; k < carried; ++k) {
+    const graph::Type &before = initial[k].type(), &after = body_outputs[1 + k].type();
+    if (!MayKeepType(before, after)) {
+      ctx.Fail("loop-carried value " + std::to_string(k) + " ('" + params[2 + k]->name_hint +
+               "') is " + before.str() + " before the loop and " + after.str() +
+               " after an iteration; a loop run at run time keeps each carried value's dtype and "
+               "shape");
+    }
+  }
+  graph::ops::LoopAttrs loop;
+  loop.body = ctx.CallName() + "/" + label;
+  loop.num_carried = static_cast<int64_t>(carried);
+  loop.max_iterations = ctx.max_loop_iterations();
+  loop.iterations = graph::ops::DataDependentSize(loop.body + ".iterations");
+  for (size_t j = 1 + carried; j < body_outputs.size(); ++j) {
+    const graph::Type& slice = body_outputs[j].type();
+    if (!slice.is_tensor())
+      ctx.Fail("scan output " + std::to_string(j - 1 - carried) + " is no tensor");
+    std::vector<int64_t> shape;
+    for (const PrimExpr& dim : slice.shape()) {
+      int64_t value = 0;
+      shape.push_back(IsConstInt(dim, &value) ? value : -1);
+    }
+    loop.scan_dtypes.push_back(slice.dtype());
+    loop.scan_shapes.push_back(shape);
+  }
+  CaptureOuterValues capture(params, body_outputs);
+  std::vector<graph::Expr> results;
+  for (const graph::Expr& output : body_outputs) results.push_back(capture.VisitExpr(output));
+  params.insert(params.end(), capture.params().begin(), capture.params().end());
+  ctx.AddFunction(loop.body, graph::MakeFunction(params, graph::MakeTuple(results)));
+  std::vector<graph::Expr> args = {std::move(trip), std::move(cond)};
+  args.insert(args.end(), initial.begin(), initial.end());
+  args.insert(args.end(), capture.values().begin(), capture.values().end());
+  graph::Expr call = ctx.Call("loop", args, graph::ops::LoopCallAttrs(loop));
+  Outputs values;
+  for (size_t k = 0; k + 1 < body_outputs.size(); ++k) {
+    values.push_back(graph::MakeTupleGetItem(call, static_cast<int>(k)));
+  }
+  return values;
 }
 
 }  // namespace loom::frontend::onnx

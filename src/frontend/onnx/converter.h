@@ -170,6 +170,18 @@ graph::Expr ShapedAtRunTime(NodeContext& ctx, const graph::Expr& data, const std
                             graph::Attrs to_attrs, const std::string& what,
                             graph::Expr operand = graph::Expr());
 
+// A loop run at run time (graph operator `loop`, which the VM runs): `body_outputs` are
+// computed from `params` (the iteration number int64 [], the condition bool [], then one per
+// carried value, of its initial value's type) and are the next condition, each carried
+// value's next value (its dtype, rank and constant dimensions kept; those only a run knows
+// are checked then) and each scan output's slice. Whatever else they read is computed once
+// before the loop (captured). The body becomes the module's function "<call>/<label>". Its
+// results: each carried value's last value, then the scan outputs' slices stacked along a
+// new first axis. The trip count is one int64, the condition one bool.
+Outputs RunTimeLoop(NodeContext& ctx, const std::string& label, graph::Expr trip, graph::Expr cond,
+                    std::vector<graph::Var> params, const std::vector<graph::Expr>& initial,
+                    const std::vector<graph::Expr>& body_outputs);
+
 // A tensor of one dimension that a shape function checked to be 1 at run time, as a scalar
 // (reshape_to the empty shape: a static reshape cannot tell the size is 1).
 graph::Expr ScalarOfOne(NodeContext& ctx, const graph::Expr& x);

@@ -8,13 +8,9 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "frontend/onnx/converter.h"
-#include "loom/graph/functor.h"
-#include "loom/graph/op_util.h"
 
 namespace loom::frontend::onnx {
 namespace {
@@ -95,70 +91,6 @@ Outputs ConvertIf(NodeContext& ctx) {
   return ctx.ImportSubgraph(branch, {}, branch);
 }
 
-// The operands of graph value `e`.
-std::vector<Expr> Operands(const Expr& e) {
-  if (const auto* call = e.as<graph::CallNode>()) return call->args;
-  if (const auto* tuple = e.as<graph::TupleNode>()) return tuple->fields;
-  if (const auto* item = e.as<graph::TupleGetItemNode>()) return {item->tuple};
-  return {};
-}
-
-// A loop body's values rewritten to read the values around the loop through parameters of
-// their own: each largest part of the body that depends on none of the body's parameters
-// (a model input, a value computed before the loop, or work the body repeats on them) is
-// captured, computed once before the loop and passed in. Constants stay in the body.
-class CaptureOuterValues : public graph::ExprMutator {
- public:
-  CaptureOuterValues(const std::vector<graph::Var>& params, const std::vector<Expr>& outputs) {
-    for (const graph::Var& param : params) varies_.insert(param.get());
-    for (const Expr& output : outputs) {
-      graph::PostOrderVisit(output, [&](const Expr& e) {
-        for (const Expr& operand : Operands(e)) {
-          if (varies_.count(operand.get())) varies_.insert(e.get());
-        }
-      });
-    }
-  }
-
-  Expr VisitExpr(const Expr& e) override {
-    if (varies_.count(e.get()) || e.as<graph::ConstantNode>() || !e.type().is_tensor()) {
-      return ExprMutator::VisitExpr(e);
-    }
-    auto [it, fresh] = index_.emplace(e.get(), values_.size());
-    if (fresh) {
-      params_.push_back(graph::MakeVar("captured" + std::to_string(values_.size()), e.type()));
-      values_.push_back(e);
-    }
-    return params_[it->second];
-  }
-
-  const std::vector<graph::Var>& params() const { return params_; }
-  const std::vector<Expr>& values() const { return values_; }
-
- private:
-  std::unordered_set<const Object*> varies_;  // the parameters and what depends on them
-  std::unordered_map<const Object*, size_t> index_;
-  std::vector<graph::Var> params_;
-  std::vector<Expr> values_;
-};
-
-// Whether a carried value of type `before` may have type `after` after an iteration: the
-// same dtype and rank, each dimension equal or known only at run time (the VM checks those
-// at the end of each iteration).
-bool MayKeepType(const graph::Type& before, const graph::Type& after) {
-  if (!before.is_tensor() || !after.is_tensor() || before.dtype() != after.dtype() ||
-      before.ndim() != after.ndim()) {
-    return false;
-  }
-  for (int d = 0; d < before.ndim(); ++d) {
-    int64_t a = 0, b = 0;
-    const PrimExpr &x = before.shape()[static_cast<size_t>(d)],
-                   &y = after.shape()[static_cast<size_t>(d)];
-    if (IsConstInt(x, &a) && IsConstInt(y, &b) && a != b) return false;
-  }
-  return true;
-}
-
 // `value`, checked to be one element of `dtype` (of any rank: the VM reads element 0).
 Expr OneElement(NodeContext& ctx, const Expr& value, DataType dtype, const std::string& what) {
   const graph::Type& type = value.type();
@@ -197,50 +129,12 @@ Outputs LoopAtRunTime(NodeContext& ctx, int carried_count, int scan_count) {
   std::vector<Expr> outputs =
       ctx.ImportSubgraph("body", std::vector<Expr>(params.begin(), params.end()), "body");
   OneElement(ctx, outputs[0], DataType::Bool(), "the body's condition");
-  for (int k = 0; k < carried_count; ++k) {
-    const graph::Type &before = initial[static_cast<size_t>(k)].type(),
-                      &after = outputs[static_cast<size_t>(1 + k)].type();
-    if (!MayKeepType(before, after)) {
-      ctx.Fail("loop-carried value " + std::to_string(k) + " ('" + graph.input(2 + k).name() +
-               "') is " + before.str() + " before the loop and " + after.str() +
-               " after an iteration; a loop run at run time keeps each carried value's dtype and "
-               "shape");
-    }
-  }
-  graph::ops::LoopAttrs loop;
-  loop.body = ctx.CallName() + "/body";
-  loop.num_carried = carried_count;
-  loop.max_iterations = limit;
-  loop.iterations = graph::ops::DataDependentSize(ctx.CallName() + ".iterations");
-  for (int j = 0; j < scan_count; ++j) {
-    const graph::Type& slice = outputs[static_cast<size_t>(1 + carried_count + j)].type();
-    if (!slice.is_tensor()) ctx.Fail("scan output " + std::to_string(j) + " is no tensor");
-    std::vector<int64_t> shape;
-    for (const PrimExpr& dim : slice.shape()) {
-      int64_t value = 0;
-      shape.push_back(IsConstInt(dim, &value) ? value : -1);
-    }
-    loop.scan_dtypes.push_back(slice.dtype());
-    loop.scan_shapes.push_back(shape);
-  }
   if (scan_count > 0 && !ctx.HasInput(0)) {
     ctx.Fail(
         "it has scan outputs and no trip count; a loop run at run time stacks its scan "
         "outputs in a buffer of the trip count's rows: give it a trip count M");
   }
-  CaptureOuterValues capture(params, outputs);
-  std::vector<Expr> results;
-  for (const Expr& output : outputs) results.push_back(capture.VisitExpr(output));
-  params.insert(params.end(), capture.params().begin(), capture.params().end());
-  ctx.AddFunction(loop.body, graph::MakeFunction(params, graph::MakeTuple(results)));
-  std::vector<Expr> args = {trip, cond};
-  args.insert(args.end(), initial.begin(), initial.end());
-  args.insert(args.end(), capture.values().begin(), capture.values().end());
-  Expr call = ctx.Call("loop", args, graph::ops::LoopCallAttrs(loop));
-  Outputs values;
-  for (int k = 0; k < carried_count + scan_count; ++k)
-    values.push_back(graph::MakeTupleGetItem(call, k));
-  return values;
+  return RunTimeLoop(ctx, "body", trip, cond, params, initial, outputs);
 }
 
 // Loop (opset 1 to 19): inputs M (trip count), cond, the loop-carried values; the body takes

@@ -1,7 +1,8 @@
 // Converters of ONNX's recurrent layers (RNN, GRU, LSTM) and of ReverseSequence.
 //
-// A layer is unrolled over its sequence, whose length is static at import like every other
-// dimension, into the graph operators of its equations:
+// A layer is unrolled over its sequence, when its length is static, into the graph operators
+// of its equations (a length only a run knows makes the same steps the body of a loop run at
+// run time, RunAtRunTime):
 // - the input projections of all time steps are one product, X [T*B, I] times W^T (plus
 //   the biases that add to it directly), split into the T steps by one operator; each step
 //   reads its piece as a parameter, so every step lowers to the same kernels, compiled once;
@@ -103,11 +104,22 @@ class RecurrentLayer {
   Outputs Convert() {
     Expr x = ctx_.Input(kX);
     if (batch_first_) x = ctx_.Call("transpose", {x}, {{"axes", Ints{1, 0, 2}}});
-    if (ctx_.HasInput(kSequenceLens)) lens_ = Lengths(ctx_, ctx_.Input(kSequenceLens), steps_);
+    if (ctx_.HasInput(kSequenceLens)) {
+      if (steps_ < 0) {
+        ctx_.Fail(
+            "sequence_lens with a sequence length only a run knows is not supported; "
+            "bind the sequence length (--input-shape), or leave sequence_lens out");
+      }
+      lens_ = Lengths(ctx_, ctx_.Input(kSequenceLens), steps_);
+    }
+    std::vector<Direction> runs;
+    if (steps_ < 0) {
+      runs = RunAtRunTime(x);
+    } else {
+      for (int64_t d = 0; d < directions_; ++d) runs.push_back(Run(x, d, Reverse(d)));
+    }
     std::vector<Expr> ys, final_h, final_c;
-    for (int64_t d = 0; d < directions_; ++d) {
-      bool reverse = direction_ == "reverse" || (direction_ == "bidirectional" && d == 1);
-      Direction out = Run(x, d, reverse);
+    for (const Direction& out : runs) {
       ys.push_back(out.y);
       final_h.push_back(ctx_.Call("expand_dims", {out.h}, {{"axis", int64_t{0}}}));
       if (out.c.defined())
@@ -142,16 +154,30 @@ class RecurrentLayer {
 
   int64_t H() const { return hidden_; }
 
+  bool Reverse(int64_t d) const {
+    return direction_ == "reverse" || (direction_ == "bidirectional" && d == 1);
+  }
+
   void ReadShapes() {
-    std::vector<int64_t> x = ctx_.InputShape(kX), w = ctx_.InputShape(kW), r = ctx_.InputShape(kR);
-    if (x.size() != 3 || w.size() != 3 || r.size() != 3) {
-      ctx_.Fail("X, W and R must be 3-d, got " + Text(x) + ", " + Text(w) + " and " + Text(r));
+    const graph::Type& x_type = ctx_.Input(kX).type();
+    std::vector<int64_t> w = ctx_.InputShape(kW), r = ctx_.InputShape(kR);
+    if (x_type.ndim() != 3 || w.size() != 3 || r.size() != 3) {
+      ctx_.Fail("X, W and R must be 3-d, got " + x_type.str() + ", " + Text(w) + " and " + Text(r));
     }
     batch_first_ = ctx_.AttrInt("layout", 0) != 0;
     if (ctx_.AttrInt("layout", 0) > 1) ctx_.Fail("layout must be 0 or 1");
-    steps_ = batch_first_ ? x[1] : x[0];
-    batch_ = batch_first_ ? x[0] : x[1];
-    input_size_ = x[2];
+    // The sequence length may be a size only a run knows (-1: the layer runs as a loop);
+    // the batch and input sizes are constant.
+    const std::vector<PrimExpr>& dims = x_type.shape();
+    if (!IsConstInt(dims[batch_first_ ? 1 : 0], &steps_)) steps_ = -1;
+    if (!IsConstInt(dims[batch_first_ ? 0 : 1], &batch_) || !IsConstInt(dims[2], &input_size_)) {
+      ctx_.Fail("X is " + x_type.str() +
+                "; Loom runs recurrent layers over a sequence length "
+                "only a run knows, but needs the batch and input sizes constant: bind them "
+                "with --input-shape");
+    }
+    std::vector<int64_t> x = {batch_first_ ? batch_ : steps_, batch_first_ ? steps_ : batch_,
+                              input_size_};
     directions_ = w[0];
     int64_t gates = info_.gates;
     hidden_ = ctx_.AttrInt("hidden_size", r[2]);
@@ -163,7 +189,8 @@ class RecurrentLayer {
                 Text(want_r) + " (" + std::to_string(gates) + " gate(s) stacked), got " + Text(w) +
                 " and " + Text(r));
     }
-    if (steps_ < 1 || batch_ < 1) ctx_.Fail("X " + Text(x) + " has no time step or no batch entry");
+    if (steps_ == 0 || batch_ < 1)
+      ctx_.Fail("X " + Text(x) + " has no time step or no batch entry");
     ExpectShape(kBias, {directions_, 2 * gates * H()}, "B");
     if (ctx_.HasInput(kSequenceLens)) ExpectShape(kSequenceLens, {batch_}, "sequence_lens");
     std::vector<int64_t> state = batch_first_ ? std::vector<int64_t>{batch_, directions_, H()}
@@ -330,6 +357,64 @@ class RecurrentLayer {
       }
     }
     return {};
+  }
+
+  // The layer as a loop run at run time over a sequence length only a run knows: every
+  // direction's input projection computed at once before it ([T, B, G*H], captured), each
+  // iteration i one step of each direction (a reverse one at T - 1 - i), its hidden (and
+  // cell) states carried, its hidden state the step's output (a reverse direction's stacked
+  // backwards, then reversed).
+  std::vector<Direction> RunAtRunTime(Expr x) {
+    const DataType i64 = DataType::Int(64);
+    auto scalar_type = [](DataType dtype) {
+      return graph::TensorType(std::vector<int64_t>{}, dtype);
+    };
+    Expr steps = ctx_.Call("take", {ctx_.Call("shape_of", {x}), ctx_.Scalar(0, i64)},
+                           {{"axis", int64_t{0}}});
+    std::vector<graph::Var> params = {graph::MakeVar("t", scalar_type(i64)),
+                                      graph::MakeVar("running", scalar_type(DataType::Bool()))};
+    const graph::Type state = graph::TensorType({batch_, H()}, dtype());
+    std::vector<Expr> initial, next, ys;
+    for (int64_t d = 0; d < directions_; ++d) {
+      Weights weights = WeightsOf(d);
+      // [T, B, G*H]: the product over every step's rows at once.
+      Expr projection = ctx_.Call("nn.dense", {x, Select(ctx_, ctx_.Input(kW), d)});
+      if (ctx_.HasInput(kBias)) projection = ctx_.Call("add", {projection, InputBias(d, &weights)});
+      Expr t = params[0];
+      if (Reverse(d))
+        t = ctx_.Call("subtract", {ctx_.Call("subtract", {steps, ctx_.Scalar(1, i64)}), t});
+      Expr x_t = ctx_.Call("take", {projection, t}, {{"axis", int64_t{0}}});  // [B, G*H]
+      const std::string suffix = std::to_string(d);
+      graph::Var h = graph::MakeVar("h" + suffix, state);
+      params.push_back(h);
+      initial.push_back(InitialState(kInitialH, d));
+      Expr c;
+      if (cell_ == Cell::kLstm) {
+        graph::Var cell = graph::MakeVar("c" + suffix, state);
+        params.push_back(cell);
+        initial.push_back(InitialState(kInitialC, d));
+        c = cell;
+      }
+      Expr h_next = Step(d, weights, x_t, h, &c);
+      next.push_back(h_next);
+      if (c.defined()) next.push_back(c);
+      ys.push_back(h_next);
+    }
+    std::vector<Expr> body = {params[1]};
+    body.insert(body.end(), next.begin(), next.end());
+    body.insert(body.end(), ys.begin(), ys.end());
+    Outputs results =
+        RunTimeLoop(ctx_, "steps", steps, ctx_.Scalar(1, DataType::Bool()), params, initial, body);
+    std::vector<Direction> runs;
+    const size_t per_direction = cell_ == Cell::kLstm ? 2 : 1;
+    for (int64_t d = 0; d < directions_; ++d) {
+      const size_t at = static_cast<size_t>(d) * per_direction;
+      Expr y = results[initial.size() + static_cast<size_t>(d)];  // [T, B, H], by iteration
+      if (Reverse(d)) y = ctx_.Call("reverse", {y}, {{"axis", int64_t{0}}});
+      y = ctx_.Call("expand_dims", {y}, {{"axis", int64_t{1}}});  // [T, 1, B, H]
+      runs.push_back({y, results[at], per_direction == 2 ? results[at + 1] : Expr()});
+    }
+    return runs;
   }
 
   Direction Run(Expr x, int64_t d, bool reverse) {

@@ -242,8 +242,17 @@ Outputs ConvertSqueeze(NodeContext& ctx) {
     return {y};
   }
   if (!ctx.Input(0).type().ConstShape() && !AxesOperand(ctx).empty()) {
-    // Sizes only a run knows: squeeze_dims checks then that each squeezed one is 1.
+    const std::vector<PrimExpr>& dims = ctx.Input(0).type().shape();
     Ints axes = AxesOperand(ctx);
+    bool ones = true;
+    for (int64_t& axis : axes) {
+      axis = NormalizeAxis(ctx, axis, static_cast<int64_t>(dims.size()));
+      int64_t size = 0;
+      ones = ones && IsConstInt(dims[static_cast<size_t>(axis)], &size) && size == 1;
+    }
+    // Squeezed dimensions of constant size 1 among others only a run knows.
+    if (ones) return {ctx.Call("squeeze", {ctx.Input(0)}, {{"axes", axes}})};
+    // Squeezed sizes only a run knows: squeeze_dims checks then that each is 1.
     runtime::NDArray operand =
         runtime::NDArray::Empty({static_cast<int64_t>(axes.size())}, DataType::Int(64));
     std::copy(axes.begin(), axes.end(), static_cast<int64_t*>(operand.data()));

@@ -197,6 +197,11 @@ void RegisterShapeChanges() {
       .Attr("axes", AttrKind::kInts, Ints{},
             "output dimension d is input dimension axes[d] "
             "(none: reversed)");
+  RegisterInjective("reverse", "data with its elements along axis in reverse order", {"data"},
+                    [](const CallInfo& info, const Tensors& in) {
+                      return Tensors{topi::reverse(in[0], info.attrs.GetInt("axis"))};
+                    })
+      .Attr("axis", AttrKind::kInt, std::nullopt, "the reversed dimension");
   RegisterInjective("broadcast_to", "data broadcast to exactly shape", {"data"},
                     [](const CallInfo& info, const Tensors& in) {
                       return Tensors{topi::broadcast_to(in[0], ShapeAttr(info))};

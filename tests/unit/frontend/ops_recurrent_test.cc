@@ -3,6 +3,7 @@
 // tests/e2e/recurrent/check_recurrent_layers.py, and by the ONNX node tests.
 #include <gtest/gtest.h>
 
+#include "loom/graph/compile.h"
 #include "onnx_test_util.h"
 
 namespace loom::frontend::onnx::test {
@@ -47,6 +48,59 @@ TEST(OnnxRecurrent, OutputsHaveOnnxShapes) {
   ImportedModel gru = batch_first.Import();
   EXPECT_EQ(OutputType(gru, 0), "Tensor[(2, 3, 2, 3), float32]");
   EXPECT_EQ(OutputType(gru, 1), "Tensor[(2, 2, 3), float32]");
+}
+
+// A layer `op` ('l') over X of `steps` time steps (-1: a size only a run knows), batch 2,
+// input size 4, hidden size 5, with biases and an initial hidden state.
+ModelBuilder Layer(const std::string& op, int64_t steps, const std::string& direction,
+                   int64_t layout) {
+  const int64_t gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+  const int64_t directions = direction == "bidirectional" ? 2 : 1, hidden = 5;
+  ModelBuilder model;
+  model
+      .Input("x",
+             layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4})
+      .Initializer("w", RandomArray({directions, gates * hidden, 4}, kF32, 1))
+      .Initializer("r", RandomArray({directions, gates * hidden, hidden}, kF32, 2))
+      .Initializer("b", RandomArray({directions, 2 * gates * hidden}, kF32, 3))
+      .Initializer("h0", RandomArray(layout != 0 ? std::vector<int64_t>{2, directions, hidden}
+                                                 : std::vector<int64_t>{directions, 2, hidden},
+                                     kF32, 4));
+  model.Node(op, {"x", "w", "r", "b", "", "h0"}, {"y", "y_h"},
+             {IntAttr("hidden_size", hidden), StringAttr("direction", direction),
+              IntAttr("layout", layout)},
+             "l");
+  return model.Output("y").Output("y_h");
+}
+
+// Differential: a layer over a sequence length only a run knows (a loop the VM runs) computes
+// what the layer unrolled over that length computes, every cell, direction and layout.
+TEST(OnnxRecurrent, ASequenceLengthOnlyARunKnowsRunsAsALoop) {
+  ImportOptions symbolic;
+  symbolic.symbolic_dimensions = true;
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+      for (int64_t layout : {0, 1}) {
+        SCOPED_TRACE(std::string(op) + " " + direction + " layout " + std::to_string(layout));
+        std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(
+            graph::Compile(Layer(op, -1, direction, layout).Import(symbolic).module, {}));
+        for (int64_t steps : {1, 4}) {
+          runtime::NDArray x = RandomArray(
+              layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4},
+              kF32, static_cast<int>(steps));
+          std::vector<runtime::NDArray> want =
+              RunImported(Layer(op, steps, direction, layout).Import(), {x}, 3);
+          vm->SetInput(0, x);
+          vm->Run();
+          for (int o = 0; o < 2; ++o) {
+            ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
+            ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-5,
+                        "output " + std::to_string(o) + " at " + std::to_string(steps) + " steps");
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(OnnxRecurrent, MalformedLayersAreErrorsNamingTheNode) {
