@@ -200,6 +200,63 @@ Outputs ConvertLoop(NodeContext& ctx) {
   return results;
 }
 
+// Scan over inputs whose scanned length only a run knows: a loop run at run time of the
+// first scan input's length (the others must agree: each iteration reads index t of each,
+// clamped), each iteration's slices read at t (or length - 1 - t where a direction is 1),
+// the scan outputs stacked by iteration, then reversed where a direction is 1 and moved to
+// their axes. `input_axes` are normalized.
+Outputs ScanAtRunTime(NodeContext& ctx, int64_t states, const Ints& input_axes,
+                      const Ints& input_directions, const Ints& output_axes,
+                      const Ints& output_directions) {
+  const DataType i64 = DataType::Int(64);
+  auto length_of = [&](int64_t j) {
+    Expr input = ctx.Input(static_cast<int>(states + j));
+    Expr dims = ctx.Call("shape_of", {input});
+    return ctx.Call(
+        "take", {dims, ctx.Scalar(static_cast<double>(input_axes[static_cast<size_t>(j)]), i64)},
+        {{"axis", int64_t{0}}});
+  };
+  Expr length = length_of(0);
+  std::vector<graph::Var> params = {
+      graph::MakeVar("t", graph::TensorType(std::vector<int64_t>{}, i64)),
+      graph::MakeVar("running", graph::TensorType(std::vector<int64_t>{}, DataType::Bool()))};
+  std::vector<Expr> initial, inputs;
+  for (int64_t k = 0; k < states; ++k) {
+    initial.push_back(ctx.Input(static_cast<int>(k)));
+    params.push_back(graph::MakeVar("state" + std::to_string(k), initial.back().type()));
+    inputs.push_back(params.back());
+  }
+  for (size_t j = 0; j < input_axes.size(); ++j) {
+    Expr t = params[0];
+    if (input_directions[j] != 0) {
+      t = ctx.Call("subtract", {ctx.Call("subtract", {length, ctx.Scalar(1, i64)}), t});
+    }
+    inputs.push_back(ctx.Call("take",
+                              {ctx.Input(static_cast<int>(states + static_cast<int64_t>(j))), t},
+                              {{"axis", input_axes[j]}}));
+  }
+  std::vector<Expr> body = {params[1]};
+  std::vector<Expr> outputs = ctx.ImportSubgraph("body", inputs, "body");
+  body.insert(body.end(), outputs.begin(), outputs.end());
+  Outputs results =
+      RunTimeLoop(ctx, "body", length, ctx.Scalar(1, DataType::Bool()), params, initial, body);
+  for (size_t k = 0; k < output_axes.size(); ++k) {
+    Expr& stacked = results[static_cast<size_t>(states) + k];
+    if (output_directions[k] != 0) stacked = ctx.Call("reverse", {stacked}, {{"axis", int64_t{0}}});
+    const int64_t rank = stacked.type().ndim();
+    const int64_t axis = NormalizeAxis(ctx, output_axes[k], rank, "scan_output_axes");
+    if (axis == 0) continue;
+    Ints order;  // the iteration axis moved to `axis`
+    for (int64_t d = 1; d < rank; ++d) {
+      if (static_cast<int64_t>(order.size()) == axis) order.push_back(0);
+      order.push_back(d);
+    }
+    if (static_cast<int64_t>(order.size()) == axis) order.push_back(0);
+    stacked = ctx.Call("transpose", {stacked}, {{"axes", order}});
+  }
+  return results;
+}
+
 // Scan (opset 9 and up): N state values, then the scan inputs, sliced along their axes
 // (reversed where a direction is 1); the body gives the N new states and one slice of each
 // scan output, stacked along its axis (prepended where a direction is 1).
@@ -234,12 +291,21 @@ Outputs ConvertScan(NodeContext& ctx) {
   Ints output_axes = per_value("scan_output_axes", scan_outputs);
   Ints output_directions = per_value("scan_output_directions", scan_outputs);
 
+  for (int64_t j = 0; j < scan_inputs; ++j) {
+    const graph::Type& type = ctx.Input(static_cast<int>(states + j)).type();
+    int64_t& axis = input_axes[static_cast<size_t>(j)];
+    axis = NormalizeAxis(ctx, axis, type.ndim(), "scan_input_axes");
+    int64_t size = 0;
+    if (!IsConstInt(type.shape()[static_cast<size_t>(axis)], &size)) {
+      return ScanAtRunTime(ctx, states, input_axes, input_directions, output_axes,
+                           output_directions);
+    }
+  }
   int64_t length = -1;
   for (int64_t j = 0; j < scan_inputs; ++j) {
     const int input = static_cast<int>(states + j);
     std::vector<int64_t> shape = ctx.InputShape(input);
-    int64_t& axis = input_axes[static_cast<size_t>(j)];
-    axis = NormalizeAxis(ctx, axis, static_cast<int64_t>(shape.size()), "scan_input_axes");
+    const int64_t axis = input_axes[static_cast<size_t>(j)];
     if (length >= 0 && shape[static_cast<size_t>(axis)] != length) {
       ctx.Fail("its scan inputs have different lengths, " + std::to_string(length) + " and " +
                std::to_string(shape[static_cast<size_t>(axis)]));

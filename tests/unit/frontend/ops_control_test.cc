@@ -394,9 +394,10 @@ TEST(OnnxControl, LoopsOfConstantCourseUnrollUpToTheLimit) {
   EXPECT_TRUE(error.starts_with("node 'reshape' (Reshape) in loop/body[1]: ")) << error;
 }
 
-TEST(OnnxControl, ScanIsUnrolledOverItsInputsAxesAndDirections) {
-  // State: a running sum of rows; scan outputs: the sums (along axis 0) and, reversed and
-  // stacked along axis 1, the rows themselves read backwards.
+// State: a running sum of rows; scan outputs: the sums (along axis 0) and, reversed and
+// stacked along axis 1, the rows themselves read backwards. `steps` rows (-1: a length only a
+// run knows).
+ModelBuilder ScanModel(int64_t steps) {
   ModelBuilder body;
   body.Input("sum", {3}).Input("row", {3}).Input("back", {3});
   body.Node("Add", {"sum", "row"}, {"sum_out"})
@@ -406,7 +407,7 @@ TEST(OnnxControl, ScanIsUnrolledOverItsInputsAxesAndDirections) {
       .Output("sums")
       .Output("backs");
   ModelBuilder model;
-  model.Input("init", {3}).Input("xs", {4, 3}).Input("ys", {3, 4});
+  model.Input("init", {3}).Input("xs", {steps, 3}).Input("ys", {3, steps});
   model
       .Node("Scan", {"init", "xs", "ys"}, {"total", "sums", "backs"},
             {GraphAttr("body", body), IntAttr("num_scan_inputs", 2),
@@ -415,6 +416,33 @@ TEST(OnnxControl, ScanIsUnrolledOverItsInputsAxesAndDirections) {
       .Output("total")
       .Output("sums")
       .Output("backs");
+  return model;
+}
+
+// Differential: a Scan over a length only a run knows (a loop the VM runs) computes what the
+// same Scan unrolled over that length computes.
+TEST(OnnxControl, ScanOverALengthOnlyARunKnowsRunsAsALoop) {
+  ImportOptions symbolic;
+  symbolic.symbolic_dimensions = true;
+  std::unique_ptr<runtime::Executor> vm =
+      graph::MakeExecutor(graph::Compile(ScanModel(-1).Import(symbolic).module, {}));
+  for (int64_t steps : {1, 4, 6}) {
+    std::vector<runtime::NDArray> inputs = {RandomArray({3}, kF32, 1),
+                                            RandomArray({steps, 3}, kF32, 2),
+                                            RandomArray({3, steps}, kF32, 3)};
+    std::vector<runtime::NDArray> want = RunImported(ScanModel(steps).Import(), inputs, 3);
+    for (size_t i = 0; i < inputs.size(); ++i) vm->SetInput(static_cast<int>(i), inputs[i]);
+    vm->Run();
+    for (int o = 0; o < 3; ++o) {
+      ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
+      ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-6,
+                  "output " + std::to_string(o) + " at " + std::to_string(steps) + " steps");
+    }
+  }
+}
+
+TEST(OnnxControl, ScanIsUnrolledOverItsInputsAxesAndDirections) {
+  ModelBuilder model = ScanModel(4);
   runtime::NDArray init = RandomArray({3}, kF32, 1), xs = RandomArray({4, 3}, kF32, 2),
                    ys = RandomArray({3, 4}, kF32, 3);
   std::vector<double> sum = Values(init), sums;
