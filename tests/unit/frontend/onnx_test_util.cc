@@ -157,6 +157,20 @@ std::vector<runtime::NDArray> RunImported(const ImportedModel& model,
   return outputs;
 }
 
+void ExpectRunGives(runtime::Executor& executor, const std::vector<runtime::NDArray>& inputs,
+                    const std::vector<runtime::NDArray>& want, double tolerance,
+                    const std::string& label) {
+  for (size_t i = 0; i < inputs.size(); ++i) executor.SetInput(static_cast<int>(i), inputs[i]);
+  executor.Run();
+  ASSERT_EQ(static_cast<size_t>(executor.NumOutputs()), want.size()) << label;
+  for (size_t o = 0; o < want.size(); ++o) {
+    const std::string what = label + ", output " + std::to_string(o);
+    runtime::NDArray got = executor.GetOutput(static_cast<int>(o));
+    ASSERT_EQ(got.Shape(), want[o].Shape()) << what;
+    ExpectClose(got, Values(want[o]), tolerance, what);
+  }
+}
+
 void ExpectOutputs(const ModelBuilder& model, const std::vector<runtime::NDArray>& inputs,
                    const std::vector<runtime::NDArray>& expected, double tolerance,
                    const ImportOptions& options) {

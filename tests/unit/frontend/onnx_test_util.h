@@ -14,6 +14,7 @@
 
 #include "../graph/graph_test_util.h"
 #include "loom/frontend/onnx.h"
+#include "loom/runtime/executor.h"
 
 namespace loom::frontend::onnx::test {
 
@@ -72,6 +73,12 @@ class ModelBuilder {
 std::vector<runtime::NDArray> RunImported(const ImportedModel& model,
                                           const std::vector<runtime::NDArray>& inputs,
                                           int opt_level);
+
+// Runs `executor` on `inputs` (one per input, in order) and checks every output's shape and
+// values against `want` (relative tolerance, absolute near 0); `label` names the run.
+void ExpectRunGives(runtime::Executor& executor, const std::vector<runtime::NDArray>& inputs,
+                    const std::vector<runtime::NDArray>& want, double tolerance,
+                    const std::string& label);
 
 // Imports `model`, runs it at -O0 and at -O3 on `inputs`, and checks every output's shape
 // and values against `expected` (relative tolerance, absolute near 0; exact for integers).

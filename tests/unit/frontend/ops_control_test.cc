@@ -224,15 +224,7 @@ TEST(OnnxControl, RunTimeLoopsComputeWhatTheirUnrolledFormsCompute) {
                   {GraphAttr("body", LoopBody(std::nullopt))}, "loop");
     unrolled.Output("s").Output("scan");
     std::vector<runtime::NDArray> want = RunImported(unrolled.Import(), {x, s0}, 3);
-    vm->SetInput(0, x);
-    vm->SetInput(1, s0);
-    vm->SetInput(2, Scalar(kI64, trips));
-    vm->Run();
-    for (int o = 0; o < 2; ++o) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", output " + std::to_string(o));
-      ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
-      ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-6, "");
-    }
+    ExpectRunGives(*vm, {x, s0, Scalar(kI64, trips)}, want, 1e-6, "seed " + std::to_string(seed));
   }
 }
 
@@ -431,13 +423,7 @@ TEST(OnnxControl, ScanOverALengthOnlyARunKnowsRunsAsALoop) {
                                             RandomArray({steps, 3}, kF32, 2),
                                             RandomArray({3, steps}, kF32, 3)};
     std::vector<runtime::NDArray> want = RunImported(ScanModel(steps).Import(), inputs, 3);
-    for (size_t i = 0; i < inputs.size(); ++i) vm->SetInput(static_cast<int>(i), inputs[i]);
-    vm->Run();
-    for (int o = 0; o < 3; ++o) {
-      ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
-      ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-6,
-                  "output " + std::to_string(o) + " at " + std::to_string(steps) + " steps");
-    }
+    ExpectRunGives(*vm, inputs, want, 1e-6, std::to_string(steps) + " steps");
   }
 }
 

@@ -90,13 +90,7 @@ TEST(OnnxRecurrent, ASequenceLengthOnlyARunKnowsRunsAsALoop) {
               kF32, static_cast<int>(steps));
           std::vector<runtime::NDArray> want =
               RunImported(Layer(op, steps, direction, layout).Import(), {x}, 3);
-          vm->SetInput(0, x);
-          vm->Run();
-          for (int o = 0; o < 2; ++o) {
-            ASSERT_EQ(vm->GetOutput(o).Shape(), want[static_cast<size_t>(o)].Shape());
-            ExpectClose(vm->GetOutput(o), Values(want[static_cast<size_t>(o)]), 1e-5,
-                        "output " + std::to_string(o) + " at " + std::to_string(steps) + " steps");
-          }
+          ExpectRunGives(*vm, {x}, want, 1e-5, std::to_string(steps) + " steps");
         }
       }
     }
