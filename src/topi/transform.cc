@@ -108,13 +108,31 @@ te::Tensor SymbolicReshape(const te::Tensor& x, const std::vector<int64_t>& shap
     if (shape[d] != -1) known = known * out_wide.back();
   }
   if (inferred >= 0) {
-    LOOM_CHECK_USER(analyzer.CanProve(floormod(count, known) == make_zero(wide)))
+    // The other entries' sizes that are dimensions of x (copied ones) cancel out of the
+    // element count first: (n, 2, 2, 16) to (0, 0, -1) leaves 2 * 16 over 1, which the
+    // analyzer decides where n * 64 over n * 2 it cannot.
+    std::vector<PrimExpr> remaining(in.begin(), in.end());
+    PrimExpr divisor = make_const(wide, int64_t{1});
+    for (size_t d = 0; d < out_wide.size(); ++d) {
+      if (static_cast<int>(d) == inferred) continue;
+      auto same = std::find_if(remaining.begin(), remaining.end(), [&](const PrimExpr& e) {
+        return analyzer.CanProveEqual(e, out_wide[d]);
+      });
+      if (same != remaining.end()) {
+        remaining.erase(same);
+      } else {
+        divisor = divisor * out_wide[d];
+      }
+    }
+    const PrimExpr rest =
+        Product(Array<PrimExpr>(remaining.begin(), remaining.end()), 0, remaining.size(), wide);
+    LOOM_CHECK_USER(analyzer.CanProve(floormod(rest, divisor) == make_zero(wide)))
         << "reshape of '" << x.name() << "': cannot infer the -1 of " << ShapeText(shape)
         << " at compile time: the element count of " << ShapeText(x.shape())
         << " is not shown to be a multiple of the other entries' product";
     // A size that simplifies to a constant is an int32 one, as every constant size is: the
     // index variables of a consumer it is inlined into have that type.
-    PrimExpr size = analyzer.Simplify(floordiv(count, known));
+    PrimExpr size = analyzer.Simplify(floordiv(rest, divisor));
     int64_t value = 0;
     out_wide[inferred] = size;
     out[inferred] = IsConstInt(size, &value) ? make_const(DataType::Int(32), value) : size;

@@ -409,7 +409,11 @@ class RecurrentLayer {
     const size_t per_direction = cell_ == Cell::kLstm ? 2 : 1;
     for (int64_t d = 0; d < directions_; ++d) {
       const size_t at = static_cast<size_t>(d) * per_direction;
-      Expr y = results[initial.size() + static_cast<size_t>(d)];  // [T, B, H], by iteration
+      // [T, B, H] by iteration: the loop's count of iterations is x's length T, which a
+      // slice to it says to the types (the same size as x's, for what follows).
+      Expr y = ctx_.Call(
+          "slice_like", {results[initial.size() + static_cast<size_t>(d)], x},
+          {{"begin", Ints{0}}, {"end", Ints{0}}, {"axes", Ints{0}}, {"like_dims", Ints{0}}});
       if (Reverse(d)) y = ctx_.Call("reverse", {y}, {{"axis", int64_t{0}}});
       y = ctx_.Call("expand_dims", {y}, {{"axis", int64_t{1}}});  // [T, 1, B, H]
       runs.push_back({y, results[at], per_direction == 2 ? results[at + 1] : Expr()});

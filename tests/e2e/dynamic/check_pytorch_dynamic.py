@@ -6,7 +6,8 @@ run by `loom run` at several sizes against ONNX Runtime on the same model and in
 also with dynamic buckets: an attention block, rows flattened through an MLP and back, a
 small CNN of symbolic batch, BERT's embeddings as transformers writes them (buffers sliced
 to the sequence length and expanded to the batch), GPT-2's position ids (arange) with a
-mask of ones, and a selection (TopK, and NonZero, whose row count only a run knows).
+mask of ones, a selection (TopK, and NonZero, whose row count only a run knows), recurrent
+layers over a sequence length only a run knows, and a scripted loop of an input's count.
 
 Usage: check_pytorch_dynamic.py --loom PATH --workdir DIR
 Exit status: 0 pass, 1 fail, 77 skipped (the Python environment lacks a package).
@@ -135,10 +136,43 @@ class Selection(torch.nn.Module):
         return values, indices, torch.nonzero(x > 1.0)
 
 
+class Recurrent(torch.nn.Module):
+    """A 2-layer bidirectional LSTM and a GRU over x [batch, seq, 8]: over a sequence length
+    only a run knows, each layer a loop in the VM."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = torch.nn.GRU(32, 12, batch_first=True)
+        self.out = torch.nn.Linear(12, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, h = self.gru(y)
+        return self.out(z), h
+
+
+class Repeat(torch.nn.Module):
+    """A scripted for loop of n iterations, n an input: ONNX Loop with a run-time trip count."""
+
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            y = torch.tanh(y * 1.5 + float(i))
+        return y
+
+
 def float_input(shape):
     """Inputs of one float tensor "x" of `shape`."""
     def make(rng):
         return {"x": rng.standard_normal(shape, dtype=np.float32)}
+    return make
+
+
+def repeat_inputs(n):
+    """x [3, 4] and the iteration count n."""
+    def make(rng):
+        return {"x": rng.standard_normal((3, 4), dtype=np.float32), "n": np.array(n, np.int64)}
     return make
 
 
@@ -168,6 +202,9 @@ CASES = [
      [token_inputs(b, n, mask=False) for b, n in [(2, 7), (1, 13)]], []),
     ("selection", Selection, float_input((2, 9)), {"x": {0: "batch", 1: "seq"}},
      [float_input(s) for s in [(2, 9), (1, 4), (3, 17)]], []),
+    ("recurrent", Recurrent, float_input((2, 7, 8)), {"x": {1: "seq"}},
+     [float_input(s) for s in [(2, 7, 8), (2, 1, 8), (2, 20, 8)]], []),
+    ("repeat", Repeat, repeat_inputs(3), {}, [repeat_inputs(n) for n in (0, 1, 5)], []),
 ]
 
 
@@ -178,6 +215,8 @@ def main():
     failures = 0
     for name, module_class, example, axes, runs, buckets in CASES:
         module = module_class().eval()
+        if module_class is Repeat:  # a loop of tensor-dependent count exports only scripted
+            module = torch.jit.script(module)
         model_path = os.path.join(args.workdir, f"{name}.onnx")
         example_inputs = example(rng)
         with torch.no_grad():

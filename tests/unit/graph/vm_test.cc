@@ -101,6 +101,12 @@ TEST(VirtualMachine, ReshapeInfersSymbolicSizesOrSaysWhyNot) {
                 .find("cannot infer the -1 of (-1, 4) at compile time: the element count of "
                       "(n, 6) is not shown to be a multiple of the other entries' product"),
             std::string::npos);
+  // Copied dimensions cancel out of the element count: (n, 2, 2, 16) to (0, 0, -1).
+  Var y = MakeVar("y", TensorType(std::vector<PrimExpr>{n, Dim(2), Dim(2), Dim(16)}, kF32));
+  EXPECT_EQ(MakeCall("reshape", {y}, {{"newshape", Ints{0, 0, -1}}}).type().str(),
+            "Tensor[(n, 2, 32), float32]");
+  EXPECT_EQ(MakeCall("reshape", {y}, {{"newshape", Ints{2, 0, -1}}}).type().str(),
+            "Tensor[(2, 2, n * T.int64(16)), float32]");
   EXPECT_NE(ErrorOf([&] {
               MakeCall("reshape", {x}, {{"newshape", Ints{3, 4}}}, "r");
             })
