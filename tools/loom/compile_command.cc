@@ -106,8 +106,9 @@ void AddCompileCommand(CLI::App& app) {
                       "it are refused before the model runs; repeatable");
   command
       ->add_option("--max-loop-iterations", options->max_loop_iterations,
-                   "The most iterations an ONNX Loop or Scan is unrolled to at import; a loop "
-                   "that does not end within them is an error naming its node")
+                   "The most iterations an ONNX Loop or Scan is unrolled to at import, and "
+                   "the most one run at run time may run; a loop that does not end within "
+                   "them is an error naming its node (at import, or when it runs)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   command
