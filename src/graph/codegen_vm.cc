@@ -140,6 +140,14 @@ class ProgramWriter {
   ordered_json TakeParams() { return std::move(params_); }
 
   void Write(const VmProgramPart& part, const std::vector<int>& reg_of) {
+    WriteWeights(part, reg_of);
+    WriteKernels(part, reg_of);
+  }
+
+ private:
+  // The part's weights loaded (before a loop, for its body: the views stay for every
+  // iteration).
+  void WriteWeights(const VmProgramPart& part, const std::vector<int>& reg_of) {
     const ExecutionGraph& graph = *part.graph;
     std::vector<int> param_of = ParamsOf(part);
     size_t weight = 0;
@@ -152,6 +160,10 @@ class ProgramWriter {
                        {"dtype", entry.dtype.str()},
                        {"shape", entry.shape}});
     }
+  }
+
+  void WriteKernels(const VmProgramPart& part, const std::vector<int>& reg_of) {
+    const ExecutionGraph& graph = *part.graph;
     // Each intermediate is released after the last kernel that reads it.
     std::vector<int> last_read(graph.entries.size(), -1);
     for (size_t k = 0; k < graph.kernels.size(); ++k) {
@@ -181,7 +193,6 @@ class ProgramWriter {
     }
   }
 
- private:
   static const VmProgramPart& BodyOf(const VmProgramPart& part, const std::string& name) {
     for (const VmProgramPart& body : part.bodies) {
       if (body.body == name) return body;
@@ -328,6 +339,7 @@ class ProgramWriter {
       code_.push_back(
           {{"op", "alloc"}, {"dst", stacked[j]}, {"dtype", result.dtype.str()}, {"shape", shape}});
     }
+    WriteWeights(body, reg_of);
     const size_t head = code_.size();
     code_.push_back({{"op", "if"},
                      {"cond", Operation("mul", Operation("lt", SizeVar(iteration), SizeVar(trip)),
@@ -341,7 +353,7 @@ class ProgramWriter {
                          "--max-loop-iterations (ImportOptions::max_loop_iterations) if the "
                          "loop does end"}});
     code_.push_back({{"op", "write_size"}, {"dst", iteration_reg}, {"value", SizeVar(iteration)}});
-    Write(body, reg_of);
+    WriteKernels(body, reg_of);
     auto output_reg = [&](size_t o) { return reg_of[static_cast<size_t>(inner.outputs[o].entry)]; };
     auto fresh = [&](size_t o) {
       // A result a body kernel computed (not an input or a weight it hands back).
