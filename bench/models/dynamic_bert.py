@@ -10,6 +10,10 @@ Each latency is the median of --repeat runs after --warmup, alternating the thre
 
   bench/models/dynamic_bert.py --lengths 16,64,128,384,512 --threads 1
   bench/models/dynamic_bert.py --lengths 16,24 --buckets 16     # 24: the general kernels
+
+With --bounded, the same VM compile with `--constraint sequence <= <longest length>` is timed
+too (bounded_ms): its tensors planned in storages at that bound instead of taken from the
+pool; bounded/vm compares the two.
 """
 
 import argparse
@@ -69,6 +73,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--bounded", action="store_true",
+                        help="also time the VM compiled with the longest length as a bound")
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     dynamic_path = os.path.join(args.workdir, "bert_dynamic.onnx")
@@ -81,6 +87,11 @@ def main():
                                         extra_args=bucket_args)
     print(f"# compiled once for the VM in {compile_s:.1f} s, buckets {buckets or 'none'}",
           flush=True)
+    bounded_artifact = os.path.join(args.workdir, "bert_dynamic_bounded.so")
+    if args.bounded:
+        loom_tool.compile_model(args.loom, dynamic_path, bounded_artifact,
+                                extra_args=bucket_args + ["--constraint",
+                                                          f"sequence <= {max(args.lengths)}"])
     for length in args.lengths:
         static_path = os.path.join(args.workdir, f"bert_{length}.onnx")
         onnx.save(bert_encoder.build(bert_encoder.Config(layers=args.layers, sequence=length)),
@@ -88,10 +99,13 @@ def main():
         static_artifact = os.path.join(args.workdir, f"bert_{length}.so")
         loom_tool.compile_model(args.loom, static_path, static_artifact)
         input_args, feeds = inputs_at(length, args.workdir)
-        vm_ms, static_ms, ort_ms = [], [], []
+        vm_ms, static_ms, ort_ms, bounded_ms = [], [], [], []
         for _ in range(args.rounds):
             vm_ms.append(time_loom(args.loom, vm_artifact, input_args, args.threads, args.repeat,
                                    args.warmup))
+            if args.bounded:
+                bounded_ms.append(time_loom(args.loom, bounded_artifact, input_args, args.threads,
+                                            args.repeat, args.warmup))
             static_ms.append(time_loom(args.loom, static_artifact, input_args, args.threads,
                                        args.repeat, args.warmup))
             ort_ms.append(time_onnxruntime(dynamic_path, feeds, args.threads, args.repeat,
@@ -99,7 +113,9 @@ def main():
         vm, static, ort = (statistics.median(x) for x in (vm_ms, static_ms, ort_ms))
         print(f"sequence={length} bucket={'yes' if length in buckets else 'no'} "
               f"threads={args.threads} vm_ms={vm:.2f} static_ms={static:.2f} "
-              f"onnxruntime_ms={ort:.2f} vm/ort={vm / ort:.2f} vm/static={vm / static:.2f}",
+              f"onnxruntime_ms={ort:.2f} vm/ort={vm / ort:.2f} vm/static={vm / static:.2f}" +
+              (f" bounded_ms={statistics.median(bounded_ms):.2f} "
+               f"bounded/vm={statistics.median(bounded_ms) / vm:.2f}" if args.bounded else ""),
               flush=True)
     return 0
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "loom/graph/functor.h"
+#include "loom/ir/structural.h"
 
 namespace loom::graph {
 namespace {
@@ -32,6 +33,16 @@ bool ElementwiseOnly(const Function& function) {
     if (call != nullptr && call->op->pattern > OpPattern::kBroadcast) elementwise = false;
   });
   return elementwise;
+}
+
+// Whether two shapes are the same at every size (symbolic dimensions the same expressions).
+bool SameDims(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const PrimExpr& x, const PrimExpr& y) {
+           int64_t cx = 0, cy = 0;
+           if (IsConstInt(x, &cx) && IsConstInt(y, &cy)) return cx == cy;
+           return StructuralEqual(x, y);
+         });
 }
 
 class Builder {
@@ -141,7 +152,7 @@ class Builder {
       const ExecutionGraph::Entry& out = graph_->entries[outputs[0]];
       for (int arg : kernel.args) {
         const ExecutionGraph::Entry& in = graph_->entries[arg];
-        if (!in.symbolic() && in.shape == out.shape && in.dtype == out.dtype) {
+        if (in.dtype == out.dtype && SameDims(in.dims, out.dims)) {
           kernel.in_place_candidates.push_back(arg);
         }
       }

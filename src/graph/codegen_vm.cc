@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "graph/vm_memory_plan.h"
 #include "loom/ir/printer.h"
 #include "loom/support/error.h"
 
@@ -121,10 +122,13 @@ ordered_json SizeVar(size_t var) { return {{"var", var}}; }
 // Writes one program's instructions: its weights loaded, then per kernel its outputs
 // allocated, the kernel invoked, and the intermediates it read last released; a loop's body
 // program inside the loop's own instructions. Entry e of the part's graph lives in register
-// reg_of[e].
+// reg_of[e]. An intermediate whose size has a bound is allocated in a storage of the memory
+// plan: each program's storages from 0 on (only one runs), a loop body's after those of the
+// program running it (two loops of one program share theirs).
 class ProgramWriter {
  public:
-  ProgramWriter(SizeVars* vars, size_t first_register) : vars_(*vars), registers_(first_register) {}
+  ProgramWriter(SizeVars* vars, size_t first_register, int64_t max_allocation_bytes)
+      : vars_(*vars), registers_(first_register), max_allocation_bytes_(max_allocation_bytes) {}
 
   ordered_json Shape(const ExecutionGraph::Entry& entry) const {
     ordered_json dims = ordered_json::array();
@@ -138,13 +142,40 @@ class ProgramWriter {
   ordered_json TakeCode() { return std::move(code_); }
   ordered_json TakeKernels() { return std::move(kernels_); }
   ordered_json TakeParams() { return std::move(params_); }
+  // Per storage of the memory plan, its bytes: the most any program placed there needs.
+  const std::vector<int64_t>& storages() const { return storages_; }
 
-  void Write(const VmProgramPart& part, const std::vector<int>& reg_of) {
+  void Write(const VmProgramPart& part, const std::vector<int>& reg_of,
+             const std::vector<SizeConstraint>& constraints) {
+    SizeBounds bounds(*part.graph, constraints);
+    const Placement placed = Place(*part.graph, &bounds, 0);
     WriteWeights(part, reg_of);
-    WriteKernels(part, reg_of);
+    WriteKernels(part, reg_of, placed);
   }
 
  private:
+  // A program's memory plan, its storages numbered from `base` on.
+  struct Placement {
+    VmMemoryPlan plan;
+    size_t base = 0;
+    SizeBounds* bounds = nullptr;  // the sizes' bounds where the program runs
+    // Storage of entry e, or nullopt (from the pool when the program runs).
+    std::optional<size_t> StorageOf(size_t e) const {
+      if (plan.storage_of[e] < 0) return std::nullopt;
+      return base + static_cast<size_t>(plan.storage_of[e]);
+    }
+    size_t end() const { return base + plan.storage_bytes.size(); }
+  };
+
+  Placement Place(const ExecutionGraph& graph, SizeBounds* bounds, size_t base) {
+    Placement placed{PlanVmMemory(graph, bounds, max_allocation_bytes_), base, bounds};
+    if (storages_.size() < placed.end()) storages_.resize(placed.end(), 0);
+    for (size_t s = 0; s < placed.plan.storage_bytes.size(); ++s) {
+      storages_[base + s] = std::max(storages_[base + s], placed.plan.storage_bytes[s]);
+    }
+    return placed;
+  }
+
   // The part's weights loaded (before a loop, for its body: the views stay for every
   // iteration).
   void WriteWeights(const VmProgramPart& part, const std::vector<int>& reg_of) {
@@ -162,7 +193,8 @@ class ProgramWriter {
     }
   }
 
-  void WriteKernels(const VmProgramPart& part, const std::vector<int>& reg_of) {
+  void WriteKernels(const VmProgramPart& part, const std::vector<int>& reg_of,
+                    const Placement& placed) {
     const ExecutionGraph& graph = *part.graph;
     // Each intermediate is released after the last kernel that reads it.
     std::vector<int> last_read(graph.entries.size(), -1);
@@ -176,9 +208,9 @@ class ProgramWriter {
       std::vector<int> args;
       for (int arg : kernel.args) args.push_back(reg_of[static_cast<size_t>(arg)]);
       if (kernel.loop) {
-        WriteLoop(graph, kernel, args, BodyOf(part, kernel.loop->body));
+        WriteLoop(graph, kernel, args, BodyOf(part, kernel.loop->body), placed);
       } else {
-        WriteInvoke(graph, kernel, args);
+        WriteInvoke(graph, kernel, args, placed);
       }
       std::vector<int> done;
       for (int arg : kernel.args) {
@@ -220,7 +252,7 @@ class ProgramWriter {
   }
 
   void WriteInvoke(const ExecutionGraph& graph, const ExecutionGraph::Kernel& kernel,
-                   const std::vector<int>& args) {
+                   const std::vector<int>& args, const Placement& placed) {
     LOOM_CHECK_USER(!kernel.on_device)
         << "kernel '" << kernel.name << "' runs on a device; the VM runs host kernels only "
         << "(compile a model of symbolic dimensions for a CPU target)";
@@ -240,9 +272,12 @@ class ProgramWriter {
     }
     for (size_t a = kernel.args.size() - static_cast<size_t>(kernel.num_outputs);
          a < kernel.args.size(); ++a) {
-      const ExecutionGraph::Entry& out = graph.entries[static_cast<size_t>(kernel.args[a])];
-      code_.push_back(
-          {{"op", "alloc"}, {"dst", args[a]}, {"dtype", out.dtype.str()}, {"shape", Shape(out)}});
+      const size_t e = static_cast<size_t>(kernel.args[a]);
+      const ExecutionGraph::Entry& out = graph.entries[e];
+      ordered_json alloc = {
+          {"op", "alloc"}, {"dst", args[a]}, {"dtype", out.dtype.str()}, {"shape", Shape(out)}};
+      if (std::optional<size_t> storage = placed.StorageOf(e)) alloc["storage"] = *storage;
+      code_.push_back(std::move(alloc));
     }
     code_.push_back({{"op", "invoke"}, {"kernel", kernels_.size()}, {"args", args}});
     kernels_.push_back({{"func", kernel.func}, {"name", kernel.name}});
@@ -254,7 +289,7 @@ class ProgramWriter {
   // results taking the state's place; at the end the state and the buffers' first rows
   // become the loop's results.
   void WriteLoop(const ExecutionGraph& graph, const ExecutionGraph::Kernel& kernel,
-                 const std::vector<int>& args, const VmProgramPart& body) {
+                 const std::vector<int>& args, const VmProgramPart& body, const Placement& outer) {
     const ops::LoopAttrs& loop = *kernel.loop;
     const ExecutionGraph& inner = *body.graph;
     const size_t carried = static_cast<size_t>(loop.num_carried);
@@ -353,7 +388,7 @@ class ProgramWriter {
                          "--max-loop-iterations (ImportOptions::max_loop_iterations) if the "
                          "loop does end"}});
     code_.push_back({{"op", "write_size"}, {"dst", iteration_reg}, {"value", SizeVar(iteration)}});
-    WriteKernels(body, reg_of);
+    WriteKernels(body, reg_of, Place(inner, outer.bounds, outer.end()));
     auto output_reg = [&](size_t o) { return reg_of[static_cast<size_t>(inner.outputs[o].entry)]; };
     auto fresh = [&](size_t o) {
       // A result a body kernel computed (not an input or a weight it hands back).
@@ -471,6 +506,8 @@ class ProgramWriter {
 
   SizeVars& vars_;
   size_t registers_;
+  int64_t max_allocation_bytes_;
+  std::vector<int64_t> storages_;
   ordered_json code_ = ordered_json::array();
   ordered_json kernels_ = ordered_json::array();
   ordered_json params_ = ordered_json::array();
@@ -515,7 +552,8 @@ std::string BucketText(const std::map<std::string, int64_t>& when) {
 
 std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
                           const std::vector<SizeConstraint>& constraints, const std::string& target,
-                          const std::string& precision, int64_t max_allocation_bytes) {
+                          const std::string& precision, int64_t max_allocation_bytes,
+                          MemoryPlanStats* stats) {
   LOOM_ICHECK(!parts.empty() && parts.back().when.empty())
       << "VmProgramJson: the general program comes last";
   const ExecutionGraph& general = *parts.back().graph;
@@ -538,7 +576,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
 
   // Registers: the general program's entries first (its inputs and outputs are the model's),
   // then each specialization's, its inputs shared, and the loops'.
-  ProgramWriter writer(&vars, general.entries.size());
+  ProgramWriter writer(&vars, general.entries.size(), max_allocation_bytes);
   // The model's inputs and outputs: the general program's entries (their registers), with
   // dtype and sizes.
   auto ios = [&](const std::vector<ExecutionGraph::IO>& list) {
@@ -560,7 +598,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
     if (part.when.empty()) {
       std::vector<int> reg_of(graph.entries.size());
       for (size_t e = 0; e < reg_of.size(); ++e) reg_of[e] = static_cast<int>(e);
-      writer.Write(part, reg_of);
+      writer.Write(part, reg_of, constraints);
       continue;
     }
     // if (seq == 16) { its program; its outputs moved to the model's; goto end }
@@ -577,7 +615,7 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
     }
     const size_t branch = code.size();
     code.push_back({{"op", "if"}, {"cond", BucketCondition(part.when, vars.names())}});
-    writer.Write(part, reg_of);
+    writer.Write(part, reg_of, constraints);
     std::map<int, int> moved;  // source register -> the output register it went to
     for (size_t o = 0; o < graph.outputs.size(); ++o) {
       int src = reg_of[graph.outputs[o].entry], dst = general.outputs[o].entry;
@@ -598,6 +636,12 @@ std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
   }
   doc["size_vars"] = vars.names();
   doc["registers"] = writer.registers();
+  doc["storages"] = writer.storages();
+  if (stats != nullptr) {
+    *stats = MemoryPlanStats{};
+    for (int64_t bytes : writer.storages()) stats->planned_bytes += bytes;
+    stats->num_storages = static_cast<int>(writer.storages().size());
+  }
   doc["params"] = writer.TakeParams();
   doc["kernels"] = writer.TakeKernels();
   doc["instructions"] = writer.TakeCode();

@@ -32,9 +32,12 @@ struct VmProgramPart {
 // The "loom-vm-1" document: each specialization, in order, runs when the inputs' sizes are
 // its own, the general program (last in `parts`) otherwise; an allocation past
 // `max_allocation_bytes` is refused at run time (0: no limit).
-// `constraints` (on the general program's size variables) are checked when a run binds them.
+// `constraints` (on the general program's size variables) are checked when a run binds them,
+// and bound the sizes of the tensors the memory plan places (vm_memory_plan.h); `stats`, when
+// given, takes the plan's storages and their bytes.
 std::string VmProgramJson(const std::vector<VmProgramPart>& parts,
                           const std::vector<SizeConstraint>& constraints, const std::string& target,
-                          const std::string& precision, int64_t max_allocation_bytes);
+                          const std::string& precision, int64_t max_allocation_bytes,
+                          MemoryPlanStats* stats = nullptr);
 
 }  // namespace loom::graph

@@ -482,8 +482,8 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
   }
   programs.push_back(CompileProgram(module, options, target, "", &timer));
   const Program& general = programs.back();
-  // The graph executor's static memory plan (the VM allocates at run time, at the sizes the
-  // inputs give).
+  // The graph executor's static memory plan (the VM's, of the tensors whose sizes have
+  // bounds, comes with its program; the others it allocates at the sizes a run gives).
   MemoryPlan plan;
   if (!vm) {
     plan = PlanMemory(general.graph.PlanProblem());
@@ -522,8 +522,10 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
     size_t next = 0;
     for (const Program& program : programs)
       vm_parts.push_back(VmPart(program, param_offsets, &next));
-    model.graph_json =
-        VmProgramJson(vm_parts, constraints, target.str(), options.precision, MemoryLimit(options));
+    model.graph_json = VmProgramJson(vm_parts, constraints, target.str(), options.precision,
+                                     MemoryLimit(options), &plan.stats);
+    CheckMemoryFits(static_cast<double>(plan.stats.planned_bytes),
+                    "the memory plan of the tensors whose sizes have bounds needs", options);
   } else {
     model.graph_json = ExecutionGraphJson(general.graph, plan, param_offsets.front(), target.str(),
                                           options.precision, target.kind_def().device_type,

@@ -217,6 +217,12 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const VmModel> model) : model_(st
   inputs_.resize(model_->inputs().size());
   registers_.resize(static_cast<size_t>(model_->num_registers()));
   buffers_.resize(registers_.size());
+  in_storage_.resize(registers_.size(), false);
+  // The memory plan's storages, the machine's for its lifetime.
+  for (int64_t bytes : model_->storages()) {
+    storages_.push_back(NDArray::Empty({bytes}, DataType::UInt(8)));
+    planned_bytes_ += static_cast<size_t>(bytes);
+  }
   // Each weight's view, made once: a view of the blob in place, whose deleter frees only its
   // own shape (the model owns the blob).
   params_.resize(model_->instructions().size());
@@ -357,8 +363,8 @@ void VirtualMachine::BindSizes() {
   sizes_ = std::move(sizes);
 }
 
-NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtype,
-                                const std::string& instruction, NDArray* buffer_out) {
+uint64_t VirtualMachine::AllocationBytes(const std::vector<int64_t>& shape, DataType dtype,
+                                         const std::string& instruction) const {
   const auto what = [&] { return instruction + "'s tensor"; };  // for messages only
   uint64_t bytes = ElementBytes(dtype);
   for (int64_t extent : shape) {
@@ -376,7 +382,12 @@ NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtyp
       << "VirtualMachine: " << what() << " " << dtype << ShapeString(shape) << " needs " << bytes
       << " bytes, more than the " << limit << " one allocation may take (the compile's "
       << "memory limit); run smaller inputs, or compile with a larger --memory-limit";
-  const size_t size = SizeClass(static_cast<size_t>(bytes));
+  return bytes;
+}
+
+NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtype,
+                                const std::string& instruction, NDArray* buffer_out) {
+  const size_t size = SizeClass(static_cast<size_t>(AllocationBytes(shape, dtype, instruction)));
   NDArray buffer;
   auto it = free_.find(size);
   if (it != free_.end()) {
@@ -390,11 +401,24 @@ NDArray VirtualMachine::Acquire(const std::vector<int64_t>& shape, DataType dtyp
   return buffer.CreateView(shape, dtype);
 }
 
+NDArray VirtualMachine::InStorage(const std::vector<int64_t>& shape, DataType dtype,
+                                  const VmInstruction& insn, size_t n) const {
+  const std::string& where = instruction_names_[n];
+  const uint64_t bytes = AllocationBytes(shape, dtype, where);
+  const NDArray& storage = storages_[static_cast<size_t>(insn.storage)];
+  LOOM_CHECK_USER(bytes <= storage.NumBytes())
+      << "VirtualMachine: " << where << " (alloc) places " << dtype << ShapeString(shape) << " ("
+      << bytes << " bytes) in storage " << insn.storage << " of the memory plan, which holds "
+      << storage.NumBytes() << ": the plan is made at the bounds the model's sizes were "
+      << "compiled with, and these sizes exceed them";
+  return storage.CreateView(shape, dtype);
+}
+
 NDArray VirtualMachine::Writable(const VmInstruction& insn, size_t n, const char* op) const {
   const size_t dst = static_cast<size_t>(insn.dst);
   // A weight's view is the model's (shared by every machine), an input's the caller's for
-  // the whole run: only a tensor from the pool may be written.
-  LOOM_CHECK_USER(buffers_[dst].defined())
+  // the whole run: only a tensor the program allocated may be written.
+  LOOM_CHECK_USER(buffers_[dst].defined() || in_storage_[dst])
       << "VirtualMachine: " << instruction_names_[n] << " (" << op << ") writes into register "
       << insn.dst << ", which holds a weight or an input, not a tensor allocated by the program";
   return registers_[dst];
@@ -467,6 +491,8 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         }
         buffers_[dst] = std::move(buffers_[src]);
         buffers_[src] = NDArray();
+        in_storage_[dst] = in_storage_[src];
+        in_storage_[src] = false;
         if (!model_->IsInputRegister(insn.src)) registers_[src] = NDArray();
         break;
       }
@@ -474,6 +500,7 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         const size_t dst = static_cast<size_t>(insn.dst);
         Release(std::move(buffers_[dst]));  // a tensor dst held in a loop's last iteration
         buffers_[dst] = NDArray();
+        in_storage_[dst] = false;
         registers_[dst] = params_[n];
         break;
       }
@@ -522,7 +549,9 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         // A loop allocates into the register again: its last buffer goes back first.
         Release(std::move(buffers_[dst]));
         buffers_[dst] = NDArray();
-        registers_[dst] = Acquire(shape, insn.dtype, where, &buffers_[dst]);
+        in_storage_[dst] = insn.storage >= 0;
+        registers_[dst] = in_storage_[dst] ? InStorage(shape, insn.dtype, insn, n)
+                                           : Acquire(shape, insn.dtype, where, &buffers_[dst]);
         break;
       }
       case VmInstruction::Op::kInvoke: {
@@ -547,8 +576,10 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
         break;
       }
       case VmInstruction::Op::kRelease:
-        // A weight's view (no pool buffer) is only let go.
+        // A weight's view, or a tensor in a storage of the plan (no pool buffer), is only let
+        // go.
         registers_[static_cast<size_t>(insn.dst)] = NDArray();
+        in_storage_[static_cast<size_t>(insn.dst)] = false;
         Release(std::move(buffers_[static_cast<size_t>(insn.dst)]));
         buffers_[static_cast<size_t>(insn.dst)] = NDArray();
         break;
@@ -561,6 +592,7 @@ void VirtualMachine::Execute(std::vector<double>* kernel_ms) {
     buffers_[static_cast<size_t>(output.reg)] = NDArray();
   }
   for (NDArray& reg : registers_) reg = NDArray();
+  in_storage_.assign(in_storage_.size(), false);
   // A buffer the program did not release (none, from the compiler) goes back to the pool.
   for (NDArray& buffer : buffers_) {
     Release(std::move(buffer));
@@ -614,5 +646,7 @@ std::map<std::string, int64_t> VirtualMachine::SizeValues() const {
 }
 
 size_t VirtualMachine::PoolBytes() const { return pool_bytes_; }
+
+size_t VirtualMachine::PlannedBytes() const { return planned_bytes_; }
 
 }  // namespace loom::runtime

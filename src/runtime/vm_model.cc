@@ -381,6 +381,18 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       << "VM program: registers = " << registers << " is implausibly many";
   model->num_registers_ = static_cast<int>(registers);
   const size_t num_registers = static_cast<size_t>(registers);
+  if (doc.contains("storages")) {
+    const json& storages = kJson.Array(doc, "storages", "the document");
+    for (size_t s = 0; s < storages.size(); ++s) {
+      std::string where = "storages[" + std::to_string(s) + "]";
+      const int64_t bytes = kJson.NonNegative(storages[s], where);
+      const int64_t limit = model->max_allocation_bytes_;
+      LOOM_CHECK_USER(limit <= 0 || bytes <= limit)
+          << "VM program: " << where << " = " << bytes << " bytes, more than the " << limit
+          << " one allocation may take (max_allocation_bytes)";
+      model->storages_.push_back(bytes);
+    }
+  }
   // What holds a value before the program runs: the inputs' registers (a tensor each), then the
   // size variables their dimensions bind; the dataflow check below starts from it.
   std::vector<bool> written(num_registers + num_vars, false);
@@ -496,6 +508,9 @@ std::shared_ptr<const VmModel> detail::ParseVmModel(Module kernels, const std::s
       not_input(insn.dst, "writes");
       insn.dtype = kJson.ParseDtype(kJson.Text(code[n], "dtype", where), where);
       insn.shape = ParseShape(code[n], where, num_vars);
+      if (insn.op == VmInstruction::Op::kAlloc && code[n].contains("storage")) {
+        insn.storage = kJson.Id(code[n], "storage", where, model->storages_.size(), "storages");
+      }
       if (insn.op == VmInstruction::Op::kLoadParam) {
         insn.param = kJson.Id(code[n], "param", where, model->param_bytes_.size(), "params");
         size_t bytes = kJson.TensorBytes(ConstantShape(insn.shape, where), insn.dtype, where,

@@ -243,6 +243,15 @@ void PrintVmProgram(const runtime::VmModel& model) {
       std::printf("  %4d  %s  [%s]\n", insn.kernel, kernel.func.c_str(), kernel.name.c_str());
     }
   }
+  int64_t planned = 0, pooled = 0;
+  for (int64_t bytes : model.storages()) planned += bytes;
+  for (const runtime::VmInstruction& insn : code) {
+    pooled += insn.op == runtime::VmInstruction::Op::kAlloc && insn.storage < 0 ? 1 : 0;
+  }
+  std::printf(
+      "memory plan: %s in %zu slots (tensors whose sizes have bounds); %lld "
+      "allocation(s) from the pool at run time\n",
+      BytesText(planned).c_str(), model.storages().size(), static_cast<long long>(pooled));
   int64_t weights = 0;
   for (size_t p = 0; p < model.param_names().size(); ++p) {
     weights += static_cast<int64_t>(model.ParamBytes(static_cast<int>(p)));

@@ -103,7 +103,8 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option("--constraint", options->size_constraints,
                       "'NAME OP N' or 'NAME % M OP N' (OP: ==, <, <=, >, >=): a constraint on "
                       "a symbolic dimension ('seq % 8 == 0', 'seq <= 512'); inputs violating "
-                      "it are refused before the model runs; repeatable");
+                      "it are refused before the model runs; an upper bound also plans the "
+                      "memory of the tensors it sizes, at that bound; repeatable");
   command
       ->add_option("--max-loop-iterations", options->max_loop_iterations,
                    "The most iterations an ONNX Loop or Scan is unrolled to at import, and "

@@ -416,6 +416,8 @@ void RunCompile(const CompileCommandOptions& options) {
         for (size_t i = 0; i < sizes.size(); ++i) std::cout << (i ? "," : " ") << sizes[i];
       }
     }
+    std::cout << ", planned memory " << BytesText(compiled.memory.planned_bytes) << " in "
+              << compiled.memory.num_storages << " slots (tensors whose sizes have bounds)";
   } else {
     std::cout << "planned memory " << BytesText(compiled.memory.planned_bytes) << " in "
               << compiled.memory.num_storages << " slots (lower bound "

@@ -42,8 +42,9 @@ struct CompileOptions {
   // more is a compile error with the figures. 0: this machine's physical memory.
   int64_t memory_limit_bytes = 0;
   // What runs the model: "graph" (the graph executor: every shape fixed, one static memory
-  // plan), "vm" (the virtual machine: shapes computed at run time from the inputs' sizes,
-  // tensors from a pool), or "auto": the VM where an input has a symbolic dimension, the
+  // plan), "vm" (the virtual machine: shapes computed at run time from the inputs' sizes;
+  // tensors whose sizes have bounds in a static plan made at those bounds, the others from a
+  // pool), or "auto": the VM where an input has a symbolic dimension, the
   // graph executor otherwise. The artifact records it; runtime::LoadExecutor follows it.
   std::string executor = "auto";
   // Sizes of the inputs' symbolic dimensions to specialize for ({"seq": {16, 64, 128}}): the
@@ -54,7 +55,8 @@ struct CompileOptions {
   // Declared constraints on those size variables ("seq % 8 == 0", "seq <= 512"; NAME OP N
   // or NAME % M OP N, OP one of ==, <, <=, >, >=): the VM refuses inputs violating one
   // before anything runs, naming the dimension, its value and the constraint; a bucket
-  // violating one is a compile error.
+  // violating one is a compile error. An upper bound (seq <= 512) lets the memory plan place
+  // the tensors it sizes (the plan is made at the bounds, allocated once per machine).
   std::vector<std::string> size_constraints = {};
 };
 

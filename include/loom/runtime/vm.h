@@ -92,6 +92,9 @@ struct VmInstruction {
   // computing it) names the tensor in errors. kSetSize: `var` takes `value`.
   int var = -1;
   int64_t index = 0;
+  // kAlloc: the memory plan's storage the tensor is placed in (at its start), or -1: the
+  // pool
+  int storage = -1;
   bool bounded = false;
   ShapeExpr upper;
   std::string name;
@@ -142,6 +145,8 @@ class VmModel {
   const std::vector<VmInstruction>& instructions() const { return instructions_; }
   const std::vector<VmKernel>& kernels() const { return kernels_; }
   int num_registers() const { return num_registers_; }
+  // The memory plan: per storage, its bytes (the most its tensors need at the sizes' bounds).
+  const std::vector<int64_t>& storages() const { return storages_; }
   // Whether `reg` holds an input (the caller's tensor, for the whole run).
   bool IsInputRegister(int reg) const { return input_registers_[static_cast<size_t>(reg)]; }
   const Module& module() const { return module_; }
@@ -167,6 +172,7 @@ class VmModel {
   std::vector<VmInstruction> instructions_;
   std::vector<VmKernel> kernels_;
   int num_registers_ = 0;
+  std::vector<int64_t> storages_;
   std::vector<bool> input_registers_;
   int64_t max_allocation_bytes_ = 0;
   std::vector<std::string> param_names_;
@@ -223,6 +229,9 @@ class VirtualMachine final : public Executor {
   std::map<std::string, int64_t> SizeValues() const;
   // Bytes the pool holds (in use and kept for reuse).
   size_t PoolBytes() const;
+  // Bytes of the memory plan's storages (the tensors whose sizes have bounds), held for the
+  // machine's lifetime.
+  size_t PlannedBytes() const;
 
  private:
   void BindSizes();
@@ -231,6 +240,13 @@ class VirtualMachine final : public Executor {
   // Release).
   NDArray Acquire(const std::vector<int64_t>& shape, DataType dtype, const std::string& instruction,
                   NDArray* buffer);
+  // The bytes of a tensor `instruction` allocates (a negative or overflowing size, or one past
+  // the model's allocation limit, is an error).
+  uint64_t AllocationBytes(const std::vector<int64_t>& shape, DataType dtype,
+                           const std::string& instruction) const;
+  // alloc with a storage (instruction n): a view of the storage, which must hold the tensor.
+  NDArray InStorage(const std::vector<int64_t>& shape, DataType dtype, const VmInstruction& insn,
+                    size_t n) const;
   void Release(NDArray buffer);
   // The tensor `insn` (instruction n, `op`: write_size, copy, store_row) writes into: one from
   // the pool (not a weight's or an input's).
@@ -245,6 +261,9 @@ class VirtualMachine final : public Executor {
   std::vector<std::string> instruction_names_;  // "instruction 7", for messages
   std::vector<NDArray> registers_;
   std::vector<NDArray> buffers_;  // each register's pool buffer, if it holds one
+  std::vector<bool> in_storage_;  // whether a register holds a tensor in a storage of the plan
+  std::vector<NDArray> storages_;  // the memory plan's, per storage
+  size_t planned_bytes_ = 0;
   std::vector<NDArray> outputs_;  // of the last run
   std::vector<NDArray> output_buffers_;
   std::vector<int64_t> sizes_;  // the size variables of the last run

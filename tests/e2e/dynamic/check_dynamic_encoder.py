@@ -67,7 +67,7 @@ def main():
                              check=True).stdout
     for expected in [f"when (sequence == {b}):" for b in BUCKETS] + [
             f"constraint: sequence <= {max(LENGTHS)}", "otherwise:",
-            "float32 (1, sequence, 64)"]:
+            "float32 (1, sequence, 64)", "slots (tensors whose sizes have bounds)"]:
         ok = expected in listing
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} loom inspect shows '{expected}'")
