@@ -307,4 +307,40 @@ te::Tensor resize_to(const te::Tensor& x, const te::Tensor& operand, const te::T
   return ResizeTrailing(x, shape, axis(rank - 2), axis(rank - 1), attrs);
 }
 
+te::Tensor affine_grid(const te::Tensor& theta, const Array<PrimExpr>& spatial,
+                       bool align_corners) {
+  const size_t k = spatial.size();
+  LOOM_CHECK_USER((k == 2 || k == 3) && theta.ndim() == 3 && theta.dtype().is_float() &&
+                  detail::IsConst(theta.shape()[1], static_cast<int64_t>(k)) &&
+                  detail::IsConst(theta.shape()[2], static_cast<int64_t>(k) + 1))
+      << "affine_grid of '" << theta.name() << "': theta must be floats [N, " << k << ", " << k + 1
+      << "] for " << k << " spatial dimensions, got " << theta.dtype()
+      << detail::ShapeText(theta.shape());
+  const DataType t = theta.dtype();
+  auto c = [&](double v) { return make_const(t, v); };
+  Array<PrimExpr> shape = {theta.shape()[0]};
+  for (const PrimExpr& size : spatial) shape.push_back(size);
+  shape.push_back(make_const(spatial[0].dtype(), static_cast<int64_t>(k)));
+  return te::compute(
+      shape,
+      [&](const Array<loom::Var>& i) {
+        const PrimExpr n = i[0], row = i[k + 1];
+        auto entry = [&](size_t column) {
+          return theta(n, row, make_const(row.dtype(), static_cast<int64_t>(column)));
+        };
+        PrimExpr value = entry(k);
+        for (size_t j = 0; j < k; ++j) {
+          // Output axis 1 + j holds coordinate k - 1 - j (x runs along the last).
+          const PrimExpr at = loom::cast(t, i[1 + j]), size = loom::cast(t, spatial[j]);
+          const PrimExpr coordinate =
+              align_corners ? select(spatial[j] > make_const(spatial[j].dtype(), int64_t{1}),
+                                     at * c(2) / (size - c(1)) - c(1), c(-1))
+                            : (at * c(2) + c(1)) / size - c(1);
+          value = value + entry(k - 1 - j) * coordinate;
+        }
+        return value;
+      },
+      "affine_grid", "injective");
+}
+
 }  // namespace loom::topi

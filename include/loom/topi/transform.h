@@ -206,4 +206,11 @@ struct ResizeBy {
 te::Tensor resize_to(const te::Tensor& x, const te::Tensor& operand, const te::Tensor& roi,
                      const Array<PrimExpr>& shape, const ResizeBy& by, const ResizeAttrs& attrs);
 
+// ONNX AffineGrid: for affine matrices theta [N, k, k + 1] (k = 2 or 3 spatial dimensions)
+// and the output's spatial sizes `spatial` (H, W or D, H, W), the sampling grid
+// [N, (D,) H, W, k]: theta applied to each position's normalized coordinates (x along W, y
+// along H, z along D, then 1), which span [-1, 1] by the pixels' centres, or with
+// `align_corners` by the outer pixels themselves (-1 alone for a size of 1).
+te::Tensor affine_grid(const te::Tensor& theta, const Array<PrimExpr>& spatial, bool align_corners);
+
 }  // namespace loom::topi

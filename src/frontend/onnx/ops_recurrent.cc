@@ -61,35 +61,52 @@ Expr Select(NodeContext& ctx, Expr x, int64_t index) {
   return ctx.Call("squeeze", {Slice(ctx, std::move(x), 0, index, index + 1)}, {{"axes", Ints{0}}});
 }
 
-// The clamped lengths as int64 [B]: a length past the sequence means all of it.
-Expr Lengths(NodeContext& ctx, Expr lens, int64_t steps) {
+// The clamped lengths as int64 [B]: a length past the sequence (of `steps`, an int64 scalar)
+// means all of it.
+Expr Lengths(NodeContext& ctx, Expr lens, Expr steps) {
   DataType i64 = DataType::Int(64);
   if (lens.type().dtype() != i64) lens = ctx.Call("cast", {lens}, {{"dtype", i64.str()}});
   lens = ctx.Call("maximum", {lens, ctx.Scalar(0, i64)});
-  return ctx.Call("minimum", {lens, ctx.Scalar(static_cast<double>(steps), i64)});
+  return ctx.Call("minimum", {lens, std::move(steps)});
+}
+
+// The length of `x` along `axis` as an int64 scalar (computed at run time where only a run
+// knows it).
+Expr LengthAlong(NodeContext& ctx, const Expr& x, int64_t axis) {
+  const DataType i64 = DataType::Int(64);
+  return ctx.Call("take", {ctx.Call("shape_of", {x}), ctx.Scalar(static_cast<double>(axis), i64)},
+                  {{"axis", int64_t{0}}});
 }
 
 // ReverseSequence: along `time_axis`, the first lens[b] elements of every batch entry b (along
-// `batch_axis`) reversed, the rest kept. `lens` is Lengths' int64 [B]. One gather_elements
-// whose indices are lens[b] - 1 - t where t < lens[b], else t.
+// `batch_axis`) reversed, the rest kept. `lens` is Lengths' int64 [B]; the time axis may be a
+// size only a run knows. One gather_elements whose indices are lens[b] - 1 - t where
+// t < lens[b], else t.
 Expr ReverseSequence(NodeContext& ctx, Expr data, Expr lens, int64_t time_axis,
                      int64_t batch_axis) {
-  std::vector<int64_t> shape = *data.type().ConstShape();
-  int64_t steps = shape[time_axis], batch = shape[batch_axis];
+  const size_t rank = data.type().shape().size();
   DataType i64 = DataType::Int(64);
-  runtime::NDArray time = runtime::NDArray::Empty({steps, 1}, i64);
-  for (int64_t t = 0; t < steps; ++t) SetIntElement(time, t, t);
-  Expr t = ctx.Const(time);                                                   // [T, 1]
-  Expr length = ctx.Call("reshape", {lens}, {{"newshape", Ints{1, batch}}});  // [1, B]
+  Expr t = ctx.Call("arange_like", {data},
+                    {{"start", int64_t{0}},
+                     {"delta", int64_t{1}},
+                     {"like_dim", time_axis},
+                     {"dtype", i64.str()}});
+  t = ctx.Call("expand_dims", {t}, {{"axis", int64_t{1}}});               // [T, 1]
+  Expr length = ctx.Call("expand_dims", {lens}, {{"axis", int64_t{0}}});  // [1, B]
   Expr reversed = ctx.Call("subtract", {ctx.Call("subtract", {length, ctx.Scalar(1, i64)}), t});
   Expr inside = ctx.Call("less", {t, length});
   Expr index = ctx.Call("where", {inside, reversed, t});  // [T, B]
   if (time_axis > batch_axis) index = ctx.Call("transpose", {index}, {{"axes", Ints{1, 0}}});
-  Ints placed(shape.size(), 1);
-  placed[time_axis] = steps;
-  placed[batch_axis] = batch;
-  index = ctx.Call("reshape", {index}, {{"newshape", placed}});
-  index = ctx.Call("broadcast_to", {index}, {{"shape", Ints(shape.begin(), shape.end())}});
+  // [T, B] placed at the two axes, 1 elsewhere, then expanded to data's shape.
+  for (size_t axis = 0; axis < rank; ++axis) {
+    if (static_cast<int64_t>(axis) != time_axis && static_cast<int64_t>(axis) != batch_axis) {
+      index = ctx.Call("expand_dims", {index}, {{"axis", static_cast<int64_t>(axis)}});
+    }
+  }
+  Ints like_dims(rank);
+  for (size_t axis = 0; axis < rank; ++axis) like_dims[axis] = static_cast<int64_t>(axis);
+  index =
+      ctx.Call("expand_like", {index, data}, {{"shape", Ints(rank, 1)}, {"like_dims", like_dims}});
   return ctx.Call("gather_elements", {data, index}, {{"axis", time_axis}});
 }
 
@@ -105,12 +122,9 @@ class RecurrentLayer {
     Expr x = ctx_.Input(kX);
     if (batch_first_) x = ctx_.Call("transpose", {x}, {{"axes", Ints{1, 0, 2}}});
     if (ctx_.HasInput(kSequenceLens)) {
-      if (steps_ < 0) {
-        ctx_.Fail(
-            "sequence_lens with a sequence length only a run knows is not supported; "
-            "bind the sequence length (--input-shape), or leave sequence_lens out");
-      }
-      lens_ = Lengths(ctx_, ctx_.Input(kSequenceLens), steps_);
+      lens_ = Lengths(ctx_, ctx_.Input(kSequenceLens),
+                      steps_ < 0 ? LengthAlong(ctx_, x, 0)
+                                 : ctx_.Scalar(static_cast<double>(steps_), DataType::Int(64)));
     }
     std::vector<Direction> runs;
     if (steps_ < 0) {
@@ -363,25 +377,29 @@ class RecurrentLayer {
   // direction's input projection computed at once before it ([T, B, G*H], captured), each
   // iteration i one step of each direction (a reverse one at T - 1 - i), its hidden (and
   // cell) states carried, its hidden state the step's output (a reverse direction's stacked
-  // backwards, then reversed).
+  // backwards, then reversed). With sequence_lens, as unrolled: entries past their length
+  // keep their state and output 0, and a reverse direction runs forward over each entry's
+  // sequence reversed (ReverseSequence), its output reversed back.
   std::vector<Direction> RunAtRunTime(Expr x) {
     const DataType i64 = DataType::Int(64);
     auto scalar_type = [](DataType dtype) {
       return graph::TensorType(std::vector<int64_t>{}, dtype);
     };
-    Expr steps = ctx_.Call("take", {ctx_.Call("shape_of", {x}), ctx_.Scalar(0, i64)},
-                           {{"axis", int64_t{0}}});
+    Expr steps = LengthAlong(ctx_, x, 0);
     std::vector<graph::Var> params = {graph::MakeVar("t", scalar_type(i64)),
                                       graph::MakeVar("running", scalar_type(DataType::Bool()))};
     const graph::Type state = graph::TensorType({batch_, H()}, dtype());
     std::vector<Expr> initial, next, ys;
     for (int64_t d = 0; d < directions_; ++d) {
       Weights weights = WeightsOf(d);
+      const bool reversed_input = Reverse(d) && lens_.defined();
       // [T, B, G*H]: the product over every step's rows at once.
-      Expr projection = ctx_.Call("nn.dense", {x, Select(ctx_, ctx_.Input(kW), d)});
+      Expr projection =
+          ctx_.Call("nn.dense", {reversed_input ? ReverseSequence(ctx_, x, lens_, 0, 1) : x,
+                                 Select(ctx_, ctx_.Input(kW), d)});
       if (ctx_.HasInput(kBias)) projection = ctx_.Call("add", {projection, InputBias(d, &weights)});
       Expr t = params[0];
-      if (Reverse(d))
+      if (Reverse(d) && !reversed_input)
         t = ctx_.Call("subtract", {ctx_.Call("subtract", {steps, ctx_.Scalar(1, i64)}), t});
       Expr x_t = ctx_.Call("take", {projection, t}, {{"axis", int64_t{0}}});  // [B, G*H]
       const std::string suffix = std::to_string(d);
@@ -395,10 +413,13 @@ class RecurrentLayer {
         initial.push_back(InitialState(kInitialC, d));
         c = cell;
       }
-      Expr h_next = Step(d, weights, x_t, h, &c);
+      Expr c_next = c;
+      Expr h_next = Step(d, weights, x_t, h, &c_next);
+      Expr y_t = h_next;
+      if (lens_.defined()) Mask(params[0], h, c, &y_t, &h_next, &c_next);
       next.push_back(h_next);
-      if (c.defined()) next.push_back(c);
-      ys.push_back(h_next);
+      if (c_next.defined()) next.push_back(c_next);
+      ys.push_back(y_t);
     }
     std::vector<Expr> body = {params[1]};
     body.insert(body.end(), next.begin(), next.end());
@@ -414,11 +435,25 @@ class RecurrentLayer {
       Expr y = ctx_.Call(
           "slice_like", {results[initial.size() + static_cast<size_t>(d)], x},
           {{"begin", Ints{0}}, {"end", Ints{0}}, {"axes", Ints{0}}, {"like_dims", Ints{0}}});
-      if (Reverse(d)) y = ctx_.Call("reverse", {y}, {{"axis", int64_t{0}}});
+      if (Reverse(d) && lens_.defined()) {
+        y = ReverseSequence(ctx_, y, lens_, 0, 1);
+      } else if (Reverse(d)) {
+        y = ctx_.Call("reverse", {y}, {{"axis", int64_t{0}}});
+      }
       y = ctx_.Call("expand_dims", {y}, {{"axis", int64_t{1}}});  // [T, 1, B, H]
       runs.push_back({y, results[at], per_direction == 2 ? results[at + 1] : Expr()});
     }
     return runs;
+  }
+
+  // With sequence_lens, at time step t: entries whose sequence has ended keep their state
+  // (h, c) and output 0.
+  void Mask(const Expr& t, const Expr& h, const Expr& c, Expr* y, Expr* h_next, Expr* c_next) {
+    Expr running = ctx_.Call("less", {t, lens_});
+    running = ctx_.Call("reshape", {running}, {{"newshape", Ints{batch_, 1}}});
+    *y = ctx_.Call("where", {running, *y, ctx_.Scalar(0, dtype())});
+    *h_next = ctx_.Call("where", {running, *h_next, h});
+    if (c.defined()) *c_next = ctx_.Call("where", {running, *c_next, c});
   }
 
   Direction Run(Expr x, int64_t d, bool reverse) {
@@ -431,21 +466,14 @@ class RecurrentLayer {
     Expr c;
     if (cell_ == Cell::kLstm) c = InitialState(kInitialC, d);
     std::vector<Expr> ys(steps_);
-    Expr zero = ctx_.Scalar(0, dtype());
     for (int64_t k = 0; k < steps_; ++k) {
       int64_t t = reverse && !reversed_input ? steps_ - 1 - k : k;
       Expr c_next = c;
       Expr h_next = Step(d, weights, inputs[t], h, &c_next);
+      ys[t] = h_next;
       if (lens_.defined()) {
-        // Entries whose sequence has ended keep their state and output 0.
-        Expr running =
-            ctx_.Call("less", {ctx_.Scalar(static_cast<double>(t), DataType::Int(64)), lens_});
-        running = ctx_.Call("reshape", {running}, {{"newshape", Ints{batch_, 1}}});
-        ys[t] = ctx_.Call("where", {running, h_next, zero});
-        h_next = ctx_.Call("where", {running, h_next, h});
-        if (c.defined()) c_next = ctx_.Call("where", {running, c_next, c});
-      } else {
-        ys[t] = h_next;
+        Mask(ctx_.Scalar(static_cast<double>(t), DataType::Int(64)), h, c, &ys[t], &h_next,
+             &c_next);
       }
       h = h_next;
       c = c_next;
@@ -487,7 +515,8 @@ Outputs ConvertReverseSequence(NodeContext& ctx) {
     ctx.Fail("sequence_lens must be " + Text({shape[batch_axis]}) + ", got " +
              Text(ctx.InputShape(1)));
   }
-  Expr lens = Lengths(ctx, ctx.Input(1), shape[time_axis]);
+  Expr lens = Lengths(ctx, ctx.Input(1),
+                      ctx.Scalar(static_cast<double>(shape[time_axis]), DataType::Int(64)));
   return {ReverseSequence(ctx, ctx.Input(0), lens, time_axis, batch_axis)};
 }
 

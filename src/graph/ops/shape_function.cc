@@ -207,6 +207,17 @@ OpBuilder RegisterTo(const std::string& name, const std::string& doc,
              {"data", "sizes"}, [](const CallInfo& info, const Tensors& in) {
                return Tensors{topi::tile_to(in[0], SizesOf(info, in[1]))};
              });
+  RegisterTo("affine_grid_to",
+             "ONNX AffineGrid: the affine maps theta [N, k, k + 1] applied to the normalized "
+             "coordinates of a grid of the k spatial sizes sizes carries ([N, H, W, 2] or "
+             "[N, D, H, W, 3])",
+             {"theta", "sizes"},
+             [](const CallInfo& info, const Tensors& in) {
+               return Tensors{topi::affine_grid(in[0], SizesOf(info, in[1]),
+                                                info.attrs.GetInt("align_corners") != 0)};
+             })
+      .Attr("align_corners", AttrKind::kInt, int64_t{0},
+            "1: the coordinates -1 and 1 are the outer pixels' centres; 0: their outer edges");
   RegisterTo("arange_to",
              "start, start + delta, ... (scalars), as many as the one size sizes carries "
              "(range_length's)",

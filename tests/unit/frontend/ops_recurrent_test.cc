@@ -3,6 +3,8 @@
 // tests/e2e/recurrent/check_recurrent_layers.py, and by the ONNX node tests.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "loom/graph/compile.h"
 #include "onnx_test_util.h"
 
@@ -51,9 +53,10 @@ TEST(OnnxRecurrent, OutputsHaveOnnxShapes) {
 }
 
 // A layer `op` ('l') over X of `steps` time steps (-1: a size only a run knows), batch 2,
-// input size 4, hidden size 5, with biases and an initial hidden state.
+// input size 4, hidden size 5, with biases and an initial hidden state; with `lens`, its
+// sequence_lens an input too (int32 [2]).
 ModelBuilder Layer(const std::string& op, int64_t steps, const std::string& direction,
-                   int64_t layout) {
+                   int64_t layout, bool lens = false) {
   const int64_t gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
   const int64_t directions = direction == "bidirectional" ? 2 : 1, hidden = 5;
   ModelBuilder model;
@@ -66,7 +69,8 @@ ModelBuilder Layer(const std::string& op, int64_t steps, const std::string& dire
       .Initializer("h0", RandomArray(layout != 0 ? std::vector<int64_t>{2, directions, hidden}
                                                  : std::vector<int64_t>{directions, 2, hidden},
                                      kF32, 4));
-  model.Node(op, {"x", "w", "r", "b", "", "h0"}, {"y", "y_h"},
+  if (lens) model.Input("lens", {2}, DataType::Int(32));
+  model.Node(op, {"x", "w", "r", "b", lens ? "lens" : "", "h0"}, {"y", "y_h"},
              {IntAttr("hidden_size", hidden), StringAttr("direction", direction),
               IntAttr("layout", layout)},
              "l");
@@ -94,6 +98,67 @@ TEST(OnnxRecurrent, ASequenceLengthOnlyARunKnowsRunsAsALoop) {
         }
       }
     }
+  }
+}
+
+// sequence_lens over a sequence length only a run knows: entries past their length keep their
+// state and output 0, a reverse direction runs over each entry's own sequence; as unrolled.
+TEST(OnnxRecurrent, SequenceLensOverALengthOnlyARunKnows) {
+  ImportOptions symbolic;
+  symbolic.symbolic_dimensions = true;
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+      for (int64_t layout : {0, 1}) {
+        SCOPED_TRACE(std::string(op) + " " + direction + " layout " + std::to_string(layout));
+        std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(
+            graph::Compile(Layer(op, -1, direction, layout, true).Import(symbolic).module, {}));
+        for (int64_t steps : {1, 5}) {
+          runtime::NDArray x = RandomArray(
+              layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4},
+              kF32, static_cast<int>(steps));
+          // One entry's whole sequence (and past it: clamped), the other's first steps / 2.
+          runtime::NDArray lens =
+              ArrayOf({2}, DataType::Int(32), {double(steps + 1), double(steps / 2)});
+          std::vector<runtime::NDArray> want =
+              RunImported(Layer(op, steps, direction, layout, true).Import(), {x, lens}, 3);
+          ExpectRunGives(*vm, {x, lens}, want, 1e-5, std::to_string(steps) + " steps");
+        }
+      }
+    }
+  }
+}
+
+// With the sequence length bounded (d0 <= 6), the step's tensors (constant shapes) are
+// planned inside the loop as the tensors around it are: storages, not the pool.
+TEST(OnnxRecurrent, ABoundedSequenceLengthPlansTheLoopsMemory) {
+  ImportOptions symbolic;
+  symbolic.symbolic_dimensions = true;
+  graph::CompiledModel compiled =
+      graph::Compile(Layer("LSTM", -1, "bidirectional", 0).Import(symbolic).module,
+                     {.size_constraints = {"d0 <= 6"}});
+  const nlohmann::json program = nlohmann::json::parse(compiled.graph_json);
+  const nlohmann::json& code = program["instructions"];
+  size_t head = 0, back = 0;  // the loop: from the target of its backward goto to the goto
+  for (size_t n = 0; n < code.size(); ++n) {
+    if (code[n]["op"] == "goto" && code[n]["target"].get<size_t>() < n) {
+      head = code[n]["target"].get<size_t>();
+      back = n;
+    }
+  }
+  ASSERT_GT(back, head);
+  int planned_in_loop = 0, pooled_in_loop = 0;
+  for (size_t n = head; n < back; ++n) {
+    if (code[n]["op"] == "alloc")
+      ++(code[n].contains("storage") ? planned_in_loop : pooled_in_loop);
+  }
+  EXPECT_GT(planned_in_loop, 0);
+  EXPECT_GT(compiled.memory.planned_bytes, 0);
+  std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(compiled);
+  for (int64_t steps : {6, 1, 4}) {
+    runtime::NDArray x = RandomArray({steps, 2, 4}, kF32, static_cast<int>(steps));
+    std::vector<runtime::NDArray> want =
+        RunImported(Layer("LSTM", steps, "bidirectional", 0).Import(), {x}, 3);
+    ExpectRunGives(*vm, {x}, want, 1e-5, std::to_string(steps) + " steps");
   }
 }
 
