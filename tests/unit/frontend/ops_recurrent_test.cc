@@ -78,50 +78,33 @@ ModelBuilder Layer(const std::string& op, int64_t steps, const std::string& dire
 }
 
 // Differential: a layer over a sequence length only a run knows (a loop the VM runs) computes
-// what the layer unrolled over that length computes, every cell, direction and layout.
+// what the layer unrolled over that length computes, every cell, direction and layout, with
+// and without sequence_lens (entries past their length keep their state and output 0, a
+// reverse direction runs over each entry's own sequence).
 TEST(OnnxRecurrent, ASequenceLengthOnlyARunKnowsRunsAsALoop) {
   ImportOptions symbolic;
   symbolic.symbolic_dimensions = true;
   for (const char* op : {"RNN", "GRU", "LSTM"}) {
     for (const char* direction : {"forward", "reverse", "bidirectional"}) {
       for (int64_t layout : {0, 1}) {
-        SCOPED_TRACE(std::string(op) + " " + direction + " layout " + std::to_string(layout));
-        std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(
-            graph::Compile(Layer(op, -1, direction, layout).Import(symbolic).module, {}));
-        for (int64_t steps : {1, 4}) {
-          runtime::NDArray x = RandomArray(
-              layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4},
-              kF32, static_cast<int>(steps));
-          std::vector<runtime::NDArray> want =
-              RunImported(Layer(op, steps, direction, layout).Import(), {x}, 3);
-          ExpectRunGives(*vm, {x}, want, 1e-5, std::to_string(steps) + " steps");
-        }
-      }
-    }
-  }
-}
-
-// sequence_lens over a sequence length only a run knows: entries past their length keep their
-// state and output 0, a reverse direction runs over each entry's own sequence; as unrolled.
-TEST(OnnxRecurrent, SequenceLensOverALengthOnlyARunKnows) {
-  ImportOptions symbolic;
-  symbolic.symbolic_dimensions = true;
-  for (const char* op : {"RNN", "GRU", "LSTM"}) {
-    for (const char* direction : {"forward", "reverse", "bidirectional"}) {
-      for (int64_t layout : {0, 1}) {
-        SCOPED_TRACE(std::string(op) + " " + direction + " layout " + std::to_string(layout));
-        std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(
-            graph::Compile(Layer(op, -1, direction, layout, true).Import(symbolic).module, {}));
-        for (int64_t steps : {1, 5}) {
-          runtime::NDArray x = RandomArray(
-              layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4},
-              kF32, static_cast<int>(steps));
-          // One entry's whole sequence (and past it: clamped), the other's first steps / 2.
-          runtime::NDArray lens =
-              ArrayOf({2}, DataType::Int(32), {double(steps + 1), double(steps / 2)});
-          std::vector<runtime::NDArray> want =
-              RunImported(Layer(op, steps, direction, layout, true).Import(), {x, lens}, 3);
-          ExpectRunGives(*vm, {x, lens}, want, 1e-5, std::to_string(steps) + " steps");
+        for (bool lens : {false, true}) {
+          SCOPED_TRACE(std::string(op) + " " + direction + " layout " + std::to_string(layout) +
+                       (lens ? " with sequence_lens" : ""));
+          std::unique_ptr<runtime::Executor> vm = graph::MakeExecutor(
+              graph::Compile(Layer(op, -1, direction, layout, lens).Import(symbolic).module, {}));
+          for (int64_t steps : {1, 5}) {
+            std::vector<runtime::NDArray> inputs = {RandomArray(
+                layout != 0 ? std::vector<int64_t>{2, steps, 4} : std::vector<int64_t>{steps, 2, 4},
+                kF32, static_cast<int>(steps))};
+            // One entry's whole sequence (and past it: clamped), the other's first steps / 2.
+            if (lens) {
+              inputs.push_back(
+                  ArrayOf({2}, DataType::Int(32), {double(steps + 1), double(steps / 2)}));
+            }
+            std::vector<runtime::NDArray> want =
+                RunImported(Layer(op, steps, direction, layout, lens).Import(), inputs, 3);
+            ExpectRunGives(*vm, inputs, want, 1e-5, std::to_string(steps) + " steps");
+          }
         }
       }
     }
