@@ -50,14 +50,24 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b, DataType out_dtype) 
 }
 
 te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows, int vector_lanes) {
-  LOOM_CHECK_USER(out.op()->tag == "matmul")
-      << "schedule_matmul: '" << out.name() << "' is not the output of matmul";
+  const te::Operation product = detail::FindAnchor(
+      out, [](const te::Operation& op) { return op->tag == "matmul"; }, "schedule_matmul",
+      "the output of matmul");
+  detail::CheckEpilogueKeepsShape(out, product, "schedule_matmul");
   LOOM_CHECK_USER(tile_rows > 0) << "schedule_matmul: tile_rows must be positive, got "
                                  << tile_rows;
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
   if (out.ndim() == 0) return s;  // a dot product of two vectors: one reduction loop
-  te::Tensor tile = s.cache_write(out, "local");
+  // The register tile: a cache of the product's output, or under an epilogue the product
+  // itself, the epilogue applied to each tile as it is stored.
+  te::Tensor tile;
+  if (product == out.op()) {
+    tile = s.cache_write(out, "local");
+  } else {
+    tile = te::Tensor(product, 0);
+    s[product].set_scope("local");
+  }
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
   // The last output dimension is split into vectors; the one before it (M, when there is

@@ -19,7 +19,8 @@ te::Tensor matmul(const te::Tensor& a, const te::Tensor& b,
 // Output rows (batch and M fused) in parallel; per row group a register tile of
 // `tile_rows` rows x 16 columns accumulates over K (the k loop inside the tile loop, the
 // rows unrolled, the columns one AVX-512 vector). Inputs computed by injective stages are
-// inlined.
+// inlined. `out` is the matmul or an elementwise epilogue of it of its shape (a scale, a
+// mask, a bias), which runs on each tile as it is stored.
 te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows = 4,
                              int vector_lanes = kDefaultVectorLanes);
 

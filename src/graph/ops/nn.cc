@@ -19,11 +19,11 @@ using Tensors = std::vector<te::Tensor>;
 
 // The schedule of a group whose master is an anchor (a convolution, a product, a pooling)
 // tagged `tag`: topi's own schedule when the group is the anchor alone, or when the schedule
-// takes elementwise stages after it (`takes_epilogue`: the convolutions', which compute them
-// on each tile before it is stored). Otherwise the generic reduction schedule (the anchor's
-// outputs in parallel, the epilogue inlined), correct but slow: a 3x3 64-channel 56x56
-// conv2d with a ReLU took 6x the conv2d's time alone that way. Vectors are the target's
-// width (Target::VectorLanes).
+// takes elementwise stages after it (`takes_epilogue`: the convolutions' and the products',
+// which compute them on each tile before it is stored). Otherwise the generic reduction schedule
+// (the anchor's outputs in parallel, the epilogue inlined), correct but slow: a 3x3 64-channel
+// 56x56 conv2d with a ReLU took 6x the conv2d's time alone that way. Vectors are the target's width
+// (Target::VectorLanes).
 ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Tensor&, int),
                           bool takes_epilogue = false) {
   return [tag = std::move(tag), schedule, takes_epilogue](const CallInfo&, const Tensors& outputs,
@@ -36,7 +36,8 @@ ScheduleFn AnchorSchedule(std::string tag, te::Schedule (*schedule)(const te::Te
   };
 }
 
-// topi::schedule_matmul with its default tile, as AnchorSchedule takes it.
+// topi::schedule_matmul with its default tile (an epilogue on the tile), as AnchorSchedule
+// takes it.
 te::Schedule ScheduleMatmul(const te::Tensor& out, int lanes) {
   return topi::schedule_matmul(out, /*tile_rows=*/4, lanes);
 }
@@ -150,11 +151,12 @@ void RegisterQuantized() {
                                                           info.attrs.GetInt("data_zero_point"),
                                                           info.attrs.GetInt("weight_zero_point"))};
                      })
-      .Describe("sum((data - data_zero_point) * (weight - weight_zero_point)) in int32: 8-bit "
-                "data [..., K] x weight [N, K] transposed -> [..., N]")
+      .Describe(
+          "sum((data - data_zero_point) * (weight - weight_zero_point)) in int32: 8-bit "
+          "data [..., K] x weight [N, K] transposed -> [..., N]")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("matmul", ScheduleMatmul))
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul, true))
       .Attr("data_zero_point", AttrKind::kInt, int64_t{0}, "the data's zero point")
       .Attr("weight_zero_point", AttrKind::kInt, int64_t{0}, "the weight's zero point");
 
@@ -164,12 +166,13 @@ void RegisterQuantized() {
                                                            info.attrs.GetInt("a_zero_point"),
                                                            info.attrs.GetInt("b_zero_point"))};
                      })
-      .Describe("sum((a - a_zero_point) * (b - b_zero_point)) in int32 of two 8-bit operands "
-                "a [..., M, K] and b [..., K, N], batch dimensions broadcasting (ONNX "
-                "MatMulInteger; a QDQ model's attention products)")
+      .Describe(
+          "sum((a - a_zero_point) * (b - b_zero_point)) in int32 of two 8-bit operands "
+          "a [..., M, K] and b [..., K, N], batch dimensions broadcasting (ONNX "
+          "MatMulInteger; a QDQ model's attention products)")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("matmul", ScheduleMatmul))
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul, true))
       .Attr("a_zero_point", AttrKind::kInt, int64_t{0}, "a's zero point")
       .Attr("b_zero_point", AttrKind::kInt, int64_t{0}, "b's zero point");
 }
@@ -189,7 +192,7 @@ void RegisterProducts() {
   dense.Describe("data [..., K] x weight [N, K] transposed -> [..., N] (a Linear layer)")
       .Inputs({"data", "weight"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul, true));
   OutDtypeAttr(dense);
 
   OpBuilder matmul = RegisterComputedOp("nn.matmul", [](const CallInfo& info, const Tensors& in) {
@@ -198,7 +201,7 @@ void RegisterProducts() {
   matmul.Describe("numpy.matmul / ONNX MatMul: batch dimensions broadcast, 1-d operands")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul, true));
   OutDtypeAttr(matmul);
 
   OpBuilder batch_matmul =
@@ -209,7 +212,7 @@ void RegisterProducts() {
   batch_matmul.Describe("a [B, M, K] x b [B, K, N] -> [B, M, N] (B broadcasts from 1)")
       .Inputs({"a", "b"})
       .Pattern(OpPattern::kOutEWiseFusable)
-      .Schedule(AnchorSchedule("matmul", ScheduleMatmul));
+      .Schedule(AnchorSchedule("matmul", ScheduleMatmul, true));
   OutDtypeAttr(batch_matmul);
 }
 

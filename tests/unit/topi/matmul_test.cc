@@ -8,6 +8,7 @@
 
 #include "loom/topi/elementwise.h"
 #include "loom/topi/matmul.h"
+#include "loom/topi/transform.h"
 #include "topi_test_util.h"
 
 namespace loom::topi {
@@ -116,6 +117,31 @@ TEST(TopiMatmul, AnInjectiveProducerIsInlined) {
   test::ExpectClose(got, [&](int64_t i) { return want[i]; }, 1.5e-4, "relu then matmul");
 }
 
+// An elementwise epilogue (a bias, a ReLU) runs on each register tile as it is stored; one
+// that changes the product's shape is refused.
+TEST(TopiMatmul, AnElementwiseEpilogueRunsOnEachTile) {
+  const DataType f32 = DataType::Float(32);
+  te::Tensor a = te::placeholder({37, 19}, f32, "a");
+  te::Tensor b = te::placeholder({19, 53}, f32, "b");
+  te::Tensor bias = te::placeholder({53}, f32, "bias");
+  te::Tensor out = relu(add(matmul(a, b), bias));
+  tir::HostArray in_a = RandomArray(f32, {37, 19}, 3), in_b = RandomArray(f32, {19, 53}, 4);
+  tir::HostArray in_bias = RandomArray(f32, {53}, 5);
+  std::vector<double> want = Reference(in_a, in_b);
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = std::max(0.0, want[i] + in_bias.GetFloat(static_cast<int64_t>(i % 53)));
+  }
+  te::Schedule s = schedule_matmul(out);
+  EXPECT_EQ(s.stages().size(), 6u);  // a, b, bias, the product (the tile), add (inlined), relu
+  tir::HostArray got = test::RunScheduled(s, {a, b, bias}, {out}, {in_a, in_b, in_bias})[0];
+  test::ExpectClose(
+      got, [&](int64_t i) { return want[i]; }, 1.5e-4, "matmul, bias, relu");
+  EXPECT_NE(test::ErrorOf([&] {
+              schedule_matmul(transpose(matmul(a, b)));
+            }).find("schedule_matmul: the epilogue"),
+            std::string::npos);
+}
+
 TEST(TopiMatmul, MismatchedOperandsAreUserErrors) {
   te::Tensor a = te::placeholder({4, 3}, DataType::Float(32), "a");
   te::Tensor b = te::placeholder({4, 5}, DataType::Float(32), "b");
@@ -126,7 +152,10 @@ TEST(TopiMatmul, MismatchedOperandsAreUserErrors) {
   EXPECT_NE(test::ErrorOf([&] { matmul(a, i); }).find("operand types differ ('a' is float32, 'i' is int32)"),
             std::string::npos);
   EXPECT_NE(test::ErrorOf([&] { matmul(batch_a, batch_b); }).find("do not broadcast"), std::string::npos);
-  EXPECT_NE(test::ErrorOf([&] { schedule_matmul(a); }).find("not the output of matmul"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] {
+              schedule_matmul(a);
+            }).find("is neither the output of matmul nor an elementwise epilogue of one"),
+            std::string::npos);
 }
 
 }  // namespace
