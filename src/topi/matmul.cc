@@ -59,15 +59,7 @@ te::Schedule schedule_matmul(const te::Tensor& out, int tile_rows, int vector_la
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
   if (out.ndim() == 0) return s;  // a dot product of two vectors: one reduction loop
-  // The register tile: a cache of the product's output, or under an epilogue the product
-  // itself, the epilogue applied to each tile as it is stored.
-  te::Tensor tile;
-  if (product == out.op()) {
-    tile = s.cache_write(out, "local");
-  } else {
-    tile = te::Tensor(product, 0);
-    s[product].set_scope("local");
-  }
+  te::Tensor tile = detail::RegisterTile(s, out, product);
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
   // The last output dimension is split into vectors; the one before it (M, when there is

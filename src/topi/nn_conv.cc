@@ -162,13 +162,7 @@ te::Schedule ScheduleConvolution(const te::Tensor& out, const te::Operation& con
                                  int vector_lanes) {
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
-  te::Tensor tile;
-  if (conv == out.op()) {
-    tile = s.cache_write(out, "local");
-  } else {
-    tile = te::Tensor(conv, 0);
-    s[conv].set_scope("local");
-  }
+  te::Tensor tile = detail::RegisterTile(s, out, conv);
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;
   auto [column_vectors, lanes] = c.split(axes.back(), vector_lanes);
@@ -263,14 +257,7 @@ te::Schedule schedule_conv2d_nhwc(const te::Tensor& out, int vector_lanes) {
     pad_stage.vectorize(pad_stage.split(vectorized, vector_lanes).second);
     pad_stage.parallel(rows);
   }
-  // The register tile: the convolution itself under an epilogue, else a cache of the output.
-  te::Stage tile_stage;
-  if (conv == out.op()) {
-    tile_stage = s[s.cache_write(out, "local")];
-  } else {
-    tile_stage = s[conv];
-    tile_stage.set_scope("local");
-  }
+  te::Stage tile_stage = s[detail::RegisterTile(s, out, conv)];
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;  // n, p, q, k
   auto [column_tiles, column] = c.split(axes[2], kNhwcTileColumns);

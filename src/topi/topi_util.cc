@@ -150,6 +150,12 @@ void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
                               << ShapeText(anchor_shape) << " of '" << anchor->name << "'";
 }
 
+te::Tensor RegisterTile(te::Schedule& s, const te::Tensor& out, const te::Operation& anchor) {
+  if (anchor == out.op()) return s.cache_write(out, "local");
+  s[anchor].set_scope("local");
+  return te::Tensor(anchor, 0);
+}
+
 void CheckRegisterTile(int64_t rows, int64_t columns, const std::string& op,
                        const std::string& config) {
   const int64_t registers = rows * (columns / kAvx512Lanes);

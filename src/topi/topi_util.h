@@ -92,6 +92,10 @@ te::Operation FindAnchor(const te::Tensor& out,
 // output (what a schedule computing the epilogue on the anchor's tiles needs).
 void CheckEpilogueKeepsShape(const te::Tensor& out, const te::Operation& anchor,
                              const std::string& schedule);
+// The register tile of a schedule computing `anchor` under the elementwise epilogue `out`:
+// a local cache of `out` when it is the anchor, else the anchor itself in local scope (the
+// epilogue then runs on each tile as it is stored).
+te::Tensor RegisterTile(te::Schedule& s, const te::Tensor& out, const te::Operation& anchor);
 
 // zmm registers a GEMM register tile's accumulators may take: the weight vectors of one k
 // step and the broadcast of the other operand need the rest of the 32.

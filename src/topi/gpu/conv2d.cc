@@ -36,8 +36,7 @@ struct ConvSchedule {
     detail::CheckEpilogueKeepsShape(out, conv, schedule);
     detail::InlineInjective(s, {out.op()});
     for (int i : shared_operands) shared.push_back(s.cache_read(operands[i], "shared", {conv}));
-    accumulators = out.op() == conv ? s.cache_write(out, "local") : te::Tensor(conv, 0);
-    if (out.op() != conv) s[accumulators].set_scope("local");
+    accumulators = detail::RegisterTile(s, out, conv);
     output = s[out];
     n = output->leaf_iter_vars[0];
     k = output->leaf_iter_vars[1];

@@ -146,9 +146,7 @@ te::Schedule schedule_matmul_shared(const te::Tensor& out, const MatmulTiling& t
   te::Tensor b_shared = s.cache_read(operands[1], "shared", {product});
   // The products accumulate in registers: the product itself when an epilogue follows, else
   // a cache of it.
-  te::Tensor accumulators =
-      out.op() == product ? s.cache_write(out, "local") : te::Tensor(product, 0);
-  if (out.op() != product) s[accumulators].set_scope("local");
+  te::Tensor accumulators = detail::RegisterTile(s, out, product);
   te::Stage output = s[out];
   const Array<IterVar> leaves = output->leaf_iter_vars;
   const size_t batch_dims = leaves.size() - 2;

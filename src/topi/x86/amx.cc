@@ -96,14 +96,6 @@ PrimExpr DenseSum(const te::Tensor& data, const te::Tensor& packed, const IterVa
   return te::sum(cast(sum_type, data(row)) * cast(sum_type, w), {k});
 }
 
-// The register-block stage of `out`'s schedule: the anchor when it is the output (then a
-// cache_write gives the block stage), else the anchor itself in "local" scope.
-te::Operation BlockStage(te::Schedule& s, const te::Tensor& out, const te::Operation& anchor) {
-  if (anchor == out.op()) return s.cache_write(out, "local").op();
-  s[anchor].set_scope("local");
-  return anchor;
-}
-
 // The output stage's 32 channels of a block as two unrolled 16-lane vectors.
 void VectorizeBlockColumns(te::Stage& o, const IterVar& columns) {
   auto [vector, lane] = o.split(columns, kLanes);
@@ -309,7 +301,7 @@ te::Schedule schedule_conv2d_nchwc_amx(const te::Tensor& out, const Conv2DAttrs&
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op(), conv_data.op()});
-  te::Operation acc = BlockStage(s, out, conv);
+  te::Operation acc = detail::RegisterTile(s, out, conv).op();
   te::Stage o = s[out];
   Array<IterVar> axes = o->leaf_iter_vars;  // n, k, p, q, 32
   auto [column_block, block_column] = o.split(axes[3], int(tiling.block()));
@@ -427,7 +419,7 @@ te::Schedule schedule_dense_amx(const te::Tensor& out) {
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
-  te::Operation acc = BlockStage(s, out, dense);
+  te::Operation acc = detail::RegisterTile(s, out, dense).op();
   te::Stage o = s[out];
   Array<IterVar> axes = o->leaf_iter_vars;  // ..., i, j
   auto [row_block, block_row] = o.split(axes[leading], int(tiling.block()));

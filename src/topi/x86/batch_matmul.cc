@@ -159,13 +159,7 @@ te::Schedule schedule_batch_matmul(const te::Tensor& out, const BatchMatmulConfi
 
   te::Schedule s = te::create_schedule({out.op()});
   detail::InlineInjective(s, {out.op()});
-  te::Tensor tile;
-  if (matmul == out.op()) {
-    tile = s.cache_write(out, "local");
-  } else {
-    s[matmul].set_scope("local");
-    tile = matmul->output(0);
-  }
+  te::Tensor tile = detail::RegisterTile(s, out, matmul);
   te::Stage c = s[out];
   Array<IterVar> axes = c->leaf_iter_vars;  // batch..., i, j
   const size_t batch_dims = axes.size() - 2;

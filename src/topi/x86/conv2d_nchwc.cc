@@ -289,9 +289,7 @@ te::Schedule schedule_conv2d_nchwc(const te::Tensor& out, const Conv2DNCHWcConfi
   te::Tensor conv_data = conv->InputTensors()[0];
   const bool padded = conv_data.op()->tag == detail::kInjective && conv_data.op()->name == "pad";
   detail::InlineInjective(s, {out.op(), conv_data.op()});
-  te::Operation acc = conv;
-  if (conv == out.op()) acc = s.cache_write(out, "local").op();
-  else s[conv].set_scope("local");
+  te::Operation acc = detail::RegisterTile(s, out, conv).op();
 
   te::Stage o = s[out];
   Array<IterVar> axes = o->leaf_iter_vars;  // n, c, p, q, b
