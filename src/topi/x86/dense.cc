@@ -336,15 +336,11 @@ te::Schedule schedule_dense_packed(const te::Tensor& out, const DenseConfig& con
   c.unroll(tile_row);
   c.unroll(lane_vector);
   c.vectorize(vector_lane);
-  if (symbolic_rows) {
-    c.reorder({row_tile, column_block, panel, tile_row, lane_vector, vector_lane});
-  } else {
-    c.reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
-  }
-  // A symbolic row count: row tiles outermost, so that the fused task index gives its
-  // column block by a remainder by a constant (provably in range: the columns need no checks
-  // inside the vector loop) and its row tile by a division by a constant.
-  IterVar tasks = symbolic_rows ? c.fuse(row_tile, column_block) : c.fuse(column_block, row_tile);
+  c.reorder({column_block, row_tile, panel, tile_row, lane_vector, vector_lane});
+  // A symbolic row count: the column blocks are the tasks, each running every row tile over
+  // its block of weights (which stays in cache); fused with the row tiles, the task index
+  // would be divided by their symbolic count.
+  IterVar tasks = symbolic_rows ? column_block : c.fuse(column_block, row_tile);
   // (A batch of one stays an outer loop of one iteration: fused in, it would put a division
   // by the task count into every index.)
   if (batch.defined() && !symbolic_rows && rows_total > m) {
