@@ -120,4 +120,11 @@ void PostOrderVisitDataflow(const Expr& e, const std::function<void(const Expr&)
   PostOrderVisitor(fn, /*enter_callees=*/false).VisitExpr(e);
 }
 
+std::vector<Expr> DataflowOperands(const Expr& e) {
+  if (const auto* call = e.as<CallNode>()) return call->args;
+  if (const auto* tuple = e.as<TupleNode>()) return tuple->fields;
+  if (const auto* item = e.as<TupleGetItemNode>()) return {item->tuple};
+  return {};
+}
+
 }  // namespace loom::graph

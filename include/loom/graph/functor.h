@@ -12,6 +12,7 @@
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "loom/graph/expr.h"
 #include "loom/support/stack.h"
@@ -65,5 +66,9 @@ void PostOrderVisit(const Expr& e, const std::function<void(const Expr&)>& fn);
 // The same over e's dataflow only: the bodies of the functions that calls apply (fused
 // groups, each its own scope) are not entered; the called Function nodes are not visited.
 void PostOrderVisitDataflow(const Expr& e, const std::function<void(const Expr&)>& fn);
+
+// The values dataflow node `e` reads: a call's arguments, a tuple's fields, a tuple item's
+// tuple; none for any other node.
+std::vector<Expr> DataflowOperands(const Expr& e);
 
 }  // namespace loom::graph

@@ -23,14 +23,6 @@
 namespace loom::frontend::onnx {
 namespace {
 
-// The operands of graph value `e`.
-std::vector<graph::Expr> Operands(const graph::Expr& e) {
-  if (const auto* call = e.as<graph::CallNode>()) return call->args;
-  if (const auto* tuple = e.as<graph::TupleNode>()) return tuple->fields;
-  if (const auto* item = e.as<graph::TupleGetItemNode>()) return {item->tuple};
-  return {};
-}
-
 // A loop body's values rewritten to read the values around the loop through parameters of
 // their own: each largest part of the body that depends on none of the body's parameters
 // (a model input, a value computed before the loop, or work the body repeats on them) is
@@ -43,7 +35,7 @@ class CaptureOuterValues : public graph::ExprMutator {
     for (const graph::Var& param : params) varies_.insert(param.get());
     for (const graph::Expr& output : outputs) {
       graph::PostOrderVisit(output, [&](const graph::Expr& e) {
-        for (const graph::Expr& operand : Operands(e)) {
+        for (const graph::Expr& operand : graph::DataflowOperands(e)) {
           if (varies_.count(operand.get())) varies_.insert(e.get());
         }
       });

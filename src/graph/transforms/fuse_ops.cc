@@ -56,7 +56,7 @@ struct IndexedGraph {
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       const Expr& e = graph.nodes[i].expr;
       OpPattern pattern = graph.nodes[i].pattern;
-      for (const Expr& operand : Operands(e)) {
+      for (const Expr& operand : DataflowOperands(e)) {
         auto it = graph.index.find(operand.get());
         if (it == graph.index.end()) continue;  // a variable or constant
         graph.nodes[it->second].outputs.push_back(
@@ -87,7 +87,7 @@ struct IndexedGraph {
           });
       if (!consumers_are_anchors) continue;
       const Type& out = node.expr.type();
-      for (const Expr& operand : Operands(node.expr)) {
+      for (const Expr& operand : DataflowOperands(node.expr)) {
         auto it = index.find(operand.get());
         const Type& in = operand.type();
         if (it == index.end() || !in.is_tensor() || !out.is_tensor() ||
@@ -99,13 +99,6 @@ struct IndexedGraph {
         }
       }
     }
-  }
-
-  static std::vector<Expr> Operands(const Expr& e) {
-    if (const auto* call = e.as<CallNode>()) return call->args;
-    if (const auto* tuple = e.as<TupleNode>()) return tuple->fields;
-    if (const auto* item = e.as<TupleGetItemNode>()) return {item->tuple};
-    return {};
   }
 
   // Only calls of operators with a tensor result take part in fusion.
@@ -347,7 +340,7 @@ class GroupBuilder {
 
   Expr RebuildOutside(const Expr& e) const {
     std::vector<Expr> operands;
-    for (const Expr& operand : IndexedGraph::Operands(e)) operands.push_back(Mapped(operand));
+    for (const Expr& operand : DataflowOperands(e)) operands.push_back(Mapped(operand));
     if (e.as<TupleNode>()) return MakeTuple(std::move(operands));
     if (const auto* item = e.as<TupleGetItemNode>()) {
       return MakeTupleGetItem(operands[0], item->index);
