@@ -110,6 +110,18 @@ std::optional<bool> HostHasCpuFeature(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<std::string> HostCpuFeatures() {
+  std::vector<std::string> present;
+#if defined(__x86_64__)
+  for (const CpuidFeature& feature : kCpuidFeatures) {
+    if (HostHasCpuFeature(feature.name) == true) present.push_back(feature.name);
+  }
+#elif defined(__aarch64__)
+  present.push_back("neon");
+#endif
+  return present;
+}
+
 bool RequestTileRegisters() {
 #if defined(__linux__) && defined(__x86_64__)
   static const bool granted = [] {

@@ -61,6 +61,19 @@ void CheckFitsInFile(const std::string& path, const char* what, uint64_t offset,
 
 }  // namespace
 
+std::string HostArchitecture() { return MachineName(kHostMachine); }
+
+std::string LibraryArchitecture(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  LOOM_CHECK_USER(in.good()) << "'" << path << "': the file cannot be read; check the path";
+  Elf64_Ehdr header{};
+  in.read(reinterpret_cast<char*>(&header), sizeof(header));
+  LOOM_CHECK_USER(in.gcount() == sizeof(header) &&
+                  std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0)
+      << "'" << path << "': not a shared library (the file has no ELF header); " << kExportHint;
+  return MachineName(header);
+}
+
 void CheckLibraryFile(const std::string& path) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);

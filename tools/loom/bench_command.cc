@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "loom/rpc/client.h"
 #include "loom/runtime/device_api.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/vta/runtime.h"
 #include "model_commands.h"
+#include "rpc_commands.h"
 
 namespace loom::cli {
 namespace {
@@ -28,7 +30,9 @@ struct BenchCommandOptions {
   std::optional<int> threads;
   int repeat = 20;
   int warmup = 5;
-  bool profile = false;  std::string vta_config;
+  bool profile = false;
+  std::string vta_config;
+  RemoteOptions remote;
   std::vector<std::string> input_shapes;  // NAME=DxDx...: random inputs of these shapes
 };
 
@@ -106,10 +110,20 @@ void PrintProfile(runtime::Executor& executor, int repeat) {
 
 void RunBench(const BenchCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
-  int threads = ConfigureThreads(options.threads);
-  ConfigureVta(options.vta_config);
-  std::unique_ptr<runtime::Executor> loaded = runtime::LoadExecutor(options.model_path);
-  runtime::Executor& executor = *loaded;
+  RemoteModel remote;
+  int threads = 0;
+  if (options.remote.remote()) {
+    LOOM_CHECK_USER(!options.profile)
+        << "--profile is not available with a remote device: run `loom bench --profile` there";
+    remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));
+    threads = remote.threads;
+    std::fprintf(stderr, "running on %s\n", remote.device.c_str());
+  } else {
+    threads = ConfigureThreads(options.threads);
+    ConfigureVta(options.vta_config);
+    remote.executor = runtime::LoadExecutor(options.model_path);
+  }
+  runtime::Executor& executor = *remote.executor;
   std::map<std::string, runtime::NDArray> given =
       LoadInputs(executor, options.inputs, /*require_all=*/false);
   std::map<std::string, std::vector<int64_t>> shapes = ParseInputShapes(options.input_shapes);
@@ -145,13 +159,21 @@ void RunBench(const BenchCommandOptions& options) {
                            << "'";
   }
 
-  for (int i = 0; i < options.warmup; ++i) executor.Run();
   std::vector<double> ms;
-  for (int i = 0; i < options.repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    executor.Run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
+  if (auto* on_device = dynamic_cast<rpc::RemoteExecutor*>(&executor)) {
+    // Timed where it runs: the network's round trips are not the model's latency.
+    for (double seconds : on_device->TimeRuns(options.warmup, options.repeat)) {
+      ms.push_back(seconds * 1e3);
+    }
+  } else {
+    for (int i = 0; i < options.warmup; ++i) executor.Run();
+    for (int i = 0; i < options.repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      executor.Run();
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
   }
   double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   std::printf("median_ms=%.3f min_ms=%.3f max_ms=%.3f mean_ms=%.3f repeat=%d threads=%d\n",
@@ -183,7 +205,9 @@ void AddBenchCommand(CLI::App& app) {
       "order. A model of symbolic dimensions (run by the virtual machine) is timed at the "
       "shapes --input-shape chooses.\n\n"
       "Example: loom bench resnet18.so --threads 1 --repeat 50\n"
-      "         loom bench encoder.so --input-shape hidden_states=1x384x768\n");
+      "         loom bench encoder.so --input-shape hidden_states=1x384x768\n"
+      "With --rpc HOST:PORT (or --tracker and --device-key) the model is uploaded to a `loom rpc "
+      "server` and timed there, on the device.\n");
   command->add_option("model", options->model_path, "Compiled model (.so from loom compile)")
       ->required();
   command->add_option("-i,--input", options->inputs,
@@ -207,6 +231,7 @@ void AddBenchCommand(CLI::App& app) {
   command->add_option("--vta-config", options->vta_config,
                       "The VTA device's configuration (JSON) for a model compiled for VTA; "
                       "default: the default configuration (vta/default_config.json)");
+  AddRemoteOptions(*command, options->remote);
   command->callback([options] { RunBench(*options); });
 }
 

@@ -1,14 +1,14 @@
 // `loom`: command-line entry point. A failure prints "loom: error: <message>" and exits 1;
 // the message is one line (the few that list several problems keep a line for each), and
 // LOOM_BACKTRACE=1 adds the stack of the throw.
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "loom/support/error.h"
 #include "model_commands.h"
+#include "rpc_commands.h"
 #include "throw_backtrace.h"
 #include "vta_commands.h"
 
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   loom::cli::AddBenchCommand(app);
   loom::cli::AddInspectCommand(app);
   loom::cli::AddVtaCommands(app);
+  loom::cli::AddRpcCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "loom/runtime/graph_executor.h"
 #include "model_commands.h"
+#include "rpc_commands.h"
 
 namespace loom::cli {
 namespace {
@@ -22,7 +23,9 @@ struct RunCommandOptions {
   std::vector<std::string> inputs;
   std::string output_dir;
   std::optional<int> threads;
-  int values_shown = 8;  std::string vta_config;
+  int values_shown = 8;
+  std::string vta_config;
+  RemoteOptions remote;
 };
 
 // One file name per output, from its name: distinct even when two sanitized names collide.
@@ -43,10 +46,16 @@ std::vector<std::string> OutputFileNames(const runtime::Executor& executor) {
 
 void RunRun(const RunCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
-  ConfigureThreads(options.threads);
-  ConfigureVta(options.vta_config);
-  std::unique_ptr<runtime::Executor> loaded = runtime::LoadExecutor(options.model_path);
-  runtime::Executor& executor = *loaded;
+  RemoteModel remote;
+  if (options.remote.remote()) {
+    remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));
+    std::cout << "running on " << remote.device << "\n";
+  } else {
+    ConfigureThreads(options.threads);
+    ConfigureVta(options.vta_config);
+    remote.executor = runtime::LoadExecutor(options.model_path);
+  }
+  runtime::Executor& executor = *remote.executor;
   std::map<std::string, runtime::NDArray> inputs =
       LoadInputs(executor, options.inputs, /*require_all=*/true);
   for (const auto& [name, value] : inputs) executor.SetInput(name, value);
@@ -86,7 +95,10 @@ void AddRunCommand(CLI::App& app) {
       "printed with its first "
       "values and, with --output-dir, written there as <output name>.npy (characters other "
       "than letters, digits, '.', '-' and '_' in the name become '_').\n\n"
-      "Example: loom run resnet18.so --input input=image.npy --output-dir out/\n");
+      "With --rpc HOST:PORT (or --tracker and --device-key) the model is uploaded to a `loom rpc "
+      "server` and run there; inputs and outputs travel with it.\n\n"
+      "Example: loom run resnet18.so --input input=image.npy --output-dir out/\n"
+      "         loom run resnet18-arm.so --rpc 127.0.0.1:9090 --input input=image.npy\n");
   command->add_option("model", options->model_path, "Compiled model (.so from loom compile)")
       ->required();
   command->add_option("-i,--input", options->inputs, "NAME=FILE.npy: a model input; repeatable");
@@ -103,6 +115,7 @@ void AddRunCommand(CLI::App& app) {
   command->add_option("--vta-config", options->vta_config,
                       "The VTA device's configuration (JSON) for a model compiled for VTA; "
                       "default: the default configuration (vta/default_config.json)");
+  AddRemoteOptions(*command, options->remote);
   command->callback([options] { RunRun(*options); });
 }
 

@@ -14,6 +14,10 @@ namespace loom::runtime {
 // cannot tell (a name it does not check, or a CPU architecture it has no list for).
 std::optional<bool> HostHasCpuFeature(const std::string& name);
 
+// The features this CPU has among those the runtime checks, in LLVM's names ("avx2",
+// "avx512f", ...; "neon" on AArch64, where it is the baseline): what an RPC server reports.
+std::vector<std::string> HostCpuFeatures();
+
 // Asks Linux, once per process, for the AMX tile-data state (arch_prctl
 // ARCH_REQ_XCOMP_PERM, Linux 5.16+): a process that has not asked stops with SIGILL at its
 // first tile instruction. True when granted; false on a CPU without AMX tiles, another OS,

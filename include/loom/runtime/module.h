@@ -73,6 +73,13 @@ Module LoadModuleFromFile(const std::string& path);
 // shared library for this machine whose headers fit in the file.
 void CheckLibraryFile(const std::string& path);
 
+// The architecture a shared library was built for, as MachineName spells it ("x86_64",
+// "aarch64"; "... (32-bit)" or "(big-endian)" added for such a file); a file without an ELF
+// header is a loom::Error naming it.
+std::string LibraryArchitecture(const std::string& path);
+// The architecture this runtime runs on, in the same spelling.
+std::string HostArchitecture();
+
 // Makes a module from the bytes a code generator serialized it to (one import of an exported
 // library). Loaders register by the type key the serializer wrote; "dso" (a shared library's
 // bytes) is built in. A device runtime registers its own ("cuda", ...) when it loads.
