@@ -43,10 +43,11 @@ def compile_model(loom, model_path, artifact_path, opt_level=None, input_shapes=
     return time.perf_counter() - start
 
 
-def run_model(loom, artifact_path, inputs, workdir, timeout=None):
+def run_model(loom, artifact_path, inputs, workdir, timeout=None, extra_args=()):
     """Runs `loom run` on `inputs` (name -> array, saved as .npy under `workdir`); returns
     the outputs it wrote, by output name. `loom` is the binary, or a command that runs it
-    (an emulator and its arguments first)."""
+    (an emulator and its arguments first); `extra_args` go on `loom run`'s command line as
+    given (`--rpc HOST:PORT`, `--threads`, ...)."""
     input_dir = os.path.join(workdir, "inputs")
     output_dir = os.path.join(workdir, "outputs")
     os.makedirs(input_dir, exist_ok=True)
@@ -54,7 +55,7 @@ def run_model(loom, artifact_path, inputs, workdir, timeout=None):
     for stale in os.listdir(output_dir):
         os.remove(os.path.join(output_dir, stale))
     command = [*([loom] if isinstance(loom, str) else loom), "run", artifact_path,
-               "--output-dir", output_dir]
+               *extra_args, "--output-dir", output_dir]
     for name, array in inputs.items():
         path = os.path.join(input_dir, f"{name}.npy")
         np.save(path, array)

@@ -9,30 +9,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iomanip>
 #include <limits>
 #include <sstream>
 #include <thread>
 
+#include "kernel_check.h"
 #include "loom/runtime/device_api.h"
-#include "loom/runtime/module.h"
-#include "loom/runtime/ndarray.h"
-#include "loom/runtime/thread_pool.h"
 #include "loom/support/error.h"
 #include "loom/target/build.h"
 #include "loom/target/target_kind.h"
+#include "remote_measure.h"
 
 namespace loom::autotune {
 
@@ -154,263 +147,6 @@ MeasureResult Outcome(const Child& child, double timeout_s, const char* what) {
   return result;
 }
 
-// The kernel's description, beside its library, for the runner.
-void WriteDescription(const graph::MeasurableKernel& kernel, const std::string& path) {
-  std::ofstream out(path);
-  auto step = [&](const graph::MeasurableKernel::Step& s) {
-    out << s.function << " " << s.arguments.size();
-    for (size_t a : s.arguments) out << " " << a;
-    out << "\n";
-  };
-  out << kernel.buffers.size() << "\n";
-  for (const auto& buffer : kernel.buffers) {
-    out << buffer.dtype.str() << " " << buffer.input << " " << buffer.weight << " "
-        << buffer.shape.size();
-    for (int64_t extent : buffer.shape) out << " " << extent;
-    out << "\n";
-  }
-  out << kernel.setup.size() << "\n";
-  for (const auto& s : kernel.setup) step(s);
-  step(kernel.timed);
-  out << kernel.finish.size() << "\n";
-  for (const auto& s : kernel.finish) step(s);
-  out << kernel.result << "\n";
-}
-
-struct Description {
-  struct Buffer {
-    DataType dtype = DataType::Float(32);
-    bool input = false, weight = false;
-    std::vector<int64_t> shape;
-  };
-  std::vector<Buffer> buffers;
-  std::vector<graph::MeasurableKernel::Step> setup, finish;
-  graph::MeasurableKernel::Step timed;
-  size_t result = 0;
-};
-
-Description ReadDescription(const std::string& path) {
-  std::ifstream in(path);
-  Description d;
-  auto step = [&] {
-    graph::MeasurableKernel::Step s;
-    size_t count = 0;
-    in >> s.function >> count;
-    s.arguments.resize(count);
-    for (size_t& a : s.arguments) in >> a;
-    return s;
-  };
-  size_t count = 0;
-  in >> count;
-  for (size_t i = 0; i < count; ++i) {
-    Description::Buffer buffer;
-    std::string dtype;
-    size_t rank = 0;
-    in >> dtype >> buffer.input >> buffer.weight >> rank;
-    buffer.dtype = DataType::Parse(dtype);
-    buffer.shape.resize(rank);
-    for (int64_t& extent : buffer.shape) in >> extent;
-    d.buffers.push_back(std::move(buffer));
-  }
-  in >> count;
-  for (size_t i = 0; i < count; ++i) d.setup.push_back(step());
-  d.timed = step();
-  in >> count;
-  for (size_t i = 0; i < count; ++i) d.finish.push_back(step());
-  in >> d.result;
-  LOOM_ICHECK(in) << "the kernel description " << path << " is incomplete";
-  return d;
-}
-
-// Values from a fixed sequence, so that every candidate sees the same inputs: in [-1, 1] for
-// float32, integers in [-128, 127] (int8's range) for an integer type.
-void FillRandom(const runtime::NDArray& array, uint64_t seed) {
-  const DataType dtype = array.dtype();
-  const int64_t n = array.NumElements();
-  uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-  for (int64_t i = 0; i < n; ++i) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    const double unit = static_cast<double>(state >> 40) / double(1 << 23) - 1.0;  // [-1, 1)
-    const int64_t integer = static_cast<int64_t>(std::floor(unit * 128));
-    if (dtype == DataType::Float(32))
-      static_cast<float*>(array.data())[i] = float(unit);
-    else if (dtype == DataType::Int(8))
-      static_cast<int8_t*>(array.data())[i] = int8_t(integer);
-    else if (dtype == DataType::Int(32))
-      static_cast<int32_t*>(array.data())[i] = int32_t(integer);
-    else
-      LOOM_THROW << "a measured kernel's input is " << dtype.str() << "; float32, int8 or int32";
-  }
-}
-
-// The values of a host array of a type FillRandom fills, as doubles (to compare results).
-std::vector<double> ValuesOf(const runtime::NDArray& array) {
-  const DataType dtype = array.dtype();
-  std::vector<double> values(static_cast<size_t>(array.NumElements()));
-  auto read = [&](const auto* data) { std::copy(data, data + values.size(), values.begin()); };
-  if (dtype == DataType::Float(32))
-    read(static_cast<const float*>(array.data()));
-  else if (dtype == DataType::Int(8))
-    read(static_cast<const int8_t*>(array.data()));
-  else if (dtype == DataType::Int(32))
-    read(static_cast<const int32_t*>(array.data()));
-  else
-    LOOM_THROW << "a measured kernel's result is " << dtype.str() << "; float32, int8 or int32";
-  return values;
-}
-
-std::vector<runtime::NDArray> Arguments(const std::vector<runtime::NDArray>& buffers,
-                                        const graph::MeasurableKernel::Step& step) {
-  std::vector<runtime::NDArray> args;
-  for (size_t a : step.arguments) args.push_back(buffers[a]);
-  return args;
-}
-
-// Writes over a buffer larger than the last-level cache, so that the next call starts cold.
-void FlushCaches() {
-  static std::vector<char> buffer(size_t{256} << 20);
-  static char value = 0;
-  std::memset(buffer.data(), ++value, buffer.size());
-}
-
-// Writes back and drops every cache line of `arrays` from every cache level, so that their next
-// reads come from memory. The runtime's pool does it, each thread a share of the lines: the work
-// is quicker, and the workers are awake, not asleep, when the timed call starts (a kernel timed
-// after an eviction on the calling thread alone paid the workers' wake-up).
-void EvictFromCaches(const std::vector<const runtime::NDArray*>& arrays) {
-  struct Ranges {
-    std::vector<std::pair<const char*, size_t>> bytes;
-  } ranges;
-  for (const runtime::NDArray* array : arrays) {
-    ranges.bytes.emplace_back(static_cast<const char*>(array->data()),
-                              static_cast<size_t>(array->NumElements()) * array->dtype().bytes());
-  }
-  auto evict = [](int32_t task, LoomParallelGroupEnv* env, void* data) -> int32_t {
-    constexpr size_t kLine = 64;  // a line is at least this long on the hosts below
-    for (const auto& [begin, size] : static_cast<Ranges*>(data)->bytes) {
-      const size_t lines = (size + kLine - 1) / kLine;
-      const size_t share = (lines + env->num_task - 1) / env->num_task;
-      const size_t first = share * task, last = std::min(lines, first + share);
-      for (size_t line = first; line < last; ++line) {
-        const char* address = begin + line * kLine;
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_clflush(address);
-#elif defined(__aarch64__)
-        asm volatile("dc civac, %0" : : "r"(address) : "memory");
-#else
-        (void)address;
-#endif
-      }
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_mfence();
-#elif defined(__aarch64__)
-    asm volatile("dsb ish" : : : "memory");
-#endif
-    return 0;
-  };
-#if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__)
-  FlushCaches();  // no instruction to evict a line: write over the caches instead
-#endif
-  LOOM_ICHECK(runtime::ThreadPool::Global().Launch(evict, &ranges, 0) == 0)
-      << "evicting the weights from the caches failed";
-}
-
-// The runner's child: loads the library, runs the kernel, checks and times it. The kernel's
-// tensors live on `device` (configured as `configuration` when it comes in several); a
-// simulated device's modelled time replaces the host's wall time.
-std::string RunKernel(const std::string& library, const std::string& description,
-                      const std::string& reference, bool write_reference,
-                      const MeasureOptions& options, DLDevice device,
-                      const std::string& configuration) {
-  const Description d = ReadDescription(description);
-  runtime::DeviceAPI* api = runtime::GetDeviceAPI(static_cast<DLDeviceType>(device.device_type));
-  if (!configuration.empty()) api->SetConfiguration(configuration);
-  runtime::Module module = runtime::LoadModuleFromFile(library);
-  std::vector<runtime::NDArray> buffers;
-  for (size_t i = 0; i < d.buffers.size(); ++i) {
-    runtime::NDArray host = runtime::NDArray::Empty(d.buffers[i].shape, d.buffers[i].dtype);
-    // Inputs random, the rest zeros: a run never depends on what the heap held before.
-    if (d.buffers[i].input)
-      FillRandom(host, i + 1);
-    else
-      std::memset(host.data(), 0, host.NumBytes());
-    buffers.push_back(device.device_type == kDLCPU ? host : host.CopyTo(device));
-  }
-  auto call = [&](const graph::MeasurableKernel::Step& step) {
-    module.GetRequiredFunction(step.function).CallWithArrays(Arguments(buffers, step));
-    if (device.device_type != kDLCPU) api->StreamSync(device);
-  };
-  for (const auto& step : d.setup) call(step);
-  api->TakeSimulatedSeconds();  // the setup's
-  Clock::time_point first = Clock::now();
-  call(d.timed);
-  const double first_seconds = SecondsSince(first);
-  const std::optional<double> simulated = api->TakeSimulatedSeconds();
-  for (const auto& step : d.finish) call(step);
-
-  const std::vector<double> got = ValuesOf(buffers[d.result].CopyTo(runtime::kHostDevice));
-  const size_t n = got.size();
-  if (write_reference) {
-    std::ofstream(reference, std::ios::binary)
-        .write(reinterpret_cast<const char*>(got.data()),
-               static_cast<std::streamsize>(n * sizeof(double)));
-  } else {
-    std::vector<double> want(n);
-    std::ifstream(reference, std::ios::binary)
-        .read(reinterpret_cast<char*>(want.data()),
-              static_cast<std::streamsize>(n * sizeof(double)));
-    double largest = 0, worst = 0;
-    size_t worst_at = 0;
-    for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(want[i]));
-    for (size_t i = 0; i < n; ++i) {
-      const double diff = std::fabs(got[i] - want[i]);
-      if (!(diff <= worst)) worst = diff, worst_at = i;  // NaN counts as the worst
-    }
-    if (!(worst <= options.tolerance * std::max(largest, 1.0))) {
-      std::ostringstream text;
-      text << "wrong_result element " << worst_at << " is " << got[worst_at] << ", the default "
-           << "point computes " << want[worst_at] << " (|diff| " << worst << ")";
-      return text.str();
-    }
-  }
-  std::ostringstream text;
-  text << std::setprecision(17) << "ok";
-  if (simulated) {
-    // The model's time is the same on every run: one is the measurement.
-    for (int r = 0; r < options.repeat; ++r) text << " " << *simulated;
-    return text.str();
-  }
-  // Enough calls per timing to last min_repeat_ms.
-  const int64_t number = std::max<int64_t>(
-      1,
-      static_cast<int64_t>(std::ceil(options.min_repeat_ms / 1e3 / std::max(first_seconds, 1e-9))));
-  std::vector<const runtime::NDArray*> weights;
-  for (size_t a : d.timed.arguments) {
-    if (d.buffers[a].weight && options.cold_weights) weights.push_back(&buffers[a]);
-  }
-  runtime::PackedFunc timed = module.GetRequiredFunction(d.timed.function);
-  const std::vector<runtime::NDArray> timed_arguments = Arguments(buffers, d.timed);
-  for (int r = 0; r < options.repeat; ++r) {
-    if (options.flush_cache) FlushCaches();
-    double seconds = 0;
-    if (weights.empty()) {
-      Clock::time_point start = Clock::now();
-      for (int64_t i = 0; i < number; ++i) timed.CallWithArrays(timed_arguments);
-      seconds = SecondsSince(start);
-    } else {
-      for (int64_t i = 0; i < number; ++i) {
-        EvictFromCaches(weights);
-        Clock::time_point start = Clock::now();
-        timed.CallWithArrays(timed_arguments);
-        seconds += SecondsSince(start);
-      }
-    }
-    text << " " << seconds / static_cast<double>(number);
-  }
-  return text.str();
-}
-
 }  // namespace
 
 const char* MeasureErrorName(MeasureError error) {
@@ -471,6 +207,11 @@ Measurer::Measurer(graph::TuningWorkload workload, Target target, MeasureOptions
   const TargetKind& kind = target_.kind_def();
   device_ = DLDevice{static_cast<DLDeviceType>(kind.device_type), 0};
   if (kind.device_configuration) configuration_ = kind.device_configuration(target_);
+  LOOM_CHECK_USER(!options_.remote.enabled() || device_.device_type == kDLCPU)
+      << "Measurer: remote devices measure CPU kernels; " << target_.str()
+      << " runs its kernels on another device: tune it on a machine that has the device";
+  LOOM_CHECK_USER(!options_.remote.enabled() || !options_.remote.device_key.empty())
+      << "Measurer: measuring on a tracker's devices needs their device key";
 }
 
 Measurer::~Measurer() {
@@ -523,8 +264,9 @@ MeasureResult Measurer::Run(const Built& built, bool reference) {
   const std::string reference_path = folder_ + "/reference.bin";
   Child child = StartChild([&] {
     try {
-      return RunKernel(built.library, built.description, reference_path, reference, options_,
-                       device_, configuration_);
+      LocalKernelHost host(device_, configuration_);
+      return CheckAndTime(host, built.library, built.description, reference_path, reference,
+                          options_);
     } catch (const std::exception& e) {
       std::string message = e.what();
       std::replace(message.begin(), message.end(), '\n', ' ');
@@ -548,13 +290,38 @@ void Measurer::Discard(const Built& built) {
   std::filesystem::remove(built.description, ignored);
 }
 
+std::vector<MeasureResult> Measurer::RunAll(const std::vector<const Built*>& built,
+                                            bool reference) {
+  std::vector<MeasureResult> results(built.size());
+  std::vector<KernelFiles> remote_kernels;
+  std::vector<size_t> remote_positions;
+  for (size_t i = 0; i < built.size(); ++i) {
+    if (built[i]->failure.error != MeasureError::kNone) {
+      results[i] = built[i]->failure;
+    } else if (options_.remote.enabled()) {
+      remote_kernels.push_back({built[i]->library, built[i]->description});
+      remote_positions.push_back(i);
+    } else {
+      results[i] = Run(*built[i], reference);
+    }
+  }
+  if (remote_kernels.empty()) return results;
+  std::vector<MeasureResult> measured =
+      MeasureOnRemoteDevices(remote_kernels, folder_ + "/reference.bin", reference, options_);
+  for (size_t k = 0; k < measured.size(); ++k) {
+    const size_t i = remote_positions[k];
+    results[i] = std::move(measured[k]);
+    results[i].build_seconds = built[i]->failure.build_seconds;
+  }
+  return results;
+}
+
 void Measurer::MeasureReference() {
   if (have_reference_) return;
   const topi::Config fallback =
       graph::FindTuningTemplate(workload_.template_name).default_config(workload_.args);
   std::vector<Built> built = Build({fallback});
-  MeasureResult result = built[0].failure;
-  if (result.error == MeasureError::kNone) result = Run(built[0], /*reference=*/true);
+  MeasureResult result = RunAll({&built[0]}, /*reference=*/true)[0];
   Discard(built[0]);
   LOOM_CHECK_USER(result.error == MeasureError::kNone)
       << "cannot tune " << workload_.str() << ": its default point {" << fallback.str()
@@ -575,15 +342,19 @@ std::vector<std::vector<MeasureResult>> Measurer::MeasureRounds(
   LOOM_CHECK_USER(rounds >= 1) << "MeasureRounds: rounds must be at least 1, got " << rounds;
   MeasureReference();
   std::vector<Built> built = Build(configs);
-  std::vector<std::vector<MeasureResult>> results(configs.size());
+  // Round r runs the configs in turn from the r-th on (on remote devices, several at once).
+  std::vector<const Built*> order;
+  std::vector<size_t> config_of;
   for (int round = 0; round < rounds; ++round) {
     for (size_t k = 0; k < built.size(); ++k) {
       const size_t i = (k + static_cast<size_t>(round)) % built.size();
-      const Built& b = built[i];
-      results[i].push_back(b.failure.error == MeasureError::kNone ? Run(b, /*reference=*/false)
-                                                                  : b.failure);
+      order.push_back(&built[i]);
+      config_of.push_back(i);
     }
   }
+  std::vector<MeasureResult> measured = RunAll(order, /*reference=*/false);
+  std::vector<std::vector<MeasureResult>> results(configs.size());
+  for (size_t k = 0; k < measured.size(); ++k) results[config_of[k]].push_back(measured[k]);
   for (const Built& b : built) Discard(b);
   return results;
 }

@@ -196,7 +196,7 @@ std::shared_ptr<Session> Session::Connect(const Address& server, const std::stri
   Socket socket = rpc::Connect(server, options.connect_timeout_s, "rpc session");
   std::shared_ptr<Session> session(new Session(server, std::move(socket), options));
   Writer hello = Request(Op::kHello);
-  hello.U32(kMagic).U32(kProtocolVersion).Str(key);
+  hello.U32(kMagic).U32(kProtocolVersion).Str(key).F64(options.call_timeout_s);
   const std::string reply = session->Call(hello, Op::kHello);
   Reader r(reply, "hello reply from " + server.str());
   const uint32_t version = r.U32();
@@ -235,6 +235,7 @@ std::string Session::Call(const Writer& request, Op op) {
   if (status != FrameStatus::kOk) {
     socket_.Close();
     if (status == FrameStatus::kTimeout) {
+      timed_out_ = true;
       LOOM_THROW << "the server at " << address_.str() << " did not answer '" << OpName(op)
                  << "' within " << options_.call_timeout_s << " s; the session is closed";
     }

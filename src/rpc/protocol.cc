@@ -90,6 +90,7 @@ std::string DeviceInfo::str() const {
 void TimeRequest::Write(Writer& w) const {
   w.U32(number).U32(repeat).F64(min_repeat_ms).U32(static_cast<uint32_t>(cold_arguments.size()));
   for (uint32_t position : cold_arguments) w.U32(position);
+  w.U8(flush_caches ? 1 : 0);
 }
 
 TimeRequest TimeRequest::Read(Reader& r) {
@@ -100,6 +101,7 @@ TimeRequest TimeRequest::Read(Reader& r) {
   const uint32_t count = r.U32();
   if (count > 1024) r.Malformed(std::to_string(count) + " cold arguments");
   for (uint32_t i = 0; i < count; ++i) request.cold_arguments.push_back(r.U32());
+  request.flush_caches = r.U8() != 0;
   return request;
 }
 

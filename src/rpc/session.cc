@@ -63,7 +63,7 @@ void CheckUploadName(const std::string& name) {
 class Session {
  public:
   Session(int fd, std::string folder, const ServerOptions& options)
-      : fd_(fd), folder_(std::move(folder)), options_(options) {}
+      : fd_(fd), folder_(std::move(folder)), options_(options), max_call_s_(options.max_call_s) {}
 
   void Serve();
 
@@ -98,6 +98,7 @@ class Session {
   int fd_;
   std::string folder_;
   const ServerOptions& options_;
+  double max_call_s_;  // the server's limit, or the client's when it is shorter
   uint64_t uploaded_bytes_ = 0;
   uint64_t array_bytes_ = 0;
   std::map<std::string, uint64_t> upload_sizes_;
@@ -155,7 +156,7 @@ void Session::Serve() {
       op = static_cast<Op>(r.U8());
       // A request that runs past the limit (a kernel that never returns) ends the session's
       // process; the client sees its connection close.
-      alarm(static_cast<unsigned>(std::ceil(options_.max_call_s)));
+      alarm(static_cast<unsigned>(std::ceil(max_call_s_)));
       reply = Handle(op, r, &close);
       alarm(0);
     } catch (const std::exception& e) {
@@ -183,8 +184,11 @@ bool Session::Hello(const std::string& payload) {
       refusal = "protocol version mismatch: the server speaks version " +
                 std::to_string(kProtocolVersion) + ", the client " + std::to_string(version) +
                 "; use the same Loom release on both sides";
-    } else if (!options_.key.empty() && !KeysMatch(options_.key, r.Str(4096))) {
+    } else if (const std::string key = r.Str(4096);
+               !options_.key.empty() && !KeysMatch(options_.key, key)) {
       refusal = "wrong key: the server requires the key it was started with (--key/--key-file)";
+    } else if (const double limit = r.F64(); limit > 0 && limit < max_call_s_) {
+      max_call_s_ = limit;  // the client gives up sooner: a hung request ends then
     }
   } catch (const Error& e) {
     refusal = e.what();
@@ -448,6 +452,7 @@ std::string Session::CallFunction(Reader& r, bool timed) {
   options.repeat = static_cast<int>(request.repeat);
   options.min_repeat_ms = request.min_repeat_ms;
   options.cold_arguments.assign(request.cold_arguments.begin(), request.cold_arguments.end());
+  options.flush_caches = request.flush_caches;
   const std::vector<double> seconds = runtime::TimeFunction(function, arguments, options);
   Writer w = OkWriter();
   w.U32(static_cast<uint32_t>(seconds.size()));

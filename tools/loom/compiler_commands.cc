@@ -502,6 +502,12 @@ void RunTune(const TuneCommandOptions& options) {
   tune.batch_size = static_cast<size_t>(options.batch_size);
   tune.records_path = options.records_path;
   tune.resume = options.resume;
+  tune.measure.remote.tracker = options.tracker;
+  tune.measure.remote.device_key = options.device_key;
+  tune.measure.remote.key = options.key;
+  tune.measure.remote.max_devices = options.devices;
+  LOOM_CHECK_USER(options.tracker.empty() || !options.device_key.empty())
+      << "--tracker needs --device-key: the key of the devices to measure on (aarch64-neon)";
   autotune::CheckTuneOptions(tune);
   CheckQuantizeOptions(options.quantization);
   const double budget = tune.budget_seconds;

@@ -58,6 +58,13 @@ struct TuneCommandOptions {
   int batch_size = 16;
   bool quiet = false;
   QuantizeCommandOptions quantization;
+  // Measuring on a tracker's devices (--tracker, --device-key; the key resolved from --key or
+  // --key-file before the module runs).
+  std::string tracker;
+  std::string device_key;
+  std::string key;
+  std::string key_file;
+  int devices = 0;
 };
 
 struct InspectCommandOptions {

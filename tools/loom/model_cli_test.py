@@ -1,4 +1,4 @@
-"""End-to-end test of `loom compile`, `run`, `bench` and `inspect` on a small ONNX model built
+"""End-to-end test of `loom compile`, `tune`, `run`, `bench`, `inspect` and `rpc` on a small ONNX model built
 here with onnx.helper (Conv, Relu, GlobalAveragePool, Flatten, Gemm, Softmax; a symbolic
 batch dimension; a second output whose name is no file name), checked against ONNX
 Runtime, and of each command's error paths: exit status 1, one line "loom: error: ...".
@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import numpy as np
@@ -591,9 +592,114 @@ def test_virtual_machine(tmp):
     check(np.array_equal(outputs[0], outputs[1]), "the VM and the graph executor differ")
 
 
+def start_listening(*args):
+    """`loom rpc server|tracker ...` on a free port: the process and its HOST:PORT."""
+    process = subprocess.Popen([LOOM, "rpc", *args, "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    match = re.search(r"listening on (\S+)$", line)
+    if not match:
+        process.kill()
+        raise RuntimeError(f"loom rpc {args[0]} did not start: {line!r}")
+    return process, match.group(1)
+
+
+def test_remote(tmp, model, artifact, image_path):
+    """Remote devices end to end: a tracker and two servers on loopback (two devices of one
+    key); run, bench and tune on them, several clients at once, a server that dies, and the
+    errors of each command."""
+    processes = []
+    try:
+        tracker, tracker_address = start_listening("tracker")
+        processes.append(tracker)
+        servers = []
+        for _ in range(2):
+            server, address = start_listening("server", "--tracker", tracker_address,
+                                              "--device-key", "x86-test")
+            processes.append(server)
+            servers.append((server, address))
+        for _ in range(100):
+            out, _ = expect_success("rpc", "status", "--tracker", tracker_address)
+            if len(re.findall(r"^server x86-test .* free$", out, re.M)) == 2:
+                break
+            time.sleep(0.05)
+        check(re.search(r"^x86-test +2 +0 +0$", out, re.M), f"rpc status: {out!r}")
+        out, _ = expect_success("rpc", "info", "--rpc", servers[0][1])
+        check("x86_64" in out or "aarch64" in out, f"rpc info: {out!r}")
+
+        # The same outputs as a local run, bit for bit, directly and through the tracker; four
+        # clients at once share the two devices.
+        local_dir = os.path.join(tmp, "remote_local")
+        expect_success("run", artifact, "--input", f"image={image_path}", "-o", local_dir)
+        runs = [[LOOM, "run", artifact, "--input", f"image={image_path}", "-o",
+                 os.path.join(tmp, f"remote_{i}")] +
+                (["--rpc", servers[0][1]] if i == 0 else
+                 ["--tracker", tracker_address, "--device-key", "x86-test"])
+                for i in range(5)]
+        clients = [subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True) for run in runs]
+        for i, client in enumerate(clients):
+            out, err = client.communicate(timeout=300)
+            check(client.returncode == 0 and "running on 127.0.0.1:" in out,
+                  f"remote run {i}: {client.returncode} {err!r}")
+            for file in ["probs.npy", "logits_raw_0.npy"]:
+                remote_file = os.path.join(tmp, f"remote_{i}", file)
+                if os.path.exists(remote_file):
+                    check(np.array_equal(np.load(remote_file),
+                                         np.load(os.path.join(local_dir, file))),
+                          f"remote run {i}: {file} differs from the local run")
+                else:
+                    check(False, f"remote run {i} wrote no {file}")
+        out, _ = expect_success("bench", artifact, "--rpc", servers[1][1], "--repeat", "3",
+                                "--threads", "1")
+        check(re.fullmatch(r"median_ms=[0-9.]+ min_ms=[0-9.]+ max_ms=[0-9.]+ mean_ms=[0-9.]+ "
+                           r"repeat=3 threads=1\n", out), f"remote bench: {out!r}")
+
+        # Tuning measured on the fleet.
+        records = os.path.join(tmp, "remote_tune.jsonl")
+        out, err = expect_success("tune", model, "--budget", "2m", "--records", records,
+                                  "--trials-per-task", "4", "--batch", "2", "--input-shape",
+                                  "image=2x3x8x8", "--tracker", tracker_address,
+                                  "--device-key", "x86-test")
+        check("tuned 2 tasks" in out, f"remote tune: {out!r} {err!r}")
+        with open(records) as f:
+            check(len(f.read().splitlines()) >= 8, "remote tune wrote too few records")
+
+        # Errors, one line each.
+        expect_error("no server", ["cannot connect to 127.0.0.1:1"], "run", artifact, "--input",
+                     f"image={image_path}", "--rpc", "127.0.0.1:1")
+        expect_error("tracker without key", "--tracker needs --device-key", "run", artifact,
+                     "--tracker", tracker_address)
+        expect_error("bad address", "expected HOST:PORT", "bench", artifact, "--rpc", "nowhere")
+        expect_error("remote profile", "--profile is not available", "bench", artifact,
+                     "--rpc", servers[0][1], "--profile")
+        expect_error("no tracker", "cannot connect", "rpc", "status", "--tracker",
+                     "127.0.0.1:1")
+        expect_error("public server without key", "give a shared key", "rpc", "server",
+                     "--host", "0.0.0.0")
+        expect_error("tune without device key", "--tracker needs --device-key", "tune", model,
+                     "--budget", "2m", "--records", records, "--tracker", tracker_address,
+                     "--input-shape", "image=2x3x8x8")
+
+        # A server that dies leaves the fleet.
+        servers[0][0].kill()
+        servers[0][0].wait()
+        for _ in range(100):
+            out, _ = expect_success("rpc", "status", "--tracker", tracker_address)
+            if servers[0][1] not in out:
+                break
+            time.sleep(0.05)
+        check(servers[0][1] not in out and servers[1][1] in out, f"status after a kill: {out!r}")
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
 def test_help():
-    for command in ["compile", "tune", "run", "bench", "inspect"]:
-        out, _ = expect_success(command, "--help")
+    for command in ["compile", "tune", "run", "bench", "inspect", "rpc server", "rpc tracker",
+                    "rpc status", "rpc info"]:
+        out, _ = expect_success(*command.split(), "--help")
         check(f"Usage: loom {command}" in out and f"Example: loom {command}" in out,
               f"loom {command} --help: {out!r}")
 
@@ -623,6 +729,7 @@ def main():
         test_precision(tmp, model, artifacts[0])
         test_float16(tmp, artifacts[0])
         test_virtual_machine(tmp)
+        test_remote(tmp, model, artifacts[0], image_path)
         test_help()
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")

@@ -4,6 +4,7 @@
 
 #include "compiler_commands.h"
 #include "model_commands.h"
+#include "rpc_commands.h"
 
 namespace loom::cli {
 
@@ -25,6 +26,9 @@ void AddTuneCommand(CLI::App& app) {
       "On VTA (--target vta, a model quantized as compile quantizes it: the same --quantize "
       "options) each convolution's tiling is searched, its cost the simulator's cycles at the "
       "configuration's clock.\n\n"
+      "With --tracker and --device-key the candidates are measured on a fleet's devices "
+      "(docs/rpc.md): built here for --target, checked and timed on every free device of the "
+      "key at once.\n\n"
       "Example: loom tune resnet18.onnx --budget 20m --records resnet18.jsonl\n"
       "         loom compile resnet18.onnx --records resnet18.jsonl -o resnet18.so\n");
   command->add_option("model", options->model_path, "ONNX model file (.onnx)")->required();
@@ -59,7 +63,22 @@ void AddTuneCommand(CLI::App& app) {
                       "NAME=DxDx...: the shape of an input with a symbolic dimension; repeatable");
   AddQuantizeOptions(*command, options->quantization);
   command->add_flag("-q,--quiet", options->quiet, "Do not print a progress line per batch");
-  command->callback([options] { RunTuneInModule(*options); });
+  command->add_option("--tracker", options->tracker,
+                      "HOST:PORT of a `loom rpc tracker`: measure on its devices of --device-key "
+                      "(cross-compiled here for --target), several at once");
+  command->add_option("--device-key", options->device_key,
+                      "The devices to measure on (with --tracker), e.g. aarch64-neon");
+  command->add_option("--key", options->key, "The fleet's shared key (with --tracker)");
+  command->add_option("--key-file", options->key_file, "File whose first line is the key");
+  command
+      ->add_option("--devices", options->devices,
+                   "Devices at once (with --tracker; 0: every one of the key)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  command->callback([options] {
+    options->key = SharedKey(options->key, options->key_file);
+    RunTuneInModule(*options);
+  });
 }
 
 }  // namespace loom::cli

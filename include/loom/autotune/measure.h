@@ -1,6 +1,7 @@
 // Measuring candidate configurations of one tuning task: a builder compiles the candidates' kernels
 // in parallel child processes, and a runner times each in a child process of its own, one at a
-// time, after checking its result against the template's default point. A candidate that fails to
+// time (or on remote devices, several at once: RemoteDevices), after checking its result against
+// the template's default point. A candidate that fails to
 // compile, crashes, hangs or computes something else is recorded with the kind of failure; the
 // tuner's process never runs candidate code itself. A target kind's device holds the kernel's
 // tensors (configured as the target says, for a device that comes in configurations); on a
@@ -33,6 +34,18 @@ const char* MeasureErrorName(MeasureError error);
 // The inverse of MeasureErrorName; a loom::Error naming the known kinds otherwise.
 MeasureError MeasureErrorFromName(const std::string& name);
 
+// Measuring on a fleet of remote devices (`loom rpc tracker`, docs/rpc.md) instead of a child
+// process here: the builder cross-compiles here, and each candidate is checked and timed on
+// whichever device of `device_key` is free, several at once.
+struct RemoteDevices {
+  std::string tracker;             // "host:port"; "" measures here
+  std::string device_key;          // the devices to ask the tracker for ("aarch64-neon")
+  std::string key;                 // the fleet's shared key, if it has one
+  int max_devices = 0;             // devices at once; 0: as many as the tracker has of device_key
+  double request_timeout_s = 600;  // waiting for a free device
+  bool enabled() const { return !tracker.empty(); }
+};
+
 struct MeasureOptions {
   int build_parallel = 0;        // builder processes at once; 0: the machine's CPUs
   double build_timeout_s = 120;  // per candidate
@@ -49,6 +62,7 @@ struct MeasureOptions {
   // The result may differ from the default point's by this much, relative to its largest magnitude
   // (summation orders differ between tilings and algorithms).
   double tolerance = 1e-3;
+  RemoteDevices remote{};
 };
 
 struct MeasureResult {
@@ -87,6 +101,9 @@ class Measurer {
  private:
   struct Built;
   std::vector<Built> Build(const std::vector<topi::Config>& configs);
+  // Each built kernel run, checked and timed (a build failure stays the result): one at a time
+  // in child processes here, or on the remote devices at once.
+  std::vector<MeasureResult> RunAll(const std::vector<const Built*>& built, bool reference);
   MeasureResult Run(const Built& built, bool reference);
   void Discard(const Built& built);
   void MeasureReference();

@@ -154,6 +154,8 @@ class Session : public std::enable_shared_from_this<Session> {
   const DeviceInfo& device() const { return device_; }
   const Address& address() const { return address_; }
   bool open() const { return socket_.valid(); }
+  // Whether the session was closed because a request got no answer within call_timeout_s.
+  bool timed_out() const { return timed_out_; }
 
   // Uploads a local file (or bytes) as `name` in the session's folder on the server.
   void Upload(const std::string& local_path, const std::string& name);
@@ -184,6 +186,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Socket socket_;
   SessionOptions options_;
   DeviceInfo device_;
+  bool timed_out_ = false;
 };
 
 }  // namespace loom::rpc

@@ -22,7 +22,8 @@ enum class Reply : uint8_t { kOk = 0, kError = 1 };
 
 // A session's requests, in the order a client usually sends them.
 enum class Op : uint8_t {
-  kHello = 1,          // u32 magic, u32 version, str key -> u32 version, DeviceInfo
+  kHello = 1,          // u32 magic, u32 version, str key, f64 call limit in s (0: the
+                       // server's) -> u32 version, DeviceInfo
   kUpload = 2,         // str name, u64 offset, blob -> (appends; offset 0 starts the file)
   kLoadModule = 3,     // str name -> u32 module
   kGetFunction = 4,    // u32 module, str name -> u32 function
@@ -68,6 +69,7 @@ struct TimeRequest {
   uint32_t repeat = 3;
   double min_repeat_ms = 40;
   std::vector<uint32_t> cold_arguments;
+  bool flush_caches = false;  // write over a buffer larger than the caches before each timing
 
   void Write(Writer& w) const;
   static TimeRequest Read(Reader& r);

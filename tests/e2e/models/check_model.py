@@ -3,8 +3,9 @@
 
 Generates the model (cached in --model-dir, shared by a model's variants), compiles it with `loom compile` (for --target),
 runs it with `loom run` (through --runner, for another architecture's runtime under an
-emulator) on seeded random inputs, runs ONNX Runtime on the same inputs, and checks every
-output: same names, shapes and dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
+emulator; with --run-args "--rpc HOST:PORT", on a remote device) on seeded random inputs,
+runs ONNX Runtime on the same inputs, and checks every output: same names, shapes and
+dtypes, and max|loom - ort| <= 1e-4 * max|ort| + 1e-5.
 A quantized model (<model>_int8) rounds at every requantization, and a value near a .5
 boundary goes either way with float arithmetic in another order; one flip early on moves
 later layers by whole quanta. ONNX Runtime's own fused and unfused executions of one QDQ
@@ -25,6 +26,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -139,6 +141,9 @@ def main():
     parser.add_argument("--runner",
                         help="the command line that runs `loom`, for `loom run` (default: "
                              "--loom itself)")
+    parser.add_argument("--run-args", default="",
+                        help="more arguments for `loom run`, as one shell-quoted string (\"--rpc "
+                             "HOST:PORT\": run the model on a `loom rpc server`)")
     args = parser.parse_args()
 
     missing = missing_packages(args.model)
@@ -171,9 +176,11 @@ def main():
             print(f"{args.model}: compiled for {args.target}; not run (--compile-only)")
             return passed_and_cleaned(args, artifact)
         inputs = models.random_inputs(args.model, args.seed)
+        start = time.perf_counter()
         loom_outputs = loom_tool.run_model(
             shlex.split(args.runner) if args.runner else args.loom, artifact, inputs,
-            args.workdir)
+            args.workdir, extra_args=shlex.split(args.run_args))
+        print(f"{args.model}: loom run took {time.perf_counter() - start:.1f} s", flush=True)
     except loom_tool.LoomError as error:
         print(f"FAIL {args.model}: {error}")
         return 1

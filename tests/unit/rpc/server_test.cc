@@ -289,7 +289,7 @@ TEST_F(RpcServer, KeysAndVersionsAreCheckedAtHello) {
       EXPECT_EQ(r.U8(), static_cast<uint8_t>(Reply::kError));
       return r.Str();
     };
-    EXPECT_NE(raw_hello(Writer().U8(1).U32(kMagic).U32(999).Str("s3cret"))
+    EXPECT_NE(raw_hello(Writer().U8(1).U32(kMagic).U32(999).Str("s3cret").F64(0))
                   .find("protocol version mismatch: the server speaks version 1, the client 999"),
               std::string::npos);
     EXPECT_NE(raw_hello(Writer().U8(9).U32(1234)).find("not a Loom RPC client"), std::string::npos);
@@ -362,7 +362,8 @@ TEST_F(RpcServer, SurvivesMalformedTruncatedAndOversizedMessages) {
           break;
         }
         default: {  // a good hello, then requests of random fields
-          SendFrame(socket.fd(), Writer().U8(1).U32(kMagic).U32(kProtocolVersion).Str("").data());
+          SendFrame(socket.fd(),
+                    Writer().U8(1).U32(kMagic).U32(kProtocolVersion).Str("").F64(0).data());
           std::string reply;
           RecvFrame(socket.fd(), 1 << 20, 10, &reply);
           for (int request = 0; request < 8; ++request) {
