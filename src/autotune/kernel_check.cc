@@ -185,6 +185,21 @@ std::string CheckAndTime(KernelHost& host, const std::string& library,
   return text.str();
 }
 
+MeasureResult ParseReport(const std::string& report) {
+  MeasureResult result;
+  std::istringstream line(report);
+  std::string kind;
+  line >> kind;
+  if (kind != "ok") {
+    result.error = MeasureErrorFromName(kind);
+    std::getline(line >> std::ws, result.message);
+    return result;
+  }
+  double number = 0;
+  while (line >> number) result.costs.push_back(number);
+  return result;
+}
+
 LocalKernelHost::LocalKernelHost(DLDevice device, const std::string& configuration)
     : device_(device), api_(runtime::GetDeviceAPI(static_cast<DLDeviceType>(device.device_type))) {
   if (!configuration.empty()) api_->SetConfiguration(configuration);

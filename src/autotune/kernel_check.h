@@ -46,6 +46,10 @@ std::string CheckAndTime(KernelHost& host, const std::string& library,
                          const std::string& description, const std::string& reference,
                          bool write_reference, const MeasureOptions& options);
 
+// A report ("ok <numbers>..." or "<error kind> <message>") as a result: the numbers are the
+// costs (the builder's report carries its seconds the same way).
+MeasureResult ParseReport(const std::string& report);
+
 // The buffers and steps in this process, on `device` (configured as `configuration` when the
 // device comes in several): the local runner's child.
 class LocalKernelHost : public KernelHost {

@@ -121,7 +121,7 @@ void WaitAll(std::vector<Child*> children, double timeout_s) {
   }
 }
 
-// How a child ended, as a failure (kNone when it reported a line).
+// How a child ended: a failure, or its report parsed.
 MeasureResult Outcome(const Child& child, double timeout_s, const char* what) {
   MeasureResult result;
   if (child.timed_out) {
@@ -136,13 +136,7 @@ MeasureResult Outcome(const Child& child, double timeout_s, const char* what) {
     result.error = MeasureError::kRuntimeError;
     result.message = std::string(what) + " exited without a report";
   } else {
-    std::istringstream line(child.output);
-    std::string kind;
-    line >> kind;
-    if (kind != "ok") {
-      result.error = MeasureErrorFromName(kind);
-      std::getline(line >> std::ws, result.message);
-    }
+    result = ParseReport(child.output);
   }
   return result;
 }
@@ -253,7 +247,9 @@ std::vector<Measurer::Built> Measurer::Build(const std::vector<topi::Config>& co
         built[i].failure.error = MeasureError::kCompileError;
       }
       if (built[i].failure.error == MeasureError::kNone) {
-        std::istringstream(children[i].output.substr(3)) >> built[i].failure.build_seconds;
+        // The builder reports its seconds.
+        built[i].failure.build_seconds = built[i].failure.costs.at(0);
+        built[i].failure.costs.clear();
       }
     }
   }
@@ -276,11 +272,6 @@ MeasureResult Measurer::Run(const Built& built, bool reference) {
   WaitAll({&child}, options_.run_timeout_s);
   MeasureResult result = Outcome(child, options_.run_timeout_s, "running");
   result.build_seconds = built.failure.build_seconds;
-  if (result.error == MeasureError::kNone) {
-    std::istringstream line(child.output.substr(3));
-    double cost = 0;
-    while (line >> cost) result.costs.push_back(cost);
-  }
   return result;
 }
 

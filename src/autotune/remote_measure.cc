@@ -6,7 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "kernel_check.h"
@@ -18,15 +17,26 @@ namespace loom::autotune {
 
 namespace {
 
+// A session on a device, with the libraries it has loaded (a candidate measured in several
+// rounds is uploaded once).
+struct DeviceSession {
+  std::shared_ptr<rpc::Session> session;
+  std::map<std::string, rpc::RemoteModule> modules;  // by local library path
+};
+
 // A candidate's buffers and functions in a session on the device.
 class RemoteKernelHost : public KernelHost {
  public:
-  explicit RemoteKernelHost(rpc::Session& session) : session_(session) {}
+  explicit RemoteKernelHost(DeviceSession& device) : device_(device), session_(*device.session) {}
 
   void Load(const std::string& library) override {
-    const std::string name = std::filesystem::path(library).filename().string();
-    session_.Upload(library, name);
-    module_ = session_.LoadModule(name);
+    auto it = device_.modules.find(library);
+    if (it == device_.modules.end()) {
+      const std::string name = std::filesystem::path(library).filename().string();
+      session_.Upload(library, name);
+      it = device_.modules.emplace(library, session_.LoadModule(name)).first;
+    }
+    module_ = it->second;
   }
   void Add(const runtime::NDArray& initial) override {
     buffers_.push_back(session_.CopyOf(initial));
@@ -58,6 +68,7 @@ class RemoteKernelHost : public KernelHost {
     return args;
   }
 
+  DeviceSession& device_;
   rpc::Session& session_;
   rpc::RemoteModule module_;
   std::map<std::string, rpc::RemoteFunction> functions_;
@@ -65,30 +76,19 @@ class RemoteKernelHost : public KernelHost {
 };
 
 // The result of one kernel's run on a session: the runner's report parsed, or the failure.
-MeasureResult RunOn(rpc::Session& session, const KernelFiles& kernel, const std::string& reference,
+MeasureResult RunOn(DeviceSession& device, const KernelFiles& kernel, const std::string& reference,
                     bool write_reference, const MeasureOptions& options) {
-  MeasureResult result;
-  std::string report;
+  const rpc::Session& session = *device.session;
   try {
-    RemoteKernelHost host(session);
-    report =
-        CheckAndTime(host, kernel.library, kernel.description, reference, write_reference, options);
+    RemoteKernelHost host(device);
+    return ParseReport(CheckAndTime(host, kernel.library, kernel.description, reference,
+                                    write_reference, options));
   } catch (const std::exception& e) {
+    MeasureResult result;
     result.error = session.timed_out() ? MeasureError::kTimeout : MeasureError::kRuntimeError;
     result.message = std::string("on ") + session.address().str() + ": " + e.what();
     return result;
   }
-  std::istringstream line(report);
-  std::string kind;
-  line >> kind;
-  if (kind != "ok") {
-    result.error = MeasureErrorFromName(kind);
-    std::getline(line >> std::ws, result.message);
-    return result;
-  }
-  double cost = 0;
-  while (line >> cost) result.costs.push_back(cost);
-  return result;
 }
 
 // The number of `device_key` devices the tracker knows (free or busy).
@@ -124,7 +124,8 @@ std::vector<MeasureResult> MeasureOnRemoteDevices(const std::vector<KernelFiles>
   auto worker = [&] {
     std::unique_ptr<rpc::TrackerClient> tracker;
     std::optional<rpc::Lease> lease;
-    std::shared_ptr<rpc::Session> session;
+    DeviceSession device;
+    std::shared_ptr<rpc::Session>& session = device.session;
     for (size_t i = next++; i < kernels.size(); i = next++) {
       // A session that ended (a kernel crashed there) is opened again on the same device; a
       // device that cannot be reached is given back and another one asked for.
@@ -136,6 +137,7 @@ std::vector<MeasureResult> MeasureOnRemoteDevices(const std::vector<KernelFiles>
                 rpc::ParseAddress(remote.tracker, "the tuner's tracker"), remote.key);
           }
           if (!lease) lease = tracker->Request(remote.device_key, remote.request_timeout_s);
+          device.modules.clear();  // they went with the session
           session = rpc::Session::Connect(lease->server, remote.key, session_options);
         } catch (const std::exception& e) {
           failure = e.what();
@@ -149,7 +151,7 @@ std::vector<MeasureResult> MeasureOnRemoteDevices(const std::vector<KernelFiles>
         results[i].message = "no '" + remote.device_key + "' device could be used: " + failure;
         continue;
       }
-      results[i] = RunOn(*session, kernels[i], reference, write_reference, options);
+      results[i] = RunOn(device, kernels[i], reference, write_reference, options);
     }
   };
   std::vector<std::thread> threads;

@@ -196,7 +196,10 @@ std::shared_ptr<Session> Session::Connect(const Address& server, const std::stri
   Socket socket = rpc::Connect(server, options.connect_timeout_s, "rpc session");
   std::shared_ptr<Session> session(new Session(server, std::move(socket), options));
   Writer hello = Request(Op::kHello);
-  hello.U32(kMagic).U32(kProtocolVersion).Str(key).F64(options.call_timeout_s);
+  // The server ends a request past this limit: a little after the client gave up on it, so
+  // the client sees its own timeout rather than a closed session.
+  constexpr double kServerLimitMargin = 5;
+  hello.U32(kMagic).U32(kProtocolVersion).Str(key).F64(options.call_timeout_s + kServerLimitMargin);
   const std::string reply = session->Call(hello, Op::kHello);
   Reader r(reply, "hello reply from " + server.str());
   const uint32_t version = r.U32();

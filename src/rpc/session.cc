@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,9 @@ class Session {
   std::string TimeRuns(Reader& r);
   std::string SetThreads(Reader& r);
 
-  // The path of an uploaded file, checked to be a regular file (not a link) the session wrote.
-  std::string UploadedFile(const std::string& name) const;
+  // The path of an uploaded file about to be loaded, checked to be a regular file (not a link)
+  // the session wrote.
+  std::string UploadedFile(const std::string& name);
   uint32_t NewHandle() { return ++last_handle_; }
   uint32_t AddArray(runtime::NDArray array);
   template <typename Map>
@@ -102,6 +104,7 @@ class Session {
   uint64_t uploaded_bytes_ = 0;
   uint64_t array_bytes_ = 0;
   std::map<std::string, uint64_t> upload_sizes_;
+  std::set<std::string> loaded_;  // uploads loaded as modules or models
   uint32_t last_handle_ = 0;
   std::map<uint32_t, runtime::Module> modules_;
   std::map<uint32_t, runtime::PackedFunc> functions_;
@@ -259,6 +262,15 @@ std::string Session::Upload(Reader& r) {
   r.ExpectEnd();
   CheckUploadName(name);
   uint64_t& size = upload_sizes_[name];
+  if (offset == 0) {
+    // A new upload under the name replaces the file. A library the session loaded stays
+    // mapped: the runtime would hand the old code back for the same path.
+    LOOM_CHECK_USER(loaded_.count(name) == 0)
+        << "upload '" << name << "': this session loaded it already; upload the new file under "
+        << "another name";
+    uploaded_bytes_ -= size;
+    size = 0;
+  }
   LOOM_CHECK_USER(offset == size)
       << "upload '" << name << "': a part at offset " << offset << ", but " << size
       << " bytes are there (send the parts in order, the first at offset 0)";
@@ -286,7 +298,7 @@ std::string Session::Upload(Reader& r) {
   return Ok();
 }
 
-std::string Session::UploadedFile(const std::string& name) const {
+std::string Session::UploadedFile(const std::string& name) {
   CheckUploadName(name);
   LOOM_CHECK_USER(upload_sizes_.count(name) != 0)
       << "'" << name << "' was not uploaded in this session (upload it first)";
@@ -294,6 +306,7 @@ std::string Session::UploadedFile(const std::string& name) const {
   struct stat info {};
   LOOM_CHECK_USER(lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode))
       << "'" << name << "' is not a regular file in the session's folder";
+  loaded_.insert(name);
   return path;
 }
 

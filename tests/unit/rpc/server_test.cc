@@ -207,6 +207,16 @@ TEST_F(RpcServer, UploadsStayInTheSessionsFolder) {
                     Op::kUpload);
               }).find("at offset 5"),
               std::string::npos);
+    // A new upload under a name replaces the file, unless the session loaded it.
+    session->UploadBytes("first version", "again.so");
+    session->UploadBytes("not a library either", "again.so");
+    EXPECT_NE(ErrorOf([&] { session->LoadModule("again.so"); }).find("no ELF header"),
+              std::string::npos);
+    session->Upload(kGraphKernels, "kernels.so");
+    session->LoadModule("kernels.so");
+    EXPECT_NE(
+        ErrorOf([&] { session->Upload(kGraphKernels, "kernels.so"); }).find("loaded it already"),
+        std::string::npos);
     // Not a library: the runtime's message, and the session goes on.
     session->UploadBytes("not a library", "text.so");
     EXPECT_NE(ErrorOf([&] { session->LoadModule("text.so"); }).find("no ELF header"),
