@@ -91,21 +91,6 @@ MeasureResult RunOn(DeviceSession& device, const KernelFiles& kernel, const std:
   }
 }
 
-// The number of `device_key` devices the tracker knows (free or busy).
-int FleetSize(const RemoteDevices& remote) {
-  rpc::TrackerClient tracker(rpc::ParseAddress(remote.tracker, "the tuner's tracker"), remote.key);
-  const rpc::FleetStatus fleet = tracker.Status();
-  int count = 0;
-  for (const auto& server : fleet.servers) count += server.device_key == remote.device_key;
-  if (count == 0) {
-    LOOM_THROW << "the tracker at " << remote.tracker << " has no '" << remote.device_key
-               << "' device to measure on; its fleet:\n"
-               << fleet.str() << "start `loom rpc server --tracker " << remote.tracker
-               << " --device-key " << remote.device_key << "` on the device";
-  }
-  return count;
-}
-
 }  // namespace
 
 std::vector<MeasureResult> MeasureOnRemoteDevices(const std::vector<KernelFiles>& kernels,
@@ -113,7 +98,9 @@ std::vector<MeasureResult> MeasureOnRemoteDevices(const std::vector<KernelFiles>
                                                   bool write_reference,
                                                   const MeasureOptions& options) {
   const RemoteDevices& remote = options.remote;
-  int devices = FleetSize(remote);
+  int devices =
+      rpc::TrackerClient(rpc::ParseAddress(remote.tracker, "the tuner's tracker"), remote.key)
+          .RequireDevices(remote.device_key);
   if (remote.max_devices > 0) devices = std::min(devices, remote.max_devices);
   devices = std::min<int>(devices, static_cast<int>(kernels.size()));
   std::vector<MeasureResult> results(kernels.size());

@@ -206,6 +206,7 @@ std::shared_ptr<Session> Session::Connect(const Address& server, const std::stri
   LOOM_CHECK_USER(version == kProtocolVersion)
       << "the server at " << server.str() << " speaks protocol version " << version
       << ", this client " << kProtocolVersion << "; use the same Loom release on both sides";
+  session->server_max_message_bytes_ = r.U64();
   session->device_ = DeviceInfo::Read(r);
   r.ExpectEnd();
   return session;
@@ -213,7 +214,10 @@ std::shared_ptr<Session> Session::Connect(const Address& server, const std::stri
 
 Session::~Session() { Close(); }
 
-size_t Session::max_part_bytes() const { return options_.max_message_bytes - kMessageOverhead; }
+size_t Session::max_part_bytes() const {
+  const size_t limit = std::min(options_.max_message_bytes, server_max_message_bytes_);
+  return limit > 2 * kMessageOverhead ? limit - kMessageOverhead : limit / 2;
+}
 
 std::string Session::Call(const Writer& request, Op op) {
   LOOM_CHECK_USER(socket_.valid())

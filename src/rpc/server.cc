@@ -3,6 +3,7 @@
 // children, reaps them, removes their folders and keeps the tracker registration alive.
 #include "loom/rpc/server.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -97,6 +98,8 @@ void Server::Run(const std::function<void(int port)>& on_listening, const std::a
   CheckOptions(options_);
   int port = 0;
   listener_ = Listen(options_.host, options_.port, &port);
+  // A connection that vanishes between poll and accept must not block the loop in accept.
+  fcntl(listener_.fd(), F_SETFL, fcntl(listener_.fd(), F_GETFL) | O_NONBLOCK);
   if (!options_.tracker.empty()) {
     registration_.emplace(ParseAddress(options_.tracker, "--tracker"), options_.key,
                           options_.device_key, options_.advertise_host, port);
@@ -177,6 +180,7 @@ void Server::Accept() {
     return;
   }
   std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t server = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     Refuse(connection.fd(),
@@ -188,6 +192,7 @@ void Server::Accept() {
   if (pid == 0) {
     // The session dies with the server: a killed server leaves no orphan running kernels.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != server) _exit(1);  // it died before the request took effect
     close(listener_.Release());
     if (registration_) registration_->Lost();
     ServeSession(connection.fd(), folder, options_);

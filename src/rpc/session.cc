@@ -153,10 +153,11 @@ void Session::Serve() {
     }
     std::string reply;
     bool close = false;
-    Op op = Op::kClose;
+    const char* what = "request";
     try {
       Reader r(payload, "request");
-      op = static_cast<Op>(r.U8());
+      const Op op = static_cast<Op>(r.U8());
+      what = OpName(op);
       // A request that runs past the limit (a kernel that never returns) ends the session's
       // process; the client sees its connection close.
       alarm(static_cast<unsigned>(std::ceil(max_call_s_)));
@@ -164,7 +165,7 @@ void Session::Serve() {
       alarm(0);
     } catch (const std::exception& e) {
       alarm(0);
-      reply = ErrorReply(std::string(OpName(op)) + ": " + e.what());
+      reply = ErrorReply(std::string(what) + ": " + e.what());
     }
     try {
       SendFrame(fd_, reply);
@@ -193,6 +194,7 @@ bool Session::Hello(const std::string& payload) {
     } else if (const double limit = r.F64(); limit > 0 && limit < max_call_s_) {
       max_call_s_ = limit;  // the client gives up sooner: a hung request ends then
     }
+    if (refusal.empty()) r.ExpectEnd();
   } catch (const Error& e) {
     refusal = e.what();
   }
@@ -202,7 +204,8 @@ bool Session::Hello(const std::string& payload) {
     return false;
   }
   Writer w = OkWriter();
-  w.U32(kProtocolVersion);
+  // The client sends uploads and arrays in parts that fit this server's limit.
+  w.U32(kProtocolVersion).U64(options_.max_message_bytes);
   HostDeviceInfo(options_.device_key).Write(w);
   SendFrame(fd_, w.data());
   return true;

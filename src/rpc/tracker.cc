@@ -30,6 +30,7 @@ constexpr size_t kMaxDeviceKeyBytes = 256;
 constexpr double kMaxRequestSeconds = 1e8;
 // A peer that connects but never says hello gives its slot back after this long.
 constexpr double kHelloSeconds = 10;
+constexpr int kStallSeconds = 60;
 // How long a client waits for the tracker's answer to anything but a device request.
 constexpr double kReplySeconds = 30;
 // Replies the tracker holds for a peer that does not read them; past this, it stops reading
@@ -90,6 +91,7 @@ struct Connection {
   std::string inbox;   // bytes received, not yet a whole request
   std::string outbox;  // replies not yet taken by the socket
   Clock::time_point hello_deadline = After(kHelloSeconds);
+  Clock::time_point last_read = Clock::now();  // a message begun must go on arriving
   bool greeted = false;
   bool waiting = false;    // a device request is queued: later requests wait in the inbox
   uint64_t server_id = 0;  // the server this connection registered (0: none)
@@ -197,6 +199,7 @@ void Tracker::Receive(Connection& c) {
     ssize_t n = recv(c.socket.fd(), chunk, sizeof chunk, MSG_DONTWAIT);
     if (n > 0) {
       c.inbox.append(chunk, static_cast<size_t>(n));
+      c.last_read = Clock::now();
       if (c.inbox.size() > options_.max_message_bytes + 4) return;
     } else if (n == 0) {
       c.closing = c.inbox.empty() ? "by the peer" : "by the peer in the middle of a message";
@@ -396,6 +399,12 @@ void Tracker::ExpireWaits() {
   for (auto& [id, c] : connections_) {
     if (!c.greeted && c.closing.empty() && now > c.hello_deadline) {
       Refuse(c, "no hello within " + std::to_string(static_cast<int>(kHelloSeconds)) + " s");
+    }
+    // Half a message and then silence would hold a connection slot for ever.
+    if (!c.waiting && !c.inbox.empty() && c.closing.empty() &&
+        now - c.last_read > std::chrono::seconds(kStallSeconds)) {
+      Refuse(c, "a message stopped arriving: nothing more came within " +
+                    std::to_string(kStallSeconds) + " s");
     }
   }
 }
@@ -638,6 +647,19 @@ FleetStatus TrackerClient::Status() {
   const std::string results = Call(request, kReplySeconds, "the status request");
   Reader r(results, "tracker status");
   return FleetStatus::Read(r);
+}
+
+int TrackerClient::RequireDevices(const std::string& device_key) {
+  const FleetStatus fleet = Status();
+  int count = 0;
+  for (const FleetStatus::Server& server : fleet.servers) count += server.device_key == device_key;
+  if (count == 0) {
+    LOOM_THROW << "the tracker at " << tracker_.str() << " has no '" << device_key
+               << "' device; its fleet: " << DescribeFleet(fleet)
+               << ". Start `loom rpc server --tracker " << tracker_.str() << " --device-key "
+               << device_key << "` on the device, or ask for a key the fleet has";
+  }
+  return count;
 }
 
 TrackerRegistration::TrackerRegistration(Address tracker, std::string key, std::string device_key,

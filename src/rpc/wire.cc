@@ -293,7 +293,7 @@ FrameStatus RecvFrame(int fd, size_t max_bytes, double timeout_s, std::string* p
   const uint32_t size = GetLittleEndian<uint32_t>(std::string_view(header, 4));
   LOOM_CHECK_USER(size <= max_bytes)
       << "rpc: a message of " << size << " bytes is over the limit of " << max_bytes
-      << " bytes (the receiver's --max-message-mb)";
+      << " bytes the receiver takes";
   payload->resize(size);
   LOOM_CHECK_USER(ReadFully(fd, payload->data(), size, stall()) == size)
       << "rpc: the connection closed in the middle of a message (" << size << " bytes announced)";

@@ -113,6 +113,9 @@ void RunBench(const BenchCommandOptions& options) {
   RemoteModel remote;
   int threads = 0;
   if (options.remote.remote()) {
+    LOOM_CHECK_USER(options.vta_config.empty())
+        << "--vta-config configures this machine's VTA device; a remote device's is "
+           "configured where it runs";
     LOOM_CHECK_USER(!options.profile)
         << "--profile is not available with a remote device: run `loom bench --profile` there";
     remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));

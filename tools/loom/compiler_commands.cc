@@ -507,7 +507,7 @@ void RunTune(const TuneCommandOptions& options) {
   tune.measure.remote.key = options.key;
   tune.measure.remote.max_devices = options.devices;
   LOOM_CHECK_USER(options.tracker.empty() || !options.device_key.empty())
-      << "--tracker needs --device-key: the key of the devices to measure on (aarch64-neon)";
+      << "--tracker needs --device-key: the key of the devices to measure on (x86-avx512)";
   autotune::CheckTuneOptions(tune);
   CheckQuantizeOptions(options.quantization);
   const double budget = tune.budget_seconds;

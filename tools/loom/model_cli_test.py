@@ -670,6 +670,12 @@ def test_remote(tmp, model, artifact, image_path):
                      f"image={image_path}", "--rpc", "127.0.0.1:1")
         expect_error("tracker without key", "--tracker needs --device-key", "run", artifact,
                      "--tracker", tracker_address)
+        expect_error("key nobody has", ["has no 'riscv-none' device", "'x86-test': 2 servers"],
+                     "run", artifact, "--input", f"image={image_path}", "--tracker",
+                     tracker_address, "--device-key", "riscv-none")
+        expect_error("remote vta config", "--vta-config configures this machine's VTA", "run",
+                     artifact, "--input", f"image={image_path}", "--rpc", servers[0][1],
+                     "--vta-config", image_path)
         expect_error("bad address", "expected HOST:PORT", "bench", artifact, "--rpc", "nowhere")
         expect_error("remote profile", "--profile is not available", "bench", artifact,
                      "--rpc", servers[0][1], "--profile")

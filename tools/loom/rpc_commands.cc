@@ -189,6 +189,7 @@ RemoteModel OpenRemoteModel(const RemoteOptions& options, const std::string& mod
   if (!options.tracker.empty()) {
     model.tracker =
         std::make_unique<rpc::TrackerClient>(rpc::ParseAddress(options.tracker, "--tracker"), key);
+    model.tracker->RequireDevices(options.device_key);
     server = model.tracker->Request(options.device_key, /*timeout_s=*/600).server;
   } else {
     server = rpc::ParseAddress(options.server, "--rpc");

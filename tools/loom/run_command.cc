@@ -48,6 +48,9 @@ void RunRun(const RunCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
   RemoteModel remote;
   if (options.remote.remote()) {
+    LOOM_CHECK_USER(options.vta_config.empty())
+        << "--vta-config configures this machine's VTA device; a remote device's is "
+           "configured where it runs";
     remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));
     std::cout << "running on " << remote.device << "\n";
   } else {

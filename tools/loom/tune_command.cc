@@ -67,7 +67,7 @@ void AddTuneCommand(CLI::App& app) {
                       "HOST:PORT of a `loom rpc tracker`: measure on its devices of --device-key "
                       "(cross-compiled here for --target), several at once");
   command->add_option("--device-key", options->device_key,
-                      "The devices to measure on (with --tracker), e.g. aarch64-neon");
+                      "The devices to measure on (with --tracker), e.g. x86-avx512");
   command->add_option("--key", options->key, "The fleet's shared key (with --tracker)");
   command->add_option("--key-file", options->key_file, "File whose first line is the key");
   command

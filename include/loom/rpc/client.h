@@ -186,6 +186,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Socket socket_;
   SessionOptions options_;
   DeviceInfo device_;
+  size_t server_max_message_bytes_ = 0;  // from the hello reply
   bool timed_out_ = false;
 };
 

@@ -23,7 +23,7 @@ enum class Reply : uint8_t { kOk = 0, kError = 1 };
 // A session's requests, in the order a client usually sends them.
 enum class Op : uint8_t {
   kHello = 1,          // u32 magic, u32 version, str key, f64 call limit in s (0: the
-                       // server's) -> u32 version, DeviceInfo
+                       // server's) -> u32 version, u64 max message bytes, DeviceInfo
   kUpload = 2,         // str name, u64 offset, blob -> (appends; offset 0 starts the file)
   kLoadModule = 3,     // str name -> u32 module
   kGetFunction = 4,    // u32 module, str name -> u32 function

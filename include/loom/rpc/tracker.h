@@ -81,6 +81,9 @@ class TrackerClient {
   Lease Request(const std::string& device_key, double timeout_s);
   void Release(const Lease& lease);
   FleetStatus Status();
+  // The number of servers of device_key in the fleet; none is a loom::Error naming the key and
+  // the fleet (a request for it would wait for a server that may never come).
+  int RequireDevices(const std::string& device_key);
 
  private:
   std::string Call(const std::string& request, double timeout_s, const std::string& what);

@@ -18,7 +18,8 @@
 namespace loom::runtime {
 
 struct TimeOptions {
-  // Calls per timing; 0: as many as last min_repeat_ms, counted from one untimed call.
+  // Calls per timing; 0: as many as last min_repeat_ms, counted from one untimed call (with
+  // its eviction, for cold arguments).
   int number = 0;
   int repeat = 3;
   double min_repeat_ms = 40;

@@ -284,6 +284,17 @@ TEST_F(RpcServer, CapsAreClearErrorsAndTheServerGoesOn) {
   });
 }
 
+TEST_F(RpcServer, UploadsAndArraysTravelInPartsThatFitTheServersLimit) {
+  test::RunWithDeadline("parts", [&] {
+    auto server = StartServer({"--max-message-mb", "0.05"});
+    auto session = Open(*server);
+    session->UploadBytes(std::string(200 << 10, 'x'), "large.bin");
+    NDArray large = Sequence({100000}, 0.5f);  // 400 KB: eight parts each way
+    ExpectSameValues(session->CopyOf(large).ToHost(), large);
+    ExpectModelRunsAsLocally(*session);
+  });
+}
+
 TEST_F(RpcServer, KeysAndVersionsAreCheckedAtHello) {
   test::RunWithDeadline("hello", [&] {
     auto server = StartServer({"--key", "s3cret"});
@@ -303,6 +314,9 @@ TEST_F(RpcServer, KeysAndVersionsAreCheckedAtHello) {
                   .find("protocol version mismatch: the server speaks version 1, the client 999"),
               std::string::npos);
     EXPECT_NE(raw_hello(Writer().U8(9).U32(1234)).find("not a Loom RPC client"), std::string::npos);
+    EXPECT_NE(raw_hello(Writer().U8(1).U32(kMagic).U32(kProtocolVersion).Str("s3cret").F64(0).U8(7))
+                  .find("1 bytes past the last field"),
+              std::string::npos);
   });
 }
 
