@@ -47,13 +47,7 @@ class RemoteKernelHost : public KernelHost {
   runtime::NDArray Read(size_t buffer) override { return buffers_.at(buffer).ToHost(); }
   std::vector<double> Time(const std::string& function, const std::vector<size_t>& buffers,
                            const runtime::TimeOptions& options) override {
-    rpc::TimeRequest request;
-    request.number = static_cast<uint32_t>(options.number);
-    request.repeat = static_cast<uint32_t>(options.repeat);
-    request.min_repeat_ms = options.min_repeat_ms;
-    request.cold_arguments.assign(options.cold_arguments.begin(), options.cold_arguments.end());
-    request.flush_caches = options.flush_caches;
-    return Function(function).Time(Arguments(buffers), request);
+    return Function(function).Time(Arguments(buffers), rpc::TimeRequest::From(options));
   }
 
  private:

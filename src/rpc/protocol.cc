@@ -105,6 +105,26 @@ TimeRequest TimeRequest::Read(Reader& r) {
   return request;
 }
 
+TimeRequest TimeRequest::From(const runtime::TimeOptions& options) {
+  TimeRequest request;
+  request.number = static_cast<uint32_t>(options.number);
+  request.repeat = static_cast<uint32_t>(options.repeat);
+  request.min_repeat_ms = options.min_repeat_ms;
+  request.cold_arguments.assign(options.cold_arguments.begin(), options.cold_arguments.end());
+  request.flush_caches = options.flush_caches;
+  return request;
+}
+
+runtime::TimeOptions TimeRequest::ToOptions() const {
+  runtime::TimeOptions options;
+  options.number = static_cast<int>(number);
+  options.repeat = static_cast<int>(repeat);
+  options.min_repeat_ms = min_repeat_ms;
+  options.cold_arguments.assign(cold_arguments.begin(), cold_arguments.end());
+  options.flush_caches = flush_caches;
+  return options;
+}
+
 void ExecutorSignature::Write(Writer& w) const {
   w.Str(kind).U32(static_cast<uint32_t>(inputs.size()));
   for (const Input& input : inputs) {

@@ -463,13 +463,8 @@ std::string Session::CallFunction(Reader& r, bool timed) {
   r.ExpectEnd();
   LOOM_CHECK_USER(request.repeat >= 1 && request.repeat <= 10000 && request.number <= 100000000)
       << "timing: repeat must be 1 to 10000 and number at most 10^8";
-  runtime::TimeOptions options;
-  options.number = static_cast<int>(request.number);
-  options.repeat = static_cast<int>(request.repeat);
-  options.min_repeat_ms = request.min_repeat_ms;
-  options.cold_arguments.assign(request.cold_arguments.begin(), request.cold_arguments.end());
-  options.flush_caches = request.flush_caches;
-  const std::vector<double> seconds = runtime::TimeFunction(function, arguments, options);
+  const std::vector<double> seconds =
+      runtime::TimeFunction(function, arguments, request.ToOptions());
   Writer w = OkWriter();
   w.U32(static_cast<uint32_t>(seconds.size()));
   for (double s : seconds) w.F64(s);

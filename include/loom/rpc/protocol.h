@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/rpc/wire.h"
+#include "loom/runtime/time_evaluator.h"
 
 namespace loom::rpc {
 
@@ -73,6 +74,9 @@ struct TimeRequest {
 
   void Write(Writer& w) const;
   static TimeRequest Read(Reader& r);
+  // The same request as the runtime's time evaluator takes it, and back.
+  static TimeRequest From(const runtime::TimeOptions& options);
+  runtime::TimeOptions ToOptions() const;
 };
 
 // A model's inputs and outputs, as a client needs them to set inputs.
