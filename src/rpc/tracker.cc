@@ -30,7 +30,6 @@ constexpr size_t kMaxDeviceKeyBytes = 256;
 constexpr double kMaxRequestSeconds = 1e8;
 // A peer that connects but never says hello gives its slot back after this long.
 constexpr double kHelloSeconds = 10;
-constexpr int kStallSeconds = 60;
 // How long a client waits for the tracker's answer to anything but a device request.
 constexpr double kReplySeconds = 30;
 // Replies the tracker holds for a peer that does not read them; past this, it stops reading
@@ -402,9 +401,11 @@ void Tracker::ExpireWaits() {
     }
     // Half a message and then silence would hold a connection slot for ever.
     if (!c.waiting && !c.inbox.empty() && c.closing.empty() &&
-        now - c.last_read > std::chrono::seconds(kStallSeconds)) {
-      Refuse(c, "a message stopped arriving: nothing more came within " +
-                    std::to_string(kStallSeconds) + " s");
+        std::chrono::duration<double>(now - c.last_read).count() > options_.stall_timeout_s) {
+      std::ostringstream why;
+      why << "a message stopped arriving: nothing more came within " << options_.stall_timeout_s
+          << " s";
+      Refuse(c, why.str());
     }
   }
 }

@@ -42,6 +42,9 @@ struct TrackerOptions {
   std::string key;
   int max_connections = 256;
   size_t max_message_bytes = 1 << 20;
+  // A message begun must go on arriving: a peer silent this long in the middle of one is
+  // closed (it would hold a connection slot for ever).
+  double stall_timeout_s = 60;
 };
 
 struct FleetStatus {

@@ -369,6 +369,27 @@ TEST_F(TrackerTest, BadFramesCloseTheirConnectionAndTheTrackerGoesOn) {
   });
 }
 
+TEST_F(TrackerTest, AMessageThatStopsArrivingClosesItsConnection) {
+  TrackerOptions options;
+  options.stall_timeout_s = 0.3;
+  Start(options);
+  auto server = Register("cpu", 9001);
+  loom::test::RunWithDeadline("stalled message", [&] {
+    Socket stalled = RawConnect();
+    SendFrame(stalled.fd(), Hello());
+    EXPECT_EQ(ReadReply(stalled).first, Reply::kOk);
+    const std::string partial = Writer().U32(100).data() + "abc";
+    ASSERT_EQ(send(stalled.fd(), partial.data(), partial.size(), MSG_NOSIGNAL), 7);
+    auto [reply, message] = ReadReply(stalled);
+    EXPECT_EQ(reply, Reply::kError);
+    EXPECT_NE(message.find("a message stopped arriving: nothing more came within 0.3 s"),
+              std::string::npos)
+        << message;
+    ExpectClosed(stalled);
+    ExpectServes("cpu");
+  });
+}
+
 TEST_F(TrackerTest, ConnectionsOverTheLimitAreRefused) {
   TrackerOptions options;
   options.max_connections = 2;
