@@ -19,6 +19,18 @@ Writer Request(Op op) {
   return w;
 }
 
+// Calls send(offset, size) for each part of `total` bytes that one message carries, in order;
+// once with size 0 for nothing (an empty upload still makes its file).
+template <typename Send>
+void ForEachPart(size_t total, size_t part, Send send) {
+  size_t offset = 0;
+  do {
+    const size_t size = std::min(part, total - offset);
+    send(offset, size);
+    offset += size;
+  } while (offset < total);
+}
+
 }  // namespace
 
 RemoteHandle::RemoteHandle(std::shared_ptr<Session> session, HandleKind kind, uint32_t id)
@@ -47,27 +59,20 @@ void RemoteArray::CopyFrom(const runtime::NDArray& host) const {
       << "copying to a remote array: the source must be a compact host array";
   Session& session = handle_.session();
   const char* data = static_cast<const char*>(host.data());
-  const size_t total = NumBytes();
-  const size_t part = session.max_part_bytes();
-  size_t offset = 0;
-  do {
-    const size_t size = std::min(part, total - offset);
+  ForEachPart(NumBytes(), session.max_part_bytes(), [&](size_t offset, size_t size) {
     session.Call(Request(Op::kWriteArray)
                      .U32(handle_.id())
                      .U64(offset)
                      .Blob(std::string_view(data + offset, size)),
                  Op::kWriteArray);
-    offset += size;
-  } while (offset < total);
+  });
 }
 
 runtime::NDArray RemoteArray::ToHost() const {
   runtime::NDArray host = runtime::NDArray::Empty(shape_, dtype_);
   Session& session = handle_.session();
   char* data = static_cast<char*>(host.data());
-  const size_t total = NumBytes(), part = session.max_part_bytes();
-  for (size_t offset = 0; offset < total; offset += part) {
-    const size_t size = std::min(part, total - offset);
+  ForEachPart(NumBytes(), session.max_part_bytes(), [&](size_t offset, size_t size) {
     const std::string reply = session.Call(
         Request(Op::kReadArray).U32(handle_.id()).U64(offset).U64(size), Op::kReadArray);
     Reader r(reply, "array read reply");
@@ -75,7 +80,7 @@ runtime::NDArray RemoteArray::ToHost() const {
     r.ExpectEnd();
     if (bytes.size() != size) r.Malformed("a part of " + std::to_string(bytes.size()) + " bytes");
     std::copy(bytes.begin(), bytes.end(), data + offset);
-  }
+  });
   return host;
 }
 
@@ -269,17 +274,13 @@ void Session::Upload(const std::string& local_path, const std::string& name) {
 }
 
 void Session::UploadBytes(const std::string& bytes, const std::string& name) {
-  const size_t part = max_part_bytes();
-  size_t offset = 0;
-  do {
-    const size_t size = std::min(part, bytes.size() - offset);
+  ForEachPart(bytes.size(), max_part_bytes(), [&](size_t offset, size_t size) {
     Call(Request(Op::kUpload)
              .Str(name)
              .U64(offset)
              .Blob(std::string_view(bytes).substr(offset, size)),
          Op::kUpload);
-    offset += size;
-  } while (offset < bytes.size());
+  });
 }
 
 RemoteModule Session::LoadModule(const std::string& name) {

@@ -92,6 +92,8 @@ class Session {
   // the session wrote.
   std::string UploadedFile(const std::string& name);
   uint32_t NewHandle() { return ++last_handle_; }
+  // A loom::Error when `bytes` more would pass the session's limit on arrays.
+  void CheckArrayRoom(uint64_t bytes) const;
   uint32_t AddArray(runtime::NDArray array);
   template <typename Map>
   typename Map::mapped_type& Find(Map& map, uint32_t handle, const char* kind);
@@ -122,6 +124,13 @@ Writer OkWriter() {
   Writer w;
   w.U8(static_cast<uint8_t>(Reply::kOk));
   return w;
+}
+
+// The reply of a request that hands out one handle.
+std::string HandleReply(uint32_t handle) {
+  Writer w = OkWriter();
+  w.U32(handle);
+  return w.data();
 }
 
 template <typename Map>
@@ -319,9 +328,7 @@ std::string Session::LoadModule(Reader& r) {
   runtime::Module module = runtime::LoadModuleFromFile(UploadedFile(name));
   const uint32_t handle = NewHandle();
   modules_[handle] = module;
-  Writer w = OkWriter();
-  w.U32(handle);
-  return w.data();
+  return HandleReply(handle);
 }
 
 std::string Session::GetFunction(Reader& r) {
@@ -331,9 +338,7 @@ std::string Session::GetFunction(Reader& r) {
   runtime::PackedFunc function = module.GetRequiredFunction(name);
   const uint32_t handle = NewHandle();
   functions_[handle] = function;
-  Writer w = OkWriter();
-  w.U32(handle);
-  return w.data();
+  return HandleReply(handle);
 }
 
 std::string Session::LoadExecutor(Reader& r) {
@@ -357,11 +362,15 @@ std::string Session::LoadExecutor(Reader& r) {
   return w.data();
 }
 
-uint32_t Session::AddArray(runtime::NDArray array) {
-  const uint64_t bytes = array.NumBytes();
+void Session::CheckArrayRoom(uint64_t bytes) const {
   LOOM_CHECK_USER(array_bytes_ + bytes <= options_.max_array_bytes)
       << "an array of " << bytes << " bytes would pass the session's limit of "
       << options_.max_array_bytes << " bytes of arrays (--max-array-mb); free arrays first";
+}
+
+uint32_t Session::AddArray(runtime::NDArray array) {
+  const uint64_t bytes = array.NumBytes();
+  CheckArrayRoom(bytes);
   array_bytes_ += bytes;
   const uint32_t handle = NewHandle();
   arrays_[handle] = std::move(array);
@@ -372,22 +381,11 @@ std::string Session::AllocArray(Reader& r) {
   const DataType dtype = r.Dtype();
   const std::vector<int64_t> shape = r.Shape();
   r.ExpectEnd();
+  // The reader caps a shape at 2^40 elements and a dtype at 64 x 64 bits: no overflow here.
   uint64_t bytes = dtype.bytes();
-  for (int64_t extent : shape) {
-    LOOM_CHECK_USER(extent == 0 ||
-                    bytes <= options_.max_array_bytes / static_cast<uint64_t>(extent))
-        << "an array of " << dtype << " and shape of " << shape.size()
-        << " dimensions is larger than the session's limit of " << options_.max_array_bytes
-        << " bytes (--max-array-mb)";
-    bytes *= static_cast<uint64_t>(extent);
-  }
-  LOOM_CHECK_USER(array_bytes_ + bytes <= options_.max_array_bytes)
-      << "an array of " << bytes << " bytes would pass the session's limit of "
-      << options_.max_array_bytes << " bytes of arrays (--max-array-mb); free arrays first";
-  const uint32_t handle = AddArray(runtime::NDArray::Empty(shape, dtype));
-  Writer w = OkWriter();
-  w.U32(handle);
-  return w.data();
+  for (int64_t extent : shape) bytes *= static_cast<uint64_t>(extent);
+  CheckArrayRoom(bytes);  // before the memory is taken
+  return HandleReply(AddArray(runtime::NDArray::Empty(shape, dtype)));
 }
 
 std::string Session::WriteArray(Reader& r) {

@@ -31,11 +31,11 @@ void FlushCaches() {
   std::memset(buffer.data(), ++value, buffer.size());
 }
 
-}  // namespace
-
-// The runtime's pool does the eviction, each thread a share of the lines: the work is quicker,
-// and the workers are awake, not asleep, when the timed call starts (a kernel timed after an
-// eviction on the calling thread alone paid the workers' wake-up).
+// Writes back and drops every cache line of `arrays` (host memory) from every cache level, so
+// that their next reads come from memory. The runtime's pool does it, each thread a share of
+// the lines: the work is quicker, and the workers are awake, not asleep, when the timed call
+// starts (a kernel timed after an eviction on the calling thread alone paid the workers'
+// wake-up).
 void EvictFromCaches(const std::vector<const NDArray*>& arrays) {
   struct Ranges {
     std::vector<std::pair<const char*, size_t>> bytes;
@@ -73,6 +73,8 @@ void EvictFromCaches(const std::vector<const NDArray*>& arrays) {
   LOOM_ICHECK(ThreadPool::Global().Launch(evict, &ranges, 0) == 0)
       << "evicting arrays from the caches failed";
 }
+
+}  // namespace
 
 std::vector<double> TimeFunction(const PackedFunc& function, const std::vector<NDArray>& arguments,
                                  const TimeOptions& options) {

@@ -110,23 +110,13 @@ void PrintProfile(runtime::Executor& executor, int repeat) {
 
 void RunBench(const BenchCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
-  RemoteModel remote;
-  int threads = 0;
-  if (options.remote.remote()) {
-    LOOM_CHECK_USER(options.vta_config.empty())
-        << "--vta-config configures this machine's VTA device; a remote device's is "
-           "configured where it runs";
-    LOOM_CHECK_USER(!options.profile)
-        << "--profile is not available with a remote device: run `loom bench --profile` there";
-    remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));
-    threads = remote.threads;
-    std::fprintf(stderr, "running on %s\n", remote.device.c_str());
-  } else {
-    threads = ConfigureThreads(options.threads);
-    ConfigureVta(options.vta_config);
-    remote.executor = runtime::LoadExecutor(options.model_path);
-  }
-  runtime::Executor& executor = *remote.executor;
+  LOOM_CHECK_USER(!options.remote.remote() || !options.profile)
+      << "--profile is not available with a remote device: run `loom bench --profile` there";
+  OpenedModel model =
+      OpenModel(options.model_path, options.threads, options.vta_config, options.remote);
+  const int threads = model.threads;
+  if (!model.device.empty()) std::fprintf(stderr, "running on %s\n", model.device.c_str());
+  runtime::Executor& executor = *model.executor;
   std::map<std::string, runtime::NDArray> given =
       LoadInputs(executor, options.inputs, /*require_all=*/false);
   std::map<std::string, std::vector<int64_t>> shapes = ParseInputShapes(options.input_shapes);

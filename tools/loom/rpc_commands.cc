@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli_common.h"
 #include "loom/rpc/client.h"
 #include "loom/rpc/server.h"
 #include "loom/runtime/module.h"
@@ -177,14 +178,23 @@ void AddRemoteOptions(CLI::App& command, RemoteOptions& options) {
   AddKeyOptions(command, options.key, options.key_file);
 }
 
-RemoteModel OpenRemoteModel(const RemoteOptions& options, const std::string& model_path,
-                            int threads) {
+OpenedModel OpenModel(const std::string& model_path, std::optional<int> threads,
+                      const std::string& vta_config, const RemoteOptions& options) {
+  OpenedModel model;
+  if (!options.remote()) {
+    model.threads = ConfigureThreads(threads);
+    ConfigureVta(vta_config);
+    model.executor = runtime::LoadExecutor(model_path);
+    return model;
+  }
+  LOOM_CHECK_USER(vta_config.empty())
+      << "--vta-config configures this machine's VTA device; a remote device's is configured "
+         "where it runs";
   LOOM_CHECK_USER(options.server.empty() || options.tracker.empty())
       << "--rpc and --tracker: give the device one way (a server, or a tracker and a key)";
   LOOM_CHECK_USER(options.tracker.empty() || !options.device_key.empty())
       << "--tracker needs --device-key: the key of the devices to ask for";
   const std::string key = SharedKey(options.key, options.key_file);
-  RemoteModel model;
   rpc::Address server;
   if (!options.tracker.empty()) {
     model.tracker =
@@ -200,7 +210,7 @@ RemoteModel OpenRemoteModel(const RemoteOptions& options, const std::string& mod
       << model_path << " was compiled for " << arch << ", and the device at " << server.str()
       << " is " << session->device().arch << ": compile the model for it (loom compile --target "
       << "...) or run it on another device";
-  model.threads = session->SetThreads(threads);
+  model.threads = session->SetThreads(threads.value_or(0));
   session->Upload(model_path, "model.so");
   model.executor = std::make_unique<rpc::RemoteExecutor>(session->LoadExecutor("model.so"));
   model.device = server.str() + " (" + session->device().str() + ")";

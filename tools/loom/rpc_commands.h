@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "loom/rpc/tracker.h"
@@ -24,18 +25,20 @@ struct RemoteOptions {
 };
 void AddRemoteOptions(CLI::App& command, RemoteOptions& options);
 
-// A model uploaded to a remote device and loaded there, with the lease that holds the device
-// when it came from a tracker.
-struct RemoteModel {
+// A model `run` and `bench` run: loaded here, or uploaded to a remote device and loaded there
+// (with the lease that holds the device when it came from a tracker).
+struct OpenedModel {
   std::unique_ptr<rpc::TrackerClient> tracker;
   std::unique_ptr<runtime::Executor> executor;
-  std::string device;  // "host:port (aarch64, 4 cores ...)"
-  int threads = 0;     // the session's pool
+  std::string device;  // a remote device: "host:port (aarch64, 4 cores ...)"; "" here
+  int threads = 0;     // the pool the kernels run on
 };
-// Checks the model's architecture against the device's, uploads it and loads it; `threads`
-// (0: the device's default) sizes the session's pool.
-RemoteModel OpenRemoteModel(const RemoteOptions& options, const std::string& model_path,
-                            int threads);
+// Here: sizes the thread pool (`threads`, default as ConfigureThreads), configures VTA from
+// `vta_config` and loads the model. On a remote device (`remote`): checks the model's
+// architecture against the device's, sizes the session's pool, uploads and loads it there
+// (--vta-config is refused: a device is configured where it runs).
+OpenedModel OpenModel(const std::string& model_path, std::optional<int> threads,
+                      const std::string& vta_config, const RemoteOptions& remote);
 
 // The key of --key or --key-file ("" for neither); both is an error.
 std::string SharedKey(const std::string& key, const std::string& key_file);

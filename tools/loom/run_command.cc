@@ -46,19 +46,10 @@ std::vector<std::string> OutputFileNames(const runtime::Executor& executor) {
 
 void RunRun(const RunCommandOptions& options) {
   CheckReadableFile(options.model_path, "model");
-  RemoteModel remote;
-  if (options.remote.remote()) {
-    LOOM_CHECK_USER(options.vta_config.empty())
-        << "--vta-config configures this machine's VTA device; a remote device's is "
-           "configured where it runs";
-    remote = OpenRemoteModel(options.remote, options.model_path, options.threads.value_or(0));
-    std::cout << "running on " << remote.device << "\n";
-  } else {
-    ConfigureThreads(options.threads);
-    ConfigureVta(options.vta_config);
-    remote.executor = runtime::LoadExecutor(options.model_path);
-  }
-  runtime::Executor& executor = *remote.executor;
+  OpenedModel model =
+      OpenModel(options.model_path, options.threads, options.vta_config, options.remote);
+  if (!model.device.empty()) std::cout << "running on " << model.device << "\n";
+  runtime::Executor& executor = *model.executor;
   std::map<std::string, runtime::NDArray> inputs =
       LoadInputs(executor, options.inputs, /*require_all=*/true);
   for (const auto& [name, value] : inputs) executor.SetInput(name, value);

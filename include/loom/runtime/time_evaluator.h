@@ -35,8 +35,4 @@ struct TimeOptions {
 std::vector<double> TimeFunction(const PackedFunc& function, const std::vector<NDArray>& arguments,
                                  const TimeOptions& options);
 
-// Writes back and drops every cache line of `arrays` (host memory) from every cache level, so
-// that their next reads come from memory.
-void EvictFromCaches(const std::vector<const NDArray*>& arrays);
-
 }  // namespace loom::runtime
