@@ -276,6 +276,17 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records, const Target&
   }
 }
 
+std::shared_ptr<BestRecords> BestRecords::ForCompile(const std::string& path, const Target& target,
+                                                     bool shipped) {
+  if (path.empty() && !shipped) return nullptr;
+  RecordsFile file;
+  if (!path.empty()) file = ReadRecords(path);
+  auto best = std::make_shared<BestRecords>(file.records, target, file.lines);
+  if (!file.error.empty()) best->warnings_.insert(best->warnings_.begin(), file.error);
+  if (shipped) best->AddFallback(ShippedRecords().records, target);
+  return best;
+}
+
 void BestRecords::AddFallback(const std::vector<TuningRecord>& records, const Target& target) {
   std::map<graph::TuningWorkload, std::vector<TuningRecord>> added;
   for (const TuningRecord& r : records) {

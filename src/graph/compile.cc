@@ -568,12 +568,15 @@ std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& m
                                  params);
 }
 
-std::unique_ptr<runtime::Executor> MakeExecutor(const CompiledModel& model) {
-  if (model.executor != "vm")
-    return std::make_unique<runtime::GraphExecutor>(MakeGraphModel(model));
+runtime::LoadedModel MakeLoadedModel(const CompiledModel& model) {
+  if (model.executor != "vm") return runtime::LoadedModel(MakeGraphModel(model));
   std::shared_ptr<uint8_t> params = AlignedParams(model);
-  return std::make_unique<runtime::VirtualMachine>(runtime::MakeVmModel(
-      model.kernels, model.graph_json, params.get(), model.params.size(), params));
+  return runtime::LoadedModel(runtime::MakeVmModel(model.kernels, model.graph_json, params.get(),
+                                                   model.params.size(), params));
+}
+
+std::unique_ptr<runtime::Executor> MakeExecutor(const CompiledModel& model) {
+  return MakeLoadedModel(model).NewExecutor();
 }
 
 void ExportModel(const CompiledModel& model, const std::string& path) {

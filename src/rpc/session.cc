@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -31,8 +30,6 @@
 namespace loom::rpc {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // How long a session ending on a bad message waits for the rest of it before closing.
 constexpr double kDrainSeconds = 2;
@@ -500,14 +497,11 @@ std::string Session::TimeRuns(Reader& r) {
   r.ExpectEnd();
   LOOM_CHECK_USER(repeat >= 1 && repeat <= 100000 && warmup <= 100000)
       << "timing runs: repeat must be 1 to 100000 and warmup at most 100000";
-  for (uint32_t i = 0; i < warmup; ++i) executor.Run();
+  const std::vector<double> seconds =
+      runtime::TimeRuns(executor, static_cast<int>(warmup), static_cast<int>(repeat));
   Writer w = OkWriter();
   w.U32(repeat);
-  for (uint32_t i = 0; i < repeat; ++i) {
-    Clock::time_point start = Clock::now();
-    executor.Run();
-    w.F64(std::chrono::duration<double>(Clock::now() - start).count());
-  }
+  for (double s : seconds) w.F64(s);
   return w.data();
 }
 

@@ -319,17 +319,18 @@ std::string SanitizeFileName(const std::string& name) {
 
 }  // namespace
 
-void GraphExecutor::DumpIntermediates(const std::string& dir) {
+std::vector<GraphExecutor::Intermediate> GraphExecutor::RunKeepingIntermediates() {
   const std::vector<GraphEntry>& entries = model_->entries();
   // Every entry a kernel writes gets memory of its own; inputs and parameters stay put.
   std::vector<NDArray> own(entries.size());
-  std::vector<int> produced;
-  for (const GraphKernel& kernel : model_->kernels()) {
+  std::vector<Intermediate> produced;
+  for (size_t k = 0; k < model_->kernels().size(); ++k) {
+    const GraphKernel& kernel = model_->kernels()[k];
     for (size_t a = kernel.args.size() - kernel.num_outputs; a < kernel.args.size(); ++a) {
       int e = kernel.args[a];
       if (own[e].defined()) continue;
       own[e] = NDArray::Empty(entries[e].shape, entries[e].dtype, model_->memory_device());
-      produced.push_back(e);
+      produced.push_back({k, e, own[e]});
     }
   }
   std::vector<void*> entry_data;
@@ -339,24 +340,29 @@ void GraphExecutor::DumpIntermediates(const std::string& dir) {
   CallTable table;
   BuildCallTable(entry_data, &table);
   for (size_t k = 0; k < model_->kernels().size(); ++k) RunKernel(table, k);
-
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  LOOM_CHECK_USER(!error) << "GraphExecutor::DumpIntermediates: cannot create directory '"
-                          << dir << "': " << error.message();
-  std::set<std::string> used;
-  for (int e : produced) {
-    std::string file = SanitizeFileName(entries[e].name);
-    // A repeated name gets the entry id; that can meet another entry's name ("a" twice and
-    // "a_5"), so suffixes grow until the name is free.
-    while (!used.insert(file).second) file += "_" + std::to_string(e);
-    own[e].CopyTo(kHostDevice).SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
-  }
   for (const GraphIO& output : model_->outputs()) {
     const NDArray& value = own[output.entry];
     if (value.defined()) {
       CopyToEntry(value.data(), value.device(), output.entry, entries[output.entry].bytes);
     }
+  }
+  for (Intermediate& i : produced) i.value = i.value.CopyTo(kHostDevice);
+  return produced;
+}
+
+void GraphExecutor::DumpIntermediates(const std::string& dir) {
+  std::vector<Intermediate> produced = RunKeepingIntermediates();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  LOOM_CHECK_USER(!error) << "GraphExecutor::DumpIntermediates: cannot create directory '"
+                          << dir << "': " << error.message();
+  std::set<std::string> used;
+  for (const Intermediate& i : produced) {
+    std::string file = SanitizeFileName(model_->entries()[i.entry].name);
+    // A repeated name gets the entry id; that can meet another entry's name ("a" twice and
+    // "a_5"), so suffixes grow until the name is free.
+    while (!used.insert(file).second) file += "_" + std::to_string(i.entry);
+    i.value.SaveNpy((std::filesystem::path(dir) / (file + ".npy")).string());
   }
 }
 

@@ -2,7 +2,6 @@
 //   median_ms=8.412 min_ms=8.301 max_ms=9.873 mean_ms=8.530 repeat=20 threads=2
 // (bench/models parses it), and with --profile each kernel's median time.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -153,20 +152,11 @@ void RunBench(const BenchCommandOptions& options) {
   }
 
   std::vector<double> ms;
-  if (auto* on_device = dynamic_cast<rpc::RemoteExecutor*>(&executor)) {
-    // Timed where it runs: the network's round trips are not the model's latency.
-    for (double seconds : on_device->TimeRuns(options.warmup, options.repeat)) {
-      ms.push_back(seconds * 1e3);
-    }
-  } else {
-    for (int i = 0; i < options.warmup; ++i) executor.Run();
-    for (int i = 0; i < options.repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      executor.Run();
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
+  // A remote one is timed where it runs: the network's round trips are not the model's latency.
+  auto* on_device = dynamic_cast<rpc::RemoteExecutor*>(&executor);
+  for (double seconds : on_device ? on_device->TimeRuns(options.warmup, options.repeat)
+                                  : runtime::TimeRuns(executor, options.warmup, options.repeat)) {
+    ms.push_back(seconds * 1e3);
   }
   double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   std::printf("median_ms=%.3f min_ms=%.3f max_ms=%.3f mean_ms=%.3f repeat=%d threads=%d\n",

@@ -229,20 +229,13 @@ void PrintWarnings(const std::vector<std::string>& warnings, const std::string& 
   }
 }
 
-// The tuned configurations of a compile: the best record per workload of --records (a bad line
-// is warned about; the records before it are used), then the shipped records for the workloads
-// they lack (unless --no-shipped-records). None when there is neither.
+// The tuned configurations of a compile: the best record per workload of --records, then the
+// shipped records for the workloads they lack (unless --no-shipped-records), the records'
+// warnings on stderr. None when there is neither.
 std::shared_ptr<autotune::BestRecords> LoadBestRecords(const CompileCommandOptions& options) {
-  if (options.records_path.empty() && !options.shipped_records) return nullptr;
-  const Target target = Target::Parse(options.target);
-  autotune::RecordsFile file;
-  if (!options.records_path.empty()) {
-    file = autotune::ReadRecords(options.records_path);
-    if (!file.error.empty()) PrintWarnings({file.error}, options.records_path);
-  }
-  auto best = std::make_shared<autotune::BestRecords>(file.records, target, file.lines);
-  PrintWarnings(best->warnings(), options.records_path);
-  if (options.shipped_records) best->AddFallback(autotune::ShippedRecords().records, target);
+  std::shared_ptr<autotune::BestRecords> best = autotune::BestRecords::ForCompile(
+      options.records_path, Target::Parse(options.target), options.shipped_records);
+  if (best) PrintWarnings(best->warnings(), options.records_path);
   return best;
 }
 

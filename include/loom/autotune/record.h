@@ -95,6 +95,12 @@ class BestRecords : public graph::ConfigDispatcher {
   // in other blocks costs conversions around it (MobileNetV2 took 26 more kernels).
   BestRecords(const std::vector<TuningRecord>& records, const Target& target,
               const std::vector<int>& lines = {}, bool keep_layouts = true);
+  // What a compile tunes with (`loom compile`, loom.compile): the records of the file at
+  // `path` ("": none; a missing file is a loom::Error, a bad line stops the reading there and
+  // is the first warning) and, with `shipped`, the shipped records for the workloads the
+  // file lacks. Null when there is neither.
+  static std::shared_ptr<BestRecords> ForCompile(const std::string& path, const Target& target,
+                                                 bool shipped);
   std::optional<topi::Config> Query(const Target& target,
                                     const graph::TuningWorkload& workload) override;
   // Adds the records of each workload that has none yet (shipped records under the user's

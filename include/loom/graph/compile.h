@@ -95,7 +95,9 @@ CompiledModel Compile(const IRModule& module, const CompileOptions& options,
 std::shared_ptr<const runtime::GraphModel> MakeGraphModel(const CompiledModel& model);
 
 // The model to run in this process with the executor it was compiled for (the graph
-// executor or the VM).
+// executor or the VM); its executors share one aligned copy of the parameters.
+runtime::LoadedModel MakeLoadedModel(const CompiledModel& model);
+// MakeLoadedModel(model).NewExecutor().
 std::unique_ptr<runtime::Executor> MakeExecutor(const CompiledModel& model);
 
 // One shared library holding the kernels, the execution graph (symbol loom_graph_json) and

@@ -52,8 +52,32 @@ class Executor {
   virtual std::vector<KernelTime> ProfileKernels(int repeat) = 0;
 };
 
-// The model library at `path` (written by graph::ExportModel) with the executor its
-// artifact names. The file is checked as LoadModel checks it.
+// Runs the executor `warmup` times, then times `repeat` runs: each run's wall time in seconds.
+std::vector<double> TimeRuns(Executor& executor, int warmup, int repeat);
+
+class GraphModel;
+class VmModel;
+
+// A model loaded once (kernels and weights) that any number of executors share, each with
+// memory of its own: one executor per thread runs the model on several threads at once.
+class LoadedModel {
+ public:
+  // The model library at `path` (written by graph::ExportModel) for the executor its
+  // artifact names. The file is checked as LoadModel checks it.
+  static LoadedModel Load(const std::string& path);
+  explicit LoadedModel(std::shared_ptr<const GraphModel> graph) : graph_(std::move(graph)) {}
+  explicit LoadedModel(std::shared_ptr<const VmModel> vm) : vm_(std::move(vm)) {}
+
+  // "graph" or "vm".
+  const char* kind() const { return graph_ ? "graph" : "vm"; }
+  std::unique_ptr<Executor> NewExecutor() const;
+
+ private:
+  std::shared_ptr<const GraphModel> graph_;
+  std::shared_ptr<const VmModel> vm_;
+};
+
+// LoadedModel::Load(path).NewExecutor().
 std::unique_ptr<Executor> LoadExecutor(const std::string& path);
 
 }  // namespace loom::runtime

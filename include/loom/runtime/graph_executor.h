@@ -210,10 +210,18 @@ class GraphExecutor final : public Executor {
   std::vector<KernelTime> ProfileKernels(int repeat,
                                          const std::function<void(size_t kernel)>& after_kernel);
   std::vector<KernelTime> ProfileKernels(int repeat) override { return ProfileKernels(repeat, {}); }
-  // Debug: runs once and writes every entry a kernel produces as <dir>/<entry name>.npy
-  // (names sanitized, made unique with the entry id), each from its own buffer: with
-  // storage sharing a later kernel may overwrite an earlier value, so this mode gives every
-  // entry its own memory. The outputs are also left where GetOutput reads them.
+  // Debug: runs once and returns every entry a kernel produces, on the host, in kernel
+  // order, each from its own buffer: with storage sharing a later kernel may overwrite an
+  // earlier value, so this mode gives every entry its own memory. The outputs are also left
+  // where GetOutput reads them.
+  struct Intermediate {
+    size_t kernel = 0;  // the kernel that wrote it (model().kernels())
+    int entry = 0;      // model().entries()
+    NDArray value;
+  };
+  std::vector<Intermediate> RunKeepingIntermediates();
+  // Debug: RunKeepingIntermediates, each written as <dir>/<entry name>.npy (names sanitized,
+  // made unique with the entry id).
   void DumpIntermediates(const std::string& dir);
 
  private:
