@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "compile_test_models.h"
 #include "graph_test_util.h"
@@ -231,6 +232,50 @@ TEST(VirtualMachine, TheArtifactRecordsItsExecutor) {
   EXPECT_EQ(output.shape[1].str(described->size_vars()), "n");
   EXPECT_EQ(output.shape[2].str(described->size_vars()), "8");
   std::remove(path.c_str());
+}
+
+// Executors of one LoadedModel share its kernels and weights but not their memory: threads
+// each running their own get what one executor alone computes, for both executors.
+TEST(VirtualMachine, ExecutorsOfOneLoadedModelRunOnThreadsAtOnce) {
+  CompiledModel compiled = TwoInputModel();
+  std::string path = ::testing::TempDir() + "loom_vm_shared_" + std::to_string(getpid()) + ".so";
+  ExportModel(compiled, path);
+  const runtime::LoadedModel loaded = runtime::LoadedModel::Load(path);
+  EXPECT_STREQ(loaded.kind(), "vm");
+  std::vector<std::vector<runtime::NDArray>> inputs;
+  std::vector<std::vector<double>> want;
+  for (int t = 0; t < 4; ++t) {
+    inputs.push_back(
+        {RandomArray({t + 1, 4, 8}, kF32, 10 + t), RandomArray({t + 1, 4}, kF32, 20 + t)});
+    want.push_back(Values(RunOn(*MakeExecutor(compiled), inputs.back()).at(0)));
+  }
+  std::vector<std::vector<double>> got(inputs.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<runtime::Executor> own = loaded.NewExecutor();
+      for (int repeat = 0; repeat < 20; ++repeat) got[t] = Values(RunOn(*own, inputs[t]).at(0));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(got, want);
+  std::remove(path.c_str());
+
+  // The graph executor's model alike; TimeRuns times each run.
+  Var fx = MakeVar("x", TensorType(std::vector<PrimExpr>{Dim(3), Dim(4), Dim(8)}, kF32));
+  Var fmask = MakeVar("mask", TensorType(std::vector<PrimExpr>{Dim(3), Dim(4)}, kF32));
+  Expr fy = MakeCall("multiply", {fx, MakeCall("expand_dims", {fmask}, {{"axis", int64_t{2}}})});
+  CompiledModel fixed =
+      Compile(IRModule::FromFunction(MakeFunction({fx, fmask}, MakeCall("exp", {fy}))), {});
+  runtime::LoadedModel graph = MakeLoadedModel(fixed);
+  EXPECT_STREQ(graph.kind(), "graph");
+  std::unique_ptr<runtime::Executor> a = graph.NewExecutor(), b = graph.NewExecutor();
+  std::vector<runtime::NDArray> x = {RandomArray({3, 4, 8}, kF32, 1), RandomArray({3, 4}, kF32, 2)};
+  std::vector<runtime::NDArray> y = {RandomArray({3, 4, 8}, kF32, 3), RandomArray({3, 4}, kF32, 4)};
+  std::vector<double> from_a = Values(RunOn(*a, x).at(0));
+  RunOn(*b, y);  // b's run leaves a's output alone
+  EXPECT_EQ(Values(a->GetOutput(0)), from_a);
+  EXPECT_EQ(runtime::TimeRuns(*a, 1, 3).size(), 3u);
 }
 
 // The C API runs the VM's artifact as it runs the graph executor's: -1 for the symbolic
