@@ -5,6 +5,8 @@
 #   make test SANITIZE=1      the unit tests under AddressSanitizer + UBSan (build-sanitize/)
 #   make test SANITIZE=thread the runtime's concurrency tests under ThreadSanitizer (build-tsan/)
 #   make fuzz                 the libFuzzer harnesses, FUZZ_SECONDS (default 600) each
+#   make python               the Python package (pip install ./python into .venv; a wheel
+#                             built by scikit-build-core, its build in $(BUILD_DIR)/wheel)
 #   make demo                 the main job on the bundled default
 #   make bench                the benchmarks (kernels against OpenBLAS and oneDNN, whole models)
 # CI=true makes warnings errors.
@@ -43,7 +45,7 @@ export LSAN_OPTIONS ?= suppressions=$(CURDIR)/scripts/lsan-suppressions.txt
 export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1
 FUZZ_SECONDS ?= 600
 
-.PHONY: deps configure build test demo bench fuzz clean
+.PHONY: deps configure build test python demo bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -56,6 +58,12 @@ build: configure
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+# `make test` tests the package from the build (PYTHONPATH=$(BUILD_DIR)/python); this installs
+# it as users do, with the build requirements make deps put in .venv (no download).
+python: deps
+	@.venv/bin/pip install --quiet --disable-pip-version-check --no-build-isolation \
+	  --config-settings=build-dir=$(BUILD_DIR)/wheel ./python
 
 # A classifier trained on scikit-learn's digits and ResNet-18, through the `loom` tool
 # (python/demo/run_demo.py). The C++ tour of the compiler internals stays built:
