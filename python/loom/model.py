@@ -109,7 +109,8 @@ class Model:
         NumPy array, a torch tensor, a ``loom.nd.NDArray`` (any DLPack tensor: read without a
         copy) or anything ``numpy.asarray`` takes. Returns the outputs by name, as NumPy
         arrays of their own."""
-        return {name: np.from_dlpack(value) for name, value in self.run_dlpack(*args, **inputs).items()}
+        return {name: np.from_dlpack(value) for name, value in
+                self.run_dlpack(*args, **inputs).items()}
 
     __call__ = run
 
@@ -164,10 +165,12 @@ class Model:
 
 def _tensor(value: Any, dtype: Optional[str]) -> Any:
     """A value as a DLPack tensor the runtime can read: tensors pass as they are (NumPy
-    arrays laid out otherwise than row-major are made so, which copies); other values become
-    NumPy arrays of the input's dtype."""
+    arrays and torch tensors laid out otherwise than row-major are made so, which copies);
+    other values become NumPy arrays of the input's dtype."""
     if isinstance(value, np.ndarray):
         return np.ascontiguousarray(value)
+    if callable(getattr(value, "is_contiguous", None)) and not value.is_contiguous():
+        return value.contiguous()  # a torch tensor's view (transposed, sliced)
     if isinstance(value, nd.NDArray) or hasattr(value, "__dlpack__"):
         return value
     return np.ascontiguousarray(np.asarray(value, dtype=dtype))

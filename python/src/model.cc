@@ -188,7 +188,7 @@ class Model {
       bool known = false;
       for (const TensorInfo& input : inputs_) known |= input.name == name;
       LOOM_CHECK_USER(known) << "the model has no input '" << name << "'; its inputs: " << names;
-      seen.insert(name);
+      LOOM_CHECK_USER(seen.insert(name).second) << "input '" << name << "' is given twice";
       executor.SetInput(name, value);
     }
     for (const TensorInfo& input : inputs_) {

@@ -42,9 +42,17 @@ DLManagedTensor* WithGilDeleter(DLManagedTensor* producer) {
 
 // Takes the DLManagedTensor out of a capsule nobody has consumed yet.
 NDArray FromCapsule(nb::handle capsule, const std::string& what) {
-  LOOM_CHECK_USER(PyCapsule_IsValid(capsule.ptr(), kCapsuleName))
+  LOOM_CHECK_USER(PyCapsule_CheckExact(capsule.ptr()))
+      << what << ": __dlpack__() returned " << nb::inst_name(capsule).c_str()
+      << ", not a DLPack capsule";
+  const char* name = PyCapsule_GetName(capsule.ptr());
+  const std::string capsule_name = name != nullptr ? name : "";
+  LOOM_CHECK_USER(capsule_name != kUsedCapsuleName)
       << what << ": the DLPack capsule was already consumed (a capsule can be imported once; "
       << "call __dlpack__() again for another)";
+  LOOM_CHECK_USER(capsule_name == kCapsuleName)
+      << what << ": a DLPack capsule named '" << capsule_name << "'; Loom takes DLPack 0.6 "
+      << "capsules ('" << kCapsuleName << "'), which __dlpack__() gives without max_version";
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
   PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName);
   return NDArray::FromDLPack(WithGilDeleter(managed));
@@ -80,20 +88,43 @@ nb::object Export(const NDArray& a, nb::handle stream, nb::handle max_version, n
   (void)stream;
   (void)max_version;  // the legacy (unversioned) capsule: what DLPack 0.6 consumers take
   if (!dl_device.is_none()) {
-    auto [type, id] = nb::cast<std::pair<int, int>>(dl_device);
+    std::pair<int, int> device;
+    LOOM_CHECK_USER(nb::try_cast(dl_device, device))
+        << "NDArray.__dlpack__: dl_device must be a (device type, device id) pair, got "
+        << nb::inst_name(dl_device).c_str();
+    auto [type, id] = device;
     LOOM_CHECK_USER(type == a.device().device_type && id == a.device().device_id)
         << "NDArray.__dlpack__: the array is on " << DeviceText(a.device())
         << "; export it where it is, or copy it with .numpy()";
   }
   NDArray source = a;
-  if (!copy.is_none() && nb::cast<bool>(copy)) source = a.CopyTo(a.device());
-  PyObject* capsule = PyCapsule_New(source.ToDLPack(), kCapsuleName, DeleteUnconsumedCapsule);
+  if (!copy.is_none()) {
+    LOOM_CHECK_USER(PyBool_Check(copy.ptr()))
+        << "NDArray.__dlpack__: copy must be True, False or None, got "
+        << nb::inst_name(copy).c_str();
+    if (copy.ptr() == Py_True) source = a.CopyTo(a.device());
+  }
+  DLManagedTensor* managed = source.ToDLPack();
+  // Bool as DLPack 0.8's kDLBool, one byte per element: what NumPy and PyTorch take (Loom's
+  // runtime says uint1, which they refuse).
+  if (source.dtype().is_bool())
+    managed->dl_tensor.dtype = DLDataType{6, 8, managed->dl_tensor.dtype.lanes};
+  PyObject* capsule = PyCapsule_New(managed, kCapsuleName, DeleteUnconsumedCapsule);
   if (capsule == nullptr) throw nb::python_error();
   return nb::steal(capsule);
 }
 
-// A NumPy array holding a host copy of `a`.
+// A NumPy array holding a host copy of `a`; a dtype NumPy has no type for (bfloat16, vector
+// lanes, 1- and 4-bit integers, handles) is a loom::Error.
 nb::object ToNumpy(const NDArray& a) {
+  const DataType dtype = a.dtype();
+  const bool numeric =
+      (dtype.is_int() || dtype.is_uint() || dtype.is_float()) && !dtype.is_bfloat16() &&
+      (dtype.bits() == 8 || dtype.bits() == 16 || dtype.bits() == 32 || dtype.bits() == 64) &&
+      !(dtype.is_float() && dtype.bits() == 8);
+  LOOM_CHECK_USER(dtype.lanes() == 1 && (numeric || dtype.is_bool()))
+      << "NDArray.numpy(): NumPy has no " << dtype.str() << " type; read the array through "
+      << "DLPack (torch.from_dlpack) or a kernel that converts it";
   NDArray host = runtime::NDArray::Empty(a.Shape(), a.dtype());
   host.CopyFrom(a);
   auto* owner = new NDArray(host);
@@ -101,14 +132,21 @@ nb::object ToNumpy(const NDArray& a) {
   const std::vector<int64_t> extents = host.Shape();
   std::vector<size_t> shape(extents.begin(), extents.end());
   const DLDataType t = host->dtype;
-  return nb::ndarray<nb::numpy>(host.data(), shape.size(), shape.data(), keep, nullptr,
-                                nb::dlpack::dtype{t.code, t.bits, t.lanes})
+  const nb::dlpack::dtype type =
+      dtype.is_bool() ? nb::dtype<bool>() : nb::dlpack::dtype{t.code, t.bits, t.lanes};
+  return nb::ndarray<nb::numpy>(host.data(), shape.size(), shape.data(), keep, nullptr, type)
       .cast();
 }
 
+// A shape given as an int or a sequence of ints, each within int64.
 std::vector<int64_t> ShapeOf(nb::handle shape) {
-  if (nb::isinstance<nb::int_>(shape)) return {nb::cast<int64_t>(shape)};
-  return nb::cast<std::vector<int64_t>>(shape);
+  std::vector<int64_t> extents;
+  int64_t extent = 0;
+  if (nb::try_cast(shape, extent)) return {extent};
+  LOOM_CHECK_USER(nb::try_cast(shape, extents))
+      << "loom.nd.empty: the shape must be an int or a sequence of ints within 64 bits, got "
+      << nb::str(shape).c_str();
+  return extents;
 }
 
 }  // namespace

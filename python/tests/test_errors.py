@@ -26,6 +26,8 @@ def test_wrong_input_shape_dtype_name_and_count(compiled_cnn, image):
         compiled_cnn(image, image)
     with pytest.raises(loom.LoomError, match="both positionally and by name"):
         compiled_cnn(image, image=image)
+    with pytest.raises(loom.LoomError, match="given twice"):
+        compiled_cnn._impl.run([("image", image), ("image", image)], 0)
     # The model still runs after every refusal.
     assert compiled_cnn(image)["probs"].shape == (1, 10)
 

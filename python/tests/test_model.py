@@ -132,3 +132,19 @@ def test_version_follows_the_project():
     if not os.path.exists(header):
         pytest.skip("LOOM_SOURCE_DIR is not set")
     assert f'"{loom.__version__}"' in open(header).read()
+
+
+def test_bool_outputs_and_strided_torch_inputs():
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [3, 2])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])
+    out = helper.make_tensor_value_info("gt", TensorProto.BOOL, [3, 2])
+    proto = helper.make_model(
+        helper.make_graph([helper.make_node("Greater", ["a", "b"], ["gt"], name="greater")],
+                          "g", [a, b], [out]), opset_imports=[helper.make_opsetid("", 17)])
+    model = loom.compile(proto)
+    assert model.outputs == [loom.TensorSpec("gt", "bool", (3, 2))]
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3).t()  # a transposed view
+    y = torch.full((3, 2), 2.5)
+    got = model(x, y)["gt"]
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, (x > y).numpy())

@@ -91,3 +91,39 @@ def test_copyfrom_and_empty():
     target.copyfrom(torch.full((2, 2), 7.0))
     assert np.from_dlpack(target).tolist() == [[7, 7], [7, 7]]
     assert "shape=" in repr(target)
+
+
+def test_bool_tensors_cross_both_ways():
+    flags = np.array([True, False, True])
+    view = loom.nd.from_dlpack(flags)
+    assert view.dtype == "bool" and view.data_ptr == flags.ctypes.data
+    back = np.from_dlpack(view)
+    assert back.dtype == np.bool_ and back.tolist() == [True, False, True]
+    assert loom.nd.array([False, True]).numpy().tolist() == [False, True]
+    # (PyTorch 1.13 has no bool in its DLPack; later versions export and take kDLBool.)
+
+
+def test_bad_arguments_are_loom_errors():
+    with pytest.raises(loom.LoomError, match="needs more than 2\\^63 bytes"):
+        loom.nd.empty((1 << 62,), "float32")
+    with pytest.raises(loom.LoomError, match="within 64 bits"):
+        loom.nd.empty((1 << 70,), "float32")
+    a = loom.nd.array([1.0, 2.0])
+    with pytest.raises(loom.LoomError, match="dl_device"):
+        a.__dlpack__(dl_device="x")
+    with pytest.raises(loom.LoomError, match="copy must be"):
+        a.__dlpack__(copy="yes")
+    with pytest.raises(loom.LoomError, match="NumPy has no bfloat16"):
+        loom.nd.empty((2,), "bfloat16").numpy()
+    with pytest.raises(loom.LoomError, match="NumPy has no float32x4"):
+        loom.nd.empty((2,), "float32x4").numpy()
+
+    class NotATensor:
+        def __dlpack__(self):
+            return 5
+
+    with pytest.raises(loom.LoomError, match="returned int, not a DLPack capsule"):
+        loom.nd.from_dlpack(NotATensor())
+    copied = np.from_dlpack(type("Copy", (), {"__dlpack__": lambda self, **kw: a.__dlpack__(copy=True),
+                                              "__dlpack_device__": lambda self: (1, 0)})())
+    assert copied.ctypes.data != a.data_ptr and copied.tolist() == [1.0, 2.0]

@@ -32,20 +32,31 @@ def test_threads_share_one_model(compiled_cnn):
 
 
 def test_runs_release_the_gil(compiled_cnn, image):
-    # While one thread runs the model in a loop, another keeps running Python code.
+    # While the C++ loop of benchmark runs (the GIL released), another thread keeps running
+    # Python code: its count grows during the call, not only before and after it. A call
+    # holding the GIL for its whole C++ loop would let it grow only in the few Python steps
+    # around the loop (the interpreter switches threads every 5 ms).
+    started = threading.Event()
     stop = threading.Event()
-    ticks = []
+    ticks = [0]
 
     def python_work():
+        started.set()
         while not stop.is_set():
-            ticks.append(1)
+            ticks[0] += 1
 
     ticker = threading.Thread(target=python_work)
     ticker.start()
-    compiled_cnn.benchmark(repeat=50, warmup=0, inputs={"image": image})
+    started.wait()
+    runs = 400
+    before = ticks[0]
+    result = compiled_cnn.benchmark(repeat=runs, warmup=0, inputs={"image": image})
+    during = ticks[0] - before
     stop.set()
     ticker.join()
-    assert len(ticks) > 0
+    # At least one tick per run of the model (each run takes tens of microseconds; a Python
+    # loop ticks millions of times a second).
+    assert during > runs, (during, result)
 
 
 def test_compiles_on_threads(small_cnn, image):

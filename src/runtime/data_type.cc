@@ -86,7 +86,12 @@ DLDataType DataType::to_dlpack() const {
 }
 
 DataType DataType::FromDLPack(DLDataType t) {
-  if (t.code == kDLUInt && t.bits == 1) return Bool(t.lanes);
+  // Loom's own export (uint1), and DLPack 0.8's kDLBool (one byte per element: NumPy's and
+  // PyTorch's bool tensors).
+  if ((t.code == kDLUInt && t.bits == 1) ||
+      (t.code == static_cast<uint8_t>(Code::kBool) && t.bits == 8)) {
+    return Bool(t.lanes);
+  }
   LOOM_CHECK_USER(t.code <= static_cast<uint8_t>(Code::kBool) && t.code != kDLComplex)
       << "unsupported DLPack type code " << int(t.code);
   return DataType(static_cast<Code>(t.code), t.bits, t.lanes);

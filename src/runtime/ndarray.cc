@@ -23,7 +23,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 namespace {
 
-int64_t CountElements(const std::vector<int64_t>& shape, const char* operation) {
+// The elements of `shape`; a negative extent, or more elements or bytes of `dtype` than a
+// 64-bit size holds (their byte count would wrap to a small allocation), is a loom::Error.
+int64_t CountElements(const std::vector<int64_t>& shape, DataType dtype, const char* operation) {
   int64_t count = 1;
   for (int64_t extent : shape) {
     LOOM_CHECK_USER(extent >= 0) << operation << ": shape " << ShapeString(shape)
@@ -32,6 +34,10 @@ int64_t CountElements(const std::vector<int64_t>& shape, const char* operation) 
         << operation << ": shape " << ShapeString(shape) << " has too many elements";
     count *= extent;
   }
+  const int64_t element_bytes = static_cast<int64_t>(ElementBytes(dtype));
+  LOOM_CHECK_USER(element_bytes == 0 || count <= INT64_MAX / element_bytes)
+      << operation << ": shape " << ShapeString(shape) << " of " << dtype.str()
+      << " needs more than 2^63 bytes";
   return count;
 }
 
@@ -55,7 +61,7 @@ NDArray NDArray::Make(const std::vector<int64_t>& shape, DataType dtype, DLDevic
 
 NDArray NDArray::Empty(const std::vector<int64_t>& shape, DataType dtype, DLDevice device) {
   LOOM_CHECK_USER(!dtype.is_void()) << "NDArray::Empty: dtype void has no storage";
-  int64_t count = CountElements(shape, "NDArray::Empty");
+  int64_t count = CountElements(shape, dtype, "NDArray::Empty");
   size_t nbytes = static_cast<size_t>(count) * ElementBytes(dtype);
   DeviceAPI* api = GetDeviceAPI(static_cast<DLDeviceType>(device.device_type));
   void* data = api->AllocDataSpace(device, nbytes, kCPUAllocAlignment);
@@ -74,9 +80,9 @@ NDArray NDArray::FromDLPack(DLManagedTensor* managed) {
   LOOM_CHECK_USER(source.ndim >= 0 && (source.ndim == 0 || source.shape != nullptr))
       << "NDArray::FromDLPack: tensor has ndim " << source.ndim << " but no shape array";
   std::vector<int64_t> shape(source.shape, source.shape + source.ndim);
-  CountElements(shape, "NDArray::FromDLPack");
-  NDArray array = Make(shape, DataType::FromDLPack(source.dtype), source.device, source.data,
-                       std::move(memory));
+  const DataType dtype = DataType::FromDLPack(source.dtype);
+  CountElements(shape, dtype, "NDArray::FromDLPack");
+  NDArray array = Make(shape, dtype, source.device, source.data, std::move(memory));
   array.container_->tensor.byte_offset = source.byte_offset;
   if (source.strides != nullptr) {
     array.container_->strides.assign(source.strides, source.strides + source.ndim);
@@ -168,7 +174,7 @@ NDArray NDArray::CopyTo(DLDevice target) const {
 
 NDArray NDArray::CreateView(const std::vector<int64_t>& shape, DataType dtype) const {
   CheckCompactFor("NDArray::CreateView");
-  int64_t count = CountElements(shape, "NDArray::CreateView");
+  int64_t count = CountElements(shape, dtype, "NDArray::CreateView");
   size_t view_bytes = static_cast<size_t>(count) * ElementBytes(dtype);
   LOOM_CHECK_USER(view_bytes <= NumBytes())
       << "NDArray::CreateView: a " << ShapeString(shape) << " " << dtype << " view needs "

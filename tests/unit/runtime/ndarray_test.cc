@@ -44,6 +44,20 @@ TEST(NDArray, EmptyRejectsNegativeExtents) {
       << message;
 }
 
+// A byte count past 64 bits would wrap to a small allocation that kernels then overrun.
+TEST(NDArray, ShapesWhoseBytesOverflowAreRefused) {
+  std::string message = ErrorOf([] { NDArray::Empty({int64_t{1} << 62}, DataType::Float(32)); });
+  EXPECT_NE(message.find("NDArray::Empty: shape [4611686018427387904] of float32 needs more than "
+                         "2^63 bytes"),
+            std::string::npos)
+      << message;
+  NDArray small = NDArray::Empty({4}, DataType::Float(32));
+  EXPECT_NE(ErrorOf([&] {
+              small.CreateView({int64_t{1} << 61}, DataType::Float(64));
+            }).find("needs more than 2^63 bytes"),
+            std::string::npos);
+}
+
 TEST(NDArray, BytesRoundTripAndSizeMismatchIsAnError) {
   NDArray array = NDArray::Empty({4, 4}, DataType::Float(32));
   std::vector<float> in = Iota(16), out(16, 0.0f);
@@ -164,6 +178,16 @@ TEST(NDArray, StridedForeignTensorsCannotBeCopiedAsBytes) {
                          "compact; copy it into a compact array first"),
             std::string::npos)
       << message;
+}
+
+// NumPy and PyTorch export bool as DLPack 0.8's kDLBool (code 6, one byte per element).
+TEST(NDArray, FromDLPackTakesByteBoolsAsBool) {
+  int deleted = 0;
+  DLManagedTensor* managed = MakeForeign(&deleted, false);
+  managed->dl_tensor.dtype = DLDataType{6, 8, 1};
+  NDArray array = NDArray::FromDLPack(managed);
+  EXPECT_EQ(array.dtype(), DataType::Bool());
+  EXPECT_EQ(array.NumBytes(), 6u);
 }
 
 TEST(NDArray, FromDLPackRejectsNull) {
