@@ -4,13 +4,17 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <unordered_map>
 
 #include "ir_common.h"
 #include "loom/arith/analyzer.h"
 #include "loom/ir/printer.h"
+#include "loom/ir/structural.h"
 
 namespace loom::python {
 namespace {
@@ -26,24 +30,132 @@ std::string BoundText(int64_t v) {
   return std::to_string(v);
 }
 
-// `with analyzer.constraint_scope(i < n):` -- the fact holds inside the block only.
+class ConstraintScope;
+
+// The Analyzer as Python holds it: Loom's Analyzer plus what the bindings need to check before
+// calling it -- the constraint scopes entered (a stack: they must be left innermost first, or
+// leaving one would drop the facts of another) and the variables bound through Python (so
+// that re-binding one without allow_override is a user error, not a failed internal check).
+class PyAnalyzer : public Analyzer {
+ public:
+  // The analyses a binding sets.
+  enum Slot { kBound = 1, kModular = 2, kValue = 4 };
+
+  // One call of bind/update, to compare with a later one and to name in messages.
+  struct Binding {
+    int kind = 0;  // 0: bind(expr), 1: bind(range), 2: update(ConstIntBound), 3: update(ModularSet)
+    PrimExpr a, b;
+    ConstIntBound bound;
+    ModularSet modular;
+    std::string text;
+
+    bool Same(const Binding& other) const {
+      if (kind != other.kind) return false;
+      switch (kind) {
+        case 0:
+          return StructuralEqual(a, other.a);
+        case 1:
+          return StructuralEqual(a, other.a) && StructuralEqual(b, other.b);
+        case 2:
+          return bound == other.bound;
+        default:
+          return modular == other.modular;
+      }
+    }
+  };
+
+  // Checks that binding `var` as `binding` (setting the analyses `slots`) does not replace an
+  // earlier binding, unless allow_override; then calls `apply` and records the binding.
+  template <typename Apply>
+  void Bind(const std::string& what, const Var& var, int slots, Binding binding,
+            bool allow_override, Apply apply) {
+    Entry& entry = bindings_[var.get()];
+    if (!allow_override) {
+      for (int i = 0; i < 3; ++i) {
+        const std::optional<Binding>& previous = entry.slots[i];
+        if ((slots & (1 << i)) == 0 || !previous || previous->Same(binding)) continue;
+        LOOM_CHECK_USER(false) << what << ": variable '" << var.name() << "' is already bound ("
+                               << previous->text << "); re-binding it (" << binding.text
+                               << ") needs allow_override=True";
+      }
+    }
+    try {
+      apply();
+    } catch (const InternalError&) {
+      // A fact the analyzer holds that the bindings did not record (a constraint scope's):
+      // its check of the re-binding failed before changing anything.
+      LOOM_CHECK_USER(false) << what << ": variable '" << var.name() << "' already has a "
+                             << "different bound or value here (from a binding or an entered "
+                             << "constraint_scope); re-binding it (" << binding.text
+                             << ") needs allow_override=True";
+    }
+    entry.var = var;
+    for (int i = 0; i < 3; ++i) {
+      if (slots & (1 << i)) entry.slots[i] = binding;
+    }
+  }
+
+  std::vector<ConstraintScope*> scopes;  // entered, innermost last
+
+ private:
+  struct Entry {
+    Var var;  // keeps the key alive
+    std::optional<Binding> slots[3];
+  };
+  std::unordered_map<const Object*, Entry> bindings_;
+};
+
+// `with analyzer.constraint_scope(i < n):` -- the fact holds inside the block only. Scopes of
+// one analyzer nest: leaving one that is not the innermost entered is an error (and changes
+// nothing).
 class ConstraintScope {
  public:
-  ConstraintScope(Analyzer* analyzer, PrimExpr constraint)
+  ConstraintScope(PyAnalyzer* analyzer, PrimExpr constraint)
       : analyzer_(analyzer), constraint_(std::move(constraint)) {}
+  ConstraintScope(ConstraintScope&&) = default;
+  ConstraintScope(const ConstraintScope&) = delete;
+  ConstraintScope& operator=(const ConstraintScope&) = delete;
+  // A scope dropped while entered (only possible without `with`) leaves it, and every scope
+  // entered after it, so that the analyzer's stack stays in order.
+  ~ConstraintScope() {
+    if (!context_) return;
+    auto& scopes = analyzer_->scopes;
+    if (std::find(scopes.begin(), scopes.end(), this) == scopes.end()) return;
+    for (ConstraintScope* top = nullptr; top != this;) {
+      top = scopes.back();
+      scopes.pop_back();
+      top->context_.reset();
+    }
+  }
+
   void Enter() {
     LOOM_CHECK_USER(!context_) << "constraint_scope(" << constraint_
                                << "): the scope is already entered (make a new one per `with`)";
     context_ = std::make_unique<arith::ConstraintContext>(analyzer_, constraint_);
+    analyzer_->scopes.push_back(this);
   }
-  void Exit() { context_.reset(); }
+  void Exit() {
+    auto& scopes = analyzer_->scopes;
+    LOOM_CHECK_USER(context_ && std::find(scopes.begin(), scopes.end(), this) != scopes.end())
+        << "constraint_scope(" << constraint_ << "): the scope is not entered";
+    LOOM_CHECK_USER(scopes.back() == this)
+        << "constraint_scope(" << constraint_ << "): scopes must be left innermost first, and "
+        << "constraint_scope(" << scopes.back()->constraint() << ") was entered after this one "
+        << "and is still entered (leave it first)";
+    scopes.pop_back();
+    context_.reset();
+  }
   const PrimExpr& constraint() const { return constraint_; }
 
  private:
-  Analyzer* analyzer_;
+  PyAnalyzer* analyzer_;
   PrimExpr constraint_;
   std::unique_ptr<arith::ConstraintContext> context_;
 };
+
+// Rewrite and canonical simplification alternate `steps` times: a few suffice (each step
+// stops early at a constant), and a huge count would hold the GIL for as long.
+constexpr int kMaxSimplifySteps = 64;
 
 arith::VarIntSetMap ToDomMap(nb::dict dom_map) {
   arith::VarIntSetMap map;
@@ -144,31 +256,40 @@ void BindArith(nb::module_& m) {
         return "ConstraintScope(" + ToScript(s.constraint()) + ")";
       });
 
-  nb::class_<Analyzer>(arith, "Analyzer",
-                       "Arithmetic analyses sharing variable bindings and scoped facts:\n\n"
-                       "    ana = loom.arith.Analyzer()\n"
-                       "    ana.bind(i, loom.tir.Range(0, 16))\n"
-                       "    ana.simplify(i // 16)        # 0\n"
-                       "    ana.can_prove(i * 4 + 3 < 64)  # True")
+  nb::class_<PyAnalyzer>(arith, "Analyzer",
+                         "Arithmetic analyses sharing variable bindings and scoped facts:\n\n"
+                         "    ana = loom.arith.Analyzer()\n"
+                         "    ana.bind(i, loom.tir.Range(0, 16))\n"
+                         "    ana.simplify(i // 16)        # 0\n"
+                         "    ana.can_prove(i * 4 + 3 < 64)  # True")
       .def(nb::init<>())
-      .def("simplify", &Analyzer::Simplify, nb::arg("expr"), nb::arg("steps") = 2,
-           "Rewrite and canonical simplification, alternated `steps` times")
       .def(
-          "rewrite_simplify", [](Analyzer& a, const PrimExpr& e) { return a.rewrite_simplify(e); },
-          nb::arg("expr"), "Rewrite-rule simplification only")
+          "simplify",
+          [](PyAnalyzer& a, const PrimExpr& e, int steps) {
+            LOOM_CHECK_USER(steps >= 1 && steps <= kMaxSimplifySteps)
+                << "Analyzer.simplify: steps must be between 1 and " << kMaxSimplifySteps
+                << ", got " << steps;
+            return a.Simplify(e, steps);
+          },
+          nb::arg("expr"), nb::arg("steps") = 2,
+          "Rewrite and canonical simplification, alternated `steps` times (1 to 64)")
+      .def(
+          "rewrite_simplify",
+          [](PyAnalyzer& a, const PrimExpr& e) { return a.rewrite_simplify(e); }, nb::arg("expr"),
+          "Rewrite-rule simplification only")
       .def(
           "canonical_simplify",
-          [](Analyzer& a, const PrimExpr& e) { return a.canonical_simplify(e); }, nb::arg("expr"),
+          [](PyAnalyzer& a, const PrimExpr& e) { return a.canonical_simplify(e); }, nb::arg("expr"),
           "Canonical-form simplification only (sums of products, merged constants)")
       .def(
-          "const_int_bound", [](Analyzer& a, const PrimExpr& e) { return a.const_int_bound(e); },
+          "const_int_bound", [](PyAnalyzer& a, const PrimExpr& e) { return a.const_int_bound(e); },
           nb::arg("expr"), "Constant bounds of an integer expression")
       .def(
-          "modular_set", [](Analyzer& a, const PrimExpr& e) { return a.modular_set(e); },
+          "modular_set", [](PyAnalyzer& a, const PrimExpr& e) { return a.modular_set(e); },
           nb::arg("expr"), "What the expression is known to be modulo some coefficient")
       .def(
           "int_set",
-          [](Analyzer& a, const PrimExpr& e, nb::dict dom_map) {
+          [](PyAnalyzer& a, const PrimExpr& e, nb::dict dom_map) {
             return a.int_set(e, ToDomMap(dom_map));
           },
           nb::arg("expr"), nb::arg("dom_map") = nb::dict(),
@@ -179,46 +300,90 @@ void BindArith(nb::module_& m) {
           "The values expr takes when each variable of dom_map ranges over its domain")
       .def(
           "bind",
-          [](Analyzer& a, const Var& var, const Range& range, bool allow_override) {
-            a.Bind(var, range, allow_override);
+          [](PyAnalyzer& a, const Var& var, const Range& range, bool allow_override) {
+            PyAnalyzer::Binding b;
+            b.kind = 1;
+            b.a = range->min;
+            b.b = range->extent;
+            b.text = "bind(" + var.name() + ", range(" + ToScript(range->min) + ", " +
+                     ToScript(range->min + range->extent) + "))";
+            int64_t extent = 0;
+            bool single = IsConstInt(range->extent, &extent) && extent == 1;
+            int slots = single || allow_override
+                            ? PyAnalyzer::kBound | PyAnalyzer::kModular | PyAnalyzer::kValue
+                            : PyAnalyzer::kBound;
+            a.Bind("Analyzer.bind", var, slots, b, allow_override,
+                   [&] { a.Analyzer::Bind(var, range, allow_override); });
           },
           nb::arg("var"), nb::arg("range"), nb::arg("allow_override") = false,
-          "var lies in range from now on")
+          "var lies in range from now on (re-binding a bound variable needs allow_override)")
       .def(
           "bind",
-          [](Analyzer& a, const Var& var, const PrimExpr& expr, bool allow_override) {
-            a.Bind(var, expr, allow_override);
+          [](PyAnalyzer& a, const Var& var, const PrimExpr& expr, bool allow_override) {
+            PyAnalyzer::Binding b;
+            b.kind = 0;
+            b.a = expr;
+            b.text = "bind(" + var.name() + ", " + ToScript(expr) + ")";
+            a.Bind("Analyzer.bind", var,
+                   PyAnalyzer::kBound | PyAnalyzer::kModular | PyAnalyzer::kValue, b,
+                   allow_override, [&] { a.Analyzer::Bind(var, expr, allow_override); });
           },
           nb::arg("var"), nb::arg("expr"), nb::arg("allow_override") = false,
-          "var equals expr from now on (substituted by the simplifiers)")
+          "var equals expr from now on (substituted by the simplifiers; re-binding a bound "
+          "variable needs allow_override)")
       .def(
           "update",
-          [](Analyzer& a, const Var& var, const ConstIntBound& bound, bool allow_override) {
-            a.const_int_bound.Update(var, bound, allow_override);
+          [](PyAnalyzer& a, const Var& var, const ConstIntBound& bound, bool allow_override) {
+            PyAnalyzer::Binding b;
+            b.kind = 2;
+            b.bound = bound;
+            b.text = "update(" + var.name() + ", ConstIntBound(" + BoundText(bound.min_value) +
+                     ", " + BoundText(bound.max_value) + "))";
+            a.Bind("Analyzer.update", var, PyAnalyzer::kBound, b, allow_override,
+                   [&] { a.const_int_bound.Update(var, bound, allow_override); });
           },
           nb::arg("var"), nb::arg("info"), nb::arg("allow_override") = false,
-          "Records constant bounds of var")
+          "Records constant bounds of var (replacing different ones needs allow_override)")
       .def(
           "update",
-          [](Analyzer& a, const Var& var, const ModularSet& set, bool allow_override) {
-            a.modular_set.Update(var, set, allow_override);
+          [](PyAnalyzer& a, const Var& var, const ModularSet& set, bool allow_override) {
+            PyAnalyzer::Binding b;
+            b.kind = 3;
+            b.modular = set;
+            b.text = "update(" + var.name() + ", ModularSet(" + std::to_string(set.coeff) + ", " +
+                     std::to_string(set.base) + "))";
+            a.Bind("Analyzer.update", var, PyAnalyzer::kModular, b, allow_override,
+                   [&] { a.modular_set.Update(var, set, allow_override); });
           },
           nb::arg("var"), nb::arg("info"), nb::arg("allow_override") = false,
-          "Records what var is modulo a coefficient")
-      .def("can_prove", &Analyzer::CanProve, nb::arg("condition"),
-           "True when the condition holds for every value of its variables (False: not "
-           "proven, not disproven)")
-      .def("can_prove_equal", &Analyzer::CanProveEqual, nb::arg("lhs"), nb::arg("rhs"))
-      .def("can_prove_greater_equal", &Analyzer::CanProveGreaterEqual, nb::arg("expr"),
-           nb::arg("lower_bound"))
-      .def("can_prove_less", &Analyzer::CanProveLess, nb::arg("expr"), nb::arg("upper_bound"))
+          "Records what var is modulo a coefficient (replacing a different one needs "
+          "allow_override)")
+      .def(
+          "can_prove", [](PyAnalyzer& a, const PrimExpr& c) { return a.CanProve(c); },
+          nb::arg("condition"),
+          "True when the condition holds for every value of its variables (False: not "
+          "proven, not disproven)")
+      .def(
+          "can_prove_equal",
+          [](PyAnalyzer& a, const PrimExpr& l, const PrimExpr& r) { return a.CanProveEqual(l, r); },
+          nb::arg("lhs"), nb::arg("rhs"))
+      .def(
+          "can_prove_greater_equal",
+          [](PyAnalyzer& a, const PrimExpr& e, int64_t lower) {
+            return a.CanProveGreaterEqual(e, lower);
+          },
+          nb::arg("expr"), nb::arg("lower_bound"))
+      .def(
+          "can_prove_less",
+          [](PyAnalyzer& a, const PrimExpr& e, int64_t upper) { return a.CanProveLess(e, upper); },
+          nb::arg("expr"), nb::arg("upper_bound"))
       .def(
           "constraint_scope",
-          [](Analyzer& a, const PrimExpr& constraint) { return ConstraintScope(&a, constraint); },
+          [](PyAnalyzer& a, const PrimExpr& constraint) { return ConstraintScope(&a, constraint); },
           nb::arg("constraint"), nb::keep_alive<0, 1>(),
           "A context manager: inside `with ana.constraint_scope(cond):` every analysis knows "
-          "cond holds")
-      .def("__repr__", [](const Analyzer&) { return std::string("loom.arith.Analyzer()"); });
+          "cond holds; scopes nest (leave the innermost first)")
+      .def("__repr__", [](const PyAnalyzer&) { return std::string("loom.arith.Analyzer()"); });
 }
 
 }  // namespace loom::python

@@ -1,7 +1,8 @@
 // _loom.build: lowering a schedule to a PrimFunc, compiling PrimFuncs for a target, and calling
 // the compiled functions with tensors of any DLPack framework, checked against the function's
-// parameters before the call. Lowering, compiling and running release the GIL (nothing in
-// them calls back into Python: compute bodies were built when the computes were).
+// parameters before the call. Compiling and running release the GIL: they read only immutable
+// IR (lowered PrimFuncs) and the arrays of the call. Lowering holds it: it reads the Schedule
+// and its Stages, which Python code on another thread may be changing (s[C].reorder(...)).
 #include "loom/target/build.h"
 
 #include <nanobind/stl/string.h>
@@ -67,17 +68,13 @@ class Function {
                          (buffer.defined() ? buffer->name : param.name()) + "')";
       if (!buffer.defined()) {
         nb::handle value = args[i];
-        bool is_number = PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr());
-        LOOM_CHECK_USER(is_number && !param.dtype().is_handle())
-            << what << ": expected a number of type " << param.dtype() << ", got "
-            << TypeName(value);
+        LOOM_CHECK_USER(!param.dtype().is_handle())
+            << what << ": the parameter is a handle; it cannot be passed from Python";
         if (param.dtype().is_float()) {
-          values[i].v_float64 = nb::cast<double>(value);
+          values[i].v_float64 = ScalarFloatArg(value, param.dtype(), what);
           codes[i] = kLoomArgFloat;
         } else {
-          LOOM_CHECK_USER(PyLong_Check(value.ptr()))
-              << what << ": expected an integer (" << param.dtype() << "), got a float";
-          values[i].v_int64 = nb::cast<int64_t>(value);
+          values[i].v_int64 = ScalarIntArg(value, param.dtype(), what);
           codes[i] = kLoomArgInt;
         }
         continue;
@@ -211,7 +208,8 @@ class Module {
 PrimFunc Lower(const te::Schedule& schedule, nb::handle args, const std::string& name,
                bool unflattened) {
   Array<te::Tensor> tensors = ToTensors(args, unflattened ? "schedule_to_primfunc" : "lower");
-  nb::gil_scoped_release release;
+  // The GIL stays held: the schedule's stages are mutable and shared with Python, and the
+  // schedule primitives (which run holding the GIL) change them in place.
   return unflattened ? te::ScheduleToPrimFunc(schedule, tensors, name)
                      : te::lower(schedule, tensors, name);
 }

@@ -6,6 +6,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <sstream>
@@ -31,16 +33,27 @@ bool IsExprLike(nb::handle value) {
   return nb::isinstance<PrimExpr>(value) || nb::isinstance<IterVar>(value);
 }
 
-bool IsLiteral(nb::handle value) {
-  return PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr());
+// numpy.floating / numpy.bool_, when NumPy is imported (a NumPy scalar implies it is).
+bool IsNumpyScalarOf(nb::handle value, const char* numpy_type) {
+  if (std::strncmp(Py_TYPE(value.ptr())->tp_name, "numpy.", 6) != 0) return false;
+  PyObject* modules = PyImport_GetModuleDict();
+  PyObject* numpy = modules ? PyDict_GetItemString(modules, "numpy") : nullptr;
+  if (numpy == nullptr) return false;
+  PyObject* type = PyObject_GetAttrString(numpy, numpy_type);
+  if (type == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  int result = PyObject_IsInstance(value.ptr(), type);
+  Py_DECREF(type);
+  if (result < 0) PyErr_Clear();
+  return result == 1;
 }
 
+bool IsLiteral(nb::handle value) { return NumberKindOf(value) != NumberKind::kNone; }
+
 PrimExpr IntLiteral(nb::handle value, const std::string& what) {
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-  LOOM_CHECK_USER(overflow == 0 && !(v == -1 && PyErr_Occurred()))
-      << what << ": the integer " << nb::str(value).c_str() << " does not fit in int64";
-  PyErr_Clear();
+  int64_t v = ToInt64(value, what);
   if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max()) {
     return IntImm(DataType::Int(32), v);
   }
@@ -49,21 +62,89 @@ PrimExpr IntLiteral(nb::handle value, const std::string& what) {
 
 }  // namespace
 
+NumberKind NumberKindOf(nb::handle value) {
+  PyObject* o = value.ptr();
+  if (PyBool_Check(o)) return NumberKind::kBool;
+  if (PyLong_Check(o)) return NumberKind::kInt;
+  if (PyFloat_Check(o)) return NumberKind::kFloat;
+  if (IsExprLike(value)) return NumberKind::kNone;
+  if (IsNumpyScalarOf(value, "bool_")) return NumberKind::kBool;
+  // Anything operator.index accepts (numpy.int64, ...) is an integer; a sequence with
+  // __index__ (a NumPy array) is not one.
+  if (PyIndex_Check(o) && !PySequence_Check(o)) return NumberKind::kInt;
+  if (IsNumpyScalarOf(value, "floating")) return NumberKind::kFloat;
+  return NumberKind::kNone;
+}
+
+int64_t ToInt64(nb::handle value, const std::string& what) {
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    LOOM_CHECK_USER(false) << what << ": expected an integer, got " << TypeName(value);
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  bool failed = overflow != 0 || (v == -1 && PyErr_Occurred());
+  PyErr_Clear();
+  Py_DECREF(index);
+  LOOM_CHECK_USER(!failed) << what << ": the integer " << nb::str(value).c_str()
+                           << " does not fit in int64";
+  return v;
+}
+
+double ToDouble(nb::handle value, const std::string& what) {
+  double v = PyFloat_AsDouble(value.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    LOOM_CHECK_USER(false) << what << ": expected a number that fits in a float64, got "
+                           << TypeName(value) << " " << nb::str(value).c_str();
+  }
+  return v;
+}
+
+double ScalarFloatArg(nb::handle value, DataType dtype, const std::string& what) {
+  NumberKind kind = NumberKindOf(value);
+  LOOM_CHECK_USER(kind != NumberKind::kNone)
+      << what << ": expected a number of type " << dtype << ", got " << TypeName(value);
+  return ToDouble(value, what);
+}
+
+int64_t ScalarIntArg(nb::handle value, DataType dtype, const std::string& what) {
+  NumberKind kind = NumberKindOf(value);
+  LOOM_CHECK_USER(kind != NumberKind::kNone)
+      << what << ": expected a number of type " << dtype << ", got " << TypeName(value);
+  LOOM_CHECK_USER(kind != NumberKind::kFloat)
+      << what << ": expected an integer (" << dtype << "), got a float (" << nb::str(value).c_str()
+      << ")";
+  int64_t v = ToInt64(value, what);
+  LOOM_CHECK_USER(dtype.element_of().is_representable(v))
+      << what << ": " << v << " does not fit in " << dtype;
+  return v;
+}
+
 PrimExpr ToExpr(nb::handle value, const std::string& what) {
   if (nb::isinstance<PrimExpr>(value)) return nb::cast<PrimExpr>(value);
   if (nb::isinstance<IterVar>(value)) return nb::cast<IterVar>(value)->var;
-  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True ? const_true() : const_false();
-  if (PyLong_Check(value.ptr())) return IntLiteral(value, what);
-  if (PyFloat_Check(value.ptr())) return PrimExpr(static_cast<float>(nb::cast<double>(value)));
+  switch (NumberKindOf(value)) {
+    case NumberKind::kBool:
+      return PyObject_IsTrue(value.ptr()) == 1 ? const_true() : const_false();
+    case NumberKind::kInt:
+      return IntLiteral(value, what);
+    case NumberKind::kFloat:
+      return PrimExpr(static_cast<float>(ToDouble(value, what)));
+    case NumberKind::kNone:
+      break;
+  }
   LOOM_CHECK_USER(false) << what << ": expected an expression (loom.tir.PrimExpr, an IterVar, "
-                         << "a Python int, float or bool), got " << TypeName(value);
+                         << "a Python or NumPy int, float or bool), got " << TypeName(value);
   throw;  // unreachable
 }
 
 PrimExpr ToExprLike(nb::handle value, DataType like, const std::string& what) {
-  if (PyBool_Check(value.ptr()) || !IsLiteral(value)) return ToExpr(value, what);
-  if (PyFloat_Check(value.ptr())) {
-    double v = nb::cast<double>(value);
+  NumberKind kind = NumberKindOf(value);
+  if (kind == NumberKind::kNone || kind == NumberKind::kBool) return ToExpr(value, what);
+  if (kind == NumberKind::kFloat) {
+    double v = ToDouble(value, what);
     return like.is_float() ? make_const(like, v) : PrimExpr(static_cast<float>(v));
   }
   PrimExpr literal = IntLiteral(value, what);
@@ -308,11 +389,10 @@ void Interpret(const PrimFunc& func, nb::args args) {
     std::string what = "interpret: argument " + std::to_string(i) + " ('" + param.name() + "')";
     if (!is_buffer && !param.dtype().is_handle()) {
       nb::handle value = args[i];
-      LOOM_CHECK_USER(IsLiteral(value))
-          << what << " is a scalar of type " << param.dtype() << ": pass a Python number";
-      interp_args.push_back(param.dtype().is_float()
-                                ? tir::Value::Float(param.dtype(), nb::cast<double>(value))
-                                : tir::Value::Int(param.dtype(), nb::cast<int64_t>(value)));
+      interp_args.push_back(
+          param.dtype().is_float()
+              ? tir::Value::Float(param.dtype(), ScalarFloatArg(value, param.dtype(), what))
+              : tir::Value::Int(param.dtype(), ScalarIntArg(value, param.dtype(), what)));
       continue;
     }
     runtime::NDArray array = ToNDArray(args[i], what);
@@ -438,12 +518,30 @@ void BindIr(nb::module_& m) {
   tir.def(
       "const",
       [](nb::handle value, std::optional<std::string> dtype) -> PrimExpr {
-        LOOM_CHECK_USER(IsLiteral(value))
-            << "tir.const: expected a Python int, float or bool, got " << TypeName(value);
+        NumberKind kind = NumberKindOf(value);
+        LOOM_CHECK_USER(kind != NumberKind::kNone)
+            << "tir.const: expected a Python (or NumPy) int, float or bool, got "
+            << TypeName(value);
         if (!dtype) return ToExpr(value, "tir.const");
         DataType t = ParseDtype(*dtype, "tir.const");
-        if (PyFloat_Check(value.ptr())) return make_const(t, nb::cast<double>(value));
-        return make_const(t, static_cast<int64_t>(nb::cast<int64_t>(value)));
+        const std::string what =
+            "tir.const(" + std::string(nb::str(value).c_str()) + ", '" + *dtype + "')";
+        if (t.is_float()) return make_const(t, ToDouble(value, what));
+        LOOM_CHECK_USER(!t.is_handle() && !t.is_void())
+            << what << ": a constant has a numeric or bool type";
+        int64_t v = 0;
+        if (kind == NumberKind::kFloat) {
+          // An integer type truncates a float, as a C cast does, when the result fits.
+          double d = std::trunc(ToDouble(value, what));
+          LOOM_CHECK_USER(std::isfinite(d) && d >= -9.2e18 && d <= 9.2e18)
+              << what << ": the value does not fit in " << t;
+          v = static_cast<int64_t>(d);
+        } else {
+          v = ToInt64(value, what);
+        }
+        LOOM_CHECK_USER(t.element_of().is_representable(v))
+            << what << ": " << v << " does not fit in " << t.element_of();
+        return make_const(t, v);
       },
       nb::arg("value"), nb::arg("dtype") = nb::none(),
       nb::sig("def const(value: int | float | bool, dtype: str | None = None) -> PrimExpr"),

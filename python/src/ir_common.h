@@ -27,9 +27,25 @@ struct TensorIntrinRef {
   te::TensorIntrin intrin;
 };
 
-// `value` as an expression: a PrimExpr, an IterVar (its variable), a Python bool (bool), int
-// (int32, or int64 when it does not fit) or float (float32). Anything else is a loom::Error
-// naming `what`.
+// What kind of number a Python value is: a bool (bool, numpy.bool_), an integer (int, or
+// anything operator.index accepts: numpy.int64, ...), a float (float, numpy.float32, ...), or
+// none of them (expressions are none).
+enum class NumberKind { kNone, kBool, kInt, kFloat };
+NumberKind NumberKindOf(nb::handle value);
+// The value of an integer (NumberKind kInt or kBool); loom::Error naming `what` when it is not
+// one or does not fit in int64.
+int64_t ToInt64(nb::handle value, const std::string& what);
+// The value of a number as a double; loom::Error naming `what` when it is not one or is too
+// large for a float64.
+double ToDouble(nb::handle value, const std::string& what);
+// A scalar argument of a float type `dtype` (any number), or of an integer type (an integer
+// that fits `dtype`); loom::Error naming `what` otherwise.
+double ScalarFloatArg(nb::handle value, DataType dtype, const std::string& what);
+int64_t ScalarIntArg(nb::handle value, DataType dtype, const std::string& what);
+
+// `value` as an expression: a PrimExpr, an IterVar (its variable), a bool (bool), an integer
+// (int32, or int64 when it does not fit) or a float (float32), Python's or NumPy's. Anything
+// else is a loom::Error naming `what`.
 PrimExpr ToExpr(nb::handle value, const std::string& what);
 // A literal next to an operand of type `like` takes that type, as in C++ (`x + 1` keeps x's
 // type; a float literal next to an integer is float32). Expressions convert as ToExpr.

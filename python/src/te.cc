@@ -59,8 +59,12 @@ void CheckArity(nb::handle fcompute, size_t ndim, const std::string& name) {
       << "variables), got " << TypeName(fcompute);
   if (!nb::hasattr(fcompute, "__code__")) return;
   nb::object code = fcompute.attr("__code__");
-  int argc = nb::cast<int>(code.attr("co_argcount"));
-  int flags = nb::cast<int>(code.attr("co_flags"));
+  int argc = 0, flags = 0;
+  // Not a Python function's code object: nothing to check before calling it.
+  if (!nb::try_cast(code.attr("co_argcount"), argc) ||
+      !nb::try_cast(code.attr("co_flags"), flags)) {
+    return;
+  }
   if (flags & 0x04) return;  // *args takes any number
   if (nb::hasattr(fcompute, "__self__") && !fcompute.attr("__self__").is_none()) --argc;
   int defaults = 0;
@@ -181,6 +185,8 @@ class Reducer {
 
   nb::object operator()(nb::handle sources, nb::handle axis, nb::handle where) const {
     std::string what = "reducer '" + name_ + "'";
+    LOOM_CHECK_USER(fcombine_.is_valid() && fidentity_.is_valid())
+        << what << ": the reducer was cleared by Python's garbage collector";
     bool tuple = IsSequence(sources);
     Array<PrimExpr> values = ToExprList(sources, what);
     auto combine = [&](const Array<Var>& lhs, const Array<Var>& rhs) {
@@ -206,10 +212,32 @@ class Reducer {
   }
   const std::string& name() const { return name_; }
 
+  // Cyclic garbage collection: the reducer holds Python functions, which may hold the reducer
+  // (a module-level reducer, its lambdas and the module's globals form a cycle).
+  static int Traverse(PyObject* self, visitproc visit, void* arg) {
+    Py_VISIT(Py_TYPE(self));
+    if (!nb::inst_ready(self)) return 0;
+    const Reducer* r = nb::inst_ptr<Reducer>(self);
+    Py_VISIT(r->fcombine_.ptr());
+    Py_VISIT(r->fidentity_.ptr());
+    return 0;
+  }
+  static int Clear(PyObject* self) {
+    if (!nb::inst_ready(self)) return 0;
+    Reducer* r = nb::inst_ptr<Reducer>(self);
+    // Py_CLEAR's order: null the members first, then release what they held.
+    nb::object fcombine = std::move(r->fcombine_), fidentity = std::move(r->fidentity_);
+    return 0;
+  }
+
  private:
   nb::object fcombine_, fidentity_;
   std::string name_;
 };
+
+PyType_Slot reducer_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&Reducer::Traverse)},
+                               {Py_tp_clear, reinterpret_cast<void*>(&Reducer::Clear)},
+                               {0, nullptr}};
 
 nb::object Extern(nb::handle shape, nb::handle inputs, nb::handle fcompute, const std::string& name,
                   nb::handle dtype, const std::string& tag) {
@@ -230,8 +258,13 @@ nb::object Extern(nb::handle shape, nb::handle inputs, nb::handle fcompute, cons
       dtypes.push_back(ParseDtype(nb::cast<std::string>(dtype), what));
     } else {
       LOOM_CHECK_USER(IsSequence(dtype) && nb::len(dtype) == shapes.size())
-          << what << ": dtype is a name or one name per output";
-      dtypes.push_back(ParseDtype(nb::cast<std::string>(dtype[i]), what));
+          << what << ": dtype is a name or one name per output (" << shapes.size() << "), got "
+          << TypeName(dtype);
+      nb::object item = dtype[i];
+      LOOM_CHECK_USER(nb::isinstance<nb::str>(item))
+          << what << ": dtype [" << i << "]: expected a dtype name (\"float32\"), got "
+          << TypeName(item);
+      dtypes.push_back(ParseDtype(nb::cast<std::string>(item), what));
     }
   }
   auto body = [&](const Array<Buffer>& in_buffers, const Array<Buffer>& out_buffers) {
@@ -424,7 +457,8 @@ void BindTe(nb::module_& m) {
       te, "min", te::min, [](PrimExpr a, PrimExpr b) { return min(a, b); },
       "The smallest value of expr over the axes; te.min(a, b) is the smaller of two");
 
-  nb::class_<Reducer>(te, "CommReducer", "A commutative reducer made by te.comm_reducer")
+  nb::class_<Reducer>(te, "CommReducer", "A commutative reducer made by te.comm_reducer",
+                      nb::type_slots(reducer_slots))
       .def("__call__", &Reducer::operator(), nb::arg("expr"), nb::arg("axis"),
            nb::arg("where") = nb::none(),
            nb::sig(

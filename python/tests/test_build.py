@@ -217,3 +217,61 @@ def test_interpret_errors():
         tir.interpret(f, np.zeros(4, np.float32))
     with pytest.raises(loom.LoomError):
         tir.interpret(f, np.zeros(4, np.float32), np.zeros(3, np.float32))
+
+
+def test_lowering_while_another_thread_changes_the_schedule():
+    # Lowering reads the schedule's stages, which primitives on another thread change: it
+    # must hold the GIL (it once released it, and the readers saw half-changed stages:
+    # IndexError unordered_map::at, or a crash).
+    import sys
+    import time
+    A = te.placeholder((64, 64), name="A")
+    B = te.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((64, 64), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    errors = []
+    deadline = time.monotonic() + 1.2
+
+    def lower():
+        try:
+            while time.monotonic() < deadline:
+                loom.lower(s, [A, C], "f")
+        except Exception as error:  # reported below
+            errors.append(error)
+
+    def mutate():
+        try:
+            i, j = C.op.axis
+            while time.monotonic() < deadline:
+                s[B].compute_at(s[C], i)
+                s[C].reorder(j, i)
+                s[B].compute_root()
+                s[C].reorder(i, j)
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=lower) for _ in range(6)]
+    threads.append(threading.Thread(target=mutate))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+
+
+def test_interpreting_a_function_with_a_free_variable_is_a_user_error():
+    import numpy as np
+
+    from loom import te, tir
+
+    m = te.var("m")
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + tir.cast("float32", m), name="B")
+    func = loom.lower(te.create_schedule(B.op), [A, B])
+    with pytest.raises(loom.LoomError, match="before anything was assigned to it"):
+        tir.interpret(func, np.zeros(4, np.float32), np.zeros(4, np.float32))

@@ -366,3 +366,42 @@ def test_lower_arguments_checked():
         loom.lower(s, [A, C])  # B missing
     with pytest.raises(loom.LoomError, match="expected te.Tensor items"):
         loom.lower(s, [A, B, "C"])
+
+
+def test_extern_dtype_items_must_be_names():
+    A = te.placeholder((4,), name="A")
+
+    def body(ins, outs):
+        return tir.call_extern("int32", "f", outs[0].access_ptr(2), ins[0].access_ptr(1))
+
+    with pytest.raises(loom.LoomError, match=r"dtype \[0\]: expected a dtype name.*got int"):
+        te.extern([(4,), (4,)], [A], body, dtype=[1, 2])
+    with pytest.raises(loom.LoomError, match="one name per output"):
+        te.extern([(4,), (4,)], [A], body, dtype=["float32"])
+    B, C = te.extern([(4,), (4,)], [A], body, dtype=["float32", "int8"])
+    assert (B.dtype, C.dtype) == ("float32", "int8")
+
+
+def test_module_level_comm_reducer_is_collected(tmp_path):
+    # A reducer at module level holds its lambdas, whose globals hold the reducer: a cycle
+    # that only Python's cyclic GC can free (nanobind reports leaked instances otherwise).
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "reducer.py"
+    script.write_text(
+        "import loom\n"
+        "from loom import te, tir\n"
+        "argmax = te.comm_reducer(lambda x, y: tir.max(x, y), lambda t: te.min_value(t),\n"
+        "                         name='mymax')\n"
+        "A = te.placeholder((8, 8), name='A')\n"
+        "k = te.reduce_axis((0, 8), 'k')\n"
+        "B = te.compute((8,), lambda i: argmax(A[i, k], axis=k), name='B')\n"
+        "s = te.create_schedule(B.op)\n"
+        "print(loom.lower(s, [A, B]) is not None)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+    assert "leaked" not in result.stderr, result.stderr

@@ -171,3 +171,96 @@ def test_analyzer_bind_expr_update_and_constraint_scope():
     z = tir.Var("z")
     ana.update(z, arith.ModularSet(8, 2))
     assert ana.modular_set(z + 2).coeff == 8 and ana.modular_set(z + 2).base == 4
+
+
+def test_constraint_scopes_must_be_left_innermost_first():
+    i = tir.Var("i")
+    ana = arith.Analyzer()
+    s1, s2 = ana.constraint_scope(i < 10), ana.constraint_scope(i < 20)
+    s1.__enter__()
+    s2.__enter__()
+    with pytest.raises(loom.LoomError, match="innermost first"):
+        s1.__exit__(None, None, None)
+    assert ana.can_prove(i < 10)  # nothing was left: both facts still hold
+    s2.__exit__(None, None, None)
+    assert ana.can_prove(i < 10)
+    s1.__exit__(None, None, None)
+    assert not ana.can_prove(i < 10) and not ana.can_prove(i < 20)
+    with pytest.raises(loom.LoomError, match="not entered"):
+        s1.__exit__(None, None, None)
+    with ana.constraint_scope(i < 5):  # the analyzer is usable as before
+        with ana.constraint_scope(i >= 0):
+            assert ana.can_prove(i < 5) and ana.can_prove(i >= 0)
+    assert not ana.can_prove(i < 5)
+
+
+def test_rebinding_a_variable_needs_allow_override():
+    i, j = tir.Var("i"), tir.Var("j")
+    ana = arith.Analyzer()
+    ana.bind(i, tir.Range(0, 16))
+    ana.bind(i, tir.Range(0, 16))  # the same binding again is fine
+    with pytest.raises(loom.LoomError, match="'i' is already bound.*allow_override"):
+        ana.bind(i, tir.Range(0, 8))
+    assert ana.can_prove(i < 16) and not ana.can_prove(i < 8)
+    ana.bind(i, tir.Range(0, 8), allow_override=True)
+    assert ana.can_prove(i < 8)
+    ana.bind(j, i * 2)
+    with pytest.raises(loom.LoomError, match="'j' is already bound.*allow_override"):
+        ana.bind(j, i * 3)
+    ana.update(j, arith.ConstIntBound(0, 3), allow_override=True)
+    with pytest.raises(loom.LoomError, match="allow_override"):
+        ana.update(j, arith.ConstIntBound(0, 5))
+    k = tir.Var("k")
+    ana.update(k, arith.ModularSet(4, 1))
+    with pytest.raises(loom.LoomError, match="allow_override"):
+        ana.update(k, arith.ModularSet(4, 2))
+    with pytest.raises(loom.LoomError, match="allow_override"):
+        ana.bind(k, j + 1)
+    n = tir.Var("n")
+    with ana.constraint_scope(n < 4):  # a fact the analyzer holds on n
+        with pytest.raises(loom.LoomError, match="allow_override"):
+            ana.bind(n, tir.Range(0, 100))
+
+
+def test_simplify_steps_are_checked():
+    i = tir.Var("i")
+    ana = arith.Analyzer()
+    assert str(ana.simplify(i * 2 - i, 1)) == "i"
+    for steps in (0, -1, 65, 2**31 - 1):
+        with pytest.raises(loom.LoomError, match="steps must be between 1 and 64"):
+            ana.simplify(i + 1, steps)
+
+
+def test_numpy_scalars_are_numbers():
+    np = pytest.importorskip("numpy")
+    x = tir.Var("x")
+    assert str(x + np.int64(3)) == "x + 3"
+    assert str(tir.const(np.int32(7))) == "7"
+    assert tir.const(np.int64(7), "int64").dtype == "int64"
+    assert str(tir.const(np.float32(0.5))) == "T.float32(0.5)"
+    assert (x.astype("float32") * np.float32(2.0)).dtype == "float32"
+    assert tir.const(np.bool_(True)).dtype == "bool"
+    A = te.placeholder((np.int64(4), np.uint8(3)), name="A")
+    assert [int(d) for d in A.shape] == [4, 3]
+    assert [int(d) for d in te.placeholder(np.array([2, 5]), name="B").shape] == [2, 5]
+    B = te.compute((np.int32(4),), lambda i: A[i, np.int64(0)] * np.float64(2.0), name="B")
+    assert B.dtype == "float32"
+    with pytest.raises(loom.LoomError, match="expected an expression"):
+        te.placeholder((np.complex64(1),))
+
+
+def test_out_of_range_and_wrong_typed_constants_are_user_errors():
+    with pytest.raises(loom.LoomError, match="does not fit in int64"):
+        tir.const(1 << 70, "int64")
+    with pytest.raises(loom.LoomError, match="does not fit in int64"):
+        tir.const(1 << 70)
+    with pytest.raises(loom.LoomError, match="does not fit in int8"):
+        tir.const(300, "int8")
+    with pytest.raises(loom.LoomError, match="does not fit in int32"):
+        tir.const(float("inf"), "int32")
+    with pytest.raises(loom.LoomError, match="float64"):
+        tir.const(1 << 2000, "float32")
+    assert float(tir.const(1 << 70, "float64")) == float(1 << 70)
+    assert int(tir.const(2.7, "int32")) == 2
+    with pytest.raises(loom.LoomError, match="expected a Python"):
+        tir.const("1", "int32")
