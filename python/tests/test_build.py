@@ -263,15 +263,3 @@ def test_lowering_while_another_thread_changes_the_schedule():
         sys.setswitchinterval(interval)
     assert not errors, errors
 
-
-def test_interpreting_a_function_with_a_free_variable_is_a_user_error():
-    import numpy as np
-
-    from loom import te, tir
-
-    m = te.var("m")
-    A = te.placeholder((4,), name="A")
-    B = te.compute((4,), lambda i: A[i] + tir.cast("float32", m), name="B")
-    func = loom.lower(te.create_schedule(B.op), [A, B])
-    with pytest.raises(loom.LoomError, match="before anything was assigned to it"):
-        tir.interpret(func, np.zeros(4, np.float32), np.zeros(4, np.float32))

@@ -195,12 +195,8 @@ Value Machine::VisitExpr_(const StringImmNode* op) {
 
 Value Machine::VisitExpr_(const VarNode* op) {
   auto it = env_.find(op);
-  // The function's own fault (a variable neither a parameter, a loop nor a let defines),
-  // as code generation reports it: a user error.
-  LOOM_CHECK_USER(it != env_.end())
-      << "the interpreter read variable '" << op->name_hint
-      << "' before anything was assigned to it: the function uses a variable none of its "
-      << "parameters, loops or lets defines (make it a parameter, or derive it from a shape)";
+  LOOM_ICHECK(it != env_.end()) << "the interpreter read variable '" << op->name_hint
+                                << "' before anything was assigned to it";
   return it->second;
 }
 
