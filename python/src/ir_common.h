@@ -32,6 +32,10 @@ struct TensorIntrinRef {
 // none of them (expressions are none).
 enum class NumberKind { kNone, kBool, kInt, kFloat };
 NumberKind NumberKindOf(nb::handle value);
+// An expression or an iteration variable (which stands for its variable).
+bool IsExprLike(nb::handle value);
+// A number of any NumberKind.
+bool IsLiteral(nb::handle value);
 // The value of an integer (NumberKind kInt or kBool); loom::Error naming `what` when it is not
 // one or does not fit in int64.
 int64_t ToInt64(nb::handle value, const std::string& what);
