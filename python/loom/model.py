@@ -85,6 +85,7 @@ class Model:
         self._impl = impl
         self._inputs = [_spec(entry) for entry in impl.inputs]
         self._outputs = [_spec(entry) for entry in impl.outputs]
+        self._dtypes = {spec.name: spec.dtype for spec in self._inputs}
         #: The threads each run's kernels use: 0 for all of the runtime's pool.
         self.num_threads = 0
 
@@ -159,8 +160,7 @@ class Model:
             if spec in inputs:
                 raise LoomError(f"input '{spec}' is given both positionally and by name")
         named += list(inputs.items())
-        dtypes = {spec.name: spec.dtype for spec in self._inputs}
-        return [(name, _tensor(value, dtypes.get(name))) for name, value in named]
+        return [(name, _tensor(value, self._dtypes.get(name))) for name, value in named]
 
 
 def _tensor(value: Any, dtype: Optional[str]) -> Any:
@@ -205,11 +205,11 @@ def compile(model: Any, target: str = "llvm", opt_level: int = 3,
                    shipped_records=shipped_records, precision=precision or "float32",
                    executor=executor)
     if isinstance(model, (str, os.PathLike)):
-        return Model(_runtime.compile_file(os.fspath(model), **options))
+        return Model(_runtime.compile(os.fspath(model), **options))
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return Model(_runtime.compile_bytes(bytes(model), "", **options))
+        return Model(_runtime.compile(bytes(model), **options))
     if hasattr(model, "SerializeToString"):  # an onnx.ModelProto
-        return Model(_runtime.compile_bytes(model.SerializeToString(), "", **options))
+        return Model(_runtime.compile(model.SerializeToString(), **options))
     raise LoomError("loom.compile: expected an ONNX model as a path, bytes or an "
                     f"onnx.ModelProto, got {type(model).__name__}")
 

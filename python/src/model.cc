@@ -180,22 +180,28 @@ class Model {
     std::unique_ptr<Executor> executor_;
   };
 
+  // Every call's path: the list of names for a message is made only when one is needed.
   void SetInputs(Executor& executor, const std::vector<std::pair<std::string, NDArray>>& given) {
-    std::string names;
-    for (const TensorInfo& input : inputs_) names += (names.empty() ? "" : ", ") + input.name;
     std::set<std::string> seen;
     for (const auto& [name, value] : given) {
       bool known = false;
       for (const TensorInfo& input : inputs_) known |= input.name == name;
-      LOOM_CHECK_USER(known) << "the model has no input '" << name << "'; its inputs: " << names;
+      LOOM_CHECK_USER(known) << "the model has no input '" << name
+                             << "'; its inputs: " << InputNames();
       LOOM_CHECK_USER(seen.insert(name).second) << "input '" << name << "' is given twice";
       executor.SetInput(name, value);
     }
     for (const TensorInfo& input : inputs_) {
       LOOM_CHECK_USER(seen.count(input.name))
-          << "input '" << input.name << "' is missing; the model's inputs: " << names
+          << "input '" << input.name << "' is missing; the model's inputs: " << InputNames()
           << " (pass each by name, or the first positionally)";
     }
+  }
+
+  std::string InputNames() const {
+    std::string names;
+    for (const TensorInfo& input : inputs_) names += (names.empty() ? "" : ", ") + input.name;
+    return names;
   }
 
   runtime::LoadedModel loaded_;
@@ -238,6 +244,17 @@ void Warn(const std::vector<std::string>& warnings) {
   }
 }
 
+// Inputs or outputs as Python reads them: (name, dtype, shape) tuples.
+std::vector<std::tuple<std::string, std::optional<std::string>,
+                       std::optional<std::vector<std::optional<int64_t>>>>>
+InfoTuples(const std::vector<TensorInfo>& infos) {
+  std::vector<std::tuple<std::string, std::optional<std::string>,
+                         std::optional<std::vector<std::optional<int64_t>>>>>
+      tuples;
+  for (const TensorInfo& t : infos) tuples.emplace_back(t.name, t.dtype, t.shape);
+  return tuples;
+}
+
 std::vector<std::pair<std::string, NDArray>> InputArrays(
     const std::vector<std::pair<std::string, nb::object>>& inputs) {
   std::vector<std::pair<std::string, NDArray>> arrays;
@@ -253,24 +270,8 @@ void BindModel(nb::module_& m) {
   nb::module_ runtime = m.def_submodule("runtime", "Compiled models and running them");
   nb::class_<Model>(runtime, "Model")
       .def_prop_ro("executor", &Model::executor_kind)
-      .def_prop_ro("inputs",
-                   [](const Model& model) {
-                     std::vector<std::tuple<std::string, std::optional<std::string>,
-                                            std::optional<std::vector<std::optional<int64_t>>>>>
-                         out;
-                     for (const TensorInfo& t : model.inputs())
-                       out.emplace_back(t.name, t.dtype, t.shape);
-                     return out;
-                   })
-      .def_prop_ro("outputs",
-                   [](const Model& model) {
-                     std::vector<std::tuple<std::string, std::optional<std::string>,
-                                            std::optional<std::vector<std::optional<int64_t>>>>>
-                         out;
-                     for (const TensorInfo& t : model.outputs())
-                       out.emplace_back(t.name, t.dtype, t.shape);
-                     return out;
-                   })
+      .def_prop_ro("inputs", [](const Model& model) { return InfoTuples(model.inputs()); })
+      .def_prop_ro("outputs", [](const Model& model) { return InfoTuples(model.outputs()); })
       .def(
           "run",
           [](Model& model, const std::vector<std::pair<std::string, nb::object>>& inputs,
@@ -300,45 +301,34 @@ void BindModel(nb::module_& m) {
       .def("export", &Model::Export, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>());
 
   runtime.def(
-      "compile_file",
-      [](const std::string& path, const std::string& target, int opt_level,
+      "compile",
+      [](nb::handle model, const std::string& target, int opt_level,
          const std::map<std::string, std::vector<int64_t>>& input_shapes,
          const std::string& records, bool shipped_records, const std::string& precision,
          const std::string& executor) {
         CompileArgs args{target,          opt_level, input_shapes, records,
                          shipped_records, precision, executor};
+        // A serialized ModelProto (bytes) or the path of one; read and imported without the GIL.
+        const bool serialized = nb::isinstance<nb::bytes>(model);
+        const std::string source = serialized ? std::string(nb::cast<nb::bytes>(model).c_str(),
+                                                            nb::cast<nb::bytes>(model).size())
+                                              : nb::cast<std::string>(model);
         frontend::onnx::ImportedModel imported;
         {
           nb::gil_scoped_release release;
-          imported = frontend::onnx::ImportFile(path, ImportOptionsFor(args));
+          const frontend::onnx::ImportOptions options = ImportOptionsFor(args);
+          imported = serialized ? frontend::onnx::ImportBytes(source, "", options)
+                                : frontend::onnx::ImportFile(source, options);
         }
         Warn(imported.warnings);
         nb::gil_scoped_release release;
         return Compile(imported, args);
       },
-      nb::arg("path"), nb::arg("target"), nb::arg("opt_level"), nb::arg("input_shapes"),
-      nb::arg("records"), nb::arg("shipped_records"), nb::arg("precision"), nb::arg("executor"));
-  runtime.def(
-      "compile_bytes",
-      [](nb::bytes model, const std::string& external_data_dir, const std::string& target,
-         int opt_level, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-         const std::string& records, bool shipped_records, const std::string& precision,
-         const std::string& executor) {
-        CompileArgs args{target,          opt_level, input_shapes, records,
-                         shipped_records, precision, executor};
-        std::string bytes(model.c_str(), model.size());
-        frontend::onnx::ImportedModel imported;
-        {
-          nb::gil_scoped_release release;
-          imported = frontend::onnx::ImportBytes(bytes, external_data_dir, ImportOptionsFor(args));
-        }
-        Warn(imported.warnings);
-        nb::gil_scoped_release release;
-        return Compile(imported, args);
-      },
-      nb::arg("model"), nb::arg("external_data_dir"), nb::arg("target"), nb::arg("opt_level"),
-      nb::arg("input_shapes"), nb::arg("records"), nb::arg("shipped_records"), nb::arg("precision"),
-      nb::arg("executor"));
+      nb::arg("model"), nb::arg("target"), nb::arg("opt_level"), nb::arg("input_shapes"),
+      nb::arg("records"), nb::arg("shipped_records"), nb::arg("precision"), nb::arg("executor"),
+      nb::sig("def compile(model: str | bytes, target: str, opt_level: int, "
+              "input_shapes: dict[str, list[int]], records: str, shipped_records: bool, "
+              "precision: str, executor: str) -> Model"));
   runtime.def(
       "load",
       [](const std::string& path) {

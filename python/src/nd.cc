@@ -104,12 +104,7 @@ nb::object Export(const NDArray& a, nb::handle stream, nb::handle max_version, n
         << nb::inst_name(copy).c_str();
     if (copy.ptr() == Py_True) source = a.CopyTo(a.device());
   }
-  DLManagedTensor* managed = source.ToDLPack();
-  // Bool as DLPack 0.8's kDLBool, one byte per element: what NumPy and PyTorch take (Loom's
-  // runtime says uint1, which they refuse).
-  if (source.dtype().is_bool())
-    managed->dl_tensor.dtype = DLDataType{6, 8, managed->dl_tensor.dtype.lanes};
-  PyObject* capsule = PyCapsule_New(managed, kCapsuleName, DeleteUnconsumedCapsule);
+  PyObject* capsule = PyCapsule_New(source.ToDLPack(), kCapsuleName, DeleteUnconsumedCapsule);
   if (capsule == nullptr) throw nb::python_error();
   return nb::steal(capsule);
 }
@@ -125,8 +120,7 @@ nb::object ToNumpy(const NDArray& a) {
   LOOM_CHECK_USER(dtype.lanes() == 1 && (numeric || dtype.is_bool()))
       << "NDArray.numpy(): NumPy has no " << dtype.str() << " type; read the array through "
       << "DLPack (torch.from_dlpack) or a kernel that converts it";
-  NDArray host = runtime::NDArray::Empty(a.Shape(), a.dtype());
-  host.CopyFrom(a);
+  NDArray host = a.CopyTo(runtime::kHostDevice);
   auto* owner = new NDArray(host);
   nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<NDArray*>(p); });
   const std::vector<int64_t> extents = host.Shape();

@@ -95,6 +95,12 @@ DLManagedTensor* NDArray::ToDLPack() const {
   LOOM_ICHECK(defined()) << "ToDLPack on an undefined NDArray";
   auto* managed = new DLManagedTensor{};
   managed->dl_tensor = container_->tensor;
+  // Bool as DLPack 0.8's kDLBool, one byte per element, as NumPy and PyTorch read it (the
+  // runtime's own tensors say uint1, which frameworks refuse).
+  if (dtype().is_bool()) {
+    managed->dl_tensor.dtype =
+        DLDataType{static_cast<uint8_t>(DataType::Code::kBool), 8, managed->dl_tensor.dtype.lanes};
+  }
   managed->manager_ctx = new std::shared_ptr<Container>(container_);
   managed->deleter = [](DLManagedTensor* self) {
     delete static_cast<std::shared_ptr<Container>*>(self->manager_ctx);

@@ -31,7 +31,8 @@ class NDArray {
   // Takes ownership of `managed` (its deleter runs when the last reference dies). Strided
   // tensors are accepted; copies to or from bytes require them to be compact.
   static NDArray FromDLPack(DLManagedTensor* managed);
-  // Exports a new reference; the consumer must call its deleter exactly once.
+  // Exports a new reference; the consumer must call its deleter exactly once. Bool exports as
+  // kDLBool with 8 bits (DLPack 0.8's code 6), which FromDLPack also takes.
   DLManagedTensor* ToDLPack() const;
 
   // Reads a NumPy .npy file (format versions 1-3, little-endian or byte-order-free dtypes,

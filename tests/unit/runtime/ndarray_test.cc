@@ -188,6 +188,11 @@ TEST(NDArray, FromDLPackTakesByteBoolsAsBool) {
   NDArray array = NDArray::FromDLPack(managed);
   EXPECT_EQ(array.dtype(), DataType::Bool());
   EXPECT_EQ(array.NumBytes(), 6u);
+  // And exported so, which imports back as bool.
+  DLManagedTensor* exported = array.ToDLPack();
+  EXPECT_EQ(exported->dl_tensor.dtype.code, 6);
+  EXPECT_EQ(exported->dl_tensor.dtype.bits, 8);
+  EXPECT_EQ(NDArray::FromDLPack(exported).dtype(), DataType::Bool());
 }
 
 TEST(NDArray, FromDLPackRejectsNull) {
